@@ -1,0 +1,129 @@
+"""The paper's mechanisms and the standard ones they are compared with.
+
+Binary mechanisms use inputs and frame ``("yes", "no")``; the correspondence ``x -> y(x)`` between inputs
+and outputs is by equal labels.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from ._validation import check_epsilon, check_int, check_labels, check_real
+from .mechanism import Mechanism
+
+__all__ = ["Q_GWRR", "Q_WRR", "Q_2x3", "Q_kRR", "Q_lambda"]
+
+BINARY = ("yes", "no")
+
+
+def Q_WRR(eps: float, *, labels: Sequence[str] = BINARY) -> Mechanism:
+    """Warner's randomized response at budget ``eps`` (Ex 3.7).
+
+    .. math:: Q_{WRR} = \\frac{1}{e^\\epsilon + 1} \\begin{pmatrix} e^\\epsilon & 1 \\\\ 1 & e^\\epsilon \\end{pmatrix}
+
+    Parameters
+    ----------
+    eps : float
+        Privacy budget, > 0 (natural log units).
+    labels : pair of str, default ("yes", "no")
+        Input and output labels.
+
+    Returns
+    -------
+    Mechanism
+        Bayesian 2 x 2 mechanism with every privacy loss equal to ``eps``.
+    """
+    return Q_kRR(eps, labels)
+
+
+def Q_2x3(p: float, q: float, *, labels: Sequence[str] = BINARY) -> Mechanism:
+    """Generalised Warner mechanism with "don't know" (Sec. 3, Eq 2): truthful ``p``, lie ``q``.
+
+    Rows ``(p, q, 1 - p - q)`` and ``(q, p, 1 - p - q)`` over ``{yes}``, ``{no}``, ``{yes,no}``.
+    ``eps_shafer = ln(p/q)`` and ``eps_walley = ln((1-q)/q)`` (DESIGN.md 2).
+
+    Parameters
+    ----------
+    p, q : float
+        Probabilities of the true and the false answer, ``p, q >= 0``, ``p + q <= 1``.
+    """
+    p = check_real(p, "p", low=0, high=1)
+    q = check_real(q, "q", low=0, high=1)
+    if p + q > 1 + 1e-12:
+        raise ValueError(f"p + q must be at most 1 (the rest is the don't-know mass), got {p + q}")
+    return _binary(p, q, max(0.0, 1.0 - p - q), labels)
+
+
+def _binary(p: float, q: float, dont_know: float, labels: Sequence[str]) -> Mechanism:
+    pair = check_labels(labels, "labels")
+    if len(pair) != 2:
+        raise ValueError(f"a binary mechanism needs 2 labels, got {len(pair)}")
+    y, n = pair
+    return Mechanism([[p, q, dont_know], [q, p, dont_know]], inputs=[y, n], frame=[y, n], focal=[1, 2, 3])
+
+
+def Q_GWRR(eps: float, c: float, *, labels: Sequence[str] = BINARY) -> Mechanism:
+    """Optimal generalised Warner mechanism with answer mass ``c = p + q`` (Cor 3.12).
+
+    ``p = c e^eps / (e^eps + 1)``, ``q = c / (e^eps + 1)``, don't-know mass ``1 - c``.
+
+    Parameters
+    ----------
+    eps : float
+        Privacy budget (Shafer semantics), > 0.
+    c : float
+        Probability of a precise answer, ``0 < c <= 1``.
+    """
+    eps = check_epsilon(eps)
+    c = check_real(c, "c", low=0, high=1, low_open=True)
+    e = math.exp(eps)
+    return _binary(c * e / (e + 1), c / (e + 1), 1.0 - c, labels)
+
+
+def Q_lambda(p: float, q: float, lam: float, *, labels: Sequence[str] = BINARY) -> Mechanism:
+    """Warner-style 2 x 2 mechanism obtained from ``Q_2x3(p, q)`` by giving the don't-know mass to
+    "yes" with weight ``lam`` and to "no" with ``1 - lam`` (Sec. 3, Walley semantics).
+
+    Row ``yes``: ``(p + lam d, q + (1 - lam) d)``, row ``no``: ``(q + (1 - lam) d, p + lam d)``,
+    ``d = 1 - p - q``.
+    """
+    lam = check_real(lam, "lam", low=0, high=1)
+    base = Q_2x3(p, q, labels=labels)
+    pp, qq, d = base.matrix[0]
+    a, b = pp + lam * d, qq + (1 - lam) * d
+    y, n = base.inputs
+    return Mechanism([[a, b], [b, a]], inputs=[y, n], frame=[y, n], focal=[1, 2])
+
+
+def Q_kRR(eps: float, k: int | Sequence[str]) -> Mechanism:
+    """k-ary randomized response: the true answer with ``e^eps / (e^eps + k - 1)``, each other answer
+    with ``1 / (e^eps + k - 1)``.
+
+    Parameters
+    ----------
+    eps : float
+        Privacy budget, > 0.
+    k : int or sequence of str
+        Number of answers (labels ``"0"``, ``"1"``, ...) or the answer labels themselves.
+
+    Returns
+    -------
+    Mechanism
+        Bayesian ``k x k`` mechanism with inputs equal to frame; all privacy losses are ``eps``.
+    """
+    eps = check_epsilon(eps)
+    if isinstance(k, (int, np.integer)) and not isinstance(k, bool):
+        n = check_int(k, "k", low=2)
+        labels = tuple(str(i) for i in range(n))
+    else:
+        labels = check_labels(k, "labels")  # type: ignore[arg-type]
+        n = len(labels)
+        if n < 2:
+            raise ValueError("k-ary randomized response needs at least 2 answers")
+    e = math.exp(eps)
+    matrix = np.full((n, n), 1.0 / (e + n - 1))
+    np.fill_diagonal(matrix, e / (e + n - 1))
+    return Mechanism(matrix, inputs=labels, frame=labels, focal=[1 << i for i in range(n)])

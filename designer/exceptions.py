@@ -1,0 +1,26 @@
+"""Exceptions and warnings raised by designer (one place, so callers can catch them by type)."""
+
+from __future__ import annotations
+
+__all__ = [
+    "DesignerError",
+    "InfeasibleDesignError",
+    "InvalidMechanismError",
+    "InvalidProblemError",
+]
+
+
+class DesignerError(Exception):
+    """Base class of every error designer raises on purpose."""
+
+
+class InvalidMechanismError(DesignerError, ValueError):
+    """A mass matrix, its labels or a mechanism file is not a valid evidential mechanism."""
+
+
+class InvalidProblemError(DesignerError, ValueError):
+    """A design problem (Python object or TOML file) is malformed."""
+
+
+class InfeasibleDesignError(DesignerError, ValueError):
+    """No mechanism satisfies the design problem; the message says what would make it feasible."""

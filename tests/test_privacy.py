@@ -1,0 +1,125 @@
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+import designer as d
+from designer import Mechanism
+
+from .conftest import brute_loss, mass_matrices
+
+LOSS_FUNCS = {"shafer": d.eps_shafer, "bel": d.eps_bel, "pl": d.eps_pl, "walley": d.eps_walley}
+
+
+def same_loss(a, b):
+    if math.isinf(a) or math.isinf(b):
+        return a == b
+    return abs(a - b) <= 1e-9 * max(1.0, abs(b))
+
+
+@settings(max_examples=150, deadline=None)
+@given(mass_matrices(k_max=4, l_max=5))
+def test_losses_match_pairwise_enumeration(m):
+    mech = Mechanism(m)
+    for kind, func in LOSS_FUNCS.items():
+        assert same_loss(func(mech), brute_loss(m, kind)), kind
+
+
+@settings(max_examples=150, deadline=None)
+@given(mass_matrices(k_max=4, l_max=6))
+def test_loss_orderings(m):
+    mech = Mechanism(m)
+    s, b, p, w = (f(mech) for f in LOSS_FUNCS.values())
+    assert s >= max(b, p) - 1e-12  # Lemma 3.2
+    assert w >= max(b, p) - 1e-12  # DESIGN.md 2
+    if mech.is_bayesian:
+        assert same_loss(s, b) and same_loss(s, p) and same_loss(s, w)
+
+
+@pytest.mark.parametrize("p,q", [(0.6, 0.2), (0.7, 0.1), (0.5, 0.5), (0.45, 0.3), (0.9, 0.05)])
+def test_q2x3_closed_forms(p, q):
+    mech = d.Q_2x3(p, q)
+    assert d.eps_shafer(mech) == pytest.approx(math.log(p / q), abs=1e-12)
+    assert d.eps_walley(mech) == pytest.approx(math.log((1 - q) / q), abs=1e-12)
+
+
+@pytest.mark.parametrize("eps", [0.1, 0.5, 1.0, 2.0, 5.0])
+def test_bayesian_mechanisms_have_one_epsilon(eps):
+    for mech in (d.Q_WRR(eps), d.Q_kRR(eps, 5)):
+        for func in LOSS_FUNCS.values():
+            assert func(mech) == pytest.approx(eps, abs=1e-12)
+        assert d.is_private(mech, eps, semantics="sldp")
+        assert d.is_private(mech, eps, semantics="wldp")
+        assert not d.is_private(mech, eps * 0.99)
+
+
+def test_zero_conventions():
+    # A set used by one input only: a/0 is an infinite loss.
+    mech = Mechanism([[0, 0.5, 0, 0.5], [0, 0.5, 0.5, 0]])
+    assert d.eps_shafer(mech) == math.inf
+    assert not d.is_private(mech, 50.0)
+    # 0/0 is skipped: the set {y1} unused by both inputs.
+    mech = Mechanism([[0, 0.75, 0, 0.25], [0, 0.25, 0, 0.75]])
+    assert d.eps_shafer(mech) == pytest.approx(math.log(3))
+    # a single input has no pair to distinguish
+    assert d.eps_walley(Mechanism([[0, 0.3, 0.7, 0]])) == 0.0
+
+
+def test_walley_excludes_the_self_pair():
+    # pl_x(E) / bel_x(E) can be infinite for one row alone; only x != x' counts (DESIGN.md 2).
+    mech = d.Q_2x3(0.0, 0.0)  # pure don't-know: both rows identical
+    assert d.eps_walley(mech) == math.inf  # bel_x'({yes}) = 0 < pl_x({yes}) = 1
+    same = Mechanism([[0, 0.5, 0.5, 0], [0, 0.5, 0.5, 0]])
+    assert d.eps_walley(same) == 0.0
+
+
+def test_witness_points_at_the_worst_pair():
+    w = d.worst_case(d.Q_2x3(0.6, 0.2), "walley")
+    assert (w.x, w.x2) in {("yes", "no"), ("no", "yes")}
+    assert w.event in {("yes",), ("no",)}
+    assert w.eps == pytest.approx(math.log(4))
+    assert "pl_" in w.describe()
+
+
+def test_exact_mode_has_no_tolerance():
+    import decimal
+    from fractions import Fraction
+
+    mech = d.Q_WRR(1.0)
+    a, b = mech.matrix[0]
+    r = Fraction(a) / Fraction(b)
+    with decimal.localcontext(decimal.Context(prec=80)):
+        e = Fraction(decimal.Decimal(1).exp())
+    # The stored float ratio differs from e by about an ulp: exact mode decides which side.
+    assert d.is_private(mech, 1.0, exact=True) == (r <= e)
+    assert d.is_private(mech, 1.0)  # the float check has its stated tolerance
+    assert d.is_private(mech, 1.0 + 1e-12, exact=True)
+    assert not d.is_private(mech, 1.0 - 1e-12, exact=True)
+
+
+@pytest.mark.parametrize("semantics", ["sldp", "wldp", "bel", "pl"])
+@settings(max_examples=40, deadline=None)
+@given(m=mass_matrices(k_max=3, l_max=4))
+def test_exact_agrees_with_float_away_from_the_boundary(semantics, m):
+    mech = Mechanism(m)
+    loss = d.worst_case(mech, semantics).eps
+    if math.isinf(loss):
+        assert not d.is_private(mech, 30.0, semantics=semantics, exact=True)
+        return
+    assert d.is_private(mech, loss + 1e-9, semantics=semantics, exact=True)
+    if loss > 1e-6:
+        assert not d.is_private(mech, loss - 1e-9, semantics=semantics, exact=True)
+
+
+def test_bad_arguments():
+    mech = d.Q_WRR(1.0)
+    for bad in (0, -1, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="eps"):
+            d.is_private(mech, bad)
+    with pytest.raises(TypeError):
+        d.is_private(mech, "1")
+    with pytest.raises(ValueError, match="unknown semantics"):
+        d.is_private(mech, 1.0, semantics="bayes")
+    with pytest.raises(TypeError):
+        d.eps_shafer(np.eye(2))
