@@ -31,13 +31,14 @@ def to_integers(values: NDArray[np.float64]) -> tuple[NDArray[np.object_], int]:
     nonzero = arr[arr != 0]
     if nonzero.size == 0:
         return np.zeros(arr.shape, dtype=object), 0
-    # frexp: x = mant * 2**exp with 0.5 <= |mant| < 1 and 53 significant bits.
-    _, exps = np.frexp(nonzero)
-    shift = max(0, 53 - int(exps.min()))
-    flat = [int(Fraction(float(v)) * (1 << shift)) for v in arr.ravel()]
-    out = np.empty(arr.size, dtype=object)
-    out[:] = flat
-    return out.reshape(arr.shape), shift
+    # x = frac * 2**exp with 0.5 <= |frac| < 1: frac * 2**53 is an exact integer (53-bit significand).
+    frac, exps = np.frexp(arr)
+    mant = np.ldexp(frac, 53).astype(np.int64)
+    low = exps - 53
+    shift = max(0, -int(low[arr != 0].min()))
+    out = mant.astype(object) << (low + shift).clip(min=0).astype(object)
+    out[arr == 0] = 0
+    return out, shift
 
 
 def exp_bounds(eps: float, digits: int = 60) -> tuple[Fraction, Fraction]:

@@ -93,31 +93,144 @@ def cmd_audit(args: argparse.Namespace) -> str:
     return title + "\n" + render_table(headers, rows)
 
 
+# ---------------------------------------------------------------------------- design
+def _problem(args: argparse.Namespace) -> Any:
+    from .design import load_problem
+
+    problem = load_problem(args.problem)
+    changes: dict[str, Any] = {}
+    if getattr(args, "epsilon", None) is not None:
+        changes["epsilon"] = args.epsilon
+    if getattr(args, "semantics", None) is not None:
+        changes["semantics"] = args.semantics
+    return problem.replace(**changes) if changes else problem
+
+
+def _check_out(path: str, inputs: Sequence[str], force: bool) -> None:
+    out = os.path.realpath(path)
+    if any(out == os.path.realpath(p) for p in inputs):
+        raise CommandError(f"{path}: is an input of this command; input files are never overwritten")
+    if os.path.exists(out) and not force:
+        raise CommandError(f"{path}: already exists; choose another name or pass --force")
+
+
+def cmd_design(args: argparse.Namespace) -> str:
+    from .design import design
+
+    if args.out:
+        _check_out(args.out, [args.problem], args.force)
+    result = design(_problem(args))
+    if args.out:
+        result.mechanism.write(args.out)
+    if args.format == "json":
+        return json.dumps(result.to_json_dict(), indent=2)
+    if args.format == "csv":
+        return result.mechanism.to_csv_text().rstrip("\n")
+    mech = result.mechanism
+    rows = [[x, *(fmt(v, 8) for v in row)] for x, row in zip(mech.inputs, mech.matrix)]
+    lines = [
+        result.problem.describe(),
+        render_table(["input", *mech.columns], rows),
+        "",
+        f"objective {result.problem.objective}: {fmt(result.objective_value, 10)} "
+        f"(solver reported {fmt(result.solver_objective, 10)})",
+        f"eps_shafer {fmt(result.eps_shafer, 10)}   eps_walley {fmt(result.eps_walley, 10)}   "
+        f"variance (MLE, per respondent) {fmt(result.variance, 8)}",
+        f"certified: {result.certificate.describe()}",
+        f"path: {result.path}; solver {result.solver} ({result.status}); {result.seconds:.2f} s",
+    ]
+    if args.out:
+        lines.append(f"mechanism written to {args.out}")
+    return "\n".join(lines)
+
+
+def parse_grid(text: str) -> list[float]:
+    """``start:stop:count`` (inclusive, evenly spaced) or a comma list ``0.5,1,2``."""
+    try:
+        if ":" in text:
+            parts = text.split(":")
+            if len(parts) != 3:
+                raise ValueError
+            start, stop, count = float(parts[0]), float(parts[1]), int(parts[2])
+            if count < 1 or (count == 1 and start != stop):
+                raise ValueError
+            values = [start + (stop - start) * i / (count - 1) for i in range(count)] if count > 1 else [start]
+        else:
+            values = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise CommandError(f"grid {text!r}: write start:stop:count (e.g. 0.1:5:50) or a list 0.5,1,2") from None
+    if not values or any(not math.isfinite(v) or v <= 0 for v in values):
+        raise CommandError(f"grid {text!r}: every epsilon must be a finite number > 0")
+    return values
+
+
+def cmd_compare(args: argparse.Namespace) -> str:
+    from .comparison import compare
+
+    table = compare(_problem(args), parse_grid(args.eps))
+    if args.format == "json":
+        return json.dumps({"problem": table.problem.name, "closed_form": table.reference,
+                           "rows": [{k: json_number(v) if isinstance(v, float) else v for k, v in r.items()}
+                                    for r in table.rows]}, indent=2)
+    headers = list(table.columns)
+    rows = [[r.get(c, "") for c in headers] for r in table.rows]
+    if args.format == "csv":
+        return render_csv(headers, [[repr(v) if isinstance(v, float) else v for v in r] for r in rows])
+    pretty = [[fmt(v, 8) if isinstance(v, float) else v for v in r] for r in rows]
+    return f"{table.problem.describe()}\nclosed form: {table.reference}\n" + render_table(headers, pretty)
+
+
 # ---------------------------------------------------------------------------- parser
 def _add_format(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=("table", "json", "csv"), default="table",
                    help="output format (default: table)")
 
 
+def _configure_audit(p: argparse.ArgumentParser) -> None:
+    p.add_argument("mechanism", help="mechanism CSV or JSON file")
+    _add_format(p)
+
+
+def _configure_design(p: argparse.ArgumentParser) -> None:
+    p.add_argument("problem", help="design problem (TOML)")
+    p.add_argument("--epsilon", type=float, help="override the budget of the file")
+    p.add_argument("--semantics", choices=("sldp", "wldp", "both"), help="override the semantics of the file")
+    p.add_argument("--out", help="write the designed mechanism (CSV, or JSON for a .json name)")
+    p.add_argument("--force", action="store_true", help="let --out replace an existing file")
+    _add_format(p)
+
+
+def _configure_compare(p: argparse.ArgumentParser) -> None:
+    p.add_argument("problem", help="design problem (TOML)")
+    p.add_argument("--eps", default="0.1:5:50", help="epsilons: start:stop:count or a list (default 0.1:5:50)")
+    p.add_argument("--semantics", choices=("sldp", "wldp", "both"), help="override the semantics of the file")
+    _add_format(p)
+
+
+COMMANDS: list[tuple[str, str, str, Callable[[argparse.ArgumentParser], None], Callable[..., str]]] = [
+    ("audit", "privacy losses (Shafer, bel, pl, Walley) of a mechanism file",
+     "designer audit examples/mechanisms/q2x3.csv --format json", _configure_audit, cmd_audit),
+    ("design", "optimal certified mechanism for a design problem",
+     "designer design problems/gwrr-dont-know.toml --epsilon 2 --out gwrr.csv", _configure_design, cmd_design),
+    ("compare", "designed mechanisms next to the closed forms over a grid of epsilons",
+     "designer compare problems/gwrr-dont-know.toml --eps 0.1:5:50", _configure_compare, cmd_compare),
+]
+
+
 def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    lines = [f"  {name:<9} {summary}\n            e.g. {example}" for name, summary, example, _, _ in COMMANDS]
     parser = argparse.ArgumentParser(
         prog="designer",
         description="Design and audit local-differential-privacy mechanisms with set-valued answers.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="Run 'designer COMMAND --help' for the options of one command.",
+        epilog="commands:\n" + "\n".join(lines) + "\n\nRun 'designer COMMAND --help' for the options of one command.",
     )
-    from . import __version__
-
     parser.add_argument("--version", action="version", version=f"designer {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    commands: list[tuple[str, str, str, Callable[[argparse.ArgumentParser], None], Callable[..., str]]] = [
-        ("audit", "privacy losses (Shafer, bel, pl, Walley) of a mechanism file",
-         "designer audit examples/mechanisms/q2x3.csv --format json",
-         lambda p: (p.add_argument("mechanism", help="mechanism CSV or JSON file"), _add_format(p)),
-         cmd_audit),
-    ]
-    for name, summary, example, configure, func in commands:
-        p = sub.add_parser(name, help=f"{summary}  (e.g. {example})", description=f"{summary}.\n\nexample: {example}",
+    for name, summary, example, configure, func in COMMANDS:
+        p = sub.add_parser(name, help=summary, description=f"{summary}.\n\nexample: {example}",
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         configure(p)
         p.set_defaults(func=func)

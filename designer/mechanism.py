@@ -141,8 +141,9 @@ class Mechanism:
         )
         _check_values(matrix, masks, self._inputs, self._frame)
 
-        keep = [j for j in range(len(masks)) if masks[j] != 0 and np.any(matrix[:, j] != 0)]
-        order = sorted(keep, key=lambda j: masks[j])
+        nonzero = np.any(matrix != 0, axis=0)
+        keep = [j for j in np.flatnonzero(nonzero).tolist() if masks[j] != 0]
+        order = sorted(keep, key=masks.__getitem__)
         self._focal = _mask_array([masks[j] for j in order], l)
         self._matrix = matrix[:, order].copy()
         self._focal.setflags(write=False)

@@ -1,7 +1,8 @@
 import importlib
+import importlib.util
 import pathlib
-import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -42,9 +43,8 @@ def test_readme_python_examples_run():
 
 
 def test_ruff_clean():
-    ruff = shutil.which("ruff")
-    if ruff is None:
+    if importlib.util.find_spec("ruff") is None:
         pytest.skip("ruff is not installed (it is in the 'test' extra)")
-    proc = subprocess.run([ruff, "check", "designer", "tests", "benchmarks", "examples"], cwd=ROOT,
-                          capture_output=True, text=True, check=False)
+    cmd = [sys.executable, "-m", "ruff", "check", "designer", "tests", "benchmarks", "examples"]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -1,0 +1,184 @@
+"""Closed forms of the paper and of the literature, used as references for designs (DESIGN.md 6).
+
+Variances are *per respondent* (``n = 1`` unless given) and, for k-ary mechanisms, the mean over the
+``k`` inputs of ``Var(pi_hat_x)``; for a binary mechanism that is ``Var(pi_hat)`` of the paper.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from scipy import stats
+
+from ._validation import check_epsilon, check_int, check_real
+from .exceptions import InfeasibleDesignError
+
+__all__ = [
+    "gwrr_sldp",
+    "gwrr_wldp",
+    "krr_variance",
+    "oue_variance",
+    "q2x3_mle",
+    "q2x3_variance_approx",
+    "q2x3_variance_exact",
+    "subset_selection_best_d",
+    "subset_selection_variance",
+    "warner_mle",
+    "warner_variance",
+    "wldp_min_answer_mass",
+]
+
+
+def gwrr_sldp(eps: float, c: float) -> tuple[float, float]:
+    """Optimal generalised Warner mechanism under eps-SLDP with answer mass ``c`` (Cor 3.12).
+
+    Returns
+    -------
+    (p, q) : tuple of float
+        ``p = c e^eps / (e^eps + 1)``, ``q = c / (e^eps + 1)``.
+    """
+    eps = check_epsilon(eps)
+    c = check_real(c, "c", low=0, high=1, low_open=True)
+    e = math.exp(eps)
+    return c * e / (e + 1), c / (e + 1)
+
+
+def wldp_min_answer_mass(eps: float) -> float:
+    """Smallest answer mass ``c`` of a binary eps-WLDP mechanism: ``2 / (1 + e^eps)`` (DESIGN.md 6).
+
+    Equivalently the don't-know mass is at most ``tanh(eps / 2)``.
+    """
+    eps = check_epsilon(eps)
+    return 2.0 / (1.0 + math.exp(eps))
+
+
+def gwrr_wldp(eps: float, c: float) -> tuple[float, float]:
+    """Optimal binary mechanism under eps-WLDP with answer mass ``c`` (DESIGN.md 6, LP-checked).
+
+    ``q = 1 / (1 + e^eps)``, ``p = c - q``; feasible iff ``c >= 2 / (1 + e^eps)``.
+
+    Raises
+    ------
+    InfeasibleDesignError
+        If ``c < 2 / (1 + e^eps)``.
+    """
+    eps = check_epsilon(eps)
+    c = check_real(c, "c", low=0, high=1, low_open=True)
+    bound = wldp_min_answer_mass(eps)
+    if c < bound:
+        raise InfeasibleDesignError(
+            f"under WLDP a binary mechanism with answer mass c = {c:g} (don't-know {1 - c:g}) needs "
+            f"c >= 2/(1+e^eps) = {bound:.6g} at eps = {eps:g}; allow at most {1 - bound:.6g} don't-know "
+            f"(tanh(eps/2)) or raise epsilon to ln((2-c)/c) = {math.log((2 - c) / c):.6g}"
+        )
+    q = 1.0 / (1.0 + math.exp(eps))
+    return c - q, q
+
+
+def warner_mle(n_yes: int, n: int, p: float) -> float:
+    """Warner's estimator ``(n_yes/n - (1 - p)) / (2p - 1)`` (Ex 3.7; the paper's ``(p-1)n`` is a typo)."""
+    p = check_real(p, "p", low=0, high=1)
+    if p == 0.5:
+        raise ValueError("p = 1/2 carries no information: the estimator is undefined")
+    return (n_yes / n - (1 - p)) / (2 * p - 1)
+
+
+def warner_variance(p: float, pi: float, n: int = 1) -> float:
+    """Variance of Warner's estimator (Eq 1): ``pi(1-pi)/n + p(1-p)/(n (2p-1)^2)``."""
+    p = check_real(p, "p", low=0, high=1)
+    pi = check_real(pi, "pi", low=0, high=1)
+    if p == 0.5:
+        return math.inf
+    return pi * (1 - pi) / n + p * (1 - p) / (n * (2 * p - 1) ** 2)
+
+
+def q2x3_mle(n1: int, n2: int, p: float, q: float) -> float:
+    """MLE of ``pi`` from ``Q_2x3(p, q)`` counts (Eq 2): ``(n2 q - n1 p) / ((n1 + n2)(q - p))``."""
+    if n1 + n2 == 0:
+        raise ValueError("no precise answer (n1 + n2 = 0): the MLE is undefined (Thm 3.9 conditions on it)")
+    if p == q:
+        raise ValueError("p = q carries no information")
+    return (n2 * q - n1 * p) / ((n1 + n2) * (q - p))
+
+
+def _q2x3_core(p: float, q: float, pi: float) -> float:
+    return -((pi - 0.5) ** 2) + 0.25 * ((p + q) / (p - q)) ** 2
+
+
+def q2x3_variance_exact(p: float, q: float, pi: float, n: int) -> float:
+    """Exact ``Var(pi_hat | N1 + N2 > 0)`` for ``Q_2x3(p, q)`` (Thm 3.10, with ``1/(1 - q3^n)``, DESIGN.md 6).
+
+    ``A = sum_{j=0}^{n-1} binom.pmf(j; n, q3) / (n - j)``, ``q3 = 1 - p - q``.
+    """
+    n = check_int(n, "n", low=1)
+    q3 = max(0.0, 1.0 - p - q)
+    j = np.arange(n)
+    a = float(np.sum(stats.binom.pmf(j, n, q3) / (n - j)))
+    return _q2x3_core(p, q, pi) * a / (1.0 - q3**n)
+
+
+def q2x3_variance_approx(p: float, q: float, pi: float, n: int) -> float:
+    """The paper's ``nu_S(p, q)``: Thm 3.10 with ``A ~ 1 / ((n + 1)(p + q) - 1)``."""
+    n = check_int(n, "n", low=1)
+    return _q2x3_core(p, q, pi) / ((n + 1) * (p + q) - 1)
+
+
+def _prior(prior: Sequence[float] | None, k: int) -> np.ndarray:
+    if prior is None:
+        return np.full(k, 1.0 / k)
+    pi = np.asarray(prior, dtype=float)
+    if pi.shape != (k,) or np.any(pi < 0) or abs(pi.sum() - 1) > 1e-9:
+        raise ValueError(f"prior must be {k} non-negative numbers summing to 1")
+    return pi
+
+
+def _unary_variance(p: float, q: float, pi: np.ndarray, n: int) -> float:
+    """Mean over items of ``Var(pi_hat_x)`` for an estimator ``(f_x - q)/(p - q)`` of Bernoulli counts."""
+    big_p = q + pi * (p - q)
+    return float(np.mean(big_p * (1 - big_p)) / (n * (p - q) ** 2))
+
+
+def krr_variance(eps: float, k: int, n: int = 1, prior: Sequence[float] | None = None) -> float:
+    """Mean per-item variance of k-ary randomized response's (unbiased, MLE) estimator.
+
+    ``p = e^eps/(e^eps + k - 1)``, ``q = 1/(e^eps + k - 1)``; ``Var(pi_hat_x) = P_x (1 - P_x) / (n (p - q)^2)``.
+    """
+    eps = check_epsilon(eps)
+    k = check_int(k, "k", low=2)
+    e = math.exp(eps)
+    return _unary_variance(e / (e + k - 1), 1 / (e + k - 1), _prior(prior, k), n)
+
+
+def subset_selection_variance(eps: float, k: int, d: int | None = None, n: int = 1,
+                              prior: Sequence[float] | None = None) -> float:
+    """Mean per-item variance of subset selection (report ``d`` items; Wang et al. 2016, Ye & Barg 2018).
+
+    The true item is in the reported set with ``p = d e^eps / (d e^eps + k - d)``; another item with
+    ``q = p (d-1)/(k-1) + (1-p) d/(k-1)``. Without ``d`` the best ``d`` in ``1..k-1`` is used.
+    """
+    eps = check_epsilon(eps)
+    k = check_int(k, "k", low=2)
+    pi = _prior(prior, k)
+    if d is None:
+        return min(subset_selection_variance(eps, k, dd, n, pi) for dd in range(1, k))
+    d = check_int(d, "d", low=1)
+    if d >= k:
+        raise ValueError(f"subset size d must be below k = {k}, got {d}")
+    e = math.exp(eps)
+    p = d * e / (d * e + k - d)
+    q = p * (d - 1) / (k - 1) + (1 - p) * d / (k - 1)
+    return _unary_variance(p, q, pi, n)
+
+
+def subset_selection_best_d(eps: float, k: int) -> int:
+    """The subset size ``d`` minimising :func:`subset_selection_variance` at the uniform prior."""
+    return min(range(1, k), key=lambda d: subset_selection_variance(eps, k, d))
+
+
+def oue_variance(eps: float, k: int, n: int = 1, prior: Sequence[float] | None = None) -> float:
+    """Mean per-item variance of optimized unary encoding (Wang et al. 2017): ``p = 1/2``, ``q = 1/(e^eps + 1)``."""
+    eps = check_epsilon(eps)
+    k = check_int(k, "k", low=2)
+    return _unary_variance(0.5, 1 / (math.exp(eps) + 1), _prior(prior, k), n)

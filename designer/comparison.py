@@ -1,0 +1,158 @@
+"""Designed mechanisms next to the closed forms they should match (DESIGN.md 6).
+
+* two inputs, answers = inputs, objective truthful or chi2: GWRR under SLDP (Cor 3.12) or the WLDP
+  closed form ``q = 1/(1+e^eps)``, ``p = c - q``;
+* k > 2 inputs, chi2, SLDP: the best of k-RR and subset selection (variance);
+* k > 2 inputs, truthful, SLDP, no structure: k-RR (``p = e^eps / (e^eps + k - 1)``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .closed_forms import gwrr_sldp, gwrr_wldp, krr_variance, subset_selection_best_d, subset_selection_variance
+from .design.engine import design, walley_worst_binary
+from .design.problem import DesignProblem
+from .estimation import estimator_variance
+from .exceptions import InfeasibleDesignError, InvalidProblemError
+
+__all__ = ["ComparisonTable", "compare"]
+
+
+@dataclass(frozen=True)
+class ComparisonTable:
+    """Rows (one per epsilon) of designed values next to a closed form, and the column order."""
+
+    problem: DesignProblem
+    reference: str
+    columns: tuple[str, ...]
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_frame(self) -> Any:
+        import pandas as pd
+
+        return pd.DataFrame(self.rows, columns=list(self.columns))
+
+
+def _binary(problem: DesignProblem) -> bool:
+    return problem.k == 2 and problem.l == 2 and set(problem.inputs) == set(problem.frame)
+
+
+def _answer_mass(problem: DesignProblem) -> float:
+    # The optimum never spends mass on "don't know" unless it is forced (dont_know), so c = 1 otherwise.
+    return 1.0 - (problem.dont_know or 0.0)
+
+
+def _gwrr_variance(p: float, q: float, pi: float) -> float:
+    """Thm 3.10 per respondent as n -> inf (A ~ 1/(n (p + q))): the Fisher variance of Q_2x3."""
+    return (-((pi - 0.5) ** 2) + 0.25 * ((p + q) / (p - q)) ** 2) / (p + q)
+
+
+def _walley_variance(p: float, pi: float) -> float:
+    """``nu_W`` per respondent: the lambda = 0 Warner matrix (DESIGN.md 6)."""
+    return -((pi - 0.5) ** 2) + 1.0 / (4.0 * (2.0 * p - 1.0) ** 2)
+
+
+def compare(problem: DesignProblem, epsilons: list[float]) -> ComparisonTable:
+    """Design at each epsilon and set the result next to its closed form.
+
+    Parameters
+    ----------
+    problem : DesignProblem
+    epsilons : list of float
+
+    Returns
+    -------
+    ComparisonTable
+        ``diff`` is the largest absolute difference of the compared quantities (p and q for binary
+        problems, the relative variance difference for k-ary ones).
+
+    Raises
+    ------
+    InvalidProblemError
+        When no closed form is known for the problem.
+    """
+    sem = problem.semantics
+    if _binary(problem) and problem.objective in ("truthful", "chi2") and sem != "both" \
+            and problem.focal_sets is None and problem.lie_max is None:
+        return _compare_binary(problem, epsilons)
+    if problem.k > 2 and sem == "sldp" and problem.objective == "chi2" and np.ptp(problem.prior) < 1e-12:
+        return _compare_kary_chi2(problem, epsilons)
+    if (problem.k > 2 and sem == "sldp" and problem.objective == "truthful" and problem.dont_know is None
+            and problem.lie_max is None and problem.focal_sets is None and np.ptp(problem.prior) < 1e-12):
+        return _compare_kary_truthful(problem, epsilons)
+    raise InvalidProblemError(
+        "no closed form to compare with: compare knows binary problems (objective truthful or chi2, SLDP or "
+        "WLDP, optional dont_know), k-ary chi2 under SLDP with a uniform prior (k-RR, subset selection) and "
+        "k-ary truthful under SLDP without structure (k-RR)"
+    )
+
+
+def _compare_binary(problem: DesignProblem, epsilons: list[float]) -> ComparisonTable:
+    c = _answer_mass(problem)
+    yes, no = problem.inputs
+    pi = float(problem.prior[0])
+    wldp = problem.semantics == "wldp"
+    ref = ("WLDP closed form q = 1/(1+e^eps), p = c - q (DESIGN.md 6)" if wldp
+           else "GWRR, Cor 3.12: p = c e^eps/(e^eps+1), q = c/(e^eps+1)")
+    cols = ("epsilon", "p", "q", "objective", "variance", "p_closed", "q_closed", "variance_closed", "diff")
+    rows = []
+    for eps in epsilons:
+        row: dict[str, Any] = {"epsilon": eps}
+        try:
+            pc, qc = gwrr_wldp(eps, c) if wldp else gwrr_sldp(eps, c)
+            row.update(p_closed=pc, q_closed=qc,
+                       variance_closed=_walley_variance(pc, pi) if wldp else _gwrr_variance(pc, qc, pi))
+        except InfeasibleDesignError:
+            row.update(p_closed="infeasible", q_closed="infeasible", variance_closed="infeasible")
+        try:
+            result = design(problem.replace(epsilon=eps))
+        except InfeasibleDesignError:
+            row.update(p="infeasible", q="infeasible", objective="infeasible", variance="infeasible",
+                       diff=0.0 if row["p_closed"] == "infeasible" else math.inf)
+            rows.append(row)
+            continue
+        m = result.mechanism.row(yes)
+        p, q = m.get((yes,), 0.0), m.get((no,), 0.0)
+        variance = (float(estimator_variance(walley_worst_binary(result.mechanism), problem.prior))
+                    if wldp else result.variance)
+        row.update(p=p, q=q, objective=result.objective_value, variance=variance)
+        row["diff"] = (max(abs(p - row["p_closed"]), abs(q - row["q_closed"]))
+                       if row["p_closed"] != "infeasible" else math.inf)
+        rows.append(row)
+    return ComparisonTable(problem, ref, cols, rows)
+
+
+def _compare_kary_chi2(problem: DesignProblem, epsilons: list[float]) -> ComparisonTable:
+    k = problem.k
+    cols = ("epsilon", "objective", "variance", "krr_variance", "ss_variance", "ss_best_d", "closed_variance",
+            "diff")
+    rows = []
+    for eps in epsilons:
+        result = design(problem.replace(epsilon=eps))
+        krr = krr_variance(eps, k)
+        ss = subset_selection_variance(eps, k)
+        best = min(krr, ss)
+        rows.append({"epsilon": eps, "objective": result.objective_value, "variance": result.variance,
+                     "krr_variance": krr, "ss_variance": ss, "ss_best_d": subset_selection_best_d(eps, k),
+                     "closed_variance": best, "diff": (result.variance - best) / best})
+    return ComparisonTable(problem, "min(k-RR, subset selection with the best d): variance per respondent, "
+                           "mean over inputs; diff is relative", cols, rows)
+
+
+def _compare_kary_truthful(problem: DesignProblem, epsilons: list[float]) -> ComparisonTable:
+    k = problem.k
+    cols = ("epsilon", "objective", "variance", "p_closed", "variance_closed", "diff")
+    rows = []
+    for eps in epsilons:
+        result = design(problem.replace(epsilon=eps))
+        e = math.exp(eps)
+        pc = e / (e + k - 1)
+        rows.append({"epsilon": eps, "objective": result.objective_value, "variance": result.variance,
+                     "p_closed": pc, "variance_closed": krr_variance(eps, k),
+                     "diff": abs(result.objective_value - pc)})
+    return ComparisonTable(problem, "k-RR: truthful probability e^eps/(e^eps+k-1)", cols, rows)

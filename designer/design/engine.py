@@ -1,0 +1,455 @@
+"""``design(problem)``: validate, build the program, solve, symmetrise, certify, report (DESIGN.md 5).
+
+A thin front end in the manner of ``scipy.optimize.linprog``: the solver's claims (objective, budget)
+are recomputed from the released mechanism, and an infeasible problem is explained, with the change
+that would make it feasible.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .. import setfunctions as sf
+from ..closed_forms import wldp_min_answer_mass
+from ..estimation import chi2_information, estimator_variance
+from ..exceptions import InfeasibleDesignError, InvalidProblemError
+from ..mechanism import Mechanism
+from ..privacy import eps_shafer, eps_walley
+from .certify import Certificate, CertificationError, certify, clean_solution
+from .problem import DesignProblem
+from .programs import (
+    SolverOutcome,
+    linear_program,
+    objective_matrix,
+    solve,
+    staircase_mechanism,
+    staircase_program,
+)
+
+__all__ = ["DesignResult", "design", "is_symmetric", "objective_value", "orbit_average"]
+
+#: Largest budget tried when explaining an infeasible problem (e^64 is beyond any meaningful privacy).
+MAX_EPSILON_SEARCH = 64.0
+
+#: Relative budget margins of the re-solves tried when a solver answer cannot be certified otherwise.
+RESOLVE_MARGINS = (1e-9, 1e-7, 1e-5)
+
+
+@dataclass(frozen=True)
+class DesignResult:
+    """A certified optimal mechanism and what was checked about it.
+
+    Attributes
+    ----------
+    problem : DesignProblem
+    mechanism : Mechanism
+        The released mechanism (certified; see ``certificate``).
+    objective_value : float
+        The objective recomputed from the released mechanism.
+    solver_objective : float
+        The optimum the solver reported (before cleaning, symmetrising and repair).
+    eps_shafer, eps_walley : float
+        Losses of the released mechanism (Def 3.1, Def 3.13), recomputed.
+    variance : float
+        Asymptotic variance of the MLE of the prior from one set-valued answer (mean over inputs;
+        ``Var(pi_hat)`` for two inputs), at the problem's prior.
+    status : str
+        Solver status (``"optimal"``, ...).
+    solver : str
+    path : str
+        ``"linear program"`` or ``"staircase LP"``, plus ``" + orbit average"`` for symmetric problems.
+    certificate : Certificate
+    seconds : float
+        Wall time of the whole design.
+    """
+
+    problem: DesignProblem
+    mechanism: Mechanism
+    objective_value: float
+    solver_objective: float
+    eps_shafer: float
+    eps_walley: float
+    variance: float
+    status: str
+    solver: str
+    path: str
+    certificate: Certificate
+    seconds: float
+
+    @property
+    def certified(self) -> bool:
+        """Always True for a returned result: an unverified mechanism is never released."""
+        return True
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The ``designer design --format json`` object."""
+        from ..cli import json_number
+
+        mech = self.mechanism
+        return {
+            "name": self.problem.name,
+            "inputs": list(mech.inputs),
+            "frame": list(mech.frame),
+            "focal_sets": [list(s) for s in mech.focal_sets],
+            "columns": mech.columns,
+            "matrix": [[float(v) for v in row] for row in mech.matrix],
+            "epsilon": self.problem.epsilon,
+            "semantics": self.problem.semantics,
+            "objective": self.problem.objective,
+            "objective_value": self.objective_value,
+            "solver_objective": json_number(self.solver_objective),
+            "eps_shafer": json_number(self.eps_shafer),
+            "eps_walley": json_number(self.eps_walley),
+            "variance": json_number(self.variance),
+            "status": self.status,
+            "solver": self.solver,
+            "path": self.path,
+            "certified": self.certified,
+            "certificate": self.certificate.method,
+            "certificate_detail": {
+                "losses": list(self.certificate.losses),
+                "margin": self.certificate.margin,
+                "repaired": self.certificate.repaired,
+                "mix_weight": self.certificate.mix_weight,
+                "reference": self.certificate.reference,
+                "violation_before_repair": json_number(self.certificate.violation),
+            },
+            "seconds": self.seconds,
+        }
+
+
+# ---------------------------------------------------------------------------- objective
+def objective_value(problem: DesignProblem, mech: Mechanism) -> float:
+    """The problem's objective evaluated on a mechanism.
+
+    ``chi2`` is the chi-square information of the set-valued answers (SLDP), and under WLDP of the least
+    informative precise mechanism in the credal sets (two inputs: :func:`walley_worst_binary`).
+    """
+    if problem.objective == "chi2":
+        if problem.semantics != "sldp" and not mech.is_bayesian and mech.k == 2 and mech.l == 2:
+            return chi2_information(walley_worst_binary(mech), problem.prior)
+        return chi2_information(mech, problem.prior)
+    g = objective_matrix(problem, np.asarray(mech.focal, dtype=np.int64))
+    return float(np.sum(g * mech.matrix))
+
+
+# ---------------------------------------------------------------------------- symmetry
+def _permutations(k: int) -> list[NDArray[np.int64]]:
+    """Generators of the symmetric group: a transposition and a k-cycle."""
+    gens = [np.r_[1, 0, np.arange(2, k)].astype(np.int64)]
+    if k > 2:
+        gens.append(np.r_[np.arange(1, k), 0].astype(np.int64))
+    return gens
+
+
+def _permute_masks(masks: NDArray[np.int64], perm: NDArray[np.int64]) -> NDArray[np.int64]:
+    out = np.zeros_like(masks)
+    for i, target in enumerate(perm):
+        out |= ((masks >> i) & 1) << int(target)
+    return out
+
+
+def is_symmetric(problem: DesignProblem) -> bool:
+    """Whether relabelling answers (with inputs alike) leaves the problem unchanged (DESIGN.md 5).
+
+    Needs the inputs to be exactly the frame's labels, a uniform prior, and objective and structure
+    invariant under the transposition and the cycle that generate all permutations.
+    """
+    k, l = problem.k, problem.l
+    if k != l or set(problem.inputs) != set(problem.frame) or k < 2:
+        return False
+    if np.ptp(problem.prior) > 1e-12:
+        return False
+    truth = problem.truth()  # frame index of input x
+    inv = np.argsort(truth)  # input of frame index y
+    family = problem.family()
+    for perm in _permutations(l):  # perm acts on frame indices; inputs follow by labels
+        if problem.focal_sets is not None:
+            if set(_permute_masks(family, perm).tolist()) != set(family.tolist()):
+                return False
+        xperm = inv[perm[truth]]  # input x -> input with label perm(y(x))
+        if problem.objective == "gain":
+            g = problem.gain
+            assert g is not None
+            all_sets = np.arange(1 << l, dtype=np.int64)
+            if not np.allclose(g[xperm][:, _permute_masks(all_sets, perm)], g, rtol=0, atol=1e-12):
+                return False
+        if problem.objective in ("worst_case_utility", "best_case_utility"):
+            u = problem.utility
+            assert u is not None
+            if not np.allclose(u[np.ix_(xperm, perm)], u, rtol=0, atol=1e-12):
+                return False
+    return True
+
+
+def orbit_average(mech: Mechanism, truth: NDArray[np.int64]) -> Mechanism:
+    """Average a mechanism over all relabellings of the answers (inputs relabelled alike).
+
+    The mass of ``(x, E)`` becomes the mean over its orbit, which is fixed by ``|E|`` and whether
+    ``y(x)`` lies in ``E``. Same objective for invariant linear and chi2 objectives, same budget.
+    """
+    l = mech.l
+    focal = np.asarray(mech.focal, dtype=np.int64)
+    dense = np.zeros((mech.k, 1 << l))
+    dense[:, focal] = mech.matrix
+    sets = np.arange(1 << l, dtype=np.int64)
+    size = sf.popcount(sets)
+    inside = (sets[None, :] >> truth[:, None]) & 1  # (k, 2**l)
+    key = size[None, :] * 2 + inside  # orbit id of (x, E)
+    sums = np.bincount(key.ravel(), weights=dense.ravel(), minlength=2 * (l + 1) + 2)
+    counts = np.bincount(key.ravel(), minlength=2 * (l + 1) + 2)
+    avg = np.where(counts > 0, sums / np.maximum(counts, 1), 0.0)[key]
+    avg[:, 0] = 0.0
+    used = np.flatnonzero(avg.any(axis=0))
+    return Mechanism(avg[:, used], inputs=mech.inputs, frame=mech.frame, focal=used.tolist())
+
+
+# ---------------------------------------------------------------------------- infeasibility
+def _feasible(problem: DesignProblem, *, privacy: bool = True, solver: str | None = None,
+              solver_args: dict[str, Any] | None = None) -> bool:
+    if problem.objective == "chi2" and privacy:
+        lp = staircase_program(problem).lp
+    else:
+        lp = linear_program(problem, privacy=privacy)
+    lp.c[:] = 0.0
+    return solve(lp, solver=solver, solver_args=solver_args).status.startswith("optimal")
+
+
+def _explain_infeasible(problem: DesignProblem, solver: str | None, solver_args: dict[str, Any] | None) -> str:
+    sem = problem.semantics.upper()
+    eps = problem.epsilon
+    head = f"no {sem} mechanism satisfies '{problem.name or 'the problem'}' at epsilon = {eps:g}"
+    # The binary closed form (DESIGN.md 6).
+    if (problem.semantics in ("wldp", "both") and problem.k == 2 and problem.l == 2
+            and set(problem.inputs) == set(problem.frame) and problem.dont_know is not None):
+        c = 1.0 - problem.dont_know
+        bound = wldp_min_answer_mass(eps)
+        if c < bound:
+            return (f"{head}: a binary WLDP mechanism with don't-know mass {problem.dont_know:g} (c = {c:g}) "
+                    f"needs c >= 2/(1+e^eps) = {bound:.6g}; use dont_know <= tanh(eps/2) = {1 - bound:.6g} "
+                    f"or epsilon >= ln((2-c)/c) = {math.log((2 - c) / c):.6g}")
+    if not _feasible(problem, privacy=False, solver=solver, solver_args=solver_args):
+        return (f"{head}: the structure alone is infeasible (don't-know, lying bound and focal sets "
+                "contradict each other, whatever the budget); relax lie_max, dont_know or focal_sets")
+    hints = []
+    hi = eps
+    while hi < MAX_EPSILON_SEARCH:
+        hi = min(2.0 * hi, MAX_EPSILON_SEARCH)
+        if _feasible(problem.replace(epsilon=hi), solver=solver, solver_args=solver_args):
+            lo = eps
+            for _ in range(30):
+                mid = 0.5 * (lo + hi)
+                if _feasible(problem.replace(epsilon=mid), solver=solver, solver_args=solver_args):
+                    hi = mid
+                else:
+                    lo = mid
+            hints.append(f"epsilon >= {hi:.6g}")
+            break
+    if problem.dont_know:
+        lo, hi_d = 0.0, problem.dont_know
+        if _feasible(problem.replace(dont_know=0.0), solver=solver, solver_args=solver_args):
+            for _ in range(30):
+                mid = 0.5 * (lo + hi_d)
+                if _feasible(problem.replace(dont_know=mid), solver=solver, solver_args=solver_args):
+                    lo = mid
+                else:
+                    hi_d = mid
+            hints.append(f"dont_know <= {lo:.6g}")
+    if problem.lie_max is not None:
+        if _feasible(problem.replace(lie_max=1.0), solver=solver, solver_args=solver_args):
+            lo, hi_l = problem.lie_max, 1.0
+            for _ in range(30):
+                mid = 0.5 * (lo + hi_l)
+                if _feasible(problem.replace(lie_max=mid), solver=solver, solver_args=solver_args):
+                    hi_l = mid
+                else:
+                    lo = mid
+            hints.append(f"lie_max >= {hi_l:.6g}")
+    if not hints:
+        return (f"{head}, and no epsilon up to {MAX_EPSILON_SEARCH:g} helps; relax the structure "
+                "(under WLDP every proper event needs positive belief: allow singletons among focal_sets)")
+    return f"{head}; it becomes feasible with " + ", or with ".join(hints) + " (found by bisection)"
+
+
+# ---------------------------------------------------------------------------- front end
+def _losses(problem: DesignProblem) -> tuple[str, ...]:
+    return {"sldp": ("shafer",), "wldp": ("walley",), "both": ("shafer", "walley")}[problem.semantics]
+
+
+def _solve_linear(problem: DesignProblem, solver: str | None, solver_args: dict[str, Any] | None
+                  ) -> tuple[SolverOutcome, NDArray[np.float64] | None, NDArray[np.int64]]:
+    lp = linear_program(problem)
+    out = solve(lp, solver=solver, solver_args=solver_args)
+    cols = None if out.z is None else lp.mechanism(out.z)
+    return out, cols, lp.family
+
+
+#: HiGHS options for the staircase LP (few rows, up to 2**k columns): primal simplex is fastest there.
+STAIRCASE_HIGHS_OPTIONS = {"highs_options": {"simplex_strategy": 4}}
+
+
+def walley_worst_binary(mech: Mechanism) -> Mechanism:
+    """The least informative precise mechanism in the credal sets of a binary mechanism (lambda = 0).
+
+    Each row's don't-know mass goes to the *other* answer (DESIGN.md 6: ``nu_W`` is attained there).
+    """
+    full = (1 << mech.l) - 1
+    focal = [int(m) for m in mech.focal]
+    out = np.zeros((2, 2))
+    for x in range(2):
+        for j, m in enumerate(focal):
+            v = mech.matrix[x, j]
+            if m == full:
+                out[x, 1 - x] += v  # frame index of the other input's answer (inputs == frame, k = 2)
+            else:
+                out[x, m.bit_length() - 1] += v
+    return Mechanism(out, inputs=mech.inputs, frame=mech.frame, focal=[1, 2])
+
+
+def _solve_chi2(problem: DesignProblem, solver: str | None, solver_args: dict[str, Any] | None
+                ) -> tuple[SolverOutcome, NDArray[np.float64] | None, NDArray[np.int64], str]:
+    if solver is None and solver_args is None:
+        solver_args = STAIRCASE_HIGHS_OPTIONS
+    if problem.semantics in ("wldp", "both"):
+        # DESIGN.md 5: under WLDP the analyst sees precise answers; chi2 is worst-case information.
+        binary = problem.k == 2 and problem.l == 2 and set(problem.inputs) == set(problem.frame)
+        if binary and (problem.dont_know or problem.dont_know_max) and is_symmetric(problem):
+            # Worst case is the lambda = 0 Warner matrix, whose information grows with the truthful
+            # mass p: the truthful LP under the same constraints is optimal (DESIGN.md 6).
+            out, cols, masks = _solve_linear(problem.replace(objective="truthful"), None, None)
+            return out, cols, masks, "linear program (worst-case information of two answers)"
+        if not binary or np.any(problem.truth() < 0):
+            raise InvalidProblemError(
+                f"objective 'chi2' under {problem.semantics.upper()} needs a Bayesian mechanism with at most "
+                f"l = {problem.l} outputs, solved here for two inputs only; use semantics = \"sldp\", or one "
+                "of the objectives truthful, gain, worst_case_utility, best_case_utility"
+            )
+        if problem.dont_know or problem.dont_know_max:
+            raise InvalidProblemError(
+                "objective 'chi2' under WLDP with a don't-know mass is solved for a uniform prior only; "
+                "use a uniform prior, semantics = \"sldp\", or objective = \"truthful\""
+            )
+        problem = problem.replace(focal_sets=tuple(1 << int(t) for t in problem.truth()), dont_know=None,
+                                  dont_know_max=None)
+    st = staircase_program(problem)
+    out = solve(st.lp, solver=solver, solver_args=solver_args)
+    if out.z is None:
+        return out, None, st.sets, "staircase LP"
+    cols, masks = staircase_mechanism(st, out.z, problem.l)
+    return out, cols, masks, "staircase LP"
+
+
+def design(
+    problem: DesignProblem,
+    *,
+    solver: str | None = None,
+    solver_args: dict[str, Any] | None = None,
+    symmetrize: bool = True,
+) -> DesignResult:
+    """Design the optimal certified mechanism for ``problem`` (DESIGN.md 5).
+
+    .. math:: \\max_M \\sum_{x, E} \\pi_x G[x, E] M[x, E] \\quad \\text{s.t. } M \\ge 0,\\ M 1 = 1,
+              \\ \\text{eps-SLDP and/or eps-WLDP, structure}
+
+    (``chi2``: the staircase LP of Kairouz, Oh & Viswanath 2016.)
+
+    Parameters
+    ----------
+    problem : DesignProblem
+    solver : str, optional
+        A cvxpy solver name (default ``"HIGHS"``; ``"CLARABEL"`` for large programs).
+    solver_args : dict, optional
+        Passed to the solver unchanged (e.g. ``{"highs_options": {"solver": "ipm"}}``).
+    symmetrize : bool, default True
+        Return the orbit average for problems invariant under relabelling (same objective; equal
+        per-answer treatment).
+
+    Returns
+    -------
+    DesignResult
+
+    Raises
+    ------
+    InfeasibleDesignError
+        With what would make the problem feasible (closed form or bisection).
+    InvalidProblemError
+        For an objective the semantics does not support.
+    CertificationError
+        If the solver's answer could not be certified (nothing is released).
+
+    Examples
+    --------
+    >>> from designer.design import DesignProblem, design
+    >>> r = design(DesignProblem(inputs=("yes", "no"), epsilon=1.0, dont_know=0.2))
+    >>> round(r.mechanism.row("yes")[("yes",)], 6)  # Cor 3.12: 0.8 e / (e + 1)
+    0.584847
+    """
+    if not isinstance(problem, DesignProblem):
+        raise TypeError(f"design() takes a DesignProblem, got {type(problem).__name__}")
+    t0 = time.perf_counter()
+    outcome, mech, path = _solve_prepared(problem, solver, solver_args, symmetrize)
+    allowed = set(problem.family().tolist()) if problem.focal_sets is not None else None
+    losses = _losses(problem)
+    try:
+        released, certificate = certify(mech, problem.epsilon, losses, allowed=allowed)
+    except CertificationError:
+        # No reference mechanism fits the structure: solve again slightly inside the budget and certify
+        # that answer against the original budget.
+        for margin in RESOLVE_MARGINS:
+            inner = problem.replace(epsilon=problem.epsilon * (1.0 - margin))
+            _, mech, path = _solve_prepared(inner, solver, solver_args, symmetrize)
+            try:
+                released, certificate = certify(mech, problem.epsilon, losses, allowed=allowed)
+            except CertificationError:
+                continue
+            path += f" (re-solved at epsilon * (1 - {margin:g}) to certify)"
+            break
+        else:
+            raise
+    return DesignResult(
+        problem=problem,
+        mechanism=released,
+        objective_value=objective_value(problem, released),
+        solver_objective=outcome.objective,
+        eps_shafer=eps_shafer(released),
+        eps_walley=eps_walley(released) if released.l <= sf.MAX_DENSE_FRAME else math.nan,
+        variance=float(estimator_variance(released, problem.prior)),
+        status=outcome.status,
+        solver=outcome.solver,
+        path=path,
+        certificate=certificate,
+        seconds=time.perf_counter() - t0,
+    )
+
+
+def _solve_prepared(problem: DesignProblem, solver: str | None, solver_args: dict[str, Any] | None,
+                    symmetrize: bool) -> tuple[SolverOutcome, Mechanism, str]:
+    """Solve, explain infeasibility, clean the solver noise and symmetrise: the mechanism to certify."""
+    if problem.objective == "chi2":
+        outcome, cols, masks, path = _solve_chi2(problem, solver, solver_args)
+    else:
+        outcome, cols, masks = _solve_linear(problem, solver, solver_args)
+        path = "linear program"
+    if outcome.status == "infeasible":
+        raise InfeasibleDesignError(_explain_infeasible(problem, solver, solver_args))
+    if cols is None:
+        raise InfeasibleDesignError(
+            f"the solver {outcome.solver} did not solve '{problem.name or 'the problem'}' (status "
+            f"{outcome.status}); try solver='CLARABEL' or another solver"
+        )
+    full = (1 << problem.l) - 1
+    masks_list = [int(m) for m in masks]
+    fixed = problem.dont_know if (problem.dont_know is not None and full in masks_list) else None
+    cleaned = clean_solution(cols, fixed_full=fixed,
+                             full_index=masks_list.index(full) if fixed is not None else None)
+    mech = Mechanism(cleaned, inputs=problem.inputs, frame=problem.frame, focal=masks_list)
+    if symmetrize and is_symmetric(problem):
+        mech = orbit_average(mech, problem.truth())
+        path += " + orbit average"
+    return outcome, mech, path

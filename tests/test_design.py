@@ -1,0 +1,205 @@
+import math
+
+import numpy as np
+import pytest
+
+import designer as d
+from designer.closed_forms import (
+    gwrr_sldp,
+    gwrr_wldp,
+    krr_variance,
+    subset_selection_variance,
+    wldp_min_answer_mass,
+)
+from designer.design import DesignProblem, certify, design, is_symmetric, orbit_average
+from designer.design.certify import CertificationError
+from designer.estimation import estimator_variance
+
+BINARY = ("yes", "no")
+
+
+@pytest.mark.parametrize("objective", ["truthful", "chi2"])
+@pytest.mark.parametrize("eps", [0.1, 0.5, 1.0, 2.0, 5.0])
+@pytest.mark.parametrize("c", [0.5, 0.8, 1.0])
+def test_gwrr_sldp_reproduced(objective, eps, c):
+    r = design(DesignProblem(inputs=BINARY, epsilon=eps, objective=objective, dont_know=1 - c))
+    row = r.mechanism.row("yes")
+    p, q = gwrr_sldp(eps, c)
+    e = math.exp(eps)
+    assert (p, q) == pytest.approx((c * e / (e + 1), c / (e + 1)), abs=1e-15)  # Cor 3.12 as written
+    assert row[("yes",)] == pytest.approx(p, abs=1e-9)
+    assert row.get(("no",), 0.0) == pytest.approx(q, abs=1e-9)
+    assert d.is_private(r.mechanism, eps, semantics="sldp", exact=True)
+
+
+@pytest.mark.parametrize("objective", ["truthful", "chi2"])
+@pytest.mark.parametrize("eps", [0.1, 0.5, 1.0, 2.0, 5.0])
+@pytest.mark.parametrize("c", [0.5, 0.8, 1.0])
+def test_gwrr_wldp_closed_form_or_named_bound(objective, eps, c):
+    problem = DesignProblem(inputs=BINARY, epsilon=eps, semantics="wldp", objective=objective, dont_know=1 - c)
+    if c < wldp_min_answer_mass(eps):
+        with pytest.raises(d.InfeasibleDesignError, match=r"c >= 2/\(1\+e\^eps\)"):
+            design(problem)
+        return
+    r = design(problem)
+    q = 1 / (1 + math.exp(eps))
+    row = r.mechanism.row("yes")
+    assert row[("yes",)] == pytest.approx(c - q, abs=1e-9)
+    assert row.get(("no",), 0.0) == pytest.approx(q, abs=1e-9)
+    assert gwrr_wldp(eps, c) == pytest.approx((c - q, q))
+    assert d.is_private(r.mechanism, eps, semantics="wldp", exact=True)
+
+
+@pytest.mark.parametrize("eps", [0.5, 1.0, 2.0])
+def test_chi2_binary_is_warner(eps):
+    r = design(DesignProblem(inputs=BINARY, epsilon=eps, objective="chi2"))
+    assert r.mechanism.allclose(d.Q_WRR(eps), atol=1e-9)
+
+
+@pytest.mark.parametrize("k", [4, 8, 16])
+@pytest.mark.parametrize("eps", [0.5, 1.0, 2.0, 4.0])
+def test_chi2_beats_krr_and_subset_selection(k, eps):
+    r = design(DesignProblem(inputs=tuple(f"v{i}" for i in range(k)), epsilon=eps, objective="chi2"))
+    best = min(krr_variance(eps, k), subset_selection_variance(eps, k))
+    assert r.variance <= best * (1 + 1e-6)
+    # symmetric problem: the orbit average treats every value alike
+    per_item = estimator_variance(r.mechanism, reduce="none")
+    assert np.ptp(per_item) <= 1e-9 * per_item.mean()
+
+
+def test_results_are_recomputed_and_certified():
+    r = design(DesignProblem(inputs=BINARY, epsilon=1.0, dont_know=0.2))
+    assert r.certified and r.certificate.method == "exact"
+    assert r.eps_shafer <= 1.0 + 1e-12
+    assert r.objective_value == pytest.approx(r.solver_objective, abs=1e-9)
+    assert r.status == "optimal" and r.solver == "HIGHS"
+
+
+def test_certification_repairs_a_violation_of_1e_9():
+    eps = 1.0
+    base = d.Q_GWRR(eps, 0.8).matrix
+    # Push the ratio of {yes} to e^(eps + 1e-9): the kind of answer a solver tolerance allows.
+    bad = base.copy()
+    bad[0, 0] = base[1, 0] * math.exp(eps + 1e-9)
+    bad[0, 2] = 1 - bad[0, 0] - bad[0, 1]
+    mech = d.Mechanism(bad, inputs=BINARY, frame=BINARY, focal=[1, 2, 3])
+    assert not d.is_private(mech, eps, exact=True)
+    assert d.eps_shafer(mech) - eps == pytest.approx(1e-9, rel=1e-3)
+    released, cert = certify(mech, eps, ("shafer",))
+    assert cert.repaired and 0 < cert.mix_weight < 1e-8
+    assert cert.violation == pytest.approx(1e-9, rel=1e-3)
+    assert d.is_private(released, eps, exact=True)
+    assert released.allclose(mech, atol=1e-8)
+    # mixing with the row average changes the don't-know masses by far less than their rounding
+    for x in BINARY:
+        assert released.row(x)[("yes", "no")] == pytest.approx(mech.row(x)[("yes", "no")], abs=1e-15)
+
+
+def test_certification_refuses_when_nothing_helps():
+    mech = d.Mechanism([[1.0, 0.0], [0.0, 1.0]], inputs=BINARY, frame=BINARY, focal=[1, 2])
+    with pytest.raises(CertificationError):
+        certify(mech, 1.0, ("shafer",), allowed={1, 2, 3} - {1, 2, 3})
+
+
+def test_random_design_problems_never_exceed_their_budget():
+    """500 random problems (k <= 4, l <= 4, random eps, both semantics): exact certificates."""
+    rng = np.random.default_rng(2024)
+    released = infeasible = 0
+    for _ in range(500):
+        k, l = int(rng.integers(2, 5)), int(rng.integers(1, 5))
+        sem = str(rng.choice(["sldp", "wldp", "both"]))
+        objective = str(rng.choice(["gain", "worst_case_utility", "best_case_utility"]))
+        kw = {}
+        if objective == "gain":
+            kw["gain"] = rng.random((k, 1 << l)) * (rng.random((k, 1 << l)) < 0.6)
+        else:
+            kw["utility"] = rng.random((k, l))
+        if rng.random() < 0.25 and l > 1:
+            kw["dont_know"] = float(rng.uniform(0, 0.4))
+        if rng.random() < 0.2:
+            family = [m for m in range(1, 1 << l) if rng.random() < 0.7] or [1]
+            if kw.get("dont_know"):
+                family.append((1 << l) - 1)
+            kw["focal_sets"] = tuple(family)
+        eps = float(rng.uniform(0.05, 4.0))
+        problem = DesignProblem(inputs=tuple(f"x{i}" for i in range(k)), frame=tuple(f"y{i}" for i in range(l)),
+                                epsilon=eps, semantics=sem, objective=objective,
+                                prior=rng.dirichlet(np.ones(k)), **kw)
+        try:
+            r = design(problem)
+        except d.InfeasibleDesignError as exc:
+            infeasible += 1
+            assert "epsilon" in str(exc) or "structure" in str(exc)
+            continue
+        released += 1
+        for semantics in {"sldp": ["sldp"], "wldp": ["wldp"], "both": ["sldp", "wldp"]}[sem]:
+            assert d.is_private(r.mechanism, eps, semantics=semantics, exact=True)
+        if problem.focal_sets is not None:
+            assert set(map(int, r.mechanism.focal)) <= set(problem.focal_sets)
+        if problem.dont_know is not None and l > 1:
+            full = r.mechanism.row(0).get(tuple(problem.frame), 0.0)
+            assert full == pytest.approx(problem.dont_know, abs=1e-9)
+    assert released > 300
+
+
+def test_structure_is_respected():
+    problem = DesignProblem(inputs=("a", "b", "c"), epsilon=1.0, lie_max=0.2, dont_know_max=0.1,
+                            objective="worst_case_utility", utility=np.eye(3))
+    r = design(problem)
+    m = r.mechanism
+    for x in m.inputs:
+        row = m.row(x)
+        assert sum(v for s, v in row.items() if x not in s) <= 0.2 + 1e-9
+        assert row.get(("a", "b", "c"), 0.0) <= 0.1 + 1e-9
+
+
+def test_infeasible_problems_say_what_would_help():
+    # 3 inputs, only singletons, and lying at most 0.05: needs a large budget.
+    problem = DesignProblem(inputs=("a", "b", "c"), epsilon=0.5, lie_max=0.05,
+                            focal_sets=(1, 2, 4))
+    with pytest.raises(d.InfeasibleDesignError, match=r"epsilon >= ") as info:
+        design(problem)
+    smallest = float(str(info.value).split("epsilon >= ")[1].split()[0].rstrip(","))
+    e = math.exp(smallest)
+    assert 2 / (e + 2) == pytest.approx(0.05, rel=1e-4)  # k-RR lies with 2/(e^eps + 2)
+    design(problem.replace(epsilon=smallest * 1.001))
+    # structure that no budget can fix
+    bad = DesignProblem(inputs=("a", "b"), frame=("a",), epsilon=1.0, dont_know_max=0.1, objective="gain",
+                        gain=np.ones((2, 2)))
+    with pytest.raises(d.InfeasibleDesignError, match="structure alone"):
+        design(bad)
+
+
+def test_wldp_chi2_for_many_inputs_is_refused_clearly():
+    with pytest.raises(d.InvalidProblemError, match="sldp"):
+        design(DesignProblem(inputs=("a", "b", "c"), epsilon=1.0, semantics="wldp", objective="chi2"))
+
+
+def test_symmetry_detection_and_orbit_average():
+    assert is_symmetric(DesignProblem(inputs=("a", "b", "c"), epsilon=1.0))
+    assert not is_symmetric(DesignProblem(inputs=("a", "b", "c"), epsilon=1.0, prior=[0.5, 0.3, 0.2]))
+    assert not is_symmetric(DesignProblem(inputs=("a", "b", "c"), epsilon=1.0, focal_sets=(1, 2, 4, 3)))
+    u = np.array([[1.0, 0, 0], [0, 1, 0], [0, 0, 0.5]])
+    assert not is_symmetric(DesignProblem(inputs=("a", "b", "c"), epsilon=1.0, objective="best_case_utility",
+                                          utility=u))
+    avg = orbit_average(d.Q_2x3(0.6, 0.2), np.array([0, 1]))
+    assert avg.allclose(d.Q_2x3(0.6, 0.2))
+    skew = d.Mechanism([[0.7, 0.1, 0.2], [0.1, 0.5, 0.4]], inputs=BINARY, frame=BINARY, focal=[1, 2, 3])
+    assert orbit_average(skew, np.array([0, 1])).allclose(d.Q_2x3(0.6, 0.1), atol=1e-12)
+
+
+def test_solver_args_reach_the_solver():
+    problem = DesignProblem(inputs=tuple("abcd"), epsilon=1.0, semantics="wldp")
+    with pytest.raises(d.InfeasibleDesignError, match="did not solve"):
+        design(problem, solver="CLARABEL", solver_args={"max_iter": 1})
+    r = design(problem, solver="CLARABEL")
+    ref = design(problem)
+    assert r.objective_value == pytest.approx(ref.objective_value, abs=1e-6)
+
+
+def test_wldp_8x8_all_focal_sets_finishes():
+    r = design(DesignProblem(inputs=tuple("abcdefgh"), epsilon=1.0, semantics="wldp"))
+    assert r.certified and d.is_private(r.mechanism, 1.0, semantics="wldp", exact=True)
+    # Bayesian k-RR is WLDP-feasible, so the optimum is at least its truthful probability.
+    e = math.e
+    assert r.objective_value >= e / (e + 7) - 1e-9
