@@ -13,9 +13,9 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/designer audit examples/mechanisms/q2x3.csv
+	$(BIN)/designer design problems/gwrr-dont-know.toml
 	@echo
-	$(BIN)/designer audit examples/mechanisms/gwrr.csv
+	$(BIN)/designer compare problems/gwrr-dont-know.toml --eps 0.5:3:6
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
@@ -25,6 +25,7 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/transforms.py
+	$(BIN)/python benchmarks/design.py --timeout 600
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .design.certify import CertificationError
 from .exceptions import DesignerError
 from .mechanism import Mechanism
 from .privacy import LOSSES, privacy_losses
@@ -86,7 +87,9 @@ def cmd_audit(args: argparse.Namespace) -> str:
         for name, w in losses.items()
     ]
     if args.format == "csv":
-        return render_csv(headers, rows)
+        exact = [[f"eps_{n}", repr(w.eps), repr(math.exp(w.eps) if w.eps < 700 else math.inf), w.describe()]
+                 for n, w in losses.items()]
+        return render_csv(headers, exact)
     kind = "Bayesian" if mech.is_bayesian else "evidential"
     title = (f"{args.mechanism}: {mech.k} inputs, frame {{{','.join(mech.frame)}}}, "
              f"{len(mech.focal)} focal sets ({kind})")
@@ -250,6 +253,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = " ".join(str(exc).split()) or type(exc).__name__
         print(f"designer: error: {message}", file=sys.stderr)
         return EXIT_USAGE
+    except CertificationError as exc:
+        print(f"designer: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("designer: interrupted", file=sys.stderr)
         return 130

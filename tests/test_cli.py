@@ -68,3 +68,81 @@ def test_help_lists_commands(capsys):
         main(["--help"])
     assert info.value.code == 0
     assert "audit" in capsys.readouterr().out
+
+
+def test_design_json_has_the_documented_keys(capsys):
+    code, out, err = run(["design", "problems/gwrr-dont-know.toml", "--format", "json"], capsys)
+    assert code == 0, err
+    obj = json.loads(out)
+    for key in ("inputs", "frame", "focal_sets", "matrix", "objective_value", "eps_shafer", "eps_walley",
+                "certified", "certificate"):
+        assert key in obj
+    assert obj["certified"] is True and obj["certificate"] in ("exact", "float")
+    assert obj["focal_sets"] == [["yes"], ["no"], ["yes", "no"]]
+    e = math.e
+    assert obj["matrix"][0][0] == pytest.approx(0.8 * e / (e + 1), abs=1e-9)
+    assert obj["eps_shafer"] <= 1.0 + 1e-12
+
+
+def test_design_overrides_and_out_file_round_trip(tmp_path, capsys):
+    out_file = tmp_path / "m.csv"
+    code, out, err = run(["design", "problems/gwrr-dont-know.toml", "--epsilon", "2", "--out", str(out_file)],
+                         capsys)
+    assert code == 0, err
+    assert "certified" in out and "Cor" not in err
+    code, out, err = run(["audit", str(out_file), "--format", "json"], capsys)
+    assert code == 0
+    assert json.loads(out)["eps_shafer"] == pytest.approx(2.0, abs=1e-9)
+    # an existing file is not replaced without --force, and an input never
+    code, _, err = run(["design", "problems/gwrr-dont-know.toml", "--out", str(out_file)], capsys)
+    assert code == 2 and "already exists" in err
+    code, _, err = run(["design", "problems/gwrr-dont-know.toml", "--out", "problems/gwrr-dont-know.toml",
+                        "--force"], capsys)
+    assert code == 2 and "never overwritten" in err
+    code, _, _ = run(["design", "problems/gwrr-dont-know.toml", "--out", str(out_file), "--force",
+                      "--semantics", "wldp"], capsys)
+    assert code == 0
+
+
+def test_design_csv_format_is_the_mechanism_csv(capsys):
+    code, out, _ = run(["design", "problems/warner.toml", "--format", "csv"], capsys)
+    assert code == 0
+    assert out.splitlines()[0] == "input,{yes},{no}"
+
+
+def test_design_infeasible_is_one_line_exit_2(capsys):
+    code, out, err = run(["design", "problems/gwrr-dont-know-wldp.toml", "--epsilon", "0.1"], capsys)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "2/(1+e^eps)" in err
+
+
+def test_design_bad_toml_names_file_and_key(tmp_path, capsys):
+    p = tmp_path / "bad.toml"
+    p.write_text('inputs = ["a", "b"]\nepsilon = -1\n')
+    code, _, err = run(["design", str(p)], capsys)
+    assert code == 2 and str(p) in err and "'epsilon'" in err and err.count("\n") == 1
+
+
+def test_compare_table_json_csv(capsys):
+    code, out, err = run(["compare", "problems/gwrr-dont-know.toml", "--eps", "0.1:5:5", "--format", "json"],
+                         capsys)
+    assert code == 0, err
+    rows = json.loads(out)["rows"]
+    assert [r["epsilon"] for r in rows] == pytest.approx([0.1, 1.325, 2.55, 3.775, 5.0])
+    assert all(r["diff"] <= 1e-9 for r in rows)
+    code, out, _ = run(["compare", "problems/gwrr-dont-know.toml", "--eps", "0.5,1"], capsys)
+    assert code == 0 and "Cor 3.12" in out
+    code, out, _ = run(["compare", "problems/gwrr-dont-know-wldp.toml", "--eps", "0.1,1", "--format", "csv"],
+                       capsys)
+    assert code == 0 and "infeasible" in out
+    code, _, err = run(["compare", "problems/gwrr-dont-know.toml", "--eps", "1:x"], capsys)
+    assert code == 2 and "start:stop:count" in err
+
+
+def test_compare_kary(capsys):
+    code, out, err = run(["compare", "problems/frequency-16.toml", "--eps", "1,2", "--format", "json"], capsys)
+    assert code == 0, err
+    for row in json.loads(out)["rows"]:
+        assert row["diff"] <= 1e-6
+    code, _, err = run(["compare", "problems/survey-5-options.toml", "--eps", "1"], capsys)
+    assert code == 2 and "no closed form" in err
