@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -221,6 +222,17 @@ def _feasible(problem: DesignProblem, *, privacy: bool = True, solver: str | Non
     return solve(lp, solver=solver, solver_args=solver_args).status.startswith("optimal")
 
 
+def _threshold(feasible: Callable[[float], bool], *, bad: float, good: float, steps: int = 30) -> float:
+    """Bisect between an infeasible and a feasible value; returns the feasible end of the bracket."""
+    for _ in range(steps):
+        mid = 0.5 * (bad + good)
+        if feasible(mid):
+            good = mid
+        else:
+            bad = mid
+    return good
+
+
 def _explain_infeasible(problem: DesignProblem, solver: str | None, solver_args: dict[str, Any] | None) -> str:
     sem = problem.semantics.upper()
     eps = problem.epsilon
@@ -237,40 +249,21 @@ def _explain_infeasible(problem: DesignProblem, solver: str | None, solver_args:
     if not _feasible(problem, privacy=False, solver=solver, solver_args=solver_args):
         return (f"{head}: the structure alone is infeasible (don't-know, lying bound and focal sets "
                 "contradict each other, whatever the budget); relax lie_max, dont_know or focal_sets")
+    def feasible_with(key: str) -> Callable[[float], bool]:
+        return lambda v: _feasible(problem.replace(**{key: v}), solver=solver, solver_args=solver_args)
+
     hints = []
+    # Smallest epsilon: double until feasible, then bisect.
     hi = eps
     while hi < MAX_EPSILON_SEARCH:
         hi = min(2.0 * hi, MAX_EPSILON_SEARCH)
-        if _feasible(problem.replace(epsilon=hi), solver=solver, solver_args=solver_args):
-            lo = eps
-            for _ in range(30):
-                mid = 0.5 * (lo + hi)
-                if _feasible(problem.replace(epsilon=mid), solver=solver, solver_args=solver_args):
-                    hi = mid
-                else:
-                    lo = mid
-            hints.append(f"epsilon >= {hi:.6g}")
+        if feasible_with("epsilon")(hi):
+            hints.append(f"epsilon >= {_threshold(feasible_with('epsilon'), bad=eps, good=hi):.6g}")
             break
-    if problem.dont_know:
-        lo, hi_d = 0.0, problem.dont_know
-        if _feasible(problem.replace(dont_know=0.0), solver=solver, solver_args=solver_args):
-            for _ in range(30):
-                mid = 0.5 * (lo + hi_d)
-                if _feasible(problem.replace(dont_know=mid), solver=solver, solver_args=solver_args):
-                    lo = mid
-                else:
-                    hi_d = mid
-            hints.append(f"dont_know <= {lo:.6g}")
-    if problem.lie_max is not None:
-        if _feasible(problem.replace(lie_max=1.0), solver=solver, solver_args=solver_args):
-            lo, hi_l = problem.lie_max, 1.0
-            for _ in range(30):
-                mid = 0.5 * (lo + hi_l)
-                if _feasible(problem.replace(lie_max=mid), solver=solver, solver_args=solver_args):
-                    hi_l = mid
-                else:
-                    lo = mid
-            hints.append(f"lie_max >= {hi_l:.6g}")
+    if problem.dont_know and feasible_with("dont_know")(0.0):
+        hints.append(f"dont_know <= {_threshold(feasible_with('dont_know'), bad=problem.dont_know, good=0.0):.6g}")
+    if problem.lie_max is not None and feasible_with("lie_max")(1.0):
+        hints.append(f"lie_max >= {_threshold(feasible_with('lie_max'), bad=problem.lie_max, good=1.0):.6g}")
     if not hints:
         return (f"{head}, and no epsilon up to {MAX_EPSILON_SEARCH:g} helps; relax the structure "
                 "(under WLDP every proper event needs positive belief: allow singletons among focal_sets)")
