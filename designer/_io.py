@@ -28,7 +28,12 @@ def read_text(path: str | os.PathLike[str], *, error: type[Exception] = ValueErr
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str, *, overwrite: bool = True) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename.
+    """Write ``text`` (UTF-8) atomically; see :func:`atomic_write_bytes`."""
+    atomic_write_bytes(path, text.encode("utf-8"), overwrite=overwrite)
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, overwrite: bool = True) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename.
 
     A reader never sees a half-written file, and an interrupted write leaves no partial output.
 
@@ -43,8 +48,8 @@ def atomic_write_text(path: str | os.PathLike[str], text: str, *, overwrite: boo
     folder = p.parent if str(p.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=folder)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         if not overwrite:

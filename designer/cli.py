@@ -16,6 +16,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ._validation import format_set
 from .design.certify import CertificationError
 from .exceptions import DesignerError
 from .mechanism import Mechanism
@@ -183,6 +184,101 @@ def cmd_compare(args: argparse.Namespace) -> str:
     return f"{table.problem.describe()}\nclosed form: {table.reference}\n" + render_table(headers, pretty)
 
 
+# ---------------------------------------------------------------------------- credal bounds
+def _plot_curve(df: Any, path: str, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ._io import atomic_write_bytes
+
+    fig, ax = plt.subplots(figsize=(5, 5))
+    ax.plot(df["alpha"], df["beta"], label="curve of the mechanism", lw=2)
+    ax.plot(df["alpha"], df["bound"], "--", label="bound from its epsilon")
+    ax.plot([0, 1], [1, 0], ":", color="grey", lw=1, label="no information")
+    ax.set(xlabel="type I error alpha", ylabel="type II error beta", xlim=(0, 1), ylim=(0, 1), title=title)
+    ax.legend(loc="upper right")
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    atomic_write_bytes(path, buf.getvalue())
+
+
+def cmd_tradeoff(args: argparse.Namespace) -> str:
+    from .hypothesis_tests import tradeoff_curve
+
+    if args.plot:
+        _check_out(args.plot, [args.mechanism], args.force)
+    if args.points < 2:
+        raise CommandError(f"--points must be at least 2, got {args.points}")
+    mech = Mechanism.read(args.mechanism)
+    null, alt = mech.input_index(args.null), mech.input_index(args.alt)
+    if null == alt:
+        raise CommandError("--null and --alt must be different inputs")
+    df = tradeoff_curve(mech, null, alt, args.kind, points=args.points, fold=args.fold)
+    if args.plot:
+        fold = f", {args.fold} answers" if args.fold > 1 else ""
+        _plot_curve(df, args.plot, f"{args.kind}: H0 {args.null} vs H1 {args.alt}{fold}")
+    if args.format == "json":
+        return json.dumps({"kind": args.kind, "null": args.null, "alt": args.alt, "fold": args.fold,
+                           "alpha": df["alpha"].tolist(), "beta": df["beta"].tolist(),
+                           "bound": df["bound"].tolist()}, indent=2)
+    rows = df.to_numpy().tolist()
+    if args.format == "csv":
+        return render_csv(["alpha", "beta", "bound"], [[repr(v) for v in r] for r in rows])
+    return render_table(["alpha", "beta", "bound"], [[fmt(v, 6) for v in r] for r in rows])
+
+
+def parse_gamble(text: str) -> dict[str, float]:
+    """``yes=1,no=0`` -> ``{"yes": 1.0, "no": 0.0}``."""
+    out: dict[str, float] = {}
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        if "=" not in part:
+            raise CommandError(f"gamble {text!r}: write label=value pairs such as yes=1,no=0")
+        label, value = part.split("=", 1)
+        try:
+            out[label.strip()] = float(value)
+        except ValueError:
+            raise CommandError(f"gamble {text!r}: {value.strip()!r} is not a number") from None
+    return out
+
+
+def cmd_credal(args: argparse.Namespace) -> str:
+    from .credal import lower_expectation, upper_expectation
+
+    mech = Mechanism.read(args.mechanism)
+    bel, pl = mech.bel(), mech.pl()
+    events = [format_set(mech.frame[i] for i in range(mech.l) if e >> i & 1) for e in range(1, 1 << mech.l)]
+    gamble = parse_gamble(args.gamble) if args.gamble else None
+    if args.format == "json":
+        obj: dict[str, Any] = {"inputs": list(mech.inputs), "frame": list(mech.frame), "events": events,
+                               "bel": bel[:, 1:].tolist(), "pl": pl[:, 1:].tolist()}
+        if gamble is not None:
+            obj["gamble"] = gamble
+            obj["lower_expectation"] = [lower_expectation(mech, x, gamble) for x in mech.inputs]
+            obj["upper_expectation"] = [upper_expectation(mech, x, gamble) for x in mech.inputs]
+        return json.dumps(obj, indent=2)
+    headers = ["input", "event", "bel", "pl"]
+    rows = [[x, ev, bel[i, e + 1], pl[i, e + 1]] for i, x in enumerate(mech.inputs) for e, ev in enumerate(events)]
+    extra: list[list[Any]] = []
+    if gamble is not None:
+        extra = [[x, lower_expectation(mech, x, gamble), upper_expectation(mech, x, gamble)] for x in mech.inputs]
+    if args.format == "csv":
+        text = render_csv(headers, [[r[0], r[1], repr(r[2]), repr(r[3])] for r in rows])
+        if extra:
+            text += "\n\n" + render_csv(["input", "lower_expectation", "upper_expectation"],
+                                          [[r[0], repr(r[1]), repr(r[2])] for r in extra])
+        return text
+    text = render_table(headers, [[r[0], r[1], fmt(r[2]), fmt(r[3])] for r in rows])
+    if extra:
+        text += f"\n\ngamble {args.gamble}\n" + render_table(
+            ["input", "lower expectation", "upper expectation"], [[r[0], fmt(r[1]), fmt(r[2])] for r in extra])
+    return text
+
+
 # ---------------------------------------------------------------------------- parser
 def _add_format(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=("table", "json", "csv"), default="table",
@@ -210,6 +306,25 @@ def _configure_compare(p: argparse.ArgumentParser) -> None:
     _add_format(p)
 
 
+def _configure_tradeoff(p: argparse.ArgumentParser) -> None:
+    p.add_argument("mechanism", help="mechanism CSV or JSON file")
+    p.add_argument("--null", required=True, help="input of the null hypothesis H0")
+    p.add_argument("--alt", required=True, help="input of the alternative H1")
+    p.add_argument("--kind", choices=("pessimistic", "optimistic", "shafer_lower", "shafer_upper"),
+                   default="pessimistic", help="which curve (default pessimistic, Thm 3.18)")
+    p.add_argument("--points", type=int, default=101, help="levels alpha on [0, 1] (default 101)")
+    p.add_argument("--fold", type=int, default=1, help="answers per respondent (Cor 3.6/3.19; default 1)")
+    p.add_argument("--plot", help="also draw the curve and its bound to this PNG file")
+    p.add_argument("--force", action="store_true", help="let --plot replace an existing file")
+    _add_format(p)
+
+
+def _configure_credal(p: argparse.ArgumentParser) -> None:
+    p.add_argument("mechanism", help="mechanism CSV or JSON file")
+    p.add_argument("--gamble", help="lower/upper expectation of a gamble, e.g. yes=1,no=0")
+    _add_format(p)
+
+
 COMMANDS: list[tuple[str, str, str, Callable[[argparse.ArgumentParser], None], Callable[..., str]]] = [
     ("audit", "privacy losses (Shafer, bel, pl, Walley) of a mechanism file",
      "designer audit examples/mechanisms/q2x3.csv --format json", _configure_audit, cmd_audit),
@@ -217,6 +332,11 @@ COMMANDS: list[tuple[str, str, str, Callable[[argparse.ArgumentParser], None], C
      "designer design problems/gwrr-dont-know.toml --epsilon 2 --out gwrr.csv", _configure_design, cmd_design),
     ("compare", "designed mechanisms next to the closed forms over a grid of epsilons",
      "designer compare problems/gwrr-dont-know.toml --eps 0.1:5:50", _configure_compare, cmd_compare),
+    ("tradeoff", "type I / type II trade-off curve of a test between two inputs, with its bound",
+     "designer tradeoff examples/mechanisms/q2x3.csv --null yes --alt no --kind shafer_lower --plot t.png",
+     _configure_tradeoff, cmd_tradeoff),
+    ("credal", "bel / pl of every event, and lower / upper expectations of a gamble",
+     "designer credal examples/mechanisms/q2x3.csv --gamble yes=1,no=0", _configure_credal, cmd_credal),
 ]
 
 

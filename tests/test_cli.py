@@ -146,3 +146,38 @@ def test_compare_kary(capsys):
         assert row["diff"] <= 1e-6
     code, _, err = run(["compare", "problems/survey-5-options.toml", "--eps", "1"], capsys)
     assert code == 2 and "no closed form" in err
+
+
+def test_tradeoff_json_and_plot(tmp_path, capsys):
+    png = tmp_path / "t.png"
+    code, out, err = run(["tradeoff", "examples/mechanisms/q2x3.csv", "--null", "yes", "--alt", "no",
+                          "--kind", "optimistic", "--points", "11", "--format", "json", "--plot", str(png)], capsys)
+    assert code == 0, err
+    obj = json.loads(out)
+    assert len(obj["alpha"]) == len(obj["beta"]) == len(obj["bound"]) == 11
+    assert all(b <= bd + 1e-9 for b, bd in zip(obj["beta"], obj["bound"]))
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    code, _, err = run(["tradeoff", "examples/mechanisms/q2x3.csv", "--null", "yes", "--alt", "maybe"], capsys)
+    assert code == 2 and "unknown input 'maybe'" in err
+
+
+def test_credal_command(capsys):
+    code, out, err = run(["credal", "examples/mechanisms/q2x3.csv", "--gamble", "yes=1,no=0", "--format", "json"],
+                         capsys)
+    assert code == 0, err
+    obj = json.loads(out)
+    assert obj["lower_expectation"] == pytest.approx([0.6, 0.2])
+    assert obj["upper_expectation"] == pytest.approx([0.8, 0.4])
+    code, _, err = run(["credal", "examples/mechanisms/q2x3.csv", "--gamble", "yes=high"], capsys)
+    assert code == 2 and "not a number" in err
+
+
+def test_examples_draw_the_figures(tmp_path):
+    import importlib.util
+
+    for name in ("plot_tradeoff_sldp", "plot_tradeoff_wldp"):
+        spec = importlib.util.spec_from_file_location(name, f"examples/{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        path = module.main(["--out", str(tmp_path)])
+        assert path.read_bytes()[:4] == b"\x89PNG"
