@@ -16,6 +16,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from ._validation import format_set
 from .design.certify import CertificationError
 from .exceptions import DesignerError
@@ -279,6 +281,120 @@ def cmd_credal(args: argparse.Namespace) -> str:
     return text
 
 
+# ---------------------------------------------------------------------------- survey data
+def _read_table(path: str) -> tuple[list[str], list[list[str]]]:
+    from ._io import read_text
+
+    text = read_text(path, error=CommandError)
+    try:
+        rows = [r for r in csv.reader(io.StringIO(text)) if r]
+    except csv.Error as exc:
+        raise CommandError(f"{path}: not valid CSV: {exc}") from None
+    if not rows:
+        raise CommandError(f"{path}: the file is empty; expected a header row")
+    header = [h.strip() for h in rows[0]]
+    for line, r in enumerate(rows[1:], start=2):
+        if len(r) != len(header):
+            raise CommandError(f"{path}: row {line} has {len(r)} fields, the header has {len(header)}")
+    if len(rows) < 2:
+        raise CommandError(f"{path}: a header but no rows")
+    return header, rows[1:]
+
+
+def _column(path: str, header: list[str], name: str) -> int:
+    if name not in header:
+        raise CommandError(f"{path}: no column {name!r}; the columns are {header}")
+    return header.index(name)
+
+
+def cmd_randomize(args: argparse.Namespace) -> str:
+    from ._io import atomic_write_text
+    from .sampling import as_rng, input_indices, randomize, randomize_precise
+
+    if os.path.exists(args.out):
+        raise CommandError(f"{args.out}: already exists; randomize never replaces a file (choose another name)")
+    _check_out(args.out, [args.answers, args.mechanism], force=False)
+    mech = Mechanism.read(args.mechanism)
+    header, rows = _read_table(args.answers)
+    col = _column(args.answers, header, args.column)
+    keep = [k.strip() for k in (args.keep or "").split(",") if k.strip()]
+    keep_idx = [_column(args.answers, header, k) for k in keep]
+    if args.column in keep:
+        raise CommandError(f"--keep names {args.column!r}, the true answers: they are never written out")
+    answers = [r[col].strip() for r in rows]
+    try:
+        input_indices(mech, answers)
+    except DesignerError as exc:
+        raise CommandError(f"{args.answers}: column {args.column!r}: {exc}") from None
+    rng = as_rng(args.seed)  # None: fresh entropy from the operating system
+    if args.semantics == "wldp":
+        allocation: Any = args.allocation
+        if allocation != "uniform":
+            try:
+                allocation = float(allocation)
+            except ValueError:
+                raise CommandError(
+                    f"--allocation must be 'uniform' or a number in [0, 1], got {allocation!r}") from None
+        drawn = randomize_precise(mech, answers, rng, allocation=allocation)
+        labels = [mech.frame[i] for i in drawn]
+    else:
+        drawn = randomize(mech, answers, rng)
+        columns = mech.columns
+        labels = [columns[i] for i in drawn]
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow([*keep, "response"])
+    for r, label in zip(rows, labels):
+        writer.writerow([*(r[i] for i in keep_idx), label])
+    atomic_write_text(args.out, buf.getvalue(), overwrite=False)
+    return f"randomized {len(labels)} answers with {args.mechanism} ({args.semantics}) into {args.out}"
+
+
+def cmd_estimate(args: argparse.Namespace) -> str:
+    from .estimation import estimate_sldp, identified_set, response_counts
+
+    mech = Mechanism.read(args.mechanism)
+    header, rows = _read_table(args.responses)
+    col = _column(args.responses, header, args.column)
+    responses = [r[col].strip() for r in rows]
+    if args.semantics == "wldp":
+        index = {y: i for i, y in enumerate(mech.frame)}
+        counts = np.zeros(mech.l)
+        for line, value in enumerate(responses, start=2):
+            if value not in index:
+                raise CommandError(f"{args.responses}: row {line}: {value!r} is not an answer of the frame "
+                                   f"{list(mech.frame)} (WLDP responses are precise answers)")
+            counts[index[value]] += 1
+        result = identified_set(mech, counts, level=args.level)
+        if args.format == "json":
+            return json.dumps({"semantics": "wldp", "n": result.n, "level": result.level, "misfit": result.misfit,
+                               "lower": dict(zip(mech.inputs, result.lower.tolist())),
+                               "upper": dict(zip(mech.inputs, result.upper.tolist()))}, indent=2)
+        rows_out = [[x, result.lower[i], result.upper[i]] for i, x in enumerate(mech.inputs)]
+        if args.format == "csv":
+            return render_csv(["input", "lower", "upper"], [[r[0], repr(r[1]), repr(r[2])] for r in rows_out])
+        return (f"{result.n} precise answers; identified set of each share at level {result.level:g} "
+                f"(misfit {result.misfit:.3g})\n"
+                + render_table(["input", "lower", "upper"], [[r[0], fmt(r[1]), fmt(r[2])] for r in rows_out]))
+    try:
+        counts = response_counts(mech, responses)
+    except DesignerError as exc:
+        raise CommandError(f"{args.responses}: {exc}") from None
+    est = estimate_sldp(mech, counts, level=args.level)
+    if args.format == "json":
+        return json.dumps({"semantics": "sldp", "n": est.n, "level": est.level,
+                           "estimate": dict(zip(mech.inputs, est.estimate.tolist())),
+                           "stderr": dict(zip(mech.inputs, est.stderr.tolist())),
+                           "ci_low": dict(zip(mech.inputs, est.ci_low.tolist())),
+                           "ci_high": dict(zip(mech.inputs, est.ci_high.tolist()))}, indent=2)
+    table = [[x, est.estimate[i], est.stderr[i], est.ci_low[i], est.ci_high[i]] for i, x in enumerate(mech.inputs)]
+    headers = ["input", "estimate", "stderr", "ci_low", "ci_high"]
+    if args.format == "csv":
+        return render_csv(headers, [[r[0], *(repr(v) for v in r[1:])] for r in table])
+    return (f"{est.n} set-valued answers; maximum likelihood (EM), {est.level:g} intervals\n"
+            + render_table(headers, [[r[0], *(fmt(v) for v in r[1:])] for r in table]))
+
+
 # ---------------------------------------------------------------------------- parser
 def _add_format(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=("table", "json", "csv"), default="table",
@@ -325,6 +441,29 @@ def _configure_credal(p: argparse.ArgumentParser) -> None:
     _add_format(p)
 
 
+def _configure_randomize(p: argparse.ArgumentParser) -> None:
+    p.add_argument("answers", help="CSV of true answers (one respondent per row)")
+    p.add_argument("--mechanism", required=True, help="mechanism CSV or JSON file")
+    p.add_argument("--column", required=True, help="column of the true answers (never written out)")
+    p.add_argument("--out", required=True, help="new CSV of randomized responses (an existing file is refused)")
+    p.add_argument("--keep", help="comma-separated columns to copy to the output (not the answer column)")
+    p.add_argument("--seed", type=int, help="seed for a reproducible draw (default: randomness from the OS)")
+    p.add_argument("--semantics", choices=("sldp", "wldp"), default="sldp",
+                   help="sldp: report focal sets; wldp: report precise answers (default sldp)")
+    p.add_argument("--allocation", default="uniform",
+                   help="wldp: member of the credal set, 'uniform' or lambda in [0, 1] (default uniform)")
+
+
+def _configure_estimate(p: argparse.ArgumentParser) -> None:
+    p.add_argument("responses", help="CSV of randomized responses")
+    p.add_argument("--mechanism", required=True, help="mechanism CSV or JSON file")
+    p.add_argument("--column", default="response", help="column of the responses (default response)")
+    p.add_argument("--semantics", choices=("sldp", "wldp"), default="sldp",
+                   help="sldp: MLE from set answers; wldp: identified set from precise answers")
+    p.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
+    _add_format(p)
+
+
 COMMANDS: list[tuple[str, str, str, Callable[[argparse.ArgumentParser], None], Callable[..., str]]] = [
     ("audit", "privacy losses (Shafer, bel, pl, Walley) of a mechanism file",
      "designer audit examples/mechanisms/q2x3.csv --format json", _configure_audit, cmd_audit),
@@ -337,6 +476,11 @@ COMMANDS: list[tuple[str, str, str, Callable[[argparse.ArgumentParser], None], C
      _configure_tradeoff, cmd_tradeoff),
     ("credal", "bel / pl of every event, and lower / upper expectations of a gamble",
      "designer credal examples/mechanisms/q2x3.csv --gamble yes=1,no=0", _configure_credal, cmd_credal),
+    ("randomize", "randomize true survey answers with a mechanism (the true answers are not written)",
+     "designer randomize answers.csv --mechanism m.csv --column answer --out responses.csv --seed 1",
+     _configure_randomize, cmd_randomize),
+    ("estimate", "estimate the answer distribution from randomized responses",
+     "designer estimate responses.csv --mechanism m.csv --format json", _configure_estimate, cmd_estimate),
 ]
 
 

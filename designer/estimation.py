@@ -9,13 +9,29 @@ tangent space ``{d : sum d = 0}``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
+from ._validation import parse_set
+from .exceptions import InvalidMechanismError
 from .mechanism import Mechanism
 
-__all__ = ["chi2_information", "estimator_variance", "fisher_information"]
+__all__ = [
+    "Estimate",
+    "IdentifiedSet",
+    "chi2_information",
+    "em",
+    "estimate_sldp",
+    "estimator_variance",
+    "fisher_information",
+    "identified_set",
+    "inversion_estimate",
+    "mle_convex",
+    "response_counts",
+]
 
 
 def _prior(mech: Mechanism, prior: Sequence[float] | NDArray[np.float64] | None) -> NDArray[np.float64]:
@@ -107,3 +123,295 @@ def estimator_variance(
     if reduce == "mean":
         return float(per_input.mean())
     raise ValueError(f"reduce must be 'mean', 'sum' or 'none', got {reduce!r}")
+
+
+# ---------------------------------------------------------------------------- estimators
+@dataclass(frozen=True)
+class Estimate:
+    """Estimated input distribution from set-valued answers (Shafer semantics).
+
+    Attributes
+    ----------
+    estimate, stderr, ci_low, ci_high : (k,) ndarray
+        MLE of ``pi``, inverse-Fisher standard errors, and the ``level`` confidence interval
+        (normal approximation, clipped to [0, 1]).
+    n : int
+        Number of answers.
+    loglik : float
+    method : str
+    iterations : int
+    """
+
+    inputs: tuple[str, ...]
+    estimate: NDArray[np.float64]
+    stderr: NDArray[np.float64]
+    ci_low: NDArray[np.float64]
+    ci_high: NDArray[np.float64]
+    n: int
+    loglik: float
+    method: str
+    iterations: int
+    level: float
+
+
+def response_counts(mech: Mechanism, responses: Sequence[Any]) -> NDArray[np.float64]:
+    """Counts per focal set (column of ``mech``) from answers given as headers ``{yes}``, label tuples or
+    column indices."""
+    index = {c: j for j, c in enumerate(mech.columns)}
+    by_set = {frozenset(s): j for j, s in enumerate(mech.focal_sets)}
+    counts = np.zeros(len(mech.focal))
+    for pos, r in enumerate(responses):
+        if isinstance(r, (int, np.integer)) and not isinstance(r, bool):
+            j = int(r)
+            if not 0 <= j < counts.size:
+                raise InvalidMechanismError(f"answer {pos + 1}: column index {j} out of range")
+        elif isinstance(r, str):
+            text = r.strip()
+            j = index.get(text, -1)
+            if j < 0:
+                try:
+                    j = by_set.get(frozenset(parse_set(text)), -1)
+                except ValueError:
+                    j = -1
+            if j < 0:
+                raise InvalidMechanismError(
+                    f"answer {pos + 1}: {r!r} is not a focal set of the mechanism ({', '.join(mech.columns)})"
+                )
+        else:
+            j = by_set.get(frozenset(map(str, r)), -1)
+            if j < 0:
+                raise InvalidMechanismError(f"answer {pos + 1}: {r!r} is not a focal set of the mechanism")
+        counts[j] += 1
+    return counts
+
+
+def _loglik(m: NDArray[np.float64], counts: NDArray[np.float64], pi: NDArray[np.float64]) -> float:
+    q = pi @ m
+    used = counts > 0
+    return float(np.sum(counts[used] * np.log(q[used])))
+
+
+def em(m: NDArray[np.float64], counts: NDArray[np.float64], *, tol: float = 1e-13, max_iter: int = 200_000,
+       start: NDArray[np.float64] | None = None) -> tuple[NDArray[np.float64], int]:
+    """EM for the mixture weights ``pi`` of the rows of ``m`` (Remark 3.8), vectorised over replicates.
+
+    Parameters
+    ----------
+    m : (k, F) ndarray
+        Mass matrix (rows = inputs).
+    counts : (F,) or (R, F) ndarray
+        Answer counts per focal set (one row per replicate).
+
+    Returns
+    -------
+    pi : (k,) or (R, k) ndarray
+    iterations : int
+    """
+    c = np.atleast_2d(np.asarray(counts, dtype=np.float64))
+    total = c.sum(axis=1, keepdims=True)
+    k = m.shape[0]
+    pi = np.full((c.shape[0], k), 1.0 / k) if start is None else np.atleast_2d(start).astype(float).copy()
+    iterations = 0
+    for iterations in range(1, max_iter + 1):  # noqa: B007 - the count is returned
+        q = pi @ m
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(c > 0, c / q, 0.0)
+        new = pi * (ratio @ m.T) / np.where(total > 0, total, 1.0)
+        change = np.max(np.abs(new - pi))
+        pi = new
+        if change < tol:
+            break
+    return (pi[0] if np.ndim(counts) == 1 else pi), iterations
+
+
+def mle_convex(m: NDArray[np.float64], counts: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The MLE of ``pi`` as the concave program ``max sum_E n_E log(pi . m(E))`` over the simplex (Clarabel)."""
+    import cvxpy as cp
+
+    used = counts > 0
+    freq = counts[used] / counts.sum()  # frequencies, not counts: a well-scaled objective for the solver
+    pi = cp.Variable(m.shape[0], nonneg=True)
+    objective = cp.Maximize(freq @ cp.log(m[:, used].T @ pi))
+    prob = cp.Problem(objective, [cp.sum(pi) == 1])
+    prob.solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+    if pi.value is None:
+        raise InvalidMechanismError(f"the likelihood program failed ({prob.status})")
+    value = np.clip(np.asarray(pi.value, dtype=float), 0.0, None)
+    return _newton_polish(m[:, used], freq, value / value.sum())
+
+
+def _newton_polish(m: NDArray[np.float64], freq: NDArray[np.float64], pi: NDArray[np.float64],
+                   steps: int = 30) -> NDArray[np.float64]:
+    """Newton steps for ``max sum freq log(pi . m)`` on the face of the simplex where ``pi > 0``.
+
+    Interior-point solvers stop about 1e-6 short on exponential cones; on the face the problem is a
+    smooth concave program with one equality constraint, solved here to machine precision.
+    """
+    pi = pi.copy()
+    support = pi > 1e-9
+    pi[~support] = 0.0
+    ms = m[support]
+    p = pi[support] / pi[support].sum()
+    s = p.size
+    for _ in range(steps):
+        q = p @ ms
+        g = ms @ (freq / q)
+        h = -(ms * (freq / q**2)) @ ms.T
+        kkt = np.block([[h, np.ones((s, 1))], [np.ones((1, s)), np.zeros((1, 1))]])
+        try:
+            d = np.linalg.solve(kkt, np.r_[-g, 0.0])[:s]
+        except np.linalg.LinAlgError:
+            break
+        neg = d < 0
+        t = min(1.0, float(np.min(-p[neg] / d[neg])) * 0.99) if neg.any() else 1.0
+        p = p + t * d
+        if np.max(np.abs(t * d)) < 1e-15:
+            break
+    pi[support] = np.clip(p, 0.0, None) / np.clip(p, 0.0, None).sum()
+    return pi
+
+
+def estimate_sldp(mech: Mechanism, counts: ArrayLike, *, method: str = "em", level: float = 0.95) -> Estimate:
+    """MLE of the input distribution from counts of set-valued answers, with standard errors.
+
+    Parameters
+    ----------
+    mech : Mechanism
+    counts : (F,) array_like
+        Number of answers per focal set (``mech.columns`` order); see :func:`response_counts`.
+    method : {"em", "convex"}
+        EM iterations, or the concave likelihood program; they agree to about 1e-6 or better.
+    level : float, default 0.95
+        Confidence level of the intervals.
+
+    Returns
+    -------
+    Estimate
+    """
+    from scipy import stats
+
+    c = np.asarray(counts, dtype=np.float64)
+    if c.shape != (len(mech.focal),) or np.any(c < 0) or not np.all(np.isfinite(c)):
+        raise InvalidMechanismError(f"counts must be {len(mech.focal)} non-negative numbers (one per focal set)")
+    n = round(float(c.sum()))
+    if n == 0:
+        raise InvalidMechanismError("no answers to estimate from")
+    m = mech.matrix
+    if method == "em":
+        pi, iterations = em(m, c)
+    elif method == "convex":
+        pi, iterations = mle_convex(m, c), 0
+    else:
+        raise ValueError(f"method must be 'em' or 'convex', got {method!r}")
+    var = np.asarray(estimator_variance(mech, pi, n, reduce="none"))
+    se = np.sqrt(var)
+    z = float(stats.norm.ppf(0.5 + level / 2))
+    return Estimate(mech.inputs, pi, se, np.clip(pi - z * se, 0, 1), np.clip(pi + z * se, 0, 1), n,
+                    _loglik(m, c, pi), method, iterations, level)
+
+
+@dataclass(frozen=True)
+class IdentifiedSet:
+    """Bounds on each input's share from precise answers (Walley semantics; DESIGN.md 7).
+
+    Attributes
+    ----------
+    lower, upper : (k,) ndarray
+        Smallest and largest ``pi_j`` compatible with the answers.
+    level : float or None
+        With a level, the answer frequencies may move within simultaneous (Bonferroni) normal confidence
+        bands, so the interval covers the population identified set with about that probability and
+        shrinks to it as ``n`` grows; without, the frequencies are taken as exact.
+    misfit : float
+        Total distance by which the frequencies (or their bands) miss every reachable distribution;
+        0 in the usual case. When positive, the bounds are over the closest reachable ones.
+    n : int
+    """
+
+    inputs: tuple[str, ...]
+    lower: NDArray[np.float64]
+    upper: NDArray[np.float64]
+    level: float | None
+    misfit: float
+    n: int
+
+
+def identified_set(mech: Mechanism, counts: ArrayLike, *, level: float | None = 0.95) -> IdentifiedSet:
+    """Interval of each ``pi_j`` compatible with observed precise answers (LPs over ``(pi, w)``).
+
+    Variables ``w_x(B, y) >= 0`` with ``sum_{y in B} w_x(B, y) = pi_x m_x(B)`` and output frequencies
+    ``sum_x sum_{B contains y} w_x(B, y) = f(y) + s(y)``, ``pi`` in the simplex (DESIGN.md 7). The slack
+    ``s(y)`` is bounded by the confidence band of ``f(y)`` (``level``) or 0; if that is infeasible, the
+    least total slack is used instead (``misfit``). Then ``min`` and ``max`` of each ``pi_j``.
+
+    Parameters
+    ----------
+    mech : Mechanism
+    counts : (l,) array_like
+        Number of answers per frame label.
+    level : float or None, default 0.95
+    """
+    import scipy.sparse as sp
+    from scipy import stats
+    from scipy.optimize import linprog
+
+    c = np.asarray(counts, dtype=np.float64)
+    if c.shape != (mech.l,) or np.any(c < 0) or c.sum() <= 0:
+        raise InvalidMechanismError(f"counts must be {mech.l} non-negative numbers with a positive total")
+    n = float(c.sum())
+    f = c / n
+    k, l = mech.k, mech.l
+    focal = np.asarray(mech.focal, dtype=np.int64)
+    xs, js = np.nonzero(mech.matrix > 0)
+    elems = [np.flatnonzero((focal[j] >> np.arange(l)) & 1) for j in js]
+    sizes = np.array([e.size for e in elems])
+    nw = int(sizes.sum())
+    rw = np.repeat(np.arange(xs.size), sizes)
+    cw = np.arange(nw)
+    yy = np.concatenate(elems) if elems else np.zeros(0, dtype=np.int64)
+    n_vars = k + nw + 2 * l  # pi, w, slack+, slack-
+    alloc = sp.csr_matrix((np.r_[np.ones(nw), -mech.matrix[xs, js]],
+                           (np.r_[rw, np.arange(xs.size)], np.r_[k + cw, xs])), shape=(xs.size, n_vars))
+    out = sp.csr_matrix((np.r_[np.ones(nw), -np.ones(l), np.ones(l)],
+                         (np.r_[yy, np.arange(l), np.arange(l)],
+                          np.r_[k + cw, k + nw + np.arange(l), k + nw + l + np.arange(l)])), shape=(l, n_vars))
+    simplex = sp.csr_matrix((np.ones(k), (np.zeros(k, dtype=int), np.arange(k))), shape=(1, n_vars))
+    a_eq = sp.vstack([alloc, out, simplex], format="csr")
+    b_eq = np.r_[np.zeros(xs.size), f, 1.0]
+    band = np.zeros(l)
+    if level is not None:
+        if not 0 < level < 1:
+            raise ValueError(f"level must lie in (0, 1), got {level}")
+        z = float(stats.norm.ppf(1 - (1 - level) / (2 * l)))
+        band = z * np.sqrt(np.maximum(f * (1 - f), 1.0 / n) / n)
+    bounds = [(0, None)] * (k + nw) + [(0, b) for b in band] * 2
+    slack = np.zeros(n_vars)
+    slack[k + nw:] = 1.0
+    a_ub, b_ub, misfit = None, None, 0.0
+    probe = linprog(np.zeros(n_vars), A_eq=a_eq, b_eq=b_eq, bounds=bounds, method="highs")
+    if probe.status != 0:  # the bands miss every reachable distribution: use the closest ones
+        first = linprog(slack, A_eq=a_eq, b_eq=b_eq, bounds=(0, None), method="highs")
+        misfit = float(first.fun)
+        bounds = [(0, None)] * n_vars
+        a_ub, b_ub = sp.csr_matrix(slack[None, :]), [misfit * (1 + 1e-9) + 1e-12]
+    lower, upper = np.zeros(k), np.zeros(k)
+    for j in range(k):
+        obj = np.zeros(n_vars)
+        obj[j] = 1.0
+        lo = linprog(obj, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=bounds, method="highs")
+        hi = linprog(-obj, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=bounds, method="highs")
+        lower[j], upper[j] = lo.fun, -hi.fun
+    return IdentifiedSet(mech.inputs, np.clip(lower, 0, 1), np.clip(upper, 0, 1), level, misfit, round(n))
+
+
+def inversion_estimate(m: NDArray[np.float64], counts: ArrayLike) -> NDArray[np.float64]:
+    """Unbiased linear estimator ``f M^-1`` of a square invertible (Bayesian) mechanism, per replicate.
+
+    For Warner's RR this is ``(n_yes/n - (1 - p)) / (2p - 1)`` (Ex 3.7); no clipping to [0, 1].
+    """
+    c = np.atleast_2d(np.asarray(counts, dtype=np.float64))
+    if m.shape[0] != m.shape[1]:
+        raise InvalidMechanismError("the inversion estimator needs as many answers as inputs")
+    freq = c / c.sum(axis=1, keepdims=True)
+    est = np.linalg.solve(m.T, freq.T).T
+    return est[0] if np.ndim(counts) == 1 else est

@@ -181,3 +181,80 @@ def test_examples_draw_the_figures(tmp_path):
         spec.loader.exec_module(module)
         path = module.main(["--out", str(tmp_path)])
         assert path.read_bytes()[:4] == b"\x89PNG"
+
+
+def _answers(tmp_path, n=20_000, seed=0):
+    import numpy as np
+
+    x = np.random.default_rng(seed).choice(["yes", "no"], n, p=[0.3, 0.7])
+    p = tmp_path / "answers.csv"
+    p.write_text("id,answer,region\n" + "".join(f"{i},{a},r{i % 3}\n" for i, a in enumerate(x)))
+    return p
+
+
+def test_randomize_estimate_round_trip(tmp_path, capsys):
+    answers = _answers(tmp_path)
+    out = tmp_path / "responses.csv"
+    code, _, err = run(["randomize", str(answers), "--mechanism", "examples/mechanisms/q2x3.csv", "--column",
+                        "answer", "--out", str(out), "--seed", "4", "--keep", "id,region"], capsys)
+    assert code == 0, err
+    header = out.read_text().splitlines()[0]
+    assert header == "id,region,response"  # never the true answer
+    code, text, err = run(["estimate", str(out), "--mechanism", "examples/mechanisms/q2x3.csv", "--format",
+                           "json"], capsys)
+    assert code == 0, err
+    obj = json.loads(text)
+    assert set(obj) >= {"estimate", "stderr", "ci_low", "ci_high"}
+    assert abs(obj["estimate"]["yes"] - 0.3) <= 3 * obj["stderr"]["yes"]
+    assert obj["ci_low"]["yes"] <= 0.3 <= obj["ci_high"]["yes"] or abs(obj["estimate"]["yes"] - 0.3) < 0.02
+    # an existing output is refused, and nothing is changed
+    before = out.read_bytes()
+    code, _, err = run(["randomize", str(answers), "--mechanism", "examples/mechanisms/q2x3.csv", "--column",
+                        "answer", "--out", str(out)], capsys)
+    assert code == 2 and "already exists" in err and out.read_bytes() == before
+
+
+def test_randomize_without_seed_uses_fresh_randomness(tmp_path, capsys):
+    answers = _answers(tmp_path, n=200)
+    outs = []
+    for name in ("a.csv", "b.csv"):
+        code, _, err = run(["randomize", str(answers), "--mechanism", "examples/mechanisms/q2x3.csv", "--column",
+                            "answer", "--out", str(tmp_path / name)], capsys)
+        assert code == 0, err
+        outs.append((tmp_path / name).read_text())
+    assert outs[0] != outs[1]
+
+
+def test_randomize_wldp_and_estimate_interval(tmp_path, capsys):
+    answers = _answers(tmp_path)
+    out = tmp_path / "precise.csv"
+    code, _, err = run(["randomize", str(answers), "--mechanism", "examples/mechanisms/q2x3.csv", "--column",
+                        "answer", "--out", str(out), "--seed", "1", "--semantics", "wldp", "--allocation", "0.5"],
+                       capsys)
+    assert code == 0, err
+    code, text, err = run(["estimate", str(out), "--mechanism", "examples/mechanisms/q2x3.csv", "--semantics",
+                           "wldp", "--format", "json"], capsys)
+    assert code == 0, err
+    obj = json.loads(text)
+    assert obj["lower"]["yes"] <= 0.3 <= obj["upper"]["yes"]
+
+
+@pytest.mark.parametrize("argv,match", [
+    (["--column", "nope"], "no column 'nope'"),
+    (["--column", "answer", "--keep", "answer"], "never written out"),
+    (["--column", "region"], "is not an input"),
+])
+def test_randomize_errors(tmp_path, capsys, argv, match):
+    answers = _answers(tmp_path, n=10)
+    out = tmp_path / "r.csv"
+    code, _, err = run(["randomize", str(answers), "--mechanism", "examples/mechanisms/q2x3.csv", "--out", str(out),
+                        *argv], capsys)
+    assert code == 2 and match in err and err.count("\n") == 1
+    assert not out.exists()
+
+
+def test_estimate_rejects_unknown_responses(tmp_path, capsys):
+    p = tmp_path / "r.csv"
+    p.write_text("response\n{yes}\n{maybe}\n")
+    code, _, err = run(["estimate", str(p), "--mechanism", "examples/mechanisms/q2x3.csv"], capsys)
+    assert code == 2 and "{maybe}" in err

@@ -1,0 +1,130 @@
+"""Randomising true answers with a mechanism (vectorised; one draw per respondent).
+
+Under Shafer's semantics the respondent reports the focal set itself. Under Walley's semantics the
+respondent reports a precise answer drawn from some member of the credal set of their row; which member
+is an *allocation* chosen by the caller (DESIGN.md 3):
+
+* ``"uniform"``: each focal set's mass is spread evenly over its elements;
+* a number ``lam`` in [0, 1]: a set containing the true answer resolves to it with probability ``lam``,
+  otherwise evenly over its other elements (for ``Q_2x3`` this is the paper's ``Q_lambda``);
+* a ``(k, l)`` array: explicit distributions, which must lie in the credal sets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .exceptions import InvalidMechanismError
+from .mechanism import Mechanism
+
+__all__ = ["as_rng", "input_indices", "precise_distributions", "randomize", "randomize_precise"]
+
+
+def as_rng(rng: np.random.Generator | int | None) -> np.random.Generator:
+    """A Generator from a Generator, a seed, or None (fresh entropy from the operating system)."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is None or (isinstance(rng, (int, np.integer)) and not isinstance(rng, bool)):
+        return np.random.default_rng(rng)
+    raise TypeError(f"rng must be a numpy Generator, an int seed or None, got {type(rng).__name__}")
+
+
+def input_indices(mech: Mechanism, true_inputs: Sequence[Any] | ArrayLike) -> NDArray[np.int64]:
+    """Row index of every true answer; unknown answers are reported with their position."""
+    values = np.asarray(true_inputs, dtype=object).ravel()
+    pos = {x: i for i, x in enumerate(mech.inputs)}
+    idx = np.fromiter((pos.get(str(v), -1) for v in values), dtype=np.int64, count=values.size)
+    bad = np.flatnonzero(idx < 0)
+    if bad.size:
+        first = int(bad[0])
+        raise InvalidMechanismError(
+            f"answer {values[first]!r} (position {first + 1}) is not an input of the mechanism "
+            f"{list(mech.inputs)}; {bad.size} such answer(s)"
+        )
+    return idx
+
+
+def _draw(probs: NDArray[np.float64], rows: NDArray[np.int64], rng: np.random.Generator) -> NDArray[np.int64]:
+    """One categorical draw per respondent from ``probs[rows[i]]`` (inverse CDF, grouped by row)."""
+    cum = np.cumsum(probs, axis=1)
+    cum[:, -1] = np.inf  # rows sum to 1 within 1e-9: never fall off the end
+    u = rng.random(rows.size)
+    out = np.empty(rows.size, dtype=np.int64)
+    for r in np.unique(rows):
+        sel = rows == r
+        out[sel] = np.searchsorted(cum[r], u[sel], side="right")
+    return out
+
+
+def randomize(mech: Mechanism, true_inputs: Sequence[Any] | ArrayLike,
+              rng: np.random.Generator | int | None = None) -> NDArray[np.int64]:
+    """Draw one focal set per respondent (Shafer semantics).
+
+    Parameters
+    ----------
+    mech : Mechanism
+    true_inputs : (n,) sequence of input labels
+    rng : Generator, int or None
+        Source of randomness (None: fresh entropy from the operating system).
+
+    Returns
+    -------
+    (n,) ndarray of int
+        Column indices into ``mech.focal`` / ``mech.columns`` (``mech.columns[i]`` is the set's header).
+    """
+    rows = input_indices(mech, true_inputs)
+    return _draw(mech.matrix, rows, as_rng(rng))
+
+
+def precise_distributions(mech: Mechanism, allocation: str | float | ArrayLike = "uniform") -> NDArray[np.float64]:
+    """The ``(k, l)`` output distributions of a named member of each row's credal set (module docstring)."""
+    focal = np.asarray(mech.focal, dtype=np.int64)
+    members = ((focal[:, None] >> np.arange(mech.l)[None, :]) & 1).astype(np.float64)  # (F, l)
+    sizes = members.sum(axis=1)
+    if isinstance(allocation, str):
+        if allocation != "uniform":
+            raise ValueError(f"allocation must be 'uniform', a number in [0, 1] or a (k, l) array, got {allocation!r}")
+        return mech.matrix @ (members / sizes[:, None])
+    arr = np.asarray(allocation, dtype=np.float64)
+    if arr.ndim == 0:
+        lam = float(arr)
+        if not 0.0 <= lam <= 1.0:
+            raise ValueError(f"lambda must lie in [0, 1], got {lam}")
+        truth = np.array([mech.frame.index(x) if x in mech.frame else -1 for x in mech.inputs])
+        if np.any(truth < 0):
+            raise InvalidMechanismError("allocation by lambda needs every input among the frame labels")
+        out = np.zeros((mech.k, mech.l))
+        for x in range(mech.k):
+            t = truth[x]
+            split = members / sizes[:, None]  # evenly, for sets without the truth and singletons
+            with_truth = (members[:, t] > 0) & (sizes > 1)
+            split[with_truth] = members[with_truth] * ((1 - lam) / (sizes[with_truth] - 1))[:, None]
+            split[with_truth, t] = lam
+            out[x] = mech.matrix[x] @ split
+        return out
+    from .credal import contains
+
+    if arr.shape != (mech.k, mech.l):
+        raise ValueError(f"an explicit allocation is a ({mech.k}, {mech.l}) array, got shape {arr.shape}")
+    for x in range(mech.k):
+        if not contains(mech, x, arr[x], tol=1e-9):
+            raise InvalidMechanismError(f"row {mech.inputs[x]!r} of the allocation is not in its credal set")
+    return arr
+
+
+def randomize_precise(mech: Mechanism, true_inputs: Sequence[Any] | ArrayLike,
+                      rng: np.random.Generator | int | None = None, *,
+                      allocation: str | float | ArrayLike = "uniform") -> NDArray[np.int64]:
+    """Draw one precise answer per respondent from a member of the credal sets (Walley semantics).
+
+    Returns
+    -------
+    (n,) ndarray of int
+        Frame indices (``mech.frame[i]`` is the answer's label).
+    """
+    rows = input_indices(mech, true_inputs)
+    return _draw(precise_distributions(mech, allocation), rows, as_rng(rng))
