@@ -16,9 +16,15 @@ from ._validation import check_epsilon, check_int, check_real
 from .exceptions import InfeasibleDesignError
 
 __all__ = [
+    "eps_o",
+    "eps_s",
+    "eps_w",
     "gwrr_sldp",
     "gwrr_wldp",
     "krr_variance",
+    "nu_o",
+    "nu_s",
+    "nu_w",
     "oue_variance",
     "q2x3_mle",
     "q2x3_variance_approx",
@@ -123,6 +129,61 @@ def q2x3_variance_approx(p: float, q: float, pi: float, n: int) -> float:
     """The paper's ``nu_S(p, q)``: Thm 3.10 with ``A ~ 1 / ((n + 1)(p + q) - 1)``."""
     n = check_int(n, "n", low=1)
     return _q2x3_core(p, q, pi) / ((n + 1) * (p + q) - 1)
+
+
+def _check_pq(p: float, q: float) -> tuple[float, float]:
+    p = check_real(p, "p", low=0, high=1)
+    q = check_real(q, "q", low=0, high=1)
+    if p + q > 1 + 1e-12:
+        raise ValueError(f"p + q must be at most 1, got {p + q}")
+    return p, q
+
+
+def eps_s(p: float, q: float) -> float:
+    """Shafer loss of ``Q_2x3(p, q)``: ``ln(p / q)`` (Cor 3.12; ``p >= q``)."""
+    p, q = _check_pq(p, q)
+    return math.inf if q == 0 else abs(math.log(p / q))
+
+
+def nu_s(p: float, q: float, pi: float, n: int) -> float:
+    """The paper's accuracy ``nu_S(p, q)`` of ``Q_2x3``: Thm 3.10 with the approximation of ``A``."""
+    p, q = _check_pq(p, q)
+    return q2x3_variance_approx(p, q, pi, n)
+
+
+def eps_w(p: float, q: float) -> float:
+    """Walley loss of ``Q_2x3(p, q)``: ``ln((1 - q) / q)`` (the ``lambda = 1`` matrix's loss, Def 3.13)."""
+    p, q = _check_pq(p, q)
+    return math.inf if q == 0 else math.log((1 - q) / q)
+
+
+def nu_w(p: float, q: float, pi: float, n: int) -> float:
+    """Walley accuracy ``nu_W``: ``[-(pi - 1/2)^2 + 1/(4 (2p - 1)^2)] / n``, the ``lambda = 0`` matrix (Cor 3.20)."""
+    p, q = _check_pq(p, q)
+    if p == 0.5:
+        return math.inf
+    return (-((pi - 0.5) ** 2) + 1.0 / (4.0 * (2 * p - 1) ** 2)) / n
+
+
+def _lambda_truthful_range(p: float, q: float) -> tuple[float, float]:
+    """``Q_lambda`` is Warner's RR with truthful probability ``a`` in ``[p, 1 - q]`` (lambda 0 to 1)."""
+    return p, 1.0 - q
+
+
+def eps_o(p: float, q: float) -> float:
+    """Smallest loss over the redistributions ``Q_lambda`` of ``Q_2x3(p, q)`` (the optimistic corner of Fig 5)."""
+    p, q = _check_pq(p, q)
+    lo, hi = _lambda_truthful_range(p, q)
+    a = min(max(0.5, lo), hi)  # the truthful probability closest to 1/2
+    return math.inf if a in (0.0, 1.0) else abs(math.log(a / (1 - a)))
+
+
+def nu_o(p: float, q: float, pi: float, n: int) -> float:
+    """Smallest variance over ``Q_lambda``: Warner's Eq 1 at the truthful probability farthest from 1/2."""
+    p, q = _check_pq(p, q)
+    lo, hi = _lambda_truthful_range(p, q)
+    a = lo if abs(lo - 0.5) > abs(hi - 0.5) else hi
+    return warner_variance(a, pi, n)
 
 
 def _prior(prior: Sequence[float] | None, k: int) -> np.ndarray:

@@ -84,8 +84,11 @@ def simulate(
     else:
         raise ValueError(f"semantics must be 'sldp' or 'wldp', got {semantics!r}")
     if estimator == "eq2":
-        if mech.k != 2 or channel.shape[1] != 3:
+        focal = [int(f) for f in mech.focal]
+        if semantics != "sldp" or mech.k != 2 or mech.l != 2 or focal not in ([1, 2], [1, 2, 3]):
             raise InvalidMechanismError("the Eq 2 estimator is for Q_2x3 (two inputs, answers yes / no / don't know)")
+        if len(focal) == 2:  # no don't-know mass: a zero third column
+            channel = np.c_[channel, np.zeros(2)]
         p, q = channel[0, 0], channel[0, 1]
     out = channel.T @ pi
     out = out / out.sum()

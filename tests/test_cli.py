@@ -258,3 +258,16 @@ def test_estimate_rejects_unknown_responses(tmp_path, capsys):
     p.write_text("response\n{yes}\n{maybe}\n")
     code, _, err = run(["estimate", str(p), "--mechanism", "examples/mechanisms/q2x3.csv"], capsys)
     assert code == 2 and "{maybe}" in err
+
+
+def test_estimation_figures_and_their_csv(tmp_path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("plot_estimation", "examples/plot_estimation.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    paths = module.main(["--out", str(tmp_path), "--reps", "200"])
+    assert len(paths) == 3
+    for path in paths:
+        assert path.read_bytes()[:4] == b"\x89PNG"
+        assert path.with_suffix(".csv").read_text().count("\n") > 5
