@@ -175,11 +175,12 @@ def test_credal_command(capsys):
 def test_examples_draw_the_figures(tmp_path):
     import importlib.util
 
-    for name in ("plot_tradeoff_sldp", "plot_tradeoff_wldp"):
-        spec = importlib.util.spec_from_file_location(name, f"examples/{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        path = module.main(["--out", str(tmp_path)])
+    spec = importlib.util.spec_from_file_location("plot_tradeoff", "examples/plot_tradeoff.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    paths = module.main(["--out", str(tmp_path)])
+    assert [p.name for p in paths] == ["figure1_sldp_tradeoff.png", "figure4_wldp_tradeoff.png"]
+    for path in paths:
         assert path.read_bytes()[:4] == b"\x89PNG"
 
 

@@ -1,0 +1,81 @@
+"""Figures 1 and 4 of the paper: type I / type II trade-offs of Q_2x3(p, q), one and two answers.
+
+* Figure 1 (Shafer, Thm 3.5, Cor 3.6): min beta_lo with alpha_up <= a and max beta_up with alpha_lo >= a,
+  with the bounds u, U at the mechanism's own eps_S.
+* Figure 4 (Walley, Thm 3.18, Cor 3.19): T_pe (minimax test) and T_op with f_pe, f_op at eps_W.
+
+Curves are computed from the mechanism (two answers: the product mechanism); the bounds are drawn at eps
+and, for two answers, at 2 eps (Lemmas 3.3, 3.15) and as printed in Cor 3.6 / 3.19 (the printed upper
+two-fold bounds are not bounds: see designer.hypothesis_tests.two_fold_bound).
+
+Run: ``python examples/plot_tradeoff.py [--out DIR] [--p 0.6 --q 0.2] [--figure 1|4|all]``
+-> DIR/figure1_sldp_tradeoff.png, DIR/figure4_wldp_tradeoff.png
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+
+import designer as d
+from designer.hypothesis_tests import bound, tradeoff, two_fold_bound
+
+FIGURES = {
+    "1": ("sldp", "figure1_sldp_tradeoff", d.eps_shafer, "eps_S",
+          (("shafer_lower", "min beta_lo, alpha_up <= a", "u"), ("shafer_upper", "max beta_up, alpha_lo >= a", "U")),
+          "Cor 3.6"),
+    "4": ("wldp", "figure4_wldp_tradeoff", d.eps_walley, "eps_W",
+          (("pessimistic", "T_pe (minimax test)", "f_pe"), ("optimistic", "T_op", "f_op")), "Cor 3.19"),
+}
+
+
+def draw(figure: str, mech: d.Mechanism, title: str, out: Path) -> Path:
+    _, name, loss, loss_name, curves, corollary = FIGURES[figure]
+    eps = loss(mech)
+    a = np.linspace(0, 1, 201)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.8), sharey=True)
+    for ax, m, n in ((axes[0], mech, 1), (axes[1], d.power(mech, 2), 2)):
+        betas = [tradeoff(m, "yes", "no", kind, a) for kind, _, _ in curves]
+        if figure == "1":
+            ax.fill_between(a, betas[0], betas[1], color="C0", alpha=0.15, label="attainable [beta_lo, beta_up]")
+        for i, ((kind, label, bname), beta) in enumerate(zip(curves, betas)):
+            ax.plot(a, beta, color=f"C{i}", lw=2, label=label)
+            ax.plot(a, bound(kind, n * eps, a), "--", color=f"C{i}",
+                    label=f"{bname} at {loss_name} = {eps:.3f}" if n == 1 else f"{bname} at 2 {loss_name}")
+            if n == 2:
+                printed = np.clip(two_fold_bound(kind, eps, a), 0, 1)
+                upper = kind in ("shafer_upper", "optimistic")
+                ax.plot(a, printed, ":", color=f"C{i}",
+                        label=f"{bname}^2 as printed ({corollary})" + (": not a bound" if upper else ""))
+        ax.plot([0, 1], [1, 0], color="grey", lw=0.8)
+        ax.set(title=f"{title}, {n} answer{'s' if n > 1 else ''}", xlabel="type I error", xlim=(0, 1), ylim=(0, 1))
+        ax.legend(fontsize=7, loc="upper right")
+    axes[0].set_ylabel("type II error")
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{name}.png"
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    print(f"wrote {path} ({loss_name} = {eps:.4f})")
+    return path
+
+
+def main(argv: list[str] | None = None) -> list[Path]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=str(Path(__file__).parent / "output"))
+    parser.add_argument("--p", type=float, default=0.6)
+    parser.add_argument("--q", type=float, default=0.2)
+    parser.add_argument("--figure", choices=("1", "4", "all"), default="all")
+    args = parser.parse_args(argv)
+    mech = d.Q_2x3(args.p, args.q)
+    figures = ("1", "4") if args.figure == "all" else (args.figure,)
+    return [draw(f, mech, f"Q_2x3({args.p:g}, {args.q:g})", Path(args.out)) for f in figures]
+
+
+if __name__ == "__main__":
+    main()
