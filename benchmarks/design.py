@@ -1,12 +1,14 @@
-"""Benchmark: design time of the general path against the straightforward dense cvxpy model.
+"""Benchmark: design time of the general and the symmetric path against the straightforward model.
 
-For k = l in SIZES (all 2**l - 1 focal sets, objective truthful, eps = 1, uniform prior) it times
-``designer.design`` (sparse blocks, certification included) and a baseline written here: the obvious
-cvxpy model with a dense 2**l x 2**l inclusion matrix for bel and one constraint block per ordered pair
-of inputs, run in a subprocess with a time limit. Prints size, ours (s), baseline (s or "> timeout"),
-ratio and the objective difference.
+Problems: k = l answers, all focal sets, uniform prior, eps = 1, objective truthful (and chi2 for the
+symmetric path). Each case runs in a fresh process (time limit, peak memory). The baseline, written here,
+is the obvious cvxpy model: a dense 2**l x 2**l inclusion matrix for bel and one constraint block per
+ordered pair of inputs; it cannot even be built beyond l of about 16, which the table says.
 
-Run: ``python benchmarks/design.py [--sizes 4,6,8] [--semantics wldp,sldp] [--timeout 600]``.
+Prints: path, semantics, objective, size, ours (s), peak memory, baseline (s or "> limit"), ratio and
+the objective difference.
+
+Run: ``python benchmarks/design.py [--general 4,6,8,10,12] [--symmetric 10,100,1000,5000] [--timeout 600]``
 """
 
 from __future__ import annotations
@@ -14,33 +16,43 @@ from __future__ import annotations
 import argparse
 import math
 import multiprocessing as mp
+import resource
 import sys
 import time
 
 import numpy as np
 
-from designer.design import DesignProblem, design
+
+def ours(k: int, semantics: str, objective: str, path: str, queue: mp.Queue) -> None:
+    from designer.design import DesignProblem, design
+
+    t0 = time.perf_counter()
+    r = design(DesignProblem(inputs=tuple(f"v{i}" for i in range(k)), epsilon=1.0, semantics=semantics,
+                             objective=objective), path=path)
+    queue.put((time.perf_counter() - t0, r.objective_value, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+               r.certificate.method))
 
 
-def dense_baseline(k: int, l: int, eps: float, semantics: str, queue: mp.Queue) -> None:
+def dense_baseline(k: int, semantics: str, objective: str, path: str, queue: mp.Queue) -> None:
     """The straightforward model: dense inclusion matrices, one constraint block per input pair."""
     import cvxpy as cp
 
+    del path
     t0 = time.perf_counter()
-    n = 1 << l
+    n = 1 << k
     sets = np.arange(1, n)
     all_sets = np.arange(n)
     inc = ((sets[None, :] & ~all_sets[:, None]) == 0).astype(float)  # inc[E, B] = B subset E (dense)
     M = cp.Variable((k, n - 1), nonneg=True)
     cons = [cp.sum(M, axis=1) == 1]
-    e = math.exp(eps)
+    e = math.e
     if semantics == "sldp":
         for x in range(k):
             for x2 in range(k):
                 if x != x2:
                     cons.append(M[x, :] <= e * M[x2, :])
     else:
-        bel = M @ inc.T  # (k, 2**l)
+        bel = M @ inc.T
         proper = np.arange(1, n - 1)
         comp = (n - 1) ^ proper
         for x in range(k):
@@ -48,52 +60,59 @@ def dense_baseline(k: int, l: int, eps: float, semantics: str, queue: mp.Queue) 
                 if x != x2:
                     cons.append(1 - bel[x, comp] <= e * bel[x2, proper])
     truth = np.array([1 << x for x in range(k)]) - 1  # column of {y(x)}
-    objective = cp.Maximize(sum(M[x, truth[x]] for x in range(k)) / k)
-    prob = cp.Problem(objective, cons)
+    prob = cp.Problem(cp.Maximize(sum(M[x, truth[x]] for x in range(k)) / k), cons)
     prob.solve(solver="HIGHS")
-    queue.put((time.perf_counter() - t0, float(prob.value)))
+    queue.put((time.perf_counter() - t0, float(prob.value), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, ""))
 
 
-def run_baseline(k: int, l: int, eps: float, semantics: str, timeout: float) -> tuple[float | None, float]:
+def run(target, args: tuple, timeout: float) -> tuple | None:
     ctx = mp.get_context("spawn")
     queue: mp.Queue = ctx.Queue()
-    proc = ctx.Process(target=dense_baseline, args=(k, l, eps, semantics, queue))
+    proc = ctx.Process(target=target, args=(*args, queue))
     proc.start()
     proc.join(timeout)
     if proc.is_alive():
         proc.terminate()
         proc.join()
-        return None, math.nan
-    if queue.empty():
-        return None, math.nan
-    return queue.get()
+        return None
+    return None if queue.empty() else queue.get()
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="4,6,8")
-    parser.add_argument("--semantics", default="wldp,sldp")
-    parser.add_argument("--timeout", type=float, default=600.0, help="baseline time limit per size (s)")
-    parser.add_argument("--eps", type=float, default=1.0)
+    parser.add_argument("--general", default="4,6,8,10,12", help="k = l sizes of the general path")
+    parser.add_argument("--symmetric", default="10,100,1000,5000", help="k of the symmetric path")
+    parser.add_argument("--semantics", default="sldp,wldp")
+    parser.add_argument("--timeout", type=float, default=600.0, help="time limit per run (s)")
     args = parser.parse_args(argv)
-    sizes = [int(s) for s in args.sizes.split(",")]
-    print(f"design time, k = l, all focal sets, truthful, eps = {args.eps}, baseline limit {args.timeout:g} s")
-    print(f"{'sem':<5} {'k=l':>4} {'ours (s)':>9} {'baseline (s)':>13} {'ratio':>8} "
-          f"{'objective diff':>15}  certificate")
-    for semantics in args.semantics.split(","):
-        for size in sizes:
-            labels = tuple(f"v{i}" for i in range(size))
-            t0 = time.perf_counter()
-            result = design(DesignProblem(inputs=labels, epsilon=args.eps, semantics=semantics))
-            ours = time.perf_counter() - t0
-            base_t, base_obj = run_baseline(size, size, args.eps, semantics, args.timeout)
-            if base_t is None:
-                base, ratio, diff = f"> {args.timeout:g}", f"> {args.timeout / ours:.0f}x", "-"
+    print(f"k = l, all focal sets, uniform prior, eps = 1; limit {args.timeout:g} s per run; memory = peak RSS")
+    header = (f"{'path':<9} {'sem':<5} {'objective':<9} {'k':>5} {'ours (s)':>9} {'mem (MiB)':>10} "
+              f"{'baseline (s)':>13} {'ratio':>9} {'obj diff':>9}  certificate")
+    print(header)
+    cases = []
+    for sem in args.semantics.split(","):
+        cases += [("general", sem, "truthful", int(k)) for k in args.general.split(",") if k]
+    for sem in args.semantics.split(","):
+        for objective in ("truthful", "chi2"):
+            if objective == "chi2" and sem != "sldp":
+                continue  # chi2 is an SLDP objective on the symmetric path
+            cases += [("symmetric", sem, objective, int(k)) for k in args.symmetric.split(",") if k]
+    for path, sem, objective, k in cases:
+        mine = run(ours, (k, sem, objective, path), args.timeout)
+        if mine is None:
+            print(f"{path:<9} {sem:<5} {objective:<9} {k:>5} {'> ' + format(args.timeout, 'g'):>9}", flush=True)
+            continue
+        t, value, rss, cert = mine
+        if objective == "truthful" and k <= 16:
+            base = run(dense_baseline, (k, sem, objective, path), args.timeout)
+            if base is None:
+                base_s, ratio, diff = f"> {args.timeout:g}", f"> {args.timeout / t:.0f}x", "-"
             else:
-                base, ratio = f"{base_t:.2f}", f"{base_t / ours:.1f}x"
-                diff = f"{abs(base_obj - result.objective_value):.2e}"
-            print(f"{semantics:<5} {size:>4} {ours:>9.2f} {base:>13} {ratio:>8} {diff:>15}  "
-                  f"{result.certificate.method}", flush=True)
+                base_s, ratio, diff = f"{base[0]:.2f}", f"{base[0] / t:.1f}x", f"{abs(base[1] - value):.1e}"
+        else:
+            base_s, ratio, diff = "n/a (2**k)" if k > 16 else "n/a", "-", "-"
+        print(f"{path:<9} {sem:<5} {objective:<9} {k:>5} {t:>9.2f} {rss / 1024:>10.0f} {base_s:>13} {ratio:>9} "
+              f"{diff:>9}  {cert}", flush=True)
     return 0
 
 

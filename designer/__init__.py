@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .composition import image, power, product
 from .constructors import Q_GWRR, Q_WRR, Q_2x3, Q_kRR, Q_lambda
+from .design import DesignProblem, DesignResult, load_problem
 from .exceptions import (
     DesignerError,
     InfeasibleDesignError,
@@ -39,6 +40,8 @@ __version__ = "0.1.0"
 __all__ = [
     "Q_GWRR",
     "Q_WRR",
+    "DesignProblem",
+    "DesignResult",
     "DesignerError",
     "InfeasibleDesignError",
     "InvalidMechanismError",
@@ -56,6 +59,7 @@ __all__ = [
     "eps_walley",
     "image",
     "is_private",
+    "load_problem",
     "mass_from_bel",
     "mass_from_commonality",
     "mass_from_pl",

@@ -126,17 +126,31 @@ def cmd_design(args: argparse.Namespace) -> str:
     if args.out:
         _check_out(args.out, [args.problem], args.force)
     result = design(_problem(args))
+    mech = result.mechanism
+    if mech is None and (args.out or args.format == "csv"):
+        raise CommandError(
+            f"the designed mechanism of {result.problem.k} inputs has 2**{result.problem.k} - 1 focal sets and is "
+            "kept in compact form (size classes); use --format json or the table"
+        )
     if args.out:
-        result.mechanism.write(args.out)
+        mech.write(args.out)
     if args.format == "json":
         return json.dumps(result.to_json_dict(), indent=2)
     if args.format == "csv":
-        return result.mechanism.to_csv_text().rstrip("\n")
-    mech = result.mechanism
-    rows = [[x, *(fmt(v, 8) for v in row)] for x, row in zip(mech.inputs, mech.matrix)]
+        return mech.to_csv_text().rstrip("\n")
+    if mech is not None and len(mech.focal) <= 64:
+        rows = [[x, *(fmt(v, 8) for v in row)] for x, row in zip(mech.inputs, mech.matrix)]
+        table = render_table(["input", *mech.columns], rows)
+    else:
+        compact = result.compact
+        a, b = compact.per_set()
+        rows = [[s + 1, fmt(compact.A[s], 8), fmt(a[s], 6), fmt(compact.B[s], 8), fmt(b[s], 6)]
+                for s in range(compact.k) if compact.A[s] > 0 or compact.B[s] > 0]
+        table = ("compact form: mass of a row on sets of each size, with / without the true answer\n"
+                 + render_table(["size", "total with", "one set with", "total without", "one set without"], rows))
     lines = [
         result.problem.describe(),
-        render_table(["input", *mech.columns], rows),
+        table,
         "",
         f"objective {result.problem.objective}: {fmt(result.objective_value, 10)} "
         f"(solver reported {fmt(result.solver_objective, 10)})",
@@ -516,6 +530,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (DesignerError, CommandError, ValueError, TypeError, OSError) as exc:
         message = " ".join(str(exc).split()) or type(exc).__name__
         print(f"designer: error: {message}", file=sys.stderr)
+        return EXIT_USAGE
+    except MemoryError:
+        print("designer: error: the problem is too large for this machine's memory; reduce the number of "
+              "answers, restrict focal_sets, or use a symmetric problem (size classes)", file=sys.stderr)
         return EXIT_USAGE
     except CertificationError as exc:
         print(f"designer: error: {' '.join(str(exc).split())}", file=sys.stderr)

@@ -32,11 +32,26 @@ from .programs import (
     staircase_mechanism,
     staircase_program,
 )
+from .symmetric import (
+    SymmetricMechanism,
+    certify_symmetric,
+    from_solution,
+    symmetric_objective,
+    symmetric_program,
+)
 
 __all__ = ["DesignResult", "design", "is_symmetric", "objective_value", "orbit_average"]
 
 #: Largest budget tried when explaining an infeasible problem (e^64 is beyond any meaningful privacy).
 MAX_EPSILON_SEARCH = 64.0
+
+#: ``path="auto"`` takes the symmetric path above this many inputs (the general path is exact and
+#: returns the full mechanism below it).
+SYMMETRIC_AUTO_INPUTS = 10
+#: Full mechanisms of the symmetric path are expanded up to this many inputs.
+EXPAND_INPUTS = 16
+#: The general path refuses frames larger than this without a focal-set restriction.
+GENERAL_MAX_INPUTS = 16
 
 #: Relative budget margins of the re-solves tried when a solver answer cannot be certified otherwise.
 RESOLVE_MARGINS = (1e-9, 1e-7, 1e-5)
@@ -49,8 +64,9 @@ class DesignResult:
     Attributes
     ----------
     problem : DesignProblem
-    mechanism : Mechanism
-        The released mechanism (certified; see ``certificate``).
+    mechanism : Mechanism or None
+        The released mechanism (certified; see ``certificate``). On the symmetric path it is expanded only
+        for ``k <= EXPAND_INPUTS`` (it has ``2**k - 1`` columns); ``compact`` always holds it.
     objective_value : float
         The objective recomputed from the released mechanism.
     solver_objective : float
@@ -68,10 +84,12 @@ class DesignResult:
     certificate : Certificate
     seconds : float
         Wall time of the whole design.
+    compact : SymmetricMechanism or None
+        The size-class form on the symmetric path (DESIGN.md 5).
     """
 
     problem: DesignProblem
-    mechanism: Mechanism
+    mechanism: Mechanism | None
     objective_value: float
     solver_objective: float
     eps_shafer: float
@@ -82,6 +100,7 @@ class DesignResult:
     path: str
     certificate: Certificate
     seconds: float
+    compact: SymmetricMechanism | None = None
 
     @property
     def certified(self) -> bool:
@@ -92,14 +111,15 @@ class DesignResult:
         """The ``designer design --format json`` object."""
         from ..cli import json_number
 
-        mech = self.mechanism
-        return {
-            "name": self.problem.name,
-            "inputs": list(mech.inputs),
-            "frame": list(mech.frame),
-            "focal_sets": [list(s) for s in mech.focal_sets],
-            "columns": mech.columns,
-            "matrix": [[float(v) for v in row] for row in mech.matrix],
+        out: dict[str, Any] = {"name": self.problem.name, "inputs": list(self.problem.inputs),
+                               "frame": list(self.problem.frame)}
+        if self.mechanism is not None:
+            mech = self.mechanism
+            out.update(focal_sets=[list(s) for s in mech.focal_sets], columns=mech.columns,
+                       matrix=[[float(v) for v in row] for row in mech.matrix])
+        if self.compact is not None:
+            out["compact"] = self.compact.to_json_dict()
+        out.update({
             "epsilon": self.problem.epsilon,
             "semantics": self.problem.semantics,
             "objective": self.problem.objective,
@@ -122,7 +142,8 @@ class DesignResult:
                 "violation_before_repair": json_number(self.certificate.violation),
             },
             "seconds": self.seconds,
-        }
+        })
+        return out
 
 
 # ---------------------------------------------------------------------------- objective
@@ -169,13 +190,15 @@ def is_symmetric(problem: DesignProblem) -> bool:
         return False
     truth = problem.truth()  # frame index of input x
     inv = np.argsort(truth)  # input of frame index y
-    family = problem.family()
+    family = problem.family() if problem.focal_sets is not None else None
     for perm in _permutations(l):  # perm acts on frame indices; inputs follow by labels
-        if problem.focal_sets is not None:
+        if family is not None:
             if set(_permute_masks(family, perm).tolist()) != set(family.tolist()):
                 return False
         xperm = inv[perm[truth]]  # input x -> input with label perm(y(x))
         if problem.objective == "gain":
+            if l > 16:
+                return False  # a (k, 2**l) gain table is not checked for invariance beyond 16 answers
             g = problem.gain
             assert g is not None
             all_sets = np.arange(1 << l, dtype=np.int64)
@@ -214,15 +237,20 @@ def orbit_average(mech: Mechanism, truth: NDArray[np.int64]) -> Mechanism:
 # ---------------------------------------------------------------------------- infeasibility
 def _feasible(problem: DesignProblem, *, privacy: bool = True, solver: str | None = None,
               solver_args: dict[str, Any] | None = None) -> bool:
-    if problem.objective == "chi2" and privacy:
+    if privacy and is_symmetric(problem):
+        # Orbit averaging keeps feasibility: the size-class program decides it, with 2k variables.
+        lp = symmetric_program(problem)
+    elif problem.objective == "chi2" and privacy:
         lp = staircase_program(problem).lp
     else:
         lp = linear_program(problem, privacy=privacy)
     lp.c[:] = 0.0
+    if solver is None and solver_args is None and privacy and problem.semantics != "sldp":
+        solver_args = WLDP_HIGHS_OPTIONS
     return solve(lp, solver=solver, solver_args=solver_args).status.startswith("optimal")
 
 
-def _threshold(feasible: Callable[[float], bool], *, bad: float, good: float, steps: int = 30) -> float:
+def _threshold(feasible: Callable[[float], bool], *, bad: float, good: float, steps: int = 20) -> float:
     """Bisect between an infeasible and a feasible value; returns the feasible end of the bracket."""
     for _ in range(steps):
         mid = 0.5 * (bad + good)
@@ -350,6 +378,7 @@ def design(
     solver: str | None = None,
     solver_args: dict[str, Any] | None = None,
     symmetrize: bool = True,
+    path: str = "auto",
 ) -> DesignResult:
     """Design the optimal certified mechanism for ``problem`` (DESIGN.md 5).
 
@@ -368,6 +397,9 @@ def design(
     symmetrize : bool, default True
         Return the orbit average for problems invariant under relabelling (same objective; equal
         per-answer treatment).
+    path : {"auto", "general", "symmetric"}
+        ``auto`` takes the symmetric (size-class) path for invariant problems with more than
+        ``SYMMETRIC_AUTO_INPUTS`` inputs, the general LP otherwise; ``result.path`` says which.
 
     Returns
     -------
@@ -391,7 +423,23 @@ def design(
     """
     if not isinstance(problem, DesignProblem):
         raise TypeError(f"design() takes a DesignProblem, got {type(problem).__name__}")
+    if path not in ("auto", "general", "symmetric"):
+        raise ValueError(f"path must be 'auto', 'general' or 'symmetric', got {path!r}")
     t0 = time.perf_counter()
+    symmetric = is_symmetric(problem)
+    if path == "symmetric" and not symmetric:
+        raise InvalidProblemError(
+            "the symmetric path needs a problem invariant under relabelling: inputs equal to the frame's "
+            "labels, a uniform prior, and objective and structure that do not single out any answer"
+        )
+    if path == "symmetric" or (path == "auto" and symmetric and problem.k > SYMMETRIC_AUTO_INPUTS):
+        return _design_symmetric(problem, solver, solver_args, t0)
+    if problem.l > GENERAL_MAX_INPUTS and problem.focal_sets is None:
+        raise InvalidProblemError(
+            f"a frame of {problem.l} answers has 2**{problem.l} candidate sets per input, too many for the "
+            f"general path (limit {GENERAL_MAX_INPUTS}); restrict focal_sets, or make the problem symmetric "
+            "(uniform prior, inputs = frame) for the size-class path"
+        )
     outcome, mech, path = _solve_prepared(problem, solver, solver_args, symmetrize)
     allowed = set(problem.family().tolist()) if problem.focal_sets is not None else None
     losses = _losses(problem)
@@ -452,3 +500,49 @@ def _solve_prepared(problem: DesignProblem, solver: str | None, solver_args: dic
         mech = orbit_average(mech, problem.truth())
         path += " + orbit average"
     return outcome, mech, path
+
+
+def _design_symmetric(problem: DesignProblem, solver: str | None, solver_args: dict[str, Any] | None,
+                      t0: float) -> DesignResult:
+    """The size-class path (DESIGN.md 5) for problems invariant under relabelling."""
+    lp = symmetric_program(problem)
+    outcome = solve(lp, solver=solver, solver_args=solver_args)
+    if outcome.status == "infeasible":
+        raise InfeasibleDesignError(_explain_infeasible(problem, solver, solver_args)
+                                    if problem.k <= GENERAL_MAX_INPUTS else
+                                    f"no {problem.semantics.upper()} mechanism satisfies "
+                                    f"'{problem.name or 'the problem'}' at epsilon = {problem.epsilon:g}; "
+                                    "raise epsilon or relax the structure")
+    if outcome.z is None:
+        raise InfeasibleDesignError(f"the solver {outcome.solver} did not solve the size-class program "
+                                    f"(status {outcome.status}); try solver='CLARABEL'")
+    compact = from_solution(problem, outcome.z)
+    losses = _losses(problem)
+    allowed = problem.focal_sets is None or 1 in {int(m).bit_count() for m in problem.focal_sets}
+    worst = max(compact.eps_shafer() if "shafer" in losses else -math.inf,
+                compact.eps_walley() if "walley" in losses else -math.inf)
+    try:
+        released, info = certify_symmetric(compact, problem.epsilon, losses, allow_singletons=allowed)
+    except ValueError:
+        inner = problem.replace(epsilon=problem.epsilon * (1 - 1e-7))
+        compact = from_solution(problem, solve(symmetric_program(inner), solver=solver,
+                                               solver_args=solver_args).z)
+        released, info = certify_symmetric(compact, problem.epsilon, losses, allow_singletons=False)
+    certificate = Certificate(problem.epsilon, losses, info["method"], info["margin"], info["repaired"],
+                              info["mix_weight"], info["reference"], worst - problem.epsilon)
+    ca, cb = symmetric_objective(problem)
+    if problem.objective == "chi2":
+        value = released.chi2()
+    else:
+        value = float(ca @ released.A + cb @ released.B)
+    mechanism = None
+    if problem.k <= EXPAND_INPUTS:
+        # The per-set masses of the expansion are rounded quotients of the class totals: the released
+        # full matrix gets a certificate of its own (exact when small), repaired if the rounding needs it.
+        mechanism, certificate = certify(released.to_mechanism(), problem.epsilon, losses)
+    return DesignResult(
+        problem=problem, mechanism=mechanism, objective_value=value, solver_objective=outcome.objective,
+        eps_shafer=released.eps_shafer(), eps_walley=released.eps_walley(), variance=released.variance(),
+        status=outcome.status, solver=outcome.solver, path="symmetric size classes", certificate=certificate,
+        seconds=time.perf_counter() - t0, compact=released,
+    )

@@ -48,6 +48,8 @@ OBJECTIVES = ("truthful", "chi2", "gain", "worst_case_utility", "best_case_utili
 _TOP_KEYS = ("name", "inputs", "frame", "prior", "epsilon", "semantics", "objective", "structure", "gain",
              "utility")
 _STRUCTURE_KEYS = ("dont_know", "dont_know_max", "lie_max", "focal_sets")
+#: Largest frame with a [gain] table (one value per subset and input).
+MAX_GAIN_FRAME = 20
 
 
 def _fail(where: str, key: str, expected: str, got: object) -> InvalidProblemError:
@@ -128,9 +130,6 @@ class DesignProblem:
         set_(self, "inputs", inputs)
         set_(self, "frame", frame)
         k, l = len(inputs), len(frame)
-        if l > sf.MAX_DENSE_FRAME:
-            raise InvalidProblemError(f"{where}key 'frame': {l} labels give 2**{l} candidate sets; "
-                                      f"the general path handles at most {sf.MAX_DENSE_FRAME}")
         set_(self, "epsilon", _real(self.epsilon, where, "epsilon", "a finite number > 0", low=0,
                                     low_open=True))
         sem = str(self.semantics).lower()
@@ -322,6 +321,11 @@ def parse_problem(data: Mapping[str, Any], *, source: str = "") -> DesignProblem
 
     gain = None
     if "gain" in data:
+        if len(frame) > MAX_GAIN_FRAME:
+            raise InvalidProblemError(
+                f"{where}key 'gain': a gain table has one entry per subset of the frame (2**{len(frame)}); "
+                f"it is supported up to {MAX_GAIN_FRAME} answers; use worst_case_utility or best_case_utility"
+            )
         rows = _table_rows(data["gain"], inputs, where, "gain")
         gain = np.zeros((len(inputs), 1 << len(frame)))
         for x, row in rows.items():

@@ -1,0 +1,431 @@
+"""The symmetric path: problems invariant under relabelling, solved in size classes (DESIGN.md 5).
+
+For a uniform prior, inputs equal to the frame's labels and an invariant objective and structure, an
+optimum exists whose mass ``M[x, E]`` depends only on ``s = |E|`` and on whether ``y(x)`` is in ``E``.
+Its variables are the class totals of one row:
+
+* ``A_s``: mass on all size-``s`` sets containing the true answer (``C(k-1, s-1)`` sets, ``s = 1..k``);
+* ``B_s``: mass on all size-``s`` sets without it (``C(k-1, s)`` sets, ``s = 1..k-1``).
+
+One set then carries ``a_s = A_s / C(k-1, s-1)`` or ``b_s = B_s / C(k-1, s)``, and
+
+* eps-SLDP: ``a_s <= e^eps b_s`` and ``b_s <= e^eps a_s``, i.e. ``A_s (k - s) <= e^eps s B_s`` and
+  ``s B_s <= e^eps (k - s) A_s``;
+* eps-WLDP: with ``bel_in(t) = sum_s r(t-1, s-1) A_s + r'(t-1, s) B_s`` (set of size ``t`` containing the
+  truth), ``bel_out(t) = sum_s r'(t, s) B_s``, ``pl_in(t) = 1 - bel_out(k - t)``, ``pl_out(t) = 1 - bel_in(k - t)``
+  and the ratios of binomials ``r(u, v) = C(u, v) / C(k-1, v)`` (computed with lgamma), the pairs
+  ``(in, in)``, ``(in, out)``, ``(out, in)``, ``(out, out)`` of ``pl <= e^eps bel`` for every size ``t``.
+
+That is ``2k`` variables and ``O(k^2)`` nonzeros: ``k = 1000`` solves in about a second.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+from scipy.special import gammaln
+
+from .._exact import exp_bounds, to_integers
+from ..exceptions import InvalidProblemError
+from ..mechanism import Mechanism
+from .problem import DesignProblem
+from .programs import LinearProgram
+
+__all__ = [
+    "WLDP_FLOAT_MARGIN",
+    "SymmetricMechanism",
+    "certify_symmetric",
+    "from_solution",
+    "symmetric_objective",
+    "symmetric_program",
+]
+
+#: Margin (nats) of the float certificate of the WLDP loss on the compact form: the bel/pl sums use
+#: binomial ratios from lgamma (relative error ~1e-13 k), far below it.
+WLDP_FLOAT_MARGIN = 1e-9
+
+#: WLDP coefficients below this are left out of the LP (most of them at large k: ratios of binomials).
+DROP_BELOW = 1e-15
+
+
+def _log_binom(n: NDArray[np.float64] | float, r: NDArray[np.float64] | float) -> NDArray[np.float64]:
+    n, r = np.asarray(n, dtype=float), np.asarray(r, dtype=float)
+    out = np.full(np.broadcast(n, r).shape, -np.inf)
+    ok = (r >= 0) & (r <= n)
+    nn, rr = np.broadcast_to(n, out.shape)[ok], np.broadcast_to(r, out.shape)[ok]
+    out[ok] = gammaln(nn + 1) - gammaln(rr + 1) - gammaln(nn - rr + 1)
+    return out
+
+
+def _ratio(u: NDArray[np.float64], v: NDArray[np.float64], k: int) -> NDArray[np.float64]:
+    """``C(u, v) / C(k - 1, v)`` (0 where ``C(u, v) = 0`` or the class is empty)."""
+    num, den = _log_binom(u, v), _log_binom(k - 1, v)
+    with np.errstate(invalid="ignore"):
+        out = np.exp(num - den)
+    return np.where(np.isfinite(den) & np.isfinite(num), out, 0.0)
+
+
+@functools.lru_cache(maxsize=8)
+def bel_maps(k: int) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Coefficients of ``bel_in(t)`` on ``A`` and ``B`` and of ``bel_out(t)`` on ``B``, for ``t = 0..k``.
+
+    Returns ``(IN_A, IN_B, OUT_B)``: ``(k+1, k)`` arrays, column ``s - 1`` for size ``s`` (``B_k`` is 0).
+    """
+    t = np.arange(k + 1, dtype=float)[:, None]
+    s = np.arange(1, k + 1, dtype=float)[None, :]
+    in_a = np.where(t >= 1, _ratio(t - 1, s - 1, k), 0.0)
+    in_b = np.where((t >= 1) & (s <= k - 1), _ratio(t - 1, s, k), 0.0)
+    out_b = np.where(s <= k - 1, _ratio(t, s, k), 0.0)
+    for arr in (in_a, in_b, out_b):
+        arr.setflags(write=False)
+    return in_a, in_b, out_b
+
+
+@dataclass(frozen=True)
+class SymmetricMechanism:
+    """A relabelling-invariant mechanism in compact form (DESIGN.md 5).
+
+    Attributes
+    ----------
+    labels : tuple of str
+        Inputs = frame labels (``k`` of them).
+    A, B : (k,) ndarray
+        Class totals of one row: ``A[s-1]`` on size-``s`` sets containing the true answer, ``B[s-1]`` on
+        those without it (``B[k-1] = 0``: the whole frame contains every answer).
+    """
+
+    labels: tuple[str, ...]
+    A: NDArray[np.float64]
+    B: NDArray[np.float64]
+
+    @property
+    def k(self) -> int:
+        return len(self.labels)
+
+    def per_set(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Mass of *one* size-``s`` set containing / not containing the true answer (may underflow to 0
+        for huge classes; see :meth:`log_per_set`)."""
+        la, lb = self.log_per_set()
+        return np.exp(la), np.exp(lb)
+
+    def log_per_set(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Natural logs of :meth:`per_set` (``-inf`` for 0)."""
+        s = np.arange(1, self.k + 1)
+        with np.errstate(divide="ignore"):
+            la = np.log(self.A) - _log_binom(self.k - 1, s - 1)
+            lb = np.full(self.k, -np.inf)
+            lb[:-1] = np.log(self.B[:-1]) - _log_binom(self.k - 1, s[:-1])
+        return la, lb
+
+    def eps_shafer(self) -> float:
+        """Shafer loss (Def 3.1) from the compact form: ``max |ln(a_s / b_s)|`` over sizes with both kinds."""
+        la, lb = self.log_per_set()
+        la, lb = la[: self.k - 1], lb[: self.k - 1]
+        both_zero = np.isinf(la) & np.isinf(lb)
+        one_zero = np.isinf(la) ^ np.isinf(lb)
+        if np.any(one_zero):
+            return math.inf
+        d = np.abs(la[~both_zero] - lb[~both_zero])
+        return float(d.max()) if d.size else 0.0
+
+    def bel_pl(self) -> dict[str, NDArray[np.float64]]:
+        """``bel_in``, ``bel_out``, ``pl_in``, ``pl_out`` for set sizes ``t = 0..k``."""
+        in_a, in_b, out_b = bel_maps(self.k)
+        bel_in = in_a @ self.A + in_b @ self.B
+        bel_out = out_b @ self.B
+        total = self.A.sum() + self.B.sum()
+        return {"bel_in": bel_in, "bel_out": bel_out, "pl_in": total - bel_out[::-1], "pl_out": total - bel_in[::-1]}
+
+    def eps_walley(self) -> float:
+        """Walley loss (Def 3.13, Lemma 3.14) from the compact form, over the four kinds of pairs."""
+        f = {name: np.clip(v, 0.0, None) for name, v in self.bel_pl().items()}
+        k = self.k
+        t = np.arange(1, k)
+        pairs = [("pl_in", "bel_out", np.ones(t.size, bool)), ("pl_out", "bel_in", np.ones(t.size, bool)),
+                 ("pl_in", "bel_in", t >= 2), ("pl_out", "bel_out", t <= k - 2)]
+        best = 1.0
+        for num, den, keep in pairs:
+            a, b = f[num][t][keep], f[den][t][keep]
+            informative = (a > 1e-15) | (b > 1e-15)
+            a, b = a[informative], b[informative]
+            if np.any(b <= 1e-300):
+                return math.inf
+            if a.size:
+                best = max(best, float(np.max(a / b)))
+        return math.log(best)
+
+    def chi2(self) -> float:
+        """Chi-square information at the uniform prior (the ``chi2`` objective), from the class totals."""
+        k = self.k
+        s = np.arange(1, k)
+        alpha = k * self.A[: k - 1] / s  # C(k, s) a_s
+        beta = k * self.B[: k - 1] / (k - s)  # C(k, s) b_s
+        m = (s * alpha + (k - s) * beta) / k
+        used = m > 0
+        dev = s[used] * (alpha[used] - m[used]) ** 2 + (k - s[used]) * (beta[used] - m[used]) ** 2
+        return float(np.sum(dev / (k * m[used])))
+
+    def variance(self) -> float:
+        """Mean per-input asymptotic variance of the MLE (one respondent): ``(k-1)^2 / (k^2 chi2)``.
+
+        For an invariant mechanism at the uniform prior the Fisher information on the simplex is a multiple
+        of the identity, fixed by the chi-square information.
+        """
+        c = self.chi2()
+        return math.inf if c <= 0 else (self.k - 1) ** 2 / (self.k**2 * c)
+
+    def truthful(self) -> float:
+        """Probability of answering exactly the true singleton: ``A_1``."""
+        return float(self.A[0])
+
+    def to_mechanism(self, max_inputs: int = 16) -> Mechanism:
+        """Expand to the full mechanism (``2**k - 1`` columns); refused above ``max_inputs``."""
+        k = self.k
+        if k > max_inputs:
+            raise InvalidProblemError(
+                f"the full mechanism of {k} inputs has 2**{k} - 1 columns; keep the compact form "
+                f"(or raise max_inputs, at most about 20)"
+            )
+        a, b = self.per_set()
+        sets = np.arange(1, 1 << k, dtype=np.int64)
+        size = np.bitwise_count(sets).astype(np.int64)
+        inside = (sets[None, :] >> np.arange(k)[:, None]) & 1
+        matrix = np.where(inside == 1, a[size - 1][None, :], b[size - 1][None, :])
+        used = matrix.any(axis=0)
+        return Mechanism(matrix[:, used], inputs=self.labels, frame=self.labels, focal=sets[used].tolist())
+
+    def to_json_dict(self) -> dict[str, Any]:
+        a, b = self.per_set()
+        return {"sizes": list(range(1, self.k + 1)), "A_total_with_truth": self.A.tolist(),
+                "B_total_without_truth": self.B.tolist(), "mass_one_set_with_truth": a.tolist(),
+                "mass_one_set_without_truth": b.tolist()}
+
+
+def symmetric_objective(problem: DesignProblem) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Objective coefficients on ``A`` and ``B`` (per unit of class total) of an invariant problem."""
+    k = problem.k
+    s = np.arange(1, k + 1)
+    e = math.exp(problem.epsilon)
+    if problem.objective == "truthful":
+        ca, cb = np.zeros(k), np.zeros(k)
+        ca[0] = 1.0
+        return ca, cb
+    if problem.objective == "chi2":
+        # Staircase classes: one set of size s carries e on inputs whose answer is in it, 1 elsewhere;
+        # per unit of row mass that class contributes k mu_s / (s e + k - s) (module docstring).
+        m = (s * e + (k - s)) / k
+        mu = (s * (e - m) ** 2 + (k - s) * (1 - m) ** 2) / (k * m)
+        return k * mu / (s * e + k - s), np.zeros(k)
+    truth = problem.truth()
+    x, y = 0, int(truth[0])
+    other = int(truth[1])
+    if problem.objective == "gain":
+        assert problem.gain is not None
+        # representative sets: the first s frame indices, rotated to contain / avoid y(x)
+        rep_in = np.array([_rep(k, n, y, True) for n in s])
+        rep_out = np.array([_rep(k, n, y, False) if n < k else 0 for n in s])
+        return problem.gain[x, rep_in], np.where(s < k, problem.gain[x, rep_out], 0.0)
+    u = problem.utility
+    assert u is not None
+    same, diff = float(u[x, y]), float(u[x, other])
+    if problem.objective == "worst_case_utility":
+        ca = np.where(s == 1, same, min(same, diff))
+    else:
+        ca = np.where(s == 1, same, max(same, diff))
+    return ca, np.full(k, diff)
+
+
+def _rep(k: int, size: int, y: int, contains: bool) -> int:
+    members = [y] if contains else []
+    for i in range(k):
+        if len(members) == size:
+            break
+        if i != y:
+            members.append(i)
+    return sum(1 << i for i in members)
+
+
+def _allowed_sizes(problem: DesignProblem) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+    k = problem.k
+    if problem.focal_sets is None:
+        return np.ones(k, bool), np.r_[np.ones(k - 1, bool), False]
+    fam = np.asarray(problem.focal_sets, dtype=np.int64)
+    sizes = np.bitwise_count(fam).astype(int)
+    allowed = np.zeros(k, bool)
+    allowed[np.unique(sizes) - 1] = True
+    return allowed, allowed & (np.arange(1, k + 1) < k)
+
+
+def symmetric_program(problem: DesignProblem) -> LinearProgram:
+    """The size-class LP of an invariant problem: variables ``z = [A_1..A_k, B_1..B_k]`` (``B_k = 0``)."""
+    k = problem.k
+    e = math.exp(problem.epsilon)
+    n = 2 * k
+    s = np.arange(1, k + 1, dtype=float)
+    ca, cb = symmetric_objective(problem)
+    c = np.r_[ca, cb]
+    allow_a, allow_b = _allowed_sizes(problem)
+    if problem.objective == "chi2":
+        allow_b = np.zeros(k, bool)  # staircase classes carry their mass in A (see symmetric_objective)
+    ub = np.r_[np.where(allow_a, np.inf, 0.0), np.where(allow_b, np.inf, 0.0)]
+    eq_rows = [np.r_[np.ones(k), np.ones(k)][None, :]]
+    b_eq = [1.0]
+    ub_rows: list[NDArray[np.float64] | sp.spmatrix] = []
+    b_ub: list[NDArray[np.float64]] = []
+    if problem.dont_know is not None:
+        row = np.zeros((1, n))
+        row[0, k - 1] = 1.0
+        eq_rows.append(row)
+        b_eq.append(problem.dont_know)
+    elif problem.dont_know_max is not None:
+        row = np.zeros((1, n))
+        row[0, k - 1] = 1.0
+        ub_rows.append(row)
+        b_ub.append(np.array([problem.dont_know_max]))
+    if problem.lie_max is not None:
+        row = np.zeros((1, n))
+        if problem.objective == "chi2":
+            row[0, :k] = (k - s) / (s * e + k - s)  # share of a staircase class on sets without the truth
+        else:
+            row[0, k:] = 1.0
+        ub_rows.append(row)
+        b_ub.append(np.array([problem.lie_max]))
+    sldp = problem.semantics in ("sldp", "both") and problem.objective != "chi2"
+    wldp = problem.semantics in ("wldp", "both")
+    if problem.objective == "chi2" and wldp:
+        raise InvalidProblemError(
+            "objective 'chi2' is an SLDP objective on the symmetric path; use semantics = \"sldp\"")
+    if sldp:
+        idx = np.arange(k - 1)
+        rows = np.r_[idx, idx, k - 1 + idx, k - 1 + idx]
+        cols = np.r_[idx, k + idx, k + idx, idx]
+        vals = np.r_[k - s[idx], -e * s[idx], s[idx], -e * (k - s[idx])]
+        ub_rows.append(sp.csr_matrix((vals, (rows, cols)), shape=(2 * (k - 1), n)))
+        b_ub.append(np.zeros(2 * (k - 1)))
+    if wldp:
+        in_a, in_b, out_b = bel_maps(k)
+        zero = np.zeros((k + 1, k))
+        bel_in = np.hstack([in_a, in_b])  # (k+1, 2k)
+        bel_out = np.hstack([zero, out_b])
+        t = np.arange(1, k)
+        # pl_in(t) = 1 - bel_out(k - t); pl_out(t) = 1 - bel_in(k - t): rows "- bel(k-t) - e bel(t) <= -1"
+        fams = [(bel_out[k - t], bel_out[t], np.ones(t.size, bool)),   # pl_in vs bel_out
+                (bel_in[k - t], bel_in[t], np.ones(t.size, bool)),     # pl_out vs bel_in
+                (bel_out[k - t], bel_in[t], t >= 2),                   # pl_in vs bel_in
+                (bel_in[k - t], bel_out[t], t <= k - 2)]               # pl_out vs bel_out
+        for comp, other, keep in fams:
+            block = -comp[keep] - e * other[keep]
+            # Binomial ratios below DROP_BELOW move a row by at most 2k DROP_BELOW: far below solver
+            # tolerance, and the released mechanism is certified on the full compact form anyway.
+            block[np.abs(block) < DROP_BELOW] = 0.0
+            ub_rows.append(sp.csr_matrix(block))
+            b_ub.append(-np.ones(int(keep.sum())))
+    a_ub = sp.vstack([sp.csr_matrix(r) for r in ub_rows], format="csr") if ub_rows else sp.csr_matrix((0, n))
+    return LinearProgram(
+        c=c, A_ub=a_ub, b_ub=np.concatenate(b_ub) if b_ub else np.zeros(0),
+        A_eq=sp.csr_matrix(np.vstack(eq_rows)), b_eq=np.array(b_eq, dtype=float),
+        lb=np.zeros(n), ub=ub, k=1, family=np.arange(n, dtype=np.int64),
+    )
+
+
+def exact_sldp_ok(mech: SymmetricMechanism, eps: float) -> bool:
+    """Exact check of ``a_s <= e^eps b_s`` and ``b_s <= e^eps a_s`` on the dyadic class totals."""
+    k = mech.k
+    ints, _ = to_integers(np.r_[mech.A, mech.B])
+    a_int, b_int = ints[:k], ints[k:]
+    lo, _ = exp_bounds(eps)
+    for s in range(1, k):
+        a, b = int(a_int[s - 1]) * (k - s), int(b_int[s - 1]) * s  # a_s and b_s up to a common factor
+        for num, den in ((a, b), (b, a)):
+            if num == 0:
+                continue
+            if den == 0 or num * lo.denominator > lo.numerator * den:
+                return False
+    return True
+
+
+def from_solution(problem: DesignProblem, z: NDArray[np.float64]) -> SymmetricMechanism:
+    """Class totals from a solution of :func:`symmetric_program` (staircase classes split for chi2)."""
+    k = problem.k
+    a, b = np.clip(z[:k], 0.0, None), np.clip(z[k:], 0.0, None)
+    a[a < 1e-15] = 0.0
+    b[b < 1e-15] = 0.0
+    if problem.objective == "chi2":
+        s = np.arange(1, k + 1, dtype=float)
+        e = math.exp(problem.epsilon)
+        w = a
+        a, b = w * s * e / (s * e + k - s), w * (k - s) / (s * e + k - s)
+    b[k - 1] = 0.0
+    if problem.dont_know is not None:
+        rest = a[: k - 1].sum() + b.sum()
+        scale = (1.0 - problem.dont_know) / rest if rest > 0 else 0.0
+        a, b = a * scale, b * scale
+        a[k - 1] = problem.dont_know
+    else:
+        total = a.sum() + b.sum()
+        a, b = a / total, b / total
+    return SymmetricMechanism(problem.inputs, a, b)
+
+
+def _passes(mech: SymmetricMechanism, eps: float, losses: tuple[str, ...]) -> bool:
+    if "shafer" in losses and not exact_sldp_ok(mech, eps):
+        return False
+    return not ("walley" in losses and mech.eps_walley() > eps - WLDP_FLOAT_MARGIN)
+
+
+def certify_symmetric(mech: SymmetricMechanism, eps: float, losses: tuple[str, ...], *,
+                      allow_singletons: bool = True) -> tuple[SymmetricMechanism, dict[str, Any]]:
+    """Certify a compact mechanism (exact for the Shafer loss, floats with margin for Walley), repairing
+    by mixing with the uniform mechanism of the same don't-know mass when needed.
+
+    Returns the released mechanism and a description (method, margin, repaired, mix weight).
+    """
+    method = "float" if "walley" in losses else "exact"
+    margin = WLDP_FLOAT_MARGIN if method == "float" else 0.0
+    info: dict[str, Any] = {"method": method, "margin": margin, "repaired": False, "mix_weight": 0.0,
+                            "reference": ""}
+    if _passes(mech, eps, losses):
+        return mech, info
+    k = mech.k
+    sizes = np.arange(1, k + 1, dtype=float)
+    totals = mech.A + mech.B
+    # The row average (every set's mass averaged over inputs): Shafer loss 0, same classes and don't-know.
+    average = SymmetricMechanism(mech.labels, sizes * totals / k, (k - sizes) * totals / k)
+    d = float(mech.A[k - 1])
+    ref_a, ref_b = np.zeros(k), np.zeros(k)
+    ref_a[0], ref_b[0] = (1 - d) / k, (1 - d) * (k - 1) / k
+    ref_a[k - 1] += d
+    uniform = SymmetricMechanism(mech.labels, ref_a, ref_b)
+    candidates = [("row average (Shafer loss 0)", average)]
+    if allow_singletons:
+        candidates.append(("uniform mechanism with the same don't-know mass", uniform))
+    for name, ref in candidates:  # noqa: B007 - the chosen reference is used below
+        if _passes(ref, eps, losses):
+            break
+    else:
+        raise ValueError("no reference mechanism within the budget and the focal family")
+
+    def mix(t: float) -> SymmetricMechanism:
+        return SymmetricMechanism(mech.labels, (1 - t) * mech.A + t * ref.A, (1 - t) * mech.B + t * ref.B)
+
+    t_hi, t = 1.0, 1e-15
+    while t < 1.0:
+        if _passes(mix(t), eps, losses):
+            t_hi = t
+            break
+        t *= 10.0
+    t_lo = t_hi / 10.0 if t_hi < 1.0 else 0.0
+    for _ in range(12):
+        mid = 0.5 * (t_lo + t_hi)
+        if _passes(mix(mid), eps, losses):
+            t_hi = mid
+        else:
+            t_lo = mid
+    info.update(repaired=True, mix_weight=t_hi, reference=name)
+    return mix(t_hi), info
