@@ -9,6 +9,7 @@ reference mechanism that is strictly inside the budget, by the smallest weight `
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,7 +18,7 @@ from numpy.typing import NDArray
 from ..mechanism import Mechanism
 from ..privacy import is_private, worst_case
 
-__all__ = ["EXACT_LIMIT", "Certificate", "CertificationError", "certify", "clean_solution"]
+__all__ = ["EXACT_LIMIT", "Certificate", "CertificationError", "certify", "clean_solution", "smallest_mix_weight"]
 
 #: Exact arithmetic is used when (inputs) x (sets checked) is at most this.
 EXACT_LIMIT = 100_000
@@ -138,6 +139,28 @@ def _mix(a: Mechanism, b: Mechanism, t: float) -> Mechanism:
     return Mechanism(out, inputs=a.inputs, frame=a.frame, focal=masks)
 
 
+def smallest_mix_weight(passes: Callable[[float], bool], *, steps: int = 12) -> float:
+    """Smallest weight ``t`` in (0, 1] of a reference with ``passes(t)``, knowing ``passes(1)``.
+
+    Budget-feasible mechanisms form a convex set, so the passing weights are an interval ``[t*, 1]``:
+    decades from 1e-15 find its order of magnitude, bisection refines it (the returned end passes).
+    """
+    t_hi, t = 1.0, 1e-15
+    while t < 1.0:
+        if passes(t):
+            t_hi = t
+            break
+        t *= 10.0
+    t_lo = t_hi / 10.0 if t_hi < 1.0 else 0.0
+    for _ in range(steps):
+        mid = 0.5 * (t_lo + t_hi)
+        if passes(mid):
+            t_hi = mid
+        else:
+            t_lo = mid
+    return t_hi
+
+
 def certify(mech: Mechanism, epsilon: float, losses: tuple[str, ...], *,
             allowed: set[int] | None = None) -> tuple[Mechanism, Certificate]:
     """Return a mechanism that provably meets ``epsilon`` for every loss in ``losses``, and how.
@@ -169,21 +192,7 @@ def certify(mech: Mechanism, epsilon: float, losses: tuple[str, ...], *,
             continue
         if not _passes(ref, epsilon, losses, method):
             continue
-        # Feasible mechanisms form a convex set: the passing weights are an interval [t*, 1].
-        t_hi = 1.0
-        t = 1e-15
-        while t < 1.0:
-            if _passes(_mix(mech, ref, t), epsilon, losses, method):
-                t_hi = t
-                break
-            t *= 10.0
-        t_lo = t_hi / 10.0 if t_hi < 1.0 else 0.0
-        for _ in range(12):
-            mid = 0.5 * (t_lo + t_hi)
-            if _passes(_mix(mech, ref, mid), epsilon, losses, method):
-                t_hi = mid
-            else:
-                t_lo = mid
+        t_hi = smallest_mix_weight(lambda t, ref=ref: _passes(_mix(mech, ref, t), epsilon, losses, method))
         released = _mix(mech, ref, t_hi)
         return released, Certificate(epsilon, losses, method, margin, True, t_hi, name, violation)
     raise CertificationError(

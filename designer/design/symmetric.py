@@ -34,6 +34,7 @@ from scipy.special import gammaln
 from .._exact import exp_bounds, to_integers
 from ..exceptions import InvalidProblemError
 from ..mechanism import Mechanism
+from .certify import smallest_mix_weight
 from .problem import DesignProblem
 from .programs import LinearProgram
 
@@ -414,18 +415,6 @@ def certify_symmetric(mech: SymmetricMechanism, eps: float, losses: tuple[str, .
     def mix(t: float) -> SymmetricMechanism:
         return SymmetricMechanism(mech.labels, (1 - t) * mech.A + t * ref.A, (1 - t) * mech.B + t * ref.B)
 
-    t_hi, t = 1.0, 1e-15
-    while t < 1.0:
-        if _passes(mix(t), eps, losses):
-            t_hi = t
-            break
-        t *= 10.0
-    t_lo = t_hi / 10.0 if t_hi < 1.0 else 0.0
-    for _ in range(12):
-        mid = 0.5 * (t_lo + t_hi)
-        if _passes(mix(mid), eps, losses):
-            t_hi = mid
-        else:
-            t_lo = mid
+    t_hi = smallest_mix_weight(lambda t: _passes(mix(t), eps, losses))
     info.update(repaired=True, mix_weight=t_hi, reference=name)
     return mix(t_hi), info
