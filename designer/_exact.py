@@ -9,7 +9,6 @@ Sums and comparisons of those integers are exact, and ``exp(eps)`` (irrational f
 from __future__ import annotations
 
 import decimal
-import math
 from fractions import Fraction
 
 import numpy as np
@@ -75,12 +74,3 @@ def ratio_at_most_exp(num: int, den: int, eps: float) -> bool:
     # exp(eps) is irrational for rational eps != 0, so this is unreachable in practice; refuse to
     # certify rather than guess.
     return False
-
-
-def exact_log_ratio(num: int, den: int) -> float:
-    """``ln(num / den)`` of two non-negative integers as a float (inf for a / 0, -inf for 0)."""
-    if num == 0:
-        return -math.inf
-    if den == 0:
-        return math.inf
-    return math.log(num) - math.log(den)

@@ -112,6 +112,16 @@ def allocation_lp(mech: Mechanism, x: str | int, f: ArrayLike, *, upper: bool) -
     return float(fv @ pr), pr
 
 
+def _expectation(mech: Mechanism, x: str | int, gamble: Mapping[str, float] | ArrayLike, method: str,
+                 upper: bool) -> float:
+    f = gamble_vector(mech, gamble)
+    if method == "lp":
+        return allocation_lp(mech, x, f, upper=upper)[0]
+    if method != "choquet":
+        raise ValueError(f"method must be 'choquet' or 'lp', got {method!r}")
+    return _choquet(mech, x, f, upper=upper)
+
+
 def lower_expectation(mech: Mechanism, x: str | int, gamble: Mapping[str, float] | ArrayLike, *,
                       method: str = "choquet") -> float:
     """Lower expectation ``min_{pr in P_x} E_pr[f]`` of a gamble (DESIGN.md 3).
@@ -125,23 +135,13 @@ def lower_expectation(mech: Mechanism, x: str | int, gamble: Mapping[str, float]
     method : {"choquet", "lp"}
         Closed form ``sum_B m(B) min_{y in B} f(y)``, or the allocation LP.
     """
-    f = gamble_vector(mech, gamble)
-    if method == "lp":
-        return allocation_lp(mech, x, f, upper=False)[0]
-    if method != "choquet":
-        raise ValueError(f"method must be 'choquet' or 'lp', got {method!r}")
-    return _choquet(mech, x, f, upper=False)
+    return _expectation(mech, x, gamble, method, upper=False)
 
 
 def upper_expectation(mech: Mechanism, x: str | int, gamble: Mapping[str, float] | ArrayLike, *,
                       method: str = "choquet") -> float:
     """Upper expectation ``max_{pr in P_x} E_pr[f] = sum_B m(B) max_{y in B} f(y)`` (DESIGN.md 3)."""
-    f = gamble_vector(mech, gamble)
-    if method == "lp":
-        return allocation_lp(mech, x, f, upper=True)[0]
-    if method != "choquet":
-        raise ValueError(f"method must be 'choquet' or 'lp', got {method!r}")
-    return _choquet(mech, x, f, upper=True)
+    return _expectation(mech, x, gamble, method, upper=True)
 
 
 def lower_probability(mech: Mechanism, x: str | int, event: Sequence[str] | str | int, *,

@@ -18,7 +18,15 @@ from numpy.typing import NDArray
 from ..mechanism import Mechanism
 from ..privacy import is_private, worst_case
 
-__all__ = ["EXACT_LIMIT", "Certificate", "CertificationError", "certify", "clean_solution", "smallest_mix_weight"]
+__all__ = [
+    "EXACT_LIMIT",
+    "Certificate",
+    "CertificationError",
+    "bisect_threshold",
+    "certify",
+    "clean_solution",
+    "smallest_mix_weight",
+]
 
 #: Exact arithmetic is used when (inputs) x (sets checked) is at most this.
 EXACT_LIMIT = 100_000
@@ -151,14 +159,18 @@ def smallest_mix_weight(passes: Callable[[float], bool], *, steps: int = 12) -> 
             t_hi = t
             break
         t *= 10.0
-    t_lo = t_hi / 10.0 if t_hi < 1.0 else 0.0
+    return bisect_threshold(passes, bad=t_hi / 10.0 if t_hi < 1.0 else 0.0, good=t_hi, steps=steps)
+
+
+def bisect_threshold(feasible: Callable[[float], bool], *, bad: float, good: float, steps: int = 20) -> float:
+    """Bisect between a failing value ``bad`` and a passing value ``good``; returns the passing end."""
     for _ in range(steps):
-        mid = 0.5 * (t_lo + t_hi)
-        if passes(mid):
-            t_hi = mid
+        mid = 0.5 * (bad + good)
+        if feasible(mid):
+            good = mid
         else:
-            t_lo = mid
-    return t_hi
+            bad = mid
+    return good
 
 
 def certify(mech: Mechanism, epsilon: float, losses: tuple[str, ...], *,

@@ -22,7 +22,7 @@ from ..estimation import chi2_information, estimator_variance
 from ..exceptions import InfeasibleDesignError, InvalidProblemError
 from ..mechanism import Mechanism
 from ..privacy import eps_shafer, eps_walley
-from .certify import Certificate, CertificationError, certify, clean_solution
+from .certify import Certificate, CertificationError, bisect_threshold, certify, clean_solution
 from .problem import DesignProblem
 from .programs import (
     SolverOutcome,
@@ -245,20 +245,9 @@ def _feasible(problem: DesignProblem, *, privacy: bool = True, solver: str | Non
     else:
         lp = linear_program(problem, privacy=privacy)
     lp.c[:] = 0.0
-    if solver is None and solver_args is None and privacy and problem.semantics != "sldp":
-        solver_args = WLDP_HIGHS_OPTIONS
+    if privacy:
+        solver_args = _default_solver_args(problem, solver, solver_args)
     return solve(lp, solver=solver, solver_args=solver_args).status.startswith("optimal")
-
-
-def _threshold(feasible: Callable[[float], bool], *, bad: float, good: float, steps: int = 20) -> float:
-    """Bisect between an infeasible and a feasible value; returns the feasible end of the bracket."""
-    for _ in range(steps):
-        mid = 0.5 * (bad + good)
-        if feasible(mid):
-            good = mid
-        else:
-            bad = mid
-    return good
 
 
 def _explain_infeasible(problem: DesignProblem, solver: str | None, solver_args: dict[str, Any] | None) -> str:
@@ -286,12 +275,13 @@ def _explain_infeasible(problem: DesignProblem, solver: str | None, solver_args:
     while hi < MAX_EPSILON_SEARCH:
         hi = min(2.0 * hi, MAX_EPSILON_SEARCH)
         if feasible_with("epsilon")(hi):
-            hints.append(f"epsilon >= {_threshold(feasible_with('epsilon'), bad=eps, good=hi):.6g}")
+            hints.append(f"epsilon >= {bisect_threshold(feasible_with('epsilon'), bad=eps, good=hi):.6g}")
             break
     if problem.dont_know and feasible_with("dont_know")(0.0):
-        hints.append(f"dont_know <= {_threshold(feasible_with('dont_know'), bad=problem.dont_know, good=0.0):.6g}")
+        largest = bisect_threshold(feasible_with("dont_know"), bad=problem.dont_know, good=0.0)
+        hints.append(f"dont_know <= {largest:.6g}")
     if problem.lie_max is not None and feasible_with("lie_max")(1.0):
-        hints.append(f"lie_max >= {_threshold(feasible_with('lie_max'), bad=problem.lie_max, good=1.0):.6g}")
+        hints.append(f"lie_max >= {bisect_threshold(feasible_with('lie_max'), bad=problem.lie_max, good=1.0):.6g}")
     if not hints:
         return (f"{head}, and no epsilon up to {MAX_EPSILON_SEARCH:g} helps; relax the structure "
                 "(under WLDP every proper event needs positive belief: allow singletons among focal_sets)")
@@ -306,9 +296,7 @@ def _losses(problem: DesignProblem) -> tuple[str, ...]:
 def _solve_linear(problem: DesignProblem, solver: str | None, solver_args: dict[str, Any] | None
                   ) -> tuple[SolverOutcome, NDArray[np.float64] | None, NDArray[np.int64]]:
     lp = linear_program(problem)
-    if solver is None and solver_args is None and problem.semantics in ("wldp", "both"):
-        solver_args = WLDP_HIGHS_OPTIONS
-    out = solve(lp, solver=solver, solver_args=solver_args)
+    out = solve(lp, solver=solver, solver_args=_default_solver_args(problem, solver, solver_args))
     cols = None if out.z is None else lp.mechanism(out.z)
     return out, cols, lp.family
 
@@ -316,6 +304,14 @@ def _solve_linear(problem: DesignProblem, solver: str | None, solver_args: dict[
 #: HiGHS options for WLDP programs (many sparse pair rows): interior point, then crossover to a vertex.
 #: Measured at k = l = 8: 0.3 s against 2.1 s for the default simplex.
 WLDP_HIGHS_OPTIONS = {"highs_options": {"solver": "ipm"}}
+
+def _default_solver_args(problem: DesignProblem, solver: str | None,
+                         solver_args: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The caller's solver arguments, or the measured HiGHS default for WLDP programs."""
+    if solver is None and solver_args is None and problem.semantics in ("wldp", "both"):
+        return WLDP_HIGHS_OPTIONS
+    return solver_args
+
 
 #: HiGHS options for the staircase LP (few rows, up to 2**k columns): primal simplex is fastest there.
 STAIRCASE_HIGHS_OPTIONS = {"highs_options": {"simplex_strategy": 4}}
