@@ -27,6 +27,8 @@ from .privacy import LOSSES, privacy_losses
 __all__ = ["main"]
 
 EXIT_USAGE = 2
+#: Objectives that need no table in the problem file (gain and utilities do).
+OBJECTIVE_CHOICES = ("truthful", "chi2", "gain", "worst_case_utility", "best_case_utility")
 
 
 class CommandError(Exception):
@@ -66,6 +68,36 @@ def render_csv(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return buf.getvalue().rstrip("\n")
 
 
+def show_progress(args: argparse.Namespace) -> bool:
+    """Progress bars go to stderr, only when it is a terminal and ``--quiet`` was not given."""
+    return not getattr(args, "quiet", False) and sys.stderr.isatty()
+
+
+def parse_values(text: str, what: str, *, low: float, high: float, low_open: bool, high_open: bool
+                 ) -> list[float]:
+    """``start:stop:count`` (inclusive, evenly spaced) or a comma list ``0.5,1,2``, each in a range."""
+    try:
+        if ":" in text:
+            parts = text.split(":")
+            if len(parts) != 3:
+                raise ValueError
+            start, stop, count = float(parts[0]), float(parts[1]), int(parts[2])
+            if count < 1 or (count == 1 and start != stop):
+                raise ValueError
+            values = [start + (stop - start) * i / (count - 1) for i in range(count)] if count > 1 else [start]
+        else:
+            values = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise CommandError(f"{what} {text!r}: write start:stop:count (e.g. 0.1:5:50) or a list 0.5,1,2") from None
+    lo, hi = ("(" if low_open else "["), (")" if high_open else "]")
+    for v in values:
+        if (not math.isfinite(v) or v < low or v > high or (low_open and v == low) or (high_open and v == high)):
+            raise CommandError(f"{what} {text!r}: every value must be in {lo}{low:g}, {high:g}{hi}, got {v!r}")
+    if not values:
+        raise CommandError(f"{what} {text!r}: no values; write start:stop:count or a list 0.5,1,2")
+    return values
+
+
 # ---------------------------------------------------------------------------- audit
 def cmd_audit(args: argparse.Namespace) -> str:
     mech = Mechanism.read(args.mechanism)
@@ -94,7 +126,8 @@ def cmd_audit(args: argparse.Namespace) -> str:
                  for n, w in losses.items()]
         return render_csv(headers, exact)
     kind = "Bayesian" if mech.is_bayesian else "evidential"
-    title = (f"{args.mechanism}: {mech.k} inputs, frame {{{','.join(mech.frame)}}}, "
+    frame = ",".join(mech.frame) if mech.l <= 12 else ",".join(mech.frame[:10]) + f",... ({mech.l} answers)"
+    title = (f"{args.mechanism}: {mech.k} inputs, frame {{{frame}}}, "
              f"{len(mech.focal)} focal sets ({kind})")
     return title + "\n" + render_table(headers, rows)
 
@@ -109,6 +142,8 @@ def _problem(args: argparse.Namespace) -> Any:
         changes["epsilon"] = args.epsilon
     if getattr(args, "semantics", None) is not None:
         changes["semantics"] = args.semantics
+    if getattr(args, "objective", None) is not None:
+        changes["objective"] = args.objective
     return problem.replace(**changes) if changes else problem
 
 
@@ -141,6 +176,11 @@ def cmd_design(args: argparse.Namespace) -> str:
     if mech is not None and len(mech.focal) <= 64:
         rows = [[x, *(fmt(v, 8) for v in row)] for x, row in zip(mech.inputs, mech.matrix)]
         table = render_table(["input", *mech.columns], rows)
+    elif result.compact is None:
+        values = np.unique(np.round(mech.matrix, 15))
+        table = (f"{mech.k} x {len(mech.focal)} mechanism ({'precise answers' if mech.is_bayesian else 'sets'}), "
+                 f"too wide to print; distinct entries {', '.join(fmt(v, 8) for v in values[:6])}"
+                 f"{' ...' if values.size > 6 else ''}; write it with --out FILE or --format json")
     else:
         compact = result.compact
         a, b = compact.per_set()
@@ -165,23 +205,8 @@ def cmd_design(args: argparse.Namespace) -> str:
 
 
 def parse_grid(text: str) -> list[float]:
-    """``start:stop:count`` (inclusive, evenly spaced) or a comma list ``0.5,1,2``."""
-    try:
-        if ":" in text:
-            parts = text.split(":")
-            if len(parts) != 3:
-                raise ValueError
-            start, stop, count = float(parts[0]), float(parts[1]), int(parts[2])
-            if count < 1 or (count == 1 and start != stop):
-                raise ValueError
-            values = [start + (stop - start) * i / (count - 1) for i in range(count)] if count > 1 else [start]
-        else:
-            values = [float(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise CommandError(f"grid {text!r}: write start:stop:count (e.g. 0.1:5:50) or a list 0.5,1,2") from None
-    if not values or any(not math.isfinite(v) or v <= 0 for v in values):
-        raise CommandError(f"grid {text!r}: every epsilon must be a finite number > 0")
-    return values
+    """Epsilons: ``start:stop:count`` (inclusive, evenly spaced) or a comma list ``0.5,1,2``, each > 0."""
+    return parse_values(text, "grid", low=0.0, high=math.inf, low_open=True, high_open=True)
 
 
 def cmd_compare(args: argparse.Namespace) -> str:
@@ -198,6 +223,129 @@ def cmd_compare(args: argparse.Namespace) -> str:
         return render_csv(headers, [[repr(v) if isinstance(v, float) else v for v in r] for r in rows])
     pretty = [[fmt(v, 8) if isinstance(v, float) else v for v in r] for r in rows]
     return f"{table.problem.describe()}\nclosed form: {table.reference}\n" + render_table(headers, pretty)
+
+
+# ---------------------------------------------------------------------------- sweep
+def cmd_sweep(args: argparse.Namespace) -> str:
+    from ._io import atomic_write_text
+    from .design.sweep import SWEEP_COLUMNS, plot_sweep, sweep
+
+    for path in (args.out, args.plot):
+        if path:
+            _check_out(path, [args.problem], args.force)
+    if args.plot and args.out and os.path.realpath(args.plot) == os.path.realpath(args.out):
+        raise CommandError("--out and --plot name the same file; give two names")
+    if args.jobs == 0 or args.jobs < -1:
+        raise CommandError(f"--jobs must be a positive number of processes or -1 (all cores), got {args.jobs}")
+    problem = _problem(args)
+    epsilons = parse_values(args.eps_grid, "--epsilon", low=0.0, high=math.inf, low_open=True, high_open=True)
+    masses = None
+    if args.dont_know is not None:
+        masses = parse_values(args.dont_know, "--dont-know", low=0.0, high=1.0, low_open=False, high_open=True)
+    df = sweep(problem, epsilons, masses, jobs=args.jobs, scheduler=args.scheduler, progress=show_progress(args))
+    headers = list(SWEEP_COLUMNS)
+    exact = [[repr(v) if isinstance(v, float) else v for v in row] for row in df.itertuples(index=False)]
+    csv_text = render_csv(headers, exact)
+    if args.out:
+        atomic_write_text(args.out, csv_text + "\n", overwrite=args.force)
+    if args.plot:
+        ylabel = {"chi2": "chi-square information"}.get(problem.objective, f"objective ({problem.objective})")
+        plot_sweep(df, args.plot, title=f"{problem.name or args.problem}: {problem.semantics.upper()}",
+                   ylabel=ylabel)
+    done = int((df["status"] == "optimal").sum())
+    summary = f"{done} of {len(df)} designs certified"
+    if args.out:
+        summary += f"; table written to {args.out}"
+    if args.plot:
+        summary += f"; plot written to {args.plot}"
+    if args.format == "json":
+        rows = [{k: json_number(v) if isinstance(v, float) else v for k, v in r.items()}
+                for r in df.to_dict(orient="records")]
+        return json.dumps({"problem": problem.name, "semantics": problem.semantics,
+                           "objective": problem.objective, "rows": rows}, indent=2)
+    if args.format == "csv":
+        return csv_text
+    pretty = [[fmt(v, 8) if isinstance(v, float) else v for v in row[:-1]]
+              for row in df.itertuples(index=False)]
+    notes = sorted({r for r in df["message"] if r})
+    text = render_table(headers[:-1], pretty) + "\n" + summary
+    if notes:
+        text += "\n" + "\n".join(f"note: {n}" for n in notes[:5])
+    return text
+
+
+# ---------------------------------------------------------------------------- simulate
+def parse_prior(text: str | None, inputs: Sequence[str]) -> list[float]:
+    """``0.3,0.7`` (in input order) or ``yes=0.3,no=0.7``; default uniform."""
+    k = len(inputs)
+    if text is None:
+        return [1.0 / k] * k
+    parts = [t.strip() for t in text.split(",") if t.strip()]
+    try:
+        if parts and all("=" in t for t in parts):
+            given = {a.strip(): float(b) for a, b in (t.split("=", 1) for t in parts)}
+            unknown = sorted(set(given) - set(inputs))
+            if unknown:
+                raise CommandError(f"--prior {text!r}: unknown inputs {unknown}; the inputs are {list(inputs)}")
+            values = [given.get(x, 0.0) for x in inputs]
+        else:
+            values = [float(t) for t in parts]
+    except ValueError:
+        raise CommandError(f"--prior {text!r}: write {k} numbers (e.g. 0.3,0.7) or label=value pairs") from None
+    if len(values) != k:
+        raise CommandError(f"--prior {text!r}: {len(values)} values for {k} inputs {list(inputs)}")
+    if any(not math.isfinite(v) or v < 0 for v in values) or abs(sum(values) - 1.0) > 1e-9:
+        raise CommandError(f"--prior {text!r}: the shares must be non-negative and sum to 1")
+    return values
+
+
+def cmd_simulate(args: argparse.Namespace) -> str:
+    from ._io import atomic_write_text
+    from .sampling import precise_distributions
+    from .simulation import simulate, summarize
+
+    if args.out:
+        _check_out(args.out, [args.mechanism], args.force)
+    if args.n < 1 or args.reps < 2:
+        raise CommandError(f"--n must be >= 1 and --reps >= 2, got n = {args.n}, reps = {args.reps}")
+    if args.n * args.reps > 10**12:
+        raise CommandError(f"--n x --reps = {args.n * args.reps:.3g} draws is beyond what fits in reasonable "
+                           "time; reduce --reps (the variance needs about 10**4 surveys)")
+    mech = Mechanism.read(args.mechanism)
+    prior = parse_prior(args.prior, mech.inputs)
+    allocation: Any = args.allocation
+    if allocation != "uniform":
+        try:
+            allocation = float(allocation)
+        except ValueError:
+            raise CommandError(f"--allocation must be 'uniform' or a number in [0, 1], got {allocation!r}") from None
+    df = simulate(mech, prior, args.n, args.reps, args.seed, estimator=args.estimator, semantics=args.semantics,
+                  allocation=allocation, progress=show_progress(args))
+    reference_mech = mech
+    if args.semantics == "wldp":
+        # The analyst sees precise answers drawn from this member of the credal sets.
+        channel = precise_distributions(mech, allocation)
+        reference_mech = Mechanism(channel, inputs=mech.inputs, frame=mech.frame,
+                                   focal=[1 << i for i in range(mech.l)])
+    table = summarize(df, reference_mech)
+    if args.out:
+        atomic_write_text(args.out, df.to_csv(index=False, float_format="%.17g"), overwrite=args.force)
+    headers = list(table.columns)
+    rows = table.to_numpy().tolist()
+    used = table.attrs["used_surveys"]
+    if args.format == "json":
+        return json.dumps({"n": args.n, "reps": args.reps, "used_surveys": used, "estimator": args.estimator,
+                           "semantics": args.semantics, "prior": dict(zip(mech.inputs, prior)),
+                           "rows": [{h: json_number(v) if isinstance(v, float) else v for h, v in zip(headers, r)}
+                                    for r in rows]}, indent=2)
+    if args.format == "csv":
+        return render_csv(headers, [[repr(v) if isinstance(v, float) else v for v in r] for r in rows])
+    head = (f"{args.reps} simulated surveys of {args.n} respondents ({args.semantics}, estimator {args.estimator}"
+            f"; {used} usable); closed_form = asymptotic MLE variance 1/(n I)")
+    text = head + "\n" + render_table(headers, [[fmt(v) if isinstance(v, float) else v for v in r] for r in rows])
+    if args.out:
+        text += f"\nestimates written to {args.out}"
+    return text
 
 
 # ---------------------------------------------------------------------------- credal bounds
@@ -361,6 +509,12 @@ def cmd_randomize(args: argparse.Namespace) -> str:
     for r, label in zip(rows, labels):
         writer.writerow([*(r[i] for i in keep_idx), label])
     atomic_write_text(args.out, buf.getvalue(), overwrite=False)
+    summary = {"n": len(labels), "mechanism": args.mechanism, "semantics": args.semantics, "out": args.out,
+               "seed": args.seed}
+    if args.format == "json":
+        return json.dumps(summary, indent=2)
+    if args.format == "csv":
+        return render_csv(list(summary), [["" if v is None else v for v in summary.values()]])
     return f"randomized {len(labels)} answers with {args.mechanism} ({args.semantics}) into {args.out}"
 
 
@@ -413,6 +567,7 @@ def cmd_estimate(args: argparse.Namespace) -> str:
 def _add_format(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=("table", "json", "csv"), default="table",
                    help="output format (default: table)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar (it is shown only on a terminal)")
 
 
 def _configure_audit(p: argparse.ArgumentParser) -> None:
@@ -424,6 +579,7 @@ def _configure_design(p: argparse.ArgumentParser) -> None:
     p.add_argument("problem", help="design problem (TOML)")
     p.add_argument("--epsilon", type=float, help="override the budget of the file")
     p.add_argument("--semantics", choices=("sldp", "wldp", "both"), help="override the semantics of the file")
+    p.add_argument("--objective", choices=OBJECTIVE_CHOICES, help="override the objective of the file")
     p.add_argument("--out", help="write the designed mechanism (CSV, or JSON for a .json name)")
     p.add_argument("--force", action="store_true", help="let --out replace an existing file")
     _add_format(p)
@@ -431,8 +587,10 @@ def _configure_design(p: argparse.ArgumentParser) -> None:
 
 def _configure_compare(p: argparse.ArgumentParser) -> None:
     p.add_argument("problem", help="design problem (TOML)")
-    p.add_argument("--eps", default="0.1:5:50", help="epsilons: start:stop:count or a list (default 0.1:5:50)")
+    p.add_argument("--eps", "--epsilon", dest="eps", default="0.1:5:50",
+                   help="epsilons: start:stop:count or a list (default 0.1:5:50)")
     p.add_argument("--semantics", choices=("sldp", "wldp", "both"), help="override the semantics of the file")
+    p.add_argument("--objective", choices=OBJECTIVE_CHOICES, help="override the objective of the file")
     _add_format(p)
 
 
@@ -466,6 +624,7 @@ def _configure_randomize(p: argparse.ArgumentParser) -> None:
                    help="sldp: report focal sets; wldp: report precise answers (default sldp)")
     p.add_argument("--allocation", default="uniform",
                    help="wldp: member of the credal set, 'uniform' or lambda in [0, 1] (default uniform)")
+    _add_format(p)
 
 
 def _configure_estimate(p: argparse.ArgumentParser) -> None:
@@ -478,23 +637,66 @@ def _configure_estimate(p: argparse.ArgumentParser) -> None:
     _add_format(p)
 
 
+def _configure_sweep(p: argparse.ArgumentParser) -> None:
+    p.add_argument("problem", help="design problem (TOML)")
+    p.add_argument("--epsilon", dest="eps_grid", default="0.1:5:50",
+                   help="epsilons: start:stop:count or a list (default 0.1:5:50)")
+    p.add_argument("--dont-know", dest="dont_know",
+                   help="exact don't-know masses in [0, 1): start:stop:count or a list (default: the file's)")
+    p.add_argument("--semantics", choices=("sldp", "wldp", "both"), help="override the semantics of the file")
+    p.add_argument("--objective", choices=OBJECTIVE_CHOICES, help="override the objective of the file")
+    p.add_argument("--jobs", type=int, default=1, help="local worker processes (joblib; -1 = all cores; default 1)")
+    p.add_argument("--scheduler", help="address of a running Dask scheduler, e.g. tcp://127.0.0.1:8786")
+    p.add_argument("--out", help="write the table as CSV (full precision)")
+    p.add_argument("--plot", help="draw the objective against epsilon, one curve per don't-know value (PNG)")
+    p.add_argument("--force", action="store_true", help="let --out / --plot replace existing files")
+    _add_format(p)
+
+
+def _configure_simulate(p: argparse.ArgumentParser) -> None:
+    from .simulation import ESTIMATORS
+
+    p.add_argument("mechanism", help="mechanism CSV or JSON file")
+    p.add_argument("--n", type=int, default=1000, help="respondents per survey (default 1000)")
+    p.add_argument("--reps", type=int, default=10000, help="simulated surveys (default 10000)")
+    p.add_argument("--prior", help="true shares: 0.3,0.7 in input order or yes=0.3,no=0.7 (default uniform)")
+    p.add_argument("--estimator", choices=ESTIMATORS, default="mle",
+                   help="mle (EM), inversion (square Bayesian mechanisms) or eq2 (Q_2x3, Eq 2); default mle")
+    p.add_argument("--semantics", choices=("sldp", "wldp"), default="sldp",
+                   help="sldp: set answers; wldp: precise answers from --allocation (default sldp)")
+    p.add_argument("--allocation", default="uniform",
+                   help="wldp: member of the credal set, 'uniform' or lambda in [0, 1] (default uniform)")
+    p.add_argument("--seed", type=int, help="seed for a reproducible run")
+    p.add_argument("--out", help="also write every survey's estimate (CSV)")
+    p.add_argument("--force", action="store_true", help="let --out replace an existing file")
+    _add_format(p)
+
+
 COMMANDS: list[tuple[str, str, str, Callable[[argparse.ArgumentParser], None], Callable[..., str]]] = [
     ("audit", "privacy losses (Shafer, bel, pl, Walley) of a mechanism file",
      "designer audit examples/mechanisms/q2x3.csv --format json", _configure_audit, cmd_audit),
     ("design", "optimal certified mechanism for a design problem",
-     "designer design problems/gwrr-dont-know.toml --epsilon 2 --out gwrr.csv", _configure_design, cmd_design),
+     "designer design problems/gwrr-dont-know.toml --epsilon 2 --out gwrr-2.csv", _configure_design, cmd_design),
     ("compare", "designed mechanisms next to the closed forms over a grid of epsilons",
      "designer compare problems/gwrr-dont-know.toml --eps 0.1:5:50", _configure_compare, cmd_compare),
     ("tradeoff", "type I / type II trade-off curve of a test between two inputs, with its bound",
-     "designer tradeoff examples/mechanisms/q2x3.csv --null yes --alt no --kind shafer_lower --plot t.png",
+     "designer tradeoff examples/mechanisms/q2x3.csv --null yes --alt no --kind shafer_lower --plot tradeoff.png",
      _configure_tradeoff, cmd_tradeoff),
     ("credal", "bel / pl of every event, and lower / upper expectations of a gamble",
      "designer credal examples/mechanisms/q2x3.csv --gamble yes=1,no=0", _configure_credal, cmd_credal),
     ("randomize", "randomize true survey answers with a mechanism (the true answers are not written)",
-     "designer randomize answers.csv --mechanism m.csv --column answer --out responses.csv --seed 1",
+     "designer randomize examples/answers.csv --mechanism examples/mechanisms/q2x3.csv --column answer "
+     "--out responses.csv --keep id,region --seed 7",
      _configure_randomize, cmd_randomize),
     ("estimate", "estimate the answer distribution from randomized responses",
-     "designer estimate responses.csv --mechanism m.csv --format json", _configure_estimate, cmd_estimate),
+     "designer estimate responses.csv --mechanism examples/mechanisms/q2x3.csv --format json",
+     _configure_estimate, cmd_estimate),
+    ("simulate", "Monte Carlo of the estimator: bias and variance next to 1/(n I)",
+     "designer simulate examples/mechanisms/q2x3.csv --n 1000 --reps 2000 --prior yes=0.3,no=0.7 --seed 1",
+     _configure_simulate, cmd_simulate),
+    ("sweep", "a grid of designs over epsilon (and don't-know mass), in parallel, with a plot",
+     "designer sweep problems/gwrr-dont-know.toml --epsilon 0.1:5:50 --dont-know 0:0.5:6 --jobs 2 "
+     "--out sweep.csv --plot sweep.png", _configure_sweep, cmd_sweep),
 ]
 
 
@@ -529,6 +731,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         text = args.func(args)
     except (DesignerError, CommandError, ValueError, TypeError, OSError) as exc:
         message = " ".join(str(exc).split()) or type(exc).__name__
+        inputs = [str(getattr(args, a)) for a in ("mechanism", "problem", "answers", "responses")
+                  if getattr(args, a, None)]
+        if isinstance(exc, DesignerError) and inputs and not any(p in message for p in inputs):
+            message = f"{inputs[0]}: {message}"  # a problem found while working on this input
         print(f"designer: error: {message}", file=sys.stderr)
         return EXIT_USAGE
     except MemoryError:

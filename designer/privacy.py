@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Literal
 
 import numpy as np
@@ -115,7 +116,9 @@ def _max_ratio(num: NDArray[np.float64], den: NDArray[np.float64]) -> tuple[floa
 
 def _operands(mech: Mechanism, loss: Loss) -> tuple[NDArray, NDArray, NDArray[np.int64]]:
     """Numerator rows, denominator rows and the subsets (masks) of their columns."""
-    if loss == "shafer":
+    if loss == "shafer" or (mech.is_bayesian and mech.l >= 2):
+        # Bayesian rows: bel = pl = probability, and a ratio of sums is at most the largest ratio of its
+        # terms (mediant inequality), so the singletons decide every loss (no 2**l tables needed).
         return mech.matrix, mech.matrix, np.asarray(mech.focal, dtype=object)
     size = 1 << mech.l
     if loss == "bel":
@@ -212,30 +215,38 @@ def privacy_losses(mech: Mechanism) -> dict[str, LossWitness]:
 
 def _exact_private(mech: Mechanism, eps: float, loss: Loss) -> bool:
     """Decide the budget in exact integer arithmetic (masses are dyadic rationals)."""
-    ints, _ = to_integers(mech.matrix)
-    if loss == "shafer":
-        num = den = ints
-    else:
-        mech._check_dense()
-        dense = np.zeros((mech.k, 1 << mech.l), dtype=object)
-        dense[:, np.asarray(mech.focal, dtype=np.int64)] = ints
-        bel = sf.subset_zeta(dense)
-        pl = bel[:, -1:] - bel[:, ::-1]
-        if loss == "bel":
-            num = den = bel[:, 1:]
-        elif loss == "pl":
-            num = den = pl[:, 1:]
-        else:
-            num, den = pl[:, 1:-1], bel[:, 1:-1]
     lo, hi = exp_bounds(eps)
+
+    def at_most(a: int, b: int) -> bool:  # a / b <= e^eps, exactly
+        if a * lo.denominator <= lo.numerator * b:
+            return True
+        return not a * hi.denominator > hi.numerator * b and ratio_at_most_exp(a, b, eps)
+
+    if mech.k < 2:
+        return True
+    if loss == "shafer" or (mech.is_bayesian and mech.l >= 2):  # see _operands
+        # Ratios of the stored masses themselves; the ratio of a row with itself is 1 <= e^eps, so per
+        # column the largest entry against the smallest decides every pair. Float comparisons are exact,
+        # so only one exact product per column is needed (any size).
+        for a, b in zip(mech.matrix.max(axis=0), mech.matrix.min(axis=0)):
+            fa, fb = Fraction(float(a)), Fraction(float(b))
+            if not at_most(fa.numerator * fb.denominator, fb.numerator * fa.denominator):
+                return False
+        return True
+    ints, _ = to_integers(mech.matrix)
+    mech._check_dense()
+    dense = np.zeros((mech.k, 1 << mech.l), dtype=object)
+    dense[:, np.asarray(mech.focal, dtype=np.int64)] = ints
+    bel = sf.subset_zeta(dense)
+    pl = bel[:, -1:] - bel[:, ::-1]
+    if loss in ("bel", "pl"):
+        table = bel[:, 1:] if loss == "bel" else pl[:, 1:]
+        return all(at_most(int(a), int(b)) for a, b in zip(table.max(axis=0), table.min(axis=0)))
+    num, den = pl[:, 1:-1], bel[:, 1:-1]
     for x2 in range(mech.k):
         # The largest numerator over x != x2 decides every ratio with denominator row x2.
-        top = np.delete(num, x2, axis=0).max(axis=0) if mech.k > 1 else []
-        for a, b in zip(top, den[x2]):
-            a, b = int(a), int(b)
-            if a * lo.denominator <= lo.numerator * b:
-                continue
-            if a * hi.denominator > hi.numerator * b or not ratio_at_most_exp(a, b, eps):
+        for a, b in zip(np.delete(num, x2, axis=0).max(axis=0), den[x2]):
+            if not at_most(int(a), int(b)):
                 return False
     return True
 

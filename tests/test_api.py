@@ -48,3 +48,50 @@ def test_ruff_clean():
     cmd = [sys.executable, "-m", "ruff", "check", "designer", "tests", "benchmarks", "examples"]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def readme_commands() -> list[str]:
+    text = (ROOT / "README.md").read_text()
+    lines = []
+    for block in text.split("```sh")[1:]:
+        for line in block.split("```", 1)[0].splitlines():
+            if line.startswith("designer "):
+                lines.append(line.split("  #", 1)[0].strip())
+    return lines
+
+
+def test_readme_documents_every_command_and_its_examples_run(tmp_path, monkeypatch, capsys):
+    import shlex
+    import shutil
+
+    from designer.cli import COMMANDS, main
+
+    commands = readme_commands()
+    assert {c.split()[1] for c in commands} >= {name for name, *_ in COMMANDS}
+    for folder in ("examples", "problems"):
+        shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("output"))
+    monkeypatch.chdir(tmp_path)
+    for line in commands:
+        code = main([*shlex.split(line)[1:], "--quiet"])
+        captured = capsys.readouterr()
+        assert code == 0, (line, captured.err)
+        assert captured.out.strip(), line
+    for made in ("freq16.csv", "tradeoff.png", "responses.csv", "precise.csv", "sweep.csv", "sweep.png"):
+        assert (tmp_path / made).stat().st_size > 0, made
+
+
+def test_help_examples_run(tmp_path, monkeypatch, capsys):
+    import shlex
+    import shutil
+
+    from designer.cli import COMMANDS, main
+
+    for folder in ("examples", "problems"):
+        shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("output"))
+    monkeypatch.chdir(tmp_path)
+    for name, _, example, _, _ in COMMANDS:  # in order: randomize writes what estimate reads
+        argv = shlex.split(example)[1:]
+        if name == "sweep":
+            argv[argv.index("0.1:5:50")] = "0.5:2:4"  # the same command on a smaller grid
+        code = main(argv)
+        assert code == 0, (example, capsys.readouterr().err)

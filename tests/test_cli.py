@@ -3,6 +3,7 @@ import math
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import designer as d
@@ -272,3 +273,71 @@ def test_estimation_figures_and_their_csv(tmp_path):
     for path in paths:
         assert path.read_bytes()[:4] == b"\x89PNG"
         assert path.with_suffix(".csv").read_text().count("\n") > 5
+
+
+def test_randomize_formats(tmp_path, capsys):
+    answers = _answers(tmp_path, n=50)
+    out = tmp_path / "r.csv"
+    code, text, err = run(["randomize", str(answers), "--mechanism", "examples/mechanisms/q2x3.csv", "--column",
+                           "answer", "--out", str(out), "--seed", "2", "--format", "json"], capsys)
+    assert code == 0, err
+    assert json.loads(text) == {"n": 50, "mechanism": "examples/mechanisms/q2x3.csv", "semantics": "sldp",
+                                "out": str(out), "seed": 2}
+
+
+@pytest.mark.parametrize("stage", ["drawing", "writing"])
+def test_interrupted_randomize_leaves_no_output(tmp_path, capsys, monkeypatch, stage):
+    import designer._io
+    import designer.sampling
+
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    if stage == "drawing":
+        monkeypatch.setattr(designer.sampling, "randomize", interrupt)
+    else:  # after part of the temporary file was written, before the rename
+        monkeypatch.setattr(designer._io.os, "fsync", interrupt)
+    answers = _answers(tmp_path, n=2000)
+    out = tmp_path / "responses.csv"
+    code, _, err = run(["randomize", str(answers), "--mechanism", "examples/mechanisms/q2x3.csv", "--column",
+                        "answer", "--out", str(out)], capsys)
+    assert code == 130 and "interrupted" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["answers.csv"]  # no output, no temporary file
+
+
+def test_simulate_matches_warner_variance(tmp_path, capsys):
+    est = tmp_path / "estimates.csv"
+    code, text, err = run(["simulate", "examples/mechanisms/gwrr.csv", "--n", "500", "--reps", "4000",
+                           "--prior", "yes=0.3,no=0.7", "--seed", "3", "--format", "json", "--out", str(est),
+                           "--quiet"], capsys)
+    assert code == 0, err
+    obj = json.loads(text)
+    rows = {r["input"]: r for r in obj["rows"]}
+    assert obj["used_surveys"] == 4000
+    assert abs(rows["yes"]["bias"]) < 4 * math.sqrt(rows["yes"]["variance"] / 4000)
+    assert rows["yes"]["ratio"] == pytest.approx(1.0, abs=0.1)  # within Monte Carlo error of 1/(n I)
+    import pandas as pd
+
+    df = pd.read_csv(est)
+    assert df.shape == (4000, 2) and np.allclose(df.sum(axis=1), 1.0)
+    code, text, _ = run(["simulate", "examples/mechanisms/q2x3.csv", "--n", "200", "--reps", "500",
+                         "--estimator", "eq2", "--seed", "1", "--quiet"], capsys)
+    assert code == 0 and "closed_form" in text and "estimator eq2" in text
+    code, text, _ = run(["simulate", "examples/mechanisms/q2x3.csv", "--n", "200", "--reps", "300",
+                         "--semantics", "wldp", "--allocation", "0", "--seed", "1", "--format", "csv",
+                         "--quiet"], capsys)
+    assert code == 0 and text.splitlines()[0].startswith("input,true,mean,bias,variance")
+
+
+@pytest.mark.parametrize("argv,match", [
+    (["--prior", "0.5,0.6"], "sum to 1"),
+    (["--prior", "maybe=1"], "unknown inputs"),
+    (["--prior", "0.2,0.3,0.5"], "3 values for 2 inputs"),
+    (["--n", "0"], "--n must be"),
+    (["--reps", "1"], "--reps"),
+    (["--estimator", "eq2", "--semantics", "wldp"], "Eq 2"),
+    (["--allocation", "lots", "--semantics", "wldp"], "--allocation"),
+])
+def test_simulate_errors_are_one_line(capsys, argv, match):
+    code, out, err = run(["simulate", "examples/mechanisms/q2x3.csv", "--reps", "10", *argv], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1 and match in err, err

@@ -170,9 +170,13 @@ def test_infeasible_problems_say_what_would_help():
         design(bad)
 
 
-def test_wldp_chi2_for_many_inputs_is_refused_clearly():
+def test_wldp_chi2_with_structure_or_too_few_answers_is_refused_clearly():
     with pytest.raises(d.InvalidProblemError, match="sldp"):
-        design(DesignProblem(inputs=("a", "b", "c"), epsilon=1.0, semantics="wldp", objective="chi2"))
+        design(DesignProblem(inputs=("a", "b", "c"), epsilon=1.0, semantics="wldp", objective="chi2",
+                             lie_max=0.5))
+    with pytest.raises(d.InvalidProblemError, match="distinct outputs"):
+        design(DesignProblem(inputs=("a", "b", "c"), frame=("u", "v"), epsilon=1.0, semantics="wldp",
+                             objective="chi2", prior=[0.5, 0.3, 0.2]))
 
 
 def test_symmetry_detection_and_orbit_average():

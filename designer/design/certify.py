@@ -111,8 +111,9 @@ def _passes(mech: Mechanism, eps: float, losses: tuple[str, ...], method: str) -
 
 
 def _method(mech: Mechanism, losses: tuple[str, ...]) -> str:
-    sets = len(mech.focal) if losses == ("shafer",) else (1 << mech.l)
-    return "exact" if mech.k * sets <= EXACT_LIMIT else "float"
+    if losses == ("shafer",) or mech.is_bayesian:
+        return "exact"  # one exact product per column, whatever the size (privacy._exact_private)
+    return "exact" if mech.k * (1 << mech.l) <= EXACT_LIMIT else "float"
 
 
 def _references(mech: Mechanism, losses: tuple[str, ...]) -> list[tuple[str, Mechanism]]:

@@ -7,6 +7,7 @@ that would make it feasible.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable
@@ -34,6 +35,7 @@ from .programs import (
 )
 from .symmetric import (
     SymmetricMechanism,
+    best_chi2_classes,
     certify_symmetric,
     from_solution,
     symmetric_objective,
@@ -335,10 +337,191 @@ def walley_worst_binary(mech: Mechanism) -> Mechanism:
     return Mechanism(out, inputs=mech.inputs, frame=mech.frame, focal=[1, 2])
 
 
+def best_subset_size(k: int, eps: float) -> tuple[int, float]:
+    """The size ``d`` of the best uniform staircase pattern and its chi-square information (uniform prior).
+
+    With ``d`` entries ``e^eps`` and ``k - d`` entries 1 (mean ``m``), a row budget of 1 buys ``1/m``
+    columns' worth, so the information is ``mu(s)/m`` (DESIGN.md 5; the value of subset selection).
+
+    Returns
+    -------
+    d : int
+        In ``1..k-1``.
+    information : float
+        Chi-square information of the optimum (per respondent).
+    """
+    e = math.exp(eps)
+    d = np.arange(1, k, dtype=np.float64)
+    m = (d * e + (k - d)) / k
+    mu = (d * (e - m) ** 2 + (k - d) * (1.0 - m) ** 2) / (k * m)
+    info = mu / m
+    best = int(np.argmax(info))
+    return best + 1, float(info[best])
+
+
+#: Random candidates tried by :func:`regular_design` besides the contiguous circulant.
+DESIGN_CANDIDATES = 256
+
+
+def _design_cost(high: NDArray[np.bool_]) -> float:
+    """``sum 1/sigma**2`` over the singular values of the pattern on the complement of the constant vector.
+
+    For a regular pattern the uniform-prior Fisher information of :func:`cyclic_design` is proportional to
+    ``N N^T`` there, so this is proportional to the MLE variance (``inf`` when singular).
+    """
+    k = high.shape[0]
+    centred = high - high.mean(axis=0, keepdims=True)
+    centred = centred - centred.mean(axis=1, keepdims=True)
+    sigma = np.linalg.svd(centred, compute_uv=False)[: k - 1]
+    return math.inf if sigma.min() < 1e-9 * max(1.0, sigma.max()) else float(np.sum(1.0 / sigma**2))
+
+
+def regular_design(k: int, d: int) -> NDArray[np.bool_] | None:
+    """A nonsingular ``k x k`` 0/1 pattern with ``d`` ones in every row and column, of small variance.
+
+    Circulants first: their singular values are ``|lambda_m| = |sum_{s in S} w**(s m)|`` (one FFT per
+    connection set ``S``); the contiguous set is singular when ``gcd(d, k) > 1``, so seeded random sets
+    are tried as well and the one of least ``sum_{m != 0} 1/|lambda_m|**2`` wins (a cyclic difference
+    set, when found, attains the variance of subset selection). When every candidate is singular (e.g.
+    ``d = 2`` and ``4 | k``), degree-preserving switches of random entries are tried; None when they
+    fail too (``k = 4, d = 2`` has no nonsingular pattern at all). ``d = 1`` and ``d = k - 1`` always work.
+    """
+    rng = np.random.default_rng(20260101 + 7919 * k + d)
+    best, best_cost = None, math.inf
+    for trial in range(DESIGN_CANDIDATES + 1):
+        offsets = np.arange(d) if trial == 0 else rng.choice(k, size=d, replace=False)
+        indicator = np.zeros(k)
+        indicator[offsets] = 1.0
+        power = np.abs(np.fft.fft(indicator)[1:]) ** 2
+        if power.min() < 1e-9 * d * d:
+            continue
+        cost = float(np.sum(1.0 / power))
+        if cost < best_cost * (1 - 1e-12):
+            best, best_cost = offsets, cost
+    diff = (np.arange(k)[:, None] - np.arange(k)[None, :]) % k
+    if best is not None:
+        high = np.zeros(k, dtype=bool)
+        high[best] = True
+        return high[diff]
+    pattern_best = None
+    pattern = diff < d  # singular circulant: switch entries (rows and columns keep d ones each)
+    for _ in range(DESIGN_CANDIDATES):
+        trial = pattern.copy()
+        for _ in range(4 * k):
+            r1, r2 = rng.choice(k, size=2, replace=False)
+            c1 = rng.choice(np.flatnonzero(trial[r1] & ~trial[r2]), size=1) if (trial[r1] & ~trial[r2]).any() else None
+            c2 = rng.choice(np.flatnonzero(trial[r2] & ~trial[r1]), size=1) if (trial[r2] & ~trial[r1]).any() else None
+            if c1 is None or c2 is None:
+                continue
+            trial[r1, c1], trial[r1, c2], trial[r2, c2], trial[r2, c1] = False, True, False, True
+        cost = _design_cost(trial)
+        if cost < best_cost:
+            best_cost, pattern_best = cost, trial
+            if trial.shape[0] > 64:
+                break
+    return pattern_best if math.isfinite(best_cost) else None
+
+
+def cyclic_design(k: int, d: int, eps: float, high: NDArray[np.bool_] | None = None) -> NDArray[np.float64]:
+    """A ``k x k`` precise mechanism with the chi-square information of subset selection of size ``d``.
+
+    Output ``j`` answers "the truth is among the inputs ``x`` with ``high[x, j]``": entry ``e^eps theta``
+    there and ``theta = 1/(d e^eps + k - d)`` elsewhere. Every row and column holds ``d`` high entries,
+    so each output is one staircase column of subset selection (``k`` columns instead of ``C(k, d)``).
+
+    Parameters
+    ----------
+    k, d : int
+        Inputs (= outputs) and subset size, ``1 <= d < k``.
+    eps : float
+        Budget (nats); the loss of the result is the ratio ``e^eps`` of its two entries.
+    high : (k, k) bool array, optional
+        The pattern (default :func:`regular_design`: circulant when possible, always nonsingular).
+
+    Returns
+    -------
+    (k, k) ndarray
+        Rows are inputs, columns outputs; rows sum to 1.
+    """
+    if high is None:
+        high = regular_design(k, d)
+        if high is None:
+            raise InvalidProblemError(f"no nonsingular design of {k} outputs with subset size {d} exists or "
+                                      "was found; use d = 1 or d = k - 1")
+    e = math.exp(eps)
+    theta = 1.0 / (d * e + k - d)
+    return np.where(high, e * theta, theta)
+
+
+def _singletons(l: int) -> NDArray[np.object_]:
+    return np.array([1 << i for i in range(l)], dtype=object)  # Python ints: frames beyond 62 answers
+
+
+def _precise_chi2(problem: DesignProblem, solver: str | None, solver_args: dict[str, Any] | None
+                  ) -> tuple[SolverOutcome, NDArray[np.float64] | None, NDArray[np.int64], str]:
+    """chi2 under WLDP: the best Bayesian mechanism with at most ``l`` outputs (DESIGN.md 5).
+
+    The staircase LP has ``k`` equality rows, so a vertex uses at most ``k`` patterns: each gets an
+    output of its own (truth-preferring assignment). Symmetric problems get the cyclic design of the
+    best subset size instead of an arbitrary vertex (equal variance for every input).
+    """
+    k, l = problem.k, problem.l
+    t0 = time.perf_counter()
+    if is_symmetric(problem):
+        d, info = best_subset_size(k, problem.epsilon)
+        note = ""
+        high = regular_design(k, d)
+        if high is None:
+            # No nonsingular pattern of the best size fits k outputs (e.g. k = 4, d = 2): the optimum is then
+            # not attained by any mechanism that identifies the prior. Take the best size that has one.
+            e = math.exp(problem.epsilon)
+            sizes = np.arange(1, k)
+            m = (sizes * e + (k - sizes)) / k
+            values = (sizes * (e - m) ** 2 + (k - sizes) * (1.0 - m) ** 2) / (k * m) / m
+            for size in sizes[np.argsort(-values, kind="stable")]:
+                high = regular_design(k, int(size))
+                if high is not None:
+                    note = (f"; size {d} has no nonsingular design with {k} outputs, so the optimum "
+                            f"{info:.10g} is not attained")
+                    d, info = int(size), float(values[size - 1])
+                    break
+        assert high is not None  # d = 1 always works
+        truth = problem.truth()
+        cols = np.zeros((k, l))
+        cols[:, truth] = cyclic_design(k, d, problem.epsilon, high)  # output j = the answer of input j
+        outcome = SolverOutcome("optimal", info, None, "closed form", 0.0, time.perf_counter() - t0)
+        return outcome, cols, _singletons(l), f"regular design, subset size {d} (precise answers{note})"
+    sub = problem.replace(frame=problem.inputs, semantics="sldp", focal_sets=None)
+    st = staircase_program(sub)
+    if solver is None and solver_args is None:
+        solver_args = STAIRCASE_HIGHS_OPTIONS  # simplex: a vertex, hence at most k patterns
+    out = solve(st.lp, solver=solver, solver_args=solver_args)
+    if out.z is None:
+        return out, None, _singletons(0), "staircase LP"
+    theta = np.clip(out.z[: st.patterns.size], 0.0, None)
+    used = np.flatnonzero(theta > 1e-12 * max(1.0, float(theta.max())))
+    if used.size > l:
+        raise InvalidProblemError(
+            f"objective 'chi2' under {problem.semantics.upper()} needs a precise mechanism with {used.size} "
+            f"distinct outputs, but the frame has only {l} answers; use a frame with at least {problem.k} "
+            "answers, semantics = \"sldp\", or objective truthful / gain / worst_case_utility"
+        )
+    cols_used = st.values[:, used] * theta[used][None, :]  # (k, m)
+    from scipy.optimize import linear_sum_assignment
+
+    truth = problem.truth()
+    score = np.zeros((used.size, l))
+    for x in range(k):
+        if truth[x] >= 0:
+            score[:, truth[x]] += cols_used[x]
+    rows, outputs = linear_sum_assignment(score, maximize=True)
+    cols = np.zeros((k, l))
+    cols[:, outputs] = cols_used[:, rows]
+    return out, cols, _singletons(l), "staircase LP vertex, one output per pattern"
+
+
 def _solve_chi2(problem: DesignProblem, solver: str | None, solver_args: dict[str, Any] | None
                 ) -> tuple[SolverOutcome, NDArray[np.float64] | None, NDArray[np.int64], str]:
-    if solver is None and solver_args is None:
-        solver_args = STAIRCASE_HIGHS_OPTIONS
     if problem.semantics in ("wldp", "both"):
         # DESIGN.md 5: under WLDP the analyst sees precise answers; chi2 is worst-case information.
         binary = problem.k == 2 and problem.l == 2 and set(problem.inputs) == set(problem.frame)
@@ -347,19 +530,17 @@ def _solve_chi2(problem: DesignProblem, solver: str | None, solver_args: dict[st
             # mass p: the truthful LP under the same constraints is optimal (DESIGN.md 6).
             out, cols, masks = _solve_linear(problem.replace(objective="truthful"), None, None)
             return out, cols, masks, "linear program (worst-case information of two answers)"
-        if not binary or np.any(problem.truth() < 0):
+        if problem.dont_know or problem.dont_know_max or problem.lie_max is not None \
+                or problem.focal_sets is not None:
             raise InvalidProblemError(
-                f"objective 'chi2' under {problem.semantics.upper()} needs a Bayesian mechanism with at most "
-                f"l = {problem.l} outputs, solved here for two inputs only; use semantics = \"sldp\", or one "
-                "of the objectives truthful, gain, worst_case_utility, best_case_utility"
+                f"objective 'chi2' under {problem.semantics.upper()} designs a precise (Bayesian) mechanism, "
+                "which has no don't-know mass, lying bound or focal-set restriction (solved with those only for "
+                "two answers and a uniform prior); drop [structure], use semantics = \"sldp\", or objective "
+                "truthful / gain / worst_case_utility"
             )
-        if problem.dont_know or problem.dont_know_max:
-            raise InvalidProblemError(
-                "objective 'chi2' under WLDP with a don't-know mass is solved for a uniform prior only; "
-                "use a uniform prior, semantics = \"sldp\", or objective = \"truthful\""
-            )
-        problem = problem.replace(focal_sets=tuple(1 << int(t) for t in problem.truth()), dont_know=None,
-                                  dont_know_max=None)
+        return _precise_chi2(problem, solver, solver_args)
+    if solver is None and solver_args is None:
+        solver_args = STAIRCASE_HIGHS_OPTIONS
     st = staircase_program(problem)
     out = solve(st.lp, solver=solver, solver_args=solver_args)
     if out.z is None:
@@ -428,9 +609,12 @@ def design(
             "the symmetric path needs a problem invariant under relabelling: inputs equal to the frame's "
             "labels, a uniform prior, and objective and structure that do not single out any answer"
         )
-    if path == "symmetric" or (path == "auto" and symmetric and problem.k > SYMMETRIC_AUTO_INPUTS):
+    # chi2 under WLDP is a precise design over 2**k staircase patterns (cyclic design when symmetric),
+    # never a table over the 2**l subsets of the frame.
+    precise = problem.objective == "chi2" and problem.semantics != "sldp"
+    if not precise and (path == "symmetric" or (path == "auto" and symmetric and problem.k > SYMMETRIC_AUTO_INPUTS)):
         return _design_symmetric(problem, solver, solver_args, t0)
-    if problem.l > GENERAL_MAX_INPUTS and problem.focal_sets is None:
+    if problem.l > GENERAL_MAX_INPUTS and problem.focal_sets is None and not precise:
         raise InvalidProblemError(
             f"a frame of {problem.l} answers has 2**{problem.l} candidate sets per input, too many for the "
             f"general path (limit {GENERAL_MAX_INPUTS}); restrict focal_sets, or make the problem symmetric "
@@ -461,7 +645,7 @@ def design(
         objective_value=objective_value(problem, released),
         solver_objective=outcome.objective,
         eps_shafer=eps_shafer(released),
-        eps_walley=eps_walley(released) if released.l <= sf.MAX_DENSE_FRAME else math.nan,
+        eps_walley=eps_walley(released) if released.l <= sf.MAX_DENSE_FRAME or released.is_bayesian else math.nan,
         variance=float(estimator_variance(released, problem.prior)),
         status=outcome.status,
         solver=outcome.solver,
@@ -492,7 +676,9 @@ def _solve_prepared(problem: DesignProblem, solver: str | None, solver_args: dic
     cleaned = clean_solution(cols, fixed_full=fixed,
                              full_index=masks_list.index(full) if fixed is not None else None)
     mech = Mechanism(cleaned, inputs=problem.inputs, frame=problem.frame, focal=masks_list)
-    if symmetrize and is_symmetric(problem):
+    precise = problem.objective == "chi2" and problem.semantics != "sldp" and mech.is_bayesian
+    if symmetrize and is_symmetric(problem) and not precise:
+        # (A precise WLDP design is not averaged: that would merge its outputs and lose information.)
         mech = orbit_average(mech, problem.truth())
         path += " + orbit average"
     return outcome, mech, path
@@ -512,6 +698,9 @@ def _design_symmetric(problem: DesignProblem, solver: str | None, solver_args: d
     if outcome.z is None:
         raise InfeasibleDesignError(f"the solver {outcome.solver} did not solve the size-class program "
                                     f"(status {outcome.status}); try solver='CLARABEL'")
+    exact = best_chi2_classes(problem)
+    if exact is not None:
+        outcome = dataclasses.replace(outcome, z=exact)
     compact = from_solution(problem, outcome.z)
     losses = _losses(problem)
     allowed = problem.focal_sets is None or 1 in {int(m).bit_count() for m in problem.focal_sets}
