@@ -207,3 +207,23 @@ def test_wldp_8x8_all_focal_sets_finishes():
     # Bayesian k-RR is WLDP-feasible, so the optimum is at least its truthful probability.
     e = math.e
     assert r.objective_value >= e / (e + 7) - 1e-9
+
+
+@pytest.mark.parametrize("semantics,objective", [("sldp", "truthful"), ("sldp", "chi2"), ("wldp", "truthful"),
+                                                 ("both", "truthful")])
+def test_warm_started_sweep_equals_cold_designs(semantics, objective):
+    from designer.design.programs import WarmStart
+
+    base = DesignProblem(inputs=("a", "b", "c", "d"), epsilon=1.0, semantics=semantics, objective=objective,
+                         prior=[0.4, 0.3, 0.2, 0.1])
+    warm = WarmStart()
+    for eps in np.linspace(0.2, 3.0, 8):
+        p = base.replace(epsilon=float(eps))
+        cold, hot = design(p), design(p, warm=warm)
+        assert hot.objective_value == pytest.approx(cold.objective_value, abs=1e-9)
+        assert d.is_private(hot.mechanism, float(eps), semantics=semantics if semantics != "both" else "sldp",
+                            exact=True)
+    if semantics == "sldp":
+        assert warm.warm_solves >= 7  # every solve after the first starts from the previous basis
+    with pytest.raises(TypeError, match="WarmStart"):
+        design(base, warm="yes")

@@ -21,9 +21,10 @@ import pandas as pd
 from ..exceptions import DesignerError, InfeasibleDesignError, InvalidProblemError
 from .certify import CertificationError
 from .engine import design
+from .programs import WarmStart
 from .problem import DesignProblem
 
-__all__ = ["SWEEP_COLUMNS", "design_point", "plot_sweep", "sweep", "sweep_grid"]
+__all__ = ["SWEEP_COLUMNS", "design_block", "design_point", "plot_sweep", "sweep", "sweep_grid"]
 
 #: Columns of a sweep table, in order.
 SWEEP_COLUMNS = ("epsilon", "dont_know", "status", "objective_value", "eps_shafer", "eps_walley", "variance",
@@ -63,7 +64,12 @@ def sweep_grid(problem: DesignProblem, epsilons: Sequence[float],
     return [problem.replace(epsilon=e, dont_know=d, dont_know_max=None) for d in masses for e in eps]
 
 
-def design_point(problem: DesignProblem) -> dict[str, Any]:
+#: Consecutive budgets designed in one task, sharing one warm-start session (the same blocks in every way
+#: of running, so serial, joblib and Dask runs pivot alike and agree to the last digit).
+BLOCK = 10
+
+
+def design_point(problem: DesignProblem, warm: WarmStart | None = None) -> dict[str, Any]:
     """One row of a sweep: the certified design of ``problem``, or why there is none.
 
     Infeasible problems and problems the engine refuses are rows with ``status`` ``"infeasible"`` /
@@ -81,7 +87,7 @@ def design_point(problem: DesignProblem) -> dict[str, Any]:
                            "eps_walley": math.nan, "variance": math.nan, "path": "", "certificate": "",
                            "message": ""}
     try:
-        result = design(problem)
+        result = design(problem, warm=warm)
     except InfeasibleDesignError as exc:
         row.update(status="infeasible", message=" ".join(str(exc).split()))
         return row
@@ -97,24 +103,38 @@ def design_point(problem: DesignProblem) -> dict[str, Any]:
     return row
 
 
+def design_block(problems: Sequence[DesignProblem]) -> list[dict[str, Any]]:
+    """Rows of consecutive grid points, designed with one :class:`~designer.design.programs.WarmStart`."""
+    warm = WarmStart()
+    return [design_point(p, warm) for p in problems]
+
+
+def _blocks(problems: list[DesignProblem], epsilons_per_curve: int) -> list[list[DesignProblem]]:
+    out = []
+    for start in range(0, len(problems), epsilons_per_curve):
+        curve = problems[start:start + epsilons_per_curve]
+        out += [curve[i:i + BLOCK] for i in range(0, len(curve), BLOCK)]
+    return out
+
+
 def _progress(items: Iterable[Any], total: int, show: bool) -> Iterable[Any]:
     if not show:
         return items
     from tqdm import tqdm
 
-    return tqdm(items, total=total, desc="designing", unit="design", file=sys.stderr, leave=False)
+    return tqdm(items, total=total, desc="designing", unit="block", file=sys.stderr, leave=False)
 
 
-def _serial(problems: list[DesignProblem], show: bool) -> list[dict[str, Any]]:
-    return [design_point(p) for p in _progress(problems, len(problems), show)]
+def _serial(blocks: list[list[DesignProblem]], show: bool) -> list[list[dict[str, Any]]]:
+    return [design_block(b) for b in _progress(blocks, len(blocks), show)]
 
 
-def _joblib(problems: list[DesignProblem], jobs: int, show: bool) -> list[dict[str, Any]]:
+def _joblib(blocks: list[list[DesignProblem]], jobs: int, show: bool) -> list[list[dict[str, Any]]]:
     from joblib import Parallel, delayed
 
     parallel = Parallel(n_jobs=jobs, return_as="generator")  # results in submission order
-    rows = parallel(delayed(design_point)(p) for p in problems)
-    return list(_progress(rows, len(problems), show))
+    rows = parallel(delayed(design_block)(b) for b in blocks)
+    return list(_progress(rows, len(blocks), show))
 
 
 _ADDRESS = re.compile(r"^(?:(tcp|tls|ws|wss)://)?(\[[0-9a-fA-F:]+\]|[A-Za-z0-9_.\-]+):(\d{1,5})$")
@@ -140,7 +160,7 @@ def check_scheduler_address(address: str, *, timeout: float = 5.0) -> None:
         raise DesignerError(f"cannot reach the Dask scheduler at {address!r} ({reason}); {hint}") from None
 
 
-def _dask(problems: list[DesignProblem], scheduler: str, show: bool) -> list[dict[str, Any]]:
+def _dask(blocks: list[list[DesignProblem]], scheduler: str, show: bool) -> list[list[dict[str, Any]]]:
     try:
         from distributed import Client, as_completed
     except ImportError:
@@ -153,9 +173,9 @@ def _dask(problems: list[DesignProblem], scheduler: str, show: bool) -> list[dic
         raise DesignerError(f"cannot connect to the Dask scheduler at {scheduler!r} ({type(exc).__name__}: "
                             f"{' '.join(str(exc).split())}); check the address (e.g. tcp://127.0.0.1:8786)") from None
     try:
-        futures = client.map(design_point, problems, pure=False)
+        futures = client.map(design_block, blocks, pure=False)
         index = {f.key: i for i, f in enumerate(futures)}
-        rows: list[dict[str, Any] | None] = [None] * len(problems)
+        rows: list[list[dict[str, Any]] | None] = [None] * len(blocks)
         done = as_completed(futures, loop=client.loop, with_results=True)
         try:
             for future, row in _progress(done, len(futures), show):
@@ -189,13 +209,15 @@ def sweep(problem: DesignProblem, epsilons: Sequence[float], dont_know: Sequence
     progress : bool, default False
         tqdm progress bar on stderr.
     runner : callable, optional
-        Custom executor ``list[DesignProblem] -> list[row]`` (rows in the same order).
+        Custom executor ``list[DesignProblem] -> list[row]`` (rows in the same order, e.g. ``design_point``
+        mapped by another pool).
 
     Returns
     -------
     pandas.DataFrame
         One row per grid point with :data:`SWEEP_COLUMNS`, in grid order (epsilon fastest). Identical
-        whichever way it was run: designs are deterministic and no timing is recorded.
+        whichever way it was run: blocks of ``BLOCK`` consecutive budgets share a warm-start session
+        (:class:`~designer.design.programs.WarmStart`) in every mode, and no timing is recorded.
 
     Examples
     --------
@@ -208,14 +230,17 @@ def sweep(problem: DesignProblem, epsilons: Sequence[float], dont_know: Sequence
     problems = sweep_grid(problem, epsilons, dont_know)
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs == 0 or jobs < -1:
         raise ValueError(f"jobs must be a positive number of processes or -1 (all cores), got {jobs!r}")
+    blocks = _blocks(problems, len(epsilons))
     if runner is not None:
         rows = runner(problems)
-    elif scheduler is not None:
-        rows = _dask(problems, scheduler, progress)
-    elif jobs == 1 or len(problems) == 1:
-        rows = _serial(problems, progress)
     else:
-        rows = _joblib(problems, jobs, progress)
+        if scheduler is not None:
+            done = _dask(blocks, scheduler, progress)
+        elif jobs == 1 or len(blocks) == 1:
+            done = _serial(blocks, progress)
+        else:
+            done = _joblib(blocks, jobs, progress)
+        rows = [row for block in done for row in block]
     if len(rows) != len(problems):
         raise DesignerError(f"the sweep returned {len(rows)} rows for {len(problems)} grid points")
     refused = [r["message"] for r in rows if r["status"] == "refused"]
