@@ -21,8 +21,8 @@ import pandas as pd
 from ..exceptions import DesignerError, InfeasibleDesignError, InvalidProblemError
 from .certify import CertificationError
 from .engine import design
-from .programs import WarmStart
 from .problem import DesignProblem
+from .programs import WarmStart
 
 __all__ = ["SWEEP_COLUMNS", "design_block", "design_point", "plot_sweep", "sweep", "sweep_grid"]
 
