@@ -229,3 +229,22 @@ def test_warm_started_sweep_equals_cold_designs(semantics, objective):
         assert warm.warm_solves == 0  # general programs need HiGHS's presolve: solved cold (no cvxpy)
     with pytest.raises(TypeError, match="WarmStart"):
         design(base, warm="yes")
+
+
+def test_programs_too_large_for_memory_are_refused_with_advice():
+    import time
+
+    from designer.design.engine import program_nonzeros
+    from designer.design.programs import linear_program
+
+    for k, sem in [(6, "wldp"), (8, "both"), (10, "sldp")]:  # the estimate is an upper bound, and close
+        p = DesignProblem(inputs=tuple(f"a{i}" for i in range(k)), epsilon=1.0, semantics=sem)
+        lp = linear_program(p)
+        assert lp.A_ub.nnz + lp.A_eq.nnz <= program_nonzeros(p) <= 1.5 * (lp.A_ub.nnz + lp.A_eq.nnz)
+    labels = tuple(f"a{i}" for i in range(16))
+    big = DesignProblem(inputs=labels, epsilon=1.0, semantics="wldp", prior=[0.5] + [0.5 / 15] * 15,
+                        focal_sets=(*[1 << i for i in range(16)], (1 << 16) - 1))
+    t0 = time.perf_counter()
+    with pytest.raises(d.InvalidProblemError, match="nonzeros.*GiB.*focal_sets"):
+        design(big)
+    assert time.perf_counter() - t0 < 2

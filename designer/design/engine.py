@@ -58,6 +58,31 @@ EXPAND_INPUTS = 16
 #: The general path refuses frames larger than this without a focal-set restriction.
 GENERAL_MAX_INPUTS = 16
 
+#: The general path refuses programs with more (estimated) constraint nonzeros than this: about 300 bytes
+#: each at peak (measured: WLDP k = l = 12, 7.5e6 nonzeros, 2.1 GiB), so about 8 GiB.
+MAX_NONZEROS = 27_000_000
+
+
+def program_nonzeros(problem: DesignProblem) -> int:
+    """Estimated constraint nonzeros of the general program of ``problem`` (DESIGN.md 5).
+
+    SLDP envelopes: ``6 k F + 2 F``; WLDP: two per pair row (``k (k-1) (2**l - 2)`` rows) plus the belief
+    definitions, ``k`` times the inclusion of the focal family in the proper subsets.
+    """
+    k, l = problem.k, problem.l
+    family = problem.family()
+    F = family.size
+    total = k * F
+    if problem.semantics in ("sldp", "both"):
+        total += 6 * k * F + 2 * F
+    if problem.semantics in ("wldp", "both") and l > 1:
+        proper = (1 << l) - 2
+        sizes = np.bitwise_count(family).astype(np.int64)
+        inclusion_nnz = int(np.sum(np.left_shift(np.int64(1), l - sizes)))  # supersets of each focal set
+        total += 2 * k * (k - 1) * proper + k * (inclusion_nnz + proper)
+    return int(total)
+
+
 #: Relative budget margins of the re-solves tried when a solver answer cannot be certified otherwise.
 RESOLVE_MARGINS = (1e-9, 1e-7, 1e-5)
 
@@ -647,6 +672,15 @@ def _design(problem: DesignProblem, solver: str | None, solver_args: dict[str, A
             f"general path (limit {GENERAL_MAX_INPUTS}); restrict focal_sets, or make the problem symmetric "
             "(uniform prior, inputs = frame) for the size-class path"
         )
+    if not precise and problem.objective != "chi2":
+        nonzeros = program_nonzeros(problem)
+        if nonzeros > MAX_NONZEROS:
+            raise InvalidProblemError(
+                f"the {problem.semantics.upper()} program of '{problem.name or 'the problem'}' would have about "
+                f"{nonzeros:.2g} nonzeros (about {nonzeros * 300 / 2**30:.0f} GiB; limit {MAX_NONZEROS:.2g}); "
+                "restrict focal_sets, use fewer answers, use semantics = \"sldp\" (no pair rows), or make the "
+                "problem symmetric (uniform prior, inputs = frame) for the size-class path"
+            )
     outcome, mech, path = _solve_prepared(problem, solver, solver_args, symmetrize)
     allowed = set(problem.family().tolist()) if problem.focal_sets is not None else None
     losses = _losses(problem)
