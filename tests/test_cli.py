@@ -341,3 +341,30 @@ def test_simulate_matches_warner_variance(tmp_path, capsys):
 def test_simulate_errors_are_one_line(capsys, argv, match):
     code, out, err = run(["simulate", "examples/mechanisms/q2x3.csv", "--reps", "10", *argv], capsys)
     assert code == 2 and out == "" and err.count("\n") == 1 and match in err, err
+
+
+def test_progress_bars_only_on_a_terminal_and_not_with_quiet(monkeypatch, capsys):
+    import argparse
+
+    from designer.cli import show_progress
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    assert show_progress(argparse.Namespace(quiet=False))
+    assert not show_progress(argparse.Namespace(quiet=True))
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False, raising=False)
+    assert not show_progress(argparse.Namespace(quiet=False))
+    # a sweep on a "terminal" draws its bar on stderr, never on stdout
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    assert main(["sweep", "problems/gwrr-dont-know.toml", "--epsilon", "1,2", "--format", "csv"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("epsilon,") and "designing" in err
+
+
+def test_every_command_has_format_and_quiet():
+    from designer.cli import COMMANDS, build_parser
+
+    parser = build_parser()
+    for name, *_ in COMMANDS:
+        sub = parser._subparsers._group_actions[0].choices[name]
+        options = {o for a in sub._actions for o in a.option_strings}
+        assert {"--format", "--quiet"} <= options, name
