@@ -90,6 +90,10 @@ def test_k1000_precise_design_is_fast_and_exactly_private():
     assert r.certificate.method == "exact"
     assert r.objective_value == pytest.approx(best_subset_size(1000, 1.0)[1], rel=1e-9)
     assert r.eps_walley <= 1.0
+    # k outputs instead of C(k, d): a larger variance than subset selection, kept within 1.5x by the swaps
+    from designer.closed_forms import subset_selection_variance
+
+    assert r.variance < 1.5 * subset_selection_variance(1.0, 1000, 269)
 
 
 @pytest.mark.parametrize("eps", [0.1, 0.3])

@@ -412,13 +412,52 @@ def _design_cost(high: NDArray[np.bool_]) -> float:
     return math.inf if sigma.min() < 1e-9 * max(1.0, sigma.max()) else float(np.sum(1.0 / sigma**2))
 
 
+#: Swaps tried by the local search of :func:`regular_design` (fewer for large k: each costs one FFT), and
+#: how many trials in a row without a 1e-4 relative gain end it.
+SWAP_BUDGET = 20_000_000
+STALL_LIMIT = 2000
+
+
+def _improve_connection_set(indicator: NDArray[np.float64], cost: float, rng: np.random.Generator
+                            ) -> NDArray[np.float64]:
+    """Local search on a circulant's connection set: swap a member for a non-member while the variance
+    proxy ``sum_{m != 0} 1/|lambda_m|**2`` drops (its floor, all ``|lambda_m|`` equal, is a difference
+    set's: ``(k-1)**2 / (k d - d**2)``). Seeded trials, ended by a budget or ``STALL_LIMIT`` trials without
+    progress, so the result is reproducible. k = 1000, d = 269: MLE variance 14.9 -> 5.1 (subset selection
+    3.7)."""
+    k = indicator.size
+    d = int(indicator.sum())
+    if d in (0, k):
+        return indicator
+    floor = (k - 1) ** 2 / (k * d - d * d)
+    members, others = np.flatnonzero(indicator > 0.5), np.flatnonzero(indicator < 0.5)
+    stalled = 0
+    for _ in range(min(20_000, SWAP_BUDGET // k)):
+        if cost <= floor * (1 + 1e-9) or stalled >= STALL_LIMIT:
+            break
+        stalled += 1
+        a, b = int(rng.integers(d)), int(rng.integers(k - d))
+        i, j = members[a], others[b]
+        indicator[i], indicator[j] = 0.0, 1.0
+        power = np.abs(np.fft.fft(indicator)[1:]) ** 2
+        trial = math.inf if power.min() < 1e-9 * d * d else float(np.sum(1.0 / power))
+        if trial < cost:
+            if trial < cost * (1 - 1e-4):
+                stalled = 0
+            cost = trial
+            members[a], others[b] = j, i
+        else:
+            indicator[i], indicator[j] = 1.0, 0.0
+    return indicator
+
+
 def regular_design(k: int, d: int) -> NDArray[np.bool_] | None:
     """A nonsingular ``k x k`` 0/1 pattern with ``d`` ones in every row and column, of small variance.
 
     Circulants first: their singular values are ``|lambda_m| = |sum_{s in S} w**(s m)|`` (one FFT per
     connection set ``S``); the contiguous set is singular when ``gcd(d, k) > 1``, so seeded random sets
-    are tried as well and the one of least ``sum_{m != 0} 1/|lambda_m|**2`` wins (a cyclic difference
-    set, when found, attains the variance of subset selection). When every candidate is singular (e.g.
+    are tried as well, the one of least ``sum_{m != 0} 1/|lambda_m|**2`` wins and is improved by swaps
+    (a cyclic difference set, where one exists, would attain the variance of subset selection). When every candidate is singular (e.g.
     ``d = 2`` and ``4 | k``), degree-preserving switches of random entries are tried; None when they
     fail too (``k = 4, d = 2`` has no nonsingular pattern at all). ``d = 1`` and ``d = k - 1`` always work.
     """
@@ -436,9 +475,10 @@ def regular_design(k: int, d: int) -> NDArray[np.bool_] | None:
             best, best_cost = offsets, cost
     diff = (np.arange(k)[:, None] - np.arange(k)[None, :]) % k
     if best is not None:
-        high = np.zeros(k, dtype=bool)
-        high[best] = True
-        return high[diff]
+        indicator = np.zeros(k)
+        indicator[best] = 1.0
+        indicator = _improve_connection_set(indicator, best_cost, rng)
+        return (indicator > 0.5)[diff]
     pattern_best = None
     pattern = diff < d  # singular circulant: switch entries (rows and columns keep d ones each)
     for _ in range(DESIGN_CANDIDATES):
