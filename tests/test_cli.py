@@ -186,8 +186,6 @@ def test_examples_draw_the_figures(tmp_path):
 
 
 def _answers(tmp_path, n=20_000, seed=0):
-    import numpy as np
-
     x = np.random.default_rng(seed).choice(["yes", "no"], n, p=[0.3, 0.7])
     p = tmp_path / "answers.csv"
     p.write_text("id,answer,region\n" + "".join(f"{i},{a},r{i % 3}\n" for i, a in enumerate(x)))

@@ -245,6 +245,6 @@ def test_programs_too_large_for_memory_are_refused_with_advice():
     big = DesignProblem(inputs=labels, epsilon=1.0, semantics="wldp", prior=[0.5] + [0.5 / 15] * 15,
                         focal_sets=(*[1 << i for i in range(16)], (1 << 16) - 1))
     t0 = time.perf_counter()
-    with pytest.raises(d.InvalidProblemError, match="nonzeros.*GiB.*focal_sets"):
+    with pytest.raises(d.InvalidProblemError, match=r"nonzeros.*GiB.*focal_sets"):
         design(big)
     assert time.perf_counter() - t0 < 2

@@ -457,9 +457,10 @@ def regular_design(k: int, d: int) -> NDArray[np.bool_] | None:
     Circulants first: their singular values are ``|lambda_m| = |sum_{s in S} w**(s m)|`` (one FFT per
     connection set ``S``); the contiguous set is singular when ``gcd(d, k) > 1``, so seeded random sets
     are tried as well, the one of least ``sum_{m != 0} 1/|lambda_m|**2`` wins and is improved by swaps
-    (a cyclic difference set, where one exists, would attain the variance of subset selection). When every candidate is singular (e.g.
-    ``d = 2`` and ``4 | k``), degree-preserving switches of random entries are tried; None when they
-    fail too (``k = 4, d = 2`` has no nonsingular pattern at all). ``d = 1`` and ``d = k - 1`` always work.
+    (a cyclic difference set, where one exists, would attain the variance of subset selection). When
+    every candidate is singular (e.g. ``d = 2`` and ``4 | k``), degree-preserving switches of random
+    entries are tried; None when they fail too (``k = 4, d = 2`` has no nonsingular pattern at all).
+    ``d = 1`` and ``d = k - 1`` always work.
     """
     rng = np.random.default_rng(20260101 + 7919 * k + d)
     best, best_cost = None, math.inf
