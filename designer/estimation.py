@@ -104,17 +104,24 @@ def estimator_variance(
     float or (k,) ndarray
         ``inf`` where the prior is not identifiable from the answers.
     """
+    from scipy.linalg import LinAlgError, cho_factor, lapack, solve_triangular
+
     pi = _prior(mech, prior)
     k = mech.k
     info = fisher_information(mech, pi)
-    basis = np.vstack([np.eye(k - 1), -np.ones((1, k - 1))])  # columns e_i - e_k span {sum d = 0}
-    reduced = basis.T @ info @ basis
+    # Coordinates d_1..d_{k-1} with d_k = -sum: B = [I; -1'] spans {sum d = 0}, reduced = B' I B.
+    a, b = info[:-1, :-1], info[:-1, -1]
+    reduced = a - b[:, None] - b[None, :] + info[-1, -1]
     try:
-        if np.linalg.cond(reduced) > 1e14:
-            raise np.linalg.LinAlgError
-        cov = basis @ np.linalg.inv(reduced) @ basis.T / n
-        per_input = np.clip(np.diag(cov), 0.0, None)
-    except np.linalg.LinAlgError:
+        factor, _ = cho_factor(reduced, lower=True, check_finite=False)
+        rcond, status = lapack.dpocon(factor, np.abs(reduced).sum(axis=0).max(), uplo="L")
+        if status != 0 or not rcond > 1e-14:
+            raise LinAlgError
+        # diag(B reduced^-1 B') = column sums of X**2 with X = L^-1 B'.
+        x = solve_triangular(factor, np.hstack([np.eye(k - 1), -np.ones((k - 1, 1))]), lower=True,
+                             check_finite=False)
+        per_input = np.clip(np.sum(x * x, axis=0) / n, 0.0, None)
+    except (LinAlgError, ValueError):
         per_input = np.full(k, np.inf)
     if reduce == "none":
         return per_input
