@@ -11,6 +11,7 @@ from .constructors import Q_GWRR, Q_WRR, Q_2x3, Q_kRR, Q_lambda
 from .design import DesignProblem, DesignResult, load_problem
 from .exceptions import (
     DesignerError,
+    DesignWarning,
     InfeasibleDesignError,
     InvalidMechanismError,
     InvalidProblemError,
@@ -42,6 +43,7 @@ __all__ = [
     "Q_WRR",
     "DesignProblem",
     "DesignResult",
+    "DesignWarning",
     "DesignerError",
     "InfeasibleDesignError",
     "InvalidMechanismError",

@@ -13,6 +13,7 @@ import json
 import math
 import os
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -20,7 +21,7 @@ import numpy as np
 
 from ._validation import format_set
 from .design.certify import CertificationError
-from .exceptions import DesignerError
+from .exceptions import DesignerError, DesignWarning
 from .mechanism import Mechanism
 from .privacy import LOSSES, privacy_losses
 
@@ -198,6 +199,7 @@ def cmd_design(args: argparse.Namespace) -> str:
         f"variance (MLE, per respondent) {fmt(result.variance, 8)}",
         f"certified: {result.certificate.describe()}",
         f"path: {result.path}; solver {result.solver} ({result.status}); {result.seconds:.2f} s",
+        *(f"warning: {w}" for w in result.warnings),
     ]
     if args.out:
         lines.append(f"mechanism written to {args.out}")
@@ -724,6 +726,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status (0 ok, 2 bad input or usage)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    # Commands render the library's DesignWarnings themselves (result.warnings), not as Python warnings.
+    warnings.filterwarnings("ignore", category=DesignWarning)
     if not getattr(args, "command", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 __all__ = [
+    "DesignWarning",
     "DesignerError",
     "InfeasibleDesignError",
     "InvalidMechanismError",
@@ -24,3 +25,7 @@ class InvalidProblemError(DesignerError, ValueError):
 
 class InfeasibleDesignError(DesignerError, ValueError):
     """No mechanism satisfies the design problem; the message says what would make it feasible."""
+
+
+class DesignWarning(UserWarning):
+    """A released design has a property its user should know of (e.g. it does not identify every share)."""

@@ -101,6 +101,7 @@ def test_certification_refuses_when_nothing_helps():
         certify(mech, 1.0, ("shafer",), allowed={1, 2, 3} - {1, 2, 3})
 
 
+@pytest.mark.filterwarnings("ignore::designer.exceptions.DesignWarning")  # gain optima may lump inputs
 def test_random_design_problems_never_exceed_their_budget():
     """500 random problems (k <= 4, l <= 4, random eps, both semantics): exact certificates."""
     rng = np.random.default_rng(2024)
@@ -209,6 +210,7 @@ def test_wldp_8x8_all_focal_sets_finishes():
     assert r.objective_value >= e / (e + 7) - 1e-9
 
 
+@pytest.mark.filterwarnings("ignore::designer.exceptions.DesignWarning")  # skewed prior, small budgets
 @pytest.mark.parametrize("semantics,objective", [("sldp", "truthful"), ("sldp", "chi2"), ("wldp", "truthful"),
                                                  ("both", "truthful")])
 def test_warm_started_sweep_equals_cold_designs(semantics, objective):
@@ -248,3 +250,20 @@ def test_programs_too_large_for_memory_are_refused_with_advice():
     with pytest.raises(d.InvalidProblemError, match=r"nonzeros.*GiB.*focal_sets"):
         design(big)
     assert time.perf_counter() - t0 < 2
+
+
+def test_a_chi2_optimum_that_lumps_rare_inputs_is_flagged():
+    # At a skewed prior the chi2 optimum gives the rare input a2 the row of a0: a2's share is not identified.
+    pi = np.array([0.173, 0.191, 0.01, 0.265, 0.361])
+    problem = DesignProblem(inputs=tuple(f"a{i}" for i in range(5)), epsilon=2.52, semantics="wldp",
+                            objective="chi2", prior=pi / pi.sum())
+    with pytest.warns(d.DesignWarning, match="does not identify every share"):
+        r = design(problem)
+    assert math.isinf(r.variance) and "a0, a2 answer alike" in r.warnings[0]
+    assert r.to_json_dict()["warnings"] == list(r.warnings)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a design that identifies every share warns of nothing
+        ok = design(problem.replace(prior=np.full(5, 0.2)))
+    assert ok.warnings == () and math.isfinite(ok.variance)

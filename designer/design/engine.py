@@ -11,6 +11,7 @@ import contextvars
 import dataclasses
 import math
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -21,7 +22,7 @@ from numpy.typing import NDArray
 from .. import setfunctions as sf
 from ..closed_forms import wldp_min_answer_mass
 from ..estimation import chi2_information, estimator_variance
-from ..exceptions import InfeasibleDesignError, InvalidProblemError
+from ..exceptions import DesignWarning, InfeasibleDesignError, InvalidProblemError
 from ..mechanism import Mechanism
 from ..privacy import eps_shafer, eps_walley
 from .certify import Certificate, CertificationError, bisect_threshold, certify, clean_solution
@@ -116,6 +117,10 @@ class DesignResult:
         Wall time of the whole design.
     compact : SymmetricMechanism or None
         The size-class form on the symmetric path (DESIGN.md 5).
+    warnings : tuple of str
+        What the user should know about the released design, also issued as :class:`DesignWarning`
+        (e.g. a chi2 optimum at a skewed prior that lumps rare inputs together and so does not identify
+        every share: its ``variance`` is then ``inf``).
     """
 
     problem: DesignProblem
@@ -131,6 +136,7 @@ class DesignResult:
     certificate: Certificate
     seconds: float
     compact: SymmetricMechanism | None = None
+    warnings: tuple[str, ...] = ()
 
     @property
     def certified(self) -> bool:
@@ -172,6 +178,7 @@ class DesignResult:
                 "violation_before_repair": json_number(self.certificate.violation),
             },
             "seconds": self.seconds,
+            "warnings": list(self.warnings),
         })
         return out
 
@@ -182,6 +189,31 @@ _WARM: contextvars.ContextVar[WarmStart | None] = contextvars.ContextVar("design
 
 def _solve(lp: LinearProgram, *, solver: str | None, solver_args: dict[str, Any] | None) -> SolverOutcome:
     return solve(lp, solver=solver, solver_args=solver_args, warm=_WARM.get())
+
+
+def identification_warnings(problem: DesignProblem, mech: Mechanism | None, variance: float) -> tuple[str, ...]:
+    """Why a design with an infinite MLE variance does not identify every share (empty when it does)."""
+    if math.isfinite(variance):
+        return ()
+    what = "the answers do not separate every input"
+    if mech is not None:
+        groups: dict[bytes, list[str]] = {}
+        for x, row in zip(mech.inputs, np.round(mech.matrix, 12)):
+            groups.setdefault(row.tobytes(), []).append(x)
+        alike = [g for g in groups.values() if len(g) > 1]
+        if alike:
+            what = "; ".join("inputs " + ", ".join(g) + " answer alike" for g in alike)
+    hint = ("; the chi2 objective weighs inputs by their prior and can gain by lumping rare ones together: use a "
+            "flatter (e.g. uniform) prior, or objective truthful, if every share must be estimated"
+            if problem.objective == "chi2" else "")
+    return (f"the released mechanism does not identify every share (MLE variance infinite): {what}{hint}",)
+
+
+def _with_warnings(result: DesignResult) -> DesignResult:
+    notes = identification_warnings(result.problem, result.mechanism, result.variance)
+    for note in notes:
+        warnings.warn(note, DesignWarning, stacklevel=3)
+    return dataclasses.replace(result, warnings=notes) if notes else result
 
 
 # ---------------------------------------------------------------------------- objective
@@ -688,7 +720,7 @@ def design(
         raise TypeError(f"warm must be a WarmStart session, got {type(warm).__name__}")
     token = _WARM.set(warm)
     try:
-        return _design(problem, solver, solver_args, symmetrize, path)
+        return _with_warnings(_design(problem, solver, solver_args, symmetrize, path))
     finally:
         _WARM.reset(token)
 

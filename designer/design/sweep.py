@@ -13,12 +13,13 @@ import math
 import re
 import socket
 import sys
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import pandas as pd
 
-from ..exceptions import DesignerError, InfeasibleDesignError, InvalidProblemError
+from ..exceptions import DesignerError, DesignWarning, InfeasibleDesignError, InvalidProblemError
 from .certify import CertificationError
 from .engine import design
 from .problem import DesignProblem
@@ -87,7 +88,9 @@ def design_point(problem: DesignProblem, warm: WarmStart | None = None) -> dict[
                            "eps_walley": math.nan, "variance": math.nan, "path": "", "certificate": "",
                            "message": ""}
     try:
-        result = design(problem, warm=warm)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DesignWarning)  # kept in the row's message instead
+            result = design(problem, warm=warm)
     except InfeasibleDesignError as exc:
         row.update(status="infeasible", message=" ".join(str(exc).split()))
         return row
@@ -99,7 +102,7 @@ def design_point(problem: DesignProblem, warm: WarmStart | None = None) -> dict[
         return row
     row.update(objective_value=result.objective_value, eps_shafer=result.eps_shafer,
                eps_walley=result.eps_walley, variance=result.variance, path=result.path,
-               certificate=result.certificate.method)
+               certificate=result.certificate.method, message=" ".join(result.warnings))
     return row
 
 
