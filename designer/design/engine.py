@@ -41,6 +41,7 @@ from .symmetric import (
     SymmetricMechanism,
     best_chi2_classes,
     certify_symmetric,
+    chi2_class_information,
     from_solution,
     symmetric_objective,
     symmetric_program,
@@ -408,8 +409,8 @@ def walley_worst_binary(mech: Mechanism) -> Mechanism:
 def best_subset_size(k: int, eps: float) -> tuple[int, float]:
     """The size ``d`` of the best uniform staircase pattern and its chi-square information (uniform prior).
 
-    With ``d`` entries ``e^eps`` and ``k - d`` entries 1 (mean ``m``), a row budget of 1 buys ``1/m``
-    columns' worth, so the information is ``mu(s)/m`` (DESIGN.md 5; the value of subset selection).
+    The argmax over ``d < k`` of :func:`~designer.design.symmetric.chi2_class_information` (DESIGN.md 5;
+    the value of subset selection).
 
     Returns
     -------
@@ -418,11 +419,7 @@ def best_subset_size(k: int, eps: float) -> tuple[int, float]:
     information : float
         Chi-square information of the optimum (per respondent).
     """
-    e = math.exp(eps)
-    d = np.arange(1, k, dtype=np.float64)
-    m = (d * e + (k - d)) / k
-    mu = (d * (e - m) ** 2 + (k - d) * (1.0 - m) ** 2) / (k * m)
-    info = mu / m
+    info = chi2_class_information(k, eps)[: k - 1]
     best = int(np.argmax(info))
     return best + 1, float(info[best])
 
@@ -450,6 +447,12 @@ SWAP_BUDGET = 20_000_000
 STALL_LIMIT = 2000
 
 
+def _circulant_cost(indicator: NDArray[np.float64], d: int) -> float:
+    """``sum_{m != 0} 1/|lambda_m|**2`` of the circulant with connection set ``indicator`` (``inf``: singular)."""
+    power = np.abs(np.fft.fft(indicator)[1:]) ** 2
+    return math.inf if power.min() < 1e-9 * d * d else float(np.sum(1.0 / power))
+
+
 def _improve_connection_set(indicator: NDArray[np.float64], cost: float, rng: np.random.Generator
                             ) -> NDArray[np.float64]:
     """Local search on a circulant's connection set: swap a member for a non-member while the variance
@@ -471,8 +474,7 @@ def _improve_connection_set(indicator: NDArray[np.float64], cost: float, rng: np
         a, b = int(rng.integers(d)), int(rng.integers(k - d))
         i, j = members[a], others[b]
         indicator[i], indicator[j] = 0.0, 1.0
-        power = np.abs(np.fft.fft(indicator)[1:]) ** 2
-        trial = math.inf if power.min() < 1e-9 * d * d else float(np.sum(1.0 / power))
+        trial = _circulant_cost(indicator, d)
         if trial < cost:
             if trial < cost * (1 - 1e-4):
                 stalled = 0
@@ -500,10 +502,7 @@ def regular_design(k: int, d: int) -> NDArray[np.bool_] | None:
         offsets = np.arange(d) if trial == 0 else rng.choice(k, size=d, replace=False)
         indicator = np.zeros(k)
         indicator[offsets] = 1.0
-        power = np.abs(np.fft.fft(indicator)[1:]) ** 2
-        if power.min() < 1e-9 * d * d:
-            continue
-        cost = float(np.sum(1.0 / power))
+        cost = _circulant_cost(indicator, d)
         if cost < best_cost * (1 - 1e-12):
             best, best_cost = offsets, cost
     diff = (np.arange(k)[:, None] - np.arange(k)[None, :]) % k
@@ -518,10 +517,10 @@ def regular_design(k: int, d: int) -> NDArray[np.bool_] | None:
         trial = pattern.copy()
         for _ in range(4 * k):
             r1, r2 = rng.choice(k, size=2, replace=False)
-            c1 = rng.choice(np.flatnonzero(trial[r1] & ~trial[r2]), size=1) if (trial[r1] & ~trial[r2]).any() else None
-            c2 = rng.choice(np.flatnonzero(trial[r2] & ~trial[r1]), size=1) if (trial[r2] & ~trial[r1]).any() else None
-            if c1 is None or c2 is None:
+            only1, only2 = np.flatnonzero(trial[r1] & ~trial[r2]), np.flatnonzero(trial[r2] & ~trial[r1])
+            if only1.size == 0 or only2.size == 0:
                 continue
+            c1, c2 = rng.choice(only1, size=1), rng.choice(only2, size=1)
             trial[r1, c1], trial[r1, c2], trial[r2, c2], trial[r2, c1] = False, True, False, True
         cost = _design_cost(trial)
         if cost < best_cost:
@@ -562,6 +561,11 @@ def cyclic_design(k: int, d: int, eps: float, high: NDArray[np.bool_] | None = N
     return np.where(high, e * theta, theta)
 
 
+def _precise(problem: DesignProblem) -> bool:
+    """chi2 under WLDP: a precise design over ``2**k`` staircase patterns, never a table over ``2**l`` sets."""
+    return problem.objective == "chi2" and problem.semantics != "sldp"
+
+
 def _singletons(l: int) -> NDArray[np.object_]:
     return np.array([1 << i for i in range(l)], dtype=object)  # Python ints: frames beyond 62 answers
 
@@ -583,11 +587,8 @@ def _precise_chi2(problem: DesignProblem, solver: str | None, solver_args: dict[
         if high is None:
             # No nonsingular pattern of the best size fits k outputs (e.g. k = 4, d = 2): the optimum is then
             # not attained by any mechanism that identifies the prior. Take the best size that has one.
-            e = math.exp(problem.epsilon)
-            sizes = np.arange(1, k)
-            m = (sizes * e + (k - sizes)) / k
-            values = (sizes * (e - m) ** 2 + (k - sizes) * (1.0 - m) ** 2) / (k * m) / m
-            for size in sizes[np.argsort(-values, kind="stable")]:
+            values = chi2_class_information(k, problem.epsilon)[: k - 1]
+            for size in np.argsort(-values, kind="stable") + 1:
                 high = regular_design(k, int(size))
                 if high is not None:
                     note = (f"; size {d} has no nonsingular design with {k} outputs, so the optimum "
@@ -734,9 +735,7 @@ def _design(problem: DesignProblem, solver: str | None, solver_args: dict[str, A
             "the symmetric path needs a problem invariant under relabelling: inputs equal to the frame's "
             "labels, a uniform prior, and objective and structure that do not single out any answer"
         )
-    # chi2 under WLDP is a precise design over 2**k staircase patterns (cyclic design when symmetric),
-    # never a table over the 2**l subsets of the frame.
-    precise = problem.objective == "chi2" and problem.semantics != "sldp"
+    precise = _precise(problem)
     if not precise and (path == "symmetric" or (path == "auto" and symmetric and problem.k > SYMMETRIC_AUTO_INPUTS)):
         return _design_symmetric(problem, solver, solver_args, t0)
     if problem.l > GENERAL_MAX_INPUTS and problem.focal_sets is None and not precise:
@@ -745,7 +744,7 @@ def _design(problem: DesignProblem, solver: str | None, solver_args: dict[str, A
             f"general path (limit {GENERAL_MAX_INPUTS}); restrict focal_sets, or make the problem symmetric "
             "(uniform prior, inputs = frame) for the size-class path"
         )
-    if not precise and problem.objective != "chi2":
+    if problem.objective != "chi2":
         nonzeros = program_nonzeros(problem)
         if nonzeros > MAX_NONZEROS:
             raise InvalidProblemError(
@@ -810,7 +809,8 @@ def _solve_prepared(problem: DesignProblem, solver: str | None, solver_args: dic
     cleaned = clean_solution(cols, fixed_full=fixed,
                              full_index=masks_list.index(full) if fixed is not None else None)
     mech = Mechanism(cleaned, inputs=problem.inputs, frame=problem.frame, focal=masks_list)
-    precise = problem.objective == "chi2" and problem.semantics != "sldp" and mech.is_bayesian
+    # (the binary WLDP chi2 case with a don't-know mass is solved as a set-valued truthful LP: averaged)
+    precise = _precise(problem) and mech.is_bayesian
     if symmetrize and is_symmetric(problem) and not precise:
         # (A precise WLDP design is not averaged: that would merge its outputs and lose information.)
         mech = orbit_average(mech, problem.truth())

@@ -42,6 +42,7 @@ __all__ = [
     "WLDP_FLOAT_MARGIN",
     "SymmetricMechanism",
     "certify_symmetric",
+    "chi2_class_information",
     "from_solution",
     "symmetric_objective",
     "symmetric_program",
@@ -208,21 +209,31 @@ class SymmetricMechanism:
                 "mass_one_set_without_truth": b.tolist()}
 
 
+def chi2_class_information(k: int, eps: float) -> NDArray[np.float64]:
+    """Chi-square information per unit of row mass of each staircase size class, uniform prior.
+
+    Class ``s`` (``s = 1..k``) answers sets of size ``s``: ``e^eps`` on the inputs whose answer is in the
+    set, 1 elsewhere (mean ``m``). A row budget of 1 buys ``1/m`` columns' worth, so the class gives
+    ``mu(s)/m`` (DESIGN.md 5); ``s = k`` ("don't know") gives 0. Entry ``s - 1`` holds class ``s``; the
+    best ``s < k`` is subset selection's best subset size.
+    """
+    s = np.arange(1, k + 1, dtype=np.float64)
+    e = math.exp(eps)
+    m = (s * e + (k - s)) / k
+    mu = (s * (e - m) ** 2 + (k - s) * (1.0 - m) ** 2) / (k * m)
+    return mu / m
+
+
 def symmetric_objective(problem: DesignProblem) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Objective coefficients on ``A`` and ``B`` (per unit of class total) of an invariant problem."""
     k = problem.k
     s = np.arange(1, k + 1)
-    e = math.exp(problem.epsilon)
     if problem.objective == "truthful":
         ca, cb = np.zeros(k), np.zeros(k)
         ca[0] = 1.0
         return ca, cb
     if problem.objective == "chi2":
-        # Staircase classes: one set of size s carries e on inputs whose answer is in it, 1 elsewhere;
-        # per unit of row mass that class contributes k mu_s / (s e + k - s) (module docstring).
-        m = (s * e + (k - s)) / k
-        mu = (s * (e - m) ** 2 + (k - s) * (1 - m) ** 2) / (k * m)
-        return k * mu / (s * e + k - s), np.zeros(k)
+        return chi2_class_information(k, problem.epsilon), np.zeros(k)
     truth = problem.truth()
     x, y = 0, int(truth[0])
     other = int(truth[1])
