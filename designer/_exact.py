@@ -9,6 +9,7 @@ Sums and comparisons of those integers are exact, and ``exp(eps)`` (irrational f
 from __future__ import annotations
 
 import decimal
+import functools
 from fractions import Fraction
 
 import numpy as np
@@ -40,11 +41,13 @@ def to_integers(values: NDArray[np.float64]) -> tuple[NDArray[np.object_], int]:
     return out, shift
 
 
+@functools.lru_cache(maxsize=256)
 def exp_bounds(eps: float, digits: int = 60) -> tuple[Fraction, Fraction]:
     """Rationals ``lo < exp(eps) < hi`` about ``10**-digits`` apart (relative).
 
     ``decimal``'s ``exp`` is correctly rounded, so the true value lies within one unit in the last
-    place of the computed one; widening by two units on each side is safe.
+    place of the computed one; widening by two units on each side is safe. Cached: a certificate asks
+    for the same bounds once per ratio.
     """
     ctx = decimal.Context(prec=digits, rounding=decimal.ROUND_HALF_EVEN)
     x = ctx.create_decimal_from_float(float(eps))

@@ -26,7 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import setfunctions as sf
-from ._exact import exp_bounds, ratio_at_most_exp, to_integers
+from ._exact import ratio_at_most_exp, to_integers
 from ._validation import check_epsilon, format_set
 from .mechanism import Mechanism
 
@@ -114,11 +114,18 @@ def _max_ratio(num: NDArray[np.float64], den: NDArray[np.float64]) -> tuple[floa
     return max(value, 1.0), int(best_row[x2, c]), x2, c
 
 
+def _on_masses(mech: Mechanism, loss: Loss) -> bool:
+    """Whether the stored masses themselves decide ``loss``: the Shafer loss, or any loss of Bayesian rows.
+
+    Bayesian rows have bel = pl = probability, and a ratio of sums is at most the largest ratio of its
+    terms (mediant inequality), so the singletons decide every loss (no ``2**l`` tables needed).
+    """
+    return loss == "shafer" or (mech.is_bayesian and mech.l >= 2)
+
+
 def _operands(mech: Mechanism, loss: Loss) -> tuple[NDArray, NDArray, NDArray[np.int64]]:
     """Numerator rows, denominator rows and the subsets (masks) of their columns."""
-    if loss == "shafer" or (mech.is_bayesian and mech.l >= 2):
-        # Bayesian rows: bel = pl = probability, and a ratio of sums is at most the largest ratio of its
-        # terms (mediant inequality), so the singletons decide every loss (no 2**l tables needed).
+    if _on_masses(mech, loss):
         return mech.matrix, mech.matrix, np.asarray(mech.focal, dtype=object)
     size = 1 << mech.l
     if loss == "bel":
@@ -215,22 +222,15 @@ def privacy_losses(mech: Mechanism) -> dict[str, LossWitness]:
 
 def _exact_private(mech: Mechanism, eps: float, loss: Loss) -> bool:
     """Decide the budget in exact integer arithmetic (masses are dyadic rationals)."""
-    lo, hi = exp_bounds(eps)
-
-    def at_most(a: int, b: int) -> bool:  # a / b <= e^eps, exactly
-        if a * lo.denominator <= lo.numerator * b:
-            return True
-        return not a * hi.denominator > hi.numerator * b and ratio_at_most_exp(a, b, eps)
-
     if mech.k < 2:
         return True
-    if loss == "shafer" or (mech.is_bayesian and mech.l >= 2):  # see _operands
-        # Ratios of the stored masses themselves; the ratio of a row with itself is 1 <= e^eps, so per
-        # column the largest entry against the smallest decides every pair. Float comparisons are exact,
-        # so only one exact product per column is needed (any size).
+    if _on_masses(mech, loss):
+        # The ratio of a row with itself is 1 <= e^eps, so per column the largest entry against the
+        # smallest decides every pair. Float comparisons are exact, so only one exact product per column
+        # is needed (any size).
         for a, b in zip(mech.matrix.max(axis=0), mech.matrix.min(axis=0)):
             fa, fb = Fraction(float(a)), Fraction(float(b))
-            if not at_most(fa.numerator * fb.denominator, fb.numerator * fa.denominator):
+            if not ratio_at_most_exp(fa.numerator * fb.denominator, fb.numerator * fa.denominator, eps):
                 return False
         return True
     ints, _ = to_integers(mech.matrix)
@@ -241,12 +241,12 @@ def _exact_private(mech: Mechanism, eps: float, loss: Loss) -> bool:
     pl = bel[:, -1:] - bel[:, ::-1]
     if loss in ("bel", "pl"):
         table = bel[:, 1:] if loss == "bel" else pl[:, 1:]
-        return all(at_most(int(a), int(b)) for a, b in zip(table.max(axis=0), table.min(axis=0)))
+        return all(ratio_at_most_exp(int(a), int(b), eps) for a, b in zip(table.max(axis=0), table.min(axis=0)))
     num, den = pl[:, 1:-1], bel[:, 1:-1]
     for x2 in range(mech.k):
         # The largest numerator over x != x2 decides every ratio with denominator row x2.
         for a, b in zip(np.delete(num, x2, axis=0).max(axis=0), den[x2]):
-            if not at_most(int(a), int(b)):
+            if not ratio_at_most_exp(int(a), int(b), eps):
                 return False
     return True
 
