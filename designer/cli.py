@@ -148,12 +148,23 @@ def _problem(args: argparse.Namespace) -> Any:
     return problem.replace(**changes) if changes else problem
 
 
-def _check_out(path: str, inputs: Sequence[str], force: bool) -> None:
+def _check_out(path: str, inputs: Sequence[str], force: bool,
+               advice: str = "choose another name or pass --force") -> None:
     out = os.path.realpath(path)
     if any(out == os.path.realpath(p) for p in inputs):
         raise CommandError(f"{path}: is an input of this command; input files are never overwritten")
     if os.path.exists(out) and not force:
-        raise CommandError(f"{path}: already exists; choose another name or pass --force")
+        raise CommandError(f"{path}: already exists; {advice}")
+
+
+def parse_allocation(text: str) -> str | float:
+    """``--allocation``: ``uniform`` or lambda in [0, 1] (checked by :mod:`designer.sampling`)."""
+    if text == "uniform":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise CommandError(f"--allocation must be 'uniform' or a number in [0, 1], got {text!r}") from None
 
 
 def cmd_design(args: argparse.Namespace) -> str:
@@ -206,9 +217,9 @@ def cmd_design(args: argparse.Namespace) -> str:
     return "\n".join(lines)
 
 
-def parse_grid(text: str) -> list[float]:
+def parse_grid(text: str, what: str = "grid") -> list[float]:
     """Epsilons: ``start:stop:count`` (inclusive, evenly spaced) or a comma list ``0.5,1,2``, each > 0."""
-    return parse_values(text, "grid", low=0.0, high=math.inf, low_open=True, high_open=True)
+    return parse_values(text, what, low=0.0, high=math.inf, low_open=True, high_open=True)
 
 
 def cmd_compare(args: argparse.Namespace) -> str:
@@ -240,7 +251,7 @@ def cmd_sweep(args: argparse.Namespace) -> str:
     if args.jobs == 0 or args.jobs < -1:
         raise CommandError(f"--jobs must be a positive number of processes or -1 (all cores), got {args.jobs}")
     problem = _problem(args)
-    epsilons = parse_values(args.eps_grid, "--epsilon", low=0.0, high=math.inf, low_open=True, high_open=True)
+    epsilons = parse_grid(args.eps_grid, "--epsilon")
     masses = None
     if args.dont_know is not None:
         masses = parse_values(args.dont_know, "--dont-know", low=0.0, high=1.0, low_open=False, high_open=True)
@@ -315,12 +326,7 @@ def cmd_simulate(args: argparse.Namespace) -> str:
                            "time; reduce --reps (the variance needs about 10**4 surveys)")
     mech = Mechanism.read(args.mechanism)
     prior = parse_prior(args.prior, mech.inputs)
-    allocation: Any = args.allocation
-    if allocation != "uniform":
-        try:
-            allocation = float(allocation)
-        except ValueError:
-            raise CommandError(f"--allocation must be 'uniform' or a number in [0, 1], got {allocation!r}") from None
+    allocation = parse_allocation(args.allocation)
     df = simulate(mech, prior, args.n, args.reps, args.seed, estimator=args.estimator, semantics=args.semantics,
                   allocation=allocation, progress=show_progress(args))
     reference_mech = mech
@@ -475,9 +481,8 @@ def cmd_randomize(args: argparse.Namespace) -> str:
     from ._io import atomic_write_text
     from .sampling import as_rng, input_indices, randomize, randomize_precise
 
-    if os.path.exists(args.out):
-        raise CommandError(f"{args.out}: already exists; randomize never replaces a file (choose another name)")
-    _check_out(args.out, [args.answers, args.mechanism], force=False)
+    _check_out(args.out, [args.answers, args.mechanism], force=False,
+               advice="randomize never replaces a file (choose another name)")
     mech = Mechanism.read(args.mechanism)
     header, rows = _read_table(args.answers)
     col = _column(args.answers, header, args.column)
@@ -492,14 +497,7 @@ def cmd_randomize(args: argparse.Namespace) -> str:
         raise CommandError(f"{args.answers}: column {args.column!r}: {exc}") from None
     rng = as_rng(args.seed)  # None: fresh entropy from the operating system
     if args.semantics == "wldp":
-        allocation: Any = args.allocation
-        if allocation != "uniform":
-            try:
-                allocation = float(allocation)
-            except ValueError:
-                raise CommandError(
-                    f"--allocation must be 'uniform' or a number in [0, 1], got {allocation!r}") from None
-        drawn = randomize_precise(mech, answers, rng, allocation=allocation)
+        drawn = randomize_precise(mech, answers, rng, allocation=parse_allocation(args.allocation))
         labels = [mech.frame[i] for i in drawn]
     else:
         drawn = randomize(mech, answers, rng)
