@@ -1,10 +1,10 @@
 """Grids of designs: one certified design per (epsilon, don't-know) pair, serial or in parallel.
 
 A sweep answers "how does the optimum move with the budget?" (the curves of Cor 3.12 and Thm 3.10
-for GWRR, and of any design problem). Each grid point is an independent :func:`~designer.design.design`
-call, so the grid runs unchanged in one process, on local worker processes (joblib) or on a Dask
-cluster; the rows are assembled in grid order and hold no timing, so every way of running gives the
-same table, value for value.
+for GWRR, and of any design problem). The grid is cut into blocks of ``BLOCK`` consecutive budgets, each
+designed with one warm-start session, the same blocks whether they run in one process, on local worker
+processes (joblib) or on a Dask cluster; the rows are assembled in grid order and hold no timing, so
+every way of running gives the same table, value for value.
 """
 
 from __future__ import annotations
@@ -70,6 +70,10 @@ def sweep_grid(problem: DesignProblem, epsilons: Sequence[float],
 BLOCK = 10
 
 
+#: Row status of a grid point without a design, by the error that ended it (first match wins).
+_FAILURES = ((InfeasibleDesignError, "infeasible"), (CertificationError, "not certified"), (DesignerError, "refused"))
+
+
 def design_point(problem: DesignProblem, warm: WarmStart | None = None) -> dict[str, Any]:
     """One row of a sweep: the certified design of ``problem``, or why there is none.
 
@@ -91,14 +95,9 @@ def design_point(problem: DesignProblem, warm: WarmStart | None = None) -> dict[
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DesignWarning)  # kept in the row's message instead
             result = design(problem, warm=warm)
-    except InfeasibleDesignError as exc:
-        row.update(status="infeasible", message=" ".join(str(exc).split()))
-        return row
-    except CertificationError as exc:
-        row.update(status="not certified", message=" ".join(str(exc).split()))
-        return row
-    except DesignerError as exc:
-        row.update(status="refused", message=" ".join(str(exc).split()))
+    except (DesignerError, CertificationError) as exc:
+        status = next(name for kind, name in _FAILURES if isinstance(exc, kind))
+        row.update(status=status, message=" ".join(str(exc).split()))
         return row
     row.update(objective_value=result.objective_value, eps_shafer=result.eps_shafer,
                eps_walley=result.eps_walley, variance=result.variance, path=result.path,
