@@ -60,35 +60,38 @@ def readme_commands() -> list[str]:
     return lines
 
 
-def test_readme_documents_every_command_and_its_examples_run(tmp_path, monkeypatch, capsys):
-    import shlex
+@pytest.fixture
+def scratch(tmp_path, monkeypatch):
+    """A working folder holding copies of examples/ and problems/, as the README's commands expect."""
     import shutil
+
+    for folder in ("examples", "problems"):
+        shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("output"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_readme_documents_every_command_and_its_examples_run(scratch, capsys):
+    import shlex
 
     from designer.cli import COMMANDS, main
 
     commands = readme_commands()
     assert {c.split()[1] for c in commands} >= {name for name, *_ in COMMANDS}
-    for folder in ("examples", "problems"):
-        shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("output"))
-    monkeypatch.chdir(tmp_path)
     for line in commands:
         code = main([*shlex.split(line)[1:], "--quiet"])
         captured = capsys.readouterr()
         assert code == 0, (line, captured.err)
         assert captured.out.strip(), line
     for made in ("freq16.csv", "tradeoff.png", "responses.csv", "precise.csv", "sweep.csv", "sweep.png"):
-        assert (tmp_path / made).stat().st_size > 0, made
+        assert (scratch / made).stat().st_size > 0, made
 
 
-def test_help_examples_run(tmp_path, monkeypatch, capsys):
+def test_help_examples_run(scratch, capsys):
     import shlex
-    import shutil
 
     from designer.cli import COMMANDS, main
 
-    for folder in ("examples", "problems"):
-        shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("output"))
-    monkeypatch.chdir(tmp_path)
     for name, _, example, _, _ in COMMANDS:  # in order: randomize writes what estimate reads
         argv = shlex.split(example)[1:]
         if name == "sweep":
