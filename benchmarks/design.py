@@ -42,8 +42,8 @@ def sweep_pair(k: int, semantics: str, objective: str, count: int, prior: str, q
     import warnings
 
     from designer.design import DesignProblem, design
-    from designer.design.programs import WarmStart
     from designer.exceptions import DesignWarning
+    from designer.solvers import WarmStart
 
     # Timing only: chi2 optima at this prior lump inputs together, which each design would warn about.
     warnings.simplefilter("ignore", DesignWarning)

@@ -1,46 +1,40 @@
 """designer: design and audit local-differential-privacy mechanisms with set-valued answers.
 
 An evidential mechanism gives every input a Dempster-Shafer mass function over the answers, so a
-respondent may answer with a set ("I don't know", "one of these"). See the README for a tour.
+respondent may answer with a set ("I don't know", "one of these"). See the README for a tour and
+``docs/theory.md`` for the mathematics.
+
+The names below are loaded on first use, so that ``import designer`` (and the command line) start fast.
 """
 
 from __future__ import annotations
 
-from .composition import image, power, product
-from .constructors import Q_GWRR, Q_WRR, Q_2x3, Q_kRR, Q_lambda
-from .design import DesignProblem, DesignResult, load_problem
-from .exceptions import (
-    DesignerError,
-    DesignWarning,
-    InfeasibleDesignError,
-    InvalidMechanismError,
-    InvalidProblemError,
-)
-from .mechanism import Mechanism
-from .privacy import (
-    LossWitness,
-    eps_bel,
-    eps_pl,
-    eps_shafer,
-    eps_walley,
-    is_private,
-    privacy_losses,
-    worst_case,
-)
-from .setfunctions import (
-    bel_from_mass,
-    commonality_from_mass,
-    mass_from_bel,
-    mass_from_commonality,
-    mass_from_pl,
-    pl_from_mass,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
+
+#: Public name -> module that defines it.
+_EXPORTS = {
+    "image": "composition", "power": "composition", "product": "composition",
+    "Q_GWRR": "constructors", "Q_WRR": "constructors", "Q_2x3": "constructors", "Q_kRR": "constructors",
+    "Q_lambda": "constructors",
+    "DesignProblem": "design.problem", "load_problem": "design.problem", "DesignResult": "design.result",
+    "DesignerError": "exceptions", "DesignWarning": "exceptions", "InfeasibleDesignError": "exceptions",
+    "InvalidMechanismError": "exceptions", "InvalidProblemError": "exceptions",
+    "Mechanism": "mechanism",
+    "LossWitness": "privacy", "eps_bel": "privacy", "eps_pl": "privacy", "eps_shafer": "privacy",
+    "eps_walley": "privacy", "is_private": "privacy", "privacy_losses": "privacy", "worst_case": "privacy",
+    "bel_from_mass": "setfunctions", "commonality_from_mass": "setfunctions", "mass_from_bel": "setfunctions",
+    "mass_from_commonality": "setfunctions", "mass_from_pl": "setfunctions", "pl_from_mass": "setfunctions",
+    "CertificationError": "exceptions", "SolverError": "exceptions",
+    "Loss": "vocabulary", "Objective": "vocabulary", "Semantics": "vocabulary",
+}
 
 __all__ = [
     "Q_GWRR",
     "Q_WRR",
+    "CertificationError",
     "DesignProblem",
     "DesignResult",
     "DesignWarning",
@@ -48,11 +42,15 @@ __all__ = [
     "InfeasibleDesignError",
     "InvalidMechanismError",
     "InvalidProblemError",
+    "Loss",
     "LossWitness",
     "Mechanism",
+    "Objective",
     "Q_2x3",
     "Q_kRR",
     "Q_lambda",
+    "Semantics",
+    "SolverError",
     "bel_from_mass",
     "commonality_from_mass",
     "eps_bel",
@@ -71,3 +69,52 @@ __all__ = [
     "product",
     "worst_case",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'designer' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
+
+
+if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
+    from .composition import image, power, product
+    from .constructors import Q_GWRR, Q_WRR, Q_2x3, Q_kRR, Q_lambda
+    from .design.problem import DesignProblem, load_problem
+    from .design.result import DesignResult
+    from .exceptions import (
+        CertificationError,
+        DesignerError,
+        DesignWarning,
+        InfeasibleDesignError,
+        InvalidMechanismError,
+        InvalidProblemError,
+        SolverError,
+    )
+    from .mechanism import Mechanism
+    from .privacy import (
+        LossWitness,
+        eps_bel,
+        eps_pl,
+        eps_shafer,
+        eps_walley,
+        is_private,
+        privacy_losses,
+        worst_case,
+    )
+    from .setfunctions import (
+        bel_from_mass,
+        commonality_from_mass,
+        mass_from_bel,
+        mass_from_commonality,
+        mass_from_pl,
+        pl_from_mass,
+    )
+    from .vocabulary import Loss, Objective, Semantics

@@ -47,8 +47,10 @@ def exp_bounds(eps: float, digits: int = 60) -> tuple[Fraction, Fraction]:
 
     ``decimal``'s ``exp`` is correctly rounded, so the true value lies within one unit in the last
     place of the computed one; widening by two units on each side is safe. Cached: a certificate asks
-    for the same bounds once per ratio.
+    for the same bounds once per ratio. ``eps`` must be below ``HUGE_EPSILON``.
     """
+    if not 0 <= eps < HUGE_EPSILON:
+        raise ValueError(f"exp_bounds needs 0 <= eps < {HUGE_EPSILON:g}, got {eps!r}")
     ctx = decimal.Context(prec=digits, rounding=decimal.ROUND_HALF_EVEN)
     x = ctx.create_decimal_from_float(float(eps))
     value = ctx.exp(x)
@@ -57,15 +59,24 @@ def exp_bounds(eps: float, digits: int = 60) -> tuple[Fraction, Fraction]:
     return v - 2 * ulp, v + 2 * ulp
 
 
+#: Budgets from here on are decided by bit lengths (``num / den < 2**(bits(num) - bits(den) + 1)``):
+#: no ratio of two positive floats exceeds ``2**2098 < e**1455``.
+HUGE_EPSILON = 1455.0
+
+
 def ratio_at_most_exp(num: int, den: int, eps: float) -> bool:
     """Decide ``num / den <= exp(eps)`` exactly for non-negative integers.
 
     ``0 / 0`` counts as no information (True); ``a / 0`` with ``a > 0`` is an infinite ratio (False).
+    From ``HUGE_EPSILON`` on the answer is decided by bit lengths (conservatively: a ratio that the bit
+    lengths cannot place below ``e^eps`` counts as above it).
     """
     if num == 0:
         return True
     if den == 0:
         return False
+    if eps >= HUGE_EPSILON:
+        return (num.bit_length() - den.bit_length() + 1) * 0.6931471805599453 < eps * (1 - 1e-12)
     digits = 60
     while digits <= 4000:
         lo, hi = exp_bounds(eps, digits)

@@ -10,6 +10,9 @@ import math
 import numbers
 from collections.abc import Iterable, Sequence
 
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
 #: Characters a label may not contain: they delimit focal sets in CSV headers (``{yes,no}``).
 FORBIDDEN_LABEL_CHARS = frozenset("{},\n\r\"")
 
@@ -40,6 +43,29 @@ def check_real(value: object, name: str, *, low: float | None = None, high: floa
         interval = f"{'(' if low_open or low is None else '['}{lo}, {hi}{')' if high_open or high is None else ']'}"
         raise ValueError(f"{name} must lie in {interval}, got {x}")
     return x
+
+
+#: A prior's entries must sum to 1 within this.
+PRIOR_SUM_TOL = 1e-9
+
+
+def check_prior(prior: ArrayLike | None, k: int, name: str = "prior") -> NDArray[np.float64]:
+    """A distribution over ``k`` inputs (default uniform): finite, non-negative, summing to 1 within
+    ``PRIOR_SUM_TOL``; returned renormalised and read-only. The one simplex check of the package."""
+    if prior is None:
+        out = np.full(k, 1.0 / k)
+    else:
+        try:
+            out = np.array(prior, dtype=np.float64)
+        except (TypeError, ValueError, OverflowError):
+            raise TypeError(f"{name} must be {k} numbers, got {prior!r}") from None
+        if out.shape != (k,):
+            raise ValueError(f"{name} must have one entry per input ({k}), got shape {out.shape}")
+        if not np.all(np.isfinite(out)) or np.any(out < 0) or abs(float(out.sum()) - 1.0) > PRIOR_SUM_TOL:
+            raise ValueError(f"{name} must be non-negative and sum to 1, got {[float(v) for v in out]}")
+        out = out / out.sum()
+    out.setflags(write=False)
+    return out
 
 
 def check_int(value: object, name: str, *, low: int | None = None) -> int:

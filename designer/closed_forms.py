@@ -1,4 +1,4 @@
-"""Closed forms of the paper and of the literature, used as references for designs (DESIGN.md 6).
+"""Closed forms of the paper and of the literature, used as references for designs (docs/theory.md section 4).
 
 Variances are *per respondent* (``n = 1`` unless given) and, for k-ary mechanisms, the mean over the
 ``k`` inputs of ``Var(pi_hat_x)``; for a binary mechanism that is ``Var(pi_hat)`` of the paper.
@@ -10,9 +10,8 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats
 
-from ._validation import check_epsilon, check_int, check_real
+from ._validation import check_epsilon, check_int, check_prior, check_real
 from .exceptions import InfeasibleDesignError
 
 __all__ = [
@@ -52,7 +51,7 @@ def gwrr_sldp(eps: float, c: float) -> tuple[float, float]:
 
 
 def wldp_min_answer_mass(eps: float) -> float:
-    """Smallest answer mass ``c`` of a binary eps-WLDP mechanism: ``2 / (1 + e^eps)`` (DESIGN.md 6).
+    """Smallest answer mass ``c`` of a binary eps-WLDP mechanism: ``2 / (1 + e^eps)`` (docs/theory.md section 4).
 
     Equivalently the don't-know mass is at most ``tanh(eps / 2)``.
     """
@@ -61,7 +60,7 @@ def wldp_min_answer_mass(eps: float) -> float:
 
 
 def gwrr_wldp(eps: float, c: float) -> tuple[float, float]:
-    """Optimal binary mechanism under eps-WLDP with answer mass ``c`` (DESIGN.md 6, LP-checked).
+    """Optimal binary mechanism under eps-WLDP with answer mass ``c`` (docs/theory.md section 4, LP-checked).
 
     ``q = 1 / (1 + e^eps)``, ``p = c - q``; feasible iff ``c >= 2 / (1 + e^eps)``.
 
@@ -114,13 +113,15 @@ def _q2x3_core(p: float, q: float, pi: float) -> float:
 
 
 def q2x3_variance_exact(p: float, q: float, pi: float, n: int) -> float:
-    """Exact ``Var(pi_hat | N1 + N2 > 0)`` for ``Q_2x3(p, q)`` (Thm 3.10, with ``1/(1 - q3^n)``, DESIGN.md 6).
+    """Exact ``Var(pi_hat | N1 + N2 > 0)`` for ``Q_2x3(p, q)`` (Thm 3.10 with ``1/(1 - q3^n)``; docs/theory.md, 4).
 
     ``A = sum_{j=0}^{n-1} binom.pmf(j; n, q3) / (n - j)``, ``q3 = 1 - p - q``.
     """
     n = check_int(n, "n", low=1)
     q3 = max(0.0, 1.0 - p - q)
     j = np.arange(n)
+    from scipy import stats
+
     a = float(np.sum(stats.binom.pmf(j, n, q3) / (n - j)))
     return _q2x3_core(p, q, pi) * a / (1.0 - q3**n)
 
@@ -187,12 +188,7 @@ def nu_o(p: float, q: float, pi: float, n: int) -> float:
 
 
 def _prior(prior: Sequence[float] | None, k: int) -> np.ndarray:
-    if prior is None:
-        return np.full(k, 1.0 / k)
-    pi = np.asarray(prior, dtype=float)
-    if pi.shape != (k,) or np.any(pi < 0) or abs(pi.sum() - 1) > 1e-9:
-        raise ValueError(f"prior must be {k} non-negative numbers summing to 1")
-    return pi
+    return check_prior(prior, k)
 
 
 def _unary_variance(p: float, q: float, pi: np.ndarray, n: int) -> float:

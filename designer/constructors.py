@@ -43,7 +43,7 @@ def Q_2x3(p: float, q: float, *, labels: Sequence[str] = BINARY) -> Mechanism:
     """Generalised Warner mechanism with "don't know" (Sec. 3, Eq 2): truthful ``p``, lie ``q``.
 
     Rows ``(p, q, 1 - p - q)`` and ``(q, p, 1 - p - q)`` over ``{yes}``, ``{no}``, ``{yes,no}``.
-    ``eps_shafer = ln(p/q)`` and ``eps_walley = ln((1-q)/q)`` (DESIGN.md 2).
+    ``eps_shafer = ln(p/q)`` and ``eps_walley = ln((1-q)/q)`` (docs/theory.md section 2).
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Credal sets of mass functions: lower/upper probabilities and expectations (DESIGN.md 3, Lemma 3.14).
+"""Credal sets of mass functions: lower/upper probabilities and expectations (docs/theory.md section 3, Lemma 3.14).
 
 The credal set of a mass function ``m`` on ``Y`` is ``P_m = {pr : pr(A) >= bel(A) for all A}``. It is the
 image of the *mass-allocation* polytope: ``pr(y) = sum_{B contains y} w(B, y)`` with ``w >= 0`` and
@@ -16,11 +16,11 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.optimize import linprog
 
 from . import setfunctions as sf
 from .exceptions import InvalidMechanismError
 from .mechanism import Mechanism
+from .solvers import minimize
 
 __all__ = [
     "WorstCasePair",
@@ -104,7 +104,7 @@ def allocation_lp(mech: Mechanism, x: str | int, f: ArrayLike, *, upper: bool) -
     a_eq = np.zeros((members.shape[0], n))
     a_eq[B, np.arange(n)] = 1.0
     c = fv[Y] * (-1.0 if upper else 1.0)
-    res = linprog(c, A_eq=a_eq, b_eq=mech.matrix[i], bounds=(0, None), method="highs")
+    res = minimize(c, A_eq=a_eq, b_eq=mech.matrix[i], bounds=(0, None))
     if res.status != 0:  # pragma: no cover - the polytope is never empty
         raise RuntimeError(f"allocation LP failed: {res.message}")
     pr = np.zeros(mech.l)
@@ -124,7 +124,7 @@ def _expectation(mech: Mechanism, x: str | int, gamble: Mapping[str, float] | Ar
 
 def lower_expectation(mech: Mechanism, x: str | int, gamble: Mapping[str, float] | ArrayLike, *,
                       method: str = "choquet") -> float:
-    """Lower expectation ``min_{pr in P_x} E_pr[f]`` of a gamble (DESIGN.md 3).
+    """Lower expectation ``min_{pr in P_x} E_pr[f]`` of a gamble (docs/theory.md section 3).
 
     Parameters
     ----------
@@ -140,7 +140,7 @@ def lower_expectation(mech: Mechanism, x: str | int, gamble: Mapping[str, float]
 
 def upper_expectation(mech: Mechanism, x: str | int, gamble: Mapping[str, float] | ArrayLike, *,
                       method: str = "choquet") -> float:
-    """Upper expectation ``max_{pr in P_x} E_pr[f] = sum_B m(B) max_{y in B} f(y)`` (DESIGN.md 3)."""
+    """Upper expectation ``max_{pr in P_x} E_pr[f] = sum_B m(B) max_{y in B} f(y)`` (docs/theory.md section 3)."""
     return _expectation(mech, x, gamble, method, upper=True)
 
 
@@ -158,7 +158,7 @@ def upper_probability(mech: Mechanism, x: str | int, event: Sequence[str] | str 
 
 def extreme_points(mech: Mechanism, x: str | int) -> NDArray[np.float64]:
     """Vertices of the credal set of row ``x``: one per ordering of ``Y`` (each focal set's mass goes
-    to its first element in that order); duplicates removed (DESIGN.md 3).
+    to its first element in that order); duplicates removed (docs/theory.md section 3).
 
     Returns
     -------
@@ -235,7 +235,7 @@ def walley_ratio(mech: Mechanism, x: str | int, x2: str | int, event: Sequence[s
 def worst_case_pair(mech: Mechanism, x: str | int, x2: str | int) -> WorstCasePair:
     """The proper event and the two distributions with the largest ratio ``pr_x(E) / pr_x2(E)``.
 
-    Over proper nonempty events (DESIGN.md 2); the distributions come from the allocation LPs.
+    Over proper nonempty events (docs/theory.md section 2); the distributions come from the allocation LPs.
     """
     i, j = _row(mech, x), _row(mech, x2)
     pl, bel = mech.pl(), mech.bel()

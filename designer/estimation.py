@@ -1,4 +1,4 @@
-"""Estimation of the input distribution from set-valued answers (Remark 3.8; DESIGN.md 7).
+"""Estimation of the input distribution from set-valued answers (Remark 3.8; docs/theory.md section 8).
 
 Under Shafer's semantics the analyst sees the focal set itself, so each focal set is an output with
 probability ``pi . m(E)``; the Fisher information of the prior ``pi`` (on the simplex) is
@@ -15,9 +15,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._validation import parse_set
+from ._validation import check_prior, parse_set
 from .exceptions import InvalidMechanismError
 from .mechanism import Mechanism
+from .solvers import minimize
 
 __all__ = [
     "Estimate",
@@ -35,12 +36,7 @@ __all__ = [
 
 
 def _prior(mech: Mechanism, prior: Sequence[float] | NDArray[np.float64] | None) -> NDArray[np.float64]:
-    if prior is None:
-        return np.full(mech.k, 1.0 / mech.k)
-    pi = np.asarray(prior, dtype=np.float64)
-    if pi.shape != (mech.k,) or not np.all(np.isfinite(pi)) or np.any(pi < 0) or abs(pi.sum() - 1) > 1e-9:
-        raise ValueError(f"prior must be {mech.k} non-negative numbers summing to 1, got {list(np.ravel(pi))}")
-    return pi
+    return check_prior(prior, mech.k)
 
 
 def fisher_information(mech: Mechanism, prior: Sequence[float] | None = None) -> NDArray[np.float64]:
@@ -69,7 +65,7 @@ def fisher_information(mech: Mechanism, prior: Sequence[float] | None = None) ->
 def chi2_information(mech: Mechanism, prior: Sequence[float] | None = None) -> float:
     """Chi-square information ``sum_E mu(m(E))``, ``mu(v) = sum_x pi_x (v_x - pi.v)^2 / (pi.v)``.
 
-    The estimation objective of the design engine (DESIGN.md 5, "staircase" LP).
+    The estimation objective of the design engine (docs/theory.md section 5, "staircase" LP).
     """
     pi = _prior(mech, prior)
     cols = mech.matrix
@@ -319,7 +315,7 @@ def estimate_sldp(mech: Mechanism, counts: ArrayLike, *, method: str = "em", lev
 
 @dataclass(frozen=True)
 class IdentifiedSet:
-    """Bounds on each input's share from precise answers (Walley semantics; DESIGN.md 7).
+    """Bounds on each input's share from precise answers (Walley semantics; docs/theory.md section 8).
 
     Attributes
     ----------
@@ -347,7 +343,7 @@ def identified_set(mech: Mechanism, counts: ArrayLike, *, level: float | None = 
     """Interval of each ``pi_j`` compatible with observed precise answers (LPs over ``(pi, w)``).
 
     Variables ``w_x(B, y) >= 0`` with ``sum_{y in B} w_x(B, y) = pi_x m_x(B)`` and output frequencies
-    ``sum_x sum_{B contains y} w_x(B, y) = f(y) + s(y)``, ``pi`` in the simplex (DESIGN.md 7). The slack
+    ``sum_x sum_{B contains y} w_x(B, y) = f(y) + s(y)``, ``pi`` in the simplex (docs/theory.md section 8). The slack
     ``s(y)`` is bounded by the confidence band of ``f(y)`` (``level``) or 0; if that is infeasible, the
     least total slack is used instead (``misfit``). Then ``min`` and ``max`` of each ``pi_j``.
 
@@ -360,7 +356,6 @@ def identified_set(mech: Mechanism, counts: ArrayLike, *, level: float | None = 
     """
     import scipy.sparse as sp
     from scipy import stats
-    from scipy.optimize import linprog
 
     c = np.asarray(counts, dtype=np.float64)
     if c.shape != (mech.l,) or np.any(c < 0) or c.sum() <= 0:
@@ -395,9 +390,9 @@ def identified_set(mech: Mechanism, counts: ArrayLike, *, level: float | None = 
     slack = np.zeros(n_vars)
     slack[k + nw:] = 1.0
     a_ub, b_ub, misfit = None, None, 0.0
-    probe = linprog(np.zeros(n_vars), A_eq=a_eq, b_eq=b_eq, bounds=bounds, method="highs")
+    probe = minimize(np.zeros(n_vars), A_eq=a_eq, b_eq=b_eq, bounds=bounds)
     if probe.status != 0:  # the bands miss every reachable distribution: use the closest ones
-        first = linprog(slack, A_eq=a_eq, b_eq=b_eq, bounds=(0, None), method="highs")
+        first = minimize(slack, A_eq=a_eq, b_eq=b_eq, bounds=(0, None))
         misfit = float(first.fun)
         bounds = [(0, None)] * n_vars
         a_ub, b_ub = sp.csr_matrix(slack[None, :]), [misfit * (1 + 1e-9) + 1e-12]
@@ -405,8 +400,8 @@ def identified_set(mech: Mechanism, counts: ArrayLike, *, level: float | None = 
     for j in range(k):
         obj = np.zeros(n_vars)
         obj[j] = 1.0
-        lo = linprog(obj, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=bounds, method="highs")
-        hi = linprog(-obj, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=bounds, method="highs")
+        lo = minimize(obj, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=bounds)
+        hi = minimize(-obj, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=bounds)
         lower[j], upper[j] = lo.fun, -hi.fun
     return IdentifiedSet(mech.inputs, np.clip(lower, 0, 1), np.clip(upper, 0, 1), level, misfit, round(n))
 

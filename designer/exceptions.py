@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 __all__ = [
+    "CertificationError",
     "DesignWarning",
     "DesignerError",
     "InfeasibleDesignError",
     "InvalidMechanismError",
     "InvalidProblemError",
+    "SolverError",
 ]
 
 
@@ -29,3 +31,14 @@ class InfeasibleDesignError(DesignerError, ValueError):
 
 class DesignWarning(UserWarning):
     """A released design has a property its user should know of (e.g. it does not identify every share)."""
+
+
+class SolverError(DesignerError):
+    """The solver did not solve a program (limit reached, numerical trouble, solver failure).
+
+    Distinct from :class:`InfeasibleDesignError`: nothing is known about feasibility.
+    """
+
+
+class CertificationError(DesignerError, RuntimeError):
+    """No certified mechanism could be produced: nothing is released, and the message says why."""

@@ -1,4 +1,4 @@
-"""Hypothesis tests between two inputs of a mechanism, and their trade-off curves (DESIGN.md 4).
+"""Hypothesis tests between two inputs of a mechanism, and their trade-off curves (docs/theory.md section 3).
 
 H0: the input is ``x``; H1: it is ``x2``. A test ``phi: Y -> [0, 1]`` rejects H0 with probability
 ``phi(y)``. Over the credal sets it has four errors::
@@ -17,13 +17,13 @@ shafer_lower   ``min{beta_lo : alpha_up <= a}``              ``>= u`` (eps_S)   
 shafer_upper   ``max{beta_up : alpha_lo >= a}``              ``<= U`` (eps_S)         Thm 3.5
 ============== ============================================ ======================= ==========
 
-(the optimistic and Thm 3.5 readings are DESIGN.md 4's). ``T_pe`` and ``T_op`` are linear programs; the
+(the optimistic and Thm 3.5 readings are docs/theory.md section 3's). ``T_pe`` and ``T_op`` are linear programs; the
 two Thm 3.5 curves are not convex programs. All four are computed exactly by one observation: on the
 tests whose values are ordered like a chain ``A_1 < A_2 < ... < Y``, ``phi = sum_j c_j 1[A_j]`` and every
 error is linear in ``c`` (Choquet integrals are comonotone additive), with ``sum_j c_j <= 1``. With two
 linear constraints an optimum uses at most two sets, which are nested: enumerating the ``3**l`` nested pairs
 ``A <= B`` solves each curve exactly. ``T_pe``/``T_op`` also come as LPs (:func:`minimax_test`), and the
-Thm 3.5 curves by the extreme-point split of DESIGN.md 4 (:func:`shafer_curve_by_vertices`): tests compare.
+Thm 3.5 curves by the extreme-point split of docs/theory.md section 3 (:func:`shafer_curve_by_vertices`): tests compare.
 """
 
 from __future__ import annotations
@@ -36,7 +36,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
-from scipy.optimize import linprog
 
 from . import setfunctions as sf
 from .composition import power
@@ -44,6 +43,7 @@ from .credal import _members, _row, extreme_points
 from .exceptions import InvalidMechanismError
 from .mechanism import Mechanism
 from .privacy import eps_shafer, eps_walley
+from .solvers import minimize
 
 __all__ = [
     "KINDS",
@@ -77,7 +77,7 @@ class MinimaxTest:
 
 
 def test_errors(mech: Mechanism, x: str | int, x2: str | int, phi: ArrayLike) -> MinimaxTest:
-    """The four errors of a test ``phi`` (Choquet integrals, DESIGN.md 4)."""
+    """The four errors of a test ``phi`` (Choquet integrals, docs/theory.md section 3)."""
     p = np.asarray(phi, dtype=np.float64)
     if p.shape != (mech.l,) or np.any(p < 0) or np.any(p > 1):
         raise InvalidMechanismError(f"phi must be {mech.l} numbers in [0, 1]")
@@ -116,7 +116,7 @@ def _test_lp(mech: Mechanism, x: str | int, x2: str | int, alpha: float, optimis
         c[t0:t0 + F] = mech.matrix[j]
         b_last = -alpha
     b_ub = np.r_[np.zeros(2 * B.size), b_last]
-    res = linprog(c, A_ub=a_ub, b_ub=b_ub, bounds=[(0, 1)] * n, method="highs")
+    res = minimize(c, A_ub=a_ub, b_ub=b_ub, bounds=[(0, 1)] * n)
     if res.status != 0:
         raise InvalidMechanismError(f"the test LP at level {alpha:g} has no solution ({res.message})")
     return test_errors(mech, i, j, np.clip(res.x[:l], 0.0, 1.0))
@@ -125,13 +125,13 @@ def _test_lp(mech: Mechanism, x: str | int, x2: str | int, alpha: float, optimis
 def minimax_test(mech: Mechanism, x: str | int, x2: str | int, alpha: float) -> MinimaxTest:
     """The level-``alpha`` minimax test (Huber-Strassen): ``min beta_up`` s.t. ``alpha_up <= alpha``.
 
-    One LP (DESIGN.md 4). Its ``beta_up`` is ``T_pe(alpha)`` (Def 3.17, Thm 3.18).
+    One LP (docs/theory.md section 3). Its ``beta_up`` is ``T_pe(alpha)`` (Def 3.17, Thm 3.18).
     """
     return _test_lp(mech, x, x2, _level(alpha), optimistic=False)
 
 
 def optimistic_test(mech: Mechanism, x: str | int, x2: str | int, alpha: float) -> MinimaxTest:
-    """The optimistic test: ``max beta_lo`` s.t. ``alpha_lo >= alpha`` (DESIGN.md 4's reading of Def 3.17)."""
+    """The optimistic test: ``max beta_lo`` s.t. ``alpha_lo >= alpha`` (docs/theory.md section 3 reads Def 3.17)."""
     return _test_lp(mech, x, x2, _level(alpha), optimistic=True)
 
 
@@ -219,7 +219,7 @@ def tradeoff(mech: Mechanism, x: str | int, x2: str | int, kind: str, alphas: Ar
 
 
 def bound(kind: str, eps: float, alphas: ArrayLike) -> NDArray[np.float64]:
-    """The paper's bound for a curve at loss ``eps`` (``e = exp(eps)``; DESIGN.md 4).
+    """The paper's bound for a curve at loss ``eps`` (``e = exp(eps)``; docs/theory.md section 3).
 
     ``pessimistic``: ``max(1 - a e, 0, (1 - a)/e)``; ``optimistic``: ``min(1 - a/e, e (1 - a))`` (Thm 3.18,
     eps = eps_W); ``shafer_lower``: ``max((1 - a)/e, 1 - a e)``; ``shafer_upper``: ``min(e (1 - a), 1 - a/e)``
@@ -299,7 +299,7 @@ def deterministic_tests(mech: Mechanism, x: str | int, x2: str | int) -> pd.Data
 
 def shafer_curve_by_vertices(mech: Mechanism, x: str | int, x2: str | int, kind: str,
                              alphas: Sequence[float]) -> NDArray[np.float64]:
-    """The Thm 3.5 curves by DESIGN.md 4's split over the extreme points of ``x2``'s credal set (one LP
+    """The Thm 3.5 curves by docs/theory.md section 3's split over the extreme points of ``x2``'s credal set (one LP
     per vertex and level). Exponential in ``l``; a cross-check for small frames."""
     if kind not in ("shafer_lower", "shafer_upper"):
         raise ValueError("kind must be 'shafer_lower' or 'shafer_upper'")
@@ -326,7 +326,7 @@ def shafer_curve_by_vertices(mech: Mechanism, x: str | int, x2: str | int, kind:
             # shafer_lower: min 1 - P.phi; shafer_upper: max 1 - P.phi
             c[:l] = -vertex if kind == "shafer_lower" else vertex
             b = np.r_[np.zeros(B.size), a if kind == "shafer_lower" else -a]
-            res = linprog(c, A_ub=a_ub, b_ub=b, bounds=[(0, 1)] * n, method="highs")
+            res = minimize(c, A_ub=a_ub, b_ub=b, bounds=[(0, 1)] * n)
             if res.status != 0:
                 continue
             value = 1.0 + res.fun if kind == "shafer_lower" else 1.0 - res.fun
@@ -339,7 +339,7 @@ def shafer_curve_by_vertices(mech: Mechanism, x: str | int, x2: str | int, kind:
 def worst_case_fisher(mech: Mechanism, prior: float = 0.5, *, x: str | int = 0, x2: str | int = 1
                       ) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:
     """Smallest Fisher information about ``pi = P(input = x)`` from one precise answer, over the credal
-    sets of both rows (DESIGN.md 7): a convex program (quadratic-over-linear, Clarabel), checked against
+    sets of both rows (docs/theory.md section 8): a convex program (quadratic-over-linear, Clarabel), checked against
     the credal sets' vertex pairs.
 
     .. math:: I(w_x, w_{x2}) = \\sum_y \\frac{(w_x(y) - w_{x2}(y))^2}{\\pi w_x(y) + (1 - \\pi) w_{x2}(y)}

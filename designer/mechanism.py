@@ -8,28 +8,26 @@ A mechanism ``Q`` maps input ``x`` to a random *set* ``E`` of outputs with proba
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import os
 from collections.abc import Mapping, Sequence
-from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from . import formats
 from . import setfunctions as sf
 from ._io import atomic_write_text, read_text
 from ._validation import check_labels, format_set, parse_set
 from .exceptions import InvalidMechanismError
+from .formats import ROW_SUM_TOL, check_masses
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["ROW_SUM_TOL", "Mechanism"]
-
-#: Rows of a mass matrix must sum to 1 within this absolute tolerance.
-ROW_SUM_TOL = 1e-9
 
 # Frames up to this size keep bitmasks in int64; larger ones (products of frames) use Python ints.
 _INT64_FRAME = 62
@@ -139,7 +137,7 @@ class Mechanism:
             [f"y{i}" for i in range(l)] if frame is None else frame, "frame",
             error=InvalidMechanismError,
         )
-        _check_values(matrix, masks, self._inputs, self._frame)
+        check_masses(matrix, masks, self._inputs, self._frame)
 
         nonzero = np.any(matrix != 0, axis=0)
         keep = [j for j in np.flatnonzero(nonzero).tolist() if masks[j] != 0]
@@ -253,16 +251,10 @@ class Mechanism:
     def pl(self) -> NDArray[np.float64]:
         """``(k, 2**l)`` plausibility functions ``pl_x(E) = sum_{B meets E} m_x(B)``.
 
-        Computed as ``total - bel(complement)``; entries that are zero by structure (no focal set of
-        row ``x`` meets ``E``) are exactly 0, so that ``0/0`` is recognised in privacy losses.
+        Summed without cancellation (:func:`~designer.setfunctions.pl_from_mass`): entries no focal set of
+        row ``x`` meets are exactly 0, so ``0/0`` is recognised in privacy losses, and tiny ones are accurate.
         """
-        pl = sf.pl_from_mass(self.mass)
-        support = np.zeros(self.k, dtype=np.int64)
-        for j, m in enumerate(self._focal.astype(np.int64)):
-            support[self._matrix[:, j] > 0] |= m
-        subsets = np.arange(1 << self.l, dtype=np.int64)
-        pl[(subsets[None, :] & support[:, None]) == 0] = 0.0
-        return pl
+        return sf.pl_from_mass(self.mass)
 
     def commonality(self) -> NDArray[np.float64]:
         """``(k, 2**l)`` commonality functions ``q_x(E) = sum_{B superset E} m_x(B)``."""
@@ -302,7 +294,7 @@ class Mechanism:
                 canon = tuple(labels)
                 if frozenset(canon) in {frozenset(c) for c in out}:
                     raise InvalidMechanismError(f"input {x!r}: focal set {format_set(canon)} given twice")
-                out[canon] = _number(value, f"input {x!r}, set {format_set(canon)}")
+                out[canon] = formats.number(value, f"input {x!r}, set {format_set(canon)}")
                 for label in canon:
                     if label not in seen_labels:
                         seen_labels.append(label)
@@ -380,6 +372,8 @@ class Mechanism:
         Columns are headed ``{yes}``, ``{no}``, ``{yes,no}`` (labels in frame order), sorted by bitmask;
         sets with zero mass in every row are not shown.
         """
+        import pandas as pd
+
         df = pd.DataFrame(np.array(self._matrix), columns=self.columns,
                           index=pd.Index(list(self._inputs), name="input"))
         return df
@@ -387,6 +381,8 @@ class Mechanism:
     @classmethod
     def from_frame(cls, df: pd.DataFrame, *, frame: Sequence[str] | None = None) -> Mechanism:
         """Inverse of :meth:`to_frame`. Inputs come from an ``input`` column if present, else the index."""
+        import pandas as pd
+
         if not isinstance(df, pd.DataFrame):
             raise TypeError(f"from_frame expects a pandas DataFrame, got {type(df).__name__}")
         if "input" in df.columns:
@@ -403,13 +399,8 @@ class Mechanism:
 
     # ------------------------------------------------------------------ files
     def to_csv_text(self) -> str:
-        """The CSV layout: header ``input,{yes},{no},...``, one row per input, shortest exact floats."""
-        buf = io.StringIO()
-        writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow(["input", *self.columns])
-        for x, row in zip(self._inputs, self._matrix):
-            writer.writerow([x, *(repr(float(v)) for v in row)])
-        return buf.getvalue()
+        """The CSV layout (:mod:`designer.formats`): header ``input,{yes},...``, shortest exact floats."""
+        return formats.to_csv_text(self._inputs, self.columns, self._matrix)
 
     def to_csv(self, path: str | os.PathLike[str], *, overwrite: bool = True) -> None:
         """Write the mechanism as CSV (atomically: a temporary file renamed into place)."""
@@ -417,86 +408,32 @@ class Mechanism:
 
     def to_json_dict(self) -> dict[str, Any]:
         """The JSON layout: ``inputs``, ``frame``, ``focal_sets``, ``columns`` and ``matrix`` (rows = inputs)."""
-        return {
-            "inputs": list(self._inputs),
-            "frame": list(self._frame),
-            "focal_sets": [list(s) for s in self.focal_sets],
-            "columns": self.columns,
-            "matrix": [[float(v) for v in row] for row in self._matrix],
-        }
+        return formats.to_json_dict(self._inputs, self._frame, self.focal_sets, self.columns, self._matrix)
 
     def to_json(self, path: str | os.PathLike[str], *, overwrite: bool = True) -> None:
         """Write the mechanism as JSON (atomically)."""
         atomic_write_text(path, json.dumps(self.to_json_dict(), indent=2) + "\n", overwrite=overwrite)
 
     @classmethod
+    def _from_data(cls, data: formats.MechanismData | list[dict[str, Any]], source: str) -> Mechanism:
+        try:
+            if isinstance(data, list):
+                import pandas as pd
+
+                return cls.from_frame(pd.DataFrame.from_records(data))
+            return cls.from_columns(data.inputs, data.columns, data.matrix, frame=data.frame)
+        except (InvalidMechanismError, TypeError) as exc:
+            raise InvalidMechanismError(f"{source}: {exc}") from None
+
+    @classmethod
     def from_csv_text(cls, text: str, *, source: str = "<csv>") -> Mechanism:
         """Parse the CSV layout written by :meth:`to_csv_text`. Entries may be decimals or ``a/b``."""
-        try:
-            rows = [r for r in csv.reader(io.StringIO(text)) if any(cell.strip() for cell in r)]
-        except csv.Error as exc:
-            raise InvalidMechanismError(f"{source}: not valid CSV: {exc}") from None
-        if not rows:
-            raise InvalidMechanismError(f"{source}: the file is empty; expected a header input,{{...}},...")
-        header = _merge_braces([h.strip() for h in rows[0]])
-        if not header or header[0].lower() != "input":
-            raise InvalidMechanismError(
-                f"{source}: the first column must be 'input', got {header[0] if header else ''!r}"
-            )
-        if len(header) < 2:
-            raise InvalidMechanismError(f"{source}: no focal-set columns after 'input'")
-        if len(rows) < 2:
-            raise InvalidMechanismError(f"{source}: a header but no rows of mass")
-        inputs: list[str] = []
-        matrix: list[list[float]] = []
-        for line, r in enumerate(rows[1:], start=2):
-            if len(r) != len(header):
-                raise InvalidMechanismError(
-                    f"{source}: row {line} has {len(r)} fields, the header has {len(header)}"
-                )
-            inputs.append(r[0].strip())
-            matrix.append([
-                _number(cell, f"row {line}, column {header[j + 1]!r}", source=source)
-                for j, cell in enumerate(r[1:])
-            ])
-        try:
-            return cls.from_columns(inputs, header[1:], matrix)
-        except InvalidMechanismError as exc:
-            raise InvalidMechanismError(f"{source}: {exc}") from None
+        return cls._from_data(formats.parse_csv(text, source=source), source)
 
     @classmethod
     def from_json_obj(cls, obj: Any, *, source: str = "<json>") -> Mechanism:
         """Build from the JSON layout (object with ``inputs``/``matrix``, or a list of CSV-like records)."""
-        try:
-            if isinstance(obj, list):
-                if not obj or not all(isinstance(r, dict) for r in obj):
-                    raise InvalidMechanismError("expected a list of records {\"input\": ..., \"{yes}\": ...}")
-                return cls.from_frame(pd.DataFrame.from_records(obj))
-            if not isinstance(obj, dict):
-                raise InvalidMechanismError("expected a JSON object with keys inputs, focal_sets, matrix")
-            missing = [key for key in ("inputs", "matrix") if key not in obj]
-            if missing or ("focal_sets" not in obj and "columns" not in obj):
-                need = missing + ([] if "focal_sets" in obj or "columns" in obj else ["focal_sets"])
-                raise InvalidMechanismError(f"missing key(s) {need}")
-            frame = obj.get("frame")
-            if "focal_sets" in obj:
-                sets = obj["focal_sets"]
-                if not isinstance(sets, list) or not all(isinstance(s, list) for s in sets):
-                    raise InvalidMechanismError("focal_sets must be a list of lists of frame labels")
-                columns = [format_set([str(x) for x in s]) for s in sets]
-            else:
-                columns = [str(c) for c in obj["columns"]]
-            matrix = obj["matrix"]
-            if not isinstance(matrix, list) or not all(isinstance(r, list) for r in matrix):
-                raise InvalidMechanismError("matrix must be a list of rows (lists of numbers)")
-            values = [[_number(v, f"matrix row {i + 1}") for v in r] for i, r in enumerate(matrix)]
-            if not isinstance(obj["inputs"], list):
-                raise InvalidMechanismError("inputs must be a list of labels")
-            if len({len(r) for r in values}) > 1:
-                raise InvalidMechanismError("matrix rows have different lengths")
-            return cls.from_columns(obj["inputs"], columns, values, frame=frame)
-        except (InvalidMechanismError, TypeError) as exc:
-            raise InvalidMechanismError(f"{source}: {exc}") from None
+        return cls._from_data(formats.parse_json(obj, source=source), source)
 
     @classmethod
     def read(cls, path: str | os.PathLike[str]) -> Mechanism:
@@ -504,17 +441,8 @@ class Mechanism:
         p = Path(path)
         text = read_text(p, error=InvalidMechanismError)
         if p.suffix.lower() == ".json":
-            try:
-                obj = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise InvalidMechanismError(
-                    f"{p}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
-                ) from None
-            return cls.from_json_obj(obj, source=str(p))
+            return cls.from_json_obj(formats.load_json_text(text, source=str(p)), source=str(p))
         return cls.from_csv_text(text, source=str(p))
-
-    read_csv = read
-    read_json = read
 
     def write(self, path: str | os.PathLike[str], *, overwrite: bool = True) -> None:
         """Write to ``path``: JSON for a ``.json`` suffix, CSV otherwise."""
@@ -540,25 +468,6 @@ class Mechanism:
         return all(np.allclose(a.get(m, zero), b.get(m, zero), rtol=0, atol=atol) for m in set(a) | set(b))
 
 
-def _merge_braces(fields: list[str]) -> list[str]:
-    """Rejoin header fields split inside an unquoted ``{yes,no}`` (hand-written CSV)."""
-    out: list[str] = []
-    pending: list[str] | None = None
-    for field in fields:
-        if pending is not None:
-            pending.append(field)
-            if field.endswith("}"):
-                out.append(",".join(pending))
-                pending = None
-        elif field.startswith("{") and not field.endswith("}"):
-            pending = [field]
-        else:
-            out.append(field)
-    if pending is not None:
-        out.append(",".join(pending))  # unbalanced: parse_set reports it
-    return out
-
-
 def _set_key(key: Any) -> tuple[str, ...]:
     if isinstance(key, str):
         s = key.strip()
@@ -571,59 +480,3 @@ def _set_key(key: Any) -> tuple[str, ...]:
     if isinstance(key, (tuple, list, frozenset, set)):
         return tuple(str(k) for k in key)
     return (str(key),)
-
-
-def _number(value: Any, where: str, *, source: str | None = None) -> float:
-    prefix = f"{source}: " if source else ""
-    if isinstance(value, bool):
-        raise InvalidMechanismError(f"{prefix}{where}: expected a number, got {value!r}")
-    if isinstance(value, (int, float, np.integer, np.floating)):
-        return float(value)
-    if isinstance(value, str):
-        s = value.strip()
-        if not s:
-            raise InvalidMechanismError(f"{prefix}{where}: empty cell; write 0 for no mass")
-        try:
-            return float(s)
-        except ValueError:
-            pass
-        try:
-            return float(Fraction(s))
-        except (ValueError, ZeroDivisionError):
-            raise InvalidMechanismError(f"{prefix}{where}: {s!r} is not a number") from None
-    raise InvalidMechanismError(f"{prefix}{where}: expected a number, got {value!r}")
-
-
-def _check_values(matrix: NDArray[np.float64], masks: Sequence[int], inputs: Sequence[str],
-                  frame: Sequence[str]) -> None:
-    def set_name(j: int) -> str:
-        m = masks[j]
-        return format_set(sf.mask_labels(m, frame)) if m else "{} (the empty set)"
-
-    bad = ~np.isfinite(matrix)
-    if bad.any():
-        i, j = map(int, np.argwhere(bad)[0])
-        raise InvalidMechanismError(
-            f"mass of input {inputs[i]!r} on {set_name(j)} is {matrix[i, j]}; masses must be finite numbers"
-        )
-    neg = matrix < 0
-    if neg.any():
-        i, j = map(int, np.argwhere(neg)[0])
-        raise InvalidMechanismError(
-            f"mass of input {inputs[i]!r} on {set_name(j)} is negative ({matrix[i, j]!r}); masses must be >= 0"
-        )
-    if 0 in masks:
-        j = list(masks).index(0)
-        if np.any(matrix[:, j] != 0):
-            i = int(np.flatnonzero(matrix[:, j])[0])
-            raise InvalidMechanismError(
-                f"input {inputs[i]!r} puts mass {matrix[i, j]!r} on the empty set (column 0); "
-                "a mass function must give the empty set 0"
-            )
-    sums = matrix.sum(axis=1)
-    off = np.abs(sums - 1.0) > ROW_SUM_TOL
-    if off.any():
-        i = int(np.flatnonzero(off)[0])
-        raise InvalidMechanismError(
-            f"mass rows must sum to 1 (within {ROW_SUM_TOL:g}), row {inputs[i]!r} sums to {sums[i]!r}"
-        )

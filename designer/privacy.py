@@ -1,6 +1,6 @@
 """Privacy losses of an evidential mechanism (Def 3.1, Lemma 3.2, Def 3.13, Lemma 3.14).
 
-All losses are maxima over *ordered* pairs of distinct inputs ``x != x'`` (DESIGN.md 2):
+All losses are maxima over *ordered* pairs of distinct inputs ``x != x'`` (docs/theory.md section 2):
 
 ============  ===========================================  ======================
 loss          ratio                                         sets ``E``
@@ -17,18 +17,17 @@ A mechanism with a single input has nothing to distinguish: every loss is 0.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
 from . import setfunctions as sf
 from ._exact import ratio_at_most_exp, to_integers
-from ._validation import check_epsilon, format_set
+from ._validation import check_epsilon, check_real, format_set
 from .mechanism import Mechanism
+from .vocabulary import Loss
 
 __all__ = [
     "LOSSES",
@@ -42,14 +41,8 @@ __all__ = [
     "worst_case",
 ]
 
-Loss = Literal["shafer", "bel", "pl", "walley"]
-LOSSES: tuple[Loss, ...] = ("shafer", "bel", "pl", "walley")
+LOSSES: tuple[Loss, ...] = tuple(Loss)
 
-_SEMANTICS: dict[str, Loss] = {
-    "sldp": "shafer", "shafer": "shafer", "s": "shafer",
-    "wldp": "walley", "walley": "walley", "w": "walley",
-    "bel": "bel", "pl": "pl",
-}
 
 
 @dataclass(frozen=True)
@@ -58,8 +51,8 @@ class LossWitness:
 
     Attributes
     ----------
-    loss : str
-        ``"shafer"``, ``"bel"``, ``"pl"`` or ``"walley"``.
+    loss : Loss
+        ``SHAFER``, ``BEL``, ``PL`` or ``WALLEY``.
     eps : float
         The loss, ``ln`` of the largest ratio (``inf`` for ``a/0``, ``0.0`` with a single input).
     x, x2 : str or None
@@ -68,7 +61,7 @@ class LossWitness:
         The set ``E`` (frame labels, frame order).
     """
 
-    loss: str
+    loss: Loss
     eps: float
     x: str | None
     x2: str | None
@@ -78,21 +71,21 @@ class LossWitness:
         """One line such as ``m_yes({yes}) / m_no({yes})``."""
         if self.x is None or self.event is None:
             return "no pair of inputs"
-        f, g = {"shafer": ("m", "m"), "bel": ("bel", "bel"), "pl": ("pl", "pl"),
-                "walley": ("pl", "bel")}[self.loss]
+        f, g = self.loss.symbols
         e = format_set(self.event)
         return f"{f}_{self.x}({e}) / {g}_{self.x2}({e})"
 
 
 def _max_ratio(num: NDArray[np.float64], den: NDArray[np.float64]) -> tuple[float, int, int, int]:
-    """Largest ``num[x, c] / den[x2, c]`` over ``x != x2`` and columns ``c``.
+    """Largest ``ln(num[x, c] / den[x2, c])`` over ``x != x2`` and columns ``c``, computed in log space.
 
-    Returns ``(ratio, x, x2, c)``; ``0/0`` entries are skipped, ``a/0`` is ``inf``. With no
-    informative entry the ratio is 1 (loss 0) and the indices are -1.
+    Returns ``(log ratio, x, x2, c)``; ``0/0`` entries are skipped, ``a/0`` is ``inf``. With no
+    informative entry the log ratio is 0 (loss 0) and the indices are -1. Logs of each side keep ratios
+    of tiny masses (down to the smallest subnormal) finite and accurate.
     """
     k, n = num.shape
     if k < 2 or n == 0:
-        return 1.0, -1, -1, -1
+        return 0.0, -1, -1, -1
     # For a denominator row x2 the best numerator row is the column maximum over rows != x2:
     # the top entry unless it sits in row x2, then the runner-up.
     order = np.argsort(-num, axis=0, kind="stable")
@@ -103,15 +96,16 @@ def _max_ratio(num: NDArray[np.float64], den: NDArray[np.float64]) -> tuple[floa
     best_row = np.where(top[None, :] == rows, second[None, :], top[None, :])
     best_num = np.where(top[None, :] == rows, second_v[None, :], top_v[None, :])
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = best_num / den
-    ratio = np.where(den > 0, ratio, np.where(best_num > 0, np.inf, -np.inf))
-    flat = int(np.argmax(ratio))
+        log_ratio = np.log(best_num) - np.log(den)
+    log_ratio = np.where(den > 0, np.where(best_num > 0, log_ratio, -np.inf),
+                         np.where(best_num > 0, np.inf, -np.inf))
+    flat = int(np.argmax(log_ratio))
     x2, c = divmod(flat, n)
-    value = float(ratio[x2, c])
+    value = float(log_ratio[x2, c])
     if value == -np.inf:
-        return 1.0, -1, -1, -1
-    # Over ordered pairs the largest ratio is >= 1; clamp rounding so that a loss is never -0.0.
-    return max(value, 1.0), int(best_row[x2, c]), x2, c
+        return 0.0, -1, -1, -1
+    # Over ordered pairs the largest ratio is >= 1; clamp rounding so that a loss is never negative.
+    return max(value, 0.0), int(best_row[x2, c]), x2, c
 
 
 def _on_masses(mech: Mechanism, loss: Loss) -> bool:
@@ -120,7 +114,7 @@ def _on_masses(mech: Mechanism, loss: Loss) -> bool:
     Bayesian rows have bel = pl = probability, and a ratio of sums is at most the largest ratio of its
     terms (mediant inequality), so the singletons decide every loss (no ``2**l`` tables needed).
     """
-    return loss == "shafer" or (mech.is_bayesian and mech.l >= 2)
+    return loss is Loss.SHAFER or (mech.is_bayesian and mech.l >= 2)
 
 
 def _operands(mech: Mechanism, loss: Loss) -> tuple[NDArray, NDArray, NDArray[np.int64]]:
@@ -128,10 +122,10 @@ def _operands(mech: Mechanism, loss: Loss) -> tuple[NDArray, NDArray, NDArray[np
     if _on_masses(mech, loss):
         return mech.matrix, mech.matrix, np.asarray(mech.focal, dtype=object)
     size = 1 << mech.l
-    if loss == "bel":
+    if loss is Loss.BEL:
         bel = mech.bel()
         return bel[:, 1:], bel[:, 1:], np.arange(1, size)
-    if loss == "pl":
+    if loss is Loss.PL:
         pl = mech.pl()
         return pl[:, 1:], pl[:, 1:], np.arange(1, size)
     bel, pl = mech.bel(), mech.pl()
@@ -144,10 +138,10 @@ def _check_mechanism(mech: object) -> Mechanism:
     return mech
 
 
-def _loss_name(semantics: str) -> Loss:
+def _loss_name(semantics: object) -> Loss:
     try:
-        return _SEMANTICS[str(semantics).lower()]
-    except KeyError:
+        return Loss.parse(semantics, "semantics")
+    except ValueError:
         raise ValueError(
             f"unknown semantics {semantics!r}: use 'sldp' (Shafer), 'wldp' (Walley), 'bel' or 'pl'"
         ) from None
@@ -168,10 +162,9 @@ def worst_case(mech: Mechanism, loss: str = "shafer") -> LossWitness:
     mech = _check_mechanism(mech)
     name = _loss_name(loss)
     num, den, masks = _operands(mech, name)
-    ratio, x, x2, c = _max_ratio(np.asarray(num), np.asarray(den))
+    eps, x, x2, c = _max_ratio(np.asarray(num), np.asarray(den))
     if x < 0:
         return LossWitness(name, 0.0, None, None, None)
-    eps = math.inf if math.isinf(ratio) else math.log(ratio)
     return LossWitness(name, eps, mech.inputs[x], mech.inputs[x2], sf.mask_labels(int(masks[c]), mech.frame))
 
 
@@ -205,7 +198,7 @@ def eps_walley(mech: Mechanism) -> float:
     """Privacy loss according to Walley (Def 3.13, Lemma 3.14): ``max ln pl_x(E) / bel_x'(E)``.
 
     The maximum over the two independent credal sets of ``pr_x(E) / pr_x'(E)`` is attained at
-    ``pl_x(E) / bel_x'(E)``; ``E`` ranges over proper nonempty subsets and ``x != x'`` (DESIGN.md 2).
+    ``pl_x(E) / bel_x'(E)``; ``E`` ranges over proper nonempty subsets and ``x != x'`` (docs/theory.md section 2).
 
     Returns
     -------
@@ -239,8 +232,8 @@ def _exact_private(mech: Mechanism, eps: float, loss: Loss) -> bool:
     dense[:, np.asarray(mech.focal, dtype=np.int64)] = ints
     bel = sf.subset_zeta(dense)
     pl = bel[:, -1:] - bel[:, ::-1]
-    if loss in ("bel", "pl"):
-        table = bel[:, 1:] if loss == "bel" else pl[:, 1:]
+    if loss in (Loss.BEL, Loss.PL):
+        table = bel[:, 1:] if loss is Loss.BEL else pl[:, 1:]
         return all(ratio_at_most_exp(int(a), int(b), eps) for a, b in zip(table.max(axis=0), table.min(axis=0)))
     num, den = pl[:, 1:-1], bel[:, 1:-1]
     for x2 in range(mech.k):
@@ -255,7 +248,7 @@ def is_private(
     mech: Mechanism,
     eps: float,
     *,
-    semantics: str = "sldp",
+    semantics: str | Loss = "sldp",
     exact: bool = False,
     tol: float = 1e-9,
 ) -> bool:
@@ -266,21 +259,31 @@ def is_private(
     mech : Mechanism
     eps : float
         Budget in nats, > 0.
-    semantics : {"sldp", "wldp", "bel", "pl"}
+    semantics : {"sldp", "wldp", "bel", "pl"} or Loss
         ``"sldp"``: Shafer (Def 3.1); ``"wldp"``: Walley (Def 3.13); ``"bel"``/``"pl"``: Lemma 3.2.
     exact : bool, default False
-        Decide in exact rational arithmetic on the stored floats (no tolerance): the answer a
-        certificate needs. Without it the float loss is compared with ``eps + tol``.
+        Decide in exact rational arithmetic on the stored floats (no tolerance): the answer a certificate
+        needs. Without it the float loss (accurate to a few units in the last place: log-space ratios,
+        plausibility without cancellation) is compared with ``eps + tol``.
     tol : float, default 1e-9
-        Absolute slack (nats) of the float comparison only.
+        Slack (nats, >= 0) of the float comparison only: a mechanism built from a closed form at exactly
+        ``eps`` is accepted although its rounded floats may exceed ``eps`` by ``1e-16``.
 
     Returns
     -------
     bool
+
+    Examples
+    --------
+    >>> from designer import Q_GWRR
+    >>> is_private(Q_GWRR(1.0, 0.8), 1.0)  # GWRR meets its budget with equality (Cor 3.12)
+    True
+    >>> is_private(Q_GWRR(1.0, 0.8), 1.0, exact=True)  # its rounded floats exceed it by about 1e-16
+    False
     """
     mech = _check_mechanism(mech)
     eps = check_epsilon(eps)
     loss = _loss_name(semantics)
     if exact:
         return _exact_private(mech, eps, loss)
-    return worst_case(mech, loss).eps <= eps + tol
+    return worst_case(mech, loss).eps <= eps + check_real(tol, "tol", low=0.0)

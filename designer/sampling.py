@@ -2,7 +2,7 @@
 
 Under Shafer's semantics the respondent reports the focal set itself. Under Walley's semantics the
 respondent reports a precise answer drawn from some member of the credal set of their row; which member
-is an *allocation* chosen by the caller (DESIGN.md 3):
+is an *allocation* chosen by the caller (docs/theory.md section 3):
 
 * ``"uniform"``: each focal set's mass is spread evenly over its elements;
 * a number ``lam`` in [0, 1]: a set containing the true answer resolves to it with probability ``lam``,

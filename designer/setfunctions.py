@@ -229,21 +229,35 @@ def bel_from_mass(mass: ArrayLike) -> NDArray[np.float64]:
 
 
 def pl_from_mass(mass: ArrayLike) -> NDArray[np.float64]:
-    """Plausibility ``pl(E) = sum_{B meets E} m(B) = 1 - bel(Y \\ E)`` of each row.
+    """Plausibility ``pl(E) = sum_{B meets E} m(B)`` of each row, as a sum of non-negative terms.
 
-    Computed as ``total - bel(complement)``; the complement of mask ``E`` is ``2**l - 1 - E``,
-    so it is the reversed last axis. For a normal mass function ``pl(empty) = 0``.
+    ``1 - bel(Y \\ E)`` would cancel when ``pl(E)`` is tiny (a mass of ``1e-17`` next to masses of order 1
+    is lost); this transform only adds. Splitting on the top element ``i`` of the frame,
+    ``pl(E) = pl'(E', m_0 + m_1)`` when ``i`` is not in ``E`` and ``pl'(E', m_0) + sum(m_1)`` when it is
+    (``m_1`` the masses of sets holding ``i``), which unrolls into ``l`` passes with running offsets:
+    ``O(l 2**l)`` like the zeta transform, relative error ``O(l u)`` on every entry.
 
     Parameters
     ----------
     mass : (..., 2**l) array_like
+        Float or exact integer (object) masses.
 
     Returns
     -------
     (..., 2**l) ndarray
+        ``pl(empty) = 0`` and ``pl(Y)`` is the row total.
     """
-    bel = bel_from_mass(mass)
-    return bel[..., -1:] - bel[..., ::-1]
+    v = np.array(mass, dtype=object if np.asarray(mass).dtype == object else np.float64)
+    l = frame_size(v.shape[-1])
+    lead = v.shape[:-1]
+    offset = np.zeros((*lead, 1), dtype=v.dtype)
+    for i in range(l - 1, -1, -1):
+        block = v.reshape(*lead, 1 << (l - 1 - i), 2, 1 << i)
+        m0, m1 = block[..., 0, :], block[..., 1, :]
+        with_i = offset + m1.sum(axis=-1)  # offsets of the events that hold y_i
+        v = np.stack([m0 + m1, m0], axis=-2).reshape(v.shape)
+        offset = np.stack([offset, with_i], axis=-1).reshape(*lead, 1 << (l - i))
+    return offset
 
 
 def commonality_from_mass(mass: ArrayLike) -> NDArray[np.float64]:

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from ._validation import check_prior
 from .estimation import em, estimator_variance, inversion_estimate
 from .exceptions import InvalidMechanismError
 from .mechanism import Mechanism
@@ -71,9 +72,7 @@ def simulate(
     pandas.DataFrame
         One row per survey, one column per input; ``attrs`` holds the settings.
     """
-    pi = np.asarray(prior, dtype=np.float64)
-    if pi.shape != (mech.k,) or np.any(pi < 0) or abs(pi.sum() - 1) > 1e-9:
-        raise InvalidMechanismError(f"prior must be {mech.k} non-negative numbers summing to 1")
+    pi = check_prior(prior, mech.k)
     if estimator not in ESTIMATORS:
         raise ValueError(f"estimator must be one of {list(ESTIMATORS)}, got {estimator!r}")
     gen = as_rng(rng)

@@ -1,4 +1,4 @@
-"""Shared test helpers: random mechanisms and brute-force definitions written from DESIGN.md."""
+"""Shared test helpers: random mechanisms and brute-force definitions written from docs/theory.md."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def brute_commonality(m_row, E):
 
 
 def brute_loss(mass, kind):
-    """The four losses by direct enumeration over ordered pairs and sets (DESIGN.md 2)."""
+    """The four losses by direct enumeration over ordered pairs and sets (docs/theory.md section 2)."""
     k, n = mass.shape
     f = {
         "shafer": (lambda r, E: mass[r, E], lambda r, E: mass[r, E]),

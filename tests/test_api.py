@@ -24,14 +24,80 @@ def test_module_all_is_true(module):
         assert hasattr(mod, name), f"{module}.{name}"
 
 
+#: The layers of the package, lowest first: a module imports only from its own layer or lower ones.
+LAYERS = [
+    {"exceptions", "vocabulary", "_validation", "_exact", "_io", "_render", "formats", "setfunctions", "solvers",
+     "plots"},
+    {"mechanism"},
+    {"constructors", "privacy", "composition", "credal", "estimation", "closed_forms", "sampling"},
+    {"hypothesis_tests", "simulation"},
+    {"design"},
+    {"cli", "__main__"},
+]
+
+
+def _module_imports() -> dict[str, set[str]]:
+    """Every module of designer/ and the designer modules it imports (at any depth in the file)."""
+    import ast
+
+    root = ROOT / "designer"
+    graph: dict[str, set[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = path.with_suffix("").relative_to(root).parts
+        module = ".".join(p for p in parts if p != "__init__")
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        deps: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = package.split(".") if package else []
+                base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
+                target = ".".join([*base, node.module] if node.module else base)
+                deps |= {f"{target}.{a.name}".strip(".") for a in node.names} if node.module is None else {target}
+            elif isinstance(node, ast.ImportFrom | ast.Import):
+                names = [node.module] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+                deps |= {n.removeprefix("designer.") for n in names if n and n.startswith("designer.")}
+        graph[module] = {d for d in deps if d and d != module}
+    return graph
+
+
+def _layer(module: str) -> int:
+    top = module.split(".")[0]
+    return next(i for i, layer in enumerate(LAYERS) if top in layer)
+
+
 def test_lower_layers_do_not_import_upper_ones():
-    order = ["setfunctions", "mechanism", "constructors", "privacy", "composition", "cli"]
-    for i, lower in enumerate(order):
-        text = (ROOT / "designer" / f"{lower}.py").read_text()
-        for upper in order[i + 1:]:
-            if (lower, upper) == ("constructors", "privacy"):
+    graph = _module_imports()
+    for module, deps in graph.items():
+        if module == "":  # designer/__init__.py loads names lazily for users
+            continue
+        for dep in deps:
+            if dep.split(".")[0] in ("__version__", ""):
                 continue
-            assert f"from .{upper} import" not in text and f"from . import {upper}" not in text, (lower, upper)
+            assert _layer(dep) <= _layer(module), f"{module} (layer {_layer(module)}) imports {dep}"
+
+
+def test_no_import_circle():
+    graph = {m: {d for d in deps if d in _module_imports()} for m, deps in _module_imports().items() if m}
+    state: dict[str, int] = {}
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph.get(node, ())):
+            if nxt == "":
+                continue
+            assert state.get(nxt) != 1, "import circle: " + " -> ".join([*path, node, nxt])
+            if nxt not in state:
+                visit(nxt, [*path, node])
+        state[node] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [])
+
+
+def test_no_module_over_500_lines():
+    for path in (ROOT / "designer").rglob("*.py"):
+        assert len(path.read_text().splitlines()) <= 500, path
 
 
 def test_readme_python_examples_run():

@@ -1,4 +1,4 @@
-"""chi2 under WLDP: the best precise (Bayesian) mechanism with at most l outputs (DESIGN.md 5).
+"""chi2 under WLDP: the best precise (Bayesian) mechanism with at most l outputs (docs/theory.md section 5).
 
 Checked against subset selection built explicitly with all C(k, d) subsets (its chi-square information
 is the staircase optimum), against the SLDP staircase LP for non-uniform priors, and for exact privacy.
@@ -14,7 +14,7 @@ import pytest
 
 import designer as d
 from designer.design import DesignProblem, design
-from designer.design.engine import best_subset_size, cyclic_design, regular_design
+from designer.design.precise import best_subset_size, cyclic_design, regular_design
 from designer.estimation import chi2_information
 
 

@@ -32,7 +32,7 @@ def test_loss_orderings(m):
     mech = Mechanism(m)
     s, b, p, w = (f(mech) for f in LOSS_FUNCS.values())
     assert s >= max(b, p) - 1e-12  # Lemma 3.2
-    assert w >= max(b, p) - 1e-12  # DESIGN.md 2
+    assert w >= max(b, p) - 1e-12  # docs/theory.md section 2
     if mech.is_bayesian:
         assert same_loss(s, b) and same_loss(s, p) and same_loss(s, w)
 
@@ -67,7 +67,7 @@ def test_zero_conventions():
 
 
 def test_walley_excludes_the_self_pair():
-    # pl_x(E) / bel_x(E) can be infinite for one row alone; only x != x' counts (DESIGN.md 2).
+    # pl_x(E) / bel_x(E) can be infinite for one row alone; only x != x' counts (docs/theory.md section 2).
     mech = d.Q_2x3(0.0, 0.0)  # pure don't-know: both rows identical
     assert d.eps_walley(mech) == math.inf  # bel_x'({yes}) = 0 < pl_x({yes}) = 1
     same = Mechanism([[0, 0.5, 0.5, 0], [0, 0.5, 0.5, 0]])

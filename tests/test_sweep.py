@@ -77,7 +77,7 @@ def test_plot_has_one_curve_per_dont_know_value(tmp_path, monkeypatch):
     assert main(["sweep", GWRR, "--epsilon", "0.5:3:6", "--dont-know", "0:0.5:6", "--plot", str(png),
                  "--quiet"]) == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert len(captured["curves"]) == 6 and captured["xlabel"] == "epsilon"
+    assert len(captured["curves"]) == 6 and captured["xlabel"] == "epsilon (nats)"
     labels = [c[0] for c in captured["curves"]]
     assert labels == [f"don't know = {v:g}" for v in np.linspace(0, 0.5, 6)]
     for _, x, y in captured["curves"]:

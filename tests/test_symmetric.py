@@ -28,7 +28,7 @@ def test_symmetric_path_equals_the_general_path(k, semantics, objective, structu
             design(problem, path="symmetric")
         return
     symmetric = design(problem, path="symmetric")
-    assert symmetric.path == "symmetric size classes"
+    assert symmetric.path.startswith("symmetric size classes")
     assert symmetric.objective_value == pytest.approx(general.objective_value, abs=1e-8)
     # the expanded compact mechanism is a real mechanism with the losses the compact form reports
     full = symmetric.mechanism
@@ -43,7 +43,7 @@ def test_symmetric_path_equals_the_general_path(k, semantics, objective, structu
 def test_k_1000(semantics, objective):
     r = design(DesignProblem(inputs=labels(1000), epsilon=1.0, semantics=semantics, objective=objective))
     assert r.path == "symmetric size classes" and r.mechanism is None and r.compact is not None
-    assert r.certified
+    assert r.certificate.method in ("exact", "float")
     loss = r.eps_shafer if semantics == "sldp" else r.eps_walley
     assert loss <= 1.0 + 1e-12
     if objective == "chi2":

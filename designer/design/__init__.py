@@ -1,12 +1,19 @@
-"""The design engine: optimal, certified mechanisms for a privacy budget (DESIGN.md 5).
+"""The design engine: optimal, certified mechanisms for a privacy budget (docs/theory.md, section 5).
 
-``problem`` (what to design, TOML files) -> ``programs`` (sparse LPs) -> ``certify`` (exact budget check
-and repair) -> ``engine.design`` (front end and result).
+``problem`` (what to design, TOML files) -> ``programs`` (sparse LPs) -> ``engine.design`` (choose the
+path, solve, clean, symmetrise) -> ``certify`` (exact budget and structure check, repair) -> ``result``.
+Around it: ``symmetry`` and ``symmetric`` (size classes), ``precise`` (precise designs for estimation
+under WLDP), ``infeasible`` (explanations), ``compare`` (closed forms) and ``sweep`` (grids of designs).
 """
 
+from __future__ import annotations
+
 from .certify import Certificate, CertificationError, certify
-from .engine import DesignResult, design, is_symmetric, objective_value, orbit_average
+from .engine import design
+from .objectives import objective_value
 from .problem import OBJECTIVES, SEMANTICS, DesignProblem, load_problem, parse_problem
+from .result import DesignResult
+from .symmetry import is_symmetric, orbit_average
 
 __all__ = [
     "OBJECTIVES",

@@ -1,22 +1,36 @@
-"""Certification of designed mechanisms (DESIGN.md 5, "Certification").
+"""Certification of designed mechanisms (docs/theory.md, section 7).
 
-A solver returns a mechanism that meets the budget up to its tolerance. Before release the loss is
-recomputed from the stored floats; when it exceeds the budget the mechanism is mixed with a
-reference mechanism that is strictly inside the budget, by the smallest weight ``t`` that restores it:
-``(1 - t) M + t S``. The check is exact (integer arithmetic on the dyadic floats, rational bounds on
-``e^eps``) when it is small enough, otherwise in floats with a stated safety margin.
+A solver returns a mechanism that meets the budget and the structure up to its tolerance. Before release
+the losses are decided again on the stored floats, in exact rational arithmetic (floats are dyadic
+rationals; ``e^eps`` is bracketed by rationals), and the structure (focal sets, don't-know mass, lying
+bound) is checked exactly too. When the answer fails, it is mixed with a *reference* mechanism that
+passes both, by the smallest weight ``t`` that restores them: ``(1 - t) M + t R``. The passing weights
+form an interval ``[t*, 1]`` (budget-feasible mechanisms and the structure are convex), so ``t*`` is
+found by bisection. A repair that costs more objective than the caller accepts is refused, and the
+caller solves again inside the budget (:func:`~designer.design.engine.design`).
+
+One :func:`certify` serves full mechanisms (:class:`~designer.mechanism.Mechanism`) and the compact
+size-class form (:class:`~designer.design.symmetric.SymmetricMechanism`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import itertools
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from fractions import Fraction
+from typing import TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
+from .._exact import exp_bounds, to_integers
+from ..exceptions import CertificationError
 from ..mechanism import Mechanism
 from ..privacy import is_private, worst_case
+from ..vocabulary import Loss
+from .problem import DesignProblem
+from .symmetric import SymmetricMechanism
 
 __all__ = [
     "EXACT_LIMIT",
@@ -26,34 +40,36 @@ __all__ = [
     "certify",
     "clean_solution",
     "smallest_mix_weight",
+    "structure_ok",
 ]
 
-#: Exact arithmetic is used when (inputs) x (sets checked) is at most this.
+#: Exact arithmetic is used for bel/pl-based losses when (inputs) x (2**l) is at most this.
 EXACT_LIMIT = 100_000
 
 #: Entries of a solver's answer below this are solver noise and are set to 0 (then rows renormalised).
 ZERO_TOL = 1e-13
 
+#: Margin (nats) of the float certificate of the Walley loss on the compact form: its bel/pl sums use
+#: binomial ratios from lgamma (relative error ~1e-13 k), far below it.
+COMPACT_WALLEY_MARGIN = 1e-9
 
-class CertificationError(RuntimeError):
-    """No certified mechanism could be produced (never raised for a feasible, well-solved problem)."""
+M = TypeVar("M", Mechanism, SymmetricMechanism)
 
 
 @dataclass(frozen=True)
 class Certificate:
-    """How a released mechanism was shown to meet its budget.
+    """How a released mechanism was shown to meet its budget and its structure.
 
     Attributes
     ----------
     epsilon : float
         The budget (nats).
-    losses : tuple of str
-        Losses checked: ``("shafer",)``, ``("walley",)`` or both.
+    losses : tuple of Loss
+        Losses checked: ``(SHAFER,)``, ``(WALLEY,)`` or both.
     method : {"exact", "float"}
         Exact rational arithmetic, or floats with ``margin``.
     margin : float
-        For ``"float"``: the checked loss was at most ``epsilon - margin`` (covers the rounding of the
-        float computation). 0 for ``"exact"``.
+        For ``"float"``: the checked loss was at most ``epsilon - margin``. 0 for ``"exact"``.
     repaired : bool
         Whether the solver's answer had to be mixed with ``reference``.
     mix_weight : float
@@ -61,11 +77,11 @@ class Certificate:
     reference : str
         The reference mechanism used for the repair, if any.
     violation : float
-        Loss of the cleaned solver answer minus the budget, before repair (<= 0 when none was needed).
+        Float loss of the cleaned solver answer minus the budget, before repair (<= 0 when none was needed).
     """
 
     epsilon: float
-    losses: tuple[str, ...]
+    losses: tuple[Loss, ...]
     method: str
     margin: float
     repaired: bool
@@ -74,19 +90,36 @@ class Certificate:
     violation: float
 
     def describe(self) -> str:
+        """One line: what was checked, how, and whether the answer was repaired."""
         how = "exact rational arithmetic" if self.method == "exact" else f"floats with margin {self.margin:.1e}"
-        rep = (f"; repaired by mixing {self.mix_weight:.3g} of the {self.reference}"
-               if self.repaired else "; no repair needed")
-        return f"{'+'.join(self.losses)} loss <= {self.epsilon:g} checked in {how}{rep}"
+        rep = (f"; the solver's answer was mixed with {self.mix_weight:.3g} of the {self.reference} to meet it"
+               if self.repaired else "")
+        names = " and ".join(loss.value.capitalize() for loss in self.losses)
+        return f"{names} loss <= {self.epsilon:g}, checked in {how}{rep}"
 
 
-def clean_solution(cols: NDArray[np.float64], *, fixed_full: float | None = None,
-                   full_index: int | None = None) -> NDArray[np.float64]:
+# ---------------------------------------------------------------------------- cleaning and structure
+def clean_solution(cols: NDArray[np.float64], *, fixed_full: float | None = None, full_index: int | None = None,
+                   forbidden: NDArray[np.bool_] | None = None) -> NDArray[np.float64]:
     """Clip solver noise: negatives and entries below ``ZERO_TOL`` become 0, rows are renormalised.
 
-    With a fixed don't-know mass, that column is set to it exactly and the rest scaled to ``1 - d``.
+    Parameters
+    ----------
+    cols : (k, F) ndarray
+        The solver's masses.
+    fixed_full, full_index : float and int, optional
+        A fixed don't-know mass and its column: that column is set to it exactly and the rest scaled to
+        ``1 - d``.
+    forbidden : (k, F) bool ndarray, optional
+        Entries the structure forces to 0 (e.g. every lie when ``lie_max = 0``): set to exactly 0.
+
+    Returns
+    -------
+    (k, F) ndarray
     """
     m = np.where(cols < ZERO_TOL, 0.0, cols)
+    if forbidden is not None:
+        m = np.where(forbidden, 0.0, m)
     if fixed_full is not None and full_index is not None:
         m[:, full_index] = 0.0
         rest = m.sum(axis=1, keepdims=True)
@@ -97,62 +130,129 @@ def clean_solution(cols: NDArray[np.float64], *, fixed_full: float | None = None
     return m / m.sum(axis=1, keepdims=True)
 
 
-def _float_margin(l: int) -> float:
-    # bel/pl of a row are sums of at most 2**l masses formed in l passes: relative error <= (l + 2) u
-    # each, so a log-ratio is off by at most about 2 (l + 2) u; a generous multiple of it is the margin.
-    return 64.0 * (l + 2) * 2.0**-53
+def _exact_sum_at_most(values: Iterable[float], bound: float) -> bool:
+    return sum((Fraction(float(v)) for v in values), Fraction(0)) <= Fraction(bound)
 
 
-def _passes(mech: Mechanism, eps: float, losses: tuple[str, ...], method: str) -> bool:
+def structure_ok(problem: DesignProblem, mech: Mechanism | SymmetricMechanism) -> bool:
+    """Whether ``mech`` meets the problem's structure exactly (focal sets, don't-know, lying bound).
+
+    The don't-know mass must equal ``dont_know`` as a float (or stay at most ``dont_know_max``), and each
+    row's lie mass, summed in exact rational arithmetic, must be at most ``lie_max``.
+    """
+    if isinstance(mech, SymmetricMechanism):
+        return _compact_structure_ok(problem, mech)
+    full = (1 << mech.l) - 1
+    focal = [int(m) for m in mech.focal]
+    if problem.focal_sets is not None and not set(focal) <= set(problem.focal_sets):
+        return False
+    dk = mech.matrix[:, focal.index(full)] if full in focal else np.zeros(mech.k)
+    if problem.dont_know is not None and not np.all(dk == problem.dont_know):
+        return False
+    if problem.dont_know_max is not None and np.any(dk > problem.dont_know_max):
+        return False
+    if problem.lie_max is not None:
+        truth = problem.truth()
+        masks = np.asarray(mech.focal, dtype=object)
+        for x in range(mech.k):
+            lies = [v for v, m in zip(mech.matrix[x], masks) if not (int(m) >> int(truth[x])) & 1]
+            if not _exact_sum_at_most(lies, problem.lie_max):
+                return False
+    return True
+
+
+def _compact_structure_ok(problem: DesignProblem, mech: SymmetricMechanism) -> bool:
+    k = mech.k
+    if problem.focal_sets is not None:
+        sizes = {int(m).bit_count() for m in problem.focal_sets}
+        used = {s + 1 for s in range(k) if mech.A[s] > 0 or mech.B[s] > 0}
+        if not used <= sizes:
+            return False
+    dk = float(mech.A[k - 1])
+    if problem.dont_know is not None and dk != problem.dont_know:
+        return False
+    if problem.dont_know_max is not None and dk > problem.dont_know_max:
+        return False
+    return problem.lie_max is None or _exact_sum_at_most(mech.B, problem.lie_max)
+
+
+# ---------------------------------------------------------------------------- privacy checks
+def _exact_compact_shafer(mech: SymmetricMechanism, eps: float) -> bool:
+    """Exact check of ``a_s <= e^eps b_s`` and ``b_s <= e^eps a_s`` on the dyadic class totals."""
+    k = mech.k
+    ints, _ = to_integers(np.r_[mech.A, mech.B])
+    a_int, b_int = ints[:k], ints[k:]
+    lo, _ = exp_bounds(eps)
+    for s in range(1, k):
+        a, b = int(a_int[s - 1]) * (k - s), int(b_int[s - 1]) * s  # a_s and b_s up to a common factor
+        for num, den in ((a, b), (b, a)):
+            if num == 0:
+                continue
+            if den == 0 or num * lo.denominator > lo.numerator * den:
+                return False
+    return True
+
+
+def method_for(mech: Mechanism | SymmetricMechanism, losses: tuple[Loss, ...]) -> tuple[str, float]:
+    """``("exact", 0.0)`` or ``("float", margin)``: how ``mech`` is certified for ``losses``."""
+    if isinstance(mech, SymmetricMechanism):
+        return ("float", COMPACT_WALLEY_MARGIN) if Loss.WALLEY in losses else ("exact", 0.0)
+    if losses == (Loss.SHAFER,) or mech.is_bayesian or mech.k * (1 << mech.l) <= EXACT_LIMIT:
+        return "exact", 0.0
+    # bel/pl of a row are sums of at most 2**l masses formed in l passes: relative error <= (l + 2) u each,
+    # so a log-ratio is off by at most about 2 (l + 2) u; a generous multiple of it is the margin.
+    return "float", 64.0 * (mech.l + 2) * 2.0**-53
+
+
+def passes(mech: Mechanism | SymmetricMechanism, eps: float, losses: tuple[Loss, ...], method: str) -> bool:
+    """Whether every loss in ``losses`` is at most ``eps``, decided by ``method`` (see :func:`method_for`)."""
+    if isinstance(mech, SymmetricMechanism):
+        if Loss.SHAFER in losses and not _exact_compact_shafer(mech, eps):
+            return False
+        return Loss.WALLEY not in losses or mech.eps_walley() <= eps - COMPACT_WALLEY_MARGIN
     if method == "exact":
         return all(is_private(mech, eps, semantics=loss, exact=True) for loss in losses)
-    margin = _float_margin(mech.l)
+    _, margin = method_for(mech, losses)
     return all(worst_case(mech, loss).eps <= eps - margin for loss in losses)
 
 
-def _method(mech: Mechanism, losses: tuple[str, ...]) -> str:
-    if losses == ("shafer",) or mech.is_bayesian:
-        return "exact"  # one exact product per column, whatever the size (privacy._exact_private)
-    return "exact" if mech.k * (1 << mech.l) <= EXACT_LIMIT else "float"
+def float_loss(mech: Mechanism | SymmetricMechanism, losses: tuple[Loss, ...]) -> float:
+    """The largest of ``losses`` of ``mech``, in floats."""
+    values = []
+    for loss in losses:
+        if isinstance(mech, SymmetricMechanism):
+            values.append(mech.eps_shafer() if loss is Loss.SHAFER else mech.eps_walley())
+        else:
+            values.append(worst_case(mech, loss).eps)
+    return max(values)
 
 
-def _references(mech: Mechanism, losses: tuple[str, ...]) -> list[tuple[str, Mechanism]]:
-    """Mechanisms strictly inside any positive budget, on the same columns where possible."""
-    refs: list[tuple[str, Mechanism]] = []
-    cols = mech.matrix
-    average = np.tile(cols.mean(axis=0), (mech.k, 1))
-    avg = Mechanism(average / average.sum(axis=1, keepdims=True), inputs=mech.inputs, frame=mech.frame,
-                    focal=list(mech.focal))
-    if losses == ("shafer",):
-        refs.append(("row average (Shafer loss 0)", avg))
-    full = (1 << mech.l) - 1
-    focal = [int(f) for f in mech.focal]
-    dk = float(cols[:, focal.index(full)].mean()) if full in focal else 0.0
-    singles = [1 << i for i in range(mech.l)]
-    masks = singles + ([full] if dk > 0 and mech.l > 1 else [])
-    row = [(1.0 - dk) / mech.l] * mech.l + ([dk] if dk > 0 and mech.l > 1 else [])
-    uniform = Mechanism(np.tile(row, (mech.k, 1)), inputs=mech.inputs, frame=mech.frame, focal=masks)
-    refs.append(("uniform mechanism with the same don't-know mass" if dk else "uniform Bayesian mechanism",
-                 uniform))
-    if losses != ("shafer",):
-        refs.append(("row average", avg))
-    return refs
-
-
-def _mix(a: Mechanism, b: Mechanism, t: float) -> Mechanism:
+# ---------------------------------------------------------------------------- mixing
+def mix(a: M, b: M, t: float, *, dont_know: float | None = None) -> M:
+    """``(1 - t) a + t b`` on the union of their columns; a fixed don't-know mass stays exactly as it is."""
+    if isinstance(a, SymmetricMechanism):
+        assert isinstance(b, SymmetricMechanism)
+        A, B = (1 - t) * a.A + t * b.A, (1 - t) * a.B + t * b.B
+        if dont_know is not None:
+            A[a.k - 1] = dont_know
+        return SymmetricMechanism(a.labels, A, B)
+    assert isinstance(b, Mechanism)
     masks = sorted(set(map(int, a.focal)) | set(map(int, b.focal)))
     pos = {m: i for i, m in enumerate(masks)}
     out = np.zeros((a.k, len(masks)))
     out[:, [pos[int(m)] for m in a.focal]] += (1.0 - t) * a.matrix
     out[:, [pos[int(m)] for m in b.focal]] += t * b.matrix
+    full = (1 << a.l) - 1
+    if dont_know is not None and full in pos:
+        out[:, pos[full]] = dont_know
     return Mechanism(out, inputs=a.inputs, frame=a.frame, focal=masks)
 
 
 def smallest_mix_weight(passes: Callable[[float], bool], *, steps: int = 12) -> float:
     """Smallest weight ``t`` in (0, 1] of a reference with ``passes(t)``, knowing ``passes(1)``.
 
-    Budget-feasible mechanisms form a convex set, so the passing weights are an interval ``[t*, 1]``:
-    decades from 1e-15 find its order of magnitude, bisection refines it (the returned end passes).
+    The passing weights are an interval ``[t*, 1]``: decades from 1e-15 find its order of magnitude,
+    bisection refines it (the returned end passes).
     """
     t_hi, t = 1.0, 1e-15
     while t < 1.0:
@@ -174,42 +274,80 @@ def bisect_threshold(feasible: Callable[[float], bool], *, bad: float, good: flo
     return good
 
 
-def certify(mech: Mechanism, epsilon: float, losses: tuple[str, ...], *,
-            allowed: set[int] | None = None) -> tuple[Mechanism, Certificate]:
-    """Return a mechanism that provably meets ``epsilon`` for every loss in ``losses``, and how.
+# ---------------------------------------------------------------------------- references
+def default_references(problem: DesignProblem, mech: M) -> list[tuple[str, M]]:
+    """Cheap references built from ``mech`` itself: its row average (Shafer loss 0, same columns) and
+    the uniform mechanism with the same don't-know mass. Each is used only if it passes the checks."""
+    if isinstance(mech, SymmetricMechanism):
+        k = mech.k
+        sizes = np.arange(1, k + 1, dtype=float)
+        totals = mech.A + mech.B
+        average = SymmetricMechanism(mech.labels, sizes * totals / k, (k - sizes) * totals / k)
+        d = float(mech.A[k - 1])
+        ref_a, ref_b = np.zeros(k), np.zeros(k)
+        ref_a[0], ref_b[0] = (1 - d) / k, (1 - d) * (k - 1) / k
+        ref_a[k - 1] += d
+        return [("row average", average), ("uniform mechanism", SymmetricMechanism(mech.labels, ref_a, ref_b))]
+    average_row = mech.matrix.mean(axis=0)
+    average = Mechanism(np.tile(average_row / average_row.sum(), (mech.k, 1)), inputs=mech.inputs,
+                        frame=mech.frame, focal=list(mech.focal))
+    full = (1 << mech.l) - 1
+    focal = [int(f) for f in mech.focal]
+    dk = float(mech.matrix[:, focal.index(full)].mean()) if full in focal else 0.0
+    with_dk = dk > 0 and mech.l > 1
+    masks = [1 << i for i in range(mech.l)] + ([full] if with_dk else [])
+    row = [(1.0 - dk) / mech.l] * mech.l + ([dk] if with_dk else [])
+    uniform = Mechanism(np.tile(row, (mech.k, 1)), inputs=mech.inputs, frame=mech.frame, focal=masks)
+    return [("row average", average), ("uniform mechanism", uniform)]
+
+
+def certify(mech: M, problem: DesignProblem, *, references: Iterable[tuple[str, M]] = (),
+            accept: Callable[[M], bool] | None = None) -> tuple[M, Certificate]:
+    """Return a mechanism that provably meets the problem's budget and structure, and how.
 
     Parameters
     ----------
-    mech : Mechanism
+    mech : Mechanism or SymmetricMechanism
         The cleaned solver answer.
-    epsilon : float
-        Budget in nats.
-    losses : tuple of {"shafer", "walley"}
-    allowed : set of int, optional
-        Focal sets the released mechanism may use (a restricted family); references using other sets
-        are not mixed in.
+    problem : DesignProblem
+        Budget (``epsilon``), semantics (which losses) and structure.
+    references : iterable of (name, mechanism)
+        Candidates to mix in, tried after :func:`default_references`; each is used only if it passes
+        the exact checks itself.
+    accept : callable, optional
+        Judges a repaired mechanism (e.g. its objective against the solver's optimum); a repair it
+        rejects is not released, and the next reference is tried.
 
     Raises
     ------
     CertificationError
-        If neither the answer nor any mixture with a reference passes (the problem was not solved).
+        If neither the answer nor any accepted repair passes.
     """
-    method = _method(mech, losses)
-    margin = 0.0 if method == "exact" else _float_margin(mech.l)
-    worst = max(worst_case(mech, loss).eps for loss in losses)
-    violation = worst - epsilon
-    if _passes(mech, epsilon, losses, method):
-        return mech, Certificate(epsilon, losses, method, margin, False, 0.0, "", violation)
-    for name, ref in _references(mech, losses):
-        if allowed is not None and not set(map(int, ref.focal)) <= allowed:
-            continue
-        if not _passes(ref, epsilon, losses, method):
-            continue
-        t_hi = smallest_mix_weight(lambda t, ref=ref: _passes(_mix(mech, ref, t), epsilon, losses, method))
-        released = _mix(mech, ref, t_hi)
-        return released, Certificate(epsilon, losses, method, margin, True, t_hi, name, violation)
-    raise CertificationError(
-        f"the solver's answer exceeds the budget by {violation:.3g} nats and no repair restores it; "
-        "the mechanism is not released (try another solver or tighter solver tolerances)"
-    )
+    eps, losses = problem.epsilon, problem.semantics.losses
+    method, margin = method_for(mech, losses)
+    violation = float_loss(mech, losses) - eps
+    dont_know = problem.dont_know
 
+    def ok(candidate: M) -> bool:
+        return structure_ok(problem, candidate) and passes(candidate, eps, losses, method)
+
+    if ok(mech):
+        return mech, Certificate(eps, losses, method, margin, False, 0.0, "", violation)
+    rejected = 0
+    for name, ref in itertools.chain(default_references(problem, mech), references):
+        if dont_know is not None:
+            ref = mix(ref, ref, 0.0, dont_know=dont_know)  # the fixed column exactly, not a rounded average
+        if not ok(ref):
+            continue
+        t = smallest_mix_weight(lambda t, ref=ref: ok(mix(mech, ref, t, dont_know=dont_know)))
+        released = mix(mech, ref, t, dont_know=dont_know)
+        if accept is not None and not accept(released):
+            rejected += 1
+            continue
+        return released, Certificate(eps, losses, method, margin, True, t, name, violation)
+    why = (f"every repair that restores it ({rejected}) costs more objective than allowed" if rejected
+           else "no reference mechanism meets the budget and the structure")
+    raise CertificationError(
+        f"the solver's answer exceeds the budget or the structure (loss {violation:+.3g} nats against the "
+        f"budget) and {why}; the mechanism is not released"
+    )

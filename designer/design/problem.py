@@ -1,4 +1,4 @@
-"""A design problem: inputs, frame, prior, budget, semantics, objective and structure (DESIGN.md 5).
+"""A design problem: inputs, frame, prior, budget, semantics, objective and structure (docs/theory.md section 5).
 
 The same fields are accepted from Python (:class:`DesignProblem`) and from a TOML file
 (:func:`load_problem`)::
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import math
 import numbers
 import os
@@ -38,13 +39,14 @@ from numpy.typing import NDArray
 
 from .. import setfunctions as sf
 from .._io import read_text
-from .._validation import check_labels, format_set, parse_set
+from .._validation import check_labels, check_prior, format_set, parse_set
 from ..exceptions import InvalidProblemError
+from ..vocabulary import Objective, Semantics
 
-__all__ = ["OBJECTIVES", "SEMANTICS", "DesignProblem", "load_problem", "parse_problem"]
+__all__ = ["OBJECTIVES", "SEMANTICS", "DesignProblem", "is_symmetric", "load_problem", "parse_problem"]
 
-SEMANTICS = ("sldp", "wldp", "both")
-OBJECTIVES = ("truthful", "chi2", "gain", "worst_case_utility", "best_case_utility")
+SEMANTICS = tuple(s.value for s in Semantics)
+OBJECTIVES = tuple(o.value for o in Objective)
 _TOP_KEYS = ("name", "inputs", "frame", "prior", "epsilon", "semantics", "objective", "structure", "gain",
              "utility")
 _STRUCTURE_KEYS = ("dont_know", "dont_know_max", "lie_max", "focal_sets")
@@ -60,7 +62,10 @@ def _real(value: object, where: str, key: str, expected: str, *, low: float | No
           high: float | None = None, low_open: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise _fail(where, key, expected, value)
-    x = float(value)
+    try:
+        x = float(value)
+    except OverflowError:
+        raise _fail(where, key, expected, f"an integer of {len(str(value))} digits") from None
     if math.isnan(x) or math.isinf(x):
         raise _fail(where, key, expected, value)
     if low is not None and (x < low or (low_open and x == low)):
@@ -108,8 +113,8 @@ class DesignProblem:
     epsilon: float
     frame: tuple[str, ...] = ()
     prior: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
-    semantics: str = "sldp"
-    objective: str = "truthful"
+    semantics: Semantics = Semantics.SLDP
+    objective: Objective = Objective.TRUTHFUL
     dont_know: float | None = None
     dont_know_max: float | None = None
     lie_max: float | None = None
@@ -132,22 +137,20 @@ class DesignProblem:
         k, l = len(inputs), len(frame)
         set_(self, "epsilon", _real(self.epsilon, where, "epsilon", "a finite number > 0", low=0,
                                     low_open=True))
-        sem = str(self.semantics).lower()
-        if sem not in SEMANTICS:
-            raise _fail(where, "semantics", f"one of {list(SEMANTICS)}", self.semantics)
-        set_(self, "semantics", sem)
-        obj = str(self.objective).lower()
-        if obj not in OBJECTIVES:
-            raise _fail(where, "objective", f"one of {list(OBJECTIVES)}", self.objective)
-        set_(self, "objective", obj)
+        try:
+            set_(self, "semantics", Semantics.parse(self.semantics))
+        except ValueError:
+            raise _fail(where, "semantics", f"one of {list(SEMANTICS)}", self.semantics) from None
+        try:
+            set_(self, "objective", Objective.parse(self.objective))
+        except ValueError:
+            raise _fail(where, "objective", f"one of {list(OBJECTIVES)}", self.objective) from None
 
-        prior = np.asarray(self.prior, dtype=float) if len(self.prior) else np.full(k, 1.0 / k)
-        if (prior.shape != (k,) or not np.all(np.isfinite(prior)) or np.any(prior < 0)
-                or abs(prior.sum() - 1) > 1e-9):
+        try:
+            prior = check_prior(self.prior if len(self.prior) else None, k, "prior")
+        except (TypeError, ValueError):
             raise _fail(where, "prior", f"{k} non-negative numbers summing to 1 (one per input)",
-                        [float(v) for v in np.ravel(prior)])
-        prior = prior / prior.sum()
-        prior.setflags(write=False)
+                        _as_list(self.prior)) from None
         set_(self, "prior", prior)
 
         for key, high in (("dont_know", 1.0), ("dont_know_max", 1.0), ("lie_max", 1.0)):
@@ -158,6 +161,9 @@ class DesignProblem:
             raise InvalidProblemError(f"{where}key 'structure': give dont_know or dont_know_max, not both")
         full = (1 << l) - 1
         if self.focal_sets is not None:
+            if any(isinstance(m, bool) or not isinstance(m, numbers.Integral) for m in self.focal_sets):
+                raise _fail(where, "structure.focal_sets", "bitmasks (integers) of nonempty subsets of the frame",
+                            list(self.focal_sets))
             masks = tuple(dict.fromkeys(int(m) for m in self.focal_sets))
             if not masks or any(m <= 0 or m > full for m in masks):
                 raise _fail(where, "structure.focal_sets", "nonempty subsets of the frame", list(self.focal_sets))
@@ -167,15 +173,15 @@ class DesignProblem:
                     f"{where}key 'structure.focal_sets': dont_know = {self.dont_know:g} puts mass on the "
                     f"whole frame {format_set(frame)}, which is not among the focal sets; add it"
                 )
-        needs_truth = self.objective == "truthful" or self.lie_max is not None
+        needs_truth = self.objective is Objective.TRUTHFUL or self.lie_max is not None
         if needs_truth and self.missing_truth():
+            needs = self.objective.value if self.objective is Objective.TRUTHFUL else "lie_max"
             raise InvalidProblemError(
                 f"{where}inputs {self.missing_truth()} have no frame label of the same name; "
-                f"'{self.objective if self.objective == 'truthful' else 'lie_max'}' needs the true answer "
-                "of every input in the frame"
+                f"'{needs}' needs the true answer of every input in the frame"
             )
 
-        if self.objective == "gain":
+        if self.objective is Objective.GAIN:
             if self.gain is None:
                 raise InvalidProblemError(f"{where}objective 'gain' needs a [gain] table")
             g = np.asarray(self.gain, dtype=float)
@@ -183,7 +189,7 @@ class DesignProblem:
                 raise _fail(where, "gain", f"finite gains, a ({k}, {1 << l}) array", g.shape)
             g.setflags(write=False)
             set_(self, "gain", g)
-        if self.objective in ("worst_case_utility", "best_case_utility"):
+        if self.objective.utility:
             if self.utility is None:
                 raise InvalidProblemError(f"{where}objective '{self.objective}' needs a [utility] table")
             u = np.asarray(self.utility, dtype=float)
@@ -205,8 +211,24 @@ class DesignProblem:
 
     def truth(self) -> NDArray[np.int64]:
         """Frame index ``y(x)`` of every input (``-1`` where the frame has no such label)."""
+        return self._truth
+
+    @functools.cached_property
+    def _truth(self) -> NDArray[np.int64]:
         pos = {y: i for i, y in enumerate(self.frame)}
-        return np.array([pos.get(x, -1) for x in self.inputs], dtype=np.int64)
+        out = np.array([pos.get(x, -1) for x in self.inputs], dtype=np.int64)
+        out.setflags(write=False)
+        return out
+
+    @functools.cached_property
+    def exp_epsilon(self) -> float:
+        """``e^epsilon`` (``inf`` beyond the range of a float)."""
+        return math.exp(self.epsilon) if self.epsilon < 709.0 else math.inf
+
+    @functools.cached_property
+    def symmetric(self) -> bool:
+        """Whether relabelling the answers (inputs alike) leaves the problem unchanged (cached)."""
+        return is_symmetric(self)
 
     def missing_truth(self) -> list[str]:
         """Inputs with no frame label of the same name."""
@@ -214,9 +236,21 @@ class DesignProblem:
 
     def family(self) -> NDArray[np.int64]:
         """Bitmasks of the allowed focal sets, sorted (default all nonempty subsets)."""
+        return self._family
+
+    @functools.cached_property
+    def _family(self) -> NDArray[np.int64]:
         if self.focal_sets is not None:
-            return np.asarray(self.focal_sets, dtype=np.int64)
-        return np.arange(1, 1 << self.l, dtype=np.int64)
+            out = np.asarray(self.focal_sets, dtype=np.int64)
+        else:
+            out = np.arange(1, 1 << self.l, dtype=np.int64)
+        out.setflags(write=False)
+        return out
+
+    @property
+    def where(self) -> str:
+        """``"FILE: "`` for a problem read from a file, else empty: the prefix of its error messages."""
+        return f"{self.source}: " if self.source else ""
 
     def replace(self, **changes: Any) -> DesignProblem:
         """A copy with some fields changed (validated again)."""
@@ -224,8 +258,8 @@ class DesignProblem:
 
     def describe(self) -> str:
         """One line summary."""
-        parts = [f"{self.name or 'problem'}: k={self.k}, l={self.l}, eps={self.epsilon:g}, {self.semantics}, "
-                 f"objective {self.objective}"]
+        parts = [f"{self.name or 'problem'}: k={self.k}, l={self.l}, eps={self.epsilon:g}, {self.semantics.value}, "
+                 f"objective {self.objective.value}"]
         if self.dont_know is not None:
             parts.append(f"dont_know={self.dont_know:g}")
         if self.dont_know_max is not None:
@@ -235,6 +269,61 @@ class DesignProblem:
         if self.focal_sets is not None:
             parts.append(f"{len(self.focal_sets)} focal sets allowed")
         return ", ".join(parts)
+
+
+# ---------------------------------------------------------------------------- symmetry
+#: A gain table is checked for invariance up to this frame size (it has 2**l columns).
+MAX_GAIN_CHECK = 16
+
+
+def _generators(k: int) -> list[NDArray[np.int64]]:
+    """Generators of the symmetric group: a transposition and a k-cycle."""
+    gens = [np.r_[1, 0, np.arange(2, k)].astype(np.int64)]
+    if k > 2:
+        gens.append(np.r_[np.arange(1, k), 0].astype(np.int64))
+    return gens
+
+
+def _permute_masks(masks: NDArray[np.int64], perm: NDArray[np.int64]) -> NDArray[np.int64]:
+    out = np.zeros_like(masks)
+    for i, target in enumerate(perm):
+        out |= ((masks >> i) & 1) << int(target)
+    return out
+
+
+def is_symmetric(problem: DesignProblem) -> bool:
+    """Whether relabelling answers (with inputs alike) leaves the problem unchanged.
+
+    Needs the inputs to be exactly the frame's labels, a uniform prior, and objective and structure
+    invariant under the transposition and the cycle that generate all permutations (docs/theory.md,
+    5.3). Cached on the problem as :attr:`DesignProblem.symmetric`.
+    """
+    k, l = problem.k, problem.l
+    if k != l or set(problem.inputs) != set(problem.frame) or k < 2:
+        return False
+    if np.ptp(problem.prior) > 1e-12:
+        return False
+    truth = problem.truth()  # frame index of input x
+    inv = np.argsort(truth)  # input of frame index y
+    family = problem.family() if problem.focal_sets is not None else None
+    for perm in _generators(l):  # perm acts on frame indices; inputs follow by labels
+        if family is not None and set(_permute_masks(family, perm).tolist()) != set(family.tolist()):
+            return False
+        xperm = inv[perm[truth]]  # input x -> input with label perm(y(x))
+        if problem.objective is Objective.GAIN:
+            if l > MAX_GAIN_CHECK:
+                return False
+            g = problem.gain
+            assert g is not None
+            all_sets = np.arange(1 << l, dtype=np.int64)
+            if not np.allclose(g[xperm][:, _permute_masks(all_sets, perm)], g, rtol=0, atol=1e-12):
+                return False
+        if problem.objective.utility:
+            u = problem.utility
+            assert u is not None
+            if not np.allclose(u[np.ix_(xperm, perm)], u, rtol=0, atol=1e-12):
+                return False
+    return True
 
 
 # ---------------------------------------------------------------------------- TOML
@@ -262,7 +351,11 @@ def _set_mask(raw: object, frame: Sequence[str], where: str, key: str) -> int:
         except ValueError as exc:
             raise InvalidProblemError(f"{where}key '{key}': {exc}") from None
     elif isinstance(raw, list):
-        labels = tuple(str(v) for v in raw)
+        if not all(isinstance(v, str) for v in raw):
+            raise _fail(where, key, "a list of frame labels (strings)", raw)
+        labels = tuple(v.strip() for v in raw)
+        if len(set(labels)) != len(labels):
+            raise _fail(where, key, "a set naming each label once", raw)
     else:
         raise _fail(where, key, "a set of frame labels such as [\"yes\", \"no\"] or \"{yes,no}\"", raw)
     unknown = [lab for lab in labels if lab not in frame]
@@ -285,6 +378,13 @@ def _table_rows(value: object, inputs: Sequence[str], where: str, key: str) -> M
     return value
 
 
+def _as_list(values: object) -> list[object]:
+    try:
+        return [float(v) for v in np.ravel(np.asarray(values, dtype=object))]
+    except (TypeError, ValueError, OverflowError):
+        return [values]
+
+
 def parse_problem(data: Mapping[str, Any], *, source: str = "") -> DesignProblem:
     """Build a :class:`DesignProblem` from parsed TOML (a dict), with errors naming ``source`` and the key."""
     where = f"{source}: " if source else ""
@@ -304,6 +404,7 @@ def parse_problem(data: Mapping[str, Any], *, source: str = "") -> DesignProblem
         if not isinstance(prior, list) or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
                                                   for v in prior):
             raise _fail(where, "prior", "a list of numbers, one per input", prior)
+        prior = [_real(v, where, "prior", "numbers in [0, 1] summing to 1") for v in prior]
     for key in ("semantics", "objective"):
         if key in data and not isinstance(data[key], str):
             raise _fail(where, key, "a string", data[key])
@@ -329,8 +430,13 @@ def parse_problem(data: Mapping[str, Any], *, source: str = "") -> DesignProblem
         rows = _table_rows(data["gain"], inputs, where, "gain")
         gain = np.zeros((len(inputs), 1 << len(frame)))
         for x, row in rows.items():
+            seen: dict[int, str] = {}
             for s, v in row.items():
                 mask = _set_mask(s, frame, where, f"gain.{x}")
+                if mask in seen:
+                    raise InvalidProblemError(f"{where}key 'gain.{x}': {seen[mask]!r} and {s!r} are the same set; "
+                                              "give each set once")
+                seen[mask] = s
                 gain[inputs.index(x), mask] = _real(v, where, f"gain.{x}.{s}", "a finite number")
     utility = None
     if "utility" in data:

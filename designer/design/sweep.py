@@ -14,18 +14,18 @@ import re
 import socket
 import sys
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import pandas as pd
 
 from ..exceptions import DesignerError, DesignWarning, InfeasibleDesignError, InvalidProblemError
+from ..solvers import SolverError, WarmStart
 from .certify import CertificationError
 from .engine import design
 from .problem import DesignProblem
-from .programs import WarmStart
 
-__all__ = ["SWEEP_COLUMNS", "design_block", "design_point", "plot_sweep", "sweep", "sweep_grid"]
+__all__ = ["SWEEP_COLUMNS", "design_block", "design_point", "sweep", "sweep_grid"]
 
 #: Columns of a sweep table, in order.
 SWEEP_COLUMNS = ("epsilon", "dont_know", "status", "objective_value", "eps_shafer", "eps_walley", "variance",
@@ -71,7 +71,8 @@ BLOCK = 10
 
 
 #: Row status of a grid point without a design, by the error that ended it (first match wins).
-_FAILURES = ((InfeasibleDesignError, "infeasible"), (CertificationError, "not certified"), (DesignerError, "refused"))
+_FAILURES = ((InfeasibleDesignError, "infeasible"), (CertificationError, "not certified"),
+             (SolverError, "solver failed"), (DesignerError, "refused"))
 
 
 def design_point(problem: DesignProblem, warm: WarmStart | None = None) -> dict[str, Any]:
@@ -88,25 +89,25 @@ def design_point(problem: DesignProblem, warm: WarmStart | None = None) -> dict[
     """
     row: dict[str, Any] = {"epsilon": problem.epsilon,
                            "dont_know": math.nan if problem.dont_know is None else problem.dont_know,
-                           "status": "optimal", "objective_value": math.nan, "eps_shafer": math.nan,
+                           "status": "", "objective_value": math.nan, "eps_shafer": math.nan,
                            "eps_walley": math.nan, "variance": math.nan, "path": "", "certificate": "",
                            "message": ""}
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DesignWarning)  # kept in the row's message instead
             result = design(problem, warm=warm)
-    except (DesignerError, CertificationError) as exc:
+    except DesignerError as exc:
         status = next(name for kind, name in _FAILURES if isinstance(exc, kind))
         row.update(status=status, message=" ".join(str(exc).split()))
         return row
-    row.update(objective_value=result.objective_value, eps_shafer=result.eps_shafer,
+    row.update(status=result.status, objective_value=result.objective_value, eps_shafer=result.eps_shafer,
                eps_walley=result.eps_walley, variance=result.variance, path=result.path,
                certificate=result.certificate.method, message=" ".join(result.warnings))
     return row
 
 
 def design_block(problems: Sequence[DesignProblem]) -> list[dict[str, Any]]:
-    """Rows of consecutive grid points, designed with one :class:`~designer.design.programs.WarmStart`."""
+    """Rows of consecutive grid points, designed with one :class:`~designer.solvers.WarmStart`."""
     warm = WarmStart()
     return [design_point(p, warm) for p in problems]
 
@@ -191,8 +192,7 @@ def _dask(blocks: list[list[DesignProblem]], scheduler: str, show: bool) -> list
 
 
 def sweep(problem: DesignProblem, epsilons: Sequence[float], dont_know: Sequence[float] | None = None, *,
-          jobs: int = 1, scheduler: str | None = None, progress: bool = False,
-          runner: Callable[[list[DesignProblem]], list[dict[str, Any]]] | None = None) -> pd.DataFrame:
+          jobs: int = 1, scheduler: str | None = None, progress: bool = False) -> pd.DataFrame:
     """Design every point of an (epsilon x don't-know) grid and tabulate the optima.
 
     Parameters
@@ -210,16 +210,13 @@ def sweep(problem: DesignProblem, epsilons: Sequence[float], dont_know: Sequence
         ``designer`` installed.
     progress : bool, default False
         tqdm progress bar on stderr.
-    runner : callable, optional
-        Custom executor ``list[DesignProblem] -> list[row]`` (rows in the same order, e.g. ``design_point``
-        mapped by another pool).
 
     Returns
     -------
     pandas.DataFrame
         One row per grid point with :data:`SWEEP_COLUMNS`, in grid order (epsilon fastest). Identical
         whichever way it was run: blocks of ``BLOCK`` consecutive budgets share a warm-start session
-        (:class:`~designer.design.programs.WarmStart`) in every mode, and no timing is recorded.
+        (:class:`~designer.solvers.WarmStart`) in every mode, and no timing is recorded.
 
     Examples
     --------
@@ -233,57 +230,16 @@ def sweep(problem: DesignProblem, epsilons: Sequence[float], dont_know: Sequence
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs == 0 or jobs < -1:
         raise ValueError(f"jobs must be a positive number of processes or -1 (all cores), got {jobs!r}")
     blocks = _blocks(problems, len(epsilons))
-    if runner is not None:
-        rows = runner(problems)
+    if scheduler is not None:
+        done = _dask(blocks, scheduler, progress)
+    elif jobs == 1 or len(blocks) == 1:
+        done = _serial(blocks, progress)
     else:
-        if scheduler is not None:
-            done = _dask(blocks, scheduler, progress)
-        elif jobs == 1 or len(blocks) == 1:
-            done = _serial(blocks, progress)
-        else:
-            done = _joblib(blocks, jobs, progress)
-        rows = [row for block in done for row in block]
+        done = _joblib(blocks, jobs, progress)
+    rows = [row for block in done for row in block]
     if len(rows) != len(problems):
         raise DesignerError(f"the sweep returned {len(rows)} rows for {len(problems)} grid points")
     refused = [r["message"] for r in rows if r["status"] == "refused"]
     if len(refused) == len(rows):
         raise InvalidProblemError(refused[0])  # the problem itself, not a grid point, is the trouble
     return pd.DataFrame(rows, columns=list(SWEEP_COLUMNS))
-
-
-def _iter_curves(df: pd.DataFrame) -> Iterator[tuple[float, pd.DataFrame]]:
-    key = df["dont_know"].fillna(-1.0)
-    for value in dict.fromkeys(key.tolist()):
-        yield value, df[key == value]
-
-
-def plot_sweep(df: pd.DataFrame, path: str, *, title: str = "", ylabel: str = "objective") -> None:
-    """Draw the objective against epsilon, one curve per don't-know value, to a PNG (atomic write).
-
-    Parameters
-    ----------
-    df : pandas.DataFrame
-        A :func:`sweep` table.
-    path : str
-        PNG file to write (replaced atomically).
-    """
-    import io
-
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from .._io import atomic_write_bytes
-
-    fig, ax = plt.subplots(figsize=(6, 4.5))
-    for value, part in _iter_curves(df):
-        label = "don't know: problem's own" if value < 0 else f"don't know = {value:g}"
-        ax.plot(part["epsilon"], part["objective_value"], marker=".", ms=4, lw=1.5, label=label)
-    ax.set(xlabel="epsilon", ylabel=ylabel, title=title)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize="small")
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=120, bbox_inches="tight")
-    plt.close(fig)
-    atomic_write_bytes(path, buf.getvalue())

@@ -1,4 +1,4 @@
-"""The symmetric path: problems invariant under relabelling, solved in size classes (DESIGN.md 5).
+"""The symmetric path: problems invariant under relabelling, solved in size classes (docs/theory.md section 5).
 
 For a uniform prior, inputs equal to the frame's labels and an invariant objective and structure, an
 optimum exists whose mass ``M[x, E]`` depends only on ``s = |E|`` and on whether ``y(x)`` is in ``E``.
@@ -31,26 +31,20 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 from scipy.special import gammaln
 
-from .._exact import exp_bounds, to_integers
 from ..exceptions import InvalidProblemError
 from ..mechanism import Mechanism
-from .certify import smallest_mix_weight
+from ..solvers import LinearProgram
+from ..vocabulary import Objective
 from .problem import DesignProblem
-from .programs import LinearProgram
+from .programs import LP_EPSILON_CAP
 
 __all__ = [
-    "WLDP_FLOAT_MARGIN",
     "SymmetricMechanism",
-    "certify_symmetric",
     "chi2_class_information",
     "from_solution",
     "symmetric_objective",
     "symmetric_program",
 ]
-
-#: Margin (nats) of the float certificate of the WLDP loss on the compact form: the bel/pl sums use
-#: binomial ratios from lgamma (relative error ~1e-13 k), far below it.
-WLDP_FLOAT_MARGIN = 1e-9
 
 #: WLDP coefficients below this are left out of the LP (most of them at large k: ratios of binomials).
 DROP_BELOW = 1e-15
@@ -91,7 +85,7 @@ def bel_maps(k: int) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[
 
 @dataclass(frozen=True)
 class SymmetricMechanism:
-    """A relabelling-invariant mechanism in compact form (DESIGN.md 5).
+    """A relabelling-invariant mechanism in compact form (docs/theory.md section 5).
 
     Attributes
     ----------
@@ -214,11 +208,11 @@ def chi2_class_information(k: int, eps: float) -> NDArray[np.float64]:
 
     Class ``s`` (``s = 1..k``) answers sets of size ``s``: ``e^eps`` on the inputs whose answer is in the
     set, 1 elsewhere (mean ``m``). A row budget of 1 buys ``1/m`` columns' worth, so the class gives
-    ``mu(s)/m`` (DESIGN.md 5); ``s = k`` ("don't know") gives 0. Entry ``s - 1`` holds class ``s``; the
+    ``mu(s)/m`` (docs/theory.md section 5); ``s = k`` ("don't know") gives 0. Entry ``s - 1`` holds class ``s``; the
     best ``s < k`` is subset selection's best subset size.
     """
     s = np.arange(1, k + 1, dtype=np.float64)
-    e = math.exp(eps)
+    e = math.exp(min(eps, LP_EPSILON_CAP))
     m = (s * e + (k - s)) / k
     mu = (s * (e - m) ** 2 + (k - s) * (1.0 - m) ** 2) / (k * m)
     return mu / m
@@ -228,16 +222,16 @@ def symmetric_objective(problem: DesignProblem) -> tuple[NDArray[np.float64], ND
     """Objective coefficients on ``A`` and ``B`` (per unit of class total) of an invariant problem."""
     k = problem.k
     s = np.arange(1, k + 1)
-    if problem.objective == "truthful":
+    if problem.objective is Objective.TRUTHFUL:
         ca, cb = np.zeros(k), np.zeros(k)
         ca[0] = 1.0
         return ca, cb
-    if problem.objective == "chi2":
+    if problem.objective is Objective.CHI2:
         return chi2_class_information(k, problem.epsilon), np.zeros(k)
     truth = problem.truth()
     x, y = 0, int(truth[0])
     other = int(truth[1])
-    if problem.objective == "gain":
+    if problem.objective is Objective.GAIN:
         assert problem.gain is not None
         # representative sets: the first s frame indices, rotated to contain / avoid y(x)
         rep_in = np.array([_rep(k, n, y, True) for n in s])
@@ -246,7 +240,7 @@ def symmetric_objective(problem: DesignProblem) -> tuple[NDArray[np.float64], ND
     u = problem.utility
     assert u is not None
     same, diff = float(u[x, y]), float(u[x, other])
-    if problem.objective == "worst_case_utility":
+    if problem.objective is Objective.WORST_CASE_UTILITY:
         ca = np.where(s == 1, same, min(same, diff))
     else:
         ca = np.where(s == 1, same, max(same, diff))
@@ -277,13 +271,14 @@ def _allowed_sizes(problem: DesignProblem) -> tuple[NDArray[np.bool_], NDArray[n
 def symmetric_program(problem: DesignProblem) -> LinearProgram:
     """The size-class LP of an invariant problem: variables ``z = [A_1..A_k, B_1..B_k]`` (``B_k = 0``)."""
     k = problem.k
-    e = math.exp(problem.epsilon)
+    e = math.exp(min(problem.epsilon, LP_EPSILON_CAP))
     n = 2 * k
     s = np.arange(1, k + 1, dtype=float)
     ca, cb = symmetric_objective(problem)
     c = np.r_[ca, cb]
     allow_a, allow_b = _allowed_sizes(problem)
-    if problem.objective == "chi2":
+    chi2 = problem.objective is Objective.CHI2
+    if chi2:
         allow_b = np.zeros(k, bool)  # staircase classes carry their mass in A (see symmetric_objective)
     ub = np.r_[np.where(allow_a, np.inf, 0.0), np.where(allow_b, np.inf, 0.0)]
     eq_rows = [np.r_[np.ones(k), np.ones(k)][None, :]]
@@ -302,15 +297,15 @@ def symmetric_program(problem: DesignProblem) -> LinearProgram:
         b_ub.append(np.array([problem.dont_know_max]))
     if problem.lie_max is not None:
         row = np.zeros((1, n))
-        if problem.objective == "chi2":
+        if chi2:
             row[0, :k] = (k - s) / (s * e + k - s)  # share of a staircase class on sets without the truth
         else:
             row[0, k:] = 1.0
         ub_rows.append(row)
         b_ub.append(np.array([problem.lie_max]))
-    sldp = problem.semantics in ("sldp", "both") and problem.objective != "chi2"
-    wldp = problem.semantics in ("wldp", "both")
-    if problem.objective == "chi2" and wldp:
+    sldp = problem.semantics.shafer and not chi2
+    wldp = problem.semantics.walley
+    if chi2 and wldp:
         raise InvalidProblemError(
             "objective 'chi2' is an SLDP objective on the symmetric path; use semantics = \"sldp\"")
     if sldp:
@@ -342,7 +337,7 @@ def symmetric_program(problem: DesignProblem) -> LinearProgram:
     return LinearProgram(
         c=c, A_ub=a_ub, b_ub=np.concatenate(b_ub) if b_ub else np.zeros(0),
         A_eq=sp.csr_matrix(np.vstack(eq_rows)), b_eq=np.array(b_eq, dtype=float),
-        lb=np.zeros(n), ub=ub, k=1, family=np.arange(n, dtype=np.int64),
+        lb=np.zeros(n), ub=ub,
     )
 
 
@@ -354,7 +349,7 @@ def best_chi2_classes(problem: DesignProblem) -> NDArray[np.float64] | None:
     the optimum the objective is flat in ``s`` (about 1e-6 relative between neighbouring sizes at
     eps = 0.1, k = 1000), so the solver's class is replaced by the exact argmax.
     """
-    if problem.objective != "chi2" or problem.lie_max is not None:
+    if problem.objective is not Objective.CHI2 or problem.lie_max is not None:
         return None
     k = problem.k
     ca, _ = symmetric_objective(problem)
@@ -371,31 +366,15 @@ def best_chi2_classes(problem: DesignProblem) -> NDArray[np.float64] | None:
     return z
 
 
-def exact_sldp_ok(mech: SymmetricMechanism, eps: float) -> bool:
-    """Exact check of ``a_s <= e^eps b_s`` and ``b_s <= e^eps a_s`` on the dyadic class totals."""
-    k = mech.k
-    ints, _ = to_integers(np.r_[mech.A, mech.B])
-    a_int, b_int = ints[:k], ints[k:]
-    lo, _ = exp_bounds(eps)
-    for s in range(1, k):
-        a, b = int(a_int[s - 1]) * (k - s), int(b_int[s - 1]) * s  # a_s and b_s up to a common factor
-        for num, den in ((a, b), (b, a)):
-            if num == 0:
-                continue
-            if den == 0 or num * lo.denominator > lo.numerator * den:
-                return False
-    return True
-
-
 def from_solution(problem: DesignProblem, z: NDArray[np.float64]) -> SymmetricMechanism:
     """Class totals from a solution of :func:`symmetric_program` (staircase classes split for chi2)."""
     k = problem.k
     a, b = np.clip(z[:k], 0.0, None), np.clip(z[k:], 0.0, None)
     a[a < 1e-15] = 0.0
     b[b < 1e-15] = 0.0
-    if problem.objective == "chi2":
+    if problem.objective is Objective.CHI2:
         s = np.arange(1, k + 1, dtype=float)
-        e = math.exp(problem.epsilon)
+        e = math.exp(min(problem.epsilon, LP_EPSILON_CAP))
         w = a
         a, b = w * s * e / (s * e + k - s), w * (k - s) / (s * e + k - s)
     b[k - 1] = 0.0
@@ -408,49 +387,3 @@ def from_solution(problem: DesignProblem, z: NDArray[np.float64]) -> SymmetricMe
         total = a.sum() + b.sum()
         a, b = a / total, b / total
     return SymmetricMechanism(problem.inputs, a, b)
-
-
-def _passes(mech: SymmetricMechanism, eps: float, losses: tuple[str, ...]) -> bool:
-    if "shafer" in losses and not exact_sldp_ok(mech, eps):
-        return False
-    return not ("walley" in losses and mech.eps_walley() > eps - WLDP_FLOAT_MARGIN)
-
-
-def certify_symmetric(mech: SymmetricMechanism, eps: float, losses: tuple[str, ...], *,
-                      allow_singletons: bool = True) -> tuple[SymmetricMechanism, dict[str, Any]]:
-    """Certify a compact mechanism (exact for the Shafer loss, floats with margin for Walley), repairing
-    by mixing with the uniform mechanism of the same don't-know mass when needed.
-
-    Returns the released mechanism and a description (method, margin, repaired, mix weight).
-    """
-    method = "float" if "walley" in losses else "exact"
-    margin = WLDP_FLOAT_MARGIN if method == "float" else 0.0
-    info: dict[str, Any] = {"method": method, "margin": margin, "repaired": False, "mix_weight": 0.0,
-                            "reference": ""}
-    if _passes(mech, eps, losses):
-        return mech, info
-    k = mech.k
-    sizes = np.arange(1, k + 1, dtype=float)
-    totals = mech.A + mech.B
-    # The row average (every set's mass averaged over inputs): Shafer loss 0, same classes and don't-know.
-    average = SymmetricMechanism(mech.labels, sizes * totals / k, (k - sizes) * totals / k)
-    d = float(mech.A[k - 1])
-    ref_a, ref_b = np.zeros(k), np.zeros(k)
-    ref_a[0], ref_b[0] = (1 - d) / k, (1 - d) * (k - 1) / k
-    ref_a[k - 1] += d
-    uniform = SymmetricMechanism(mech.labels, ref_a, ref_b)
-    candidates = [("row average (Shafer loss 0)", average)]
-    if allow_singletons:
-        candidates.append(("uniform mechanism with the same don't-know mass", uniform))
-    for name, ref in candidates:  # noqa: B007 - the chosen reference is used below
-        if _passes(ref, eps, losses):
-            break
-    else:
-        raise ValueError("no reference mechanism within the budget and the focal family")
-
-    def mix(t: float) -> SymmetricMechanism:
-        return SymmetricMechanism(mech.labels, (1 - t) * mech.A + t * ref.A, (1 - t) * mech.B + t * ref.B)
-
-    t_hi = smallest_mix_weight(lambda t: _passes(mix(t), eps, losses))
-    info.update(repaired=True, mix_weight=t_hi, reference=name)
-    return mix(t_hi), info

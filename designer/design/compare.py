@@ -1,4 +1,4 @@
-"""Designed mechanisms next to the closed forms they should match (DESIGN.md 6).
+"""Designed mechanisms next to the closed forms they should match (docs/theory.md, section 4).
 
 * two inputs, answers = inputs, objective truthful or chi2: GWRR under SLDP (Cor 3.12) or the WLDP
   closed form ``q = 1/(1+e^eps)``, ``p = c - q``;
@@ -14,11 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from .closed_forms import gwrr_sldp, gwrr_wldp, krr_variance, subset_selection_best_d, subset_selection_variance
-from .design.engine import design, walley_worst_binary
-from .design.problem import DesignProblem
-from .estimation import estimator_variance
-from .exceptions import InfeasibleDesignError, InvalidProblemError
+from ..closed_forms import gwrr_sldp, gwrr_wldp, krr_variance, subset_selection_best_d, subset_selection_variance
+from ..estimation import estimator_variance
+from ..exceptions import InfeasibleDesignError, InvalidProblemError
+from ..vocabulary import Objective, Semantics
+from .engine import design
+from .objectives import walley_worst_binary
+from .problem import DesignProblem
 
 __all__ = ["ComparisonTable", "compare"]
 
@@ -53,7 +55,7 @@ def _gwrr_variance(p: float, q: float, pi: float) -> float:
 
 
 def _walley_variance(p: float, pi: float) -> float:
-    """``nu_W`` per respondent: the lambda = 0 Warner matrix (DESIGN.md 6)."""
+    """``nu_W`` per respondent: the lambda = 0 Warner matrix (docs/theory.md, section 4)."""
     return -((pi - 0.5) ** 2) + 1.0 / (4.0 * (2.0 * p - 1.0) ** 2)
 
 
@@ -76,13 +78,13 @@ def compare(problem: DesignProblem, epsilons: list[float]) -> ComparisonTable:
     InvalidProblemError
         When no closed form is known for the problem.
     """
-    sem = problem.semantics
-    if _binary(problem) and problem.objective in ("truthful", "chi2") and sem != "both" \
+    sem, objective = problem.semantics, problem.objective
+    if _binary(problem) and objective in (Objective.TRUTHFUL, Objective.CHI2) and sem is not Semantics.BOTH \
             and problem.focal_sets is None and problem.lie_max is None:
         return _compare_binary(problem, epsilons)
-    if problem.k > 2 and sem == "sldp" and problem.objective == "chi2" and np.ptp(problem.prior) < 1e-12:
+    if problem.k > 2 and sem is Semantics.SLDP and objective is Objective.CHI2 and np.ptp(problem.prior) < 1e-12:
         return _compare_kary_chi2(problem, epsilons)
-    if (problem.k > 2 and sem == "sldp" and problem.objective == "truthful" and problem.dont_know is None
+    if (problem.k > 2 and sem is Semantics.SLDP and objective is Objective.TRUTHFUL and problem.dont_know is None
             and problem.lie_max is None and problem.focal_sets is None and np.ptp(problem.prior) < 1e-12):
         return _compare_kary_truthful(problem, epsilons)
     raise InvalidProblemError(
@@ -96,8 +98,8 @@ def _compare_binary(problem: DesignProblem, epsilons: list[float]) -> Comparison
     c = _answer_mass(problem)
     yes, no = problem.inputs
     pi = float(problem.prior[0])
-    wldp = problem.semantics == "wldp"
-    ref = ("WLDP closed form q = 1/(1+e^eps), p = c - q (DESIGN.md 6)" if wldp
+    wldp = problem.semantics is Semantics.WLDP
+    ref = ("WLDP closed form q = 1/(1+e^eps), p = c - q (docs/theory.md, section 4)" if wldp
            else "GWRR, Cor 3.12: p = c e^eps/(e^eps+1), q = c/(e^eps+1)")
     cols = ("epsilon", "p", "q", "objective", "variance", "p_closed", "q_closed", "variance_closed", "diff")
     rows = []
@@ -116,6 +118,7 @@ def _compare_binary(problem: DesignProblem, epsilons: list[float]) -> Comparison
                        diff=0.0 if row["p_closed"] == "infeasible" else math.inf)
             rows.append(row)
             continue
+        assert result.mechanism is not None
         m = result.mechanism.row(yes)
         p, q = m.get((yes,), 0.0), m.get((no,), 0.0)
         variance = (float(estimator_variance(walley_worst_binary(result.mechanism), problem.prior))

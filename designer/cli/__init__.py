@@ -1,0 +1,133 @@
+"""Command-line interface: ``designer COMMAND ...``.
+
+Every command reads its inputs, does its work through the library and prints a table (default), JSON
+or CSV. Errors in the input are one line on stderr, ``designer: error: FILE: problem``, exit status 2.
+The library is imported only by the command that runs, so ``designer --help`` starts at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+from collections.abc import Callable, Sequence
+
+from ..exceptions import CertificationError, DesignerError, DesignWarning, SolverError
+from ._common import CommandError, show_progress
+from .design_commands import (
+    _configure_compare,
+    _configure_design,
+    _configure_sweep,
+    cmd_compare,
+    cmd_design,
+    cmd_sweep,
+)
+from .mechanism_commands import (
+    _configure_audit,
+    _configure_credal,
+    _configure_tradeoff,
+    cmd_audit,
+    cmd_credal,
+    cmd_tradeoff,
+)
+from .survey_commands import (
+    _configure_estimate,
+    _configure_randomize,
+    _configure_simulate,
+    cmd_estimate,
+    cmd_randomize,
+    cmd_simulate,
+)
+
+__all__ = ["COMMANDS", "build_parser", "main", "show_progress"]
+
+EXIT_USAGE = 2
+
+
+COMMANDS: list[tuple[str, str, str, Callable[[argparse.ArgumentParser], None], Callable[..., str]]] = [
+    ("audit", "privacy losses (Shafer, bel, pl, Walley) of a mechanism file",
+     "designer audit examples/mechanisms/q2x3.csv --format json", _configure_audit, cmd_audit),
+    ("design", "optimal certified mechanism for a design problem",
+     "designer design problems/gwrr-dont-know.toml --epsilon 2 --out gwrr-2.csv", _configure_design, cmd_design),
+    ("compare", "designed mechanisms next to the closed forms over a grid of epsilons",
+     "designer compare problems/gwrr-dont-know.toml --eps 0.1:5:50", _configure_compare, cmd_compare),
+    ("tradeoff", "type I / type II trade-off curve of a test between two inputs, with its bound",
+     "designer tradeoff examples/mechanisms/q2x3.csv --null yes --alt no --kind shafer_lower --plot tradeoff.png",
+     _configure_tradeoff, cmd_tradeoff),
+    ("credal", "bel / pl of every event, and lower / upper expectations of a gamble",
+     "designer credal examples/mechanisms/q2x3.csv --gamble yes=1,no=0", _configure_credal, cmd_credal),
+    ("randomize", "randomize true survey answers with a mechanism (the true answers are not written)",
+     "designer randomize examples/answers.csv --mechanism examples/mechanisms/q2x3.csv --column answer "
+     "--out responses.csv --keep id,region --seed 7",
+     _configure_randomize, cmd_randomize),
+    ("estimate", "estimate the answer distribution from randomized responses",
+     "designer estimate responses.csv --mechanism examples/mechanisms/q2x3.csv --format json",
+     _configure_estimate, cmd_estimate),
+    ("simulate", "Monte Carlo of the estimator: bias and variance next to 1/(n I)",
+     "designer simulate examples/mechanisms/q2x3.csv --n 1000 --reps 2000 --prior yes=0.3,no=0.7 --seed 1",
+     _configure_simulate, cmd_simulate),
+    ("sweep", "a grid of designs over epsilon (and don't-know mass), in parallel, with a plot",
+     "designer sweep problems/gwrr-dont-know.toml --epsilon 0.1:5:50 --dont-know 0:0.5:6 --jobs 2 "
+     "--out sweep.csv --plot sweep.png", _configure_sweep, cmd_sweep),
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .. import __version__
+
+    lines = [f"  {name:<9} {summary}\n            e.g. {example}" for name, summary, example, _, _ in COMMANDS]
+    parser = argparse.ArgumentParser(
+        prog="designer",
+        description="Design and audit local-differential-privacy mechanisms with set-valued answers.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="commands:\n" + "\n".join(lines) + "\n\nRun 'designer COMMAND --help' for the options of one command.",
+    )
+    parser.add_argument("--version", action="version", version=f"designer {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, summary, example, configure, func in COMMANDS:
+        p = sub.add_parser(name, help=summary, description=f"{summary}.\n\nexample: {example}",
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        configure(p)
+        p.set_defaults(func=func)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit status (0 ok, 2 bad input or usage)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    # Commands render the library's DesignWarnings themselves (result.warnings), not as Python warnings.
+    warnings.filterwarnings("ignore", category=DesignWarning)
+    if not getattr(args, "command", None):
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        text = args.func(args)
+    except (CertificationError, SolverError) as exc:  # the work failed, not the input: exit status 1
+        print(f"designer: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 1
+    except (DesignerError, CommandError, ValueError, TypeError, OSError, OverflowError, RecursionError) as exc:
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        inputs = [str(getattr(args, a)) for a in ("mechanism", "problem", "answers", "responses")
+                  if getattr(args, a, None)]
+        if isinstance(exc, DesignerError) and inputs and not any(p in message for p in inputs):
+            message = f"{inputs[0]}: {message}"  # a problem found while working on this input
+        print(f"designer: error: {message}", file=sys.stderr)
+        return EXIT_USAGE
+    except MemoryError:
+        print("designer: error: the problem is too large for this machine's memory; reduce the number of "
+              "answers, restrict focal_sets, or use a symmetric problem (size classes)", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("designer: interrupted", file=sys.stderr)
+        return 130
+    if text:
+        try:
+            sys.stdout.write(text + "\n")
+            sys.stdout.flush()
+        except BrokenPipeError:
+            # The reader went away (e.g. `| head`): not an error of ours.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+    return 0

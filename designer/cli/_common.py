@@ -1,0 +1,199 @@
+"""What every command shares: the one-line error, argument parsers that name their flag, file checks."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import math
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+__all__ = ["CommandError", "add_format", "check_out", "epsilon_arg", "int_arg", "level_arg", "parse_grid",
+           "parse_prior", "parse_values", "problem_from_args", "read_table", "show_progress"]
+
+
+class CommandError(Exception):
+    """A problem the command reports on one line (exit status 2)."""
+
+
+def show_progress(args: argparse.Namespace) -> bool:
+    """Progress bars go to stderr, only when it is a terminal and ``--quiet`` was not given."""
+    return not getattr(args, "quiet", False) and sys.stderr.isatty()
+
+
+def parse_values(text: str, what: str, *, low: float, high: float, low_open: bool, high_open: bool
+                 ) -> list[float]:
+    """``start:stop:count`` (inclusive, evenly spaced) or a comma list ``0.5,1,2``, each in a range."""
+    try:
+        if ":" in text:
+            parts = text.split(":")
+            if len(parts) != 3:
+                raise ValueError
+            start, stop, count = float(parts[0]), float(parts[1]), int(parts[2])
+            if count < 1 or (count == 1 and start != stop):
+                raise ValueError
+            values = [start + (stop - start) * i / (count - 1) for i in range(count)] if count > 1 else [start]
+        else:
+            values = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise CommandError(f"{what} {text!r}: write start:stop:count (e.g. 0.1:5:50) or a list 0.5,1,2") from None
+    lo, hi = ("(" if low_open else "["), (")" if high_open else "]")
+    for v in values:
+        if (not math.isfinite(v) or v < low or v > high or (low_open and v == low) or (high_open and v == high)):
+            raise CommandError(f"{what} {text!r}: every value must be in {lo}{low:g}, {high:g}{hi}, got {v!r}")
+    if not values:
+        raise CommandError(f"{what} {text!r}: no values; write start:stop:count or a list 0.5,1,2")
+    return values
+
+
+def problem_from_args(args: argparse.Namespace) -> Any:
+    from ..design.problem import load_problem
+
+    problem = load_problem(args.problem)
+    changes: dict[str, Any] = {}
+    if getattr(args, "epsilon", None) is not None:
+        changes["epsilon"] = args.epsilon
+    if getattr(args, "semantics", None) is not None:
+        changes["semantics"] = args.semantics
+    if getattr(args, "objective", None) is not None:
+        changes["objective"] = args.objective
+    return problem.replace(**changes) if changes else problem
+
+
+def check_out(path: str, inputs: Sequence[str], force: bool,
+               advice: str = "choose another name or pass --force") -> None:
+    out = os.path.realpath(path)
+    if any(out == os.path.realpath(p) for p in inputs):
+        raise CommandError(f"{path}: is an input of this command; input files are never overwritten")
+    if os.path.exists(out) and not force:
+        raise CommandError(f"{path}: already exists; {advice}")
+
+
+def parse_allocation(text: str) -> str | float:
+    """``--allocation``: ``uniform`` or lambda in [0, 1] (checked by :mod:`designer.sampling`)."""
+    if text == "uniform":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise CommandError(f"--allocation must be 'uniform' or a number in [0, 1], got {text!r}") from None
+
+
+def parse_grid(text: str, what: str = "grid") -> list[float]:
+    """Epsilons: ``start:stop:count`` (inclusive, evenly spaced) or a comma list ``0.5,1,2``, each > 0."""
+    return parse_values(text, what, low=0.0, high=math.inf, low_open=True, high_open=True)
+
+
+def parse_prior(text: str | None, inputs: Sequence[str]) -> list[float]:
+    """``0.3,0.7`` (in input order) or ``yes=0.3,no=0.7``; default uniform."""
+    k = len(inputs)
+    if text is None:
+        return [1.0 / k] * k
+    parts = [t.strip() for t in text.split(",") if t.strip()]
+    try:
+        if parts and all("=" in t for t in parts):
+            given = {a.strip(): float(b) for a, b in (t.split("=", 1) for t in parts)}
+            unknown = sorted(set(given) - set(inputs))
+            if unknown:
+                raise CommandError(f"--prior {text!r}: unknown inputs {unknown}; the inputs are {list(inputs)}")
+            values = [given.get(x, 0.0) for x in inputs]
+        else:
+            values = [float(t) for t in parts]
+    except ValueError:
+        raise CommandError(f"--prior {text!r}: write {k} numbers (e.g. 0.3,0.7) or label=value pairs") from None
+    if len(values) != k:
+        raise CommandError(f"--prior {text!r}: {len(values)} values for {k} inputs {list(inputs)}")
+    if any(not math.isfinite(v) or v < 0 for v in values) or abs(sum(values) - 1.0) > 1e-9:
+        raise CommandError(f"--prior {text!r}: the shares must be non-negative and sum to 1")
+    return values
+
+
+def parse_gamble(text: str) -> dict[str, float]:
+    """``yes=1,no=0`` -> ``{"yes": 1.0, "no": 0.0}``."""
+    out: dict[str, float] = {}
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        if "=" not in part:
+            raise CommandError(f"gamble {text!r}: write label=value pairs such as yes=1,no=0")
+        label, value = part.split("=", 1)
+        try:
+            out[label.strip()] = float(value)
+        except ValueError:
+            raise CommandError(f"gamble {text!r}: {value.strip()!r} is not a number") from None
+    return out
+
+
+def read_table(path: str) -> tuple[list[str], list[list[str]]]:
+    from .._io import read_text
+
+    text = read_text(path, error=CommandError)
+    try:
+        rows = [r for r in csv.reader(io.StringIO(text)) if r]
+    except csv.Error as exc:
+        raise CommandError(f"{path}: not valid CSV: {exc}") from None
+    if not rows:
+        raise CommandError(f"{path}: the file is empty; expected a header row")
+    header = [h.strip() for h in rows[0]]
+    for line, r in enumerate(rows[1:], start=2):
+        if len(r) != len(header):
+            raise CommandError(f"{path}: row {line} has {len(r)} fields, the header has {len(header)}")
+    if len(rows) < 2:
+        raise CommandError(f"{path}: a header but no rows")
+    return header, rows[1:]
+
+
+def column(path: str, header: list[str], name: str) -> int:
+    if name not in header:
+        raise CommandError(f"{path}: no column {name!r}; the columns are {header}")
+    return header.index(name)
+
+
+def add_format(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=("table", "json", "csv"), default="table",
+                   help="output format (default: table)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar (it is shown only on a terminal)")
+
+
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
+    return value
+
+
+def epsilon_arg(text: str) -> float:
+    """argparse ``type=`` of a budget in nats: finite and > 0 (argparse names the flag in its error)."""
+    return _positive_float(text)
+
+
+def level_arg(text: str) -> float:
+    """argparse ``type=`` of a confidence level, in (0, 1)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1 (e.g. 0.95), got {text!r}")
+    return value
+
+
+def int_arg(low: int, high: int) -> Callable[[str], int]:
+    """argparse ``type=`` of an integer in ``[low, high]``."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be a whole number from {low} to {high}, got {text!r}")
+        return value
+    return parse

@@ -1,0 +1,176 @@
+"""Commands on design problems: design, compare, sweep."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+import numpy as np
+
+from .._render import fmt, json_value, render_csv, render_table
+from ..vocabulary import Objective, Semantics
+from ._common import (
+    CommandError,
+    add_format,
+    check_out,
+    parse_grid,
+    parse_values,
+    problem_from_args,
+    show_progress,
+)
+
+OBJECTIVE_CHOICES = tuple(o.value for o in Objective)
+SEMANTICS_CHOICES = tuple(s.value for s in Semantics)
+
+
+def cmd_design(args: argparse.Namespace) -> str:
+    from ..design.engine import design
+
+    if args.out:
+        check_out(args.out, [args.problem], args.force)
+    result = design(problem_from_args(args))
+    mech = result.mechanism
+    if mech is None and (args.out or args.format == "csv"):
+        raise CommandError(
+            f"the designed mechanism of {result.problem.k} inputs has 2**{result.problem.k} - 1 focal sets and is "
+            "kept in compact form (size classes); use --format json or the table"
+        )
+    if args.out:
+        mech.write(args.out)
+    if args.format == "json":
+        return json.dumps(result.to_json_dict(), indent=2)
+    if args.format == "csv":
+        return mech.to_csv_text().rstrip("\n")
+    if mech is not None and len(mech.focal) <= 64:
+        rows = [[x, *(fmt(v, 8) for v in row)] for x, row in zip(mech.inputs, mech.matrix)]
+        table = render_table(["input", *mech.columns], rows)
+    elif result.compact is None:
+        values = np.unique(np.round(mech.matrix, 15))
+        table = (f"{mech.k} x {len(mech.focal)} mechanism ({'precise answers' if mech.is_bayesian else 'sets'}), "
+                 f"too wide to print; distinct entries {', '.join(fmt(v, 8) for v in values[:6])}"
+                 f"{' ...' if values.size > 6 else ''}; write it with --out FILE or --format json")
+    else:
+        compact = result.compact
+        a, b = compact.per_set()
+        rows = [[s + 1, fmt(compact.A[s], 8), fmt(a[s], 6), fmt(compact.B[s], 8), fmt(b[s], 6)]
+                for s in range(compact.k) if compact.A[s] > 0 or compact.B[s] > 0]
+        table = ("compact form: mass of a row on sets of each size, with / without the true answer\n"
+                 + render_table(["size", "total with", "one set with", "total without", "one set without"], rows))
+    lines = [
+        result.problem.describe(),
+        table,
+        "",
+        f"objective {result.problem.objective}: {fmt(result.objective_value, 10)} "
+        f"(solver reported {fmt(result.solver_objective, 10)})",
+        f"eps_shafer {fmt(result.eps_shafer, 10)}   eps_walley {fmt(result.eps_walley, 10)}   "
+        f"variance (MLE, per respondent) {fmt(result.variance, 8)}",
+        f"certified: {result.certificate.describe()}",
+        f"path: {result.path}; solver {result.solver} ({result.status}); {result.seconds:.2f} s",
+        *(f"warning: {w}" for w in result.warnings),
+    ]
+    if args.out:
+        lines.append(f"mechanism written to {args.out}")
+    return "\n".join(lines)
+
+
+def cmd_compare(args: argparse.Namespace) -> str:
+    from ..design.compare import compare
+
+    table = compare(problem_from_args(args), parse_grid(args.eps))
+    if args.format == "json":
+        return json.dumps({"problem": table.problem.name, "closed_form": table.reference,
+                           "rows": [{k: json_value(v) for k, v in r.items()}
+                                    for r in table.rows]}, indent=2)
+    headers = list(table.columns)
+    rows = [[r.get(c, "") for c in headers] for r in table.rows]
+    if args.format == "csv":
+        return render_csv(headers, rows)
+    pretty = [[fmt(v, 8) if isinstance(v, float) else v for v in r] for r in rows]
+    return f"{table.problem.describe()}\nclosed form: {table.reference}\n" + render_table(headers, pretty)
+
+
+def cmd_sweep(args: argparse.Namespace) -> str:
+    from .._io import atomic_write_text
+    from ..design.sweep import SWEEP_COLUMNS, sweep
+    from ..plots import plot_sweep
+
+    for path in (args.out, args.plot):
+        if path:
+            check_out(path, [args.problem], args.force)
+    if args.plot and args.out and os.path.realpath(args.plot) == os.path.realpath(args.out):
+        raise CommandError("--out and --plot name the same file; give two names")
+    if args.jobs == 0 or args.jobs < -1:
+        raise CommandError(f"--jobs must be a positive number of processes or -1 (all cores), got {args.jobs}")
+    problem = problem_from_args(args)
+    epsilons = parse_grid(args.eps_grid, "--epsilon")
+    masses = None
+    if args.dont_know is not None:
+        masses = parse_values(args.dont_know, "--dont-know", low=0.0, high=1.0, low_open=False, high_open=True)
+    df = sweep(problem, epsilons, masses, jobs=args.jobs, scheduler=args.scheduler, progress=show_progress(args))
+    headers = list(SWEEP_COLUMNS)
+    exact = [list(row) for row in df.itertuples(index=False)]
+    csv_text = render_csv(headers, exact)
+    if args.out:
+        atomic_write_text(args.out, csv_text + "\n", overwrite=args.force)
+    if args.plot:
+        ylabel = {"chi2": "chi-square information"}.get(problem.objective, f"objective ({problem.objective})")
+        plot_sweep(df, args.plot, title=f"{problem.name or args.problem}: {problem.semantics.upper()}",
+                   ylabel=ylabel)
+    done = int((df["status"] == "optimal").sum())
+    summary = f"{done} of {len(df)} designs certified"
+    if args.out:
+        summary += f"; table written to {args.out}"
+    if args.plot:
+        summary += f"; plot written to {args.plot}"
+    if args.format == "json":
+        rows = [{k: json_value(v) for k, v in r.items()}
+                for r in df.to_dict(orient="records")]
+        return json.dumps({"problem": problem.name, "semantics": problem.semantics,
+                           "objective": problem.objective, "rows": rows}, indent=2)
+    if args.format == "csv":
+        return csv_text
+    pretty = [[fmt(v, 8) if isinstance(v, float) else v for v in row[:-1]]
+              for row in df.itertuples(index=False)]
+    notes = sorted({r for r in df["message"] if r})
+    text = render_table(headers[:-1], pretty) + "\n" + summary
+    if notes:
+        text += "\n" + "\n".join(f"note: {n}" for n in notes[:5])
+    return text
+
+
+def _configure_design(p: argparse.ArgumentParser) -> None:
+    p.add_argument("problem", help="design problem (TOML)")
+    p.add_argument("--epsilon", type=float, help="override the budget of the file")
+    p.add_argument("--semantics", choices=("sldp", "wldp", "both"), help="override the semantics of the file")
+    p.add_argument("--objective", choices=OBJECTIVE_CHOICES, help="override the objective of the file")
+    p.add_argument("--out", help="write the designed mechanism (CSV, or JSON for a .json name)")
+    p.add_argument("--force", action="store_true", help="let --out replace an existing file")
+    add_format(p)
+
+
+def _configure_compare(p: argparse.ArgumentParser) -> None:
+    p.add_argument("problem", help="design problem (TOML)")
+    p.add_argument("--eps", "--epsilon", dest="eps", default="0.1:5:50",
+                   help="epsilons: start:stop:count or a list (default 0.1:5:50)")
+    p.add_argument("--semantics", choices=("sldp", "wldp", "both"), help="override the semantics of the file")
+    p.add_argument("--objective", choices=OBJECTIVE_CHOICES, help="override the objective of the file")
+    add_format(p)
+
+
+def _configure_sweep(p: argparse.ArgumentParser) -> None:
+    p.add_argument("problem", help="design problem (TOML)")
+    p.add_argument("--epsilon", dest="eps_grid", default="0.1:5:50",
+                   help="epsilons: start:stop:count or a list (default 0.1:5:50)")
+    p.add_argument("--dont-know", dest="dont_know",
+                   help="exact don't-know masses in [0, 1): start:stop:count or a list (default: the file's)")
+    p.add_argument("--semantics", choices=("sldp", "wldp", "both"), help="override the semantics of the file")
+    p.add_argument("--objective", choices=OBJECTIVE_CHOICES, help="override the objective of the file")
+    p.add_argument("--jobs", type=int, default=1, help="local worker processes (joblib; -1 = all cores; default 1)")
+    p.add_argument("--scheduler", help="address of a running Dask scheduler, e.g. tcp://127.0.0.1:8786")
+    p.add_argument("--out", help="write the table as CSV (full precision)")
+    p.add_argument("--plot", help="draw the objective against epsilon, one curve per don't-know value (PNG)")
+    p.add_argument("--force", action="store_true", help="let --out / --plot replace existing files")
+    add_format(p)
+
+

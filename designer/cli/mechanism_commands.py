@@ -1,0 +1,133 @@
+"""Commands on mechanism files: audit, tradeoff, credal."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from typing import Any
+
+from .._render import fmt, json_number, render_csv, render_table
+from .._validation import format_set
+from ..mechanism import Mechanism
+from ..privacy import LOSSES, privacy_losses
+from ._common import CommandError, add_format, check_out, parse_gamble
+
+
+def cmd_audit(args: argparse.Namespace) -> str:
+    mech = Mechanism.read(args.mechanism)
+    losses = privacy_losses(mech)
+    if args.format == "json":
+        out: dict[str, Any] = {
+            "inputs": list(mech.inputs),
+            "frame": list(mech.frame),
+            "focal_sets": [list(s) for s in mech.focal_sets],
+            "bayesian": mech.is_bayesian,
+        }
+        for name in LOSSES:
+            out[f"eps_{name}"] = json_number(losses[name].eps)
+        out["witness"] = {
+            f"eps_{name}": None if w.x is None else {"x": w.x, "x2": w.x2, "event": list(w.event or ())}
+            for name, w in losses.items()
+        }
+        return json.dumps(out, indent=2)
+    headers = ["loss", "eps", "e^eps", "attained at"]
+    rows = [
+        [f"eps_{name}", fmt(w.eps), fmt(math.exp(w.eps) if w.eps < 700 else math.inf), w.describe()]
+        for name, w in losses.items()
+    ]
+    if args.format == "csv":
+        exact = [[f"eps_{n}", w.eps, math.exp(w.eps) if w.eps < 700 else math.inf, w.describe()]
+                 for n, w in losses.items()]
+        return render_csv(headers, exact)
+    kind = "Bayesian" if mech.is_bayesian else "evidential"
+    frame = ",".join(mech.frame) if mech.l <= 12 else ",".join(mech.frame[:10]) + f",... ({mech.l} answers)"
+    title = (f"{args.mechanism}: {mech.k} inputs, frame {{{frame}}}, "
+             f"{len(mech.focal)} focal sets ({kind})")
+    return title + "\n" + render_table(headers, rows)
+
+
+def cmd_tradeoff(args: argparse.Namespace) -> str:
+    from ..hypothesis_tests import tradeoff_curve
+
+    if args.plot:
+        check_out(args.plot, [args.mechanism], args.force)
+    if args.points < 2:
+        raise CommandError(f"--points must be at least 2, got {args.points}")
+    mech = Mechanism.read(args.mechanism)
+    null, alt = mech.input_index(args.null), mech.input_index(args.alt)
+    if null == alt:
+        raise CommandError("--null and --alt must be different inputs")
+    df = tradeoff_curve(mech, null, alt, args.kind, points=args.points, fold=args.fold)
+    if args.plot:
+        fold = f", {args.fold} answers" if args.fold > 1 else ""
+        from ..plots import plot_tradeoff
+
+        plot_tradeoff(df, args.plot, title=f"{args.kind}: H0 {args.null} vs H1 {args.alt}{fold}")
+    if args.format == "json":
+        return json.dumps({"kind": args.kind, "null": args.null, "alt": args.alt, "fold": args.fold,
+                           "alpha": df["alpha"].tolist(), "beta": df["beta"].tolist(),
+                           "bound": df["bound"].tolist()}, indent=2)
+    rows = df.to_numpy().tolist()
+    if args.format == "csv":
+        return render_csv(["alpha", "beta", "bound"], rows)
+    return render_table(["alpha", "beta", "bound"], [[fmt(v, 6) for v in r] for r in rows])
+
+
+def cmd_credal(args: argparse.Namespace) -> str:
+    from ..credal import lower_expectation, upper_expectation
+
+    mech = Mechanism.read(args.mechanism)
+    bel, pl = mech.bel(), mech.pl()
+    events = [format_set(mech.frame[i] for i in range(mech.l) if e >> i & 1) for e in range(1, 1 << mech.l)]
+    gamble = parse_gamble(args.gamble) if args.gamble else None
+    if args.format == "json":
+        obj: dict[str, Any] = {"inputs": list(mech.inputs), "frame": list(mech.frame), "events": events,
+                               "bel": bel[:, 1:].tolist(), "pl": pl[:, 1:].tolist()}
+        if gamble is not None:
+            obj["gamble"] = gamble
+            obj["lower_expectation"] = [lower_expectation(mech, x, gamble) for x in mech.inputs]
+            obj["upper_expectation"] = [upper_expectation(mech, x, gamble) for x in mech.inputs]
+        return json.dumps(obj, indent=2)
+    headers = ["input", "event", "bel", "pl"]
+    rows = [[x, ev, bel[i, e + 1], pl[i, e + 1]] for i, x in enumerate(mech.inputs) for e, ev in enumerate(events)]
+    extra: list[list[Any]] = []
+    if gamble is not None:
+        extra = [[x, lower_expectation(mech, x, gamble), upper_expectation(mech, x, gamble)] for x in mech.inputs]
+    if args.format == "csv":
+        text = render_csv(headers, rows)
+        if extra:
+            text += "\n\n" + render_csv(["input", "lower_expectation", "upper_expectation"],
+                                          extra)
+        return text
+    text = render_table(headers, [[r[0], r[1], fmt(r[2]), fmt(r[3])] for r in rows])
+    if extra:
+        text += f"\n\ngamble {args.gamble}\n" + render_table(
+            ["input", "lower expectation", "upper expectation"], [[r[0], fmt(r[1]), fmt(r[2])] for r in extra])
+    return text
+
+
+def _configure_audit(p: argparse.ArgumentParser) -> None:
+    p.add_argument("mechanism", help="mechanism CSV or JSON file")
+    add_format(p)
+
+
+def _configure_tradeoff(p: argparse.ArgumentParser) -> None:
+    p.add_argument("mechanism", help="mechanism CSV or JSON file")
+    p.add_argument("--null", required=True, help="input of the null hypothesis H0")
+    p.add_argument("--alt", required=True, help="input of the alternative H1")
+    p.add_argument("--kind", choices=("pessimistic", "optimistic", "shafer_lower", "shafer_upper"),
+                   default="pessimistic", help="which curve (default pessimistic, Thm 3.18)")
+    p.add_argument("--points", type=int, default=101, help="levels alpha on [0, 1] (default 101)")
+    p.add_argument("--fold", type=int, default=1, help="answers per respondent (Cor 3.6/3.19; default 1)")
+    p.add_argument("--plot", help="also draw the curve and its bound to this PNG file")
+    p.add_argument("--force", action="store_true", help="let --plot replace an existing file")
+    add_format(p)
+
+
+def _configure_credal(p: argparse.ArgumentParser) -> None:
+    p.add_argument("mechanism", help="mechanism CSV or JSON file")
+    p.add_argument("--gamble", help="lower/upper expectation of a gamble, e.g. yes=1,no=0")
+    add_format(p)
+
+

@@ -1,0 +1,122 @@
+"""The words of the package: semantics, losses and objectives, one enum each (docs/theory.md, section 1).
+
+Every public function accepts these enums or their string values (``"sldp"``, ``"walley"``, ...); the
+parsers below turn a string into the enum once, at the edge, with one message for every caller.
+
+>>> Semantics.parse("WLDP").losses
+(<Loss.WALLEY: 'walley'>,)
+>>> Loss.parse("wldp")  # a semantics names the loss it bounds
+<Loss.WALLEY: 'walley'>
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import TypeVar
+
+__all__ = ["Loss", "Objective", "Semantics"]
+
+_E = TypeVar("_E", bound=StrEnum)
+
+
+class Semantics(StrEnum):
+    """Which privacy definition a mechanism must meet.
+
+    ``SLDP``: Shafer's (Def 3.1, ratios of masses); ``WLDP``: Walley's (Def 3.13, ratios of plausibility
+    to belief); ``BOTH``: both at once.
+    """
+
+    SLDP = "sldp"
+    WLDP = "wldp"
+    BOTH = "both"
+
+    @classmethod
+    def parse(cls, value: object, what: str = "semantics") -> Semantics:
+        """``value`` as a :class:`Semantics`; ``ValueError`` naming ``what`` and the choices otherwise."""
+        return _parse(cls, value, what)
+
+    @property
+    def losses(self) -> tuple[Loss, ...]:
+        """The losses a mechanism of this semantics must keep within the budget."""
+        return {Semantics.SLDP: (Loss.SHAFER,), Semantics.WLDP: (Loss.WALLEY,),
+                Semantics.BOTH: (Loss.SHAFER, Loss.WALLEY)}[self]
+
+    @property
+    def shafer(self) -> bool:
+        """Whether the Shafer loss is bounded (SLDP or both)."""
+        return self is not Semantics.WLDP
+
+    @property
+    def walley(self) -> bool:
+        """Whether the Walley loss is bounded (WLDP or both)."""
+        return self is not Semantics.SLDP
+
+
+class Loss(StrEnum):
+    """A privacy loss of an evidential mechanism (Def 3.1, Lemma 3.2, Def 3.13)."""
+
+    SHAFER = "shafer"
+    BEL = "bel"
+    PL = "pl"
+    WALLEY = "walley"
+
+    @classmethod
+    def parse(cls, value: object, what: str = "loss") -> Loss:
+        """``value`` as a :class:`Loss`; a semantics name stands for its loss (``sldp`` -> ``shafer``)."""
+        if isinstance(value, Semantics) and value is not Semantics.BOTH:
+            return value.losses[0]
+        text = str(value).strip().lower() if isinstance(value, str) else value
+        if text == "sldp":
+            return cls.SHAFER
+        if text == "wldp":
+            return cls.WALLEY
+        return _parse(cls, value, what)
+
+    @property
+    def symbols(self) -> tuple[str, str]:
+        """Numerator and denominator functions of the ratio (``("pl", "bel")`` for Walley)."""
+        return {Loss.SHAFER: ("m", "m"), Loss.BEL: ("bel", "bel"), Loss.PL: ("pl", "pl"),
+                Loss.WALLEY: ("pl", "bel")}[self]
+
+
+class Objective(StrEnum):
+    """What a design maximises (docs/theory.md, section 5).
+
+    ``TRUTHFUL``: the probability of answering exactly the true answer; ``CHI2``: the chi-square
+    information of the answers (estimation accuracy); ``GAIN``: a gain table over answered sets;
+    ``WORST_CASE_UTILITY`` / ``BEST_CASE_UTILITY``: the utility of the worst / best precise answer in the
+    reported set.
+    """
+
+    TRUTHFUL = "truthful"
+    CHI2 = "chi2"
+    GAIN = "gain"
+    WORST_CASE_UTILITY = "worst_case_utility"
+    BEST_CASE_UTILITY = "best_case_utility"
+
+    @classmethod
+    def parse(cls, value: object, what: str = "objective") -> Objective:
+        """``value`` as an :class:`Objective`; ``ValueError`` naming ``what`` and the choices otherwise."""
+        return _parse(cls, value, what)
+
+    @property
+    def linear(self) -> bool:
+        """Whether the objective is linear in the masses (every objective but ``chi2``)."""
+        return self is not Objective.CHI2
+
+    @property
+    def utility(self) -> bool:
+        """Whether the objective reads a ``[utility]`` table."""
+        return self in (Objective.WORST_CASE_UTILITY, Objective.BEST_CASE_UTILITY)
+
+
+def _parse(cls: type[_E], value: object, what: str) -> _E:
+    if isinstance(value, cls):
+        return value
+    if isinstance(value, str):
+        try:
+            return cls(value.strip().lower())
+        except ValueError:
+            pass
+    choices = ", ".join(repr(m.value) for m in cls)
+    raise ValueError(f"{what} must be one of {choices}, got {value!r}")
