@@ -22,6 +22,7 @@ test: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check designer tests benchmarks examples
+	$(BIN)/mypy
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/transforms.py

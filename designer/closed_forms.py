@@ -7,9 +7,9 @@ Variances are *per respondent* (``n = 1`` unless given) and, for k-ary mechanism
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._validation import check_epsilon, check_int, check_prior, check_real
 from .exceptions import InfeasibleDesignError
@@ -187,7 +187,7 @@ def nu_o(p: float, q: float, pi: float, n: int) -> float:
     return warner_variance(a, pi, n)
 
 
-def _prior(prior: Sequence[float] | None, k: int) -> np.ndarray:
+def _prior(prior: ArrayLike | None, k: int) -> np.ndarray:
     return check_prior(prior, k)
 
 
@@ -197,7 +197,7 @@ def _unary_variance(p: float, q: float, pi: np.ndarray, n: int) -> float:
     return float(np.mean(big_p * (1 - big_p)) / (n * (p - q) ** 2))
 
 
-def krr_variance(eps: float, k: int, n: int = 1, prior: Sequence[float] | None = None) -> float:
+def krr_variance(eps: float, k: int, n: int = 1, prior: ArrayLike | None = None) -> float:
     """Mean per-item variance of k-ary randomized response's (unbiased, MLE) estimator.
 
     ``p = e^eps/(e^eps + k - 1)``, ``q = 1/(e^eps + k - 1)``; ``Var(pi_hat_x) = P_x (1 - P_x) / (n (p - q)^2)``.
@@ -209,7 +209,7 @@ def krr_variance(eps: float, k: int, n: int = 1, prior: Sequence[float] | None =
 
 
 def subset_selection_variance(eps: float, k: int, d: int | None = None, n: int = 1,
-                              prior: Sequence[float] | None = None) -> float:
+                              prior: ArrayLike | None = None) -> float:
     """Mean per-item variance of subset selection (report ``d`` items; Wang et al. 2016, Ye & Barg 2018).
 
     The true item is in the reported set with ``p = d e^eps / (d e^eps + k - d)``; another item with
@@ -234,7 +234,7 @@ def subset_selection_best_d(eps: float, k: int) -> int:
     return min(range(1, k), key=lambda d: subset_selection_variance(eps, k, d))
 
 
-def oue_variance(eps: float, k: int, n: int = 1, prior: Sequence[float] | None = None) -> float:
+def oue_variance(eps: float, k: int, n: int = 1, prior: ArrayLike | None = None) -> float:
     """Mean per-item variance of optimized unary encoding (Wang et al. 2017): ``p = 1/2``, ``q = 1/(e^eps + 1)``."""
     eps = check_epsilon(eps)
     k = check_int(k, "k", low=2)

@@ -35,11 +35,11 @@ __all__ = [
 ]
 
 
-def _prior(mech: Mechanism, prior: Sequence[float] | NDArray[np.float64] | None) -> NDArray[np.float64]:
+def _prior(mech: Mechanism, prior: ArrayLike | None) -> NDArray[np.float64]:
     return check_prior(prior, mech.k)
 
 
-def fisher_information(mech: Mechanism, prior: Sequence[float] | None = None) -> NDArray[np.float64]:
+def fisher_information(mech: Mechanism, prior: ArrayLike | None = None) -> NDArray[np.float64]:
     """Fisher information of the prior in one set-valued answer (Shafer semantics).
 
     Parameters
@@ -62,7 +62,7 @@ def fisher_information(mech: Mechanism, prior: Sequence[float] | None = None) ->
     return (v / out[used]) @ v.T
 
 
-def chi2_information(mech: Mechanism, prior: Sequence[float] | None = None) -> float:
+def chi2_information(mech: Mechanism, prior: ArrayLike | None = None) -> float:
     """Chi-square information ``sum_E mu(m(E))``, ``mu(v) = sum_x pi_x (v_x - pi.v)^2 / (pi.v)``.
 
     The estimation objective of the design engine (docs/theory.md section 5, "staircase" LP).
@@ -77,7 +77,7 @@ def chi2_information(mech: Mechanism, prior: Sequence[float] | None = None) -> f
 
 def estimator_variance(
     mech: Mechanism,
-    prior: Sequence[float] | None = None,
+    prior: ArrayLike | None = None,
     n: int = 1,
     *,
     reduce: str = "mean",

@@ -379,11 +379,12 @@ def worst_case_fisher(mech: Mechanism, prior: float = 0.5, *, x: str | int = 0, 
 
     best_p = np.clip(to_pr @ wx.value, 0, None) if wx.value is not None else None
     best_q = np.clip(to_pr @ wx2.value, 0, None) if wx2.value is not None else None
-    best = fisher(best_p, best_q) if best_p is not None else math.inf
+    best = fisher(best_p, best_q) if best_p is not None and best_q is not None else math.inf
     if mech.l <= 6:  # vertex pairs: exact values where the minimum sits on a vertex (often)
         for p in extreme_points(mech, i):
             for q in extreme_points(mech, j):
                 value = fisher(p, q)
                 if value <= best * (1 + 1e-9):  # an exact vertex value beats a solver's near-tie
                     best, best_p, best_q = value, p, q
+    assert best_p is not None and best_q is not None, "the solver found no allocation and l > 6"
     return best, best_p, best_q

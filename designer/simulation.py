@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from ._validation import check_prior
 from .estimation import em, estimator_variance, inversion_estimate
@@ -114,7 +114,7 @@ def simulate(
     return df
 
 
-def summarize(df: pd.DataFrame, mech: Mechanism | None = None, *, reference: Sequence[float] | None = None
+def summarize(df: pd.DataFrame, mech: Mechanism | None = None, *, reference: ArrayLike | None = None
               ) -> pd.DataFrame:
     """Mean, bias and variance of simulated estimates per input, next to a reference variance.
 

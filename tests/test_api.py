@@ -77,7 +77,8 @@ def test_lower_layers_do_not_import_upper_ones():
 
 
 def test_no_import_circle():
-    graph = {m: {d for d in deps if d in _module_imports()} for m, deps in _module_imports().items() if m}
+    imports = _module_imports()
+    graph = {m: {d for d in deps if d in imports} for m, deps in imports.items() if m}
     state: dict[str, int] = {}
 
     def visit(node: str, path: list[str]) -> None:
@@ -113,6 +114,13 @@ def test_ruff_clean():
         pytest.skip("ruff is not installed (it is in the 'test' extra)")
     cmd = [sys.executable, "-m", "ruff", "check", "designer", "tests", "benchmarks", "examples"]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_mypy_clean():
+    if importlib.util.find_spec("mypy") is None:
+        pytest.skip("mypy is not installed (it is in the 'test' extra)")
+    proc = subprocess.run([sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 

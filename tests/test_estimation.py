@@ -31,13 +31,9 @@ def test_randomize_frequencies_pass_a_chi_square_test():
             assert stats.chisquare(observed, expected).pvalue > 1e-3
 
 
-def test_randomize_is_fast_and_seeded():
-    import time
-
+def test_randomize_is_seeded():
     x = np.random.default_rng(0).choice(["yes", "no"], 1_000_000)
-    t0 = time.perf_counter()
     a = randomize(d.Q_2x3(0.6, 0.2), x, 5)
-    assert time.perf_counter() - t0 < 1.0
     assert np.array_equal(a, randomize(d.Q_2x3(0.6, 0.2), x, 5))
     with pytest.raises(d.InvalidMechanismError, match="'maybe'"):
         randomize(d.Q_2x3(0.6, 0.2), ["yes", "maybe"], 1)

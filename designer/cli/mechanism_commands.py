@@ -79,7 +79,7 @@ def cmd_credal(args: argparse.Namespace) -> str:
 
     mech = Mechanism.read(args.mechanism)
     bel, pl = mech.bel(), mech.pl()
-    events = [format_set(mech.frame[i] for i in range(mech.l) if e >> i & 1) for e in range(1, 1 << mech.l)]
+    events = [format_set([mech.frame[i] for i in range(mech.l) if e >> i & 1]) for e in range(1, 1 << mech.l)]
     gamble = parse_gamble(args.gamble) if args.gamble else None
     if args.format == "json":
         obj: dict[str, Any] = {"inputs": list(mech.inputs), "frame": list(mech.frame), "events": events,

@@ -19,7 +19,7 @@ import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TypeVar
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -53,7 +53,8 @@ ZERO_TOL = 1e-13
 #: binomial ratios from lgamma (relative error ~1e-13 k), far below it.
 COMPACT_WALLEY_MARGIN = 1e-9
 
-M = TypeVar("M", Mechanism, SymmetricMechanism)
+#: What :func:`certify` takes: a full mechanism or the compact size-class form.
+Candidate = Mechanism | SymmetricMechanism
 
 
 @dataclass(frozen=True)
@@ -228,7 +229,7 @@ def float_loss(mech: Mechanism | SymmetricMechanism, losses: tuple[Loss, ...]) -
 
 
 # ---------------------------------------------------------------------------- mixing
-def mix(a: M, b: M, t: float, *, dont_know: float | None = None) -> M:
+def mix(a: Candidate, b: Candidate, t: float, *, dont_know: float | None = None) -> Candidate:
     """``(1 - t) a + t b`` on the union of their columns; a fixed don't-know mass stays exactly as it is."""
     if isinstance(a, SymmetricMechanism):
         assert isinstance(b, SymmetricMechanism)
@@ -275,7 +276,7 @@ def bisect_threshold(feasible: Callable[[float], bool], *, bad: float, good: flo
 
 
 # ---------------------------------------------------------------------------- references
-def default_references(problem: DesignProblem, mech: M) -> list[tuple[str, M]]:
+def default_references(problem: DesignProblem, mech: Candidate) -> list[tuple[str, Candidate]]:
     """Cheap references built from ``mech`` itself: its row average (Shafer loss 0, same columns) and
     the uniform mechanism with the same don't-know mass. Each is used only if it passes the checks."""
     if isinstance(mech, SymmetricMechanism):
@@ -287,9 +288,10 @@ def default_references(problem: DesignProblem, mech: M) -> list[tuple[str, M]]:
         ref_a, ref_b = np.zeros(k), np.zeros(k)
         ref_a[0], ref_b[0] = (1 - d) / k, (1 - d) * (k - 1) / k
         ref_a[k - 1] += d
-        return [("row average", average), ("uniform mechanism", SymmetricMechanism(mech.labels, ref_a, ref_b))]
+        uniform_compact = SymmetricMechanism(mech.labels, ref_a, ref_b)
+        return [("row average", average), ("uniform mechanism", uniform_compact)]
     average_row = mech.matrix.mean(axis=0)
-    average = Mechanism(np.tile(average_row / average_row.sum(), (mech.k, 1)), inputs=mech.inputs,
+    average_full = Mechanism(np.tile(average_row / average_row.sum(), (mech.k, 1)), inputs=mech.inputs,
                         frame=mech.frame, focal=list(mech.focal))
     full = (1 << mech.l) - 1
     focal = [int(f) for f in mech.focal]
@@ -298,11 +300,11 @@ def default_references(problem: DesignProblem, mech: M) -> list[tuple[str, M]]:
     masks = [1 << i for i in range(mech.l)] + ([full] if with_dk else [])
     row = [(1.0 - dk) / mech.l] * mech.l + ([dk] if with_dk else [])
     uniform = Mechanism(np.tile(row, (mech.k, 1)), inputs=mech.inputs, frame=mech.frame, focal=masks)
-    return [("row average", average), ("uniform mechanism", uniform)]
+    return [("row average", average_full), ("uniform mechanism", uniform)]
 
 
-def certify(mech: M, problem: DesignProblem, *, references: Iterable[tuple[str, M]] = (),
-            accept: Callable[[M], bool] | None = None) -> tuple[M, Certificate]:
+def certify(mech: Candidate, problem: DesignProblem, *, references: Iterable[tuple[str, Candidate]] = (),
+            accept: Callable[[Any], bool] | None = None) -> tuple[Any, Certificate]:
     """Return a mechanism that provably meets the problem's budget and structure, and how.
 
     Parameters
@@ -328,7 +330,7 @@ def certify(mech: M, problem: DesignProblem, *, references: Iterable[tuple[str, 
     violation = float_loss(mech, losses) - eps
     dont_know = problem.dont_know
 
-    def ok(candidate: M) -> bool:
+    def ok(candidate: Candidate) -> bool:
         return structure_ok(problem, candidate) and passes(candidate, eps, losses, method)
 
     if ok(mech):
@@ -339,7 +341,10 @@ def certify(mech: M, problem: DesignProblem, *, references: Iterable[tuple[str, 
             ref = mix(ref, ref, 0.0, dont_know=dont_know)  # the fixed column exactly, not a rounded average
         if not ok(ref):
             continue
-        t = smallest_mix_weight(lambda t, ref=ref: ok(mix(mech, ref, t, dont_know=dont_know)))
+        def passes_at(t: float, ref: Candidate = ref) -> bool:
+            return ok(mix(mech, ref, t, dont_know=dont_know))
+
+        t = smallest_mix_weight(passes_at)
         released = mix(mech, ref, t, dont_know=dont_know)
         if accept is not None and not accept(released):
             rejected += 1

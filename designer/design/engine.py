@@ -124,8 +124,9 @@ def design(problem: DesignProblem, *, solver: str | None = None, solver_options:
         return with_warnings(_design_symmetric(problem, settings, t0))
     _check_size(problem)
     first = _solve(problem, settings)
-    solve = lambda p, explain=True: _solve(p, settings, explain)  # noqa: E731
+    solve: Callable[..., _Answer] = lambda p, explain=True: _solve(p, settings, explain)  # noqa: E731
     released, certificate, note = _release(problem, first, solve, settings)
+    assert isinstance(released, Mechanism)
     return with_warnings(DesignResult(
         problem=problem, mechanism=released, objective_value=objective_value(problem, released),
         solver_objective=first.outcome.objective, eps_shafer=eps_shafer(released),
@@ -188,17 +189,17 @@ def _check_size(problem: DesignProblem) -> None:
             "(uniform prior, inputs = frame) for the size-class path")
 
 
-def _options(problem: DesignProblem, settings: _Settings, default: dict[str, Any] | None) -> dict[str, Any] | None:
+def _options(settings: _Settings, default: dict[str, Any] | None) -> dict[str, Any] | None:
     return default if settings.solver is None and settings.options is None else settings.options
 
 
 def _solve_program(problem: DesignProblem, settings: _Settings) -> Solved:
     """Build and solve the program of ``problem`` (linear, staircase or precise)."""
-    kw = {"solver": settings.solver, "warm": settings.warm}
+    solver, warm = settings.solver, settings.warm
     if problem.objective.linear:
         lp = linear_program(problem)
-        out = solve_lp(lp, options=_options(problem, settings, WLDP_OPTIONS if problem.semantics.walley else None),
-                       **kw)
+        out = solve_lp(lp, solver=solver, warm=warm,
+                       options=_options(settings, WLDP_OPTIONS if problem.semantics.walley else None))
         return Solved(out, None if out.z is None else lp.mechanism(out.z), lp.family, "linear program")
     if is_precise(problem):
         binary = problem.k == 2 and problem.l == 2 and set(problem.inputs) == set(problem.frame)
@@ -214,9 +215,9 @@ def _solve_program(problem: DesignProblem, settings: _Settings) -> Solved:
                 "which has no don't-know mass, lying bound or focal-set restriction (solved with those only for "
                 "two answers and a uniform prior); drop [structure], use semantics = \"sldp\", or objective "
                 "truthful / gain / worst_case_utility")
-        return solve_precise(problem, options=_options(problem, settings, None), **kw)
+        return solve_precise(problem, solver=solver, warm=warm, options=_options(settings, None))
     st = staircase_program(problem)
-    out = solve_lp(st.lp, options=_options(problem, settings, STAIRCASE_OPTIONS), **kw)
+    out = solve_lp(st.lp, solver=solver, warm=warm, options=_options(settings, STAIRCASE_OPTIONS))
     if out.z is None:
         return Solved(out, None, st.sets, "staircase LP")
     cols, masks = staircase_mechanism(st, out.z, problem.l)
@@ -229,7 +230,7 @@ def _solve(problem: DesignProblem, settings: _Settings, explain: bool = True) ->
     require_solution(solved.outcome, f"'{problem.name or 'the problem'}'")
     if solved.outcome.status is Status.INFEASIBLE or solved.cols is None:
         raise InfeasibleDesignError(explain_infeasible(problem, solver=settings.solver,
-                                                       options=_options(problem, settings, None))
+                                                       options=_options(settings, None))
                                     if explain else "infeasible")
     masks = [int(m) for m in solved.masks]
     full = (1 << problem.l) - 1
@@ -326,8 +327,9 @@ def _solve_symmetric(problem: DesignProblem, settings: _Settings, explain: bool 
 def _design_symmetric(problem: DesignProblem, settings: _Settings, t0: float) -> DesignResult:
     """The size-class path (docs/theory.md, 5.3) for problems invariant under relabelling."""
     first = _solve_symmetric(problem, settings)
-    solve = lambda p, explain=True: _solve_symmetric(p, settings, explain)  # noqa: E731
+    solve: Callable[..., _Answer] = lambda p, explain=True: _solve_symmetric(p, settings, explain)  # noqa: E731
     released, certificate, note = _release(problem, first, solve, settings)
+    assert isinstance(released, SymmetricMechanism)
     mechanism = None
     if problem.k <= EXPAND_INPUTS:
         # The per-set masses of the expansion are rounded quotients of the class totals: the released

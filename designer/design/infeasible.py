@@ -53,18 +53,28 @@ class _Feasibility:
     def structure(self) -> bool:
         return self._solve(_program(self.problem, privacy=False), "the structure of the problem")
 
-    def at_epsilon(self, eps: float) -> bool:
-        problem = self.problem
-        if problem.symmetric or problem.objective is Objective.CHI2:
-            return self._solve(_program(problem.replace(epsilon=eps), True), f"the problem at epsilon {eps:g}")
+    def _built(self) -> DesignProgram | None:
+        """The general program, built once (None on the symmetric and chi2 paths, rebuilt per variant)."""
+        if self.problem.symmetric or self.problem.objective is Objective.CHI2:
+            return None
         if self._general is None:
-            general = _program(problem, True)
+            general = _program(self.problem, True)
             assert isinstance(general, DesignProgram)
             self._general = general
-        return self._solve(self._general.at_epsilon(eps), f"the problem at epsilon {eps:g}")
+        return self._general
+
+    def at_epsilon(self, eps: float) -> bool:
+        built = self._built()
+        lp = _program(self.problem.replace(epsilon=eps), True) if built is None else built.at_epsilon(eps)
+        return self._solve(lp, f"the problem at epsilon {eps:g}")
 
     def with_value(self, key: str) -> Callable[[float], bool]:
-        return lambda v: self._solve(_program(self.problem.replace(**{key: v}), True), f"the problem with {key} {v:g}")
+        def feasible(v: float) -> bool:
+            built = self._built()
+            bounded = built.with_bound(key, v) if built is not None else None
+            lp = bounded if bounded is not None else _program(self.problem.replace(**{key: v}), True)
+            return self._solve(lp, f"the problem with {key} {v:g}")
+        return feasible
 
 
 def _binary_wldp(problem: DesignProblem, head: str) -> str | None:

@@ -120,7 +120,8 @@ def regular_design(k: int, d: int) -> NDArray[np.bool_] | None:
     ``d = 1`` and ``d = k - 1`` always work.
     """
     rng = np.random.default_rng(20260101 + 7919 * k + d)
-    best, best_cost = None, math.inf
+    best: NDArray[np.int64] | None = None
+    best_cost = math.inf
     for trial in range(DESIGN_CANDIDATES + 1):
         offsets = np.arange(d) if trial == 0 else rng.choice(k, size=d, replace=False)
         indicator = np.zeros(k)
@@ -137,18 +138,18 @@ def regular_design(k: int, d: int) -> NDArray[np.bool_] | None:
     pattern_best = None
     pattern = diff < d  # singular circulant: switch entries (rows and columns keep d ones each)
     for _ in range(DESIGN_CANDIDATES):
-        trial = pattern.copy()
+        switched = pattern.copy()
         for _ in range(4 * k):
             r1, r2 = rng.choice(k, size=2, replace=False)
-            only1, only2 = np.flatnonzero(trial[r1] & ~trial[r2]), np.flatnonzero(trial[r2] & ~trial[r1])
+            only1, only2 = np.flatnonzero(switched[r1] & ~switched[r2]), np.flatnonzero(switched[r2] & ~switched[r1])
             if only1.size == 0 or only2.size == 0:
                 continue
             c1, c2 = rng.choice(only1, size=1), rng.choice(only2, size=1)
-            trial[r1, c1], trial[r1, c2], trial[r2, c2], trial[r2, c1] = False, True, False, True
-        cost = _design_cost(trial)
+            switched[r1, c1], switched[r1, c2], switched[r2, c2], switched[r2, c1] = False, True, False, True
+        cost = _design_cost(switched)
         if cost < best_cost:
-            best_cost, pattern_best = cost, trial
-            if trial.shape[0] > 64:
+            best_cost, pattern_best = cost, switched
+            if switched.shape[0] > 64:
                 break
     return pattern_best if math.isfinite(best_cost) else None
 

@@ -62,6 +62,8 @@ class DesignProgram(LinearProgram):
     family: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     A_ub_exp: sp.csr_matrix | None = None
     A_ub_fixed: sp.csr_matrix | None = None
+    #: Where the structure's bounds sit: ``{"lie_max": ("ub", rows), ...}``, for :meth:`with_bound`.
+    bound_rows: dict[str, tuple[str, slice]] = field(default_factory=dict)
 
     def mechanism(self, z: NDArray[np.float64]) -> NDArray[np.float64]:
         """The ``(k, F)`` mechanism part of a solution vector."""
@@ -73,6 +75,20 @@ class DesignProgram(LinearProgram):
             return self
         e = math.exp(min(eps, LP_EPSILON_CAP))
         return replace(self, A_ub=(self.A_ub_fixed + e * self.A_ub_exp).tocsr())
+
+    def with_bound(self, key: str, value: float) -> DesignProgram | None:
+        """The same program with the structure bound ``key`` (``dont_know``, ``dont_know_max``,
+        ``lie_max``) set to ``value``; None when the program has no such rows."""
+        if key not in self.bound_rows:
+            return None
+        side, rows = self.bound_rows[key]
+        if side == "eq":
+            b_eq = self.b_eq.copy()
+            b_eq[rows] = value
+            return replace(self, b_eq=b_eq)
+        b_ub = self.b_ub.copy()
+        b_ub[rows] = value
+        return replace(self, b_ub=b_ub)
 
 
 def program_nonzeros(problem: DesignProblem) -> int:
@@ -143,18 +159,22 @@ def linear_program(problem: DesignProblem, *, privacy: bool = True) -> DesignPro
     eq_blocks.append((sp.csr_matrix((np.ones(nm), (rows, np.arange(nm))), shape=(k, nm)), np.ones(k)))
 
     # Structure.
+    bound_rows: dict[str, tuple[str, slice]] = {}
     if problem.dont_know is not None or problem.dont_know_max is not None:
         jy = np.flatnonzero(family == full)
         if jy.size:
             a = sp.csr_matrix((np.ones(k), (np.arange(k), mcol(np.arange(k), np.full(k, jy[0])))), shape=(k, nm))
             if problem.dont_know is not None:
+                bound_rows["dont_know"] = ("eq", slice(k, 2 * k))
                 eq_blocks.append((a, np.full(k, problem.dont_know)))
             else:
+                bound_rows["dont_know_max"] = ("ub", slice(0, k))
                 ub_blocks.append((a, np.full(k, problem.dont_know_max), None))
     if problem.lie_max is not None:
         lies = ((family[None, :] >> truth[:, None]) & 1) == 0  # (k, F): set without the true answer
         x, j = np.nonzero(lies)
         a = sp.csr_matrix((np.ones(x.size), (x, mcol(x, j))), shape=(k, nm))
+        bound_rows["lie_max"] = ("ub", slice(k * len(ub_blocks), k * len(ub_blocks) + k))
         ub_blocks.append((a, np.full(k, problem.lie_max), None))
 
     sldp = privacy and problem.semantics.shafer
@@ -212,7 +232,7 @@ def linear_program(problem: DesignProblem, *, privacy: bool = True) -> DesignPro
     # 29 s warm): the general programs are solved cold.
     program = DesignProgram(c=c, A_ub=A_fixed, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, lb=np.zeros(n),
                             ub=np.full(n, np.inf), warm_start=False, k=k, family=family,
-                            A_ub_exp=A_exp if A_exp.nnz else None, A_ub_fixed=A_fixed)
+                            A_ub_exp=A_exp if A_exp.nnz else None, A_ub_fixed=A_fixed, bound_rows=bound_rows)
     return program.at_epsilon(problem.epsilon)
 
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln
 
 from ..exceptions import InvalidProblemError
@@ -50,7 +50,7 @@ __all__ = [
 DROP_BELOW = 1e-15
 
 
-def _log_binom(n: NDArray[np.float64] | float, r: NDArray[np.float64] | float) -> NDArray[np.float64]:
+def _log_binom(n: ArrayLike, r: ArrayLike) -> NDArray[np.float64]:
     n, r = np.asarray(n, dtype=float), np.asarray(r, dtype=float)
     out = np.full(np.broadcast(n, r).shape, -np.inf)
     ok = (r >= 0) & (r <= n)
@@ -234,8 +234,8 @@ def symmetric_objective(problem: DesignProblem) -> tuple[NDArray[np.float64], ND
     if problem.objective is Objective.GAIN:
         assert problem.gain is not None
         # representative sets: the first s frame indices, rotated to contain / avoid y(x)
-        rep_in = np.array([_rep(k, n, y, True) for n in s])
-        rep_out = np.array([_rep(k, n, y, False) if n < k else 0 for n in s])
+        rep_in = np.array([_rep(k, int(n), y, True) for n in s])
+        rep_out = np.array([_rep(k, int(n), y, False) if n < k else 0 for n in s])
         return problem.gain[x, rep_in], np.where(s < k, problem.gain[x, rep_out], 0.0)
     u = problem.utility
     assert u is not None

@@ -104,48 +104,6 @@ def test_certification_refuses_when_no_repair_is_accepted():
         certify(mech, problem, accept=lambda m: False)
 
 
-@pytest.mark.filterwarnings("ignore::designer.exceptions.DesignWarning")  # gain optima may lump inputs
-def test_random_design_problems_never_exceed_their_budget():
-    """500 random problems (k <= 4, l <= 4, random eps, both semantics): exact certificates."""
-    rng = np.random.default_rng(2024)
-    released = infeasible = 0
-    for _ in range(500):
-        k, l = int(rng.integers(2, 5)), int(rng.integers(1, 5))
-        sem = str(rng.choice(["sldp", "wldp", "both"]))
-        objective = str(rng.choice(["gain", "worst_case_utility", "best_case_utility"]))
-        kw = {}
-        if objective == "gain":
-            kw["gain"] = rng.random((k, 1 << l)) * (rng.random((k, 1 << l)) < 0.6)
-        else:
-            kw["utility"] = rng.random((k, l))
-        if rng.random() < 0.25 and l > 1:
-            kw["dont_know"] = float(rng.uniform(0, 0.4))
-        if rng.random() < 0.2:
-            family = [m for m in range(1, 1 << l) if rng.random() < 0.7] or [1]
-            if kw.get("dont_know"):
-                family.append((1 << l) - 1)
-            kw["focal_sets"] = tuple(family)
-        eps = float(rng.uniform(0.05, 4.0))
-        problem = DesignProblem(inputs=tuple(f"x{i}" for i in range(k)), frame=tuple(f"y{i}" for i in range(l)),
-                                epsilon=eps, semantics=sem, objective=objective,
-                                prior=rng.dirichlet(np.ones(k)), **kw)
-        try:
-            r = design(problem)
-        except d.InfeasibleDesignError as exc:
-            infeasible += 1
-            assert "epsilon" in str(exc) or "structure" in str(exc)
-            continue
-        released += 1
-        for semantics in {"sldp": ["sldp"], "wldp": ["wldp"], "both": ["sldp", "wldp"]}[sem]:
-            assert d.is_private(r.mechanism, eps, semantics=semantics, exact=True)
-        if problem.focal_sets is not None:
-            assert set(map(int, r.mechanism.focal)) <= set(problem.focal_sets)
-        if problem.dont_know is not None and l > 1:
-            full = r.mechanism.row(0).get(tuple(problem.frame), 0.0)
-            assert full == pytest.approx(problem.dont_know, abs=1e-9)
-    assert released > 300
-
-
 def test_structure_is_respected():
     problem = DesignProblem(inputs=("a", "b", "c"), epsilon=1.0, lie_max=0.2, dont_know_max=0.1,
                             objective="worst_case_utility", utility=np.eye(3))
@@ -233,9 +191,7 @@ def test_warm_started_sweep_equals_cold_designs(semantics, objective):
         design(base, warm="yes")
 
 
-def test_programs_too_large_for_memory_are_refused_with_advice():
-    import time
-
+def test_programs_too_large_for_memory_are_refused_with_advice(monkeypatch):
     from designer.design.programs import linear_program, program_nonzeros
 
     for k, sem in [(6, "wldp"), (8, "both"), (10, "sldp")]:  # the estimate is an upper bound, and close
@@ -245,10 +201,14 @@ def test_programs_too_large_for_memory_are_refused_with_advice():
     labels = tuple(f"a{i}" for i in range(16))
     big = DesignProblem(inputs=labels, epsilon=1.0, semantics="wldp", prior=[0.5] + [0.5 / 15] * 15,
                         focal_sets=(*[1 << i for i in range(16)], (1 << 16) - 1))
-    t0 = time.perf_counter()
+    import designer.design.engine as engine
+
+    def never(*args, **kwargs):  # the refusal comes before any program is built
+        raise AssertionError("the program was built")
+
+    monkeypatch.setattr(engine, "linear_program", never)
     with pytest.raises(d.InvalidProblemError, match=r"nonzeros.*GiB.*focal_sets"):
         design(big)
-    assert time.perf_counter() - t0 < 2
 
 
 def test_a_chi2_optimum_that_lumps_rare_inputs_is_flagged():
