@@ -94,8 +94,8 @@ def lie_masses_exact(mech, problem):
     truth = problem.truth()
     out = []
     for x in range(mech.k):
-        out.append(sum((Fraction(float(v)) for v, m in zip(mech.matrix[x], mech.focal) if not (int(m) >> int(truth[x])) & 1),
-                       Fraction(0)))
+        lies = [Fraction(float(v)) for v, m in zip(mech.matrix[x], mech.focal) if not (int(m) >> int(truth[x])) & 1]
+        out.append(sum(lies, Fraction(0)))
     return out
 
 
