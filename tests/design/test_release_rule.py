@@ -12,12 +12,15 @@ from fractions import Fraction
 from itertools import product
 
 import numpy as np
+import pytest
 from scipy.optimize import linprog
 
 import designer as d
 from designer.design import DesignProblem, design
 
 N_PROBLEMS = 1000
+#: The problems are drawn in chunks (one seed each) so that parallel test workers share them.
+CHUNKS = 4
 
 
 def independent_lp(problem: DesignProblem) -> float | None:
@@ -132,10 +135,11 @@ def random_problem(rng: np.random.Generator) -> DesignProblem:
                          prior=prior if prior is not None else np.zeros(0), **kw)
 
 
-def test_random_problems_meet_budget_structure_and_optimum():
-    rng = np.random.default_rng(20261122)
+@pytest.mark.parametrize("chunk", range(CHUNKS))
+def test_random_problems_meet_budget_structure_and_optimum(chunk):
+    rng = np.random.default_rng([20261122, chunk])
     released = infeasible = refused = 0
-    for _ in range(N_PROBLEMS):
+    for _ in range(N_PROBLEMS // CHUNKS):
         problem = random_problem(rng)
         try:
             with warnings.catch_warnings():
@@ -168,4 +172,4 @@ def test_random_problems_meet_budget_structure_and_optimum():
             assert optimum is not None, problem.describe()
             assert result.objective_value >= optimum - 1e-6 * max(1.0, abs(optimum)), (problem.describe(),
                                                                                       result.objective_value, optimum)
-    assert released > N_PROBLEMS // 2 and infeasible > 0, (released, infeasible, refused)
+    assert released > N_PROBLEMS // (2 * CHUNKS) and infeasible > 0, (released, infeasible, refused)
