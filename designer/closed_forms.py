@@ -7,25 +7,29 @@ Variances are *per respondent* (``n = 1`` unless given) and, for k-ary mechanism
 from __future__ import annotations
 
 import math
+import warnings
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ._numeric import rr_probabilities
 from ._validation import check_epsilon, check_int, check_prior, check_real
 from .exceptions import InfeasibleDesignError
 
 __all__ = [
-    "eps_o",
-    "eps_s",
-    "eps_w",
     "gwrr_sldp",
     "gwrr_wldp",
     "krr_variance",
-    "nu_o",
-    "nu_s",
-    "nu_w",
     "oue_variance",
+    "q2x3_eps_optimistic",
+    "q2x3_eps_shafer",
+    "q2x3_eps_walley",
     "q2x3_mle",
+    "q2x3_nu_optimistic",
+    "q2x3_nu_shafer",
+    "q2x3_nu_walley",
     "q2x3_variance_approx",
     "q2x3_variance_exact",
     "subset_selection_best_d",
@@ -46,8 +50,8 @@ def gwrr_sldp(eps: float, c: float) -> tuple[float, float]:
     """
     eps = check_epsilon(eps)
     c = check_real(c, "c", low=0, high=1, low_open=True)
-    e = math.exp(eps)
-    return c * e / (e + 1), c / (e + 1)
+    p, q = rr_probabilities(eps, 1.0)
+    return c * p, c * q
 
 
 def wldp_min_answer_mass(eps: float) -> float:
@@ -56,7 +60,7 @@ def wldp_min_answer_mass(eps: float) -> float:
     Equivalently the don't-know mass is at most ``tanh(eps / 2)``.
     """
     eps = check_epsilon(eps)
-    return 2.0 / (1.0 + math.exp(eps))
+    return 2.0 * rr_probabilities(eps, 1.0)[1]
 
 
 def gwrr_wldp(eps: float, c: float) -> tuple[float, float]:
@@ -78,7 +82,7 @@ def gwrr_wldp(eps: float, c: float) -> tuple[float, float]:
             f"c >= 2/(1+e^eps) = {bound:.6g} at eps = {eps:g}; allow at most {1 - bound:.6g} don't-know "
             f"(tanh(eps/2)) or raise epsilon to ln((2-c)/c) = {math.log((2 - c) / c):.6g}"
         )
-    q = 1.0 / (1.0 + math.exp(eps))
+    q = rr_probabilities(eps, 1.0)[1]
     return c - q, q
 
 
@@ -140,25 +144,25 @@ def _check_pq(p: float, q: float) -> tuple[float, float]:
     return p, q
 
 
-def eps_s(p: float, q: float) -> float:
+def q2x3_eps_shafer(p: float, q: float) -> float:
     """Shafer loss of ``Q_2x3(p, q)``: ``ln(p / q)`` (Cor 3.12; ``p >= q``)."""
     p, q = _check_pq(p, q)
     return math.inf if q == 0 else abs(math.log(p / q))
 
 
-def nu_s(p: float, q: float, pi: float, n: int) -> float:
+def q2x3_nu_shafer(p: float, q: float, pi: float, n: int) -> float:
     """The paper's accuracy ``nu_S(p, q)`` of ``Q_2x3``: Thm 3.10 with the approximation of ``A``."""
     p, q = _check_pq(p, q)
     return q2x3_variance_approx(p, q, pi, n)
 
 
-def eps_w(p: float, q: float) -> float:
+def q2x3_eps_walley(p: float, q: float) -> float:
     """Walley loss of ``Q_2x3(p, q)``: ``ln((1 - q) / q)`` (the ``lambda = 1`` matrix's loss, Def 3.13)."""
     p, q = _check_pq(p, q)
     return math.inf if q == 0 else math.log((1 - q) / q)
 
 
-def nu_w(p: float, q: float, pi: float, n: int) -> float:
+def q2x3_nu_walley(p: float, q: float, pi: float, n: int) -> float:
     """Walley accuracy ``nu_W``: ``[-(pi - 1/2)^2 + 1/(4 (2p - 1)^2)] / n``, the ``lambda = 0`` matrix (Cor 3.20)."""
     p, q = _check_pq(p, q)
     if p == 0.5:
@@ -171,7 +175,7 @@ def _lambda_truthful_range(p: float, q: float) -> tuple[float, float]:
     return p, 1.0 - q
 
 
-def eps_o(p: float, q: float) -> float:
+def q2x3_eps_optimistic(p: float, q: float) -> float:
     """Smallest loss over the redistributions ``Q_lambda`` of ``Q_2x3(p, q)`` (the optimistic corner of Fig 5)."""
     p, q = _check_pq(p, q)
     lo, hi = _lambda_truthful_range(p, q)
@@ -179,7 +183,7 @@ def eps_o(p: float, q: float) -> float:
     return math.inf if a in (0.0, 1.0) else abs(math.log(a / (1 - a)))
 
 
-def nu_o(p: float, q: float, pi: float, n: int) -> float:
+def q2x3_nu_optimistic(p: float, q: float, pi: float, n: int) -> float:
     """Smallest variance over ``Q_lambda``: Warner's Eq 1 at the truthful probability farthest from 1/2."""
     p, q = _check_pq(p, q)
     lo, hi = _lambda_truthful_range(p, q)
@@ -204,8 +208,8 @@ def krr_variance(eps: float, k: int, n: int = 1, prior: ArrayLike | None = None)
     """
     eps = check_epsilon(eps)
     k = check_int(k, "k", low=2)
-    e = math.exp(eps)
-    return _unary_variance(e / (e + k - 1), 1 / (e + k - 1), _prior(prior, k), n)
+    p, q = rr_probabilities(eps, k - 1)
+    return _unary_variance(p, q, _prior(prior, k), n)
 
 
 def subset_selection_variance(eps: float, k: int, d: int | None = None, n: int = 1,
@@ -223,8 +227,7 @@ def subset_selection_variance(eps: float, k: int, d: int | None = None, n: int =
     d = check_int(d, "d", low=1)
     if d >= k:
         raise ValueError(f"subset size d must be below k = {k}, got {d}")
-    e = math.exp(eps)
-    p = d * e / (d * e + k - d)
+    p = rr_probabilities(eps, (k - d) / d)[0]
     q = p * (d - 1) / (k - 1) + (1 - p) * d / (k - 1)
     return _unary_variance(p, q, pi, n)
 
@@ -238,4 +241,22 @@ def oue_variance(eps: float, k: int, n: int = 1, prior: ArrayLike | None = None)
     """Mean per-item variance of optimized unary encoding (Wang et al. 2017): ``p = 1/2``, ``q = 1/(e^eps + 1)``."""
     eps = check_epsilon(eps)
     k = check_int(k, "k", low=2)
-    return _unary_variance(0.5, 1 / (math.exp(eps) + 1), _prior(prior, k), n)
+    return _unary_variance(0.5, rr_probabilities(eps, 1.0)[1], _prior(prior, k), n)
+
+
+def _deprecated(old: str, new: Callable[..., float]) -> Callable[..., float]:
+    def alias(*args: Any, **kwargs: Any) -> float:
+        warnings.warn(f"closed_forms.{old} is deprecated; use closed_forms.{new.__name__} (one vocabulary: "
+                      "shafer, walley, optimistic)", DeprecationWarning, stacklevel=2)
+        return new(*args, **kwargs)
+    alias.__name__ = old
+    alias.__doc__ = f"Deprecated alias of :func:`{new.__name__}` (kept for one release)."
+    return alias
+
+
+eps_s = _deprecated("eps_s", q2x3_eps_shafer)
+nu_s = _deprecated("nu_s", q2x3_nu_shafer)
+eps_w = _deprecated("eps_w", q2x3_eps_walley)
+nu_w = _deprecated("nu_w", q2x3_nu_walley)
+eps_o = _deprecated("eps_o", q2x3_eps_optimistic)
+nu_o = _deprecated("nu_o", q2x3_nu_optimistic)

@@ -35,6 +35,11 @@ def _rectangle(e1: int, e2: int, l1: int) -> int:
     return mask
 
 
+#: A product with more masses than this (inputs x focal sets) is refused before it is built (~1 GiB of
+#: floats and bitmasks of frames far beyond what any audit can enumerate).
+MAX_PRODUCT_CELLS = 20_000_000
+
+
 def product(first: Mechanism, second: Mechanism) -> Mechanism:
     """Run two mechanisms on the same input and report both answers (Lemma 3.3, Lemma 3.15).
 
@@ -56,6 +61,13 @@ def product(first: Mechanism, second: Mechanism) -> Mechanism:
         raise InvalidMechanismError(
             f"product needs the same inputs, got {list(first.inputs)} and {list(second.inputs)}"
         )
+    cells = first.k * len(first.focal) * len(second.focal)
+    if cells > MAX_PRODUCT_CELLS:
+        raise InvalidMechanismError(
+            f"the product has {len(first.focal)} x {len(second.focal)} focal sets for {first.k} inputs "
+            f"({cells:.3g} masses, limit {MAX_PRODUCT_CELLS:.0e}: several GiB and a frame of "
+            f"{first.l * second.l} answers); compose fewer answers or post-process each to a smaller frame first"
+        )
     rows2 = [second.input_index(x) for x in first.inputs]
     m2 = second.matrix[rows2]
     l1 = first.l
@@ -76,6 +88,11 @@ def power(mech: Mechanism, n: int) -> Mechanism:
         Number of answers, ``n >= 1``. The frame has ``l**n`` elements; focal sets ``F**n``.
     """
     n = check_int(n, "n", low=1)
+    if mech.k * float(len(mech.focal)) ** n > MAX_PRODUCT_CELLS:
+        raise InvalidMechanismError(
+            f"{n} answers of a mechanism with {len(mech.focal)} focal sets make {len(mech.focal)}**{n} focal sets "
+            f"(limit {MAX_PRODUCT_CELLS:.0e} masses); use fewer answers, or post-process to a smaller frame first"
+        )
     out = mech
     for _ in range(n - 1):
         out = product(out, mech)

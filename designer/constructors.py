@@ -6,17 +6,26 @@ and outputs is by equal labels.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
 
+from ._numeric import rr_probabilities
 from ._validation import check_epsilon, check_int, check_labels, check_real
 from .mechanism import Mechanism
 
 __all__ = ["Q_GWRR", "Q_WRR", "Q_2x3", "Q_kRR", "Q_lambda"]
 
 BINARY = ("yes", "no")
+
+
+def _representable(eps: float, m: float) -> tuple[float, float]:
+    """The randomized-response pair at ``eps``; refused when the small mass underflows to 0 (infinite loss)."""
+    p, q = rr_probabilities(eps, m)
+    if q == 0.0:
+        raise ValueError(f"at eps = {eps:g} the mechanism's small mass e^-eps underflows to 0, which would be an "
+                         "infinite loss: budgets above about 744 nats cannot be represented in floats")
+    return p, q
 
 
 def Q_WRR(eps: float, *, labels: Sequence[str] = BINARY) -> Mechanism:
@@ -79,8 +88,8 @@ def Q_GWRR(eps: float, c: float, *, labels: Sequence[str] = BINARY) -> Mechanism
     """
     eps = check_epsilon(eps)
     c = check_real(c, "c", low=0, high=1, low_open=True)
-    e = math.exp(eps)
-    return _binary(c * e / (e + 1), c / (e + 1), 1.0 - c, labels)
+    p, q = _representable(eps, 1.0)
+    return _binary(c * p, c * q, 1.0 - c, labels)
 
 
 def Q_lambda(p: float, q: float, lam: float, *, labels: Sequence[str] = BINARY) -> Mechanism:
@@ -123,7 +132,7 @@ def Q_kRR(eps: float, k: int | Sequence[str]) -> Mechanism:
         n = len(labels)
         if n < 2:
             raise ValueError("k-ary randomized response needs at least 2 answers")
-    e = math.exp(eps)
-    matrix = np.full((n, n), 1.0 / (e + n - 1))
-    np.fill_diagonal(matrix, e / (e + n - 1))
+    p, q = _representable(eps, n - 1)
+    matrix = np.full((n, n), q)
+    np.fill_diagonal(matrix, p)
     return Mechanism(matrix, inputs=labels, frame=labels, focal=[1 << i for i in range(n)])

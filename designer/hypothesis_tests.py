@@ -38,6 +38,8 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from . import setfunctions as sf
+from ._numeric import exp_capped
+from ._validation import check_real
 from .composition import power
 from .credal import _members, _row, extreme_points
 from .exceptions import InvalidMechanismError
@@ -226,9 +228,11 @@ def bound(kind: str, eps: float, alphas: ArrayLike) -> NDArray[np.float64]:
     (Thm 3.5, eps = eps_S). An infinite loss gives the trivial bounds 0 (lower) and 1 (upper).
     """
     a = np.asarray(alphas, dtype=np.float64)
+    if not (isinstance(eps, float) and eps == math.inf):
+        eps = check_real(eps, "eps", low=0.0)
     if math.isinf(eps):
         return np.zeros_like(a) if kind in ("pessimistic", "shafer_lower") else np.ones_like(a)
-    e = math.exp(eps)
+    e = exp_capped(eps)
     if kind == "pessimistic":
         return np.maximum.reduce([1 - a * e, np.zeros_like(a), (1 - a) / e])
     if kind == "optimistic":
@@ -251,7 +255,7 @@ def two_fold_bound(kind: str, eps: float, alphas: ArrayLike) -> NDArray[np.float
     ``Q_2x3``; the single-answer bound at ``2 eps`` (Lemmas 3.3, 3.15) always holds.
     """
     a = np.asarray(alphas, dtype=np.float64)
-    e = math.exp(eps)
+    e = exp_capped(check_real(eps, "eps", low=0.0))
     if kind in ("pessimistic", "shafer_lower"):
         return np.maximum.reduce([(1 - a) / e**2, -a + 2 / (e + 1), 1 - a * e**2])
     if kind in ("optimistic", "shafer_upper"):

@@ -38,7 +38,7 @@ def figure2(out: Path, reps: int, seed: int = 2) -> Path:
     fig, ax = plt.subplots(figsize=(6, 4.5))
     for i, c in enumerate((1.0, 0.9, 0.8, 0.7, 0.6)):
         exact = [cf.q2x3_variance_exact(*cf.gwrr_sldp(e, c), PI, n) for e in eps_grid]
-        approx = [cf.nu_s(*cf.gwrr_sldp(e, c), PI, n) for e in eps_grid]
+        approx = [cf.q2x3_nu_shafer(*cf.gwrr_sldp(e, c), PI, n) for e in eps_grid]
         ax.plot(eps_grid, exact, color=f"C{i}", label=f"c = {c:g} (Thm 3.10)")
         ax.plot(eps_grid, approx, ":", color=f"C{i}")
         sims = []
@@ -50,7 +50,7 @@ def figure2(out: Path, reps: int, seed: int = 2) -> Path:
         rows += [{"c": c, "epsilon": e, "variance_exact": v, "variance_approx": a, "simulated": math.nan}
                  for e, v, a in zip(eps_grid, exact, approx)]
         rows += [{"c": c, "epsilon": e, "variance_exact": cf.q2x3_variance_exact(*cf.gwrr_sldp(e, c), PI, n),
-                  "variance_approx": cf.nu_s(*cf.gwrr_sldp(e, c), PI, n), "simulated": s}
+                  "variance_approx": cf.q2x3_nu_shafer(*cf.gwrr_sldp(e, c), PI, n), "simulated": s}
                  for e, s in zip(eps_sim, sims)]
     ax.set(yscale="log", xlabel="privacy loss eps_S", ylabel=f"Var(pi_hat | answered), n = {n}",
            title="Figure 2: don't-know in Shafer's semantics (dots: simulation, dotted: nu_S)")
@@ -94,9 +94,10 @@ def figure5(out: Path, reps: int, seed: int = 5) -> Path:
                          allocation=0.0)["yes"].var(ddof=1)
         sim_o = simulate(d.Q_2x3(p, q), [PI, 1 - PI], n, reps, seed, estimator="inversion", semantics="wldp",
                          allocation=1.0)["yes"].var(ddof=1)
-        rows.append({"p": p, "q": q, "eps_S": cf.eps_s(p, q), "nu_S": cf.nu_s(p, q, PI, n),
-                     "eps_W": cf.eps_w(p, q), "nu_W": cf.nu_w(p, q, PI, n), "eps_O": cf.eps_o(p, q),
-                     "nu_O": cf.nu_o(p, q, PI, n), "nu_W_simulated": sim_w, "nu_O_simulated": sim_o})
+        rows.append({"p": p, "q": q, "eps_S": cf.q2x3_eps_shafer(p, q), "nu_S": cf.q2x3_nu_shafer(p, q, PI, n),
+                     "eps_W": cf.q2x3_eps_walley(p, q), "nu_W": cf.q2x3_nu_walley(p, q, PI, n),
+                     "eps_O": cf.q2x3_eps_optimistic(p, q),
+                     "nu_O": cf.q2x3_nu_optimistic(p, q, PI, n), "nu_W_simulated": sim_w, "nu_O_simulated": sim_o})
     df = pd.DataFrame(rows)
     fig, ax = plt.subplots(figsize=(6, 4.5))
     eps = np.linspace(0.05, 4, 100)

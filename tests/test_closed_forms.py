@@ -69,3 +69,18 @@ def test_gwrr_closed_forms():
         cf.gwrr_wldp(1.0, 0.5)
     assert cf.wldp_min_answer_mass(1.0) == pytest.approx(1 - math.tanh(0.5))
     assert cf.warner_mle(60, 100, 0.75) == pytest.approx((0.6 - 0.25) / 0.5)
+
+
+def test_one_vocabulary_with_deprecated_aliases():
+    import warnings
+
+    from designer import closed_forms as cf
+
+    p, q = 0.6, 0.2
+    assert cf.q2x3_eps_shafer(p, q) == pytest.approx(math.log(3))
+    assert cf.q2x3_eps_walley(p, q) == pytest.approx(math.log(4))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert cf.eps_s(p, q) == cf.q2x3_eps_shafer(p, q)
+        assert cf.nu_o(p, q, 0.3, 10) == cf.q2x3_nu_optimistic(p, q, 0.3, 10)
+    assert [w.category for w in caught] == [DeprecationWarning, DeprecationWarning]

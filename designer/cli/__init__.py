@@ -12,6 +12,7 @@ import os
 import sys
 import warnings
 from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 from ..exceptions import CertificationError, DesignerError, DesignWarning, SolverError
 from ._common import CommandError, show_progress
@@ -43,6 +44,13 @@ from .survey_commands import (
 __all__ = ["COMMANDS", "build_parser", "main", "show_progress"]
 
 EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: ``designer: error: argument --epsilon: ...`` (exit status 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"designer: error: {' '.join(message.split())} (see '{self.prog} --help')\n")
 
 
 COMMANDS: list[tuple[str, str, str, Callable[[argparse.ArgumentParser], None], Callable[..., str]]] = [
@@ -77,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
 
     lines = [f"  {name:<9} {summary}\n            e.g. {example}" for name, summary, example, _, _ in COMMANDS]
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="designer",
         description="Design and audit local-differential-privacy mechanisms with set-valued answers.",
         formatter_class=argparse.RawDescriptionHelpFormatter,

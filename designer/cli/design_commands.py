@@ -14,6 +14,7 @@ from ._common import (
     CommandError,
     add_format,
     check_out,
+    epsilon_arg,
     parse_grid,
     parse_values,
     problem_from_args,
@@ -144,7 +145,7 @@ def cmd_sweep(args: argparse.Namespace) -> str:
 
 def _configure_design(p: argparse.ArgumentParser) -> None:
     p.add_argument("problem", help="design problem (TOML)")
-    p.add_argument("--epsilon", type=float, help="override the budget of the file")
+    p.add_argument("--epsilon", type=epsilon_arg, help="override the budget of the file (nats, > 0)")
     p.add_argument("--semantics", choices=("sldp", "wldp", "both"), help="override the semantics of the file")
     p.add_argument("--objective", choices=OBJECTIVE_CHOICES, help="override the objective of the file")
     p.add_argument("--out", help="write the designed mechanism (CSV, or JSON for a .json name)")

@@ -11,7 +11,12 @@ from .._render import fmt, json_number, render_csv, render_table
 from .._validation import format_set
 from ..mechanism import Mechanism
 from ..privacy import LOSSES, privacy_losses
-from ._common import CommandError, add_format, check_out, parse_gamble
+from ._common import CommandError, add_format, check_out, int_arg, parse_gamble
+
+#: Most levels a trade-off curve is drawn at, and most answers per respondent (the product frame grows
+#: as l**fold; composition refuses what would not fit in memory).
+MAX_POINTS = 100_001
+MAX_FOLD = 12
 
 
 def cmd_audit(args: argparse.Namespace) -> str:
@@ -118,8 +123,10 @@ def _configure_tradeoff(p: argparse.ArgumentParser) -> None:
     p.add_argument("--alt", required=True, help="input of the alternative H1")
     p.add_argument("--kind", choices=("pessimistic", "optimistic", "shafer_lower", "shafer_upper"),
                    default="pessimistic", help="which curve (default pessimistic, Thm 3.18)")
-    p.add_argument("--points", type=int, default=101, help="levels alpha on [0, 1] (default 101)")
-    p.add_argument("--fold", type=int, default=1, help="answers per respondent (Cor 3.6/3.19; default 1)")
+    p.add_argument("--points", type=int_arg(2, MAX_POINTS), default=101,
+                   help=f"levels alpha on [0, 1], 2 to {MAX_POINTS} (default 101)")
+    p.add_argument("--fold", type=int_arg(1, MAX_FOLD), default=1,
+                   help=f"answers per respondent, 1 to {MAX_FOLD} (Cor 3.6/3.19; default 1)")
     p.add_argument("--plot", help="also draw the curve and its bound to this PNG file")
     p.add_argument("--force", action="store_true", help="let --plot replace an existing file")
     add_format(p)

@@ -17,6 +17,8 @@ from ._common import (
     add_format,
     check_out,
     column,
+    int_arg,
+    level_arg,
     parse_allocation,
     parse_prior,
     read_table,
@@ -174,7 +176,7 @@ def _configure_estimate(p: argparse.ArgumentParser) -> None:
     p.add_argument("--column", default="response", help="column of the responses (default response)")
     p.add_argument("--semantics", choices=("sldp", "wldp"), default="sldp",
                    help="sldp: MLE from set answers; wldp: identified set from precise answers")
-    p.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
+    p.add_argument("--level", type=level_arg, default=0.95, help="confidence level in (0, 1) (default 0.95)")
     add_format(p)
 
 
@@ -182,8 +184,8 @@ def _configure_simulate(p: argparse.ArgumentParser) -> None:
     from ..simulation import ESTIMATORS
 
     p.add_argument("mechanism", help="mechanism CSV or JSON file")
-    p.add_argument("--n", type=int, default=1000, help="respondents per survey (default 1000)")
-    p.add_argument("--reps", type=int, default=10000, help="simulated surveys (default 10000)")
+    p.add_argument("--n", type=int_arg(1, 10**9), default=1000, help="respondents per survey (default 1000)")
+    p.add_argument("--reps", type=int_arg(2, 10**7), default=10000, help="simulated surveys (default 10000)")
     p.add_argument("--prior", help="true shares: 0.3,0.7 in input order or yes=0.3,no=0.7 (default uniform)")
     p.add_argument("--estimator", choices=ESTIMATORS, default="mle",
                    help="mle (EM), inversion (square Bayesian mechanisms) or eq2 (Q_2x3, Eq 2); default mle")

@@ -1,0 +1,30 @@
+"""Closed-form probabilities written so that every budget a float can hold works (no overflow of e^eps).
+
+``e^eps`` overflows above 709.78 nats; the randomized-response probabilities it enters are ratios, and in
+the form ``1 / (1 + m e^-eps)`` they are exact to rounding for every ``eps >= 0``.
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["EXP_MAX", "exp_capped", "rr_probabilities"]
+
+#: Largest exponent whose ``exp`` is a finite float with room for a few products (e^700 ~ 1e304).
+EXP_MAX = 700.0
+
+
+def rr_probabilities(eps: float, m: float) -> tuple[float, float]:
+    """``(e^eps / (e^eps + m), 1 / (e^eps + m))`` for ``m > 0``, without overflow at any ``eps >= 0``.
+
+    The first is a respondent's probability of the favoured answer and the second of each of ``m``
+    others in k-ary randomized response (``m = k - 1``) and its relatives.
+    """
+    t = math.exp(-eps) if eps < 745.0 else 0.0  # e^-eps, 0 below the smallest subnormal
+    denominator = 1.0 + m * t
+    return 1.0 / denominator, t / denominator
+
+
+def exp_capped(eps: float) -> float:
+    """``e^min(eps, EXP_MAX)``: for bounds whose value no longer changes in double precision beyond it."""
+    return math.exp(min(eps, EXP_MAX))
