@@ -2,22 +2,32 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
+
+#: Largest text file read whole (mechanism and problem files are far smaller; answer files are streamed).
+MAX_TEXT_BYTES = 64 * 2**20
 
 
-def read_text(path: str | os.PathLike[str], *, error: type[Exception] = ValueError) -> str:
-    """Read a UTF-8 text file (a BOM is allowed); every failure becomes one clear ``error``."""
+def read_text(path: str | os.PathLike[str], *, error: type[Exception] = ValueError,
+              max_bytes: int = MAX_TEXT_BYTES) -> str:
+    """Read a UTF-8 text file (a BOM is allowed) of at most ``max_bytes``; every failure is one clear ``error``."""
     p = Path(path)
     try:
-        data = p.read_bytes()
+        with p.open("rb") as fh:
+            data = fh.read(max_bytes + 1)
     except FileNotFoundError:
         raise error(f"{p}: no such file") from None
     except IsADirectoryError:
         raise error(f"{p}: is a directory, expected a file") from None
     except OSError as exc:
         raise error(f"{p}: cannot read ({exc.strerror})") from None
+    if len(data) > max_bytes:
+        raise error(f"{p}: larger than {max_bytes // 2**20} MiB; this is not a file of the expected kind")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -33,23 +43,41 @@ def atomic_write_text(path: str | os.PathLike[str], text: str, *, overwrite: boo
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, overwrite: bool = True) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename.
+    """Write ``data`` to ``path`` atomically; see :func:`atomic_writer`."""
+    with atomic_writer(path, overwrite=overwrite) as fh:
+        fh.write(data)
 
-    A reader never sees a half-written file, and an interrupted write leaves no partial output.
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+@contextlib.contextmanager
+def atomic_writer(path: str | os.PathLike[str], *, overwrite: bool = True) -> Iterator[BinaryIO]:
+    """A binary file that becomes ``path`` only when the ``with`` block ends without an exception.
+
+    It is written as a temporary file in the same folder, synced, given the permissions the umask allows
+    (``0644`` under umask ``022``) and renamed into place, so a reader never sees a half-written file and an
+    interrupted write (exception, Ctrl-C, SIGTERM through the CLI) leaves nothing behind.
 
     Raises
     ------
     FileExistsError
-        If ``overwrite`` is False and ``path`` exists.
+        If ``overwrite`` is False and ``path`` exists (checked again at the rename: no race with another
+        writer).
     """
     p = Path(path)
+    taken = f"{p}: already exists; choose another name or remove it first"
     if not overwrite and p.exists():
-        raise FileExistsError(f"{p}: already exists; choose another name or remove it first")
+        raise FileExistsError(taken)
     folder = p.parent if str(p.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=folder)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            yield fh
             fh.flush()
             os.fsync(fh.fileno())
         if not overwrite:
@@ -57,10 +85,10 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, overwrite: 
             try:
                 os.link(tmp, p)
             except FileExistsError:
-                raise FileExistsError(f"{p}: already exists; choose another name or remove it first") from None
+                raise FileExistsError(taken) from None
             except OSError:  # file systems without hard links
                 if p.exists():
-                    raise FileExistsError(f"{p}: already exists; choose another name or remove it first") from None
+                    raise FileExistsError(taken) from None
                 os.replace(tmp, p)
             else:
                 os.unlink(tmp)

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._validation import check_prior, parse_set
+from ._validation import check_prior, check_real, parse_set
 from .exceptions import InvalidMechanismError
 from .mechanism import Mechanism
 from .solvers import minimize
@@ -157,35 +157,52 @@ class Estimate:
     level: float
 
 
-def response_counts(mech: Mechanism, responses: Sequence[Any]) -> NDArray[np.float64]:
-    """Counts per focal set (column of ``mech``) from answers given as headers ``{yes}``, label tuples or
-    column indices."""
+def _column_of(mech: Mechanism, r: Any, pos: int, index: dict[str, int], by_set: dict[frozenset[str], int]) -> int:
+    if isinstance(r, (int, np.integer)) and not isinstance(r, bool):
+        j = int(r)
+        if not 0 <= j < len(mech.focal):
+            raise InvalidMechanismError(f"answer {pos + 1}: column index {j} out of range")
+        return j
+    if isinstance(r, str):
+        text = r.strip()
+        j = index.get(text, -1)
+        if j < 0:
+            try:
+                j = by_set.get(frozenset(parse_set(text)), -1)
+            except ValueError:
+                j = -1
+        if j < 0:
+            raise InvalidMechanismError(
+                f"answer {pos + 1}: {r!r} is not a focal set of the mechanism ({', '.join(mech.columns)})")
+        return j
+    j = by_set.get(frozenset(map(str, r)), -1)
+    if j < 0:
+        raise InvalidMechanismError(f"answer {pos + 1}: {r!r} is not a focal set of the mechanism")
+    return j
+
+
+def response_columns(mech: Mechanism, responses: Sequence[Any]) -> NDArray[np.int64]:
+    """The column of ``mech`` (focal set) of every answer, given as headers ``{yes}`` (any label order),
+    label tuples or column indices. Each distinct answer is looked up once (vectorised over repeats)."""
     index = {c: j for j, c in enumerate(mech.columns)}
     by_set = {frozenset(s): j for j, s in enumerate(mech.focal_sets)}
-    counts = np.zeros(len(mech.focal))
-    for pos, r in enumerate(responses):
-        if isinstance(r, (int, np.integer)) and not isinstance(r, bool):
-            j = int(r)
-            if not 0 <= j < counts.size:
-                raise InvalidMechanismError(f"answer {pos + 1}: column index {j} out of range")
-        elif isinstance(r, str):
-            text = r.strip()
-            j = index.get(text, -1)
-            if j < 0:
-                try:
-                    j = by_set.get(frozenset(parse_set(text)), -1)
-                except ValueError:
-                    j = -1
-            if j < 0:
-                raise InvalidMechanismError(
-                    f"answer {pos + 1}: {r!r} is not a focal set of the mechanism ({', '.join(mech.columns)})"
-                )
-        else:
-            j = by_set.get(frozenset(map(str, r)), -1)
-            if j < 0:
-                raise InvalidMechanismError(f"answer {pos + 1}: {r!r} is not a focal set of the mechanism")
-        counts[j] += 1
-    return counts
+    values = np.asarray(responses, dtype=object) if not isinstance(responses, np.ndarray) else responses
+    if values.ndim == 1 and all(isinstance(v, str) for v in values[: min(values.size, 1000)]):
+        try:
+            unique, first, inverse = np.unique(values.astype(str), return_index=True, return_inverse=True)
+        except (TypeError, ValueError):
+            unique = None
+        if unique is not None:
+            mapped = np.array([_column_of(mech, str(u), int(f), index, by_set) for u, f in zip(unique, first)],
+                              dtype=np.int64)
+            return mapped[inverse.ravel()]
+    return np.array([_column_of(mech, r, pos, index, by_set) for pos, r in enumerate(responses)], dtype=np.int64)
+
+
+def response_counts(mech: Mechanism, responses: Sequence[Any]) -> NDArray[np.float64]:
+    """Counts per focal set (column of ``mech``) from answers given as headers ``{yes}``, label tuples or
+    column indices (:func:`response_columns`)."""
+    return np.bincount(response_columns(mech, responses), minlength=len(mech.focal)).astype(np.float64)
 
 
 def _loglik(m: NDArray[np.float64], counts: NDArray[np.float64], pi: NDArray[np.float64]) -> float:
@@ -274,6 +291,23 @@ def _newton_polish(m: NDArray[np.float64], freq: NDArray[np.float64], pi: NDArra
     return pi
 
 
+def _identified_by(m: NDArray[np.float64], counts: NDArray[np.float64], pi: NDArray[np.float64]) -> bool:
+    """Whether the observed answers identify the shares: the observed information, on the simplex's
+    tangent space, is nonsingular (it is 0 when every observed answer is equally likely for every input)."""
+    k = m.shape[0]
+    if k < 2:
+        return True
+    seen = counts > 0
+    cols = m[:, seen]
+    p = pi @ cols
+    weights = counts[seen] / np.maximum(p, 1e-300) ** 2
+    info = (cols * weights) @ cols.T  # (k, k)
+    basis = np.eye(k)[:, :-1] - np.eye(k)[:, -1:]  # directions that keep the shares summing to 1
+    tangent = basis.T @ info @ basis
+    eig = np.linalg.eigvalsh(tangent)
+    return bool(eig.max() > 0 and eig.min() > 1e-12 * eig.max())
+
+
 def estimate_sldp(mech: Mechanism, counts: ArrayLike, *, method: str = "em", level: float = 0.95) -> Estimate:
     """MLE of the input distribution from counts of set-valued answers, with standard errors.
 
@@ -293,6 +327,7 @@ def estimate_sldp(mech: Mechanism, counts: ArrayLike, *, method: str = "em", lev
     """
     from scipy import stats
 
+    level = check_real(level, "level", low=0.0, high=1.0, low_open=True, high_open=True)
     c = np.asarray(counts, dtype=np.float64)
     if c.shape != (len(mech.focal),) or np.any(c < 0) or not np.all(np.isfinite(c)):
         raise InvalidMechanismError(f"counts must be {len(mech.focal)} non-negative numbers (one per focal set)")
@@ -307,6 +342,8 @@ def estimate_sldp(mech: Mechanism, counts: ArrayLike, *, method: str = "em", lev
     else:
         raise ValueError(f"method must be 'em' or 'convex', got {method!r}")
     var = np.asarray(estimator_variance(mech, pi, n, reduce="none"))
+    if not _identified_by(m, c, pi):
+        var = np.full(mech.k, np.inf)  # the observed answers do not depend on the shares (e.g. all "don't know")
     se = np.sqrt(var)
     z = float(stats.norm.ppf(0.5 + level / 2))
     return Estimate(mech.inputs, pi, se, np.clip(pi - z * se, 0, 1), np.clip(pi + z * se, 0, 1), n,

@@ -278,8 +278,8 @@ def is_private(
     >>> from designer import Q_GWRR
     >>> is_private(Q_GWRR(1.0, 0.8), 1.0)  # GWRR meets its budget with equality (Cor 3.12)
     True
-    >>> is_private(Q_GWRR(1.0, 0.8), 1.0, exact=True)  # its rounded floats exceed it by about 1e-16
-    False
+    >>> is_private(Q_GWRR(1.0, 0.8), 1.0, exact=True)  # and its stored floats do, exactly
+    True
     """
     mech = _check_mechanism(mech)
     eps = check_epsilon(eps)

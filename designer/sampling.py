@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike, NDArray
 from .exceptions import InvalidMechanismError
 from .mechanism import Mechanism
 
-__all__ = ["as_rng", "input_indices", "precise_distributions", "randomize", "randomize_precise"]
+__all__ = ["as_rng", "draw_rows", "input_indices", "precise_distributions", "randomize", "randomize_precise"]
 
 
 def as_rng(rng: np.random.Generator | int | None) -> np.random.Generator:
@@ -37,7 +37,11 @@ def input_indices(mech: Mechanism, true_inputs: Sequence[Any] | ArrayLike) -> ND
     """Row index of every true answer; unknown answers are reported with their position."""
     values = np.asarray(true_inputs, dtype=object).ravel()
     pos = {x: i for i, x in enumerate(mech.inputs)}
-    idx = np.fromiter((pos.get(str(v), -1) for v in values), dtype=np.int64, count=values.size)
+    try:  # each distinct answer looked up once
+        unique, inverse = np.unique(values.astype(str), return_inverse=True)
+        idx = np.array([pos.get(str(u), -1) for u in unique], dtype=np.int64)[inverse.ravel()]
+    except (TypeError, ValueError):
+        idx = np.fromiter((pos.get(str(v), -1) for v in values), dtype=np.int64, count=values.size)
     bad = np.flatnonzero(idx < 0)
     if bad.size:
         first = int(bad[0])
@@ -48,8 +52,9 @@ def input_indices(mech: Mechanism, true_inputs: Sequence[Any] | ArrayLike) -> ND
     return idx
 
 
-def _draw(probs: NDArray[np.float64], rows: NDArray[np.int64], rng: np.random.Generator) -> NDArray[np.int64]:
-    """One categorical draw per respondent from ``probs[rows[i]]`` (inverse CDF, grouped by row)."""
+def draw_rows(probs: NDArray[np.float64], rows: NDArray[np.int64], rng: np.random.Generator) -> NDArray[np.int64]:
+    """One categorical draw per respondent: column ``j`` with probability ``probs[rows[i], j]`` (inverse CDF,
+    grouped by row; successive calls continue the generator's stream, so chunks draw as one call would)."""
     cum = np.cumsum(probs, axis=1)
     cum[:, -1] = np.inf  # rows sum to 1 within 1e-9: never fall off the end
     u = rng.random(rows.size)
@@ -77,7 +82,7 @@ def randomize(mech: Mechanism, true_inputs: Sequence[Any] | ArrayLike,
         Column indices into ``mech.focal`` / ``mech.columns`` (``mech.columns[i]`` is the set's header).
     """
     rows = input_indices(mech, true_inputs)
-    return _draw(mech.matrix, rows, as_rng(rng))
+    return draw_rows(mech.matrix, rows, as_rng(rng))
 
 
 def precise_distributions(mech: Mechanism, allocation: str | float | ArrayLike = "uniform") -> NDArray[np.float64]:
@@ -127,4 +132,4 @@ def randomize_precise(mech: Mechanism, true_inputs: Sequence[Any] | ArrayLike,
         Frame indices (``mech.frame[i]`` is the answer's label).
     """
     rows = input_indices(mech, true_inputs)
-    return _draw(precise_distributions(mech, allocation), rows, as_rng(rng))
+    return draw_rows(precise_distributions(mech, allocation), rows, as_rng(rng))

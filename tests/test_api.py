@@ -26,8 +26,8 @@ def test_module_all_is_true(module):
 
 #: The layers of the package, lowest first: a module imports only from its own layer or lower ones.
 LAYERS = [
-    {"exceptions", "vocabulary", "_validation", "_exact", "_io", "_render", "formats", "setfunctions", "solvers",
-     "plots"},
+    {"exceptions", "vocabulary", "_validation", "_exact", "_numeric", "_io", "_render", "formats", "setfunctions",
+     "solvers", "plots"},
     {"mechanism"},
     {"constructors", "privacy", "composition", "credal", "estimation", "closed_forms", "sampling"},
     {"hypothesis_tests", "simulation"},

@@ -101,10 +101,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that every ``finally`` and atomic write cleans up."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise _Terminated
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the exit status (0 ok, 2 bad input or usage)."""
+    """Run the CLI; returns the exit status (0 ok, 1 the work failed, 2 bad input or usage, 130/143 stopped)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _on_sigterm)
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or a usage error already printed on one line
+        return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_USAGE
     # Commands render the library's DesignWarnings themselves (result.warnings), not as Python warnings.
     warnings.filterwarnings("ignore", category=DesignWarning)
     if not getattr(args, "command", None):
@@ -130,6 +146,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("designer: interrupted", file=sys.stderr)
         return 130
+    except _Terminated:
+        print("designer: terminated", file=sys.stderr)
+        return 143
     if text:
         try:
             sys.stdout.write(text + "\n")

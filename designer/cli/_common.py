@@ -64,7 +64,13 @@ def problem_from_args(args: argparse.Namespace) -> Any:
 
 
 def check_out(path: str, inputs: Sequence[str], force: bool,
-               advice: str = "choose another name or pass --force") -> None:
+              advice: str = "choose another name or pass --force") -> None:
+    """Refuse, before any work, an output that is an input, exists (without ``--force``), or has no folder."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise CommandError(f"{path}: the folder {os.path.dirname(path) or '.'} does not exist; create it first")
+    if not os.access(folder, os.W_OK):
+        raise CommandError(f"{path}: the folder {os.path.dirname(path) or '.'} is not writable")
     out = os.path.realpath(path)
     if any(out == os.path.realpath(p) for p in inputs):
         raise CommandError(f"{path}: is an input of this command; input files are never overwritten")

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .._render import fmt, json_value, render_csv, render_table
 from ..exceptions import DesignerError
@@ -16,14 +17,13 @@ from ._common import (
     CommandError,
     add_format,
     check_out,
-    column,
     int_arg,
     level_arg,
     parse_allocation,
     parse_prior,
-    read_table,
     show_progress,
 )
+from ._stream import read_chunks, text_writer
 
 
 def cmd_simulate(args: argparse.Namespace) -> str:
@@ -70,62 +70,89 @@ def cmd_simulate(args: argparse.Namespace) -> str:
     return text
 
 
+def _codes(values: Any, labels: Sequence[str], path: str, first_line: int, what: str) -> NDArray[np.int64]:
+    """Index of every value in ``labels`` (vectorised); an unknown value is one error naming its row."""
+    import pandas as pd
+
+    codes = pd.Categorical(values, categories=list(labels)).codes.astype(np.int64)
+    bad = np.flatnonzero(codes < 0)
+    if bad.size:
+        row = int(bad[0])
+        raise CommandError(f"{path}: row {first_line + row}: {values.iloc[row]!r} is not {what} {list(labels)}; "
+                           f"{bad.size} such row(s) in this part of the file")
+    return codes
+
+
 def cmd_randomize(args: argparse.Namespace) -> str:
-    from .._io import atomic_write_text
-    from ..sampling import as_rng, input_indices, randomize, randomize_precise
+    import csv
+
+    from .._io import atomic_writer
+    from ..sampling import as_rng, draw_rows, precise_distributions
 
     check_out(args.out, [args.answers, args.mechanism], force=False,
-               advice="randomize never replaces a file (choose another name)")
+              advice="randomize never replaces a file (choose another name)")
     mech = Mechanism.read(args.mechanism)
-    header, rows = read_table(args.answers)
-    col = column(args.answers, header, args.column)
     keep = [k.strip() for k in (args.keep or "").split(",") if k.strip()]
-    keep_idx = [column(args.answers, header, k) for k in keep]
     if args.column in keep:
         raise CommandError(f"--keep names {args.column!r}, the true answers: they are never written out")
-    answers = [r[col].strip() for r in rows]
-    try:
-        input_indices(mech, answers)
-    except DesignerError as exc:
-        raise CommandError(f"{args.answers}: column {args.column!r}: {exc}") from None
     rng = as_rng(args.seed)  # None: fresh entropy from the operating system
     if args.semantics == "wldp":
-        drawn = randomize_precise(mech, answers, rng, allocation=parse_allocation(args.allocation))
-        labels = [mech.frame[i] for i in drawn]
+        probs, outputs = precise_distributions(mech, parse_allocation(args.allocation)), list(mech.frame)
     else:
-        drawn = randomize(mech, answers, rng)
-        columns = mech.columns
-        labels = [columns[i] for i in drawn]
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow([*keep, "response"])
-    for r, label in zip(rows, labels):
-        writer.writerow([*(r[i] for i in keep_idx), label])
-    atomic_write_text(args.out, buf.getvalue(), overwrite=False)
-    summary = {"n": len(labels), "mechanism": args.mechanism, "semantics": args.semantics, "out": args.out,
+        probs, outputs = mech.matrix, mech.columns
+    labels = np.asarray(outputs, dtype=object)
+    n = 0
+    with atomic_writer(args.out, overwrite=False) as binary:
+        text = text_writer(binary)
+        writer = csv.writer(text, lineterminator="\n")
+        writer.writerow([*keep, "response"])
+        for line, chunk in read_chunks(args.answers, [*keep, args.column]):
+            rows = _codes(chunk[args.column], mech.inputs, args.answers, line,
+                          f"an input of the mechanism (column {args.column!r})")
+            drawn = labels[draw_rows(probs, rows, rng)]
+            writer.writerows(zip(*(chunk[k] for k in keep), drawn))
+            n += len(chunk)
+        text.flush()
+        text.detach()
+    summary = {"n": n, "mechanism": args.mechanism, "semantics": args.semantics, "out": args.out,
                "seed": args.seed}
     if args.format == "json":
         return json.dumps(summary, indent=2)
     if args.format == "csv":
         return render_csv(list(summary), [["" if v is None else v for v in summary.values()]])
-    return f"randomized {len(labels)} answers with {args.mechanism} ({args.semantics}) into {args.out}"
+    return f"randomized {n} answers with {args.mechanism} ({args.semantics}) into {args.out}"
+
+
+def _count(path: str, column_name: str, mech: Mechanism, precise: bool) -> NDArray[np.float64]:
+    """Answers per focal set (SLDP) or per frame label (WLDP), counted chunk by chunk."""
+    from ..estimation import response_columns
+
+    counts = np.zeros(mech.l if precise else len(mech.focal))
+    for line, chunk in read_chunks(path, [column_name]):
+        values = chunk[column_name]
+        if precise:
+            codes = _codes(values, mech.frame, path, line,
+                           "an answer of the frame (WLDP responses are precise answers)")
+            counts += np.bincount(codes, minlength=mech.l)
+            continue
+        tally = values.value_counts(sort=False)
+        for value, number in tally.items():
+            try:
+                j = int(response_columns(mech, [str(value)])[0])
+            except DesignerError:
+                row = int(np.flatnonzero((values == value).to_numpy())[0])
+                raise CommandError(f"{path}: row {line + row}: {str(value)!r} is not a focal set of the mechanism "
+                                   f"({', '.join(mech.columns)})") from None
+            counts[j] += number
+    return counts
 
 
 def cmd_estimate(args: argparse.Namespace) -> str:
-    from ..estimation import estimate_sldp, identified_set, response_counts
+    from ..estimation import estimate_sldp, identified_set
 
     mech = Mechanism.read(args.mechanism)
-    header, rows = read_table(args.responses)
-    col = column(args.responses, header, args.column)
-    responses = [r[col].strip() for r in rows]
     if args.semantics == "wldp":
-        index = {y: i for i, y in enumerate(mech.frame)}
-        counts = np.zeros(mech.l)
-        for line, value in enumerate(responses, start=2):
-            if value not in index:
-                raise CommandError(f"{args.responses}: row {line}: {value!r} is not an answer of the frame "
-                                   f"{list(mech.frame)} (WLDP responses are precise answers)")
-            counts[index[value]] += 1
+        counts = _count(args.responses, args.column, mech, precise=True)
         result = identified_set(mech, counts, level=args.level)
         if args.format == "json":
             return json.dumps({"semantics": "wldp", "n": result.n, "level": result.level, "misfit": result.misfit,
@@ -137,10 +164,7 @@ def cmd_estimate(args: argparse.Namespace) -> str:
         return (f"{result.n} precise answers; identified set of each share at level {result.level:g} "
                 f"(misfit {result.misfit:.3g})\n"
                 + render_table(["input", "lower", "upper"], [[r[0], fmt(r[1]), fmt(r[2])] for r in rows_out]))
-    try:
-        counts = response_counts(mech, responses)
-    except DesignerError as exc:
-        raise CommandError(f"{args.responses}: {exc}") from None
+    counts = _count(args.responses, args.column, mech, precise=False)
     est = estimate_sldp(mech, counts, level=args.level)
     if args.format == "json":
         return json.dumps({"semantics": "sldp", "n": est.n, "level": est.level,

@@ -51,11 +51,15 @@ def _answer_mass(problem: DesignProblem) -> float:
 
 def _gwrr_variance(p: float, q: float, pi: float) -> float:
     """Thm 3.10 per respondent as n -> inf (A ~ 1/(n (p + q))): the Fisher variance of Q_2x3."""
+    if p == q:  # no information (a budget below float resolution): the variance is unbounded
+        return math.inf
     return (-((pi - 0.5) ** 2) + 0.25 * ((p + q) / (p - q)) ** 2) / (p + q)
 
 
 def _walley_variance(p: float, pi: float) -> float:
     """``nu_W`` per respondent: the lambda = 0 Warner matrix (docs/theory.md, section 4)."""
+    if 2.0 * p == 1.0:
+        return math.inf
     return -((pi - 0.5) ** 2) + 1.0 / (4.0 * (2.0 * p - 1.0) ** 2)
 
 

@@ -173,6 +173,9 @@ class DesignProblem:
                     f"{where}key 'structure.focal_sets': dont_know = {self.dont_know:g} puts mass on the "
                     f"whole frame {format_set(frame)}, which is not among the focal sets; add it"
                 )
+        if self.objective is Objective.CHI2 and k < 2:
+            raise InvalidProblemError(f"{where}objective 'chi2' measures how well the shares of the inputs can be "
+                                      f"estimated; it needs at least two inputs, got {k}")
         needs_truth = self.objective is Objective.TRUTHFUL or self.lie_max is not None
         if needs_truth and self.missing_truth():
             needs = self.objective.value if self.objective is Objective.TRUTHFUL else "lie_max"
