@@ -28,9 +28,9 @@ from .exceptions import InvalidMechanismError
 __all__ = ["MechanismData", "number", "parse_csv", "parse_json", "to_csv_text", "to_json_dict"]
 
 #: A decimal number as CSV and JSON cells write it: ASCII digits, optional sign, point and exponent.
-_DECIMAL = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+_DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 #: A fraction ``a/b`` of ASCII integers.
-_FRACTION = re.compile(r"[+-]?\d+\s*/\s*\d+")
+_FRACTION = re.compile(r"[+-]?[0-9]+\s*/\s*[0-9]+")
 #: Digits allowed in one integer of a fraction (beyond them a float cannot hold the value anyway).
 _MAX_DIGITS = 400
 #: Rows of a mass matrix must sum to 1 within this absolute tolerance.

@@ -50,12 +50,18 @@ OBJECTIVES = tuple(o.value for o in Objective)
 _TOP_KEYS = ("name", "inputs", "frame", "prior", "epsilon", "semantics", "objective", "structure", "gain",
              "utility")
 _STRUCTURE_KEYS = ("dont_know", "dont_know_max", "lie_max", "focal_sets")
+#: Gains and utilities beyond this magnitude are refused (an LP solver cannot weigh 1e15 against 1).
+MAX_TABLE_VALUE = 1e12
+TABLE_VALUES = f"a number between -{MAX_TABLE_VALUE:g} and {MAX_TABLE_VALUE:g} (rescale the table)"
 #: Largest frame with a [gain] table (one value per subset and input).
 MAX_GAIN_FRAME = 20
 
 
 def _fail(where: str, key: str, expected: str, got: object) -> InvalidProblemError:
-    return InvalidProblemError(f"{where}key '{key}': expected {expected}, got {got!r}")
+    shown = repr(got)
+    if len(shown) > 80:
+        shown = f"{shown[:40]}... ({len(shown)} characters)"
+    return InvalidProblemError(f"{where}key '{key}': expected {expected}, got {shown}")
 
 
 def _real(value: object, where: str, key: str, expected: str, *, low: float | None = None,
@@ -440,7 +446,8 @@ def parse_problem(data: Mapping[str, Any], *, source: str = "") -> DesignProblem
                     raise InvalidProblemError(f"{where}key 'gain.{x}': {seen[mask]!r} and {s!r} are the same set; "
                                               "give each set once")
                 seen[mask] = s
-                gain[inputs.index(x), mask] = _real(v, where, f"gain.{x}.{s}", "a finite number")
+                gain[inputs.index(x), mask] = _real(v, where, f"gain.{x}.{s}", TABLE_VALUES, low=-MAX_TABLE_VALUE,
+                                                    high=MAX_TABLE_VALUE)
     utility = None
     if "utility" in data:
         rows = _table_rows(data["utility"], inputs, where, "utility")
@@ -451,7 +458,8 @@ def parse_problem(data: Mapping[str, Any], *, source: str = "") -> DesignProblem
                     raise InvalidProblemError(
                         f"{where}key 'utility.{x}': '{y}' is not in the frame {list(frame)}"
                     )
-                utility[inputs.index(x), frame.index(y)] = _real(v, where, f"utility.{x}.{y}", "a finite number")
+                utility[inputs.index(x), frame.index(y)] = _real(v, where, f"utility.{x}.{y}", TABLE_VALUES,
+                                                                 low=-MAX_TABLE_VALUE, high=MAX_TABLE_VALUE)
     if len(set(inputs)) != len(inputs):
         raise InvalidProblemError(f"{where}key 'inputs': duplicate labels in {inputs}")
     try:
