@@ -174,6 +174,8 @@ def load_json_text(text: str, *, source: str) -> Any:
         raise InvalidMechanismError(
             f"{source}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
         ) from None
+    except InvalidMechanismError:
+        raise
     except (OverflowError, ValueError) as exc:
         raise InvalidMechanismError(f"{source}: {exc}") from None
 
