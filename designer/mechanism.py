@@ -27,7 +27,11 @@ from .formats import ROW_SUM_TOL, check_masses
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["ROW_SUM_TOL", "Mechanism"]
+__all__ = ["MAX_DENSE_CELLS", "ROW_SUM_TOL", "Mechanism"]
+
+#: Largest dense set function (inputs x 2**l values) built: about 80 bytes per value at the peak of an
+#: audit (masses, bel, pl and the ratio tables), so about 5 GiB.
+MAX_DENSE_CELLS = 1 << 26
 
 # Frames up to this size keep bitmasks in int64; larger ones (products of frames) use Python ints.
 _INT64_FRAME = 62
@@ -230,6 +234,12 @@ class Mechanism:
 
     # ------------------------------------------------------------------ dense set functions
     def _check_dense(self) -> None:
+        if self.k * (1 << min(self.l, 62)) > MAX_DENSE_CELLS:
+            raise InvalidMechanismError(
+                f"{self.k} inputs x 2**{self.l} events is {self.k * 2.0**self.l:.3g} values per set function, beyond "
+                f"the {MAX_DENSE_CELLS:.3g} that fit in memory with room for the loss computations (about 8 GiB); "
+                "post-process the mechanism to a smaller frame, or audit fewer inputs at a time"
+            )
         if self.l > sf.MAX_DENSE_FRAME:
             raise InvalidMechanismError(
                 f"the frame has {self.l} elements: its 2**{self.l} subsets are too many for dense set "

@@ -170,6 +170,7 @@ def _run_highs(h: Any) -> None:
 
     ``KeyboardInterrupt`` is raised again once HiGHS has stopped (a fraction of a second).
     """
+    h.HandleUserInterrupt = True  # cancelSolve() is then seen by simplex and IPM at their interrupt checks
     thread = h.startSolve()
     try:
         done = False

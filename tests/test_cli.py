@@ -1,5 +1,6 @@
 import json
 import math
+import os
 import subprocess
 import sys
 
@@ -364,3 +365,47 @@ def test_every_command_has_format_and_quiet():
         sub = parser._subparsers._group_actions[0].choices[name]
         options = {o for a in sub._actions for o in a.option_strings}
         assert {"--format", "--quiet"} <= options, name
+
+
+def _designer(*args):
+    import shutil
+    import subprocess
+
+    exe = shutil.which("designer", path=os.path.dirname(sys.executable))
+    command = [exe, *args] if exe else [sys.executable, "-m", "designer", *args]
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_ctrl_c_stops_a_long_solve(tmp_path):
+    """A WLDP program that takes tens of seconds: SIGINT cancels HiGHS, exit 130, one line."""
+    import signal
+    import time
+
+    labels = ", ".join(f'"a{i}"' for i in range(11))
+    prior = ", ".join(str((i + 1) / 66) for i in range(11))
+    problem = tmp_path / "w11.toml"
+    problem.write_text(f'inputs = [{labels}]\nepsilon = 1.0\nsemantics = "wldp"\nprior = [{prior}]\n')
+    proc = _designer("design", str(problem))
+    time.sleep(3.0)  # past start-up and building, inside the solve
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=20)  # the whole solve takes about 40 s
+    assert proc.returncode == 130 and err.strip() == "designer: interrupted" and out == ""
+
+
+def test_sigterm_during_randomize_leaves_nothing(tmp_path):
+    import signal
+    import time
+
+    rng = np.random.default_rng(0)
+    answers = tmp_path / "answers.csv"
+    answers.write_text("answer\n" + "\n".join(rng.choice(["yes", "no"], 3_000_000)) + "\n")
+    out = tmp_path / "responses.csv"
+    proc = _designer("randomize", str(answers), "--mechanism", "examples/mechanisms/q2x3.csv", "--column", "answer",
+                     "--out", str(out))
+    deadline = time.time() + 30
+    while time.time() < deadline and not any(p.name.startswith(".responses.csv.") for p in tmp_path.iterdir()):
+        time.sleep(0.02)  # until the temporary output exists
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 143 and "terminated" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["answers.csv"]

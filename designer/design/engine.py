@@ -39,6 +39,8 @@ __all__ = ["design"]
 
 #: ``path="auto"`` takes the symmetric path above this many inputs.
 SYMMETRIC_AUTO_INPUTS = 10
+#: The WLDP size-class program keeps dense (k+1) x k binomial maps: measured 5.8 GiB at k = 5000.
+MAX_SYMMETRIC_WLDP_INPUTS = 5500
 #: Full mechanisms of the symmetric path are expanded up to this many inputs.
 EXPAND_INPUTS = 16
 #: The general path refuses frames larger than this without a focal-set restriction.
@@ -121,6 +123,11 @@ def design(problem: DesignProblem, *, solver: str | None = None, solver_options:
     settings = _settings(problem, solver, solver_options, solver_args, symmetrize, path, warm)
     route = _route(problem, path)
     if route == "symmetric":
+        if problem.semantics.walley and problem.k > MAX_SYMMETRIC_WLDP_INPUTS:
+            raise InvalidProblemError(
+                f"the WLDP size-class program of {problem.k} inputs needs dense {problem.k} x {problem.k} binomial "
+                f"maps (about {240 * problem.k**2 / 2**30:.0f} GiB; limit {MAX_SYMMETRIC_WLDP_INPUTS} inputs, about "
+                "8 GiB); use semantics = \"sldp\" (any size) or fewer answer options")
         return with_warnings(_design_symmetric(problem, settings, t0))
     _check_size(problem)
     first = _solve(problem, settings)
