@@ -234,16 +234,16 @@ class Mechanism:
 
     # ------------------------------------------------------------------ dense set functions
     def _check_dense(self) -> None:
+        if self.l > sf.MAX_DENSE_FRAME:
+            raise InvalidMechanismError(
+                f"the frame has {self.l} elements: its 2**{self.l} subsets are too many for dense set "
+                f"functions (limit l <= {sf.MAX_DENSE_FRAME}); post-process it to a smaller frame"
+            )
         if self.k * (1 << min(self.l, 62)) > MAX_DENSE_CELLS:
             raise InvalidMechanismError(
                 f"{self.k} inputs x 2**{self.l} events is {self.k * 2.0**self.l:.3g} values per set function, beyond "
                 f"the {MAX_DENSE_CELLS:.3g} that fit in memory with room for the loss computations (about 8 GiB); "
                 "post-process the mechanism to a smaller frame, or audit fewer inputs at a time"
-            )
-        if self.l > sf.MAX_DENSE_FRAME:
-            raise InvalidMechanismError(
-                f"the frame has {self.l} elements: its 2**{self.l} subsets are too many for dense set "
-                f"functions (limit l <= {sf.MAX_DENSE_FRAME}); post-process it to a smaller frame"
             )
 
     @property

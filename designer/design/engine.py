@@ -33,7 +33,7 @@ from .problem import DesignProblem
 from .programs import Solved, linear_program, program_nonzeros, staircase_mechanism, staircase_program
 from .result import DesignResult, with_warnings
 from .symmetric import SymmetricMechanism, best_chi2_classes, from_solution, symmetric_objective, symmetric_program
-from .symmetry import orbit_average
+from .symmetry import is_symmetric, orbit_average
 
 __all__ = ["design"]
 
@@ -168,13 +168,13 @@ def _settings(problem: DesignProblem, solver: str | None, options: dict[str, Any
 
 
 def _route(problem: DesignProblem, path: str) -> str:
-    if path == "symmetric" and not problem.symmetric:
+    if path == "symmetric" and not is_symmetric(problem):
         raise InvalidProblemError(
             "the symmetric path needs a problem invariant under relabelling: inputs equal to the frame's "
             "labels, a uniform prior, and objective and structure that do not single out any answer")
     if is_precise(problem):
         return "general"
-    big = path == "auto" and problem.symmetric and problem.k > SYMMETRIC_AUTO_INPUTS
+    big = path == "auto" and is_symmetric(problem) and problem.k > SYMMETRIC_AUTO_INPUTS
     return "symmetric" if path == "symmetric" or big else "general"
 
 
@@ -210,7 +210,7 @@ def _solve_program(problem: DesignProblem, settings: _Settings) -> Solved:
         return Solved(out, None if out.z is None else lp.mechanism(out.z), lp.family, "linear program")
     if is_precise(problem):
         binary = problem.k == 2 and problem.l == 2 and set(problem.inputs) == set(problem.frame)
-        if binary and (problem.dont_know or problem.dont_know_max) and problem.symmetric:
+        if binary and (problem.dont_know or problem.dont_know_max) and is_symmetric(problem):
             # The worst case is the lambda = 0 Warner matrix, whose information grows with the truthful mass:
             # the truthful program under the same constraints is optimal (docs/theory.md, 5.4).
             solved = _solve_program(problem.replace(objective="truthful"), settings)
@@ -250,7 +250,7 @@ def _solve(problem: DesignProblem, settings: _Settings, explain: bool = True) ->
                              forbidden=forbidden)
     mech = Mechanism(cleaned, inputs=problem.inputs, frame=problem.frame, focal=masks)
     path = solved.path
-    if settings.symmetrize and problem.symmetric and not (is_precise(problem) and mech.is_bayesian):
+    if settings.symmetrize and is_symmetric(problem) and not (is_precise(problem) and mech.is_bayesian):
         # (A precise WLDP design is not averaged: that would merge its outputs and lose information.)
         mech = orbit_average(mech, truth)
         path += " + orbit average"

@@ -20,6 +20,7 @@ from .certify import bisect_threshold
 from .problem import DesignProblem
 from .programs import DesignProgram, linear_program, staircase_program
 from .symmetric import symmetric_program
+from .symmetry import is_symmetric
 
 __all__ = ["MAX_EPSILON_SEARCH", "explain_infeasible"]
 
@@ -28,7 +29,7 @@ MAX_EPSILON_SEARCH = 64.0
 
 
 def _program(problem: DesignProblem, privacy: bool) -> LinearProgram:
-    if privacy and problem.symmetric:
+    if privacy and is_symmetric(problem):
         # Orbit averaging keeps feasibility: the size-class program decides it, with 2k variables.
         lp: LinearProgram = symmetric_program(problem)
     elif problem.objective is Objective.CHI2 and privacy:
@@ -55,7 +56,7 @@ class _Feasibility:
 
     def _built(self) -> DesignProgram | None:
         """The general program, built once (None on the symmetric and chi2 paths, rebuilt per variant)."""
-        if self.problem.symmetric or self.problem.objective is Objective.CHI2:
+        if is_symmetric(self.problem) or self.problem.objective is Objective.CHI2:
             return None
         if self._general is None:
             general = _program(self.problem, True)

@@ -21,6 +21,7 @@ from ..vocabulary import Objective, Semantics
 from .problem import DesignProblem
 from .programs import LP_EPSILON_CAP, Solved, staircase_program
 from .symmetric import chi2_class_information
+from .symmetry import is_symmetric
 
 __all__ = ["best_subset_size", "cyclic_design", "is_precise", "regular_design", "solve_precise"]
 
@@ -226,7 +227,7 @@ def solve_precise(problem: DesignProblem, *, solver: str | None = None, options:
     output of its own (truth-preferring assignment). Symmetric problems get the cyclic design of the
     best subset size instead of an arbitrary vertex (equal variance for every input).
     """
-    if problem.symmetric:
+    if is_symmetric(problem):
         return _symmetric_precise(problem)
     k, l = problem.k, problem.l
     st = staircase_program(problem.replace(frame=problem.inputs, semantics="sldp", focal_sets=None))

@@ -43,7 +43,7 @@ from .._validation import check_labels, check_prior, format_set, parse_set
 from ..exceptions import InvalidProblemError
 from ..vocabulary import Objective, Semantics
 
-__all__ = ["OBJECTIVES", "SEMANTICS", "DesignProblem", "is_symmetric", "load_problem", "parse_problem"]
+__all__ = ["OBJECTIVES", "SEMANTICS", "DesignProblem", "load_problem", "parse_problem"]
 
 SEMANTICS = tuple(s.value for s in Semantics)
 OBJECTIVES = tuple(o.value for o in Objective)
@@ -234,11 +234,6 @@ class DesignProblem:
         """``e^epsilon`` (``inf`` beyond the range of a float)."""
         return math.exp(self.epsilon) if self.epsilon < 709.0 else math.inf
 
-    @functools.cached_property
-    def symmetric(self) -> bool:
-        """Whether relabelling the answers (inputs alike) leaves the problem unchanged (cached)."""
-        return is_symmetric(self)
-
     def missing_truth(self) -> list[str]:
         """Inputs with no frame label of the same name."""
         return [x for x, t in zip(self.inputs, self.truth()) if t < 0]
@@ -278,61 +273,6 @@ class DesignProblem:
         if self.focal_sets is not None:
             parts.append(f"{len(self.focal_sets)} focal sets allowed")
         return ", ".join(parts)
-
-
-# ---------------------------------------------------------------------------- symmetry
-#: A gain table is checked for invariance up to this frame size (it has 2**l columns).
-MAX_GAIN_CHECK = 16
-
-
-def _generators(k: int) -> list[NDArray[np.int64]]:
-    """Generators of the symmetric group: a transposition and a k-cycle."""
-    gens = [np.r_[1, 0, np.arange(2, k)].astype(np.int64)]
-    if k > 2:
-        gens.append(np.r_[np.arange(1, k), 0].astype(np.int64))
-    return gens
-
-
-def _permute_masks(masks: NDArray[np.int64], perm: NDArray[np.int64]) -> NDArray[np.int64]:
-    out = np.zeros_like(masks)
-    for i, target in enumerate(perm):
-        out |= ((masks >> i) & 1) << int(target)
-    return out
-
-
-def is_symmetric(problem: DesignProblem) -> bool:
-    """Whether relabelling answers (with inputs alike) leaves the problem unchanged.
-
-    Needs the inputs to be exactly the frame's labels, a uniform prior, and objective and structure
-    invariant under the transposition and the cycle that generate all permutations (docs/theory.md,
-    5.3). Cached on the problem as :attr:`DesignProblem.symmetric`.
-    """
-    k, l = problem.k, problem.l
-    if k != l or set(problem.inputs) != set(problem.frame) or k < 2:
-        return False
-    if np.ptp(problem.prior) > 1e-12:
-        return False
-    truth = problem.truth()  # frame index of input x
-    inv = np.argsort(truth)  # input of frame index y
-    family = problem.family() if problem.focal_sets is not None else None
-    for perm in _generators(l):  # perm acts on frame indices; inputs follow by labels
-        if family is not None and set(_permute_masks(family, perm).tolist()) != set(family.tolist()):
-            return False
-        xperm = inv[perm[truth]]  # input x -> input with label perm(y(x))
-        if problem.objective is Objective.GAIN:
-            if l > MAX_GAIN_CHECK:
-                return False
-            g = problem.gain
-            assert g is not None
-            all_sets = np.arange(1 << l, dtype=np.int64)
-            if not np.allclose(g[xperm][:, _permute_masks(all_sets, perm)], g, rtol=0, atol=1e-12):
-                return False
-        if problem.objective.utility:
-            u = problem.utility
-            assert u is not None
-            if not np.allclose(u[np.ix_(xperm, perm)], u, rtol=0, atol=1e-12):
-                return False
-    return True
 
 
 # ---------------------------------------------------------------------------- TOML

@@ -8,14 +8,72 @@ and on whether it holds the true answer; :func:`orbit_average` turns any optimum
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from numpy.typing import NDArray
 
 from .. import setfunctions as sf
 from ..mechanism import Mechanism
-from .problem import is_symmetric
+from ..vocabulary import Objective
+from .problem import DesignProblem
 
 __all__ = ["is_symmetric", "orbit_average"]
+
+#: A gain table is checked for invariance up to this frame size (it has 2**l columns).
+MAX_GAIN_CHECK = 16
+
+
+def _generators(k: int) -> list[NDArray[np.int64]]:
+    """Generators of the symmetric group: a transposition and a k-cycle."""
+    gens = [np.r_[1, 0, np.arange(2, k)].astype(np.int64)]
+    if k > 2:
+        gens.append(np.r_[np.arange(1, k), 0].astype(np.int64))
+    return gens
+
+
+def _permute_masks(masks: NDArray[np.int64], perm: NDArray[np.int64]) -> NDArray[np.int64]:
+    out = np.zeros_like(masks)
+    for i, target in enumerate(perm):
+        out |= ((masks >> i) & 1) << int(target)
+    return out
+
+
+@functools.lru_cache(maxsize=256)  # problems are immutable and hashed by identity
+def is_symmetric(problem: DesignProblem) -> bool:
+    """Whether relabelling answers (with inputs alike) leaves the problem unchanged.
+
+    Needs the inputs to be exactly the frame's labels, a uniform prior, and objective and structure
+    invariant under the transposition and the cycle that generate all permutations (docs/theory.md,
+    5.3). Cached per problem object.
+    """
+    k, l = problem.k, problem.l
+    if k != l or set(problem.inputs) != set(problem.frame) or k < 2:
+        return False
+    if np.ptp(problem.prior) > 1e-12:
+        return False
+    truth = problem.truth()  # frame index of input x
+    inv = np.argsort(truth)  # input of frame index y
+    family = problem.family() if problem.focal_sets is not None else None
+    for perm in _generators(l):  # perm acts on frame indices; inputs follow by labels
+        if family is not None and set(_permute_masks(family, perm).tolist()) != set(family.tolist()):
+            return False
+        xperm = inv[perm[truth]]  # input x -> input with label perm(y(x))
+        if problem.objective is Objective.GAIN:
+            if l > MAX_GAIN_CHECK:
+                return False
+            g = problem.gain
+            assert g is not None
+            all_sets = np.arange(1 << l, dtype=np.int64)
+            if not np.allclose(g[xperm][:, _permute_masks(all_sets, perm)], g, rtol=0, atol=1e-12):
+                return False
+        if problem.objective.utility:
+            u = problem.utility
+            assert u is not None
+            if not np.allclose(u[np.ix_(xperm, perm)], u, rtol=0, atol=1e-12):
+                return False
+    return True
+
 
 def orbit_average(mech: Mechanism, truth: NDArray[np.int64]) -> Mechanism:
     """Average a mechanism over all relabellings of the answers (inputs relabelled alike).
