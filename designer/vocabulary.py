@@ -12,14 +12,31 @@ parsers below turn a string into the enum once, at the edge, with one message fo
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import TypeVar
+from typing import Self
 
 __all__ = ["Loss", "Objective", "Semantics"]
 
-_E = TypeVar("_E", bound=StrEnum)
 
 
-class Semantics(StrEnum):
+class _Word(StrEnum):
+    """A word of the vocabulary: parsed from a string once, at the edge where it enters."""
+
+    @classmethod
+    def parse(cls, value: object, what: str | None = None) -> Self:
+        """``value`` as a member (case and surrounding space ignored); ``ValueError`` naming ``what``
+        (default: the enum's name) and the choices otherwise."""
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, str):
+            try:
+                return cls(value.strip().lower())
+            except ValueError:
+                pass
+        choices = ", ".join(repr(m.value) for m in cls)
+        raise ValueError(f"{what or cls.__name__.lower()} must be one of {choices}, got {value!r}")
+
+
+class Semantics(_Word):
     """Which privacy definition a mechanism must meet.
 
     ``SLDP``: Shafer's (Def 3.1, ratios of masses); ``WLDP``: Walley's (Def 3.13, ratios of plausibility
@@ -29,11 +46,6 @@ class Semantics(StrEnum):
     SLDP = "sldp"
     WLDP = "wldp"
     BOTH = "both"
-
-    @classmethod
-    def parse(cls, value: object, what: str = "semantics") -> Semantics:
-        """``value`` as a :class:`Semantics`; ``ValueError`` naming ``what`` and the choices otherwise."""
-        return _parse(cls, value, what)
 
     @property
     def losses(self) -> tuple[Loss, ...]:
@@ -52,7 +64,7 @@ class Semantics(StrEnum):
         return self is not Semantics.SLDP
 
 
-class Loss(StrEnum):
+class Loss(_Word):
     """A privacy loss of an evidential mechanism (Def 3.1, Lemma 3.2, Def 3.13)."""
 
     SHAFER = "shafer"
@@ -61,16 +73,15 @@ class Loss(StrEnum):
     WALLEY = "walley"
 
     @classmethod
-    def parse(cls, value: object, what: str = "loss") -> Loss:
+    def parse(cls, value: object, what: str | None = None) -> Loss:
         """``value`` as a :class:`Loss`; a semantics name stands for its loss (``sldp`` -> ``shafer``)."""
         if isinstance(value, Semantics) and value is not Semantics.BOTH:
             return value.losses[0]
-        text = str(value).strip().lower() if isinstance(value, str) else value
-        if text == "sldp":
-            return cls.SHAFER
-        if text == "wldp":
-            return cls.WALLEY
-        return _parse(cls, value, what)
+        text = value.strip().lower() if isinstance(value, str) else value
+        aliases = {"sldp": cls.SHAFER, "wldp": cls.WALLEY}
+        if isinstance(text, str) and text in aliases:
+            return aliases[text]
+        return super().parse(value, what)
 
     @property
     def symbols(self) -> tuple[str, str]:
@@ -79,7 +90,7 @@ class Loss(StrEnum):
                 Loss.WALLEY: ("pl", "bel")}[self]
 
 
-class Objective(StrEnum):
+class Objective(_Word):
     """What a design maximises (docs/theory.md, section 5).
 
     ``TRUTHFUL``: the probability of answering exactly the true answer; ``CHI2``: the chi-square
@@ -94,11 +105,6 @@ class Objective(StrEnum):
     WORST_CASE_UTILITY = "worst_case_utility"
     BEST_CASE_UTILITY = "best_case_utility"
 
-    @classmethod
-    def parse(cls, value: object, what: str = "objective") -> Objective:
-        """``value`` as an :class:`Objective`; ``ValueError`` naming ``what`` and the choices otherwise."""
-        return _parse(cls, value, what)
-
     @property
     def linear(self) -> bool:
         """Whether the objective is linear in the masses (every objective but ``chi2``)."""
@@ -108,15 +114,3 @@ class Objective(StrEnum):
     def utility(self) -> bool:
         """Whether the objective reads a ``[utility]`` table."""
         return self in (Objective.WORST_CASE_UTILITY, Objective.BEST_CASE_UTILITY)
-
-
-def _parse(cls: type[_E], value: object, what: str) -> _E:
-    if isinstance(value, cls):
-        return value
-    if isinstance(value, str):
-        try:
-            return cls(value.strip().lower())
-        except ValueError:
-            pass
-    choices = ", ".join(repr(m.value) for m in cls)
-    raise ValueError(f"{what} must be one of {choices}, got {value!r}")
