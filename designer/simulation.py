@@ -20,10 +20,10 @@ from .estimation import em, estimator_variance, inversion_estimate
 from .exceptions import InvalidMechanismError
 from .mechanism import Mechanism
 from .sampling import as_rng, precise_distributions
+from .vocabulary import ESTIMATORS
 
 __all__ = ["ESTIMATORS", "simulate", "summarize"]
 
-ESTIMATORS = ("mle", "inversion", "eq2")
 _CHUNK = 2000
 
 

@@ -14,7 +14,11 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Self
 
-__all__ = ["Loss", "Objective", "Semantics"]
+__all__ = ["ESTIMATORS", "Loss", "Objective", "Semantics"]
+
+#: Estimators of the shares that ``simulate`` compares: maximum likelihood (EM), the linear inversion of a
+#: square Bayesian mechanism, and Eq 2 of the paper for ``Q_2x3``.
+ESTIMATORS = ("mle", "inversion", "eq2")
 
 
 

@@ -172,3 +172,13 @@ def test_help_examples_run(scratch, capsys):
             argv[argv.index("0.1:5:50")] = "0.5:2:4"  # the same command on a smaller grid
         code = main(argv)
         assert code == 0, (example, capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["--version"], ["audit", "examples/mechanisms/q2x3.csv"]])
+def test_fast_commands_do_not_import_heavy_libraries(argv):
+    """The CLI starts fast: help, version and an audit never load cvxpy, matplotlib, scipy or pandas."""
+    code = ("import sys\nfrom designer.cli import main\nmain(%r)\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'cvxpy', 'matplotlib', 'scipy', 'pandas'}))"
+            % (argv,))
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False)
+    assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stdout + proc.stderr

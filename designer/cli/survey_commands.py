@@ -205,7 +205,7 @@ def _configure_estimate(p: argparse.ArgumentParser) -> None:
 
 
 def _configure_simulate(p: argparse.ArgumentParser) -> None:
-    from ..simulation import ESTIMATORS
+    from ..vocabulary import ESTIMATORS
 
     p.add_argument("mechanism", help="mechanism CSV or JSON file")
     p.add_argument("--n", type=int_arg(1, 10**9), default=1000, help="respondents per survey (default 1000)")
