@@ -24,6 +24,10 @@ def show_progress(args: argparse.Namespace) -> bool:
     return not getattr(args, "quiet", False) and sys.stderr.isatty()
 
 
+#: Most values one grid option may hold (a sweep designs their product).
+MAX_GRID = 10_000
+
+
 def parse_values(text: str, what: str, *, low: float, high: float, low_open: bool, high_open: bool
                  ) -> list[float]:
     """``start:stop:count`` (inclusive, evenly spaced) or a comma list ``0.5,1,2``, each in a range."""
@@ -33,6 +37,8 @@ def parse_values(text: str, what: str, *, low: float, high: float, low_open: boo
             if len(parts) != 3:
                 raise ValueError
             start, stop, count = float(parts[0]), float(parts[1]), int(parts[2])
+            if count > MAX_GRID:
+                raise CommandError(f"{what} {text!r}: {count} values is more than {MAX_GRID}; use a coarser grid")
             if count < 1 or (count == 1 and start != stop):
                 raise ValueError
             values = [start + (stop - start) * i / (count - 1) for i in range(count)] if count > 1 else [start]
