@@ -177,8 +177,7 @@ def test_help_examples_run(scratch, capsys):
 @pytest.mark.parametrize("argv", [["--help"], ["--version"], ["audit", "examples/mechanisms/q2x3.csv"]])
 def test_fast_commands_do_not_import_heavy_libraries(argv):
     """The CLI starts fast: help, version and an audit never load cvxpy, matplotlib, scipy or pandas."""
-    code = ("import sys\nfrom designer.cli import main\nmain(%r)\n"
-            "print(sorted({m.split('.')[0] for m in sys.modules} & {'cvxpy', 'matplotlib', 'scipy', 'pandas'}))"
-            % (argv,))
+    code = (f"import sys\nfrom designer.cli import main\nmain({argv!r})\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'cvxpy', 'matplotlib', 'scipy', 'pandas'}))")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False)
     assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stdout + proc.stderr
