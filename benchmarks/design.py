@@ -56,9 +56,11 @@ def sweep_pair(k: int, semantics: str, objective: str, count: int, prior: str, q
     cold = [design(base.replace(epsilon=float(e))).objective_value for e in grid]
     t1 = time.perf_counter()
     warm = WarmStart()
-    hot = [design(base.replace(epsilon=float(e)), warm=warm).objective_value for e in grid]
+    results = [design(base.replace(epsilon=float(e)), warm=warm) for e in grid]
     t2 = time.perf_counter()
-    queue.put((t1 - t0, t2 - t1, float(np.max(np.abs(np.subtract(cold, hot)))), warm.warm_solves))
+    hot = [r.objective_value for r in results]
+    started = sum(r.solver == "HIGHS (warm start)" for r in results)  # designs that started from a stored basis
+    queue.put((t1 - t0, t2 - t1, float(np.max(np.abs(np.subtract(cold, hot)))), started))
 
 
 def dense_baseline(k: int, semantics: str, objective: str, path: str, queue: mp.Queue) -> None:

@@ -232,7 +232,7 @@ def _solve_highs(lp: LinearProgram, options: dict[str, Any], warm: WarmStart | N
         h.setOptionValue(name, value)
     h.passModel(_highs_model(lp))
     basis = warm.usable(lp, options) if warm is not None else None
-    name = "HIGHS" if warm is None else "HIGHS (warm start)"
+    name = "HIGHS" if basis is None else "HIGHS (warm start)"
     if basis is not None:
         assert warm is not None
         h.setBasis(basis)
