@@ -124,12 +124,12 @@ def require_solution(outcome: SolverOutcome, what: str = "the program") -> Solve
     """Return ``outcome`` when it is optimal or infeasible; raise :class:`SolverError` otherwise."""
     if outcome.status in (Status.OPTIMAL, Status.INFEASIBLE):
         return outcome
+    other = "HIGHS" if outcome.solver.upper().startswith("CLARABEL") else "CLARABEL"
     remedy = {
-        Status.ITERATION_LIMIT: "raise the iteration limit (solver_options) or use another solver "
-                                "(solver='CLARABEL')",
+        Status.ITERATION_LIMIT: f"raise the iteration limit (solver_options) or use another solver (solver='{other}')",
         Status.TIME_LIMIT: "raise the time limit (solver_options) or make the problem smaller",
         Status.UNBOUNDED: "check the objective table (gains and utilities must be finite)",
-    }.get(outcome.status, "try another solver (solver='CLARABEL') or rescale the problem")
+    }.get(outcome.status, f"try another solver (solver='{other}') or rescale the problem")
     detail = f" ({outcome.detail})" if outcome.detail and outcome.detail != outcome.status.value else ""
     raise SolverError(f"the solver {outcome.solver} stopped on {what} with status '{outcome.status.value}'"
                       f"{detail}; {remedy}")

@@ -34,7 +34,7 @@ def test_statuses(solver):
 
 def test_an_iteration_limit_is_a_solver_error_not_infeasibility():
     problem = DesignProblem(inputs=tuple("abcd"), epsilon=1.0, semantics="wldp")
-    with pytest.raises(SolverError, match=r"CLARABEL .*'iteration limit'.*raise the iteration limit"):
+    with pytest.raises(SolverError, match=r"CLARABEL .*'iteration limit'.*raise the iteration limit.*HIGHS"):
         design(problem, solver="CLARABEL", solver_options={"max_iter": 1})
     with pytest.raises(SolverError, match=r"HIGHS .*'iteration limit'"):
         design(problem, solver_options={"simplex_iteration_limit": 1, "presolve": "off", "solver": "simplex"})

@@ -275,9 +275,7 @@ def _references(problem: DesignProblem, solve: Callable[..., _Answer]) -> Iterat
 def _release(problem: DesignProblem, first: _Answer, solve: Callable[..., _Answer],
              settings: _Settings) -> tuple[Any, Certificate, str]:
     """Certify ``first``; when a repair costs too much objective, solve again slightly inside the budget."""
-    floor = first.value - OBJECTIVE_RTOL * max(1.0, abs(first.value))
-    if problem.objective is Objective.CHI2 and math.isfinite(first.value):
-        floor = first.value * (1 - OBJECTIVE_RTOL) if first.value > 0 else first.value
+    floor = first.value - OBJECTIVE_RTOL * abs(first.value) - 1e-12 if math.isfinite(first.value) else -math.inf
 
     def accept(candidate: Candidate) -> bool:
         return _value(problem, candidate) >= floor
@@ -343,7 +341,7 @@ def _design_symmetric(problem: DesignProblem, settings: _Settings, t0: float) ->
         # full matrix gets a certificate of its own (exact when small), repaired if the rounding needs it.
         full = released.to_mechanism()
         value = objective_value(problem, full)
-        floor = value - OBJECTIVE_RTOL * max(1.0, abs(value))
+        floor = value - OBJECTIVE_RTOL * abs(value) - 1e-12
         inner = _references(problem, solve)
         expanded = ((name, ref.to_mechanism()) for name, ref in inner
                     if isinstance(ref, SymmetricMechanism))
