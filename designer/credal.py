@@ -69,8 +69,7 @@ def gamble_vector(mech: Mechanism, gamble: Mapping[str, float] | ArrayLike) -> N
 
 def _members(mech: Mechanism) -> NDArray[np.bool_]:
     """``(F, l)`` membership of frame elements in the focal sets."""
-    focal = np.asarray(mech.focal, dtype=np.int64)
-    return ((focal[:, None] >> np.arange(mech.l)[None, :]) & 1).astype(bool)
+    return sf.members(mech.focal, mech.l)
 
 
 def _event_vector(mech: Mechanism, event: Sequence[str] | str | int) -> NDArray[np.float64]:

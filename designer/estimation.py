@@ -67,12 +67,17 @@ def chi2_information(mech: Mechanism, prior: ArrayLike | None = None) -> float:
 
     The estimation objective of the design engine (docs/theory.md section 5, "staircase" LP).
     """
-    pi = _prior(mech, prior)
-    cols = mech.matrix
-    out = cols.T @ pi
-    used = out > 0
-    dev = cols[:, used] - out[used]
-    return float(np.sum(pi[:, None] * dev**2 / out[used]))
+    return float(np.sum(column_information(mech.matrix, _prior(mech, prior))))
+
+
+def column_information(values: NDArray[np.float64], prior: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``mu(v) = sum_x pi_x (v_x - pi.v)^2 / (pi.v)`` of each column of ``values`` (k, n); 0 for a column
+    no input reaches. The chi-square information of one answer, and the weight of a staircase column."""
+    mean = prior @ values
+    used = mean > 0
+    out = np.zeros(values.shape[1])
+    out[used] = (prior[:, None] * (values[:, used] - mean[used]) ** 2).sum(axis=0) / mean[used]
+    return out
 
 
 def estimator_variance(

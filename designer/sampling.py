@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from . import setfunctions as sf
 from .exceptions import InvalidMechanismError
 from .mechanism import Mechanism
 
@@ -88,7 +89,7 @@ def randomize(mech: Mechanism, true_inputs: Sequence[Any] | ArrayLike,
 def precise_distributions(mech: Mechanism, allocation: str | float | ArrayLike = "uniform") -> NDArray[np.float64]:
     """The ``(k, l)`` output distributions of a named member of each row's credal set (module docstring)."""
     focal = np.asarray(mech.focal, dtype=np.int64)
-    members = ((focal[:, None] >> np.arange(mech.l)[None, :]) & 1).astype(np.float64)  # (F, l)
+    members = sf.members(focal, mech.l).astype(np.float64)  # (F, l)
     sizes = members.sum(axis=1)
     if isinstance(allocation, str):
         if allocation != "uniform":

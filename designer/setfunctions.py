@@ -30,6 +30,7 @@ __all__ = [
     "mass_from_bel",
     "mass_from_commonality",
     "mass_from_pl",
+    "members",
     "pl_from_mass",
     "popcount",
     "subset_mask",
@@ -226,6 +227,12 @@ def bel_from_mass(mass: ArrayLike) -> NDArray[np.float64]:
     (..., 2**l) ndarray
     """
     return subset_zeta(mass)
+
+
+def members(masks: ArrayLike, l: int) -> NDArray[np.bool_]:
+    """``(F, l)`` membership table: entry ``[j, i]`` says whether element ``i`` is in set ``masks[j]``."""
+    m = np.asarray(masks, dtype=np.int64)
+    return ((m[:, None] >> np.arange(l)[None, :]) & 1).astype(bool)
 
 
 def pl_from_mass(mass: ArrayLike) -> NDArray[np.float64]:

@@ -165,10 +165,16 @@ def _highs_model(lp: LinearProgram) -> Any:
     return model
 
 
-def _run_highs(h: Any) -> None:
-    """Run HiGHS in a thread of its own and poll it, so that Ctrl-C cancels the solve at once.
+#: After a Ctrl-C, how long to wait for HiGHS to stop before leaving its thread behind (presolve and
+#: crossover do not look at the interrupt flag; the thread is a daemon and ends with the process).
+CANCEL_WAIT = 1.0
 
-    ``KeyboardInterrupt`` is raised again once HiGHS has stopped (a fraction of a second).
+
+def _run_highs(h: Any) -> None:
+    """Run HiGHS in a thread of its own and poll it, so that Ctrl-C stops the solve at once.
+
+    ``KeyboardInterrupt`` is raised again once HiGHS has stopped, or after ``CANCEL_WAIT`` seconds in a
+    phase that does not look at the interrupt flag.
     """
     h.HandleUserInterrupt = True  # cancelSolve() is then seen by simplex and IPM at their interrupt checks
     thread = h.startSolve()
@@ -178,7 +184,7 @@ def _run_highs(h: Any) -> None:
             done, _ = h.wait(0.05)
     except KeyboardInterrupt:
         h.cancelSolve()
-        thread.join()
+        thread.join(CANCEL_WAIT)
         raise
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from .._numeric import rr_probabilities
 from ..closed_forms import gwrr_sldp, gwrr_wldp, krr_variance, subset_selection_best_d, subset_selection_variance
 from ..estimation import estimator_variance
 from ..exceptions import InfeasibleDesignError, InvalidProblemError
@@ -157,8 +158,7 @@ def _compare_kary_truthful(problem: DesignProblem, epsilons: list[float]) -> Com
     rows = []
     for eps in epsilons:
         result = design(problem.replace(epsilon=eps))
-        e = math.exp(eps)
-        pc = e / (e + k - 1)
+        pc = rr_probabilities(eps, k - 1)[0]
         rows.append({"epsilon": eps, "objective": result.objective_value, "variance": result.variance,
                      "p_closed": pc, "variance_closed": krr_variance(eps, k),
                      "diff": abs(result.objective_value - pc)})

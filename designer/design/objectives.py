@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from .. import setfunctions as sf
 from ..estimation import chi2_information
 from ..mechanism import Mechanism
 from ..vocabulary import Objective, Semantics
@@ -41,7 +42,7 @@ def objective_matrix(problem: DesignProblem, family: NDArray[np.int64]) -> NDArr
         return pi * problem.gain[:, family]
     if objective.utility:
         assert problem.utility is not None
-        members = ((family[:, None] >> np.arange(problem.l)[None, :]) & 1).astype(bool)  # (F, l)
+        members = sf.members(family, problem.l)  # (F, l)
         u = problem.utility[:, None, :]  # (k, 1, l)
         if objective is Objective.WORST_CASE_UTILITY:
             vals = np.where(members[None], u, np.inf).min(axis=2)

@@ -27,6 +27,8 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from .. import setfunctions as sf
+from ..estimation import column_information
 from ..exceptions import InvalidProblemError
 from ..solvers import LinearProgram, SolverOutcome
 from .objectives import objective_matrix
@@ -242,12 +244,6 @@ def staircase_patterns(k: int) -> NDArray[np.int64]:
     return np.arange(1, (1 << k) - 1, dtype=np.int64)
 
 
-def chi2_weights(values: NDArray[np.float64], prior: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``mu(v) = sum_x pi_x (v_x - pi.v)^2 / (pi.v)`` of each column of ``values`` (k, n)."""
-    mean = prior @ values
-    return (prior[:, None] * (values - mean) ** 2).sum(axis=0) / mean
-
-
 @dataclass
 class Staircase:
     """The staircase LP and how its columns map to focal sets."""
@@ -279,7 +275,7 @@ def staircase_program(problem: DesignProblem) -> Staircase:
         )
     full = (1 << l) - 1
     patterns = staircase_patterns(k)
-    bits = (patterns[None, :] >> np.arange(k)[:, None]) & 1  # (k, S)
+    bits = sf.members(patterns, k).T.astype(np.int64)  # (k, S)
     sets = (bits * (1 << truth)[:, None]).sum(axis=0).astype(np.int64)
     allowed = set(problem.family().tolist())
     keep = np.array([s in allowed for s in sets.tolist()], dtype=bool)
@@ -291,7 +287,7 @@ def staircase_program(problem: DesignProblem) -> Staircase:
                                     or problem.lie_max is not None)
     n = S + (1 if constant else 0)
     c = np.zeros(n)
-    c[:S] = chi2_weights(values, problem.prior)
+    c[:S] = column_information(values, problem.prior)
     eq_rows = [sp.csr_matrix(np.hstack([values, np.ones((k, 1))]) if constant else values)]
     b_eq = [np.ones(k)]
     ub_rows: list[sp.spmatrix] = []

@@ -31,6 +31,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln
 
+from .. import setfunctions as sf
 from ..exceptions import InvalidProblemError
 from ..mechanism import Mechanism
 from ..solvers import LinearProgram
@@ -191,7 +192,7 @@ class SymmetricMechanism:
         a, b = self.per_set()
         sets = np.arange(1, 1 << k, dtype=np.int64)
         size = np.bitwise_count(sets).astype(np.int64)
-        inside = (sets[None, :] >> np.arange(k)[:, None]) & 1
+        inside = sf.members(sets, k).T
         matrix = np.where(inside == 1, a[size - 1][None, :], b[size - 1][None, :])
         used = matrix.any(axis=0)
         return Mechanism(matrix[:, used], inputs=self.labels, frame=self.labels, focal=sets[used].tolist())
