@@ -90,8 +90,8 @@ class LinearProgram:
                 continue
             r = a @ z - b
             r = np.abs(r) if equality else np.maximum(r, 0.0)
-            norms = np.asarray(abs(a).max(axis=1).todense()).ravel()
-            worst = max(worst, float(np.max(r / (np.maximum(norms, 1.0) * scale + np.abs(b)))))
+            largest = float(np.max(np.abs(a.data), initial=1.0))  # the scale of the largest coefficient
+            worst = max(worst, float(np.max(r / (largest * scale + np.abs(b)))))
         worst = max(worst, float(np.max(self.lb - z, initial=0.0)), float(np.max(z - self.ub, initial=0.0)))
         return worst
 
@@ -150,18 +150,19 @@ def _highs_model(lp: LinearProgram) -> Any:
     import highspy
 
     inf = highspy.kHighsInf
-    a = sp.vstack([lp.A_ub, lp.A_eq], format="csc")
+    ub, eq = sp.csr_matrix(lp.A_ub), sp.csr_matrix(lp.A_eq)  # rows of both, stacked without scipy's vstack
+    start = np.r_[ub.indptr, ub.indptr[-1] + eq.indptr[1:]].astype(np.int32)
     model = highspy.HighsLp()
-    model.num_col_, model.num_row_ = lp.n, a.shape[0]
+    model.num_col_, model.num_row_ = lp.n, ub.shape[0] + eq.shape[0]
     model.col_cost_ = -lp.c if lp.maximize else lp.c
     model.col_lower_ = lp.lb
     model.col_upper_ = np.where(np.isfinite(lp.ub), lp.ub, inf)
     model.row_lower_ = np.r_[np.full(lp.A_ub.shape[0], -inf), lp.b_eq]
     model.row_upper_ = np.r_[lp.b_ub, lp.b_eq]
-    model.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    model.a_matrix_.start_ = a.indptr
-    model.a_matrix_.index_ = a.indices
-    model.a_matrix_.value_ = a.data
+    model.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+    model.a_matrix_.start_ = start
+    model.a_matrix_.index_ = np.r_[ub.indices, eq.indices].astype(np.int32)
+    model.a_matrix_.value_ = np.r_[ub.data, eq.data].astype(np.float64)
     return model
 
 
@@ -170,12 +171,20 @@ def _highs_model(lp: LinearProgram) -> Any:
 CANCEL_WAIT = 1.0
 
 
-def _run_highs(h: Any) -> None:
+#: Programs with fewer nonzeros than this are solved in the calling thread (a few milliseconds: a Ctrl-C
+#: is seen as soon as they return); larger ones in a thread that a Ctrl-C cancels.
+THREAD_NONZEROS = 20_000
+
+
+def _run_highs(h: Any, nonzeros: int = THREAD_NONZEROS) -> None:
     """Run HiGHS in a thread of its own and poll it, so that Ctrl-C stops the solve at once.
 
     ``KeyboardInterrupt`` is raised again once HiGHS has stopped, or after ``CANCEL_WAIT`` seconds in a
     phase that does not look at the interrupt flag.
     """
+    if nonzeros < THREAD_NONZEROS:
+        h.run()
+        return
     h.HandleUserInterrupt = True  # cancelSolve() is then seen by simplex and IPM at their interrupt checks
     thread = h.startSolve()
     try:
@@ -244,7 +253,7 @@ def _solve_highs(lp: LinearProgram, options: dict[str, Any], warm: WarmStart | N
         h.setBasis(basis)
         # No more pivots than the cold solve needed: past that, presolve + cold is the better bet.
         h.setOptionValue("simplex_iteration_limit", max(100, warm.cold_iterations(lp)))
-    _run_highs(h)
+    _run_highs(h, lp.A_ub.nnz + lp.A_eq.nnz)
     status_name = h.modelStatusToString(h.getModelStatus())
     raw = str(h.getModelStatus()).rsplit(".", 1)[-1]
     if basis is not None and raw == "kIterationLimit":
@@ -252,7 +261,7 @@ def _solve_highs(lp: LinearProgram, options: dict[str, Any], warm: WarmStart | N
         warm.give_up(lp)
         h.clearSolver()
         h.setOptionValue("simplex_iteration_limit", options.get("simplex_iteration_limit", highspy.kHighsIInf))
-        _run_highs(h)
+        _run_highs(h, lp.A_ub.nnz + lp.A_eq.nnz)
         status_name = h.modelStatusToString(h.getModelStatus())
         raw = str(h.getModelStatus()).rsplit(".", 1)[-1]
     status = _HIGHS_STATUS.get(raw, Status.ERROR)
