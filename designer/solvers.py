@@ -194,7 +194,19 @@ def _run_highs(h: Any, nonzeros: int = THREAD_NONZEROS) -> None:
     except KeyboardInterrupt:
         h.cancelSolve()
         thread.join(CANCEL_WAIT)
+        if thread.is_alive():
+            _ABANDONED.append(thread)
         raise
+
+
+#: HiGHS threads left running after a Ctrl-C (see :func:`solver_threads_running`).
+_ABANDONED: list[Any] = []
+
+
+def solver_threads_running() -> bool:
+    """Whether a cancelled HiGHS solve is still running in a thread of its own (then a program that is
+    about to exit should leave with ``os._exit``: the interpreter cannot finalise under a running solver)."""
+    return any(t.is_alive() for t in _ABANDONED)
 
 
 class WarmStart:

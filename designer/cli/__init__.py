@@ -101,6 +101,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _exit_if_a_solver_runs(status: int) -> None:
+    """Leave at once when a cancelled solver thread still runs (outputs are cleaned up already)."""
+    solvers = sys.modules.get("designer.solvers")
+    if solvers is not None and solvers.solver_threads_running():
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+
+
 class _Terminated(BaseException):
     """SIGTERM, raised in the main thread so that every ``finally`` and atomic write cleans up."""
 
@@ -145,9 +154,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("designer: interrupted", file=sys.stderr)
+        _exit_if_a_solver_runs(130)
         return 130
     except _Terminated:
         print("designer: terminated", file=sys.stderr)
+        _exit_if_a_solver_runs(143)
         return 143
     if text:
         try:
