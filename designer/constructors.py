@@ -6,10 +6,12 @@ and outputs is by equal labels.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 
+from ._exact import ratio_at_most_exp
 from ._numeric import rr_probabilities
 from ._validation import check_epsilon, check_int, check_labels, check_real
 from .mechanism import Mechanism
@@ -17,6 +19,18 @@ from .mechanism import Mechanism
 __all__ = ["Q_GWRR", "Q_WRR", "Q_2x3", "Q_kRR", "Q_lambda"]
 
 BINARY = ("yes", "no")
+
+
+def within_budget(p: float, q: float, eps: float) -> float:
+    """``p``, lowered by the few units in the last place that rounding may have added, so that the stored
+    ratio ``p / q`` is at most ``e^eps`` in exact arithmetic (the mechanism is then eps-private as stored,
+    not only as written; a row is off 1 by at most ``1e-15``)."""
+    from fractions import Fraction
+
+    qf = Fraction(q)
+    while p > q and not ratio_at_most_exp((Fraction(p) / qf).numerator, (Fraction(p) / qf).denominator, eps):
+        p = math.nextafter(p, 0.0)
+    return p
 
 
 def _representable(eps: float, m: float) -> tuple[float, float]:
@@ -89,7 +103,8 @@ def Q_GWRR(eps: float, c: float, *, labels: Sequence[str] = BINARY) -> Mechanism
     eps = check_epsilon(eps)
     c = check_real(c, "c", low=0, high=1, low_open=True)
     p, q = _representable(eps, 1.0)
-    return _binary(c * p, c * q, 1.0 - c, labels)
+    p, q = c * p, c * q
+    return _binary(within_budget(p, q, eps), q, 1.0 - c, labels)
 
 
 def Q_lambda(p: float, q: float, lam: float, *, labels: Sequence[str] = BINARY) -> Mechanism:
@@ -133,6 +148,7 @@ def Q_kRR(eps: float, k: int | Sequence[str]) -> Mechanism:
         if n < 2:
             raise ValueError("k-ary randomized response needs at least 2 answers")
     p, q = _representable(eps, n - 1)
+    p = within_budget(p, q, eps)
     matrix = np.full((n, n), q)
     np.fill_diagonal(matrix, p)
     return Mechanism(matrix, inputs=labels, frame=labels, focal=[1 << i for i in range(n)])

@@ -43,6 +43,9 @@ __all__ = [
 
 LOSSES: tuple[Loss, ...] = tuple(Loss)
 
+#: Float losses this close (nats, relative above 1) to the budget are decided exactly by :func:`is_private`.
+DECISION_MARGIN = 1e-9
+
 
 
 @dataclass(frozen=True)
@@ -250,7 +253,7 @@ def is_private(
     *,
     semantics: str | Loss = "sldp",
     exact: bool = False,
-    tol: float = 1e-9,
+    tol: float | None = None,
 ) -> bool:
     """Whether ``mech`` is ``eps``-private in the given semantics.
 
@@ -262,12 +265,13 @@ def is_private(
     semantics : {"sldp", "wldp", "bel", "pl"} or Loss
         ``"sldp"``: Shafer (Def 3.1); ``"wldp"``: Walley (Def 3.13); ``"bel"``/``"pl"``: Lemma 3.2.
     exact : bool, default False
-        Decide in exact rational arithmetic on the stored floats (no tolerance): the answer a certificate
-        needs. Without it the float loss (accurate to a few units in the last place: log-space ratios,
-        plausibility without cancellation) is compared with ``eps + tol``.
-    tol : float, default 1e-9
-        Slack (nats, >= 0) of the float comparison only: a mechanism built from a closed form at exactly
-        ``eps`` is accepted although its rounded floats may exceed ``eps`` by ``1e-16``.
+        Always decide in exact rational arithmetic on the stored floats: the answer a certificate needs.
+        Without it the float loss (accurate to a few units in the last place: log-space ratios,
+        plausibility without cancellation) decides, except within ``DECISION_MARGIN`` of the budget,
+        where the exact check decides: the answer is never wrong because of rounding.
+    tol : float, optional
+        Accept float losses up to ``eps + tol`` instead (nats, >= 0): a deliberately tolerant check, e.g.
+        for a mechanism typed in with a few digits.
 
     Returns
     -------
@@ -280,10 +284,17 @@ def is_private(
     True
     >>> is_private(Q_GWRR(1.0, 0.8), 1.0, exact=True)  # and its stored floats do, exactly
     True
+    >>> is_private(Q_GWRR(1.0, 0.8), 0.999999999999)  # decided exactly, so close to the boundary
+    False
     """
     mech = _check_mechanism(mech)
     eps = check_epsilon(eps)
     loss = _loss_name(semantics)
     if exact:
         return _exact_private(mech, eps, loss)
-    return worst_case(mech, loss).eps <= eps + check_real(tol, "tol", low=0.0)
+    value = worst_case(mech, loss).eps
+    if tol is not None:
+        return value <= eps + check_real(tol, "tol", low=0.0)
+    if abs(value - eps) > DECISION_MARGIN * max(1.0, eps):
+        return value < eps
+    return _exact_private(mech, eps, loss)

@@ -162,8 +162,13 @@ def _settings(problem: DesignProblem, solver: str | None, options: dict[str, Any
         raise ValueError(f"path must be 'auto', 'general' or 'symmetric', got {path!r}")
     if warm is not None and not isinstance(warm, WarmStart):
         raise TypeError(f"warm must be a WarmStart session, got {type(warm).__name__}")
-    if solver_args is not None and options is None:
-        options = dict(solver_args.get("highs_options", solver_args))
+    if solver_args is not None:
+        import warnings
+
+        warnings.warn("design(solver_args=...) is deprecated; pass solver_options (HiGHS options, or the keyword "
+                      "arguments of cvxpy's solve for another solver)", DeprecationWarning, stacklevel=3)
+        if options is None:
+            options = dict(solver_args.get("highs_options", solver_args))
     return _Settings(solver, options, bool(symmetrize), warm)
 
 

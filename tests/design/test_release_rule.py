@@ -170,6 +170,6 @@ def test_random_problems_meet_budget_structure_and_optimum(chunk):
         if problem.objective.linear:
             optimum = independent_lp(problem)
             assert optimum is not None, problem.describe()
-            assert result.objective_value >= optimum - 1e-6 * max(1.0, abs(optimum)), (problem.describe(),
-                                                                                      result.objective_value, optimum)
+            floor = optimum - 1e-6 * abs(optimum) - 1e-9  # 1e-6 relative (and the LP's own tolerance)
+            assert result.objective_value >= floor, (problem.describe(), result.objective_value, optimum)
     assert released > N_PROBLEMS // (2 * CHUNKS) and infeasible > 0, (released, infeasible, refused)
