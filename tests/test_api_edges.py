@@ -53,3 +53,14 @@ def test_json_labels_must_be_labels():
         d.Mechanism.from_json_obj(obj)
     ints = {"inputs": ["x", "y"], "frame": [1, 2], "focal_sets": [[1], [2]], "matrix": [[0.75, 0.25], [0.25, 0.75]]}
     assert d.Mechanism.from_json_obj(ints).frame == ("1", "2")
+
+
+def test_work_beyond_memory_is_refused_before_it_starts():
+    from designer.design import design
+
+    labels = tuple(f"a{i}" for i in range(20_000))
+    with pytest.raises(d.InvalidProblemError, match="sldp"):
+        design(DesignProblem(inputs=labels, epsilon=1.0, semantics="wldp"))
+    wide = d.Mechanism(np.full((8, 3), 1 / 3), focal=[1, 2, 1 << 23])
+    with pytest.raises(d.InvalidMechanismError, match="smaller frame"):
+        wide.bel()

@@ -122,17 +122,12 @@ def design(problem: DesignProblem, *, solver: str | None = None, solver_options:
     t0 = time.perf_counter()
     settings = _settings(problem, solver, solver_options, solver_args, symmetrize, path, warm)
     route = _route(problem, path)
+    _check_size(problem, route)
     if route == "symmetric":
-        if problem.semantics.walley and problem.k > MAX_SYMMETRIC_WLDP_INPUTS:
-            raise InvalidProblemError(
-                f"the WLDP size-class program of {problem.k} inputs needs dense {problem.k} x {problem.k} binomial "
-                f"maps (about {240 * problem.k**2 / 2**30:.0f} GiB; limit {MAX_SYMMETRIC_WLDP_INPUTS} inputs, about "
-                "8 GiB); use semantics = \"sldp\" (any size) or fewer answer options")
         return with_warnings(_design_symmetric(problem, settings, t0))
-    _check_size(problem)
     first = _solve(problem, settings)
     solve: Callable[..., _Answer] = lambda p, explain=True: _solve(p, settings, explain)  # noqa: E731
-    released, certificate, note = _release(problem, first, solve, settings)
+    released, certificate, note = _release(problem, first, solve)
     assert isinstance(released, Mechanism)
     return with_warnings(DesignResult(
         problem=problem, mechanism=released, objective_value=objective_value(problem, released),
@@ -183,8 +178,15 @@ def _route(problem: DesignProblem, path: str) -> str:
     return "symmetric" if path == "symmetric" or big else "general"
 
 
-def _check_size(problem: DesignProblem) -> None:
-    """Refuse, before any work, general programs beyond the frame limit or about 8 GiB."""
+def _check_size(problem: DesignProblem, route: str) -> None:
+    """Refuse, before any work, programs beyond the frame limit or about 8 GiB."""
+    if route == "symmetric":
+        if problem.semantics.walley and problem.k > MAX_SYMMETRIC_WLDP_INPUTS:
+            raise InvalidProblemError(
+                f"the WLDP size-class program of {problem.k} inputs needs dense {problem.k} x {problem.k} binomial "
+                f"maps (about {240 * problem.k**2 / 2**30:.0f} GiB; limit {MAX_SYMMETRIC_WLDP_INPUTS} inputs, about "
+                "8 GiB); use semantics = \"sldp\" (any size) or fewer answer options")
+        return
     if is_precise(problem):
         return
     name = problem.name or "the problem"
@@ -277,8 +279,8 @@ def _references(problem: DesignProblem, solve: Callable[..., _Answer]) -> Iterat
         yield f"design at {share:g} of the budget", inner.candidate
 
 
-def _release(problem: DesignProblem, first: _Answer, solve: Callable[..., _Answer],
-             settings: _Settings) -> tuple[Any, Certificate, str]:
+def _release(problem: DesignProblem, first: _Answer, solve: Callable[..., _Answer]
+             ) -> tuple[Any, Certificate, str]:
     """Certify ``first``; when a repair costs too much objective, solve again slightly inside the budget."""
     floor = first.value - OBJECTIVE_RTOL * abs(first.value) - 1e-12 if math.isfinite(first.value) else -math.inf
 
@@ -338,7 +340,7 @@ def _design_symmetric(problem: DesignProblem, settings: _Settings, t0: float) ->
     """The size-class path (docs/theory.md, 5.3) for problems invariant under relabelling."""
     first = _solve_symmetric(problem, settings)
     solve: Callable[..., _Answer] = lambda p, explain=True: _solve_symmetric(p, settings, explain)  # noqa: E731
-    released, certificate, note = _release(problem, first, solve, settings)
+    released, certificate, note = _release(problem, first, solve)
     assert isinstance(released, SymmetricMechanism)
     mechanism = None
     if problem.k <= EXPAND_INPUTS:
