@@ -254,7 +254,7 @@ def pl_from_mass(mass: ArrayLike) -> NDArray[np.float64]:
     (..., 2**l) ndarray
         ``pl(empty) = 0`` and ``pl(Y)`` is the row total.
     """
-    v = np.array(mass, dtype=object if np.asarray(mass).dtype == object else np.float64)
+    v = np.array(mass, dtype=object if np.asarray(mass).dtype == object else np.float64)  # a copy: worked in place
     l = frame_size(v.shape[-1])
     lead = v.shape[:-1]
     offset = np.zeros((*lead, 1), dtype=v.dtype)
@@ -262,7 +262,9 @@ def pl_from_mass(mass: ArrayLike) -> NDArray[np.float64]:
         block = v.reshape(*lead, 1 << (l - 1 - i), 2, 1 << i)
         m0, m1 = block[..., 0, :], block[..., 1, :]
         with_i = offset + m1.sum(axis=-1)  # offsets of the events that hold y_i
-        v = np.stack([m0 + m1, m0], axis=-2).reshape(v.shape)
+        held = m1.copy()
+        m1[...] = m0  # events with y_i: the sets that miss y_i still count through the lower elements
+        m0 += held  # events without y_i: every set counts through the lower elements
         offset = np.stack([offset, with_i], axis=-1).reshape(*lead, 1 << (l - i))
     return offset
 
