@@ -18,7 +18,7 @@ demo: $(STAMP)
 	$(BIN)/designer compare problems/gwrr-dont-know.toml --eps 0.5:3:6
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2
+	$(BIN)/python -m pytest -n 2 --dist worksteal
 
 lint: $(STAMP)
 	$(BIN)/ruff check designer tests benchmarks examples

@@ -150,20 +150,25 @@ def _highs_model(lp: LinearProgram) -> Any:
     import highspy
 
     inf = highspy.kHighsInf
-    ub, eq = sp.csr_matrix(lp.A_ub), sp.csr_matrix(lp.A_eq)  # rows of both, stacked without scipy's vstack
-    start = np.r_[ub.indptr, ub.indptr[-1] + eq.indptr[1:]].astype(np.int32)
+    ub, eq = _csr(lp.A_ub), _csr(lp.A_eq)  # rows of both, stacked without scipy's vstack
+    start = np.concatenate([ub.indptr, ub.indptr[-1] + eq.indptr[1:]]).astype(np.int32)
     model = highspy.HighsLp()
     model.num_col_, model.num_row_ = lp.n, ub.shape[0] + eq.shape[0]
     model.col_cost_ = -lp.c if lp.maximize else lp.c
     model.col_lower_ = lp.lb
     model.col_upper_ = np.where(np.isfinite(lp.ub), lp.ub, inf)
-    model.row_lower_ = np.r_[np.full(lp.A_ub.shape[0], -inf), lp.b_eq]
-    model.row_upper_ = np.r_[lp.b_ub, lp.b_eq]
+    model.row_lower_ = np.concatenate([np.full(ub.shape[0], -inf), lp.b_eq])
+    model.row_upper_ = np.concatenate([lp.b_ub, lp.b_eq])
     model.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
     model.a_matrix_.start_ = start
-    model.a_matrix_.index_ = np.r_[ub.indices, eq.indices].astype(np.int32)
-    model.a_matrix_.value_ = np.r_[ub.data, eq.data].astype(np.float64)
+    model.a_matrix_.index_ = np.concatenate([ub.indices, eq.indices]).astype(np.int32)
+    model.a_matrix_.value_ = np.concatenate([ub.data, eq.data]).astype(np.float64)
     return model
+
+
+def _csr(a: Any) -> Any:
+    """``a`` in CSR form, without a copy when it already is."""
+    return a if sp.issparse(a) and a.format == "csr" else sp.csr_matrix(a)
 
 
 #: After a Ctrl-C, how long to wait for HiGHS to stop before leaving its thread behind (presolve and
@@ -383,7 +388,7 @@ def minimize(c: Any, *, A_ub: Any = None, b_ub: Any = None, A_eq: Any = None, b_
     def rows(a: Any, b: Any) -> tuple[sp.csr_matrix, NDArray[np.float64]]:
         if a is None:
             return sp.csr_matrix((0, n)), np.zeros(0)
-        return sp.csr_matrix(a), np.asarray(b, dtype=np.float64).ravel()
+        return _csr(a), np.asarray(b, dtype=np.float64).ravel()
 
     a_ub, bu = rows(A_ub, b_ub)
     a_eq, be = rows(A_eq, b_eq)
