@@ -40,7 +40,7 @@ def test_exp_bounds_refuse_out_of_range():
         exp_bounds(HUGE_EPSILON)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.lists(st.floats(min_value=0, max_value=1e300, allow_subnormal=True), min_size=1, max_size=12))
 def test_to_integers_is_exact(values):
     arr = np.array(values)
@@ -56,7 +56,7 @@ def test_to_integers_handles_the_smallest_subnormal_and_refuses_nan():
         to_integers(np.array([math.nan]))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.integers(0, 10**30), st.integers(0, 10**30), st.floats(min_value=1e-12, max_value=60.0))
 def test_ratio_at_most_exp_agrees_with_high_precision(num, den, eps):
     got = ratio_at_most_exp(num, den, eps)

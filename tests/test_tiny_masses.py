@@ -62,7 +62,7 @@ def tiny_mechanisms(draw):
     return d.Mechanism(np.array(rows))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(tiny_mechanisms())
 def test_audit_of_tiny_masses_agrees_with_exact_rationals(mech):
     exact = exact_losses(mech)

@@ -20,7 +20,7 @@ from designer.design import DesignProblem, design
 
 N_PROBLEMS = 1000
 #: The problems are drawn in chunks (one seed each) so that parallel test workers share them.
-CHUNKS = 4
+CHUNKS = 8
 
 
 def independent_lp(problem: DesignProblem) -> float | None:
