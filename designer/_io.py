@@ -13,19 +13,25 @@ from typing import BinaryIO
 MAX_TEXT_BYTES = 64 * 2**20
 
 
+@contextlib.contextmanager
+def opening_errors(path: str | os.PathLike[str], error: type[Exception]) -> Iterator[None]:
+    """Turn a failure to open or read ``path`` into one ``error`` line naming the file."""
+    try:
+        yield
+    except FileNotFoundError:
+        raise error(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise error(f"{path}: is a directory, expected a file") from None
+    except OSError as exc:
+        raise error(f"{path}: cannot read ({exc.strerror})") from None
+
+
 def read_text(path: str | os.PathLike[str], *, error: type[Exception] = ValueError,
               max_bytes: int = MAX_TEXT_BYTES) -> str:
     """Read a UTF-8 text file (a BOM is allowed) of at most ``max_bytes``; every failure is one clear ``error``."""
     p = Path(path)
-    try:
-        with p.open("rb") as fh:
-            data = fh.read(max_bytes + 1)
-    except FileNotFoundError:
-        raise error(f"{p}: no such file") from None
-    except IsADirectoryError:
-        raise error(f"{p}: is a directory, expected a file") from None
-    except OSError as exc:
-        raise error(f"{p}: cannot read ({exc.strerror})") from None
+    with opening_errors(p, error), p.open("rb") as fh:
+        data = fh.read(max_bytes + 1)
     if len(data) > max_bytes:
         raise error(f"{p}: larger than {max_bytes // 2**20} MiB; this is not a file of the expected kind")
     try:

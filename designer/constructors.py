@@ -27,8 +27,10 @@ def within_budget(p: float, q: float, eps: float) -> float:
     not only as written; a row is off 1 by at most ``1e-15``)."""
     from fractions import Fraction
 
-    qf = Fraction(q)
-    while p > q and not ratio_at_most_exp((Fraction(p) / qf).numerator, (Fraction(p) / qf).denominator, eps):
+    while p > q:
+        ratio = Fraction(p) / Fraction(q)
+        if ratio_at_most_exp(ratio.numerator, ratio.denominator, eps):
+            break
         p = math.nextafter(p, 0.0)
     return p
 

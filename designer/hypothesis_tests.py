@@ -228,7 +228,7 @@ def bound(kind: str, eps: float, alphas: ArrayLike) -> NDArray[np.float64]:
     (Thm 3.5, eps = eps_S). An infinite loss gives the trivial bounds 0 (lower) and 1 (upper).
     """
     a = np.asarray(alphas, dtype=np.float64)
-    if not (isinstance(eps, float) and eps == math.inf):
+    if eps != math.inf:  # an infinite loss is allowed: it gives the trivial bounds
         eps = check_real(eps, "eps", low=0.0)
     if math.isinf(eps):
         return np.zeros_like(a) if kind in ("pessimistic", "shafer_lower") else np.ones_like(a)

@@ -11,6 +11,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .._validation import check_prior
+
 __all__ = ["CommandError", "add_format", "check_out", "epsilon_arg", "int_arg", "level_arg", "parse_grid",
            "parse_prior", "parse_values", "problem_from_args", "read_table", "show_progress"]
 
@@ -118,8 +120,10 @@ def parse_prior(text: str | None, inputs: Sequence[str]) -> list[float]:
         raise CommandError(f"--prior {text!r}: write {k} numbers (e.g. 0.3,0.7) or label=value pairs") from None
     if len(values) != k:
         raise CommandError(f"--prior {text!r}: {len(values)} values for {k} inputs {list(inputs)}")
-    if any(not math.isfinite(v) or v < 0 for v in values) or abs(sum(values) - 1.0) > 1e-9:
-        raise CommandError(f"--prior {text!r}: the shares must be non-negative and sum to 1")
+    try:
+        check_prior(values, k, "--prior")  # the package's one simplex check
+    except (TypeError, ValueError):
+        raise CommandError(f"--prior {text!r}: the shares must be non-negative and sum to 1") from None
     return values
 
 

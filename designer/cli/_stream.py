@@ -20,19 +20,15 @@ CHUNK_ROWS = 500_000
 def _header(path: str) -> list[str]:
     import csv
 
+    from .._io import opening_errors
+
     try:
-        with open(path, encoding="utf-8-sig", newline="") as fh:
+        with opening_errors(path, CommandError), open(path, encoding="utf-8-sig", newline="") as fh:
             first = next(csv.reader(fh), None)
-    except FileNotFoundError:
-        raise CommandError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise CommandError(f"{path}: is a directory, expected a file") from None
     except UnicodeDecodeError:
         raise CommandError(f"{path}: not UTF-8 text; save the file as UTF-8") from None
     except csv.Error as exc:
         raise CommandError(f"{path}: not valid CSV: {exc}") from None
-    except OSError as exc:
-        raise CommandError(f"{path}: cannot read ({exc.strerror})") from None
     if not first:
         raise CommandError(f"{path}: the file is empty; expected a header row")
     return [h.strip() for h in first]

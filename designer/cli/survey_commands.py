@@ -72,9 +72,9 @@ def cmd_simulate(args: argparse.Namespace) -> str:
 
 def _codes(values: Any, labels: Sequence[str], path: str, first_line: int, what: str) -> NDArray[np.int64]:
     """Index of every value in ``labels`` (vectorised); an unknown value is one error naming its row."""
-    import pandas as pd
+    from ..sampling import label_indices
 
-    codes = pd.Categorical(values, categories=list(labels)).codes.astype(np.int64)
+    codes = label_indices(values, labels)
     bad = np.flatnonzero(codes < 0)
     if bad.size:
         row = int(bad[0])

@@ -229,11 +229,6 @@ class DesignProblem:
         out.setflags(write=False)
         return out
 
-    @functools.cached_property
-    def exp_epsilon(self) -> float:
-        """``e^epsilon`` (``inf`` beyond the range of a float)."""
-        return math.exp(self.epsilon) if self.epsilon < 709.0 else math.inf
-
     def missing_truth(self) -> list[str]:
         """Inputs with no frame label of the same name."""
         return [x for x, t in zip(self.inputs, self.truth()) if t < 0]
@@ -250,11 +245,6 @@ class DesignProblem:
             out = np.arange(1, 1 << self.l, dtype=np.int64)
         out.setflags(write=False)
         return out
-
-    @property
-    def where(self) -> str:
-        """``"FILE: "`` for a problem read from a file, else empty: the prefix of its error messages."""
-        return f"{self.source}: " if self.source else ""
 
     def replace(self, **changes: Any) -> DesignProblem:
         """A copy with some fields changed (validated again)."""
