@@ -32,6 +32,7 @@ LAYERS = [
     {"constructors", "privacy", "composition", "credal", "estimation", "closed_forms", "sampling"},
     {"hypothesis_tests", "simulation"},
     {"design"},
+    {"regression", "planning", "devices"},
     {"cli", "__main__"},
 ]
 

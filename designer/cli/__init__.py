@@ -16,6 +16,7 @@ from typing import NoReturn
 
 from ..exceptions import CertificationError, DesignerError, DesignWarning, SolverError
 from ._common import CommandError, show_progress
+from .analysis_commands import _configure_regress, cmd_regress
 from .design_commands import (
     _configure_compare,
     _configure_design,
@@ -78,6 +79,9 @@ COMMANDS: list[tuple[str, str, str, Callable[[argparse.ArgumentParser], None], C
     ("sweep", "a grid of designs over epsilon (and don't-know mass), in parallel, with a plot",
      "designer sweep problems/gwrr-dont-know.toml --epsilon 0.1:5:50 --dont-know 0:0.5:6 --jobs 2 "
      "--out sweep.csv --plot sweep.png", _configure_sweep, cmd_sweep),
+    ("regress", "logistic regression of the true answer on covariates, from randomized answers",
+     "designer regress examples/regress.csv --mechanism examples/mechanisms/gwrr.csv "
+     "--formula 'response ~ age + religious' --reference no", _configure_regress, cmd_regress),
 ]
 
 
@@ -94,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"designer {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, summary, example, configure, func in COMMANDS:
-        p = sub.add_parser(name, help=summary, description=f"{summary}.\n\nexample: {example}",
+        p = sub.add_parser(name, description=f"{summary}.\n\nexample: {example}",
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         configure(p)
         p.set_defaults(func=func)
@@ -142,7 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except (DesignerError, CommandError, ValueError, TypeError, OSError, OverflowError, RecursionError) as exc:
         message = " ".join(str(exc).split()) or type(exc).__name__
-        inputs = [str(getattr(args, a)) for a in ("mechanism", "problem", "answers", "responses")
+        inputs = [str(getattr(args, a)) for a in ("mechanism", "problem", "answers", "responses", "data")
                   if getattr(args, a, None)]
         if isinstance(exc, DesignerError) and inputs and not any(p in message for p in inputs):
             message = f"{inputs[0]}: {message}"  # a problem found while working on this input

@@ -1,0 +1,519 @@
+"""Regression on randomized answers: who holds the trait, with covariates, from set-valued responses.
+
+The true answer ``X`` of a respondent with covariates ``z`` (a row of the design matrix, intercept
+included) follows a multinomial logit with a reference input ``r``::
+
+    P(X = x | z) = exp(z b_x) / sum_y exp(z b_y),     b_r = 0,
+
+(a logistic regression when there are two inputs). The analyst records ``E``, the mechanism's randomized
+answer, so the likelihood of one respondent is the mixture ``sum_x M[x, E] P(x | z)`` (Def 3.1: the
+mechanism's row of ``x`` is the distribution of the recorded answer given the truth). This is the model of
+randomized-response regression (R's ``rr`` / ``RRreg``), extended to set-valued answers and to any designed
+mechanism. ``docs/theory.md`` section 9 derives the score and the observed information used here.
+
+Two fitting methods reach the same maximum: ``"newton"`` (a trust-region Newton method on the analytic
+gradient and Hessian, through statsmodels' likelihood machinery, the default) and ``"em"`` (EM, each M-step
+a weighted multinomial logit solved by Newton steps; slower near the optimum, kept as the reference).
+
+Under WLDP the analyst sees precise answers drawn from an unknown member of each row's credal set (Def 3.13);
+the coefficients are then not identified, and :func:`sensitivity` reports their range over named members.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ._validation import check_real
+from .exceptions import DesignerError
+from .mechanism import Mechanism
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["RegressionError", "RegressionResult", "answer_columns", "regress", "sensitivity"]
+
+#: Members of the credal sets :func:`sensitivity` tries by default: uniform split, then lambda on a grid.
+DEFAULT_MEMBERS: tuple[str | float, ...] = ("uniform", 0.0, 0.25, 0.5, 0.75, 1.0)
+
+
+class RegressionError(DesignerError, ValueError):
+    """The data, the formula or the mechanism cannot give a regression (the message says which and why)."""
+
+
+def answer_columns(mech: Mechanism, answers: Any, *, precise: bool = False) -> NDArray[np.int64]:
+    """The mechanism column of every recorded answer, shape ``(n,)``.
+
+    ``answers`` are focal-set headers as :func:`designer.sampling.randomize` writes them (``{yes}``,
+    ``{yes,no}`` in any label order) or, with ``precise=True`` (WLDP), frame labels. An unknown answer raises
+    :class:`RegressionError` naming its row (1-based, the header not counted).
+    """
+    from .estimation import response_columns
+    from .exceptions import InvalidMechanismError
+    from .sampling import label_indices
+
+    values = np.asarray(answers, dtype=object).astype(str)
+    labels = list(mech.frame) if precise else mech.columns
+    codes = label_indices(values, labels)
+    missing = np.flatnonzero(codes < 0)
+    if missing.size and not precise:
+        unique, inverse = np.unique(values[missing], return_inverse=True)
+        try:
+            codes[missing] = response_columns(mech, list(unique))[inverse.ravel()]
+        except InvalidMechanismError:
+            pass
+        missing = np.flatnonzero(codes < 0)
+    if missing.size:
+        row = int(missing[0])
+        what = "a label of the frame (WLDP answers are precise)" if precise else "an answer (column) of the mechanism"
+        raise RegressionError(f"row {row + 1}: answer {str(values[row])!r} is not {what} {labels}; "
+                              f"{missing.size} such row(s): fix them or use the mechanism that produced the answers")
+    return codes.astype(np.int64)
+
+
+def _softmax_columns(eta: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Softmax over the first axis of a ``(k, n)`` array (rows contiguous: fast for small k)."""
+    if eta.shape[0] == 2:  # logistic: one expit, no overflow
+        from scipy.special import expit
+
+        out = np.empty_like(eta)
+        out[0] = expit(eta[0] - eta[1])
+        np.subtract(1.0, out[0], out=out[1])
+        return out
+    top = np.maximum.reduce(list(eta))
+    out = np.exp(eta - top)
+    out /= np.add.reduce(list(out))
+    return out
+
+
+class _Likelihood:
+    """Log-likelihood, score and Hessian of the mixture model (no statsmodels: also used by EM).
+
+    ``z`` is the ``(n, q)`` design matrix, ``a`` the ``(k, n)`` likelihood of each respondent's recorded
+    answer under each true answer (``a[x, i] = M[x, E_i]``). Arrays are kept answer-major, ``(k, n)``.
+    """
+
+    def __init__(self, z: NDArray[np.float64], a: NDArray[np.float64], reference: int) -> None:
+        self.z, self.a, self.reference = z, a, reference
+        self.k = a.shape[0]
+        self.others = [j for j in range(self.k) if j != reference]
+        self._cache: tuple[bytes, tuple[NDArray[np.float64], NDArray[np.float64], float]] | None = None
+
+    def probabilities(self, params: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``P(x | z_i)``, shape ``(k, n)``."""
+        beta = np.asarray(params, dtype=np.float64).reshape(self.z.shape[1], self.k - 1, order="F")
+        eta = np.zeros((self.k, self.z.shape[0]))
+        eta[self.others] = (self.z @ beta).T
+        return _softmax_columns(eta)
+
+    def posterior(self, params: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:
+        """``(P, W, loglik)``: prior and posterior probabilities of the true answer, ``(k, n)`` each, and
+        the log-likelihood (cached for the last ``params``: loglike, score and hessian share it)."""
+        key = np.asarray(params, dtype=np.float64).tobytes()
+        if self._cache is not None and self._cache[0] == key:
+            return self._cache[1]
+        p = self.probabilities(params)
+        w = self.a * p
+        lik = np.add.reduce(list(w))
+        with np.errstate(divide="ignore"):
+            loglik = float(np.log(lik).sum())
+        w /= np.where(lik > 0, lik, 1.0)
+        self._cache = (key, (p, w, loglik))
+        return p, w, loglik
+
+    def loglike(self, params: NDArray[np.float64]) -> float:
+        return self.posterior(params)[2]
+
+    def score(self, params: NDArray[np.float64]) -> NDArray[np.float64]:
+        p, w, _ = self.posterior(params)
+        return np.asarray((self.z.T @ (w - p)[self.others].T).ravel(order="F"))
+
+    def hessian(self, params: NDArray[np.float64]) -> NDArray[np.float64]:
+        # d2 log L_i / d eta_j d eta_m = (w_j [j=m] - w_j w_m) - (p_j [j=m] - p_j p_m)
+        p, w, _ = self.posterior(params)
+        return _curvature(self.z, self.others, lambda j, m: p[j] * p[m] - w[j] * w[m] + (j == m) * (w[j] - p[j]))
+
+
+def _curvature(z: NDArray[np.float64], others: list[int], weight: Any) -> NDArray[np.float64]:
+    """The symmetric block matrix with blocks ``z' diag(weight(j, m)) z`` over pairs of non-reference inputs."""
+    q = z.shape[1]
+    out = np.zeros((q * len(others), q * len(others)))
+    for s, j in enumerate(others):
+        for t in range(s, len(others)):
+            block = z.T @ (weight(j, others[t])[:, None] * z)
+            out[s * q:(s + 1) * q, t * q:(t + 1) * q] = block
+            out[t * q:(t + 1) * q, s * q:(s + 1) * q] = block.T
+    return out
+
+
+def _shares(channel: NDArray[np.float64], codes: NDArray[np.int64]) -> tuple[NDArray[np.float64], float]:
+    """The intercept-only model: the shares' MLE from the answer counts, and its log-likelihood."""
+    from .estimation import em
+
+    counts = np.bincount(codes, minlength=channel.shape[1]).astype(np.float64)
+    shares = em(channel, counts, tol=1e-14, max_iter=100_000)[0]
+    q = shares @ channel
+    used = counts > 0
+    return shares, float(counts[used] @ np.log(q[used]))
+
+
+def _start(lik: _Likelihood, channel: NDArray[np.float64], codes: NDArray[np.int64]) -> NDArray[np.float64]:
+    """Intercept-only start: log-odds of the shares' MLE (EM on the counts), slopes 0."""
+    shares = np.clip(_shares(channel, codes)[0], 1e-4, None)
+    start = np.zeros((lik.z.shape[1], lik.k - 1))
+    intercept = np.flatnonzero(np.all(lik.z == 1.0, axis=0))
+    if intercept.size:
+        start[intercept[0]] = np.log(shares[lik.others] / shares[lik.reference])
+    return start.ravel(order="F")
+
+
+def _em(lik: _Likelihood, start: NDArray[np.float64], *, max_iter: int = 100_000
+        ) -> tuple[NDArray[np.float64], int, bool]:
+    """EM: the E-step posterior of the true answer, the M-step a fractional multinomial logit (Newton).
+
+    Stops, like the Newton method, when the Newton decrement of the observed log-likelihood is below
+    :data:`DECREMENT_TOL` (EM's fixed points zero the score).
+    """
+    params = start.copy()
+    for iteration in range(1, max_iter + 1):
+        p, w, _ = lik.posterior(params)
+        grad = lik.score(params)
+        try:
+            if float(grad @ np.linalg.solve(-lik.hessian(params), grad)) <= DECREMENT_TOL:
+                return params, iteration, True
+        except np.linalg.LinAlgError:
+            pass
+        target = _Likelihood(lik.z, w, lik.reference)  # maximise sum_i sum_x w_xi log p_xi over params
+        for _ in range(25):  # Newton on the concave M-step objective
+            p = target.probabilities(params)
+            grad = np.asarray((lik.z.T @ (w - p)[lik.others].T).ravel(order="F"))
+            info = _curvature(lik.z, lik.others, lambda j, m, p=p: p[j] * ((j == m) - p[m]))
+            step = np.linalg.solve(info, grad)
+            params = params + step
+            if np.abs(step).max() < 1e-12:
+                break
+    return params, max_iter, False
+
+
+@dataclass(frozen=True)
+class RegressionResult:
+    """A fitted randomized-response regression.
+
+    Attributes
+    ----------
+    coefficients : pandas.DataFrame
+        One row per (outcome, term): ``outcome`` (the input whose log-odds against ``reference`` the row
+        describes), ``term``, ``estimate``, ``stderr`` (observed information), ``z``, ``pvalue``, ``ci_low``,
+        ``ci_high`` (Wald, at ``level``).
+    n : int
+        Respondents.
+    loglik, aic, bic : float
+        Log-likelihood (natural log) at the estimate, and the information criteria.
+    lr_statistic, lr_df, lr_pvalue : float, int, float
+        Likelihood-ratio test against the intercept-only model.
+    converged : bool
+        The optimizer's gradient test passed (and the observed information is positive definite).
+    iterations : int
+    method, reference, semantics : str
+    level : float
+    statsmodels : statsmodels results object
+        statsmodels' ``GenericLikelihoodModelResults`` at the estimate: ``summary()``, ``bse``, ``conf_int()``.
+    """
+
+    coefficients: pd.DataFrame
+    n: int
+    loglik: float
+    aic: float
+    bic: float
+    lr_statistic: float
+    lr_df: int
+    lr_pvalue: float
+    converged: bool
+    iterations: int
+    method: str
+    reference: str
+    outcomes: tuple[str, ...]
+    semantics: str
+    level: float
+    params: NDArray[np.float64]
+    covariance: NDArray[np.float64]
+    formula: str
+    design_info: Any
+    statsmodels: Any
+
+    def summary(self) -> Any:
+        """statsmodels' summary table of the fit."""
+        return self.statsmodels.summary(title=f"Randomized-response regression ({self.formula})")
+
+    def predict(self, data: pd.DataFrame) -> pd.DataFrame:
+        """``P(X = x | z)`` of every row of ``data`` (columns: the inputs), shape ``(n, k)``."""
+        import pandas as pd
+
+        z = _covariates(self.design_info, data)
+        probs = _Likelihood(z, np.ones((len(self.outcomes), len(z))), self.outcomes.index(self.reference)
+                            ).probabilities(self.params)
+        return pd.DataFrame(probs.T, columns=list(self.outcomes), index=data.index)
+
+    def prevalence(self, data: pd.DataFrame, by: str | None = None) -> pd.DataFrame:
+        """Predicted prevalence of each input, averaged over ``data`` (per group of column ``by``), with a
+        delta-method standard error and Wald interval at ``level``. Columns: ``group``, ``outcome``,
+        ``estimate``, ``stderr``, ``ci_low``, ``ci_high``."""
+        import pandas as pd
+        from scipy.stats import norm
+
+        z_all = _covariates(self.design_info, data)
+        reference = self.outcomes.index(self.reference)
+        groups = [(None, np.arange(len(data)))] if by is None else [
+            (g, np.flatnonzero((data[by] == g).to_numpy())) for g in pd.unique(data[by])]
+        crit = float(norm.ppf(0.5 + self.level / 2))
+        rows = []
+        for g, idx in groups:
+            z = z_all[idx]
+            lik = _Likelihood(z, np.ones((len(self.outcomes), len(z))), reference)
+            p = lik.probabilities(self.params)
+            for x, label in enumerate(self.outcomes):
+                # d mean_i p_xi / d beta_j = mean_i p_xi ([x = j] - p_ji) z_i
+                grad = np.concatenate([z.T @ (p[x] * ((x == j) - p[j])) / len(z) for j in lik.others])
+                se = float(np.sqrt(max(grad @ self.covariance @ grad, 0.0)))
+                est = float(p[x].mean())
+                rows.append({"group": "all" if g is None else g, "outcome": label, "estimate": est, "stderr": se,
+                             "ci_low": max(est - crit * se, 0.0), "ci_high": min(est + crit * se, 1.0)})
+        return pd.DataFrame(rows)
+
+
+def _covariates(design_info: Any, data: pd.DataFrame) -> NDArray[np.float64]:
+    import patsy
+
+    try:
+        return np.asarray(patsy.dmatrix(design_info, data, NA_action="raise"), dtype=np.float64)
+    except patsy.PatsyError as exc:
+        raise RegressionError(f"cannot build the covariates: {_first_line(exc)}") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def _split_formula(formula: str, columns: list[str]) -> tuple[str, str]:
+    if not isinstance(formula, str) or formula.count("~") != 1:
+        raise RegressionError(f"formula {formula!r} must read 'response ~ x1 + x2' (one '~')")
+    lhs, rhs = (part.strip() for part in formula.split("~"))
+    if lhs not in columns:
+        raise RegressionError(f"formula: the answers column {lhs!r} is not in the data; the columns are {columns}")
+    return lhs, rhs or "1"
+
+
+def _design_matrix(rhs: str, data: pd.DataFrame) -> tuple[NDArray[np.float64], list[str], Any]:
+    """The covariates through patsy, with one-line errors naming the column or row at fault."""
+    import patsy
+
+    columns = [str(c) for c in data.columns]
+    for name in sorted(set(re.findall(r"[A-Za-z_][A-Za-z0-9_.]*", rhs)) & set(columns)):
+        missing = np.flatnonzero(data[name].isna().to_numpy())
+        if missing.size:
+            raise RegressionError(f"column {name!r} is missing at row {int(missing[0]) + 1} ({missing.size} row(s)): "
+                                  "fill or drop those rows")
+    env = patsy.EvalEnvironment([{"np": np}])
+    try:
+        dm = patsy.dmatrix(rhs, data, eval_env=env, NA_action="raise", return_type="dataframe")
+    except patsy.PatsyError as exc:
+        unknown = re.search(r"name '([^']+)' is not defined", str(exc))
+        if unknown:
+            raise RegressionError(f"formula names {unknown.group(1)!r}, which is not a column of the data; "
+                                  f"the columns are {columns}") from None
+        raise RegressionError(f"formula {rhs!r}: {_first_line(exc)}") from None
+    z = dm.to_numpy(dtype=np.float64)
+    names = [str(c) for c in dm.columns]
+    if not np.all(np.isfinite(z)):
+        raise RegressionError("the covariates contain inf or nan after the formula's transformations")
+    if z.shape[1] == 0:
+        raise RegressionError("the formula has no terms; write 'response ~ 1' for the intercept-only model")
+    r = np.linalg.qr(z / np.maximum(np.abs(z).max(axis=0), 1e-300), mode="r")
+    diag = np.abs(np.diag(r))
+    tol = max(z.shape) * np.finfo(float).eps * max(diag.max(), 1.0) * 1e3
+    dependent = np.flatnonzero(diag <= tol)
+    if dependent.size:
+        bad = names[int(dependent[0])]
+        raise RegressionError(f"the design matrix is singular: {bad!r} is a linear combination of the terms before "
+                              f"it ({', '.join(names[: int(dependent[0])])}); drop it from the formula")
+    return z, names, dm.design_info
+
+
+def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism, *, reference: str | None = None,
+            semantics: str = "sldp", allocation: str | float = "uniform", method: str = "newton",
+            level: float = 0.95) -> RegressionResult:
+    """Fit a (multinomial) logistic regression of the true answer on covariates from randomized answers.
+
+    Parameters
+    ----------
+    formula : str
+        ``"response ~ x1 + x2"`` (patsy syntax; ``np`` is available, e.g. ``np.log(age)``). The left side
+        names the column of recorded answers, as :func:`designer.sampling.randomize` writes them.
+    data : pandas.DataFrame
+        One row per respondent.
+    mechanism : Mechanism
+        The ``(k, F)`` mechanism that produced the answers (Def 3.1).
+    reference : str, optional
+        The input whose log-odds are 0 (default: the last input, e.g. ``no``).
+    semantics : {"sldp", "wldp"}
+        ``sldp``: answers are focal sets. ``wldp``: answers are precise frame labels drawn from the member of
+        the credal sets named by ``allocation`` (``"uniform"`` or lambda in [0, 1]); see :func:`sensitivity`.
+    method : {"newton", "em"}
+    level : float
+        Level of the Wald intervals.
+
+    Returns
+    -------
+    RegressionResult
+    """
+    import pandas as pd
+
+    from .sampling import precise_distributions
+
+    level = check_real(level, "level", low=0.0, high=1.0, low_open=True, high_open=True)
+    if method not in ("newton", "em"):
+        raise RegressionError(f"method must be 'newton' or 'em', got {method!r}")
+    if semantics not in ("sldp", "wldp"):
+        raise RegressionError(f"semantics must be 'sldp' or 'wldp', got {semantics!r}")
+    if not isinstance(data, pd.DataFrame) or len(data) == 0:
+        raise RegressionError("data must be a non-empty pandas DataFrame (one row per respondent)")
+    reference = mechanism.inputs[-1] if reference is None else str(reference)
+    if reference not in mechanism.inputs:
+        raise RegressionError(f"reference {reference!r} is not an input of the mechanism {list(mechanism.inputs)}")
+    lhs, rhs = _split_formula(formula, [str(c) for c in data.columns])
+    precise = semantics == "wldp"
+    channel = precise_distributions(mechanism, allocation) if precise else mechanism.matrix
+    codes = answer_columns(mechanism, data[lhs].to_numpy(), precise=precise)
+    z, names, design_info = _design_matrix(rhs, data)
+    lik = _Likelihood(z, channel[:, codes], mechanism.inputs.index(reference))
+    start = _start(lik, channel, codes)
+    outcomes = [mechanism.inputs[j] for j in lik.others]
+    labels = [f"{o}:{t}" if len(outcomes) > 1 else t for o in outcomes for t in names]
+    params, iterations, converged = (_newton if method == "newton" else _em)(lik, start)
+    hess = lik.hessian(params)
+    try:
+        cov = np.asarray(np.linalg.inv(-hess), dtype=np.float64)
+        converged = converged and bool(np.all(np.linalg.eigvalsh(-hess) > 0))
+    except np.linalg.LinAlgError:
+        cov, converged = np.full_like(hess, np.nan), False
+    sm_result = _statsmodels_results(lik, codes, params, labels, lhs, iterations, converged)
+    return _result(lik, params, cov, names, outcomes, codes, channel, locals())
+
+
+#: A fit has converged when the Newton decrement g' (-H)^-1 g (twice the log-likelihood the quadratic model
+#: could still gain) is below this, with -H positive definite.
+DECREMENT_TOL = 1e-12
+
+
+def _newton(lik: _Likelihood, start: NDArray[np.float64]) -> tuple[NDArray[np.float64], int, bool]:
+    """Trust-region Newton (scipy's ``trust-exact``: safe where the mixture's Hessian is indefinite), then
+    pure Newton steps with a halving line search until the decrement is below :data:`DECREMENT_TOL`."""
+    from scipy.optimize import minimize
+
+    n = lik.z.shape[0]
+    opt = minimize(lambda b: -lik.loglike(b) / n, start, jac=lambda b: -lik.score(b) / n,
+                   hess=lambda b: -lik.hessian(b) / n, method="trust-exact", options={"gtol": 1e-9, "maxiter": 500})
+    params, iterations = np.asarray(opt.x, dtype=np.float64), int(opt.nit)
+    for _ in range(20):
+        grad, info = lik.score(params), -lik.hessian(params)
+        try:
+            step = np.linalg.solve(np.linalg.cholesky(info).T, np.linalg.solve(np.linalg.cholesky(info), grad))
+        except np.linalg.LinAlgError:
+            return params, iterations, False
+        if float(grad @ step) <= DECREMENT_TOL:
+            return params, iterations, True
+        base, t = lik.loglike(params), 1.0
+        while t > 1e-6 and lik.loglike(params + t * step) < base:
+            t /= 2
+        params, iterations = params + t * step, iterations + 1
+    return params, iterations, False
+
+
+def _statsmodels_results(lik: _Likelihood, codes: NDArray[np.int64], params: NDArray[np.float64], labels: list[str],
+                         answers: str, iterations: int, converged: bool) -> Any:
+    """statsmodels' results object at ``params`` (its ``summary()``, ``bse``, ``conf_int()`` ...)."""
+    import warnings
+
+    from statsmodels.base.model import GenericLikelihoodModel
+
+    class RandomizedResponseLogit(GenericLikelihoodModel):
+        def loglike(self, params: NDArray[np.float64]) -> float:
+            return lik.loglike(params)
+
+        def score(self, params: NDArray[np.float64]) -> NDArray[np.float64]:
+            return lik.score(params)
+
+        def hessian(self, params: NDArray[np.float64]) -> NDArray[np.float64]:
+            return lik.hessian(params)
+
+    model = RandomizedResponseLogit(codes.astype(np.float64), lik.z)
+    model.data.xnames = labels
+    model.data.ynames = answers
+    model.exog_names[:] = labels
+    model.nparams = len(labels)
+    model.df_model = len(labels) - (lik.k - 1)
+    model.df_resid = len(codes) - len(labels)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = model.fit(start_params=params, method="newton", maxiter=0, disp=0)  # results at params, no step
+    res.mle_retvals.update(iterations=iterations, converged=converged, warnflag=0 if converged else 1)
+    return res
+
+
+def _result(lik: _Likelihood, params: NDArray[np.float64], cov: NDArray[np.float64], names: list[str],
+            outcomes: list[str], codes: NDArray[np.int64], channel: NDArray[np.float64], ctx: dict[str, Any]
+            ) -> RegressionResult:
+    import pandas as pd
+    from scipy.stats import chi2, norm
+
+    level = float(ctx["level"])
+    se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    crit = float(norm.ppf(0.5 + level / 2))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        zstat = params / se
+    table = pd.DataFrame({
+        "outcome": [o for o in outcomes for _ in names], "term": names * len(outcomes), "estimate": params,
+        "stderr": se, "z": zstat, "pvalue": 2 * norm.sf(np.abs(zstat)),
+        "ci_low": params - crit * se, "ci_high": params + crit * se})
+    loglik = lik.loglike(params)
+    null_loglik = _shares(channel, codes)[1]
+    n, npar = len(codes), params.size
+    lr = max(2.0 * (loglik - null_loglik), 0.0)
+    df = npar - (lik.k - 1)
+    return RegressionResult(
+        coefficients=table, n=n, loglik=loglik, aic=2 * npar - 2 * loglik, bic=math.log(n) * npar - 2 * loglik,
+        lr_statistic=lr, lr_df=df, lr_pvalue=float(chi2.sf(lr, df)) if df > 0 else float("nan"),
+        converged=bool(ctx["converged"]), iterations=int(ctx["iterations"]), method=str(ctx["method"]),
+        reference=str(ctx["reference"]), outcomes=tuple(ctx["mechanism"].inputs), semantics=str(ctx["semantics"]),
+        level=level, params=params, covariance=cov, formula=str(ctx["formula"]), design_info=ctx["design_info"],
+        statsmodels=ctx["sm_result"])
+
+
+def sensitivity(formula: str, data: pd.DataFrame, mechanism: Mechanism, *,
+                members: tuple[str | float, ...] = DEFAULT_MEMBERS, reference: str | None = None,
+                level: float = 0.95) -> pd.DataFrame:
+    """Under WLDP, the range of every coefficient over named members of the credal sets.
+
+    A precise answer under WLDP comes from some member of the row's credal set (Def 3.13), which the analyst
+    does not know; different members give different likelihoods, so the coefficients are only set-identified.
+    Each member in ``members`` (``"uniform"`` or lambda in [0, 1]: the truth gets lambda of every set that
+    holds it) is fitted; the table gives, per ``(outcome, term)``, the estimate of each member and the
+    ``low`` / ``high`` over them, plus the widest Wald interval (``ci_low``, ``ci_high``).
+    """
+    import pandas as pd
+
+    fits = {str(m): regress(formula, data, mechanism, reference=reference, semantics="wldp", allocation=m,
+                            level=level) for m in members}
+    first = next(iter(fits.values())).coefficients[["outcome", "term"]].copy()
+    for name, fit in fits.items():
+        first[f"estimate[{name}]"] = fit.coefficients["estimate"].to_numpy()
+    est = first[[c for c in first.columns if c.startswith("estimate[")]].to_numpy()
+    first["low"], first["high"] = est.min(axis=1), est.max(axis=1)
+    first["ci_low"] = np.min([f.coefficients["ci_low"].to_numpy() for f in fits.values()], axis=0)
+    first["ci_high"] = np.max([f.coefficients["ci_high"].to_numpy() for f in fits.values()], axis=0)
+    return pd.DataFrame(first)
