@@ -11,7 +11,8 @@ import statsmodels.api as sm
 from designer import Mechanism
 from designer.cli import main
 from designer.constructors import Q_GWRR
-from designer.regression import RegressionError, _Likelihood, regress, sensitivity
+from designer.regression import RegressionError, regress, sensitivity
+from designer.regression.likelihood import Likelihood
 from designer.sampling import randomize
 
 
@@ -76,7 +77,7 @@ def test_score_and_hessian_match_finite_differences():
     n, k = 200, 3
     z = np.c_[np.ones(n), rng.normal(size=(n, 2))]
     a = rng.random((k, n))
-    lik = _Likelihood(z, a, reference=1)
+    lik = Likelihood(z, a, reference=1)
     params = rng.normal(size=z.shape[1] * (k - 1))
     h = 1e-6
     steps = np.eye(params.size) * h

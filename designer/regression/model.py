@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ._validation import check_real
-from .exceptions import DesignerError
-from .mechanism import Mechanism
+from .._validation import check_real
+from ..exceptions import DesignerError
+from ..mechanism import Mechanism
+from .likelihood import Likelihood, fit_em, fit_newton
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -53,9 +54,9 @@ def answer_columns(mech: Mechanism, answers: Any, *, precise: bool = False) -> N
     ``{yes,no}`` in any label order) or, with ``precise=True`` (WLDP), frame labels. An unknown answer raises
     :class:`RegressionError` naming its row (1-based, the header not counted).
     """
-    from .estimation import response_columns
-    from .exceptions import InvalidMechanismError
-    from .sampling import label_indices
+    from ..estimation import response_columns
+    from ..exceptions import InvalidMechanismError
+    from ..sampling import label_indices
 
     values = np.asarray(answers, dtype=object).astype(str)
     labels = list(mech.frame) if precise else mech.columns
@@ -76,84 +77,9 @@ def answer_columns(mech: Mechanism, answers: Any, *, precise: bool = False) -> N
     return codes.astype(np.int64)
 
 
-def _softmax_columns(eta: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Softmax over the first axis of a ``(k, n)`` array (rows contiguous: fast for small k)."""
-    if eta.shape[0] == 2:  # logistic: one expit, no overflow
-        from scipy.special import expit
-
-        out = np.empty_like(eta)
-        out[0] = expit(eta[0] - eta[1])
-        np.subtract(1.0, out[0], out=out[1])
-        return out
-    top = np.maximum.reduce(list(eta))
-    out = np.exp(eta - top)
-    out /= np.add.reduce(list(out))
-    return out
-
-
-class _Likelihood:
-    """Log-likelihood, score and Hessian of the mixture model (no statsmodels: also used by EM).
-
-    ``z`` is the ``(n, q)`` design matrix, ``a`` the ``(k, n)`` likelihood of each respondent's recorded
-    answer under each true answer (``a[x, i] = M[x, E_i]``). Arrays are kept answer-major, ``(k, n)``.
-    """
-
-    def __init__(self, z: NDArray[np.float64], a: NDArray[np.float64], reference: int) -> None:
-        self.z, self.a, self.reference = z, a, reference
-        self.k = a.shape[0]
-        self.others = [j for j in range(self.k) if j != reference]
-        self._cache: tuple[bytes, tuple[NDArray[np.float64], NDArray[np.float64], float]] | None = None
-
-    def probabilities(self, params: NDArray[np.float64]) -> NDArray[np.float64]:
-        """``P(x | z_i)``, shape ``(k, n)``."""
-        beta = np.asarray(params, dtype=np.float64).reshape(self.z.shape[1], self.k - 1, order="F")
-        eta = np.zeros((self.k, self.z.shape[0]))
-        eta[self.others] = (self.z @ beta).T
-        return _softmax_columns(eta)
-
-    def posterior(self, params: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:
-        """``(P, W, loglik)``: prior and posterior probabilities of the true answer, ``(k, n)`` each, and
-        the log-likelihood (cached for the last ``params``: loglike, score and hessian share it)."""
-        key = np.asarray(params, dtype=np.float64).tobytes()
-        if self._cache is not None and self._cache[0] == key:
-            return self._cache[1]
-        p = self.probabilities(params)
-        w = self.a * p
-        lik = np.add.reduce(list(w))
-        with np.errstate(divide="ignore"):
-            loglik = float(np.log(lik).sum())
-        w /= np.where(lik > 0, lik, 1.0)
-        self._cache = (key, (p, w, loglik))
-        return p, w, loglik
-
-    def loglike(self, params: NDArray[np.float64]) -> float:
-        return self.posterior(params)[2]
-
-    def score(self, params: NDArray[np.float64]) -> NDArray[np.float64]:
-        p, w, _ = self.posterior(params)
-        return np.asarray((self.z.T @ (w - p)[self.others].T).ravel(order="F"))
-
-    def hessian(self, params: NDArray[np.float64]) -> NDArray[np.float64]:
-        # d2 log L_i / d eta_j d eta_m = (w_j [j=m] - w_j w_m) - (p_j [j=m] - p_j p_m)
-        p, w, _ = self.posterior(params)
-        return _curvature(self.z, self.others, lambda j, m: p[j] * p[m] - w[j] * w[m] + (j == m) * (w[j] - p[j]))
-
-
-def _curvature(z: NDArray[np.float64], others: list[int], weight: Any) -> NDArray[np.float64]:
-    """The symmetric block matrix with blocks ``z' diag(weight(j, m)) z`` over pairs of non-reference inputs."""
-    q = z.shape[1]
-    out = np.zeros((q * len(others), q * len(others)))
-    for s, j in enumerate(others):
-        for t in range(s, len(others)):
-            block = z.T @ (weight(j, others[t])[:, None] * z)
-            out[s * q:(s + 1) * q, t * q:(t + 1) * q] = block
-            out[t * q:(t + 1) * q, s * q:(s + 1) * q] = block.T
-    return out
-
-
 def _shares(channel: NDArray[np.float64], codes: NDArray[np.int64]) -> tuple[NDArray[np.float64], float]:
     """The intercept-only model: the shares' MLE from the answer counts, and its log-likelihood."""
-    from .estimation import em
+    from ..estimation import em
 
     counts = np.bincount(codes, minlength=channel.shape[1]).astype(np.float64)
     shares = em(channel, counts, tol=1e-14, max_iter=100_000)[0]
@@ -162,7 +88,7 @@ def _shares(channel: NDArray[np.float64], codes: NDArray[np.int64]) -> tuple[NDA
     return shares, float(counts[used] @ np.log(q[used]))
 
 
-def _start(lik: _Likelihood, channel: NDArray[np.float64], codes: NDArray[np.int64]) -> NDArray[np.float64]:
+def _start(lik: Likelihood, channel: NDArray[np.float64], codes: NDArray[np.int64]) -> NDArray[np.float64]:
     """Intercept-only start: log-odds of the shares' MLE (EM on the counts), slopes 0."""
     shares = np.clip(_shares(channel, codes)[0], 1e-4, None)
     start = np.zeros((lik.z.shape[1], lik.k - 1))
@@ -170,34 +96,6 @@ def _start(lik: _Likelihood, channel: NDArray[np.float64], codes: NDArray[np.int
     if intercept.size:
         start[intercept[0]] = np.log(shares[lik.others] / shares[lik.reference])
     return start.ravel(order="F")
-
-
-def _em(lik: _Likelihood, start: NDArray[np.float64], *, max_iter: int = 100_000
-        ) -> tuple[NDArray[np.float64], int, bool]:
-    """EM: the E-step posterior of the true answer, the M-step a fractional multinomial logit (Newton).
-
-    Stops, like the Newton method, when the Newton decrement of the observed log-likelihood is below
-    :data:`DECREMENT_TOL` (EM's fixed points zero the score).
-    """
-    params = start.copy()
-    for iteration in range(1, max_iter + 1):
-        p, w, _ = lik.posterior(params)
-        grad = lik.score(params)
-        try:
-            if float(grad @ np.linalg.solve(-lik.hessian(params), grad)) <= DECREMENT_TOL:
-                return params, iteration, True
-        except np.linalg.LinAlgError:
-            pass
-        target = _Likelihood(lik.z, w, lik.reference)  # maximise sum_i sum_x w_xi log p_xi over params
-        for _ in range(25):  # Newton on the concave M-step objective
-            p = target.probabilities(params)
-            grad = np.asarray((lik.z.T @ (w - p)[lik.others].T).ravel(order="F"))
-            info = _curvature(lik.z, lik.others, lambda j, m, p=p: p[j] * ((j == m) - p[m]))
-            step = np.linalg.solve(info, grad)
-            params = params + step
-            if np.abs(step).max() < 1e-12:
-                break
-    return params, max_iter, False
 
 
 @dataclass(frozen=True)
@@ -255,7 +153,7 @@ class RegressionResult:
         import pandas as pd
 
         z = _covariates(self.design_info, data)
-        probs = _Likelihood(z, np.ones((len(self.outcomes), len(z))), self.outcomes.index(self.reference)
+        probs = Likelihood(z, np.ones((len(self.outcomes), len(z))), self.outcomes.index(self.reference)
                             ).probabilities(self.params)
         return pd.DataFrame(probs.T, columns=list(self.outcomes), index=data.index)
 
@@ -274,7 +172,7 @@ class RegressionResult:
         rows = []
         for g, idx in groups:
             z = z_all[idx]
-            lik = _Likelihood(z, np.ones((len(self.outcomes), len(z))), reference)
+            lik = Likelihood(z, np.ones((len(self.outcomes), len(z))), reference)
             p = lik.probabilities(self.params)
             for x, label in enumerate(self.outcomes):
                 # d mean_i p_xi / d beta_j = mean_i p_xi ([x = j] - p_ji) z_i
@@ -373,7 +271,7 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism, *, reference
     """
     import pandas as pd
 
-    from .sampling import precise_distributions
+    from ..sampling import precise_distributions
 
     level = check_real(level, "level", low=0.0, high=1.0, low_open=True, high_open=True)
     if method not in ("newton", "em"):
@@ -390,11 +288,11 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism, *, reference
     channel = precise_distributions(mechanism, allocation) if precise else mechanism.matrix
     codes = answer_columns(mechanism, data[lhs].to_numpy(), precise=precise)
     z, names, design_info = _design_matrix(rhs, data)
-    lik = _Likelihood(z, channel[:, codes], mechanism.inputs.index(reference))
+    lik = Likelihood(z, channel[:, codes], mechanism.inputs.index(reference))
     start = _start(lik, channel, codes)
     outcomes = [mechanism.inputs[j] for j in lik.others]
     labels = [f"{o}:{t}" if len(outcomes) > 1 else t for o in outcomes for t in names]
-    params, iterations, converged = (_newton if method == "newton" else _em)(lik, start)
+    params, iterations, converged = (fit_newton if method == "newton" else fit_em)(lik, start)
     hess = lik.hessian(params)
     try:
         cov = np.asarray(np.linalg.inv(-hess), dtype=np.float64)
@@ -405,36 +303,7 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism, *, reference
     return _result(lik, params, cov, names, outcomes, codes, channel, locals())
 
 
-#: A fit has converged when the Newton decrement g' (-H)^-1 g (twice the log-likelihood the quadratic model
-#: could still gain) is below this, with -H positive definite.
-DECREMENT_TOL = 1e-12
-
-
-def _newton(lik: _Likelihood, start: NDArray[np.float64]) -> tuple[NDArray[np.float64], int, bool]:
-    """Trust-region Newton (scipy's ``trust-exact``: safe where the mixture's Hessian is indefinite), then
-    pure Newton steps with a halving line search until the decrement is below :data:`DECREMENT_TOL`."""
-    from scipy.optimize import minimize
-
-    n = lik.z.shape[0]
-    opt = minimize(lambda b: -lik.loglike(b) / n, start, jac=lambda b: -lik.score(b) / n,
-                   hess=lambda b: -lik.hessian(b) / n, method="trust-exact", options={"gtol": 1e-9, "maxiter": 500})
-    params, iterations = np.asarray(opt.x, dtype=np.float64), int(opt.nit)
-    for _ in range(20):
-        grad, info = lik.score(params), -lik.hessian(params)
-        try:
-            step = np.linalg.solve(np.linalg.cholesky(info).T, np.linalg.solve(np.linalg.cholesky(info), grad))
-        except np.linalg.LinAlgError:
-            return params, iterations, False
-        if float(grad @ step) <= DECREMENT_TOL:
-            return params, iterations, True
-        base, t = lik.loglike(params), 1.0
-        while t > 1e-6 and lik.loglike(params + t * step) < base:
-            t /= 2
-        params, iterations = params + t * step, iterations + 1
-    return params, iterations, False
-
-
-def _statsmodels_results(lik: _Likelihood, codes: NDArray[np.int64], params: NDArray[np.float64], labels: list[str],
+def _statsmodels_results(lik: Likelihood, codes: NDArray[np.int64], params: NDArray[np.float64], labels: list[str],
                          answers: str, iterations: int, converged: bool) -> Any:
     """statsmodels' results object at ``params`` (its ``summary()``, ``bse``, ``conf_int()`` ...)."""
     import warnings
@@ -465,7 +334,7 @@ def _statsmodels_results(lik: _Likelihood, codes: NDArray[np.int64], params: NDA
     return res
 
 
-def _result(lik: _Likelihood, params: NDArray[np.float64], cov: NDArray[np.float64], names: list[str],
+def _result(lik: Likelihood, params: NDArray[np.float64], cov: NDArray[np.float64], names: list[str],
             outcomes: list[str], codes: NDArray[np.int64], channel: NDArray[np.float64], ctx: dict[str, Any]
             ) -> RegressionResult:
     import pandas as pd

@@ -1,0 +1,147 @@
+"""The likelihood of a multinomial logit observed through a mechanism, and the two ways to maximise it.
+
+docs/theory.md section 9 derives the score and the Hessian; :class:`Likelihood` evaluates them for a design
+matrix ``z`` ``(n, q)`` and the ``(k, n)`` likelihoods ``a[x, i] = M[x, E_i]`` of the recorded answers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["DECREMENT_TOL", "Likelihood", "curvature", "fit_em", "fit_newton", "softmax_columns"]
+
+def softmax_columns(eta: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Softmax over the first axis of a ``(k, n)`` array (rows contiguous: fast for small k)."""
+    if eta.shape[0] == 2:  # logistic: one expit, no overflow
+        from scipy.special import expit
+
+        out = np.empty_like(eta)
+        out[0] = expit(eta[0] - eta[1])
+        np.subtract(1.0, out[0], out=out[1])
+        return out
+    top = np.maximum.reduce(list(eta))
+    out = np.exp(eta - top)
+    out /= np.add.reduce(list(out))
+    return out
+
+
+class Likelihood:
+    """Log-likelihood, score and Hessian of the mixture model (no statsmodels: also used by EM).
+
+    ``z`` is the ``(n, q)`` design matrix, ``a`` the ``(k, n)`` likelihood of each respondent's recorded
+    answer under each true answer (``a[x, i] = M[x, E_i]``). Arrays are kept answer-major, ``(k, n)``.
+    """
+
+    def __init__(self, z: NDArray[np.float64], a: NDArray[np.float64], reference: int) -> None:
+        self.z, self.a, self.reference = z, a, reference
+        self.k = a.shape[0]
+        self.others = [j for j in range(self.k) if j != reference]
+        self._cache: tuple[bytes, tuple[NDArray[np.float64], NDArray[np.float64], float]] | None = None
+
+    def probabilities(self, params: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``P(x | z_i)``, shape ``(k, n)``."""
+        beta = np.asarray(params, dtype=np.float64).reshape(self.z.shape[1], self.k - 1, order="F")
+        eta = np.zeros((self.k, self.z.shape[0]))
+        eta[self.others] = (self.z @ beta).T
+        return softmax_columns(eta)
+
+    def posterior(self, params: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:
+        """``(P, W, loglik)``: prior and posterior probabilities of the true answer, ``(k, n)`` each, and
+        the log-likelihood (cached for the last ``params``: loglike, score and hessian share it)."""
+        key = np.asarray(params, dtype=np.float64).tobytes()
+        if self._cache is not None and self._cache[0] == key:
+            return self._cache[1]
+        p = self.probabilities(params)
+        w = self.a * p
+        lik = np.add.reduce(list(w))
+        with np.errstate(divide="ignore"):
+            loglik = float(np.log(lik).sum())
+        w /= np.where(lik > 0, lik, 1.0)
+        self._cache = (key, (p, w, loglik))
+        return p, w, loglik
+
+    def loglike(self, params: NDArray[np.float64]) -> float:
+        return self.posterior(params)[2]
+
+    def score(self, params: NDArray[np.float64]) -> NDArray[np.float64]:
+        p, w, _ = self.posterior(params)
+        return np.asarray((self.z.T @ (w - p)[self.others].T).ravel(order="F"))
+
+    def hessian(self, params: NDArray[np.float64]) -> NDArray[np.float64]:
+        # d2 log L_i / d eta_j d eta_m = (w_j [j=m] - w_j w_m) - (p_j [j=m] - p_j p_m)
+        p, w, _ = self.posterior(params)
+        return curvature(self.z, self.others, lambda j, m: p[j] * p[m] - w[j] * w[m] + (j == m) * (w[j] - p[j]))
+
+
+def curvature(z: NDArray[np.float64], others: list[int], weight: Any) -> NDArray[np.float64]:
+    """The symmetric block matrix with blocks ``z' diag(weight(j, m)) z`` over pairs of non-reference inputs."""
+    q = z.shape[1]
+    out = np.zeros((q * len(others), q * len(others)))
+    for s, j in enumerate(others):
+        for t in range(s, len(others)):
+            block = z.T @ (weight(j, others[t])[:, None] * z)
+            out[s * q:(s + 1) * q, t * q:(t + 1) * q] = block
+            out[t * q:(t + 1) * q, s * q:(s + 1) * q] = block.T
+    return out
+
+
+def fit_em(lik: Likelihood, start: NDArray[np.float64], *, max_iter: int = 100_000
+        ) -> tuple[NDArray[np.float64], int, bool]:
+    """EM: the E-step posterior of the true answer, the M-step a fractional multinomial logit (Newton).
+
+    Stops, like the Newton method, when the Newton decrement of the observed log-likelihood is below
+    :data:`DECREMENT_TOL` (EM's fixed points zero the score).
+    """
+    params = start.copy()
+    for iteration in range(1, max_iter + 1):
+        p, w, _ = lik.posterior(params)
+        grad = lik.score(params)
+        try:
+            if float(grad @ np.linalg.solve(-lik.hessian(params), grad)) <= DECREMENT_TOL:
+                return params, iteration, True
+        except np.linalg.LinAlgError:
+            pass
+        target = Likelihood(lik.z, w, lik.reference)  # maximise sum_i sum_x w_xi log p_xi over params
+        for _ in range(25):  # Newton on the concave M-step objective
+            p = target.probabilities(params)
+            grad = np.asarray((lik.z.T @ (w - p)[lik.others].T).ravel(order="F"))
+            info = curvature(lik.z, lik.others, lambda j, m, p=p: p[j] * ((j == m) - p[m]))
+            step = np.linalg.solve(info, grad)
+            params = params + step
+            if np.abs(step).max() < 1e-12:
+                break
+    return params, max_iter, False
+
+
+#: A fit has converged when the Newton decrement g' (-H)^-1 g (twice the log-likelihood the quadratic model
+#: could still gain) is below this, with -H positive definite.
+DECREMENT_TOL = 1e-12
+
+
+def fit_newton(lik: Likelihood, start: NDArray[np.float64]) -> tuple[NDArray[np.float64], int, bool]:
+    """Trust-region Newton (scipy's ``trust-exact``: safe where the mixture's Hessian is indefinite), then
+    pure Newton steps with a halving line search until the decrement is below :data:`DECREMENT_TOL`."""
+    from scipy.optimize import minimize
+
+    n = lik.z.shape[0]
+    opt = minimize(lambda b: -lik.loglike(b) / n, start, jac=lambda b: -lik.score(b) / n,
+                   hess=lambda b: -lik.hessian(b) / n, method="trust-exact", options={"gtol": 1e-9, "maxiter": 500})
+    params, iterations = np.asarray(opt.x, dtype=np.float64), int(opt.nit)
+    for _ in range(20):
+        grad, info = lik.score(params), -lik.hessian(params)
+        try:
+            step = np.linalg.solve(np.linalg.cholesky(info).T, np.linalg.solve(np.linalg.cholesky(info), grad))
+        except np.linalg.LinAlgError:
+            return params, iterations, False
+        if float(grad @ step) <= DECREMENT_TOL:
+            return params, iterations, True
+        base, t = lik.loglike(params), 1.0
+        while t > 1e-6 and lik.loglike(params + t * step) < base:
+            t /= 2
+        params, iterations = params + t * step, iterations + 1
+    return params, iterations, False
+
+
