@@ -1,7 +1,8 @@
 """Designed mechanisms next to the closed forms they should match (docs/theory.md, section 4).
 
 * two inputs, answers = inputs, objective truthful or chi2: GWRR under SLDP (Cor 3.12) or the WLDP
-  closed form ``q = 1/(1+e^eps)``, ``p = c - q``;
+  closed form ``q = 1/(1+e^eps)``, ``p = c - q``; with only the two precise answers, Warner (Ex 3.7, Eq 1)
+  under either semantics;
 * k > 2 inputs, chi2, SLDP: the best of k-RR and subset selection (variance);
 * k > 2 inputs, truthful, SLDP, no structure: k-RR (``p = e^eps / (e^eps + k - 1)``).
 """
@@ -16,11 +17,9 @@ import numpy as np
 
 from .._numeric import rr_probabilities
 from ..closed_forms import gwrr_sldp, gwrr_wldp, krr_variance, subset_selection_best_d, subset_selection_variance
-from ..estimation import estimator_variance
 from ..exceptions import InfeasibleDesignError, InvalidProblemError
 from ..vocabulary import Objective, Semantics
 from .engine import design
-from .objectives import walley_worst_binary
 from .problem import DesignProblem
 
 __all__ = ["ComparisonTable", "compare"]
@@ -57,9 +56,11 @@ def _gwrr_variance(p: float, q: float, pi: float) -> float:
     return (-((pi - 0.5) ** 2) + 0.25 * ((p + q) / (p - q)) ** 2) / (p + q)
 
 
-def _walley_variance(p: float, pi: float) -> float:
-    """``nu_W`` per respondent: the lambda = 0 Warner matrix (docs/theory.md, section 4)."""
-    if 2.0 * p == 1.0:
+def _walley_variance(p: float, q: float, pi: float) -> float:
+    """``nu_W`` per respondent, the worst case over the credal sets (docs/theory.md, section 4): infinite when
+    the two rows' credal sets share a member (``p <= q + don't-know``: bel_yes({yes}) <= pl_no({yes})),
+    otherwise that of the lambda = 0 Warner matrix."""
+    if p <= 1.0 - p:  # p <= q + (1 - p - q)
         return math.inf
     return -((pi - 0.5) ** 2) + 1.0 / (4.0 * (2.0 * p - 1.0) ** 2)
 
@@ -84,8 +85,9 @@ def compare(problem: DesignProblem, epsilons: list[float]) -> ComparisonTable:
         When no closed form is known for the problem.
     """
     sem, objective = problem.semantics, problem.objective
-    if _binary(problem) and objective in (Objective.TRUTHFUL, Objective.CHI2) and sem is not Semantics.BOTH \
-            and problem.focal_sets is None and problem.lie_max is None:
+    warner = problem.focal_sets == (1, 2) and not problem.dont_know  # only the two precise answers (Ex 3.7)
+    if _binary(problem) and objective in (Objective.TRUTHFUL, Objective.CHI2) and problem.lie_max is None and (
+            warner or (sem is not Semantics.BOTH and problem.focal_sets is None)):
         return _compare_binary(problem, epsilons)
     if problem.k > 2 and sem is Semantics.SLDP and objective is Objective.CHI2 and np.ptp(problem.prior) < 1e-12:
         return _compare_kary_chi2(problem, epsilons)
@@ -94,7 +96,8 @@ def compare(problem: DesignProblem, epsilons: list[float]) -> ComparisonTable:
         return _compare_kary_truthful(problem, epsilons)
     raise InvalidProblemError(
         "no closed form to compare with: compare knows binary problems (objective truthful or chi2, SLDP or "
-        "WLDP, optional dont_know), k-ary chi2 under SLDP with a uniform prior (k-RR, subset selection) and "
+        "WLDP, optional dont_know; Warner when focal_sets are the two answers), k-ary chi2 under SLDP with a "
+        "uniform prior (k-RR, subset selection) and "
         "k-ary truthful under SLDP without structure (k-RR)"
     )
 
@@ -103,8 +106,10 @@ def _compare_binary(problem: DesignProblem, epsilons: list[float]) -> Comparison
     c = _answer_mass(problem)
     yes, no = problem.inputs
     pi = float(problem.prior[0])
-    wldp = problem.semantics is Semantics.WLDP
+    warner = problem.focal_sets == (1, 2)
+    wldp = problem.semantics is Semantics.WLDP and not warner  # precise answers: one loss for both semantics
     ref = ("WLDP closed form q = 1/(1+e^eps), p = c - q (docs/theory.md, section 4)" if wldp
+           else "Warner, Ex 3.7: p = e^eps/(e^eps+1), variance Eq 1: pi(1-pi) + p(1-p)/(2p-1)^2" if warner
            else "GWRR, Cor 3.12: p = c e^eps/(e^eps+1), q = c/(e^eps+1)")
     cols = ("epsilon", "p", "q", "objective", "variance", "p_closed", "q_closed", "variance_closed", "diff")
     rows = []
@@ -113,7 +118,7 @@ def _compare_binary(problem: DesignProblem, epsilons: list[float]) -> Comparison
         try:
             pc, qc = gwrr_wldp(eps, c) if wldp else gwrr_sldp(eps, c)
             row.update(p_closed=pc, q_closed=qc,
-                       variance_closed=_walley_variance(pc, pi) if wldp else _gwrr_variance(pc, qc, pi))
+                       variance_closed=_walley_variance(pc, qc, pi) if wldp else _gwrr_variance(pc, qc, pi))
         except InfeasibleDesignError:
             row.update(p_closed="infeasible", q_closed="infeasible", variance_closed="infeasible")
         try:
@@ -126,9 +131,7 @@ def _compare_binary(problem: DesignProblem, epsilons: list[float]) -> Comparison
         assert result.mechanism is not None
         m = result.mechanism.row(yes)
         p, q = m.get((yes,), 0.0), m.get((no,), 0.0)
-        variance = (float(estimator_variance(walley_worst_binary(result.mechanism), problem.prior))
-                    if wldp else result.variance)
-        row.update(p=p, q=q, objective=result.objective_value, variance=variance)
+        row.update(p=p, q=q, objective=result.objective_value, variance=result.variance)
         row["diff"] = (max(abs(p - row["p_closed"]), abs(q - row["q_closed"]))
                        if row["p_closed"] != "infeasible" else math.inf)
         rows.append(row)

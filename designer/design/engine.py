@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 
 from .. import setfunctions as sf
-from ..estimation import estimator_variance
 from ..exceptions import InfeasibleDesignError, InvalidProblemError
 from ..mechanism import Mechanism
 from ..privacy import eps_shafer, eps_walley
@@ -27,7 +26,7 @@ from ..solvers import SolverError, Status, WarmStart, require_solution, solve_lp
 from ..vocabulary import Objective
 from .certify import Certificate, CertificationError, certify, clean_solution
 from .infeasible import explain_infeasible
-from .objectives import objective_value
+from .objectives import objective_value, reported_variance
 from .precise import STAIRCASE_OPTIONS, is_precise, solve_precise
 from .problem import DesignProblem
 from .programs import Solved, linear_program, program_nonzeros, staircase_mechanism, staircase_program
@@ -67,6 +66,12 @@ class _Settings:
     options: dict[str, Any] | None
     symmetrize: bool
     warm: WarmStart | None
+
+
+def _variance(problem: DesignProblem, mech: Mechanism | None, compact: SymmetricMechanism | None = None
+              ) -> dict[str, Any]:
+    variance, kind = reported_variance(problem, mech, compact)
+    return {"variance": variance, "variance_kind": kind}
 
 
 def design(problem: DesignProblem, *, solver: str | None = None, solver_options: dict[str, Any] | None = None,
@@ -133,7 +138,7 @@ def design(problem: DesignProblem, *, solver: str | None = None, solver_options:
         problem=problem, mechanism=released, objective_value=objective_value(problem, released),
         solver_objective=first.outcome.objective, eps_shafer=eps_shafer(released),
         eps_walley=eps_walley(released) if released.l <= sf.MAX_DENSE_FRAME or released.is_bayesian else math.nan,
-        variance=float(estimator_variance(released, problem.prior)), status=first.outcome.status.value,
+        **_variance(problem, released), status=first.outcome.status.value,
         solver=first.outcome.solver, path=first.path + note, certificate=certificate,
         seconds=time.perf_counter() - t0))
 
@@ -357,6 +362,6 @@ def _design_symmetric(problem: DesignProblem, settings: _Settings, t0: float) ->
     return DesignResult(
         problem=problem, mechanism=mechanism, objective_value=_value(problem, released),
         solver_objective=first.outcome.objective, eps_shafer=released.eps_shafer(),
-        eps_walley=released.eps_walley(), variance=released.variance(), status=first.outcome.status.value,
+        eps_walley=released.eps_walley(), **_variance(problem, None, released), status=first.outcome.status.value,
         solver=first.outcome.solver, path=first.path + note, certificate=certificate,
         seconds=time.perf_counter() - t0, compact=released)

@@ -7,6 +7,9 @@ informative precise mechanism in the credal sets.
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -16,7 +19,8 @@ from ..mechanism import Mechanism
 from ..vocabulary import Objective, Semantics
 from .problem import DesignProblem
 
-__all__ = ["objective_matrix", "objective_value", "walley_worst_binary"]
+__all__ = ["NAMED_MEMBERS", "VARIANCE_KINDS", "objective_matrix", "objective_value", "reported_variance",
+           "walley_worst_binary"]
 
 
 def objective_matrix(problem: DesignProblem, family: NDArray[np.int64]) -> NDArray[np.float64]:
@@ -83,3 +87,99 @@ def objective_value(problem: DesignProblem, mech: Mechanism) -> float:
         return chi2_information(mech, problem.prior)
     g = objective_matrix(problem, np.asarray(mech.focal, dtype=np.int64))
     return float(np.sum(g * mech.matrix))
+
+
+#: ``variance_kind`` values (docs/theory.md, section 8): which estimator and which answers the number is about.
+VARIANCE_KINDS = {
+    "sldp_mle": "asymptotic variance of the MLE from the set-valued answers",
+    "wldp_precise_mle": "asymptotic variance of the MLE from precise answers (the credal sets are points)",
+    "wldp_worst_case": "worst case over the credal sets of the MLE variance from precise answers (nu_W)",
+    "wldp_worst_named": "worst of the named credal members (uniform, lambda = 0, 0.25, ..., 1) of the MLE "
+                        "variance from precise answers",
+}
+
+#: Members of the credal sets tried for ``wldp_worst_named``.
+NAMED_MEMBERS: tuple[str | float, ...] = ("uniform", 0.0, 0.25, 0.5, 0.75, 1.0)
+
+
+def reported_variance(problem: DesignProblem, mech: Mechanism | None = None, compact: Any = None
+                      ) -> tuple[float, str]:
+    """The variance designer reports for a design, per respondent, at the problem's prior, and its kind.
+
+    One number per semantics, the same in ``design``, ``compare``, ``sweep`` and the Python result: under
+    SLDP the analyst has the set-valued answers, so the asymptotic variance of their MLE (mean over inputs;
+    ``Var(pi_hat)`` for two inputs; Remark 3.8). Under WLDP the analyst has precise answers from an
+    unknown member of the credal sets (Def 3.13): the worst case over the members. It is exact for two
+    inputs (least Fisher information, a convex program; ``nu_W`` of Cor 3.20) and for mechanisms whose
+    credal sets are points; otherwise the worst of :data:`NAMED_MEMBERS`, a lower bound on the worst case.
+
+    Returns
+    -------
+    variance : float
+        ``inf`` when some share is not identified.
+    kind : str
+        A key of :data:`VARIANCE_KINDS`.
+    """
+    from ..estimation import estimator_variance
+
+    if compact is not None:
+        if problem.semantics is Semantics.SLDP:
+            return float(compact.variance()), "sldp_mle"
+        # Every named member of an invariant mechanism is k-RR-like: truth with probability a, the rest evenly.
+        # lambda = 0 gives the smallest a (no set resolves to the truth), hence the largest variance.
+        k, a = compact.k, float(compact.A[0])
+        b = (1.0 - a) / (k - 1)
+        kind = "wldp_precise_mle" if float(np.sum(compact.A[1:]) + np.sum(compact.B[1:])) == 0.0 else "wldp_worst_named"
+        return (math.inf if a <= b else (k - 1) / k**2 / (a - b) ** 2), kind
+    assert mech is not None
+    if problem.semantics is Semantics.SLDP:
+        return float(estimator_variance(mech, problem.prior)), "sldp_mle"
+    if mech.is_bayesian:
+        return float(estimator_variance(mech, problem.prior)), "wldp_precise_mle"
+    if mech.k == 2 and mech.l == 2 and 0.0 < problem.prior[0] < 1.0:
+        return _binary_worst_variance(mech, float(problem.prior[0])), "wldp_worst_case"
+    if mech.k == 2 and 0.0 < problem.prior[0] < 1.0:
+        from ..hypothesis_tests import worst_case_fisher
+
+        info, pr_x, pr_x2 = worst_case_fisher(mech, float(problem.prior[0]))
+        if info < 1e-8:  # the credal sets may share a member: then precise answers can carry no information
+            from ..credal import contains
+
+            shared = (pr_x + pr_x2) / 2
+            if contains(mech, 0, shared, tol=1e-12) and contains(mech, 1, shared, tol=1e-12):
+                return math.inf, "wldp_worst_case"
+        return (math.inf if info <= 0.0 else 1.0 / info), "wldp_worst_case"
+    from ..sampling import precise_distributions
+
+    worst = 0.0
+    for member in NAMED_MEMBERS:
+        precise = Mechanism(precise_distributions(mech, member), inputs=mech.inputs, frame=mech.frame,
+                            focal=[1 << i for i in range(mech.l)])
+        worst = max(worst, float(estimator_variance(precise, problem.prior)))
+    return worst, "wldp_worst_named"
+
+
+def _binary_worst_variance(mech: Mechanism, pi: float) -> float:
+    """Worst case over the credal sets of ``Var(pi_hat)`` for two inputs and a two-label frame.
+
+    A member of row ``x``'s credal set answers the first label with probability ``t_x`` in
+    ``[bel_x, pl_x]`` of that label; one precise answer carries the information
+    ``I = (t_0 - t_1)^2 / (lam (1 - lam))``, ``lam = pi t_0 + (1 - pi) t_1``, jointly convex in ``(t_0, t_1)``,
+    so its minimum over the box is found by a bounded local method from the ``lambda = 0`` corner. Overlapping
+    intervals allow ``t_0 = t_1``: no information, variance ``inf``.
+    """
+    from scipy.optimize import minimize
+
+    bel, pl = mech.bel()[:, 1], mech.pl()[:, 1]  # column 1 = the set {first frame label}
+    if bel[0] <= pl[1] and bel[1] <= pl[0]:
+        return math.inf
+    sign = 1.0 if bel[0] > pl[1] else -1.0  # which row says the first label more often
+
+    def info(t: NDArray[np.float64]) -> float:
+        lam = pi * t[0] + (1 - pi) * t[1]
+        return float((t[0] - t[1]) ** 2 / max(lam * (1 - lam), 1e-300))
+
+    corner = np.array([bel[0], pl[1]] if sign > 0 else [pl[0], bel[1]])
+    best = minimize(info, corner, method="L-BFGS-B", bounds=list(zip(bel, pl)), options={"ftol": 1e-15})
+    value = min(info(corner), float(best.fun))
+    return math.inf if value <= 0.0 else 1.0 / value

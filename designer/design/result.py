@@ -15,6 +15,7 @@ from ..exceptions import DesignWarning
 from ..mechanism import Mechanism
 from ..vocabulary import Objective
 from .certify import Certificate
+from .objectives import VARIANCE_KINDS
 from .problem import DesignProblem
 from .symmetric import SymmetricMechanism
 
@@ -38,8 +39,11 @@ class DesignResult:
     eps_shafer, eps_walley : float
         Losses of the released mechanism (Def 3.1, Def 3.13), recomputed.
     variance : float
-        Asymptotic variance of the MLE of the prior from one set-valued answer (mean over inputs;
-        ``Var(pi_hat)`` for two inputs), at the problem's prior.
+        The variance designer reports, per respondent, at the problem's prior (mean over inputs;
+        ``Var(pi_hat)`` for two inputs): SLDP, the MLE from the set-valued answers; WLDP, the worst case
+        over the credal sets of the MLE from precise answers (:func:`objectives.reported_variance`).
+    variance_kind : str
+        Which of those (a key of :data:`objectives.VARIANCE_KINDS`).
     status : str
         Solver status (``"optimal"``).
     solver : str
@@ -63,6 +67,7 @@ class DesignResult:
     eps_shafer: float
     eps_walley: float
     variance: float
+    variance_kind: str
     status: str
     solver: str
     path: str
@@ -90,6 +95,9 @@ class DesignResult:
             "eps_shafer": json_number(self.eps_shafer),
             "eps_walley": json_number(self.eps_walley),
             "variance": json_number(self.variance),
+            "variance_kind": self.variance_kind,
+            "variance_note": VARIANCE_KINDS[self.variance_kind] + ", per respondent, at the prior",
+            "prior": dict(zip(self.problem.inputs, (float(v) for v in self.problem.prior))),
             "status": self.status,
             "solver": self.solver,
             "path": self.path,
@@ -109,10 +117,15 @@ class DesignResult:
         return out
 
 
-def identification_warnings(problem: DesignProblem, mech: Mechanism | None, variance: float) -> tuple[str, ...]:
-    """Why a design with an infinite MLE variance does not identify every share (empty when it does)."""
+def identification_warnings(problem: DesignProblem, mech: Mechanism | None, variance: float,
+                            kind: str = "sldp_mle") -> tuple[str, ...]:
+    """Why a design with an infinite variance does not identify every share (empty when it does)."""
     if math.isfinite(variance):
         return ()
+    if kind == "wldp_worst_case":
+        return ("under WLDP the two inputs' credal sets share a member (bel_x(E) <= pl_x'(E) for every event): "
+                "in the worst case the precise answers carry no information about the shares (variance inf); "
+                "a larger budget or a smaller don't-know mass separates them, or use SLDP (set answers)",)
     what = "the answers do not separate every input"
     if mech is not None:
         groups: dict[bytes, list[str]] = {}
@@ -129,7 +142,7 @@ def identification_warnings(problem: DesignProblem, mech: Mechanism | None, vari
 
 def with_warnings(result: DesignResult) -> DesignResult:
     """``result`` with its :func:`identification_warnings`, each also issued as a :class:`DesignWarning`."""
-    notes = identification_warnings(result.problem, result.mechanism, result.variance)
+    notes = identification_warnings(result.problem, result.mechanism, result.variance, result.variance_kind)
     for note in notes:
         warnings.warn(note, DesignWarning, stacklevel=3)
     return dataclasses.replace(result, warnings=notes) if notes else result
