@@ -14,7 +14,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Self
 
-__all__ = ["ESTIMATORS", "Loss", "Objective", "Semantics"]
+__all__ = ["ESTIMATORS", "OBJECTIVE_MEANINGS", "Loss", "Objective", "Semantics"]
 
 #: Estimators of the shares that ``simulate`` compares: maximum likelihood (EM), the linear inversion of a
 #: square Bayesian mechanism, and Eq 2 of the paper for ``Q_2x3``.
@@ -110,6 +110,11 @@ class Objective(_Word):
     BEST_CASE_UTILITY = "best_case_utility"
 
     @property
+    def meaning(self) -> str:
+        """What the objective measures, in plain words."""
+        return OBJECTIVE_MEANINGS[self.value]
+
+    @property
     def linear(self) -> bool:
         """Whether the objective is linear in the masses (every objective but ``chi2``)."""
         return self is not Objective.CHI2
@@ -118,3 +123,15 @@ class Objective(_Word):
     def utility(self) -> bool:
         """Whether the objective reads a ``[utility]`` table."""
         return self in (Objective.WORST_CASE_UTILITY, Objective.BEST_CASE_UTILITY)
+
+
+#: Each objective in plain words (``designer design --help``, the README).
+OBJECTIVE_MEANINGS = {
+    "truthful": "probability that a respondent reports exactly the true answer (prior-weighted): the "
+                "classic randomized-response criterion",
+    "chi2": "chi-square information of the answers: the accuracy of the estimated shares (smaller MLE "
+            "variance); the usual choice for a survey",
+    "gain": "expected value of a [gain] table over the reported sets (your own scoring)",
+    "worst_case_utility": "expected utility of the worst precise answer in the reported set ([utility] table)",
+    "best_case_utility": "expected utility of the best precise answer in the reported set ([utility] table)",
+}

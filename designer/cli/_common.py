@@ -68,6 +68,11 @@ def problem_from_args(args: argparse.Namespace) -> Any:
         changes["semantics"] = args.semantics
     if getattr(args, "objective", None) is not None:
         changes["objective"] = args.objective
+    dont_know = getattr(args, "dont_know_value", None)
+    if dont_know is not None:
+        if not 0.0 <= dont_know < 1.0:
+            raise CommandError(f"argument --dont-know: {dont_know:g} is not a mass in [0, 1)")
+        changes["dont_know"] = dont_know
     return problem.replace(**changes) if changes else problem
 
 

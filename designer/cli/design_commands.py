@@ -65,10 +65,15 @@ def cmd_design(args: argparse.Namespace) -> str:
         result.problem.describe(),
         table,
         "",
-        f"objective {result.problem.objective}: {fmt(result.objective_value, 10)} "
-        f"(solver reported {fmt(result.solver_objective, 10)})",
-        f"eps_shafer {fmt(result.eps_shafer, 10)}   eps_walley {fmt(result.eps_walley, 10)}   "
-        f"variance (MLE, per respondent) {fmt(result.variance, 8)}",
+        f"objective {result.problem.objective}: {fmt(result.objective_value, 10)}" + (
+            f" (the solver reported {fmt(result.solver_objective, 10)} before certification)"
+            if abs(result.solver_objective - result.objective_value) > 1e-9 * max(1.0, abs(result.objective_value))
+            else ""),
+        f"privacy losses: eps_shafer {fmt(result.eps_shafer, 10)} (set answers, Def 3.1), "
+        f"eps_walley {fmt(result.eps_walley, 10)} (precise answers, Def 3.13)",
+        f"variance {fmt(result.variance, 8)} per respondent at prior "
+        + ", ".join(f"{x}={fmt(float(v), 4)}" for x, v in zip(result.problem.inputs, result.problem.prior))
+        + f": {_variance_kinds()[result.variance_kind]} (divide by n for a survey of n)",
         f"certified: {result.certificate.describe()}",
         f"path: {result.path}; solver {result.solver} ({result.status}); {result.seconds:.2f} s",
         *(f"warning: {w}" for w in result.warnings),
@@ -76,6 +81,12 @@ def cmd_design(args: argparse.Namespace) -> str:
     if args.out:
         lines.append(f"mechanism written to {args.out}")
     return "\n".join(lines)
+
+
+def _variance_kinds() -> dict[str, str]:
+    from ..design.objectives import VARIANCE_KINDS
+
+    return VARIANCE_KINDS
 
 
 def cmd_compare(args: argparse.Namespace) -> str:
@@ -91,7 +102,11 @@ def cmd_compare(args: argparse.Namespace) -> str:
     if args.format == "csv":
         return render_csv(headers, rows)
     pretty = [[fmt(v, 8) if isinstance(v, float) else v for v in r] for r in rows]
-    return f"{table.problem.describe()}\nclosed form: {table.reference}\n" + render_table(headers, pretty)
+    problem = table.problem
+    kind = "sldp_mle" if problem.semantics == "sldp" else "wldp_worst_case"
+    prior = ", ".join(f"{x}={fmt(float(v), 4)}" for x, v in zip(problem.inputs, problem.prior))
+    return (f"{problem.describe()}\nclosed form: {table.reference}\nvariance: per respondent at prior {prior}, "
+            f"{_variance_kinds()[kind]}\n" + render_table(headers, pretty))
 
 
 def cmd_sweep(args: argparse.Namespace) -> str:
@@ -134,18 +149,31 @@ def cmd_sweep(args: argparse.Namespace) -> str:
                            "objective": problem.objective, "rows": rows}, indent=2)
     if args.format == "csv":
         return csv_text
-    pretty = [[fmt(v, 8) if isinstance(v, float) else v for v in row[:-1]]
-              for row in df.itertuples(index=False)]
     notes = sorted({r for r in df["message"] if r})
-    text = render_table(headers[:-1], pretty) + "\n" + summary
+    if args.out:  # the table is in the file: the terminal gets the summary
+        text = summary
+    else:
+        pretty = [[fmt(v, 8) if isinstance(v, float) else v for v in row[:-1]]
+                  for row in df.itertuples(index=False)]
+        text = render_table(headers[:-1], pretty) + "\n" + summary
     if notes:
         text += "\n" + "\n".join(f"note: {n}" for n in notes[:5])
     return text
 
 
 def _configure_design(p: argparse.ArgumentParser) -> None:
+    import textwrap
+
+    from ..vocabulary import OBJECTIVE_MEANINGS
+
+    p.epilog = "objectives (--objective, or objective = ... in the file):\n" + "\n".join(
+        textwrap.fill(text, 100, initial_indent=f"  {name:<19} ", subsequent_indent=" " * 22)
+        for name, text in OBJECTIVE_MEANINGS.items())
     p.add_argument("problem", help="design problem (TOML)")
-    p.add_argument("--epsilon", type=epsilon_arg, help="override the budget of the file (nats, > 0)")
+    p.add_argument("--epsilon", "--eps", dest="epsilon", type=epsilon_arg,
+                   help="override the budget of the file (nats, > 0)")
+    p.add_argument("--dont-know", dest="dont_know_value", type=float,
+                   help="override the exact don't-know mass of the file, in [0, 1)")
     p.add_argument("--semantics", choices=("sldp", "wldp", "both"), help="override the semantics of the file")
     p.add_argument("--objective", choices=OBJECTIVE_CHOICES, help="override the objective of the file")
     p.add_argument("--out", help="write the designed mechanism (CSV, or JSON for a .json name)")
@@ -164,7 +192,7 @@ def _configure_compare(p: argparse.ArgumentParser) -> None:
 
 def _configure_sweep(p: argparse.ArgumentParser) -> None:
     p.add_argument("problem", help="design problem (TOML)")
-    p.add_argument("--epsilon", dest="eps_grid", default="0.1:5:50",
+    p.add_argument("--epsilon", "--eps", dest="eps_grid", default="0.1:5:50",
                    help="epsilons: start:stop:count or a list (default 0.1:5:50)")
     p.add_argument("--dont-know", dest="dont_know",
                    help="exact don't-know masses in [0, 1): start:stop:count or a list (default: the file's)")

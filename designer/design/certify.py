@@ -92,11 +92,16 @@ class Certificate:
 
     def describe(self) -> str:
         """One line: what was checked, how, and whether the answer was repaired."""
-        how = "exact rational arithmetic" if self.method == "exact" else f"floats with margin {self.margin:.1e}"
-        rep = (f"; the solver's answer was mixed with {self.mix_weight:.3g} of the {self.reference} to meet it"
-               if self.repaired else "")
+        how = ("checked exactly (rational arithmetic)" if self.method == "exact"
+               else f"checked in floats with a margin of {self.margin:.1e}")
         names = " and ".join(loss.value.capitalize() for loss in self.losses)
-        return f"{names} loss <= {self.epsilon:g}, checked in {how}{rep}"
+        text = f"{names} loss <= {self.epsilon:g}, {how}"
+        if self.repaired:
+            over = (f"by {self.violation:.2g} in floats" if self.violation > 0
+                    else "by less than float rounding (only the exact check sees it)")
+            text += (f"; the solver's answer exceeded the budget {over}, so {self.mix_weight:.2g} of the "
+                     f"{self.reference} (private with room to spare) was mixed in")
+        return text
 
 
 # ---------------------------------------------------------------------------- cleaning and structure

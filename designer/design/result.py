@@ -110,6 +110,7 @@ class DesignResult:
                 "mix_weight": self.certificate.mix_weight,
                 "reference": self.certificate.reference,
                 "violation_before_repair": json_number(self.certificate.violation),
+                "summary": self.certificate.describe(),
             },
             "seconds": self.seconds,
             "warnings": list(self.warnings),
