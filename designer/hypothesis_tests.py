@@ -51,6 +51,7 @@ __all__ = [
     "KINDS",
     "MinimaxTest",
     "bound",
+    "bound_kinks",
     "deterministic_tests",
     "minimax_test",
     "optimistic_test",
@@ -244,23 +245,50 @@ def bound(kind: str, eps: float, alphas: ArrayLike) -> NDArray[np.float64]:
     raise ValueError(f"kind must be one of {list(KINDS)}, got {kind!r}")
 
 
-def two_fold_bound(kind: str, eps: float, alphas: ArrayLike) -> NDArray[np.float64]:
-    """The paper's bounds for two answers (Cor 3.6 for ``shafer_*``, Cor 3.19 for the Walley curves).
+def two_fold_bound(kind: str, eps: float, alphas: ArrayLike, *, corrected: bool = False) -> NDArray[np.float64]:
+    """The bounds for two answers (Cor 3.6 for ``shafer_*``, Cor 3.19 for the Walley curves).
 
-    Lower curves: ``max(e^-2eps (1-a), -a + 2/(e^eps+1), 1 - a e^2eps)``; upper curves:
+    Lower curves: ``max(e^-2eps (1-a), -a + 2/(e^eps+1), 1 - a e^2eps)``; upper curves as printed:
     ``min(e^2eps (1-a), 1 - a e^-2eps, -a + (3 - e^-2eps)/(e^eps+1))``. They were derived for ``Q_2x3``.
 
-    Warning: as printed, the *upper* two-fold bounds do not hold: at ``a = 0`` the test ``phi = 0`` has
-    ``beta = 1`` while ``U^2(0) = (3 - e^-2eps)/(e^eps + 1) < 1`` (tests pin this). The lower ones hold for
-    ``Q_2x3``; the single-answer bound at ``2 eps`` (Lemmas 3.3, 3.15) always holds.
+    As printed, the *upper* two-fold bounds do not hold (docs/theory.md section 3): Warner's mechanism asked
+    twice crosses them at every eps > 0 (at eps = 0.1 by 0.0138). ``corrected=True`` gives the upper bound
+    reflected from the lower one, ``upper(a) = 1 - lower(1 - a)``:
+    ``min(e^2eps (1-a), 1 - a e^-2eps, 2 e^eps/(e^eps+1) - a)``; it holds for every ``Q_2x3`` asked twice
+    and Warner's mechanism attains it (tests). The lower bounds are unchanged.
     """
     a = np.asarray(alphas, dtype=np.float64)
     e = exp_capped(check_real(eps, "eps", low=0.0))
     if kind in ("pessimistic", "shafer_lower"):
         return np.maximum.reduce([(1 - a) / e**2, -a + 2 / (e + 1), 1 - a * e**2])
     if kind in ("optimistic", "shafer_upper"):
-        return np.minimum.reduce([e**2 * (1 - a), 1 - a / e**2, -a + (3 - 1 / e**2) / (e + 1)])
+        third = 2 * e / (e + 1) - a if corrected else -a + (3 - 1 / e**2) / (e + 1)
+        return np.minimum.reduce([e**2 * (1 - a), 1 - a / e**2, third])
     raise ValueError(f"kind must be one of {list(KINDS)}, got {kind!r}")
+
+
+def bound_kinks(kind: str, eps: float) -> NDArray[np.float64]:
+    """The levels in ``(0, 1)`` where :func:`bound` changes slope (a curve drawn through them is exact)."""
+    if eps == math.inf:
+        return np.zeros(0)
+    e = exp_capped(check_real(eps, "eps", low=0.0))
+    lines = {  # (slope, intercept) of the pieces
+        "pessimistic": [(-e, 1.0), (0.0, 0.0), (-1 / e, 1 / e)],
+        "optimistic": [(-1 / e, 1.0), (-e, e)],
+        "shafer_lower": [(-1 / e, 1 / e), (-e, 1.0)],
+        "shafer_upper": [(-e, e), (-1 / e, 1.0)],
+    }
+    if kind not in lines:
+        raise ValueError(f"kind must be one of {list(KINDS)}, got {kind!r}")
+    pieces = lines[kind]
+    kinks = []
+    for i, (s1, c1) in enumerate(pieces):
+        for s2, c2 in pieces[i + 1:]:
+            a = (c2 - c1) / (s1 - s2) if s1 != s2 else -1.0
+            # a crossing is a kink only where both pieces are the envelope (the bound itself)
+            if 0.0 < a < 1.0 and abs(s1 * a + c1 - float(bound(kind, eps, [a])[0])) <= 1e-12:
+                kinks.append(a)
+    return np.unique(np.array(kinks, dtype=np.float64))
 
 
 def tradeoff_curve(mech: Mechanism, x: str | int, x2: str | int, kind: str = "pessimistic", *,
@@ -274,7 +302,8 @@ def tradeoff_curve(mech: Mechanism, x: str | int, x2: str | int, kind: str = "pe
         Null and alternative inputs.
     kind : {"pessimistic", "optimistic", "shafer_lower", "shafer_upper"}
     points : int, default 101
-        Levels evenly spaced on [0, 1] (ignored when ``alphas`` is given).
+        Levels evenly spaced on [0, 1], plus the bound's kinks (:func:`bound_kinks`; ignored when ``alphas``
+        is given).
     fold : int, default 1
         Test on ``fold`` independent answers (``Q(x)^n`` vs ``Q(x2)^n``, Cor 3.6 / 3.19): the curve of
         the ``fold``-fold product mechanism. The bound is the single-answer bound at ``fold * eps``.
@@ -284,10 +313,13 @@ def tradeoff_curve(mech: Mechanism, x: str | int, x2: str | int, kind: str = "pe
     pandas.DataFrame
         ``alpha``, ``beta`` and ``bound`` (computed from the mechanism's own eps_W or eps_S).
     """
-    a = np.linspace(0.0, 1.0, int(points)) if alphas is None else np.asarray(alphas, dtype=np.float64)
+    eps = eps_walley(mech) if kind in ("pessimistic", "optimistic") else eps_shafer(mech)
+    if alphas is None:
+        a = np.union1d(np.linspace(0.0, 1.0, int(points)), bound_kinks(kind, fold * eps))
+    else:
+        a = np.asarray(alphas, dtype=np.float64)
     m = power(mech, fold) if fold > 1 else mech
     beta = tradeoff(m, x, x2, kind, a)
-    eps = eps_walley(mech) if kind in ("pessimistic", "optimistic") else eps_shafer(mech)
     return pd.DataFrame({"alpha": a, "beta": beta, "bound": bound(kind, fold * eps, a)})
 
 

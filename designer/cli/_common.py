@@ -196,6 +196,17 @@ def epsilon_arg(text: str) -> float:
     return _positive_float(text)
 
 
+def unit_arg(text: str) -> float:
+    """argparse ``type=`` of a number in [0, 1] (a test's level alpha)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text} is not in [0, 1]")
+    return value
+
+
 def level_arg(text: str) -> float:
     """argparse ``type=`` of a confidence level, in (0, 1)."""
     try:

@@ -11,7 +11,7 @@ from .._render import fmt, json_number, render_csv, render_table
 from .._validation import format_set
 from ..mechanism import Mechanism
 from ..privacy import LOSSES, privacy_losses
-from ._common import CommandError, add_format, check_out, int_arg, parse_gamble
+from ._common import CommandError, add_format, check_out, int_arg, parse_gamble, unit_arg
 
 #: Most levels a trade-off curve is drawn at, and most answers per respondent (the product frame grows
 #: as l**fold; composition refuses what would not fit in memory).
@@ -52,31 +52,72 @@ def cmd_audit(args: argparse.Namespace) -> str:
     return title + "\n" + render_table(headers, rows)
 
 
+def _worst_pair(mech: Mechanism, kind: str, fold: int, alpha: float | None) -> tuple[int, int]:
+    """The ordered pair whose test is most powerful: least beta at ``alpha``, else least area under the curve."""
+    import numpy as np
+
+    from ..composition import power
+    from ..hypothesis_tests import tradeoff
+
+    m = power(mech, fold) if fold > 1 else mech
+    levels = np.array([alpha]) if alpha is not None else np.linspace(0.0, 1.0, 201)
+    best, pair = math.inf, (0, 1)
+    for x in range(mech.k):
+        for x2 in range(mech.k):
+            if x != x2:
+                beta = tradeoff(m, x, x2, kind, levels)
+                score = float(beta[0] if alpha is not None else np.trapezoid(beta, levels))
+                if score < best - 1e-12:
+                    best, pair = score, (x, x2)
+    return pair
+
+
 def cmd_tradeoff(args: argparse.Namespace) -> str:
+    import numpy as np
+
     from ..hypothesis_tests import tradeoff_curve
+    from ..privacy import eps_shafer, eps_walley
 
     if args.plot:
         check_out(args.plot, [args.mechanism], args.force)
-    if args.points < 2:
-        raise CommandError(f"--points must be at least 2, got {args.points}")
     mech = Mechanism.read(args.mechanism)
-    null, alt = mech.input_index(args.null), mech.input_index(args.alt)
-    if null == alt:
-        raise CommandError("--null and --alt must be different inputs")
-    df = tradeoff_curve(mech, null, alt, args.kind, points=args.points, fold=args.fold)
+    if mech.k < 2:
+        raise CommandError(f"{args.mechanism}: a test needs two inputs; the mechanism has {mech.k}")
+    if (args.null is None) != (args.alt is None):
+        raise CommandError("give both --null and --alt, or neither (then the worst pair is used)")
+    worst = args.null is None
+    if worst:
+        null, alt = _worst_pair(mech, args.kind, args.fold, args.alpha)
+    else:
+        null, alt = mech.input_index(args.null), mech.input_index(args.alt)
+        if null == alt:
+            raise CommandError("--null and --alt must be different inputs")
+    x, x2 = mech.inputs[null], mech.inputs[alt]
+    walley = args.kind in ("pessimistic", "optimistic")
+    eps = (eps_walley if walley else eps_shafer)(mech)
+    theorem = "Thm 3.18" if walley else "Thm 3.5"
+    answers = f"{args.fold} answers per respondent, " if args.fold > 1 else ""
+    title = (f"{args.kind} trade-off curve ({theorem}): H0 {x} vs H1 {x2}"
+             f"{' (the worst pair: most powerful test)' if worst else ''}; {answers}bound at "
+             f"{'eps_walley' if walley else 'eps_shafer'} = {fmt(eps, 6)}" + (f" x {args.fold}" if args.fold > 1 else ""))
+    alphas = np.array([args.alpha]) if args.alpha is not None else None
+    df = tradeoff_curve(mech, null, alt, args.kind, points=args.points, alphas=alphas, fold=args.fold)
+    df.insert(2, "power", 1.0 - df["beta"])
     if args.plot:
-        fold = f", {args.fold} answers" if args.fold > 1 else ""
         from ..plots import plot_tradeoff
 
-        plot_tradeoff(df, args.plot, title=f"{args.kind}: H0 {args.null} vs H1 {args.alt}{fold}")
+        full = df if alphas is None else tradeoff_curve(mech, null, alt, args.kind, points=args.points,
+                                                       fold=args.fold)
+        plot_tradeoff(full, args.plot, title=title)
+    headers = ["alpha", "beta", "power", "bound"]
+    rows = df[headers].to_numpy().tolist()
     if args.format == "json":
-        return json.dumps({"kind": args.kind, "null": args.null, "alt": args.alt, "fold": args.fold,
-                           "alpha": df["alpha"].tolist(), "beta": df["beta"].tolist(),
-                           "bound": df["bound"].tolist()}, indent=2)
-    rows = df.to_numpy().tolist()
+        return json.dumps({"kind": args.kind, "null": x, "alt": x2, "worst_pair": worst, "fold": args.fold,
+                           "eps_bound": json_number(eps * args.fold), "title": title,
+                           **{h: [json_number(r[i]) for r in rows] for i, h in enumerate(headers)}}, indent=2)
     if args.format == "csv":
-        return render_csv(["alpha", "beta", "bound"], rows)
-    return render_table(["alpha", "beta", "bound"], [[fmt(v, 6) for v in r] for r in rows])
+        return render_csv(headers, rows)
+    return title + "\n" + render_table(headers, [[fmt(v, 6) for v in r] for r in rows])
 
 
 def cmd_credal(args: argparse.Namespace) -> str:
@@ -99,12 +140,10 @@ def cmd_credal(args: argparse.Namespace) -> str:
     extra: list[list[Any]] = []
     if gamble is not None:
         extra = [[x, lower_expectation(mech, x, gamble), upper_expectation(mech, x, gamble)] for x in mech.inputs]
-    if args.format == "csv":
-        text = render_csv(headers, rows)
+    if args.format == "csv":  # one table: the gamble's expectations when asked, else bel / pl of every event
         if extra:
-            text += "\n\n" + render_csv(["input", "lower_expectation", "upper_expectation"],
-                                          extra)
-        return text
+            return render_csv(["input", "lower_expectation", "upper_expectation"], extra)
+        return render_csv(headers, rows)
     text = render_table(headers, [[r[0], r[1], fmt(r[2]), fmt(r[3])] for r in rows])
     if extra:
         text += f"\n\ngamble {args.gamble}\n" + render_table(
@@ -119,8 +158,9 @@ def _configure_audit(p: argparse.ArgumentParser) -> None:
 
 def _configure_tradeoff(p: argparse.ArgumentParser) -> None:
     p.add_argument("mechanism", help="mechanism CSV or JSON file")
-    p.add_argument("--null", required=True, help="input of the null hypothesis H0")
-    p.add_argument("--alt", required=True, help="input of the alternative H1")
+    p.add_argument("--null", help="input of the null hypothesis H0 (with --alt; default: the worst pair)")
+    p.add_argument("--alt", help="input of the alternative H1 (with --null; default: the worst pair)")
+    p.add_argument("--alpha", type=unit_arg, help="one level in [0, 1]: print beta and power there")
     p.add_argument("--kind", choices=("pessimistic", "optimistic", "shafer_lower", "shafer_upper"),
                    default="pessimistic", help="which curve (default pessimistic, Thm 3.18)")
     p.add_argument("--points", type=int_arg(2, MAX_POINTS), default=101,
@@ -134,7 +174,8 @@ def _configure_tradeoff(p: argparse.ArgumentParser) -> None:
 
 def _configure_credal(p: argparse.ArgumentParser) -> None:
     p.add_argument("mechanism", help="mechanism CSV or JSON file")
-    p.add_argument("--gamble", help="lower/upper expectation of a gamble, e.g. yes=1,no=0")
+    p.add_argument("--gamble", help="lower/upper expectation of a gamble, e.g. yes=1,no=0 (with --format csv the "
+                                     "output is then the expectations table alone)")
     add_format(p)
 
 
