@@ -5,8 +5,9 @@
 * Figure 4 (Walley, Thm 3.18, Cor 3.19): T_pe (minimax test) and T_op with f_pe, f_op at eps_W.
 
 Curves are computed from the mechanism (two answers: the product mechanism); the bounds are drawn at eps
-and, for two answers, at 2 eps (Lemmas 3.3, 3.15) and as printed in Cor 3.6 / 3.19 (the printed upper
-two-fold bounds are not bounds: see designer.hypothesis_tests.two_fold_bound).
+and, for two answers, at 2 eps (Lemmas 3.3, 3.15), as printed in Cor 3.6 / 3.19 (the printed upper two-fold
+bounds are not bounds) and corrected (``two_fold_bound(..., corrected=True)``: the upper curve is the
+reflection of the lower one, ``1 - lower(1 - alpha)``). Every bound is drawn through its kinks.
 
 Run: ``python examples/plot_tradeoff.py [--out DIR] [--p 0.6 --q 0.2] [--figure 1|4|all]``
 -> DIR/figure1_sldp_tradeoff.png, DIR/figure4_wldp_tradeoff.png
@@ -24,39 +25,51 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import designer as d
-from designer.hypothesis_tests import bound, tradeoff, two_fold_bound
+from designer.hypothesis_tests import bound, bound_kinks, tradeoff, two_fold_bound
 
 FIGURES = {
     "1": ("sldp", "figure1_sldp_tradeoff", d.eps_shafer, "eps_S",
-          (("shafer_lower", "min beta_lo, alpha_up <= a", "u"), ("shafer_upper", "max beta_up, alpha_lo >= a", "U")),
-          "Cor 3.6"),
+          (("shafer_lower", "least type II error of tests with upper type I error <= alpha", "lower bound u"),
+           ("shafer_upper", "largest type II error of tests with lower type I error >= alpha", "upper bound U")),
+          "Cor 3.6", "Shafer semantics (set answers), Thm 3.5"),
     "4": ("wldp", "figure4_wldp_tradeoff", d.eps_walley, "eps_W",
-          (("pessimistic", "T_pe (minimax test)", "f_pe"), ("optimistic", "T_op", "f_op")), "Cor 3.19"),
+          (("pessimistic", "minimax test (worst credal members), T_pe", "lower bound f_pe"),
+           ("optimistic", "optimistic test (best credal members), T_op", "upper bound f_op")),
+          "Cor 3.19", "Walley semantics (precise answers), Thm 3.18"),
 }
 
 
 def draw(figure: str, mech: d.Mechanism, title: str, out: Path) -> Path:
-    _, name, loss, loss_name, curves, corollary = FIGURES[figure]
+    _, name, loss, loss_name, curves, corollary, semantics = FIGURES[figure]
     eps = loss(mech)
-    a = np.linspace(0, 1, 201)
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4.8), sharey=True)
+    a = np.union1d(np.linspace(0, 1, 401), np.concatenate([bound_kinks(k, n * eps) for k, _, _ in curves
+                                                            for n in (1, 2)]))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 5.6), sharey=True)
     for ax, m, n in ((axes[0], mech, 1), (axes[1], d.power(mech, 2), 2)):
         betas = [tradeoff(m, "yes", "no", kind, a) for kind, _, _ in curves]
         if figure == "1":
-            ax.fill_between(a, betas[0], betas[1], color="C0", alpha=0.15, label="attainable [beta_lo, beta_up]")
+            ax.fill_between(a, betas[0], betas[1], color="C0", alpha=0.12, label="attainable type II errors")
         for i, ((kind, label, bname), beta) in enumerate(zip(curves, betas)):
-            ax.plot(a, beta, color=f"C{i}", lw=2, label=label)
+            ax.plot(a, beta, color=f"C{i}", lw=2.2, label=label)
             ax.plot(a, bound(kind, n * eps, a), "--", color=f"C{i}",
-                    label=f"{bname} at {loss_name} = {eps:.3f}" if n == 1 else f"{bname} at 2 {loss_name}")
+                    label=f"{bname} at {loss_name} = {eps:.3f}" if n == 1
+                    else f"{bname} at 2 x {loss_name} (composition)")
             if n == 2:
-                printed = np.clip(two_fold_bound(kind, eps, a), 0, 1)
                 upper = kind in ("shafer_upper", "optimistic")
-                ax.plot(a, printed, ":", color=f"C{i}",
-                        label=f"{bname}^2 as printed ({corollary})" + (": not a bound" if upper else ""))
-        ax.plot([0, 1], [1, 0], color="grey", lw=0.8)
-        ax.set(title=f"{title}, {n} answer{'s' if n > 1 else ''}", xlabel="type I error", xlim=(0, 1), ylim=(0, 1))
-        ax.legend(fontsize=7, loc="upper right")
-    axes[0].set_ylabel("type II error")
+                printed = np.clip(two_fold_bound(kind, eps, a), 0, 1)
+                ax.plot(a, printed, ":", color=f"C{i}", lw=1.5,
+                        label=f"{bname} for two answers as printed in {corollary}"
+                        + (" (fails: the curve crosses it)" if upper else ""))
+                if upper:
+                    ax.plot(a, two_fold_bound(kind, eps, a, corrected=True), "-.", color="C3", lw=1.3,
+                            label=f"{bname} for two answers, corrected: 1 - lower(1 - alpha)")
+        ax.plot([0, 1], [1, 0], color="grey", lw=0.8, label="no information (beta = 1 - alpha)")
+        ax.set(title=f"{n} answer{'s' if n > 1 else ''} per respondent", xlabel="type I error alpha",
+               xlim=(0, 1), ylim=(0, 1))
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=1, frameon=False)
+    axes[0].set_ylabel("type II error beta")
+    fig.suptitle(f"Figure {figure}: {semantics}; {title} (don't-know {1 - mech.matrix[0, :2].sum():.2g}), "
+                 f"{loss_name} = {eps:.4f}", fontsize=10)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{name}.png"
     fig.savefig(path, dpi=110, bbox_inches="tight")
