@@ -23,7 +23,7 @@ from .exceptions import InvalidMechanismError
 from .mechanism import Mechanism
 
 __all__ = ["as_rng", "draw_rows", "input_indices", "label_indices", "precise_distributions", "randomize",
-           "randomize_precise"]
+           "randomize_precise", "synthetic_answers"]
 
 
 def as_rng(rng: np.random.Generator | int | None) -> np.random.Generator:
@@ -144,3 +144,23 @@ def randomize_precise(mech: Mechanism, true_inputs: Sequence[Any] | ArrayLike,
     """
     rows = input_indices(mech, true_inputs)
     return draw_rows(precise_distributions(mech, allocation), rows, as_rng(rng))
+
+
+def synthetic_answers(labels: Sequence[str], prior: ArrayLike, n: int,
+                      rng: np.random.Generator | int | None = None) -> NDArray[np.object_]:
+    """``n`` synthetic true answers drawn independently from ``prior`` over ``labels``, shape ``(n,)``.
+
+    For trying :func:`randomize` and the estimators before the field: the shares of the draw vary around
+    ``prior`` with the usual multinomial spread (``Var = pi (1 - pi) / n`` per share).
+
+    Examples
+    --------
+    >>> synthetic_answers(["yes", "no"], [0.3, 0.7], 5, rng=1).tolist()
+    ['no', 'yes', 'no', 'no', 'no']
+    """
+    from ._validation import check_int, check_prior
+
+    names = np.asarray([str(x) for x in labels], dtype=object)
+    pi = check_prior(prior, len(names))
+    count = check_int(n, "n", low=0)
+    return names[as_rng(rng).choice(len(names), size=count, p=pi)]

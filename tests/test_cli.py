@@ -269,7 +269,13 @@ def test_estimation_figures_and_their_csv(tmp_path):
     assert len(paths) == 3
     for path in paths:
         assert path.read_bytes()[:4] == b"\x89PNG"
-        assert path.with_suffix(".csv").read_text().count("\n") > 5
+        assert path.with_suffix(".csv").read_text().count("\n") >= 5
+    import pandas as pd
+
+    fig5 = pd.read_csv(paths[2].with_suffix(".csv"))  # lambda = 0 is the worst corner, lambda = 1 the best one
+    assert np.all(fig5["nu_O"] <= fig5["nu_S"]) and np.all(fig5["nu_S"] <= fig5["nu_W"])
+    assert np.all(np.abs(fig5["nu_lambda0_simulated"] / fig5["nu_W"] - 1) < 0.4)
+    assert np.all(np.abs(fig5["nu_lambda1_simulated"] / fig5["nu_O"] - 1) < 0.4)
 
 
 def test_randomize_formats(tmp_path, capsys):

@@ -37,9 +37,11 @@ from .survey_commands import (
     _configure_estimate,
     _configure_randomize,
     _configure_simulate,
+    _configure_synthesize,
     cmd_estimate,
     cmd_randomize,
     cmd_simulate,
+    cmd_synthesize,
 )
 
 __all__ = ["COMMANDS", "build_parser", "main", "show_progress"]
@@ -66,6 +68,9 @@ COMMANDS: list[tuple[str, str, str, Callable[[argparse.ArgumentParser], None], C
      _configure_tradeoff, cmd_tradeoff),
     ("credal", "bel / pl of every event, and lower / upper expectations of a gamble",
      "designer credal examples/mechanisms/q2x3.csv --gamble yes=1,no=0", _configure_credal, cmd_credal),
+    ("synthesize", "synthetic true answers from a prior, to try randomize and estimate before the field",
+     "designer synthesize problems/gwrr-dont-know.toml --n 10000 --prior yes=0.3,no=0.7 --seed 1 --out truth.csv",
+     _configure_synthesize, cmd_synthesize),
     ("randomize", "randomize true survey answers with a mechanism (the true answers are not written)",
      "designer randomize examples/answers.csv --mechanism examples/mechanisms/q2x3.csv --column answer "
      "--out responses.csv --keep id,region --seed 7",
@@ -146,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except (DesignerError, CommandError, ValueError, TypeError, OSError, OverflowError, RecursionError) as exc:
         message = " ".join(str(exc).split()) or type(exc).__name__
-        inputs = [str(getattr(args, a)) for a in ("mechanism", "problem", "answers", "responses", "data")
+        inputs = [str(getattr(args, a)) for a in ("mechanism", "problem", "answers", "responses", "data", "source")
                   if getattr(args, a, None)]
         if isinstance(exc, DesignerError) and inputs and not any(p in message for p in inputs):
             message = f"{inputs[0]}: {message}"  # a problem found while working on this input

@@ -99,7 +99,8 @@ def cmd_tradeoff(args: argparse.Namespace) -> str:
     answers = f"{args.fold} answers per respondent, " if args.fold > 1 else ""
     title = (f"{args.kind} trade-off curve ({theorem}): H0 {x} vs H1 {x2}"
              f"{' (the worst pair: most powerful test)' if worst else ''}; {answers}bound at "
-             f"{'eps_walley' if walley else 'eps_shafer'} = {fmt(eps, 6)}" + (f" x {args.fold}" if args.fold > 1 else ""))
+             f"{'eps_walley' if walley else 'eps_shafer'} = {fmt(eps, 6)}"
+             + (f" x {args.fold}" if args.fold > 1 else ""))
     alphas = np.array([args.alpha]) if args.alpha is not None else None
     df = tradeoff_curve(mech, null, alt, args.kind, points=args.points, alphas=alphas, fold=args.fold)
     df.insert(2, "power", 1.0 - df["beta"])

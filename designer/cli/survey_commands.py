@@ -180,6 +180,65 @@ def cmd_estimate(args: argparse.Namespace) -> str:
             + render_table(headers, [[r[0], *(fmt(v) for v in r[1:])] for r in table]))
 
 
+#: Respondents written per chunk by ``synthesize``.
+SYNTH_CHUNK = 1_000_000
+
+
+def cmd_synthesize(args: argparse.Namespace) -> str:
+    import csv
+
+    from .._io import atomic_writer
+    from ..sampling import as_rng, synthetic_answers
+
+    check_out(args.out, [args.source] if args.source else [], args.force)
+    if args.source:
+        if args.source.lower().endswith(".toml"):
+            from ..design.problem import load_problem
+
+            problem = load_problem(args.source)
+            labels, prior = list(problem.inputs), [float(v) for v in problem.prior]
+        else:
+            labels, prior = list(Mechanism.read(args.source).inputs), None
+        if args.prior is not None or prior is None:
+            prior = parse_prior(args.prior, labels)
+    else:
+        if not args.prior or "=" not in args.prior:
+            raise CommandError("--prior: without a problem or mechanism file, name the answers: "
+                               "--prior yes=0.3,no=0.7")
+        labels = [t.split("=", 1)[0].strip() for t in args.prior.split(",") if t.strip()]
+        prior = parse_prior(args.prior, labels)
+    rng = as_rng(args.seed)
+    with atomic_writer(args.out, overwrite=args.force) as binary:
+        text = text_writer(binary)
+        writer = csv.writer(text, lineterminator="\n")
+        writer.writerow(["id", args.column])
+        for start in range(0, args.n, SYNTH_CHUNK):
+            size = min(SYNTH_CHUNK, args.n - start)
+            writer.writerows(zip(range(start + 1, start + size + 1), synthetic_answers(labels, prior, size, rng)))
+        text.flush()
+        text.detach()
+    shares = dict(zip(labels, prior))
+    if args.format == "json":
+        return json.dumps({"n": args.n, "out": args.out, "column": args.column, "prior": shares, "seed": args.seed},
+                          indent=2)
+    if args.format == "csv":
+        return render_csv(["label", "prior"], [[x, v] for x, v in shares.items()])
+    return (f"{args.n} synthetic respondents written to {args.out} (columns id, {args.column}), true answers drawn "
+            f"from prior {', '.join(f'{x}={fmt(v, 4)}' for x, v in shares.items())}")
+
+
+def _configure_synthesize(p: argparse.ArgumentParser) -> None:
+    p.add_argument("source", nargs="?", help="problem (TOML, its inputs and prior) or mechanism file (its inputs)")
+    p.add_argument("--n", type=int_arg(1, 10**9), required=True, help="number of respondents")
+    p.add_argument("--prior", help="true shares: yes=0.3,no=0.7 (or 0.3,0.7 in the file's input order); "
+                                   "default: the problem's prior, or uniform for a mechanism")
+    p.add_argument("--out", required=True, help="new CSV of true answers (columns id and --column)")
+    p.add_argument("--column", default="answer", help="name of the answer column (default answer)")
+    p.add_argument("--seed", type=int, help="seed for a reproducible draw")
+    p.add_argument("--force", action="store_true", help="let --out replace an existing file")
+    add_format(p)
+
+
 def _configure_randomize(p: argparse.ArgumentParser) -> None:
     p.add_argument("answers", help="CSV of true answers (one respondent per row)")
     p.add_argument("--mechanism", required=True, help="mechanism CSV or JSON file")
