@@ -156,7 +156,7 @@ def synthetic_answers(labels: Sequence[str], prior: ArrayLike, n: int,
     Examples
     --------
     >>> synthetic_answers(["yes", "no"], [0.3, 0.7], 5, rng=1).tolist()
-    ['no', 'yes', 'no', 'no', 'no']
+    ['no', 'no', 'yes', 'no', 'no']
     """
     from ._validation import check_int, check_prior
 

@@ -171,3 +171,33 @@ def test_synthetic_answers_follow_the_prior():
     draw = synthetic_answers(["a", "b", "c"], [0.2, 0.3, 0.5], 200_000, rng=3)
     shares = np.array([(draw == x).mean() for x in "abc"])
     assert np.all(np.abs(shares - [0.2, 0.3, 0.5]) < 4 * np.sqrt(0.25 / 200_000))
+
+
+@pytest.mark.parametrize("problem, eps", [("gwrr-dont-know.toml", 1.0), ("gwrr-dont-know-wldp.toml", 1.0),
+                                          ("gwrr-dont-know-wldp.toml", 3.0), ("survey-5-options.toml", 2.0)])
+def test_one_variance_in_design_compare_sweep_and_python(folder, capsys, problem, eps):
+    from designer.design import design
+    from designer.design.problem import load_problem
+
+    python = design(load_problem(folder / "problems" / problem).replace(epsilon=eps)).variance
+    _, out, _ = _run(folder, f"design problems/{problem} --eps {eps}", "json", capsys)
+    assert json.loads(out)["variance"] == pytest.approx(python, rel=1e-9)
+    _, out, _ = _run(folder, f"sweep problems/{problem} --epsilon {eps}", "json", capsys)
+    assert json.loads(out)["rows"][0]["variance"] == pytest.approx(python, rel=1e-9)
+    if "survey" not in problem:
+        _, out, _ = _run(folder, f"compare problems/{problem} --eps {eps}", "json", capsys)
+        row = json.loads(out)["rows"][0]
+        assert row["variance"] == pytest.approx(python, rel=1e-9)
+        assert row["variance_closed"] == pytest.approx(python, rel=1e-6)  # and it is the closed form's
+
+
+def test_compare_warner_is_equation_1(folder, capsys):
+    from designer import closed_forms as cf
+
+    code, out, _ = _run(folder, "compare problems/warner.toml --eps 0.5,1,2", "json", capsys)
+    obj = json.loads(out)
+    assert code == 0 and "Warner" in obj["closed_form"] and "Ex 3.7" in obj["closed_form"]
+    for row in obj["rows"]:
+        p = math.exp(row["epsilon"]) / (1 + math.exp(row["epsilon"]))
+        assert row["p"] == pytest.approx(p, abs=1e-9)
+        assert row["variance"] == pytest.approx(cf.warner_variance(p, 0.5, 1), rel=1e-9)  # Eq 1, n = 1
