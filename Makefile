@@ -32,6 +32,8 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/transforms.py
 	$(BIN)/python benchmarks/design.py --timeout 600
+	$(BIN)/python benchmarks/regression.py
+	$(BIN)/python benchmarks/planning.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -33,6 +33,7 @@ from .mechanism_commands import (
     cmd_credal,
     cmd_tradeoff,
 )
+from .plan_commands import _configure_plan, cmd_plan
 from .survey_commands import (
     _configure_estimate,
     _configure_randomize,
@@ -84,6 +85,8 @@ COMMANDS: list[tuple[str, str, str, Callable[[argparse.ArgumentParser], None], C
     ("sweep", "a grid of designs over epsilon (and don't-know mass), in parallel, with a plot",
      "designer sweep problems/gwrr-dont-know.toml --epsilon 0.1:5:50 --dont-know 0:0.5:6 --jobs 2 "
      "--out sweep.csv --plot sweep.png", _configure_sweep, cmd_sweep),
+    ("plan", "plan a survey: sample size, smallest budget, power, a questionnaire's budget split, HTML report",
+     "designer plan problems/warner.toml --prior yes=0.3,no=0.7 --width 0.02", _configure_plan, cmd_plan),
     ("regress", "logistic regression of the true answer on covariates, from randomized answers",
      "designer regress examples/regress.csv --mechanism examples/mechanisms/gwrr.csv "
      "--formula 'response ~ age + religious' --reference no", _configure_regress, cmd_regress),

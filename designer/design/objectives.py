@@ -11,7 +11,7 @@ import math
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from .. import setfunctions as sf
 from ..estimation import chi2_information
@@ -20,7 +20,7 @@ from ..vocabulary import Objective, Semantics
 from .problem import DesignProblem
 
 __all__ = ["NAMED_MEMBERS", "VARIANCE_KINDS", "objective_matrix", "objective_value", "reported_variance",
-           "walley_worst_binary"]
+           "share_variances", "walley_worst_binary"]
 
 
 def objective_matrix(problem: DesignProblem, family: NDArray[np.int64]) -> NDArray[np.float64]:
@@ -120,8 +120,6 @@ def reported_variance(problem: DesignProblem, mech: Mechanism | None = None, com
     kind : str
         A key of :data:`VARIANCE_KINDS`.
     """
-    from ..estimation import estimator_variance
-
     if compact is not None:
         if problem.semantics is Semantics.SLDP:
             return float(compact.variance()), "sldp_mle"
@@ -132,30 +130,43 @@ def reported_variance(problem: DesignProblem, mech: Mechanism | None = None, com
         kind = "wldp_precise_mle" if float(np.sum(compact.A[1:]) + np.sum(compact.B[1:])) == 0.0 else "wldp_worst_named"
         return (math.inf if a <= b else (k - 1) / k**2 / (a - b) ** 2), kind
     assert mech is not None
-    if problem.semantics is Semantics.SLDP:
-        return float(estimator_variance(mech, problem.prior)), "sldp_mle"
+    shares, kind = share_variances(mech, problem.prior, problem.semantics)
+    return float(np.mean(shares)), kind
+
+
+def share_variances(mech: Mechanism, prior: ArrayLike, semantics: Semantics | str
+                    ) -> tuple[NDArray[np.float64], str]:
+    """Per-share variances, shape ``(k,)``, per respondent at ``prior``, of the estimate designer reports for
+    ``semantics`` (see :func:`reported_variance`; their mean is the reported variance), and the kind."""
+    from ..estimation import estimator_variance
+
+    pi = np.asarray(prior, dtype=np.float64)
+    if Semantics.parse(semantics) is Semantics.SLDP:
+        return np.asarray(estimator_variance(mech, pi, reduce="none")), "sldp_mle"
     if mech.is_bayesian:
-        return float(estimator_variance(mech, problem.prior)), "wldp_precise_mle"
-    if mech.k == 2 and mech.l == 2 and 0.0 < problem.prior[0] < 1.0:
-        return _binary_worst_variance(mech, float(problem.prior[0])), "wldp_worst_case"
-    if mech.k == 2 and 0.0 < problem.prior[0] < 1.0:
-        from ..hypothesis_tests import worst_case_fisher
+        return np.asarray(estimator_variance(mech, pi, reduce="none")), "wldp_precise_mle"
+    if mech.k == 2 and 0.0 < pi[0] < 1.0:
+        if mech.l == 2:
+            value = _binary_worst_variance(mech, float(pi[0]))
+        else:
+            from ..hypothesis_tests import worst_case_fisher
 
-        info, pr_x, pr_x2 = worst_case_fisher(mech, float(problem.prior[0]))
-        if info < 1e-8:  # the credal sets may share a member: then precise answers can carry no information
-            from ..credal import contains
+            info, pr_x, pr_x2 = worst_case_fisher(mech, float(pi[0]))
+            value = math.inf if info <= 0.0 else 1.0 / info
+            if info < 1e-8:  # the credal sets may share a member: then precise answers carry no information
+                from ..credal import contains
 
-            shared = (pr_x + pr_x2) / 2
-            if contains(mech, 0, shared, tol=1e-12) and contains(mech, 1, shared, tol=1e-12):
-                return math.inf, "wldp_worst_case"
-        return (math.inf if info <= 0.0 else 1.0 / info), "wldp_worst_case"
+                shared = (pr_x + pr_x2) / 2
+                if contains(mech, 0, shared, tol=1e-12) and contains(mech, 1, shared, tol=1e-12):
+                    value = math.inf
+        return np.full(2, value), "wldp_worst_case"
     from ..sampling import precise_distributions
 
-    worst = 0.0
+    worst = np.zeros(mech.k)
     for member in NAMED_MEMBERS:
         precise = Mechanism(precise_distributions(mech, member), inputs=mech.inputs, frame=mech.frame,
                             focal=[1 << i for i in range(mech.l)])
-        worst = max(worst, float(estimator_variance(precise, problem.prior)))
+        worst = np.maximum(worst, np.asarray(estimator_variance(precise, pi, reduce="none")))
     return worst, "wldp_worst_named"
 
 

@@ -1,0 +1,99 @@
+"""A self-contained HTML page of a plan: the problem, the design, its losses and certificate, the sample size,
+the price of privacy in respondents (table and inline PNG), and the questionnaire's allocation."""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from typing import Any
+
+__all__ = ["plan_report", "sample_size_figure"]
+
+_STYLE = """
+body { font-family: system-ui, -apple-system, 'Segoe UI', sans-serif; margin: 2em auto; max-width: 62em;
+       color: #222; line-height: 1.45; padding: 0 1em; }
+h1 { font-size: 1.6em; margin-bottom: 0.2em; } h2 { font-size: 1.2em; margin-top: 1.6em;
+     border-bottom: 1px solid #ccc; padding-bottom: 0.2em; }
+table { border-collapse: collapse; margin: 0.6em 0; } th, td { padding: 0.25em 0.7em; border: 1px solid #ddd; }
+th { background: #f3f5f8; text-align: left; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.key { font-size: 1.25em; background: #eef6ee; border-left: 4px solid #3a7; padding: 0.6em 1em; }
+.note { color: #555; font-size: 0.92em; } img { max-width: 100%; border: 1px solid #eee; }
+"""
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return f'<td class="num">{value:.6g}</td>'
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f'<td class="num">{value}</td>'
+    return f"<td>{html.escape(str(value))}</td>"
+
+
+def _table(headers: list[str], rows: list[list[Any]]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(_cell(v) for v in row) + "</tr>" for row in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def sample_size_figure(rows: list[dict[str, Any]], title: str) -> bytes:
+    """PNG of the sample size against the budget (the price of privacy in respondents)."""
+    from ..plots import _pyplot
+
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4))
+    points = [(r["epsilon"], r["n"]) for r in rows if r.get("n")]
+    if points:
+        ax.plot([p[0] for p in points], [p[1] for p in points], "o-", color="C0")
+    ax.set(yscale="log", xlabel="privacy budget eps (nats)", ylabel="respondents needed", title=title)
+    ax.title.set_fontsize(9)
+    ax.grid(True, which="both", alpha=0.3)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def plan_report(summary: dict[str, Any], *, design: Any = None, by_epsilon: list[dict[str, Any]] | None = None,
+                allocation: Any = None) -> str:
+    """The HTML page (no external resources: the figure is an inline PNG)."""
+    parts = [f"<h1>Survey plan: {html.escape(str(summary.get('title', 'designer')))}</h1>",
+             f'<p class="note">{html.escape(str(summary.get("subtitle", "")))}</p>']
+    if summary.get("headline"):
+        parts.append(f'<p class="key">{html.escape(summary["headline"])}</p>')
+    if design is not None and design.mechanism is not None:
+        mech = design.mechanism
+        parts.append("<h2>The design</h2>")
+        parts.append(f"<p>{html.escape(design.problem.describe())}</p>")
+        if len(mech.focal) <= 40:
+            parts.append(_table(["true answer", *mech.columns],
+                                [[x, *(float(v) for v in row)] for x, row in zip(mech.inputs, mech.matrix)]))
+        parts.append(_table(["privacy loss", "value", "meaning"], [
+            ["eps_shafer", float(design.eps_shafer), "set answers (Def 3.1)"],
+            ["eps_walley", float(design.eps_walley), "precise answers (Def 3.13)"]]))
+        parts.append(f"<p><b>Certificate:</b> {html.escape(design.certificate.describe())}</p>")
+    if summary.get("rows"):
+        parts.append("<h2>The plan</h2>")
+        parts.append(_table(["quantity", "value"], summary["rows"]))
+    if by_epsilon:
+        parts.append("<h2>The price of privacy in respondents</h2>")
+        parts.append(_table(["epsilon", "variance per respondent", "respondents"],
+                            [[r["epsilon"], r["variance"], r["n"] if r["n"] else "not reachable"] for r in by_epsilon]))
+        png = sample_size_figure(by_epsilon, str(summary.get("figure_title", "")))
+        parts.append(f'<img alt="respondents against epsilon" src="data:image/png;base64,'
+                     f'{base64.b64encode(png).decode()}">')
+    if allocation is not None:
+        parts.append("<h2>The questionnaire's budget</h2>")
+        rows = [[q.name, w, e, v, eq] for q, w, e, v, eq in zip(
+            allocation.survey.questions, allocation.survey.weights, allocation.epsilons, allocation.variances,
+            allocation.equal_split_variances)]
+        parts.append(_table(["question", "weight", "epsilon", "variance", "variance, equal split"], rows))
+        joint = allocation.joint
+        lines = [f"best split: weighted total variance {allocation.total_variance:.6g}",
+                 f"equal split: {allocation.equal_split_total_variance:.6g}"]
+        lines.append(f"one joint question: {joint['total_variance']:.6g} ({allocation.joint_note})" if joint
+                     else f"one joint question: not compared ({allocation.joint_note})")
+        parts.append("<ul>" + "".join(f"<li>{html.escape(t)}</li>" for t in lines) + "</ul>")
+    parts.append('<p class="note">Made by designer; the mathematics is in docs/theory.md of the repository.</p>')
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>designer plan</title>"
+            f"<style>{_STYLE}</style></head><body>{''.join(parts)}</body></html>\n")

@@ -1,0 +1,335 @@
+"""Sample size, the smallest budget for a target accuracy, power, and their simulation check.
+
+Every number rests on the variance designer reports for a design (``designer.design.objectives``): per
+respondent, at a prior, for the problem's semantics (SLDP: the MLE from set answers; WLDP: the worst case
+over the credal sets). Where the paper gives an exact finite-n variance it is used instead of the asymptotic
+``V / n``: Warner's mechanism (Ex 3.7, Eq 1, exact at every n) and the generalised Warner mechanism with a
+don't-know answer (Thm 3.10 with the factor ``1 / (1 - q3^n)``, the variance of Eq 2's estimator given that
+someone answered). ``docs/theory.md`` section 10 states the formulas.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._validation import check_int, check_prior, check_real
+from ..exceptions import DesignerError
+from ..mechanism import Mechanism
+from ..vocabulary import Semantics
+
+__all__ = ["EPS_MAX", "Accuracy", "PlanningError", "SampleSize", "accuracy_of", "check_by_simulation",
+           "power_at", "power_sample_size", "price_of_privacy", "sample_size", "smallest_budget"]
+
+#: Largest budget the smallest-budget search tries (nats); beyond it the design barely changes.
+EPS_MAX = 20.0
+#: The smallest-budget search stops when the bracket is this narrow (the answer is exact to 1e-3).
+EPS_TOL = 2e-4
+#: Largest sample size reported (beyond it the plan says "not reachable").
+N_MAX = 10**12
+
+
+class PlanningError(DesignerError, ValueError):
+    """A plan that cannot be made (the message says why and what would work)."""
+
+
+def _z(level: float) -> float:
+    from scipy.stats import norm
+
+    return float(norm.ppf(0.5 + level / 2))
+
+
+@dataclass(frozen=True)
+class Accuracy:
+    """How accurately a mechanism estimates the shares, per respondent and at finite ``n``.
+
+    Attributes
+    ----------
+    mechanism : Mechanism
+    semantics : Semantics
+    prior : (k,) ndarray
+    per_share : (k,) ndarray
+        Variance of each share's estimate from one respondent (``inf``: not identified).
+    kind : str
+        Which variance (``designer.design.objectives.VARIANCE_KINDS``).
+    formula : str
+        ``"warner"``, ``"thm_3_10"`` (exact finite-n formulas) or ``"asymptotic"``.
+    """
+
+    mechanism: Mechanism
+    semantics: Semantics
+    prior: NDArray[np.float64]
+    per_share: NDArray[np.float64]
+    kind: str
+    formula: str
+    _pq: tuple[float, float] = field(default=(0.0, 0.0), repr=False)
+
+    @property
+    def variance(self) -> float:
+        """The largest per-share variance per respondent (the share that needs the most respondents)."""
+        return float(self.per_share.max())
+
+    def variance_at(self, n: int) -> float:
+        """Largest per-share variance from ``n`` respondents (the exact formula where there is one)."""
+        from ..closed_forms import q2x3_variance_exact, warner_variance
+
+        if self.formula == "warner":
+            return warner_variance(self._pq[0], float(self.prior[0]), n)
+        if self.formula == "thm_3_10":
+            return q2x3_variance_exact(self._pq[0], self._pq[1], float(self.prior[0]), n)
+        return self.variance / n
+
+    def describe(self) -> str:
+        return {"warner": "exact: Warner's Eq 1 (Ex 3.7)",
+                "thm_3_10": "exact: Thm 3.10 with 1/(1 - q3^n) (Eq 2's estimator, given someone answered)",
+                "asymptotic": "asymptotic MLE variance V/n"}[self.formula]
+
+
+def _closed_form(mech: Mechanism, semantics: Semantics) -> tuple[str, tuple[float, float]]:
+    """``("warner", (p, 1-p))`` or ``("thm_3_10", (p, q))`` for the symmetric binary mechanisms the paper
+    solves at finite n (under SLDP, or a precise Warner under either semantics), else ``("asymptotic", ...)``."""
+    if mech.k != 2 or mech.l != 2 or list(mech.inputs) != list(mech.frame):
+        return "asymptotic", (0.0, 0.0)
+    rows = [mech.row(0), mech.row(1)]
+    yes, no, both = (mech.frame[0],), (mech.frame[1],), tuple(mech.frame)
+    p, q, d = rows[0].get(yes, 0.0), rows[0].get(no, 0.0), rows[0].get(both, 0.0)
+    symmetric = abs(rows[1].get(no, 0.0) - p) <= 1e-12 and abs(rows[1].get(yes, 0.0) - q) <= 1e-12
+    if not symmetric or p <= q:
+        return "asymptotic", (0.0, 0.0)
+    if d == 0.0:
+        return "warner", (p, q)
+    return ("thm_3_10", (p, q)) if semantics is Semantics.SLDP else ("asymptotic", (0.0, 0.0))
+
+
+def accuracy_of(mech: Mechanism, semantics: Semantics | str = "sldp", prior: Any = None) -> Accuracy:
+    """The :class:`Accuracy` of ``mech`` at ``prior`` (default uniform) under ``semantics``."""
+    from ..design.objectives import share_variances
+
+    sem = Semantics.parse(semantics)
+    pi = check_prior(prior, mech.k)
+    per_share, kind = share_variances(mech, pi, sem)
+    formula, pq = _closed_form(mech, sem)
+    return Accuracy(mech, sem, pi, np.asarray(per_share, dtype=np.float64), kind, formula, pq)
+
+
+@dataclass(frozen=True)
+class SampleSize:
+    """The smallest ``n`` whose intervals are at most ``width`` wide (half-width) at ``level``."""
+
+    n: int
+    width: float
+    level: float
+    achieved_width: float
+    accuracy: Accuracy
+
+
+def sample_size(accuracy: Accuracy, width: float, level: float = 0.95) -> SampleSize:
+    """Smallest ``n`` with ``z sqrt(Var_n) <= width`` for every share, ``z`` the normal quantile of ``level``.
+
+    Asymptotic: ``n = ceil(z^2 V / width^2)`` with ``V`` the largest per-share variance per respondent. With an
+    exact finite-n formula the smallest ``n`` meeting it is found by bisection (the variance decreases in n).
+    """
+    width = check_real(width, "width", low=0.0, low_open=True)
+    level = check_real(level, "level", low=0.0, high=1.0, low_open=True, high_open=True)
+    z = _z(level)
+    if not math.isfinite(accuracy.variance):
+        raise PlanningError("a share is not identified by this mechanism (variance inf): no sample size gives "
+                            "it an interval; choose a design that separates every input")
+    n0 = max(1, math.ceil(z**2 * accuracy.variance / width**2 * (1 - 1e-12)))
+    if n0 > N_MAX:
+        raise PlanningError(f"more than {N_MAX:.0e} respondents would be needed (variance {accuracy.variance:.4g}"
+                            " per respondent); raise the budget or the width")
+
+    def ok(n: int) -> bool:
+        return z * math.sqrt(accuracy.variance_at(n)) <= width
+
+    if accuracy.formula == "asymptotic":
+        n = n0
+        while not ok(n):  # rounding guard
+            n += 1
+    else:
+        lo, hi = 0, max(2, n0)
+        while not ok(hi):
+            lo, hi = hi, hi * 2
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+        n = hi
+    return SampleSize(n, width, level, z * math.sqrt(accuracy.variance_at(n)), accuracy)
+
+
+def _share_prior(prior: NDArray[np.float64], index: int, value: float) -> NDArray[np.float64]:
+    """``prior`` with share ``index`` set to ``value`` and the others scaled to fill the rest."""
+    out = np.array(prior, dtype=np.float64)
+    rest = 1.0 - out[index]
+    out *= (1.0 - value) / rest if rest > 0 else 0.0
+    if rest <= 0:
+        out[:] = (1.0 - value) / (len(out) - 1)
+    out[index] = value
+    return out
+
+
+def _variances(accuracy: Accuracy, index: int, values: list[float]) -> list[float]:
+    from ..design.objectives import share_variances
+
+    return [float(share_variances(accuracy.mechanism, _share_prior(accuracy.prior, index, v),
+                                  accuracy.semantics)[0][index]) for v in values]
+
+
+def _power_setup(accuracy: Accuracy, detect: float, alpha: float, share: int, null: float | None,
+                 groups: int) -> tuple[float, float, float, float]:
+    """``(z_alpha, D, sd under the null, sd under the alternative)`` per respondent."""
+    detect = check_real(detect, "detect", low=0.0, low_open=True)
+    alpha = check_real(alpha, "alpha", low=0.0, high=1.0, low_open=True, high_open=True)
+    if groups not in (1, 2):
+        raise PlanningError(f"groups must be 1 (one sample against a null value) or 2 (two groups), got {groups}")
+    p0 = float(accuracy.prior[share]) if null is None else check_real(null, "null", low=0.0, high=1.0)
+    p1 = p0 + detect
+    if not p1 < 1.0:
+        raise PlanningError(f"the share {p0:g} + detect {detect:g} leaves (0, 1); detect a smaller difference")
+    v0, v1 = _variances(accuracy, share, [p0, p1])
+    z = _z(1.0 - alpha)
+    if groups == 1:
+        return z, detect, math.sqrt(v0), math.sqrt(v1)
+    vbar = _variances(accuracy, share, [(p0 + p1) / 2])[0]
+    return z, detect, math.sqrt(2 * vbar), math.sqrt(v0 + v1)
+
+
+def power_sample_size(accuracy: Accuracy, detect: float, power: float = 0.8, alpha: float = 0.05, *,
+                      share: int = 0, null: float | None = None, groups: int = 1) -> int:
+    """Respondents (per group when ``groups = 2``) for a two-sided Wald test at ``alpha`` to detect a share
+    ``null + detect`` against ``null`` (one sample) or two groups' shares differing by ``detect``, with
+    probability ``power``: ``n = ((z_{1-alpha/2} s0 + z_power s1) / detect)^2``."""
+    from scipy.stats import norm
+
+    power = check_real(power, "power", low=0.0, high=1.0, low_open=True, high_open=True)
+    z, d, s0, s1 = _power_setup(accuracy, detect, alpha, share, null, groups)
+    if not (math.isfinite(s0) and math.isfinite(s1)):
+        raise PlanningError("the share is not identified by this mechanism (variance inf): no test has power")
+    return max(1, math.ceil(((z * s0 + float(norm.ppf(power)) * s1) / d) ** 2 * (1 - 1e-12)))
+
+
+def power_at(accuracy: Accuracy, n: int, detect: float, alpha: float = 0.05, *, share: int = 0,
+             null: float | None = None, groups: int = 1) -> float:
+    """Power of the same test with ``n`` respondents (per group): ``Phi((D sqrt(n) - z s0) / s1)``."""
+    from scipy.stats import norm
+
+    n = check_int(n, "n", low=1)
+    z, d, s0, s1 = _power_setup(accuracy, detect, alpha, share, null, groups)
+    return float(norm.cdf((d * math.sqrt(n) - z * s0) / s1)) if math.isfinite(s0 + s1) else alpha / 2
+
+
+@dataclass
+class _Designer:
+    """Designs of one problem at several budgets, each solved once (counted)."""
+
+    problem: Any
+    results: dict[float, Any] = field(default_factory=dict)
+
+    def __call__(self, eps: float) -> Any:
+        from ..design.engine import design
+
+        key = round(float(eps), 12)
+        if key not in self.results:
+            self.results[key] = design(self.problem.replace(epsilon=key))
+        return self.results[key]
+
+    def accuracy(self, eps: float) -> Accuracy:
+        result = self(eps)
+        if result.mechanism is None:
+            raise PlanningError("the design is too large to expand for planning; plan a smaller problem")
+        return accuracy_of(result.mechanism, self.problem.semantics, self.problem.prior)
+
+
+def smallest_budget(problem: Any, n: int, width: float, level: float = 0.95, *, tol: float = EPS_TOL
+                    ) -> tuple[float, Accuracy, int]:
+    """The smallest epsilon whose certified optimal design meets ``width`` with ``n`` respondents.
+
+    Bisection over designs (the reported variance decreases with the budget); returns ``(epsilon,
+    accuracy, designs solved)``, epsilon exact to ``tol``. Raises :class:`PlanningError` with the reason when
+    even ``EPS_MAX`` cannot (e.g. a fixed don't-know mass puts a floor under the variance).
+    """
+    from ..exceptions import InfeasibleDesignError
+
+    n = check_int(n, "n", low=1)
+    width = check_real(width, "width", low=0.0, low_open=True)
+    z = _z(check_real(level, "level", low=0.0, high=1.0, low_open=True, high_open=True))
+    designs = _Designer(problem)
+
+    def meets(eps: float) -> bool:
+        try:
+            acc = designs.accuracy(eps)
+        except InfeasibleDesignError:
+            return False
+        return z * math.sqrt(acc.variance_at(n)) <= width
+
+    hi = 1.0
+    while not meets(hi):
+        if hi >= EPS_MAX:
+            floor = designs.accuracy(EPS_MAX)
+            needed = math.ceil(z**2 * floor.variance / width**2) if math.isfinite(floor.variance) else None
+            why = (f"the variance stays above {floor.variance:.4g} per respondent even at eps = {EPS_MAX:g}"
+                   + (f" (don't-know mass {problem.dont_know:g}: those answers carry no information)"
+                      if problem.dont_know else ""))
+            more = f"; at least {needed} respondents would be needed" if needed else ""
+            raise PlanningError(f"no budget up to {EPS_MAX:g} reaches width {width:g} with n = {n}: {why}{more}")
+        hi = min(hi * 2, EPS_MAX)
+    lo = 0.0
+    while hi - lo > tol:
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if meets(mid) else (mid, hi)
+    return hi, designs.accuracy(hi), len(designs.results)
+
+
+def price_of_privacy(problem: Any, epsilons: list[float], width: float, level: float = 0.95) -> list[dict[str, Any]]:
+    """For each budget: the design's variance per respondent and the sample size for ``width``."""
+    from ..exceptions import InfeasibleDesignError
+
+    designs = _Designer(problem)
+    rows = []
+    for eps in epsilons:
+        try:
+            acc = designs.accuracy(eps)
+            size = sample_size(acc, width, level)
+            rows.append({"epsilon": eps, "variance": acc.variance, "n": size.n, "formula": acc.formula})
+        except (InfeasibleDesignError, PlanningError) as exc:
+            rows.append({"epsilon": eps, "variance": math.inf, "n": None, "formula": str(exc).split(":")[0]})
+    return rows
+
+
+def check_by_simulation(accuracy: Accuracy, n: int, reps: int, level: float = 0.95, *, seed: int | None = None,
+                        detect: float | None = None, alpha: float = 0.05, share: int = 0) -> dict[str, float]:
+    """``reps`` simulated surveys of ``n`` respondents through the mechanism (SLDP set answers, MLE by EM):
+    the coverage of the ``level`` intervals of every share, their mean half-width, and with ``detect`` the
+    rejection rate of the Wald test when the share is ``prior + detect`` (the achieved power)."""
+    from ..estimation import em, estimator_variance
+    from ..sampling import as_rng
+
+    if accuracy.semantics is not Semantics.SLDP and not accuracy.mechanism.is_bayesian:
+        raise PlanningError("--check simulates set answers and their MLE: under WLDP the answers come from an "
+                            "unknown credal member, so there is no interval to check; plan under SLDP")
+    n, reps = check_int(n, "n", low=1), check_int(reps, "reps", low=2)
+    rng, z, mech = as_rng(seed), _z(level), accuracy.mechanism
+
+    def surveys(prior: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        counts = rng.multinomial(n, prior @ mech.matrix, size=reps).astype(np.float64)
+        est = em(mech.matrix, counts, tol=1e-12, max_iter=20_000)[0]
+        se = np.empty_like(est)
+        for r, e in enumerate(est):  # the Wald interval an analyst computes: Fisher information at the estimate
+            at = np.clip(e, 1e-9, None)
+            se[r] = np.sqrt(np.asarray(estimator_variance(mech, at / at.sum(), n, reduce="none")))
+        return est, se
+
+    est, se = surveys(accuracy.prior)
+    covered = np.abs(est - accuracy.prior) <= z * se
+    out = {"coverage": float(covered.mean()), "coverage_all_shares": float(np.all(covered, axis=1).mean()),
+           "mean_half_width": float((z * se).max(axis=1).mean()), "reps": float(reps)}
+    if detect is not None:
+        alt = _share_prior(accuracy.prior, share, float(accuracy.prior[share]) + detect)
+        est1, se1 = surveys(alt)
+        out["power"] = float((np.abs(est1[:, share] - accuracy.prior[share]) > _z(1 - alpha) * se1[:, share]).mean())
+    return out
