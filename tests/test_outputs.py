@@ -39,6 +39,13 @@ CASES = [
     "simulate examples/mechanisms/q2x3.csv --n 100 --reps 50 --seed 1",
     "sweep problems/gwrr-dont-know.toml --epsilon 0.5,1",
     "sweep problems/gwrr-dont-know.toml --epsilon 0.5,1 --out {tmp}",
+    "plan problems/warner.toml --prior yes=0.3,no=0.7 --width 0.02",
+    "plan problems/warner.toml --prior yes=0.3,no=0.7 --n 2000 --width 0.03",
+    "plan problems/gwrr-dont-know.toml --prior yes=0.3,no=0.7 --detect 0.05",
+    "plan examples/surveys/two-questions.toml",
+    "plan problems/gwrr-dont-know.toml --width 0.03 --grid 1,2",
+    "design problems/gwrr-dont-know.toml --device spinner:10",
+    "design problems/warner.toml --device dice2",
     "regress examples/regress.csv --mechanism examples/mechanisms/gwrr.csv --formula 'response ~ age' --reference no",
     "regress precise.csv --mechanism examples/mechanisms/q2x3.csv --formula 'response ~ 1' --semantics wldp",
 ]
@@ -50,6 +57,10 @@ BAD = [
     "estimate examples/regress.csv --mechanism examples/mechanisms/q2x3.csv --column age",
     "regress examples/regress.csv --mechanism examples/mechanisms/gwrr.csv --formula 'response ~ height'",
     "synthesize --n 10 --out {tmp} --prior 0.5,0.5",
+    "design problems/gwrr-dont-know.toml --device dice2",
+    "design problems/gwrr-dont-know.toml --device dice3",
+    "plan problems/warner.toml --width -1",
+    "plan problems/warner.toml",
 ]
 
 

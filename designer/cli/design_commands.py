@@ -28,6 +28,12 @@ SEMANTICS_CHOICES = tuple(s.value for s in Semantics)
 def cmd_design(args: argparse.Namespace) -> str:
     from ..design.engine import design
 
+    if args.device is not None or args.denominator is not None:
+        from .device_commands import cmd_design_on_device
+
+        return cmd_design_on_device(args)
+    if args.instructions:
+        raise CommandError("--instructions needs --device (or --denominator): instructions are for a device")
     if args.out:
         check_out(args.out, [args.problem], args.force)
     result = design(problem_from_args(args))
@@ -177,7 +183,10 @@ def _configure_design(p: argparse.ArgumentParser) -> None:
     p.add_argument("--semantics", choices=("sldp", "wldp", "both"), help="override the semantics of the file")
     p.add_argument("--objective", choices=OBJECTIVE_CHOICES, help="override the objective of the file")
     p.add_argument("--out", help="write the designed mechanism (CSV, or JSON for a .json name)")
-    p.add_argument("--force", action="store_true", help="let --out replace an existing file")
+    p.add_argument("--force", action="store_true", help="let --out / --instructions replace an existing file")
+    from .device_commands import add_device_flags
+
+    add_device_flags(p)
     add_format(p)
 
 

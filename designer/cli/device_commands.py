@@ -1,0 +1,94 @@
+"""``designer design ... --device``: the optimal design on a device's grid, its certificate, its instructions."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from .._render import fmt, json_number, render_table
+from ._common import CommandError, check_out, problem_from_args
+
+
+def grid_json(g: Any) -> dict[str, Any]:
+    """The usual design object plus ``device``, ``denominator``, ``matrix_exact`` and the continuous optimum."""
+    from ..design.objectives import VARIANCE_KINDS, reported_variance
+    from ..privacy import eps_shafer, eps_walley
+
+    mech, problem = g.mechanism, g.problem
+    kind = reported_variance(problem, mech)[1]
+    return {
+        "name": problem.name, "inputs": list(problem.inputs), "frame": list(problem.frame),
+        "focal_sets": [list(s) for s in mech.focal_sets], "columns": mech.columns,
+        "matrix": [[float(v) for v in row] for row in mech.matrix], "matrix_exact": g.matrix_exact,
+        "counts": g.counts.tolist(), "device": g.device.name, "denominator": g.device.denominator,
+        "epsilon": problem.epsilon, "semantics": problem.semantics.value, "objective": problem.objective.value,
+        "objective_value": json_number(g.objective_value),
+        "continuous_objective_value": json_number(g.continuous_objective_value),
+        "objective_cost": json_number(g.objective_cost),
+        "variance": json_number(g.variance), "continuous_variance": json_number(g.continuous_variance),
+        "variance_ratio": json_number(g.variance_ratio), "variance_kind": kind,
+        "variance_note": VARIANCE_KINDS[kind] + ", per respondent, at the prior",
+        "prior": dict(zip(problem.inputs, (float(v) for v in problem.prior))),
+        "eps_shafer": json_number(eps_shafer(mech)), "eps_walley": json_number(eps_walley(mech)),
+        "optimal_on_grid": g.optimal, "symmetric": g.symmetric,
+        "within_1pct_denominator": g.within_1pct, "certified": True, "certificate": "exact",
+        "certificate_detail": {"method": "integer counts against rational bounds on e^eps (exact)",
+                               "losses": ["shafer"] if problem.semantics.value == "sldp" else
+                               ["walley"] if problem.semantics.value == "wldp" else ["shafer", "walley"]},
+        "notes": list(g.notes),
+    }
+
+
+def cmd_design_on_device(args: argparse.Namespace) -> str:
+    from .._io import atomic_write_text
+    from ..devices import grid_design, make_rules, parse_device, render, verify
+
+    for path in (args.out, args.instructions):
+        if path:
+            check_out(path, [args.problem], args.force)
+    device = parse_device(args.device, args.denominator)
+    problem = problem_from_args(args)
+    g = grid_design(problem, device)
+    rules = make_rules(device, g.counts, problem.inputs)
+    if not verify(device, rules, g.counts):  # the enumeration of every outcome must give the counts
+        raise CommandError("internal check failed: the instructions do not reproduce the designed counts")
+    if args.out:
+        g.mechanism.write(args.out, overwrite=args.force)
+    if args.instructions:
+        name = args.instructions.lower()
+        style = "html" if name.endswith((".html", ".htm")) else "markdown" if name.endswith(".md") else "text"
+        title = f"{problem.name or 'design'}: {device.name}, eps = {problem.epsilon:g}"
+        atomic_write_text(args.instructions, render(device, rules, g.mechanism.focal_sets, problem.frame, style,
+                                                    title), overwrite=args.force)
+    if args.format == "json":
+        return json.dumps(grid_json(g), indent=2)
+    if args.format == "csv":
+        return g.mechanism.to_csv_text().rstrip("\n")
+    d = device.denominator
+    table = render_table(["input", *g.mechanism.columns],
+                         [[x, *(f"{int(c)}/{d}" for c in row)] for x, row in zip(problem.inputs, g.counts)])
+    lines = [
+        f"{problem.describe()}; device {device.name} ({d} equally likely outcomes)", table, "",
+        f"objective {problem.objective}: {fmt(g.objective_value, 10)} on the grid"
+        f"{' (proven optimal)' if g.optimal else ' (best found around the rounded optimum)'}; continuous optimum "
+        f"{fmt(g.continuous_objective_value, 10)}; the device costs {100 * g.objective_cost:.3g}% of it",
+        f"variance {fmt(g.variance, 8)} per respondent (continuous {fmt(g.continuous_variance, 8)}, ratio "
+        f"{fmt(g.variance_ratio, 5)})",
+        "certified: every loss ratio of the integer counts checked against e^eps exactly",
+    ]
+    if g.within_1pct:
+        lines.append(f"a grid of {g.within_1pct} outcomes comes within 1% of the continuous objective")
+    lines += [f"note: {n}" for n in g.notes]
+    if args.instructions:
+        lines.append(f"instructions written to {args.instructions}")
+    else:
+        lines += ["", render(device, rules, g.mechanism.focal_sets, problem.frame, "text").rstrip()]
+    return "\n".join(lines)
+
+
+def add_device_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--device", help="design on a device's grid: die, dice2, cards, coins:N, spinner:D")
+    p.add_argument("--denominator", type=int, help="design on a bare grid: every mass a multiple of 1/D")
+    p.add_argument("--instructions", help="with --device: write the respondent's instructions (.html card, .md "
+                                          "or text)")

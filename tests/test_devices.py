@@ -1,0 +1,218 @@
+"""Designs on a device's grid: brute force on small grids, proven optimality and exact certificates for k-ary
+problems, instructions read back from their printed words, the CLI contract and the HTML card."""
+
+import itertools
+import json
+import re
+import shutil
+import subprocess
+from decimal import Decimal, getcontext
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from designer.cli import main
+from designer.design import DesignProblem
+from designer.devices import DeviceError, certify_counts, grid_design, make_rules, parse_device, render, verify
+from designer.exceptions import InfeasibleDesignError
+
+ROOT = Path(__file__).resolve().parents[1]
+EPSILONS = [0.25, 0.5, 1.0, 2.0, 3.0]
+getcontext().prec = 80
+
+
+def _below(a: int, b: int, eps: float) -> bool:
+    """a / b <= e^eps, decided with 80 digits (an independent check of the integer certificate)."""
+    if a == 0:
+        return True
+    if b == 0:
+        return False
+    return Decimal(a) / Decimal(b) <= Decimal(eps).exp()
+
+
+def _brute(eps, d, semantics, prior, dont_know, with_set):
+    """Best truthful objective over every pair of count rows (yes: a, b, c; no: b2, a2, c2) on the grid."""
+    cols = 3 if with_set else 2
+    rows = [r for r in itertools.product(range(d + 1), repeat=cols) if sum(r) == d
+            and (dont_know is None or not with_set or r[2] == dont_know)]
+    best = -1.0
+    for yes, no in itertools.product(rows, repeat=2):
+        ok = True
+        if semantics == "sldp":
+            ok = all(_below(yes[j], no[j], eps) and _below(no[j], yes[j], eps) for j in range(cols))
+        else:  # events {yes}, {no}: pl_x(E) <= e^eps bel_x'(E)
+            c_yes, c_no = (yes[2], no[2]) if with_set else (0, 0)
+            ok = (_below(yes[0] + c_yes, no[0], eps) and _below(no[0] + c_no, yes[0], eps)
+                  and _below(yes[1] + c_yes, no[1], eps) and _below(no[1] + c_no, yes[1], eps))
+        if ok:
+            best = max(best, (prior * yes[0] + (1 - prior) * no[1]) / d)
+    return best
+
+
+@pytest.mark.parametrize("eps", EPSILONS)
+@pytest.mark.parametrize("semantics", ["sldp", "wldp"])
+@pytest.mark.parametrize("case", ["warner", "gwrr", "gwrr-free"])
+def test_binary_grid_designs_are_the_brute_force_optimum(eps, semantics, case):
+    d, prior = 6, 0.3
+    kwargs = {"focal_sets": (1, 2)} if case == "warner" else {"dont_know": 1 / 6} if case == "gwrr" else {}
+    problem = DesignProblem(inputs=("yes", "no"), epsilon=eps, semantics=semantics, objective="truthful",
+                            prior=np.array([prior, 1 - prior]), **kwargs)
+    expected = _brute(eps, d, semantics, prior, 1 if case == "gwrr" else None, case != "warner")
+    if expected < 0:  # no grid design (and no continuous one) meets the problem
+        with pytest.raises(InfeasibleDesignError):
+            grid_design(problem, parse_device("die"), find_within_1pct=False)
+        return
+    g = grid_design(problem, parse_device("die"), find_within_1pct=False)
+    assert g.objective_value == pytest.approx(expected, abs=1e-12)
+    assert g.objective_value <= g.continuous_objective_value + 1e-12
+    certify_counts(problem, g.counts, d)
+
+
+@pytest.mark.parametrize("eps", [0.5, 2.0])
+def test_binary_brute_force_on_a_finer_grid(eps):
+    problem = DesignProblem(inputs=("yes", "no"), epsilon=eps, objective="truthful", dont_know=2 / 12)
+    g = grid_design(problem, parse_device("spinner:12"), find_within_1pct=False)
+    assert g.objective_value == pytest.approx(_brute(eps, 12, "sldp", 0.5, 2, True), abs=1e-12)
+
+
+def _gain_problem(k, semantics, seed):
+    rng = np.random.default_rng(seed)
+    gain = np.zeros((k, 1 << k))
+    for x in range(k):
+        for m in range(1, 1 << k):
+            gain[x, m] = (1.0 if m == 1 << x else 0.0) + (0.3 * rng.random() if m >> x & 1 else 0.0)
+    return DesignProblem(inputs=tuple("abcde"[:k]), epsilon=1.0, semantics=semantics, objective="gain", gain=gain)
+
+
+@pytest.mark.parametrize("k, device, objective, semantics", [
+    (3, "dice2", "truthful", "sldp"), (3, "cards", "gain", "wldp"), (4, "dice2", "gain", "sldp"),
+    (4, "cards", "truthful", "wldp"), (5, "dice2", "truthful", "sldp"), (5, "cards", "gain", "sldp")])
+def test_kary_grid_designs_are_proven_optimal_and_certified(k, device, objective, semantics):
+    if objective == "gain":
+        problem = _gain_problem(k, semantics, seed=k)
+    else:
+        problem = DesignProblem(inputs=tuple("abcde"[:k]), epsilon=1.0, semantics=semantics, objective="truthful")
+    g = grid_design(problem, parse_device(device), find_within_1pct=False)
+    assert g.optimal
+    certify_counts(problem, g.counts, g.device.denominator)
+    assert np.all(g.counts.sum(axis=1) == g.device.denominator)
+    assert g.objective_value <= g.continuous_objective_value + 1e-9
+    # every exact mass times D is the integer count
+    for row_exact, row in zip(g.matrix_exact, g.counts):
+        assert [Fraction(s) * g.device.denominator for s in row_exact] == [int(c) for c in row]
+
+
+def _read_rule(device, words):
+    """Interpret a printed rule independently: the set of outcome positions it names."""
+    if words == "always":
+        return set(range(device.denominator))
+    out = set()
+    if device.kind == "dice2":
+        if words.startswith("the dice add up to "):
+            sums = set()
+            for part in words.removeprefix("the dice add up to ").split(", "):
+                a, _, b = part.partition("-")
+                sums |= set(range(int(a), int(b or a) + 1))
+            return {p for p in range(36) if p // 6 + p % 6 + 2 in sums}
+        for case in words.split("; or "):
+            m = re.fullmatch(r"red (\d)(?:-(\d))? with (any blue|blue (.+))", case)
+            reds = range(int(m.group(1)), int(m.group(2) or m.group(1)) + 1)
+            blues = set(range(1, 7))
+            if m.group(4):
+                blues = set()
+                for part in m.group(4).split(", "):
+                    a, _, b = part.partition("-")
+                    blues |= set(range(int(a), int(b or a) + 1))
+            out |= {(r - 1) * 6 + b - 1 for r in reds for b in blues}
+        return out
+    m = re.fullmatch(r"(?:a roll of|sector|a number) (.+)", words)
+    first = 0 if device.kind == "coins" else 1
+    for part in m.group(1).split(", "):
+        a, _, b = part.partition("-")
+        out |= set(range(int(a) - first, int(b or a) - first + 1))
+    return out
+
+
+@pytest.mark.parametrize("device", ["die", "dice2", "coins:4", "spinner:10"])
+def test_printed_rules_reproduce_the_counts(device):
+    problem = DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="truthful", dont_know_max=0.3)
+    dev = parse_device(device)
+    g = grid_design(problem, dev, find_within_1pct=False)
+    rules = make_rules(dev, g.counts, problem.inputs)
+    assert verify(dev, rules, g.counts)
+    text = render(dev, rules, g.mechanism.focal_sets, problem.frame, "text")
+    for rule, row in zip(rules, g.counts):
+        block = text.split(f"If your true answer is {rule.input!r}:")[1].split("If your")[0]
+        seen = set()
+        for line in block.strip().splitlines():
+            words = re.fullmatch(r"\s*answer .+? if (.+)  \((\d+) of \d+\)", line)
+            positions = _read_rule(dev, words.group(1))
+            assert len(positions) == int(words.group(2)) and not positions & seen
+            seen |= positions
+        assert sorted(int(n) for n in re.findall(r"\((\d+) of", block)) == sorted(int(c) for c in row if c)
+        assert len(seen) == dev.denominator
+
+
+def test_off_grid_dont_know_names_the_nearest_values():
+    problem = DesignProblem(inputs=("yes", "no"), epsilon=1.0, dont_know=0.2)
+    with pytest.raises(DeviceError, match=r"7/36.*8/36"):
+        grid_design(problem, parse_device("dice2"))
+
+
+def test_a_symmetric_problem_says_when_its_grid_optimum_is_not_symmetric():
+    problem = DesignProblem(inputs=("yes", "no"), epsilon=1.0, dont_know=0.2)
+    g = grid_design(problem, parse_device("spinner:10"), find_within_1pct=False)
+    assert not g.symmetric and any("not symmetric" in n for n in g.notes)
+    g = grid_design(DesignProblem(inputs=("yes", "no"), epsilon=1.0), parse_device("cards"),
+                    find_within_1pct=False)
+    assert g.symmetric and not g.notes
+
+
+def test_device_parsing():
+    assert parse_device("coins:3").denominator == 8 and parse_device("spinner:7").denominator == 7
+    assert parse_device(None, 20).denominator == 20
+    for bad in ("dice3", "coins:0", "spinner:1"):
+        with pytest.raises(DeviceError):
+            parse_device(bad)
+
+
+def test_cli_contract(tmp_path, capsys):
+    problem = tmp_path / "p.toml"
+    problem.write_text('inputs = ["yes", "no"]\nepsilon = 1.0\nobjective = "truthful"\n[structure]\n'
+                       'dont_know = 0.2222222222222222\n')
+    code = main(["design", str(problem), "--device", "dice2", "--format", "json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    obj = json.loads(out)
+    assert obj["denominator"] == 36 and obj["certified"] is True and obj["certificate"] == "exact"
+    assert {"matrix", "objective_value", "continuous_objective_value"} <= set(obj)
+    exact = [[Fraction(s) for s in row] for row in obj["matrix_exact"]]
+    assert all((v * 36).denominator == 1 for row in exact for v in row)
+    assert np.allclose(np.array(exact, dtype=float), obj["matrix"])
+    problem.write_text('inputs = ["yes", "no"]\nepsilon = 1.0\n[structure]\ndont_know = 0.2\n')
+    code = main(["design", str(problem), "--device", "dice2"])
+    _, err = capsys.readouterr()
+    assert code == 2 and err.count("\n") == 1 and "7/36" in err and "8/36" in err
+
+
+def test_html_card_in_a_headless_browser(tmp_path, capsys):
+    browser = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    card = tmp_path / "card.html"
+    problem = tmp_path / "p.toml"
+    problem.write_text('inputs = ["yes", "no"]\nepsilon = 1.0\n[structure]\ndont_know = 0.2222222222222222\n')
+    assert main(["design", str(problem), "--device", "dice2", "--instructions", str(card)]) == 0
+    capsys.readouterr()
+    page = card.read_text()
+    assert page.count('class="card"') == 2 and "blue 6" in page and "http" not in page
+    if browser is None:
+        pytest.skip("no Chromium on this machine (apt-get install chromium); the page itself was checked")
+    shot = tmp_path / "card.png"
+    subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                    "--window-size=1000,1100", f"--screenshot={shot}", card.as_uri()], capture_output=True,
+                   timeout=120, check=False)
+    import matplotlib.image
+
+    pixels = matplotlib.image.imread(shot)
+    assert pixels.std() > 0.05
