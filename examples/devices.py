@@ -69,9 +69,9 @@ def card(path: str) -> None:
     problem = load_problem(ROOT / "problems" / "gwrr-dont-know.toml").replace(epsilon=1.0, dont_know=7 / 36)
     g = grid_design(problem, device, find_within_1pct=False)
     rules = make_rules(device, g.counts, problem.inputs)
-    Path(path).write_text(render(device, rules, g.mechanism.focal_sets, problem.frame, "html",
+    Path(path).write_text(render(device, rules, g.focal_sets, problem.frame, "html",
                                  "Yes / no / don't know with two dice, eps = 1"))
-    print(render(device, rules, g.mechanism.focal_sets, problem.frame, "text"))
+    print(render(device, rules, g.focal_sets, problem.frame, "text"))
 
 
 def main() -> None:

@@ -142,7 +142,7 @@ def test_printed_rules_reproduce_the_counts(device):
     g = grid_design(problem, dev, find_within_1pct=False)
     rules = make_rules(dev, g.counts, problem.inputs)
     assert verify(dev, rules, g.counts)
-    text = render(dev, rules, g.mechanism.focal_sets, problem.frame, "text")
+    text = render(dev, rules, g.focal_sets, problem.frame, "text")
     for rule, row in zip(rules, g.counts):
         block = text.split(f"If your true answer is {rule.input!r}:")[1].split("If your")[0]
         seen = set()

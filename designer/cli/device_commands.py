@@ -10,6 +10,18 @@ from .._render import fmt, json_number, render_table
 from ._common import CommandError, check_out, problem_from_args
 
 
+def _exact_columns(g: Any) -> list[list[str]]:
+    """``matrix_exact`` in the columns of ``matrix`` (the mechanism keeps only the sets that are used)."""
+    index = {s: j for j, s in enumerate(g.focal_sets)}
+    exact = g.matrix_exact
+    return [[row[index[s]] for s in g.mechanism.focal_sets] for row in exact]
+
+
+def _used(g: Any) -> list[int]:
+    names = {s: j for j, s in enumerate(g.focal_sets)}
+    return [names[s] for s in g.mechanism.focal_sets]
+
+
 def grid_json(g: Any) -> dict[str, Any]:
     """The usual design object plus ``device``, ``denominator``, ``matrix_exact`` and the continuous optimum."""
     from ..design.objectives import VARIANCE_KINDS, reported_variance
@@ -20,8 +32,9 @@ def grid_json(g: Any) -> dict[str, Any]:
     return {
         "name": problem.name, "inputs": list(problem.inputs), "frame": list(problem.frame),
         "focal_sets": [list(s) for s in mech.focal_sets], "columns": mech.columns,
-        "matrix": [[float(v) for v in row] for row in mech.matrix], "matrix_exact": g.matrix_exact,
-        "counts": g.counts.tolist(), "device": g.device.name, "denominator": g.device.denominator,
+        "matrix": [[float(v) for v in row] for row in mech.matrix], "matrix_exact": _exact_columns(g),
+        "counts": [[int(row[index]) for index in _used(g)] for row in g.counts],
+        "device": g.device.name, "denominator": g.device.denominator,
         "epsilon": problem.epsilon, "semantics": problem.semantics.value, "objective": problem.objective.value,
         "objective_value": json_number(g.objective_value),
         "continuous_objective_value": json_number(g.continuous_objective_value),
@@ -47,6 +60,8 @@ def cmd_design_on_device(args: argparse.Namespace) -> str:
     for path in (args.out, args.instructions):
         if path:
             check_out(path, [args.problem], args.force)
+    if args.instructions and not args.instructions.lower().endswith((".html", ".htm", ".md", ".txt")):
+        raise CommandError(f"--instructions {args.instructions}: name a .html (printable card), .md or .txt file")
     device = parse_device(args.device, args.denominator)
     problem = problem_from_args(args)
     g = grid_design(problem, device)
@@ -59,15 +74,17 @@ def cmd_design_on_device(args: argparse.Namespace) -> str:
         name = args.instructions.lower()
         style = "html" if name.endswith((".html", ".htm")) else "markdown" if name.endswith(".md") else "text"
         title = f"{problem.name or 'design'}: {device.name}, eps = {problem.epsilon:g}"
-        atomic_write_text(args.instructions, render(device, rules, g.mechanism.focal_sets, problem.frame, style,
+        atomic_write_text(args.instructions, render(device, rules, g.focal_sets, problem.frame, style,
                                                     title), overwrite=args.force)
     if args.format == "json":
         return json.dumps(grid_json(g), indent=2)
     if args.format == "csv":
         return g.mechanism.to_csv_text().rstrip("\n")
     d = device.denominator
-    table = render_table(["input", *g.mechanism.columns],
-                         [[x, *(f"{int(c)}/{d}" for c in row)] for x, row in zip(problem.inputs, g.counts)])
+    used = [j for j in range(g.counts.shape[1]) if g.counts[:, j].any()]
+    headers = ["{" + ",".join(g.focal_sets[j]) + "}" for j in used]
+    table = render_table(["input", *headers],
+                         [[x, *(f"{int(row[j])}/{d}" for j in used)] for x, row in zip(problem.inputs, g.counts)])
     lines = [
         f"{problem.describe()}; device {device.name} ({d} equally likely outcomes)", table, "",
         f"objective {problem.objective}: {fmt(g.objective_value, 10)} on the grid"
@@ -83,7 +100,7 @@ def cmd_design_on_device(args: argparse.Namespace) -> str:
     if args.instructions:
         lines.append(f"instructions written to {args.instructions}")
     else:
-        lines += ["", render(device, rules, g.mechanism.focal_sets, problem.frame, "text").rstrip()]
+        lines += ["", render(device, rules, g.focal_sets, problem.frame, "text").rstrip()]
     return "\n".join(lines)
 
 

@@ -33,6 +33,8 @@ __all__ = ["CANDIDATE_DENOMINATORS", "GridDesign", "certify_counts", "grid_bound
 #: Denominators tried, in order, for "which D comes within 1% of the continuous optimum".
 CANDIDATE_DENOMINATORS = (2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 30, 32, 36, 40, 48, 52, 60, 64, 72, 100, 120,
                           128, 200, 256, 360, 500, 512, 1000)
+#: Time spent looking for the grid that comes within 1% of the continuous optimum (seconds).
+WITHIN_1PCT_SECONDS = 5.0
 #: Time limit of one integer program (seconds).
 MILP_TIME_LIMIT = 60.0
 
@@ -93,6 +95,12 @@ class GridDesign:
         d = self.device.denominator
         return [[f"{Fraction(int(c), d).numerator}/{Fraction(int(c), d).denominator}" for c in row]
                 for row in self.counts]
+
+    @property
+    def focal_sets(self) -> list[tuple[str, ...]]:
+        """The answer sets of the columns of ``counts`` (every set the problem allows, zero columns included)."""
+        frame = self.problem.frame
+        return [tuple(frame[i] for i in range(len(frame)) if int(m) >> i & 1) for m in self.problem.family()]
 
     @property
     def objective_cost(self) -> float:
@@ -240,18 +248,16 @@ class _Program:
                 t = self.truth[x]
                 if t >= 0 and counts[x, ((self.family >> t) & 1) == 0].sum() > lie:
                     return False
-        big = [row.astype(object) for row in counts]
+        big = counts.astype(object)
         if self.sldp:
-            for x in range(self.k):
-                for y in range(self.k):
-                    if x != y and any(cx * b > a * cy for cx, cy in zip(big[x], big[y])):
-                        return False
+            lhs, rhs = big[:, None, :] * b, big[None, :, :] * a  # (x, y, F): C_x b <= a C_y
+            if np.any(lhs > rhs):
+                return False
         if self.wldp:
-            pl, bel = counts @ self.inter.T, counts @ self.inside.T
-            for x in range(self.k):
-                for y in range(self.k):
-                    if x != y and any(int(p) * b > a * int(q) for p, q in zip(pl[x], bel[y])):
-                        return False
+            pl, bel = (counts @ self.inter.T).astype(object), (counts @ self.inside.T).astype(object)
+            off = ~np.eye(self.k, dtype=bool)
+            if np.any((pl[:, None, :] * b > bel[None, :, :] * a)[off]):
+                return False
         return True
 
 
@@ -304,7 +310,6 @@ def _chi2_grid(program: _Program, problem: DesignProblem, target: NDArray[np.flo
     from scipy.sparse import csr_matrix, hstack, vstack
     from scipy.sparse import eye as speye
 
-    from ..design.objectives import objective_value
 
     bounds, constraints = program.milp_parts()
     if symmetric:
@@ -323,16 +328,37 @@ def _chi2_grid(program: _Program, problem: DesignProblem, target: NDArray[np.flo
     if res.x is None:
         return None
     counts = np.rint(res.x[:n]).astype(np.int64).reshape(program.k, program.f)
-    if not program.feasible(counts):
-        return None
+    if not program.feasible(counts) or symmetric:
+        return counts if program.feasible(counts) else None
+    return _climb(program, problem, counts)
 
-    def value(cts: NDArray[np.int64]) -> float:
+
+def _climb(program: _Program, problem: DesignProblem, counts: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Best-improvement moves of one outcome between answers of one input while chi2 grows and every share
+    stays identified (a chi2 optimum at a skewed prior may lump inputs; the grid design must not start to)."""
+    from ..design.objectives import objective_value
+    from ..estimation import column_information
+
+    pi, d = problem.prior, program.d
+    sldp = problem.semantics is Semantics.SLDP
+
+    def total(cts: NDArray[np.int64]) -> float:
+        if sldp:
+            return float(column_information(cts / d, pi).sum())
         return objective_value(problem, _mechanism(problem, program, cts))
 
-    best = value(counts)
-    improved = True
-    while improved:
-        improved = False
+    def full_rank(cts: NDArray[np.int64]) -> bool:
+        return bool(np.linalg.matrix_rank(cts.astype(float)) == program.k)
+
+    if not full_rank(counts):  # first make every share identified, at the least cost in chi2
+        repaired = [t for t in _moves(program, counts) if program.feasible(t) and full_rank(t)]
+        if repaired:
+            counts = max(repaired, key=total)
+    identified = full_rank(counts)
+    best = total(counts)
+    for _ in range(10 * program.k * d):
+        move, gain = None, 1e-12 * max(1.0, abs(best))
+        base = column_information(counts / d, pi) if sldp else None
         for x in range(program.k):
             for j in np.flatnonzero(counts[x]):
                 for jj in range(program.f):
@@ -341,16 +367,34 @@ def _chi2_grid(program: _Program, problem: DesignProblem, target: NDArray[np.flo
                     trial = counts.copy()
                     trial[x, j] -= 1
                     trial[x, jj] += 1
-                    if not symmetric and program.feasible(trial):
-                        v = value(trial)
-                        if v > best + 1e-12:
-                            counts, best, improved = trial, v, True
-                            break
-                if improved:
-                    break
-            if improved:
-                break
+                    if sldp:
+                        assert base is not None
+                        pair = [int(j), int(jj)]
+                        new = column_information(trial[:, pair] / d, pi).sum() - base[pair].sum()
+                        g = float(new)
+                    else:
+                        g = total(trial) - best
+                    if g > gain and program.feasible(trial) and (
+                            not identified or np.linalg.matrix_rank(trial.astype(float)) == program.k):
+                        move, gain = trial, g
+        if move is None:
+            break
+        counts, best = move, total(move)
     return counts
+
+
+def _moves(program: _Program, counts: NDArray[np.int64]) -> list[NDArray[np.int64]]:
+    """Every design one outcome away (one input moves one outcome to another answer)."""
+    out = []
+    for x in range(program.k):
+        for j in np.flatnonzero(counts[x]):
+            for jj in range(program.f):
+                if jj != j:
+                    trial = counts.copy()
+                    trial[x, j] -= 1
+                    trial[x, jj] += 1
+                    out.append(trial)
+    return out
 
 
 def _mechanism(problem: DesignProblem, program: _Program, counts: NDArray[np.int64]) -> Mechanism:
@@ -437,9 +481,14 @@ def is_invariant(problem: DesignProblem, program: _Program, counts: NDArray[np.i
 
 
 def _within_1pct(problem: DesignProblem, continuous: float, target: NDArray[np.float64] | None) -> int | None:
+    import time
+
     from ..design.objectives import objective_value
 
+    start = time.perf_counter()
     for d in CANDIDATE_DENOMINATORS:
+        if time.perf_counter() - start > WITHIN_1PCT_SECONDS:
+            return None
         try:
             counts, _, _ = _best(problem, Device(f"grid:{d}", d), target)
         except DeviceError:
