@@ -18,6 +18,7 @@ from numpy.typing import ArrayLike, NDArray
 from ._validation import check_prior, check_real, parse_set
 from .exceptions import InvalidMechanismError
 from .mechanism import Mechanism
+from .mle import KKT_TOL, _loglik, em, kkt_violation, mle_convex, mle_newton
 from .solvers import minimize
 
 __all__ = [
@@ -30,7 +31,9 @@ __all__ = [
     "fisher_information",
     "identified_set",
     "inversion_estimate",
+    "kkt_violation",
     "mle_convex",
+    "mle_newton",
     "response_counts",
 ]
 
@@ -148,6 +151,11 @@ class Estimate:
     loglik : float
     method : str
     iterations : int
+    converged : bool
+        The KKT conditions of the likelihood hold to ``KKT_TOL`` (relative); False also when an iteration cap
+        was reached.
+    kkt_violation : float
+        The relative KKT violation at the estimate (:func:`designer.mle.kkt_violation`).
     """
 
     inputs: tuple[str, ...]
@@ -160,6 +168,8 @@ class Estimate:
     method: str
     iterations: int
     level: float
+    converged: bool = True
+    kkt_violation: float = 0.0
 
 
 def _column_of(mech: Mechanism, r: Any, pos: int, index: dict[str, int], by_set: dict[frozenset[str], int]) -> int:
@@ -210,92 +220,6 @@ def response_counts(mech: Mechanism, responses: Sequence[Any]) -> NDArray[np.flo
     return np.bincount(response_columns(mech, responses), minlength=len(mech.focal)).astype(np.float64)
 
 
-def _loglik(m: NDArray[np.float64], counts: NDArray[np.float64], pi: NDArray[np.float64]) -> float:
-    q = pi @ m
-    used = counts > 0
-    return float(np.sum(counts[used] * np.log(q[used])))
-
-
-def em(m: NDArray[np.float64], counts: NDArray[np.float64], *, tol: float = 1e-13, max_iter: int = 200_000,
-       start: NDArray[np.float64] | None = None) -> tuple[NDArray[np.float64], int]:
-    """EM for the mixture weights ``pi`` of the rows of ``m`` (Remark 3.8), vectorised over replicates.
-
-    Parameters
-    ----------
-    m : (k, F) ndarray
-        Mass matrix (rows = inputs).
-    counts : (F,) or (R, F) ndarray
-        Answer counts per focal set (one row per replicate).
-
-    Returns
-    -------
-    pi : (k,) or (R, k) ndarray
-    iterations : int
-    """
-    c = np.atleast_2d(np.asarray(counts, dtype=np.float64))
-    total = c.sum(axis=1, keepdims=True)
-    k = m.shape[0]
-    pi = np.full((c.shape[0], k), 1.0 / k) if start is None else np.atleast_2d(start).astype(float).copy()
-    iterations = 0
-    for iterations in range(1, max_iter + 1):  # noqa: B007 - the count is returned
-        q = pi @ m
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = np.where(c > 0, c / q, 0.0)
-        new = pi * (ratio @ m.T) / np.where(total > 0, total, 1.0)
-        change = np.max(np.abs(new - pi))
-        pi = new
-        if change < tol:
-            break
-    return (pi[0] if np.ndim(counts) == 1 else pi), iterations
-
-
-def mle_convex(m: NDArray[np.float64], counts: NDArray[np.float64]) -> NDArray[np.float64]:
-    """The MLE of ``pi`` as the concave program ``max sum_E n_E log(pi . m(E))`` over the simplex (Clarabel)."""
-    import cvxpy as cp
-
-    used = counts > 0
-    freq = counts[used] / counts.sum()  # frequencies, not counts: a well-scaled objective for the solver
-    pi = cp.Variable(m.shape[0], nonneg=True)
-    objective = cp.Maximize(freq @ cp.log(m[:, used].T @ pi))
-    prob = cp.Problem(objective, [cp.sum(pi) == 1])
-    prob.solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
-    if pi.value is None:
-        raise InvalidMechanismError(f"the likelihood program failed ({prob.status})")
-    value = np.clip(np.asarray(pi.value, dtype=float), 0.0, None)
-    return _newton_polish(m[:, used], freq, value / value.sum())
-
-
-def _newton_polish(m: NDArray[np.float64], freq: NDArray[np.float64], pi: NDArray[np.float64],
-                   steps: int = 30) -> NDArray[np.float64]:
-    """Newton steps for ``max sum freq log(pi . m)`` on the face of the simplex where ``pi > 0``.
-
-    Interior-point solvers stop about 1e-6 short on exponential cones; on the face the problem is a
-    smooth concave program with one equality constraint, solved here to machine precision.
-    """
-    pi = pi.copy()
-    support = pi > 1e-9
-    pi[~support] = 0.0
-    ms = m[support]
-    p = pi[support] / pi[support].sum()
-    s = p.size
-    for _ in range(steps):
-        q = p @ ms
-        g = ms @ (freq / q)
-        h = -(ms * (freq / q**2)) @ ms.T
-        kkt = np.block([[h, np.ones((s, 1))], [np.ones((1, s)), np.zeros((1, 1))]])
-        try:
-            d = np.linalg.solve(kkt, np.r_[-g, 0.0])[:s]
-        except np.linalg.LinAlgError:
-            break
-        neg = d < 0
-        t = min(1.0, float(np.min(-p[neg] / d[neg])) * 0.99) if neg.any() else 1.0
-        p = p + t * d
-        if np.max(np.abs(t * d)) < 1e-15:
-            break
-    pi[support] = np.clip(p, 0.0, None) / np.clip(p, 0.0, None).sum()
-    return pi
-
-
 def _identified_by(m: NDArray[np.float64], counts: NDArray[np.float64], pi: NDArray[np.float64]) -> bool:
     """Whether the observed answers identify the shares: the observed information, on the simplex's
     tangent space, is nonsingular (it is 0 when every observed answer is equally likely for every input)."""
@@ -313,7 +237,7 @@ def _identified_by(m: NDArray[np.float64], counts: NDArray[np.float64], pi: NDAr
     return bool(eig.max() > 0 and eig.min() > 1e-12 * eig.max())
 
 
-def estimate_sldp(mech: Mechanism, counts: ArrayLike, *, method: str = "em", level: float = 0.95) -> Estimate:
+def estimate_sldp(mech: Mechanism, counts: ArrayLike, *, method: str = "newton", level: float = 0.95) -> Estimate:
     """MLE of the input distribution from counts of set-valued answers, with standard errors.
 
     Parameters
@@ -321,8 +245,9 @@ def estimate_sldp(mech: Mechanism, counts: ArrayLike, *, method: str = "em", lev
     mech : Mechanism
     counts : (F,) array_like
         Number of answers per focal set (``mech.columns`` order); see :func:`response_counts`.
-    method : {"em", "convex"}
-        EM iterations, or the concave likelihood program; they agree to about 1e-6 or better.
+    method : {"newton", "em", "convex"}
+        Newton steps on the active face of the simplex (default; stops on the KKT conditions, relative
+        violation <= ``KKT_TOL``), EM iterations, or the concave likelihood program.
     level : float, default 0.95
         Confidence level of the intervals.
 
@@ -340,19 +265,22 @@ def estimate_sldp(mech: Mechanism, counts: ArrayLike, *, method: str = "em", lev
     if n == 0:
         raise InvalidMechanismError("no answers to estimate from")
     m = mech.matrix
-    if method == "em":
+    if method == "newton":
+        pi, iterations, _ = mle_newton(m, c)
+    elif method == "em":
         pi, iterations = em(m, c)
     elif method == "convex":
         pi, iterations = mle_convex(m, c), 0
     else:
-        raise ValueError(f"method must be 'em' or 'convex', got {method!r}")
+        raise ValueError(f"method must be 'newton', 'em' or 'convex', got {method!r}")
+    violation = kkt_violation(m, c, pi)
     var = np.asarray(estimator_variance(mech, pi, n, reduce="none"))
     if not _identified_by(m, c, pi):
         var = np.full(mech.k, np.inf)  # the observed answers do not depend on the shares (e.g. all "don't know")
     se = np.sqrt(var)
     z = float(stats.norm.ppf(0.5 + level / 2))
     return Estimate(mech.inputs, pi, se, np.clip(pi - z * se, 0, 1), np.clip(pi + z * se, 0, 1), n,
-                    _loglik(m, c, pi), method, iterations, level)
+                    _loglik(m, c, pi), method, iterations, level, violation <= KKT_TOL, violation)
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ LAYERS = [
     {"exceptions", "vocabulary", "_validation", "_exact", "_numeric", "_io", "_render", "formats", "setfunctions",
      "solvers", "plots"},
     {"mechanism"},
-    {"constructors", "privacy", "composition", "credal", "estimation", "closed_forms", "sampling"},
+    {"mle", "constructors", "privacy", "composition", "credal", "estimation", "closed_forms", "sampling"},
     {"hypothesis_tests", "simulation"},
     {"design"},
     {"regression", "planning", "devices"},

@@ -161,3 +161,39 @@ def test_inversion_is_warners_estimator():
     w = d.Mechanism([[p, 1 - p], [1 - p, p]], inputs=["yes", "no"], frame=["yes", "no"], focal=[1, 2])
     est = inversion_estimate(w.matrix, np.array([60.0, 40.0]))
     assert est[0] == pytest.approx(cf.warner_mle(60, 100, p))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_newton_mle_meets_the_kkt_conditions_on_random_mechanisms(seed):
+    """Random set-valued mechanisms (k = 2..8, some shares 0 so that the optimum sits on the boundary): the
+    Newton MLE satisfies the KKT conditions to 1e-10, reports convergence, and its log-likelihood is at
+    least the convex program's (an independent solver)."""
+    from designer.mle import kkt_violation, mle_convex, mle_newton
+
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(2, 9))
+    m = rng.dirichlet(np.ones(3 * k) * 0.5, size=k)
+    prior = rng.dirichlet(np.ones(k))
+    prior[rng.random(k) < 0.3] = 0.0
+    prior = prior / prior.sum() if prior.sum() > 0 else np.full(k, 1 / k)
+    counts = rng.multinomial(int(rng.integers(50, 100_000)), prior @ m).astype(float)
+    pi, iterations, converged = mle_newton(m, counts)
+    assert converged and kkt_violation(m, counts, pi) <= 1e-10 and iterations < 500
+    assert np.all(pi >= 0) and abs(pi.sum() - 1) < 1e-12
+    other = mle_convex(m, counts)
+    used = counts > 0
+    ll = lambda p: counts[used] @ np.log(p @ m[:, used])  # noqa: E731
+    assert ll(pi) >= ll(other) - 1e-7 * abs(ll(other))
+
+
+def test_newton_mle_on_a_designed_16_answer_mechanism():
+    from designer.design import DesignProblem, design
+
+    mech = design(DesignProblem(inputs=tuple(f"v{i}" for i in range(16)), epsilon=0.5, objective="chi2")).mechanism
+    rng = np.random.default_rng(0)
+    counts = rng.multinomial(10**6, rng.dirichlet(np.ones(16)) @ mech.matrix).astype(float)
+    est = estimate_sldp(mech, counts)
+    assert est.method == "newton" and est.converged and est.kkt_violation <= 1e-10
+    other = estimate_sldp(mech, counts, method="convex")  # an independent solver, polished
+    assert other.loglik <= est.loglik + 1e-9 * abs(est.loglik)
+    np.testing.assert_allclose(other.estimate, est.estimate, atol=1e-6)

@@ -167,16 +167,19 @@ def cmd_estimate(args: argparse.Namespace) -> str:
     counts = _count(args.responses, args.column, mech, precise=False)
     est = estimate_sldp(mech, counts, level=args.level)
     if args.format == "json":
-        return json.dumps({"semantics": "sldp", "n": est.n, "level": est.level,
-                           "estimate": dict(zip(mech.inputs, est.estimate.tolist())),
-                           "stderr": dict(zip(mech.inputs, est.stderr.tolist())),
-                           "ci_low": dict(zip(mech.inputs, est.ci_low.tolist())),
-                           "ci_high": dict(zip(mech.inputs, est.ci_high.tolist()))}, indent=2)
+        return json.dumps({"semantics": "sldp", "n": est.n, "level": est.level, "method": est.method,
+                           "iterations": est.iterations, "converged": est.converged,
+                           "kkt_violation": json_value(est.kkt_violation),
+                           **{key: {x: json_value(float(v)) for x, v in zip(mech.inputs, values)} for key, values in
+                              (("estimate", est.estimate), ("stderr", est.stderr), ("ci_low", est.ci_low),
+                               ("ci_high", est.ci_high))}}, indent=2)
     table = [[x, est.estimate[i], est.stderr[i], est.ci_low[i], est.ci_high[i]] for i, x in enumerate(mech.inputs)]
     headers = ["input", "estimate", "stderr", "ci_low", "ci_high"]
     if args.format == "csv":
         return render_csv(headers, table)
-    return (f"{est.n} set-valued answers; maximum likelihood (EM), {est.level:g} intervals\n"
+    state = (f"converged in {est.iterations} Newton steps (KKT violation {est.kkt_violation:.1e})" if est.converged
+             else f"NOT converged (KKT violation {est.kkt_violation:.1e} after {est.iterations} iterations)")
+    return (f"{est.n} set-valued answers; maximum likelihood, {state}; {est.level:g} intervals\n"
             + render_table(headers, [[r[0], *(fmt(v) for v in r[1:])] for r in table]))
 
 

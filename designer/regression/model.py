@@ -79,10 +79,10 @@ def answer_columns(mech: Mechanism, answers: Any, *, precise: bool = False) -> N
 
 def _shares(channel: NDArray[np.float64], codes: NDArray[np.int64]) -> tuple[NDArray[np.float64], float]:
     """The intercept-only model: the shares' MLE from the answer counts, and its log-likelihood."""
-    from ..estimation import em
+    from ..mle import mle_newton
 
     counts = np.bincount(codes, minlength=channel.shape[1]).astype(np.float64)
-    shares = em(channel, counts, tol=1e-14, max_iter=100_000)[0]
+    shares = mle_newton(channel, counts)[0]
     q = shares @ channel
     used = counts > 0
     return shares, float(counts[used] @ np.log(q[used]))
