@@ -43,7 +43,6 @@ def mle_newton(m: NDArray[np.float64], counts: NDArray[np.float64], *, tol: floa
     used = counts > 0
     freq = counts[used] / counts[used].sum()
     a = np.ascontiguousarray(m[:, used])
-    k = a.shape[0]
     pi = em(m, counts, tol=1e-3, max_iter=30)[0]  # a positive, well-placed start
     pi = np.clip(pi, 1e-12, None)
     pi /= pi.sum()
