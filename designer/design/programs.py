@@ -40,6 +40,9 @@ __all__ = ["DesignProgram", "Solved", "Staircase", "inclusion", "linear_program"
 #: Largest input count of the staircase LP (2**k columns).
 MAX_STAIRCASE_INPUTS = 20
 
+#: WLDP programs with frames from this size on are solved by row generation (designer.design.lazy).
+LAZY_MIN_FRAME = 3
+
 #: Budgets above this are solved at this budget (e^30 ~ 1e13 is the largest coefficient HiGHS handles
 #: reliably); a mechanism within 30 nats is within any larger budget, and what it gives up is below
 #: the objective's tolerance for every bundled problem (docs/theory.md, section 6.2).
@@ -105,7 +108,13 @@ def program_nonzeros(problem: DesignProblem) -> int:
     total = k * F
     if problem.semantics.shafer:
         total += 6 * k * F + 2 * F
-    if problem.semantics.walley and l > 1:
+    if problem.semantics.walley and l > 1 and problem.objective.linear and l >= LAZY_MIN_FRAME and k > 1:
+        # row generation (designer.design.lazy): starts with the singletons and their complements, each event's
+        # beliefs defined once (a focal set lies within {y}^c unless it holds y), two entries per row
+        sizes = np.bitwise_count(family).astype(np.int64)
+        within_complements = int(np.sum(l - sizes))
+        total += k * (within_complements + F + 2 * l) + 2 * k * (k - 1) * 2 * l
+    elif problem.semantics.walley and l > 1:
         proper = (1 << l) - 2
         sizes = np.bitwise_count(family).astype(np.int64)
         inclusion_nnz = int(np.sum(np.left_shift(np.int64(1), l - sizes)))  # supersets of each focal set

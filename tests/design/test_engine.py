@@ -197,11 +197,16 @@ def test_warm_started_sweep_equals_cold_designs(semantics, objective):
 
 
 def test_programs_too_large_for_memory_are_refused_with_advice(monkeypatch):
+    from designer.design.lazy import solve_walley_lazily
     from designer.design.programs import linear_program, program_nonzeros
 
     for k, sem in [(6, "wldp"), (8, "both"), (10, "sldp")]:  # the estimate is an upper bound, and close
         p = DesignProblem(inputs=tuple(f"a{i}" for i in range(k)), epsilon=1.0, semantics=sem)
-        lp = linear_program(p)
+        if sem == "sldp":
+            lp = linear_program(p)
+        else:  # WLDP rows are generated: the estimate is that of the first program
+            monkeypatch.setattr("designer.design.lazy.MAX_ROUNDS", 1)
+            lp = solve_walley_lazily(p, None, None)[1]
         assert lp.A_ub.nnz + lp.A_eq.nnz <= program_nonzeros(p) <= 1.5 * (lp.A_ub.nnz + lp.A_eq.nnz)
     labels = tuple(f"a{i}" for i in range(16))
     big = DesignProblem(inputs=labels, epsilon=1.0, semantics="wldp", prior=[0.5] + [0.5 / 15] * 15,
@@ -212,8 +217,21 @@ def test_programs_too_large_for_memory_are_refused_with_advice(monkeypatch):
         raise AssertionError("the program was built")
 
     monkeypatch.setattr(engine, "linear_program", never)
+    monkeypatch.setattr(engine, "solve_walley_lazily", never)
+    monkeypatch.setattr(engine, "MAX_NONZEROS", program_nonzeros(big) - 1)
     with pytest.raises(d.InvalidProblemError, match=r"nonzeros.*GiB.*focal_sets"):
         design(big)
+
+
+def test_sixteen_answers_under_wldp_by_row_generation():
+    """16 answers, singletons and don't-know: the full WLDP program has 15.7 million pair rows (it was refused
+    before rows were generated); now a few hundred rows decide it, and the design is certified."""
+    labels = tuple(f"a{i}" for i in range(16))
+    big = DesignProblem(inputs=labels, epsilon=1.0, semantics="wldp", prior=[0.5] + [0.5 / 15] * 15,
+                        focal_sets=(*[1 << i for i in range(16)], (1 << 16) - 1))
+    result = design(big)
+    assert "rows generated" in result.path and result.eps_walley <= 1.0 + 1e-12
+    assert result.certificate.method == "exact"
 
 
 def test_a_chi2_optimum_that_lumps_rare_inputs_is_flagged():
