@@ -224,18 +224,24 @@ def power_at(accuracy: Accuracy, n: int, detect: float, alpha: float = 0.05, *, 
 
 
 @dataclass
-class _Designer:
-    """Designs of one problem at several budgets, each solved once (counted)."""
+class DesignCache:
+    """Certified designs of one problem at several budgets, each solved once (``len(results)`` counts them);
+    the planners' only way to the design engine."""
 
     problem: Any
     results: dict[float, Any] = field(default_factory=dict)
 
     def __call__(self, eps: float) -> Any:
+        import warnings
+
         from ..design.engine import design
+        from ..exceptions import DesignWarning
 
         key = round(float(eps), 12)
         if key not in self.results:
-            self.results[key] = design(self.problem.replace(epsilon=key))
+            with warnings.catch_warnings():  # a non-identifying design is an inf variance to a planner
+                warnings.simplefilter("ignore", DesignWarning)
+                self.results[key] = design(self.problem.replace(epsilon=key))
         return self.results[key]
 
     def accuracy(self, eps: float) -> Accuracy:
@@ -258,7 +264,7 @@ def smallest_budget(problem: Any, n: int, width: float, level: float = 0.95, *, 
     n = check_int(n, "n", low=1)
     width = check_real(width, "width", low=0.0, low_open=True)
     z = _z(check_real(level, "level", low=0.0, high=1.0, low_open=True, high_open=True))
-    designs = _Designer(problem)
+    designs = DesignCache(problem)
 
     def meets(eps: float) -> bool:
         try:
@@ -289,7 +295,7 @@ def price_of_privacy(problem: Any, epsilons: list[float], width: float, level: f
     """For each budget: the design's variance per respondent and the sample size for ``width``."""
     from ..exceptions import InfeasibleDesignError
 
-    designs = _Designer(problem)
+    designs = DesignCache(problem)
     rows = []
     for eps in epsilons:
         try:

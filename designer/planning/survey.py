@@ -12,8 +12,7 @@ budget (whose marginal shares can be estimated more accurately than any split al
 from __future__ import annotations
 
 import math
-import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +20,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..design.problem import DesignProblem, parse_problem
-from ..exceptions import DesignWarning, InfeasibleDesignError, InvalidProblemError
+from ..exceptions import InfeasibleDesignError, InvalidProblemError
 from ..vocabulary import Objective, Semantics
-from .sizes import PlanningError
+from .sizes import DesignCache, PlanningError
 
 __all__ = ["JOINT_MAX_INPUTS", "Allocation", "Survey", "allocate", "is_survey", "joint_variance", "load_survey",
            "parse_survey"]
@@ -103,27 +102,21 @@ def load_survey(path: str) -> Survey:
     return parse_survey(data, source=str(path))
 
 
-@dataclass
 class _Curve:
-    """One question's variance as a function of its budget, from certified designs (cached)."""
+    """One question's reported variance as a function of its budget (``inf`` where it has no design)."""
 
-    problem: DesignProblem
-    values: dict[float, float] = field(default_factory=dict)
+    def __init__(self, problem: DesignProblem) -> None:
+        self.problem = problem
+        self.designs = DesignCache(problem)
+        self.values: dict[float, float] = {}
 
     def __call__(self, eps: float) -> float:
-        from ..design.engine import design
-
         key = round(float(eps), 9)
         if key not in self.values:
-            if key <= 0:
+            try:
+                self.values[key] = float(self.designs(key).variance) if key > 0 else math.inf
+            except InfeasibleDesignError:
                 self.values[key] = math.inf
-            else:
-                try:
-                    with warnings.catch_warnings():  # a non-identifying design is an inf on the curve, not news
-                        warnings.simplefilter("ignore", DesignWarning)
-                        self.values[key] = float(design(self.problem.replace(epsilon=key)).variance)
-                except InfeasibleDesignError:
-                    self.values[key] = math.inf
         return self.values[key]
 
 
