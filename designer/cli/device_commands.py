@@ -62,6 +62,8 @@ def cmd_design_on_device(args: argparse.Namespace) -> str:
             check_out(path, [args.problem], args.force)
     if args.instructions and not args.instructions.lower().endswith((".html", ".htm", ".md", ".txt")):
         raise CommandError(f"--instructions {args.instructions}: name a .html (printable card), .md or .txt file")
+    if args.device is not None and args.denominator is not None:
+        raise CommandError("give --device or --denominator, not both (a device fixes its denominator)")
     device = parse_device(args.device, args.denominator)
     problem = problem_from_args(args)
     g = grid_design(problem, device)
