@@ -281,17 +281,8 @@ def _pl_nonnegative(mass: ArrayLike) -> NDArray[np.float64]:
     is lost); this transform only adds. Splitting on the top element ``i`` of the frame,
     ``pl(E) = pl'(E', m_0 + m_1)`` when ``i`` is not in ``E`` and ``pl'(E', m_0) + sum(m_1)`` when it is
     (``m_1`` the masses of sets holding ``i``), which unrolls into ``l`` passes with running offsets:
-    ``O(l 2**l)`` like the zeta transform, relative error ``O(l u)`` on every entry.
-
-    Parameters
-    ----------
-    mass : (..., 2**l) array_like
-        Float or exact integer (object) masses.
-
-    Returns
-    -------
-    (..., 2**l) ndarray
-        ``pl(empty) = 0`` and ``pl(Y)`` is the row total.
+    ``O(l 2**l)`` like the zeta transform, relative error ``O(l u)`` on every entry. Same input and
+    output as :func:`pl_from_mass`.
     """
     v = np.array(mass, dtype=object if np.asarray(mass).dtype == object else np.float64)  # a copy: worked in place
     l = frame_size(v.shape[-1])

@@ -10,16 +10,16 @@ from .._render import fmt, json_number, render_table
 from ._common import CommandError, check_out, problem_from_args
 
 
-def _exact_columns(g: Any) -> list[list[str]]:
-    """``matrix_exact`` in the columns of ``matrix`` (the mechanism keeps only the sets that are used)."""
-    index = {s: j for j, s in enumerate(g.focal_sets)}
-    exact = g.matrix_exact
-    return [[row[index[s]] for s in g.mechanism.focal_sets] for row in exact]
-
-
 def _used(g: Any) -> list[int]:
+    """Columns of ``g.counts`` in the order of ``g.mechanism``'s columns (it keeps only the sets used)."""
     names = {s: j for j, s in enumerate(g.focal_sets)}
     return [names[s] for s in g.mechanism.focal_sets]
+
+
+def _exact_columns(g: Any) -> list[list[str]]:
+    """``matrix_exact`` in the columns of ``matrix``."""
+    used = _used(g)
+    return [[row[j] for j in used] for row in g.matrix_exact]
 
 
 def grid_json(g: Any) -> dict[str, Any]:

@@ -23,18 +23,12 @@ def _positive(text: str) -> float:
 
 def _source(args: argparse.Namespace) -> tuple[str, Any]:
     """``("survey", Survey)``, ``("problem", DesignProblem)`` or ``("mechanism", Mechanism)``."""
-    import tomllib
-
-    from .._io import read_text
-    from ..design.problem import parse_problem
+    from ..design.problem import parse_problem, read_toml
     from ..mechanism import Mechanism
     from ..planning.survey import is_survey, parse_survey
 
     if args.source.lower().endswith(".toml"):
-        try:
-            data = tomllib.loads(read_text(args.source))
-        except tomllib.TOMLDecodeError as exc:
-            raise CommandError(f"{args.source}: not valid TOML: {exc}") from None
+        data = read_toml(args.source)
         if is_survey(data):
             return "survey", parse_survey(data, source=args.source)
         problem = parse_problem(data, source=args.source)

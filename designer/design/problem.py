@@ -413,6 +413,16 @@ def parse_problem(data: Mapping[str, Any], *, source: str = "") -> DesignProblem
         raise InvalidProblemError(f"{where}{exc}") from None
 
 
+def read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The parsed TOML of ``path``; an unreadable or malformed file is one :class:`InvalidProblemError` line."""
+    p = Path(path)
+    text = read_text(p, error=InvalidProblemError)
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InvalidProblemError(f"{p}: not valid TOML: {exc}") from None
+
+
 def load_problem(path: str | os.PathLike[str]) -> DesignProblem:
     """Read a design problem from a TOML file.
 
@@ -422,10 +432,4 @@ def load_problem(path: str | os.PathLike[str]) -> DesignProblem:
         Unreadable or malformed file, unknown keys, wrong types or values; the message names the file
         and the key and says what was expected.
     """
-    p = Path(path)
-    text = read_text(p, error=InvalidProblemError)
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise InvalidProblemError(f"{p}: not valid TOML: {exc}") from None
-    return parse_problem(data, source=str(p))
+    return parse_problem(read_toml(path), source=str(path))

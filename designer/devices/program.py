@@ -158,7 +158,23 @@ class GridProgram:
 
     def feasible(self, counts: NDArray[np.int64]) -> bool:
         """Every constraint, in exact integer arithmetic."""
+        if not self.structure_ok(counts):
+            return False
         a, b = self.bound.numerator, self.bound.denominator
+        big = counts.astype(object)
+        if self.sldp:
+            lhs, rhs = big[:, None, :] * b, big[None, :, :] * a  # (x, y, F): C_x b <= a C_y
+            if np.any(lhs > rhs):
+                return False
+        if self.wldp:
+            pl, bel = (counts @ self.inter.T).astype(object), (counts @ self.inside.T).astype(object)
+            off = ~np.eye(self.k, dtype=bool)
+            if np.any((pl[:, None, :] * b > bel[None, :, :] * a)[off]):
+                return False
+        return True
+
+    def structure_ok(self, counts: NDArray[np.int64]) -> bool:
+        """Counts, row sums, don't-know and lying bounds, in integers (no privacy rows)."""
         exact, cap, lie = self._structure()
         if np.any(counts < 0) or np.any(counts.sum(axis=1) != self.d):
             return False
@@ -171,16 +187,6 @@ class GridProgram:
                 t = self.truth[x]
                 if t >= 0 and counts[x, ((self.family >> t) & 1) == 0].sum() > lie:
                     return False
-        big = counts.astype(object)
-        if self.sldp:
-            lhs, rhs = big[:, None, :] * b, big[None, :, :] * a  # (x, y, F): C_x b <= a C_y
-            if np.any(lhs > rhs):
-                return False
-        if self.wldp:
-            pl, bel = (counts @ self.inter.T).astype(object), (counts @ self.inside.T).astype(object)
-            off = ~np.eye(self.k, dtype=bool)
-            if np.any((pl[:, None, :] * b > bel[None, :, :] * a)[off]):
-                return False
         return True
 
 
@@ -201,7 +207,7 @@ def certify_counts(problem: DesignProblem, counts: NDArray[np.int64], denominato
             for y in range(program.k):
                 if x != y and not all(ratio_at_most_exp(int(p), int(q), eps) for p, q in zip(pl[x], bel[y])):
                     raise CertificationError("the grid design breaks the Walley budget")
-    if not program.feasible(counts):
+    if not program.structure_ok(counts):  # privacy was decided above against e^eps itself
         raise CertificationError("the grid design breaks a structure constraint of the problem")
 
 

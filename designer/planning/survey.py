@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..design.problem import DesignProblem, parse_problem
+from ..design.problem import DesignProblem, parse_problem, read_toml
 from ..exceptions import InfeasibleDesignError, InvalidProblemError
 from ..vocabulary import Objective, Semantics
 from .sizes import DesignCache, PlanningError
@@ -91,15 +91,7 @@ def parse_survey(data: dict[str, Any], source: str = "") -> Survey:
 
 def load_survey(path: str) -> Survey:
     """Read a survey (questionnaire) TOML file."""
-    import tomllib
-
-    from .._io import read_text
-
-    try:
-        data = tomllib.loads(read_text(path))
-    except tomllib.TOMLDecodeError as exc:
-        raise InvalidProblemError(f"{path}: not valid TOML: {exc}") from None
-    return parse_survey(data, source=str(path))
+    return parse_survey(read_toml(path), source=str(path))
 
 
 class _Curve:
