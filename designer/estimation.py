@@ -112,6 +112,12 @@ def estimator_variance(
 
     pi = _prior(mech, prior)
     k = mech.k
+    spectrum = _circulant_spectrum(mech.matrix, pi)
+    if spectrum is not None:
+        per_input = np.full(k, np.inf)
+        if spectrum[1:].min() > 1e-14 * spectrum.max():
+            per_input[:] = float(np.sum(1.0 / spectrum[1:])) / (k * n)
+        return _reduce(per_input, reduce)
     info = fisher_information(mech, pi)
     # Coordinates d_1..d_{k-1} with d_k = -sum: B = [I; -1'] spans {sum d = 0}, reduced = B' I B.
     a, b = info[:-1, :-1], info[:-1, -1]
@@ -127,6 +133,10 @@ def estimator_variance(
         per_input = np.clip(np.sum(x * x, axis=0) / n, 0.0, None)
     except (LinAlgError, ValueError):
         per_input = np.full(k, np.inf)
+    return _reduce(per_input, reduce)
+
+
+def _reduce(per_input: NDArray[np.float64], reduce: str) -> float | NDArray[np.float64]:
     if reduce == "none":
         return per_input
     if reduce == "sum":
@@ -134,6 +144,27 @@ def estimator_variance(
     if reduce == "mean":
         return float(per_input.mean())
     raise ValueError(f"reduce must be 'mean', 'sum' or 'none', got {reduce!r}")
+
+
+def _circulant_spectrum(matrix: NDArray[np.float64], pi: NDArray[np.float64]) -> NDArray[np.float64] | None:
+    """Eigenvalues of the Fisher information of a square circulant mechanism at the uniform prior, else None.
+
+    Row ``x`` of a circulant is row 0 shifted by ``x``; every answer then has probability ``p = sum(row 0) / k``
+    and the information ``M M^T / p`` is circulant, diagonal in the Fourier basis with eigenvalues
+    ``|fft(row 0)|**2 / p`` (index 0: the constant vector, outside the simplex's directions). The MLE's
+    variance of every share is then ``sum_{m != 0} 1 / eigenvalue_m / k`` (docs/theory.md section 5.4):
+    ``O(k log k)`` instead of the ``k x k`` factorization.
+    """
+    k, n = matrix.shape
+    if n != k or k < 3 or not np.all(pi == pi[0]):
+        return None
+    first = matrix[0]
+    if not all(np.array_equal(matrix[x], np.roll(first, x)) for x in range(1, k)):
+        return None
+    p = float(first.sum()) / k
+    if not p > 0:
+        return None
+    return np.asarray(np.abs(np.fft.fft(first)) ** 2 / p)
 
 
 # ---------------------------------------------------------------------------- estimators

@@ -17,6 +17,8 @@ A mechanism with a single input has nothing to distinguish: every loss is 0.
 
 from __future__ import annotations
 
+import math
+import sys
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -24,7 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import setfunctions as sf
-from ._exact import ratio_at_most_exp, to_integers
+from ._exact import exp_bounds, ratio_at_most_exp, to_integers
 from ._validation import check_epsilon, check_real, format_set
 from .mechanism import Mechanism
 from .vocabulary import Loss
@@ -91,10 +93,7 @@ def _max_ratio(num: NDArray[np.float64], den: NDArray[np.float64]) -> tuple[floa
         return 0.0, -1, -1, -1
     # For a denominator row x2 the best numerator row is the column maximum over rows != x2:
     # the top entry unless it sits in row x2, then the runner-up.
-    order = np.argsort(-num, axis=0, kind="stable")
-    top, second = order[0], order[1]
-    top_v = np.take_along_axis(num, order[:1], axis=0)[0]
-    second_v = np.take_along_axis(num, order[1:2], axis=0)[0]
+    top, top_v, second, second_v = _top_two(num)
     rows = np.arange(k)[:, None]
     best_row = np.where(top[None, :] == rows, second[None, :], top[None, :])
     best_num = np.where(top[None, :] == rows, second_v[None, :], top_v[None, :])
@@ -109,6 +108,43 @@ def _max_ratio(num: NDArray[np.float64], den: NDArray[np.float64]) -> tuple[floa
         return 0.0, -1, -1, -1
     # Over ordered pairs the largest ratio is >= 1; clamp rounding so that a loss is never negative.
     return max(value, 0.0), int(best_row[x2, c]), x2, c
+
+
+def _top_two(values: NDArray[np.float64]) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.int64],
+                                                  NDArray[np.float64]]:
+    """Row index and value of the largest and of the second largest entry of each column (``k >= 2``):
+    two passes instead of a sort (the first row wins ties, as in a stable sort)."""
+    cols = np.arange(values.shape[1])
+    top = np.argmax(values, axis=0)
+    top_v = values[top, cols]
+    rest = values.copy()
+    rest[top, cols] = -np.inf
+    second = np.argmax(rest, axis=0)
+    return top, top_v, second, rest[second, cols]
+
+
+def _max_ratio_same(values: NDArray[np.float64]) -> tuple[float, int, int, int]:
+    """:func:`_max_ratio` with the same table on both sides: per column the largest entry over the smallest
+    (another row's, or the column is constant and says nothing). ``O(k n)`` without ``k x n`` temporaries.
+    Same result and witness as ``_max_ratio(values, values)``: the first denominator row, then column."""
+    k, n = values.shape
+    if k < 2 or n == 0:
+        return 0.0, -1, -1, -1
+    top, top_v, second, _ = _top_two(values)
+    low = np.argmin(values, axis=0)
+    low_v = values[low, np.arange(n)]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_ratio = np.where(low_v > 0, np.log(top_v) - np.log(low_v), np.where(top_v > 0, np.inf, -np.inf))
+    # a constant column: every ratio is 1 (or 0/0, no information)
+    log_ratio = np.where(top == low, np.where(top_v > 0, 0.0, -np.inf), log_ratio)
+    value = float(log_ratio.max())
+    if value == -np.inf:
+        return 0.0, -1, -1, -1
+    candidates = np.flatnonzero(log_ratio == value)
+    c = int(candidates[np.lexsort((candidates, low[candidates]))[0]])  # first by denominator row, then column
+    x2 = int(low[c])
+    x = int(second[c]) if int(top[c]) == x2 else int(top[c])
+    return max(value, 0.0), x, x2, c
 
 
 def _on_masses(mech: Mechanism, loss: Loss) -> bool:
@@ -126,11 +162,11 @@ def _operands(mech: Mechanism, loss: Loss) -> tuple[NDArray, NDArray, NDArray[np
         return mech.matrix, mech.matrix, np.asarray(mech.focal, dtype=object)
     size = 1 << mech.l
     if loss is Loss.BEL:
-        bel = mech.bel()
-        return bel[:, 1:], bel[:, 1:], np.arange(1, size)
+        bel = mech.bel()[:, 1:]
+        return bel, bel, np.arange(1, size)
     if loss is Loss.PL:
-        pl = mech.pl()
-        return pl[:, 1:], pl[:, 1:], np.arange(1, size)
+        pl = mech.pl()[:, 1:]
+        return pl, pl, np.arange(1, size)
     bel, pl = mech.bel(), mech.pl()
     return pl[:, 1:-1], bel[:, 1:-1], np.arange(1, size - 1)
 
@@ -165,7 +201,10 @@ def worst_case(mech: Mechanism, loss: str = "shafer") -> LossWitness:
     mech = _check_mechanism(mech)
     name = _loss_name(loss)
     num, den, masks = _operands(mech, name)
-    eps, x, x2, c = _max_ratio(np.asarray(num), np.asarray(den))
+    if num is den:
+        eps, x, x2, c = _max_ratio_same(np.asarray(num))
+    else:
+        eps, x, x2, c = _max_ratio(np.asarray(num), np.asarray(den))
     if x < 0:
         return LossWitness(name, 0.0, None, None, None)
     return LossWitness(name, eps, mech.inputs[x], mech.inputs[x2], sf.mask_labels(int(masks[c]), mech.frame))
@@ -216,21 +255,26 @@ def privacy_losses(mech: Mechanism) -> dict[str, LossWitness]:
     return {name: worst_case(mech, name) for name in LOSSES}
 
 
-def _exact_private(mech: Mechanism, eps: float, loss: Loss) -> bool:
-    """Decide the budget in exact integer arithmetic (masses are dyadic rationals)."""
-    if mech.k < 2:
-        return True
-    if _on_masses(mech, loss):
-        # The ratio of a row with itself is 1 <= e^eps, so per column the largest entry against the
-        # smallest decides every pair. Float comparisons are exact, so only one exact product per column
-        # is needed (any size).
-        for a, b in zip(mech.matrix.max(axis=0), mech.matrix.min(axis=0)):
-            fa, fb = Fraction(float(a)), Fraction(float(b))
-            if not ratio_at_most_exp(fa.numerator * fb.denominator, fb.numerator * fa.denominator, eps):
-                return False
-        return True
+#: Up to this many cells (inputs x 2**l) the exact decision transforms the integer masses outright; above
+#: it a float filter with a proven error bound decides all but the cells near the budget.
+DENSE_EXACT_CELLS = 4096
+
+
+def filter_band(l: int) -> float:
+    """Relative error bound (with a factor 4 to spare) of the float bel and pl of a frame of ``l`` elements.
+
+    bel: a 16-term product for the low bits and ``l - 4`` passes of additions, ``gamma(l + 12)``; pl as
+    ``total - bel(complement)`` on rows where every pl is at least ``2**-7`` of the total, ``2**8
+    gamma(l + 12)``; pl by additions only (other rows), sums of at most ``2**(l-1)`` terms and ``2l``
+    further additions. ``gamma(n) = n u / (1 - n u)``, ``u = 2**-53`` (docs/theory.md section 7).
+    """
+    n = max(2**8 * (l + 12), 2 ** max(l - 1, 0) + 2 * l)
+    return max(1e-9, 4.0 * n * 2.0**-53)
+
+
+def _dense_exact(mech: Mechanism, eps: float, loss: Loss) -> bool:
+    """Exact decision by transforming the integer masses (any size; used for small mechanisms)."""
     ints, _ = to_integers(mech.matrix)
-    mech._check_dense()
     dense = np.zeros((mech.k, 1 << mech.l), dtype=object)
     dense[:, np.asarray(mech.focal, dtype=np.int64)] = ints
     bel = sf.subset_zeta(dense)
@@ -245,6 +289,63 @@ def _exact_private(mech: Mechanism, eps: float, loss: Loss) -> bool:
             if not ratio_at_most_exp(int(a), int(b), eps):
                 return False
     return True
+
+
+def _filtered_exact(mech: Mechanism, eps: float, loss: Loss) -> bool:
+    """Exact decision: the float tables decide every ratio outside :func:`filter_band` of the budget, the
+    integers the rest (one event at a time: ``bel_x(E)`` and ``pl_x(E)`` summed over the focal sets)."""
+    d = filter_band(mech.l)
+    e_lo, e_hi = sys.float_info.max, math.inf  # a product that overflows stands for a value above any mass
+    if eps < 700:
+        lo, hi = exp_bounds(eps)
+        e_lo, e_hi = float(lo), float(hi)
+    num, den, masks = _operands(mech, loss)
+    # Per denominator row x2 and event: the largest numerator over rows x != x2 (top, or runner-up).
+    top, top_v, _, second_v = _top_two(num)
+    best = np.where(top[None, :] == np.arange(mech.k)[:, None], second_v[None, :], top_v[None, :])
+    with np.errstate(over="ignore", invalid="ignore"):
+        sure_pass = (best == 0) | (best * (1 + d) <= e_lo * (1 - d) ** 2 * den)
+        sure_fail = best * (1 - d) > e_hi * (1 + d) ** 2 * den
+    if np.any(sure_fail):
+        return False
+    rows, cols = np.nonzero(~sure_pass)
+    if rows.size == 0:
+        return True
+    ints, _ = to_integers(mech.matrix)
+    focal = np.asarray(mech.focal, dtype=np.int64)
+    cache: dict[int, tuple[NDArray, NDArray]] = {}
+    for x2, c in zip(rows.tolist(), cols.tolist()):
+        event = int(masks[c])
+        if event not in cache:
+            inside = (focal & ~event) == 0
+            meets = (focal & event) != 0
+            cache[event] = (ints[:, inside].sum(axis=1), ints[:, meets].sum(axis=1))
+        bel_e, pl_e = cache[event]
+        num_e = {Loss.BEL: bel_e, Loss.PL: pl_e, Loss.WALLEY: pl_e}[loss]
+        den_e = pl_e if loss is Loss.PL else bel_e
+        others = [int(v) for x, v in enumerate(num_e) if x != x2]
+        if not ratio_at_most_exp(max(others), int(den_e[x2]), eps):
+            return False
+    return True
+
+
+def _exact_private(mech: Mechanism, eps: float, loss: Loss) -> bool:
+    """Decide the budget exactly on the stored floats (dyadic rationals)."""
+    if mech.k < 2:
+        return True
+    if _on_masses(mech, loss):
+        # The ratio of a row with itself is 1 <= e^eps, so per column the largest entry against the
+        # smallest decides every pair. Float comparisons are exact, so only one exact product per column
+        # is needed (any size).
+        for a, b in zip(mech.matrix.max(axis=0), mech.matrix.min(axis=0)):
+            fa, fb = Fraction(float(a)), Fraction(float(b))
+            if not ratio_at_most_exp(fa.numerator * fb.denominator, fb.numerator * fa.denominator, eps):
+                return False
+        return True
+    mech._check_dense()
+    if mech.k * (1 << mech.l) <= DENSE_EXACT_CELLS:
+        return _dense_exact(mech, eps, loss)
+    return _filtered_exact(mech, eps, loss)
 
 
 def is_private(

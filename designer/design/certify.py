@@ -24,16 +24,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._exact import exp_bounds, to_integers
 from ..exceptions import CertificationError
 from ..mechanism import Mechanism
 from ..privacy import is_private, worst_case
 from ..vocabulary import Loss
+from . import compact_exact
 from .problem import DesignProblem
 from .symmetric import SymmetricMechanism
 
 __all__ = [
-    "EXACT_LIMIT",
     "Certificate",
     "CertificationError",
     "bisect_threshold",
@@ -43,15 +42,11 @@ __all__ = [
     "structure_ok",
 ]
 
-#: Exact arithmetic is used for bel/pl-based losses when (inputs) x (2**l) is at most this.
-EXACT_LIMIT = 100_000
+#: Rows of a solver's answer whose sum is within this of 1 are not rescaled by :func:`clean_solution`.
+RENORMALIZE_TOL = 1e-12
 
 #: Entries of a solver's answer below this are solver noise and are set to 0 (then rows renormalised).
 ZERO_TOL = 1e-13
-
-#: Margin (nats) of the float certificate of the Walley loss on the compact form: its bel/pl sums use
-#: binomial ratios from lgamma (relative error ~1e-13 k), far below it.
-COMPACT_WALLEY_MARGIN = 1e-9
 
 #: What :func:`certify` takes: a full mechanism or the compact size-class form.
 Candidate = Mechanism | SymmetricMechanism
@@ -67,10 +62,9 @@ class Certificate:
         The budget (nats).
     losses : tuple of Loss
         Losses checked: ``(SHAFER,)``, ``(WALLEY,)`` or both.
-    method : {"exact", "float"}
-        Exact rational arithmetic, or floats with ``margin``.
-    margin : float
-        For ``"float"``: the checked loss was at most ``epsilon - margin``. 0 for ``"exact"``.
+    method : {"exact"}
+        Every certificate decides the losses exactly on the stored floats (rational arithmetic, with a
+        float filter of proven error where it cannot change the answer); the field names it in the JSON.
     repaired : bool
         Whether the solver's answer had to be mixed with ``reference``.
     mix_weight : float
@@ -84,7 +78,6 @@ class Certificate:
     epsilon: float
     losses: tuple[Loss, ...]
     method: str
-    margin: float
     repaired: bool
     mix_weight: float
     reference: str
@@ -92,8 +85,7 @@ class Certificate:
 
     def describe(self) -> str:
         """One line: what was checked, how, and whether the answer was repaired."""
-        how = ("checked exactly (rational arithmetic)" if self.method == "exact"
-               else f"checked in floats with a margin of {self.margin:.1e}")
+        how = "checked exactly (rational arithmetic)"
         names = " and ".join(loss.value.capitalize() for loss in self.losses)
         text = f"{names} loss <= {self.epsilon:g}, {how}"
         if self.repaired:
@@ -133,7 +125,10 @@ def clean_solution(cols: NDArray[np.float64], *, fixed_full: float | None = None
         m = m / rest * (1.0 - fixed_full)
         m[:, full_index] = fixed_full
         return m
-    return m / m.sum(axis=1, keepdims=True)
+    sums = m.sum(axis=1, keepdims=True)
+    # Rows already within rounding of 1 are kept as they are: dividing would move every entry by an ulp
+    # and could break the exact structure of a closed-form design (a circulant's rolled rows).
+    return np.where(np.abs(sums - 1.0) <= RENORMALIZE_TOL, m, m / sums)
 
 
 def _exact_sum_at_most(values: Iterable[float], bound: float) -> bool:
@@ -183,43 +178,13 @@ def _compact_structure_ok(problem: DesignProblem, mech: SymmetricMechanism) -> b
 
 
 # ---------------------------------------------------------------------------- privacy checks
-def _exact_compact_shafer(mech: SymmetricMechanism, eps: float) -> bool:
-    """Exact check of ``a_s <= e^eps b_s`` and ``b_s <= e^eps a_s`` on the dyadic class totals."""
-    k = mech.k
-    ints, _ = to_integers(np.r_[mech.A, mech.B])
-    a_int, b_int = ints[:k], ints[k:]
-    lo, _ = exp_bounds(eps)
-    for s in range(1, k):
-        a, b = int(a_int[s - 1]) * (k - s), int(b_int[s - 1]) * s  # a_s and b_s up to a common factor
-        for num, den in ((a, b), (b, a)):
-            if num == 0:
-                continue
-            if den == 0 or num * lo.denominator > lo.numerator * den:
-                return False
-    return True
-
-
-def method_for(mech: Mechanism | SymmetricMechanism, losses: tuple[Loss, ...]) -> tuple[str, float]:
-    """``("exact", 0.0)`` or ``("float", margin)``: how ``mech`` is certified for ``losses``."""
+def passes(mech: Mechanism | SymmetricMechanism, eps: float, losses: tuple[Loss, ...]) -> bool:
+    """Whether every loss in ``losses`` is at most ``eps``, decided exactly on the stored floats."""
     if isinstance(mech, SymmetricMechanism):
-        return ("float", COMPACT_WALLEY_MARGIN) if Loss.WALLEY in losses else ("exact", 0.0)
-    if losses == (Loss.SHAFER,) or mech.is_bayesian or mech.k * (1 << mech.l) <= EXACT_LIMIT:
-        return "exact", 0.0
-    # bel/pl of a row are sums of at most 2**l masses formed in l passes: relative error <= (l + 2) u each,
-    # so a log-ratio is off by at most about 2 (l + 2) u; a generous multiple of it is the margin.
-    return "float", 64.0 * (mech.l + 2) * 2.0**-53
-
-
-def passes(mech: Mechanism | SymmetricMechanism, eps: float, losses: tuple[Loss, ...], method: str) -> bool:
-    """Whether every loss in ``losses`` is at most ``eps``, decided by ``method`` (see :func:`method_for`)."""
-    if isinstance(mech, SymmetricMechanism):
-        if Loss.SHAFER in losses and not _exact_compact_shafer(mech, eps):
+        if Loss.SHAFER in losses and not compact_exact.shafer_private(mech, eps):
             return False
-        return Loss.WALLEY not in losses or mech.eps_walley() <= eps - COMPACT_WALLEY_MARGIN
-    if method == "exact":
-        return all(is_private(mech, eps, semantics=loss, exact=True) for loss in losses)
-    _, margin = method_for(mech, losses)
-    return all(worst_case(mech, loss).eps <= eps - margin for loss in losses)
+        return Loss.WALLEY not in losses or compact_exact.walley_private(mech, eps)
+    return all(is_private(mech, eps, semantics=loss, exact=True) for loss in losses)
 
 
 def float_loss(mech: Mechanism | SymmetricMechanism, losses: tuple[Loss, ...]) -> float:
@@ -331,15 +296,14 @@ def certify(mech: Candidate, problem: DesignProblem, *, references: Iterable[tup
         If neither the answer nor any accepted repair passes.
     """
     eps, losses = problem.epsilon, problem.semantics.losses
-    method, margin = method_for(mech, losses)
     violation = float_loss(mech, losses) - eps
     dont_know = problem.dont_know
 
     def ok(candidate: Candidate) -> bool:
-        return structure_ok(problem, candidate) and passes(candidate, eps, losses, method)
+        return structure_ok(problem, candidate) and passes(candidate, eps, losses)
 
     if ok(mech):
-        return mech, Certificate(eps, losses, method, margin, False, 0.0, "", violation)
+        return mech, Certificate(eps, losses, "exact", False, 0.0, "", violation)
     rejected = 0
     for name, ref in itertools.chain(default_references(problem, mech), references):
         if dont_know is not None:
@@ -354,7 +318,7 @@ def certify(mech: Candidate, problem: DesignProblem, *, references: Iterable[tup
         if accept is not None and not accept(released):
             rejected += 1
             continue
-        return released, Certificate(eps, losses, method, margin, True, t, name, violation)
+        return released, Certificate(eps, losses, "exact", True, t, name, violation)
     why = (f"every repair that restores it ({rejected}) costs more objective than allowed" if rejected
            else "no reference mechanism meets the budget and the structure")
     raise CertificationError(

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..constructors import within_budget
 from ..exceptions import InvalidProblemError
 from ..solvers import SolverOutcome, Status, WarmStart, solve_lp
 from ..vocabulary import Objective, Semantics
@@ -183,7 +184,8 @@ def cyclic_design(k: int, d: int, eps: float, high: NDArray[np.bool_] | None = N
                                       "was found; use d = 1 or d = k - 1")
     e = math.exp(min(eps, LP_EPSILON_CAP))
     theta = 1.0 / (d * e + k - d)
-    return np.where(high, e * theta, theta)
+    # the high entry rounded down where needed so that the stored ratio is at most e^eps exactly
+    return np.where(high, within_budget(e * theta, theta, eps), theta)
 
 
 def is_precise(problem: DesignProblem) -> bool:

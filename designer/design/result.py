@@ -105,7 +105,6 @@ class DesignResult:
             "certificate": self.certificate.method,
             "certificate_detail": {
                 "losses": [loss.value for loss in self.certificate.losses],
-                "margin": self.certificate.margin,
                 "repaired": self.certificate.repaired,
                 "mix_weight": self.certificate.mix_weight,
                 "reference": self.certificate.reference,

@@ -21,7 +21,6 @@ That is ``2k`` variables and ``O(k^2)`` nonzeros: ``k = 1000`` solves in about a
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -68,20 +67,45 @@ def _ratio(u: NDArray[np.float64], v: NDArray[np.float64], k: int) -> NDArray[np
     return np.where(np.isfinite(den) & np.isfinite(num), out, 0.0)
 
 
-@functools.lru_cache(maxsize=8)
-def bel_maps(k: int) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-    """Coefficients of ``bel_in(t)`` on ``A`` and ``B`` and of ``bel_out(t)`` on ``B``, for ``t = 0..k``.
+#: Classes of the WLDP program built at a time (bounds the dense scratch to ``k x ROW_CHUNK`` floats).
+ROW_CHUNK = 256
 
-    Returns ``(IN_A, IN_B, OUT_B)``: ``(k+1, k)`` arrays, column ``s - 1`` for size ``s`` (``B_k`` is 0).
+
+def bel_rows(k: int, t: NDArray[np.int64]) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Coefficients of ``bel_in(t)`` on ``A`` and ``B`` and of ``bel_out(t)`` on ``B`` for the sizes ``t``.
+
+    Returns ``(IN_A, IN_B, OUT_B)``: ``(len(t), k)`` arrays, column ``s - 1`` for size ``s`` (``B_k`` is 0).
+    From lgamma (relative error about ``1e-13 k``): for building programs, not for certificates
+    (:func:`class_coefficients` has a proven error bound).
     """
-    t = np.arange(k + 1, dtype=float)[:, None]
+    tt = np.asarray(t, dtype=float)[:, None]
     s = np.arange(1, k + 1, dtype=float)[None, :]
-    in_a = np.where(t >= 1, _ratio(t - 1, s - 1, k), 0.0)
-    in_b = np.where((t >= 1) & (s <= k - 1), _ratio(t - 1, s, k), 0.0)
-    out_b = np.where(s <= k - 1, _ratio(t, s, k), 0.0)
-    for arr in (in_a, in_b, out_b):
-        arr.setflags(write=False)
+    in_a = np.where(tt >= 1, _ratio(tt - 1, s - 1, k), 0.0)
+    in_b = np.where((tt >= 1) & (s <= k - 1), _ratio(tt - 1, s, k), 0.0)
+    out_b = np.where(s <= k - 1, _ratio(tt, s, k), 0.0)
     return in_a, in_b, out_b
+
+
+def class_coefficients(k: int, sizes: ArrayLike, kind: str) -> NDArray[np.float64]:
+    """Share of a class's total that one event of each size ``t = 0..k`` believes: ``(k + 1, len(sizes))``.
+
+    ``kind`` is ``"in_a"`` (events holding the true answer, classes ``A_s``: ``C(t-1, s-1) / C(k-1, s-1)``),
+    ``"in_b"`` (same events, classes ``B_s``: ``C(t-1, s) / C(k-1, s)``) or ``"out"`` (events without it,
+    classes ``B_s``: ``C(t, s) / C(k-1, s)``). Computed downwards from the largest event (coefficient 1)
+    by one ratio of small integers and one product per step, so every entry carries at most ``2k``
+    roundings: relative error at most ``2k u / (1 - 2k u)`` (``u = 2**-53``), plus ``2k 2**-1074`` absolute
+    where products run into subnormal numbers (docs/theory.md section 7).
+    """
+    s = np.asarray(sizes, dtype=np.float64)[None, :]
+    top, shift_num, shift_den = {"in_a": (k, 0, 1), "in_b": (k, 1, 1), "out": (k - 1, 0, 0)}[kind]
+    t = np.arange(top, 0, -1, dtype=np.float64)[:, None]  # the factor at t takes c(t) to c(t - 1)
+    den = t - shift_den
+    with np.errstate(divide="ignore", invalid="ignore"):
+        factors = np.where(den > 0, np.clip(t - shift_num - s, 0.0, None) / den, 0.0)
+    chain = np.cumprod(np.vstack([np.ones((1, s.shape[1])), factors]), axis=0)  # c(top), c(top - 1), .., c(0)
+    out = np.zeros((k + 1, s.shape[1]))
+    out[: top + 1] = chain[::-1]
+    return out
 
 
 @dataclass(frozen=True)
@@ -132,22 +156,29 @@ class SymmetricMechanism:
         return float(d.max()) if d.size else 0.0
 
     def bel_pl(self) -> dict[str, NDArray[np.float64]]:
-        """``bel_in``, ``bel_out``, ``pl_in``, ``pl_out`` for set sizes ``t = 0..k``."""
-        in_a, in_b, out_b = bel_maps(self.k)
-        bel_in = in_a @ self.A + in_b @ self.B
-        bel_out = out_b @ self.B
-        total = self.A.sum() + self.B.sum()
-        return {"bel_in": bel_in, "bel_out": bel_out, "pl_in": total - bel_out[::-1], "pl_out": total - bel_in[::-1]}
+        """``bel_in``, ``bel_out``, ``pl_in``, ``pl_out`` for set sizes ``t = 0..k`` (and the row ``total``).
+
+        Only the classes with mass enter (:func:`class_coefficients`): ``O(k)`` memory per used class.
+        """
+        k = self.k
+        sa, sb = np.flatnonzero(self.A) + 1, np.flatnonzero(self.B[: k - 1]) + 1
+        bel_in = class_coefficients(k, sa, "in_a") @ self.A[sa - 1] + class_coefficients(k, sb, "in_b") @ self.B[sb - 1]
+        bel_out = class_coefficients(k, sb, "out") @ self.B[sb - 1]
+        total = math.fsum(self.A) + math.fsum(self.B)
+        return {"bel_in": bel_in, "bel_out": bel_out, "pl_in": total - bel_out[::-1],
+                "pl_out": total - bel_in[::-1], "total": np.array([total])}
 
     def eps_walley(self) -> float:
-        """Walley loss (Def 3.13, Lemma 3.14) from the compact form, over the four kinds of pairs."""
+        """Walley loss (Def 3.13, Lemma 3.14) from the compact form, over the four kinds of pairs.
+
+        In floats: entries below 1e-15 of the row are taken as rounding of zero (the exact decision is
+        :func:`designer.design.compact_exact.walley_private`).
+        """
         f = {name: np.clip(v, 0.0, None) for name, v in self.bel_pl().items()}
         k = self.k
         t = np.arange(1, k)
-        pairs = [("pl_in", "bel_out", np.ones(t.size, bool)), ("pl_out", "bel_in", np.ones(t.size, bool)),
-                 ("pl_in", "bel_in", t >= 2), ("pl_out", "bel_out", t <= k - 2)]
         best = 1.0
-        for num, den, keep in pairs:
+        for num, den, keep in walley_pairs(k):
             a, b = f[num][t][keep], f[den][t][keep]
             informative = (a > 1e-15) | (b > 1e-15)
             a, b = a[informative], b[informative]
@@ -317,29 +348,63 @@ def symmetric_program(problem: DesignProblem) -> LinearProgram:
         ub_rows.append(sp.csr_matrix((vals, (rows, cols)), shape=(2 * (k - 1), n)))
         b_ub.append(np.zeros(2 * (k - 1)))
     if wldp:
-        in_a, in_b, out_b = bel_maps(k)
-        zero = np.zeros((k + 1, k))
-        bel_in = np.hstack([in_a, in_b])  # (k+1, 2k)
-        bel_out = np.hstack([zero, out_b])
-        t = np.arange(1, k)
-        # pl_in(t) = 1 - bel_out(k - t); pl_out(t) = 1 - bel_in(k - t): rows "- bel(k-t) - e bel(t) <= -1"
-        fams = [(bel_out[k - t], bel_out[t], np.ones(t.size, bool)),   # pl_in vs bel_out
-                (bel_in[k - t], bel_in[t], np.ones(t.size, bool)),     # pl_out vs bel_in
-                (bel_out[k - t], bel_in[t], t >= 2),                   # pl_in vs bel_in
-                (bel_in[k - t], bel_out[t], t <= k - 2)]               # pl_out vs bel_out
-        for comp, other, keep in fams:
-            block = -comp[keep] - e * other[keep]
-            # Binomial ratios below DROP_BELOW move a row by at most 2k DROP_BELOW: far below solver
-            # tolerance, and the released mechanism is certified on the full compact form anyway.
-            block[np.abs(block) < DROP_BELOW] = 0.0
-            ub_rows.append(sp.csr_matrix(block))
-            b_ub.append(-np.ones(int(keep.sum())))
+        _walley_rows(k, e, ub_rows, b_ub)
     a_ub = sp.vstack([sp.csr_matrix(r) for r in ub_rows], format="csr") if ub_rows else sp.csr_matrix((0, n))
     return LinearProgram(
         c=c, A_ub=a_ub, b_ub=np.concatenate(b_ub) if b_ub else np.zeros(0),
         A_eq=sp.csr_matrix(np.vstack(eq_rows)), b_eq=np.array(b_eq, dtype=float),
         lb=np.zeros(n), ub=ub,
     )
+
+
+def _walley_rows(k: int, e: float, ub_rows: list[Any], b_ub: list[NDArray[np.float64]]) -> None:
+    """Append the rows ``-bel(k - t) - e^eps bel'(t) <= -1`` (i.e. ``pl <= e^eps bel``) of every pair kind.
+
+    Built ``ROW_CHUNK`` classes (columns) at a time from :func:`class_coefficients` and stored sparse: at
+    ``k = 5000`` dense coefficient maps would take gigabytes; the program keeps coefficients above
+    ``DROP_BELOW``.
+    """
+    t = np.arange(1, k)
+    pairs = walley_pairs(k)
+    parts: list[list[tuple[int, NDArray[np.int64], Any]]] = [[] for _ in pairs]
+    for start in range(1, k + 1, ROW_CHUNK):
+        s = np.arange(start, min(k, start + ROW_CHUNK - 1) + 1)
+        in_a = class_coefficients(k, s, "in_a")
+        in_b = np.where(s < k, class_coefficients(k, s, "in_b"), 0.0)  # B_k does not exist
+        out_b = np.where(s < k, class_coefficients(k, s, "out"), 0.0)
+        zero = np.zeros((t.size, s.size))
+        # coefficients on [A_s | B_s] of bel_in, bel_out at t and of the complements' beliefs at k - t
+        bel = {"bel_in": (in_a[t], in_b[t]), "bel_out": (zero, out_b[t])}
+        comp = {"pl_in": (zero, out_b[k - t]), "pl_out": (in_a[k - t], in_b[k - t])}
+        for j, (num, den, keep) in enumerate(pairs):
+            for side in (0, 1):
+                block = -comp[num][side][keep] - e * bel[den][side][keep]
+                # Binomial ratios below DROP_BELOW move a row by at most 2k DROP_BELOW: far below solver
+                # tolerance, and the released mechanism is certified exactly on the compact form anyway.
+                block[np.abs(block) < DROP_BELOW] = 0.0
+                parts[j].append((side, s, sp.coo_matrix(block)))
+    for j, (_, _, keep) in enumerate(pairs):
+        rows = int(keep.sum())
+        r, c, v = [], [], []
+        for side, s, block in parts[j]:
+            r.append(block.row)
+            c.append(block.col + side * k + s[0] - 1)
+            v.append(block.data)
+        ub_rows.append(sp.csr_matrix((np.concatenate(v), (np.concatenate(r), np.concatenate(c))), shape=(rows, 2 * k)))
+        b_ub.append(-np.ones(rows))
+
+
+def walley_pairs(k: int) -> list[tuple[str, str, NDArray[np.bool_]]]:
+    """The four kinds of ``(pl_x(E), bel_x'(E))`` pairs of an invariant mechanism, over sizes ``t = 1..k-1``.
+
+    ``in`` / ``out``: whether ``E`` holds the true answer of the input on that side. ``E`` holding ``y(x)``
+    but not ``y(x')`` pairs ``pl_in`` with ``bel_out``; holding both needs ``t >= 2``; neither ``t <= k - 2``.
+    Returns ``(numerator, denominator, sizes kept)`` with a boolean mask over ``t = 1..k-1``.
+    """
+    t = np.arange(1, k)
+    every = np.ones(t.size, bool)
+    return [("pl_in", "bel_out", every), ("pl_out", "bel_in", every),
+            ("pl_in", "bel_in", t >= 2), ("pl_out", "bel_out", t <= k - 2)]
 
 
 def best_chi2_classes(problem: DesignProblem) -> NDArray[np.float64] | None:
