@@ -265,10 +265,10 @@ def filter_band(l: int) -> float:
 
     bel: a 16-term product for the low bits and ``l - 4`` passes of additions, ``gamma(l + 12)``; pl as
     ``total - bel(complement)`` on rows where every pl is at least ``2**-7`` of the total, ``2**8
-    gamma(l + 12)``; pl by additions only (other rows), sums of at most ``2**(l-1)`` terms and ``2l``
-    further additions. ``gamma(n) = n u / (1 - n u)``, ``u = 2**-53`` (docs/theory.md section 7).
+    gamma(l + 12)``; pl by additions only (events among the rarely said elements): sums of at most ``2**l``
+    terms and ``2l`` further additions. ``gamma(n) = n u / (1 - n u)``, ``u = 2**-53`` (docs/theory.md section 7).
     """
-    n = max(2**8 * (l + 12), 2 ** max(l - 1, 0) + 2 * l)
+    n = max(2**8 * (l + 12), 2**l + 2 * l)
     return max(1e-9, 4.0 * n * 2.0**-53)
 
 

@@ -16,7 +16,9 @@ Shafer (1976), *A Mathematical Theory of Evidence*, ch. 2; paper Sec. 2 (Dempste
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -122,11 +124,12 @@ def popcount(masks: ArrayLike) -> NDArray[np.int64]:
 
 
 def _as_rows(values: ArrayLike) -> tuple[NDArray, tuple[int, ...], int]:
+    """The set functions as rows ``(k, 2**l)`` (a view where possible: callers copy before writing)."""
     given = np.asarray(values)
     # Object arrays of Python ints are transformed exactly (used for certification); anything
     # else is converted to float64.
     dtype = object if given.dtype == object else np.float64
-    arr = np.array(given, dtype=dtype, copy=True)
+    arr = np.asarray(given, dtype=dtype)
     if arr.ndim == 0:
         raise ValueError("a set function is an array of length 2**l, got a scalar")
     shape = arr.shape
@@ -155,16 +158,31 @@ def _block_matrix(superset: bool, inverse: bool) -> NDArray[np.float64]:
 _BLOCKS = {(s, i): _block_matrix(s, i) for s in (False, True) for i in (False, True)}
 
 
+@functools.lru_cache(maxsize=1)
+def _blas_controller() -> Any:
+    from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]
+
+    return ThreadpoolController()
+
+
+def _one_blas_thread() -> Any:
+    """Context in which BLAS runs on one thread (threadpoolctl)."""
+    return _blas_controller().limit(limits=1, user_api="blas")
+
+
 def _transform(values: ArrayLike, *, superset: bool, inverse: bool) -> NDArray[np.float64]:
     rows, shape, n = _as_rows(values)
     k, size = rows.shape
     start = 0
-    if n >= _BLOCK_BITS and rows.dtype != object:
+    if n < _BLOCK_BITS or rows.dtype == object:
+        rows = rows.copy()  # worked in place below
+    else:
         # The low bits have short strides, where elementwise passes are slow; one small matrix
         # product handles all of them at once.
         block = _BLOCKS[(superset, inverse)]
         flat = rows.reshape(-1, 1 << _BLOCK_BITS)
-        rows = (flat @ block).reshape(k, size)
+        with _one_blas_thread():  # a 16-column product: threads cost more than they save, worst when loaded
+            rows = (flat @ block).reshape(k, size)
         start = _BLOCK_BITS
     for i in range(start, n):
         view = rows.reshape(k, size >> (i + 1), 2, 1 << i)
@@ -261,17 +279,71 @@ def pl_from_mass(mass: ArrayLike) -> NDArray[np.float64]:
     given = np.asarray(mass)
     if given.dtype == object:
         return _pl_nonnegative(given)
-    rows, shape, _ = _as_rows(given)
+    rows, shape, _ = _as_rows(given)  # only read
     if rows.shape[-1] < 4:
         return _pl_nonnegative(given)
     bel = subset_zeta(rows)
     total = bel[:, -1:]
     pl = total - bel[:, ::-1]  # bel of the complement: full ^ E = full - E
     pl[:, 0] = 0.0
-    safe = np.all(pl[:, 1:] >= PL_SAFE_SHARE * total, axis=1) & np.all(rows >= 0, axis=1)
+    nonnegative = np.all(rows >= 0, axis=1)
+    safe = np.all(pl[:, 1:] >= PL_SAFE_SHARE * total, axis=1) & nonnegative
     if not safe.all():
-        pl[~safe] = _pl_nonnegative(rows[~safe])
+        _repair_small_events(rows, pl, total[:, 0], np.flatnonzero(~safe), nonnegative)
     return pl.reshape(shape)
+
+
+def _repair_small_events(mass: NDArray[np.float64], pl: NDArray[np.float64], total: NDArray[np.float64],
+                         rows: NDArray[np.int64], nonnegative: NDArray[np.bool_]) -> None:
+    """Recompute in place, by additions only, the plausibilities of ``rows`` that ``total - bel(complement)``
+    may lose.
+
+    An event holding an element ``y`` with ``pl({y}) >= 2 PL_SAFE_SHARE total`` has ``pl(E) >= pl({y})``, so its
+    subtraction is safe. The others are the subsets of ``Z`` = the remaining elements, and for ``E`` inside
+    ``Z`` only ``B & Z`` matters: ``pl(E) = pl'(E)`` for the mass ``m'(C) = sum_{B & Z = C} m(B)`` on ``Z``'s
+    ``2**|Z|`` subsets, given to :func:`_pl_nonnegative`. Rows with the same ``Z`` are done together; rows
+    with negative entries, or with ``Z`` of more than half the frame, take :func:`_pl_nonnegative` whole.
+    """
+    l = frame_size(mass.shape[-1])
+    singles = pl[:, 1 << np.arange(l)]
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for r in rows.tolist():
+        z = tuple(np.flatnonzero(singles[r] < 2 * PL_SAFE_SHARE * total[r]).tolist())
+        if not nonnegative[r] or 2 * len(z) > l:
+            pl[r] = _pl_nonnegative(mass[r])
+        else:
+            groups.setdefault(z, []).append(r)
+    for z, members in groups.items():
+        # runs of elements from the top: a run outside Z is one axis (summed out), each element of Z an axis of 2
+        shape: list[int] = []
+        kept: list[int] = []
+        bit = l - 1
+        while bit >= 0:
+            if bit in z:
+                kept.append(len(shape) + 1)
+                shape.append(2)
+                bit -= 1
+                continue
+            run = 1
+            while bit - run >= 0 and (bit - run) not in z:
+                run += 1
+            shape.append(1 << run)
+            bit -= run
+        picked = mass if len(members) == mass.shape[0] else mass[members]  # (no copy for all rows)
+        block = picked.reshape(len(members), *shape)
+        projected = np.empty((len(members), 1 << len(z)))
+        for code in range(1 << len(z)):
+            # one slice per subset C of Z (bit j = element z[j]; the axes hold Z from its top element down)
+            index: list[Any] = [slice(None)] * block.ndim
+            for j, axis in enumerate(reversed(kept)):
+                index[axis] = (code >> j) & 1
+            part = block[tuple(index)]  # (members, the runs outside Z)
+            projected[:, code] = part.sum(axis=tuple(range(1, part.ndim)))
+        codes = np.arange(1 << len(z))
+        where = np.zeros(codes.size, dtype=np.int64)
+        for j, element in enumerate(z):
+            where |= ((codes >> j) & 1) << element
+        pl[np.ix_(np.asarray(members, dtype=np.int64), where)] = _pl_nonnegative(projected)
 
 
 def _pl_nonnegative(mass: ArrayLike) -> NDArray[np.float64]:

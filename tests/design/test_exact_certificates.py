@@ -12,8 +12,7 @@ import pytest
 
 from designer import Mechanism
 from designer._exact import ratio_at_most_exp
-from designer.design import DesignProblem, design
-from designer.design import compact_exact
+from designer.design import DesignProblem, compact_exact, design
 from designer.design.symmetric import SymmetricMechanism
 from designer.privacy import _dense_exact, _filtered_exact
 from designer.vocabulary import Loss
