@@ -32,6 +32,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/transforms.py
 	$(BIN)/python benchmarks/design.py --timeout 600
+	$(BIN)/python benchmarks/speed.py
 	$(BIN)/python benchmarks/regression.py
 	$(BIN)/python benchmarks/planning.py
 
