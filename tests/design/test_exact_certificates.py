@@ -5,6 +5,7 @@ coefficients from ``math.comb``), at budgets placed on the boundary."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from fractions import Fraction
 
 import numpy as np
@@ -39,10 +40,14 @@ def _brute_walley_ratio(mech: SymmetricMechanism) -> Fraction | None:
             inside = (f >> x) & 1
             total = Fraction(float(mech.A[s - 1])) if inside else Fraction(float(mech.B[s - 1]))
             mass[x, f] = total / math.comb(k - 1, s - 1 if inside else s) if (inside or s < k) else Fraction(0)
+    return _largest_ratio((sum(mass[0, f] for f in range(1, 1 << k) if f & e),
+                           sum(mass[1, f] for f in range(1, 1 << k) if not f & ~e)) for e in range(1, (1 << k) - 1))
+
+
+def _largest_ratio(pairs: Iterable[tuple[Fraction, Fraction]]) -> Fraction | None:
+    """Largest ``pl / bel`` (at least 1; ``0/0`` skipped), None when some ``bel = 0 < pl`` (infinite)."""
     best = Fraction(1)
-    for e in range(1, (1 << k) - 1):
-        pl = sum(mass[0, f] for f in range(1, 1 << k) if f & e)
-        bel = sum(mass[1, f] for f in range(1, 1 << k) if not f & ~e)
+    for pl, bel in pairs:
         if pl == 0:
             continue
         if bel == 0:
@@ -66,20 +71,14 @@ def _comb_walley_ratio(mech: SymmetricMechanism) -> Fraction | None:
         return sum((b[s - 1] * math.comb(t, s) / math.comb(k - 1, s) for s in range(1, min(t, k - 1) + 1)),
                    Fraction(0))
 
-    best = Fraction(1)
+    pairs = []
     for t in range(1, k):
-        pairs = [(total - bel_out(k - t), bel_out(t)), (total - bel_in(k - t), bel_in(t))]
+        pairs += [(total - bel_out(k - t), bel_out(t)), (total - bel_in(k - t), bel_in(t))]
         if t >= 2:
             pairs.append((total - bel_out(k - t), bel_in(t)))
         if t <= k - 2:
             pairs.append((total - bel_in(k - t), bel_out(t)))
-        for pl, bel in pairs:
-            if pl == 0:
-                continue
-            if bel == 0:
-                return None
-            best = max(best, pl / bel)
-    return best
+    return _largest_ratio(pairs)
 
 
 def _decide(ratio: Fraction | None, eps: float) -> bool:
