@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import decimal
 import functools
+import math
+import sys
 from fractions import Fraction
 
 import numpy as np
@@ -57,6 +59,18 @@ def exp_bounds(eps: float, digits: int = 60) -> tuple[Fraction, Fraction]:
     ulp = Fraction(10) ** (value.adjusted() - digits + 1)
     v = Fraction(value)
     return v - 2 * ulp, v + 2 * ulp
+
+
+def exp_float_bounds(eps: float) -> tuple[float, float]:
+    """Floats ``lo <= e^eps <= hi`` (up to one rounding each, which float filters absorb in their band).
+
+    Above 700 nats ``e^eps`` overflows: ``lo`` is the largest float (a product with it that overflows
+    stands for a value above any mass) and ``hi`` is infinite.
+    """
+    if eps >= 700:
+        return sys.float_info.max, math.inf
+    lo, hi = exp_bounds(eps)
+    return float(lo), float(hi)
 
 
 #: Budgets from here on are decided by bit lengths (``num / den < 2**(bits(num) - bits(den) + 1)``):

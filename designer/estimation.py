@@ -230,14 +230,14 @@ def _column_of(mech: Mechanism, r: Any, pos: int, index: dict[str, int], by_set:
 def response_columns(mech: Mechanism, responses: Sequence[Any]) -> NDArray[np.int64]:
     """The column of ``mech`` (focal set) of every answer, given as headers ``{yes}`` (any label order),
     label tuples or column indices. Each distinct answer is looked up once (vectorised over repeats)."""
-    index = {c: j for j, c in enumerate(mech.columns)}
-    by_set = {frozenset(s): j for j, s in enumerate(mech.focal_sets)}
     if isinstance(responses, np.ndarray) and responses.dtype.kind in "iu" and responses.ndim == 1:
         # column indices (what randomize returns): checked at once
         bad = np.flatnonzero((responses < 0) | (responses >= len(mech.focal)))
         if bad.size:
             raise InvalidMechanismError(f"answer {int(bad[0]) + 1}: column index {int(responses[bad[0]])} out of range")
         return responses.astype(np.int64, copy=False)
+    index = {c: j for j, c in enumerate(mech.columns)}
+    by_set = {frozenset(s): j for j, s in enumerate(mech.focal_sets)}
     values = np.asarray(responses, dtype=object) if not isinstance(responses, np.ndarray) else responses
     if values.ndim == 1 and all(isinstance(v, str) for v in values[: min(values.size, 1000)]):
         try:

@@ -17,8 +17,6 @@ A mechanism with a single input has nothing to distinguish: every loss is 0.
 
 from __future__ import annotations
 
-import math
-import sys
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -26,7 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import setfunctions as sf
-from ._exact import exp_bounds, ratio_at_most_exp, to_integers
+from ._exact import exp_float_bounds, ratio_at_most_exp, to_integers
 from ._validation import check_epsilon, check_real, format_set
 from .mechanism import Mechanism
 from .vocabulary import Loss
@@ -91,12 +89,7 @@ def _max_ratio(num: NDArray[np.float64], den: NDArray[np.float64]) -> tuple[floa
     k, n = num.shape
     if k < 2 or n == 0:
         return 0.0, -1, -1, -1
-    # For a denominator row x2 the best numerator row is the column maximum over rows != x2:
-    # the top entry unless it sits in row x2, then the runner-up.
-    top, top_v, second, second_v = _top_two(num)
-    rows = np.arange(k)[:, None]
-    best_row = np.where(top[None, :] == rows, second[None, :], top[None, :])
-    best_num = np.where(top[None, :] == rows, second_v[None, :], top_v[None, :])
+    best_row, best_num = _best_other(num)
     with np.errstate(divide="ignore", invalid="ignore"):
         log_ratio = np.log(best_num) - np.log(den)
     log_ratio = np.where(den > 0, np.where(best_num > 0, log_ratio, -np.inf),
@@ -121,6 +114,15 @@ def _top_two(values: NDArray[np.float64]) -> tuple[NDArray[np.int64], NDArray[np
     rest[top, cols] = -np.inf
     second = np.argmax(rest, axis=0)
     return top, top_v, second, rest[second, cols]
+
+
+def _best_other(num: NDArray[np.float64]) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """For each denominator row ``x2`` and column: the row ``x != x2`` with the largest numerator, and its value,
+    shape ``(k, n)`` each (the column's top entry unless it sits in row ``x2``, then the runner-up)."""
+    top, top_v, second, second_v = _top_two(num)
+    in_top_row = top[None, :] == np.arange(num.shape[0])[:, None]
+    return (np.where(in_top_row, second[None, :], top[None, :]),
+            np.where(in_top_row, second_v[None, :], top_v[None, :]))
 
 
 def _max_ratio_same(values: NDArray[np.float64]) -> tuple[float, int, int, int]:
@@ -295,14 +297,9 @@ def _filtered_exact(mech: Mechanism, eps: float, loss: Loss) -> bool:
     """Exact decision: the float tables decide every ratio outside :func:`filter_band` of the budget, the
     integers the rest (one event at a time: ``bel_x(E)`` and ``pl_x(E)`` summed over the focal sets)."""
     d = filter_band(mech.l)
-    e_lo, e_hi = sys.float_info.max, math.inf  # a product that overflows stands for a value above any mass
-    if eps < 700:
-        lo, hi = exp_bounds(eps)
-        e_lo, e_hi = float(lo), float(hi)
+    e_lo, e_hi = exp_float_bounds(eps)
     num, den, masks = _operands(mech, loss)
-    # Per denominator row x2 and event: the largest numerator over rows x != x2 (top, or runner-up).
-    top, top_v, _, second_v = _top_two(num)
-    best = np.where(top[None, :] == np.arange(mech.k)[:, None], second_v[None, :], top_v[None, :])
+    _, best = _best_other(num)
     with np.errstate(over="ignore", invalid="ignore"):
         sure_pass = (best == 0) | (best * (1 + d) <= e_lo * (1 - d) ** 2 * den)
         sure_fail = best * (1 - d) > e_hi * (1 + d) ** 2 * den

@@ -22,11 +22,10 @@ bound cannot change it.
 from __future__ import annotations
 
 import math
-import sys
 
 import numpy as np
 
-from .._exact import exp_bounds, ratio_at_most_exp, to_integers
+from .._exact import exp_float_bounds, ratio_at_most_exp, to_integers
 from .symmetric import SymmetricMechanism, walley_pairs
 
 __all__ = ["FILTER_BAND", "shafer_private", "walley_private"]
@@ -111,11 +110,7 @@ def walley_private(mech: SymmetricMechanism, eps: float, *, counts: dict[str, in
         return True
     f = mech.bel_pl()
     total = float(f["total"][0])
-    # Float bounds on e^eps (a product that overflows stands for a value above every plausibility).
-    e_lo, e_hi = sys.float_info.max, math.inf
-    if eps < 700:
-        lo, hi = exp_bounds(eps)
-        e_lo, e_hi = float(lo), float(hi)
+    e_lo, e_hi = exp_float_bounds(eps)
     d = FILTER_BAND
     t = np.arange(1, k)
     exact = _ExactBeliefs(mech)

@@ -13,10 +13,11 @@ One set then carries ``a_s = A_s / C(k-1, s-1)`` or ``b_s = B_s / C(k-1, s)``, a
   ``s B_s <= e^eps (k - s) A_s``;
 * eps-WLDP: with ``bel_in(t) = sum_s r(t-1, s-1) A_s + r'(t-1, s) B_s`` (set of size ``t`` containing the
   truth), ``bel_out(t) = sum_s r'(t, s) B_s``, ``pl_in(t) = 1 - bel_out(k - t)``, ``pl_out(t) = 1 - bel_in(k - t)``
-  and the ratios of binomials ``r(u, v) = C(u, v) / C(k-1, v)`` (computed with lgamma), the pairs
+  and the ratios of binomials ``r(u, v) = C(u, v) / C(k-1, v)`` (:func:`class_coefficients`), the pairs
   ``(in, in)``, ``(in, out)``, ``(out, in)``, ``(out, out)`` of ``pl <= e^eps bel`` for every size ``t``.
 
-That is ``2k`` variables and ``O(k^2)`` nonzeros: ``k = 1000`` solves in about a second.
+That is ``2k`` variables and ``O(k^2)`` nonzeros (sparse, built by blocks of classes): ``k = 1000`` solves in
+about a second, ``k = 5000`` in about ten.
 """
 
 from __future__ import annotations
@@ -59,31 +60,8 @@ def _log_binom(n: ArrayLike, r: ArrayLike) -> NDArray[np.float64]:
     return out
 
 
-def _ratio(u: NDArray[np.float64], v: NDArray[np.float64], k: int) -> NDArray[np.float64]:
-    """``C(u, v) / C(k - 1, v)`` (0 where ``C(u, v) = 0`` or the class is empty)."""
-    num, den = _log_binom(u, v), _log_binom(k - 1, v)
-    with np.errstate(invalid="ignore"):
-        out = np.exp(num - den)
-    return np.where(np.isfinite(den) & np.isfinite(num), out, 0.0)
-
-
-#: Classes of the WLDP program built at a time (bounds the dense scratch to ``k x ROW_CHUNK`` floats).
-ROW_CHUNK = 256
-
-
-def bel_rows(k: int, t: NDArray[np.int64]) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-    """Coefficients of ``bel_in(t)`` on ``A`` and ``B`` and of ``bel_out(t)`` on ``B`` for the sizes ``t``.
-
-    Returns ``(IN_A, IN_B, OUT_B)``: ``(len(t), k)`` arrays, column ``s - 1`` for size ``s`` (``B_k`` is 0).
-    From lgamma (relative error about ``1e-13 k``): for building programs, not for certificates
-    (:func:`class_coefficients` has a proven error bound).
-    """
-    tt = np.asarray(t, dtype=float)[:, None]
-    s = np.arange(1, k + 1, dtype=float)[None, :]
-    in_a = np.where(tt >= 1, _ratio(tt - 1, s - 1, k), 0.0)
-    in_b = np.where((tt >= 1) & (s <= k - 1), _ratio(tt - 1, s, k), 0.0)
-    out_b = np.where(s <= k - 1, _ratio(tt, s, k), 0.0)
-    return in_a, in_b, out_b
+#: Classes of the WLDP program built at a time (bounds the dense scratch to ``k x CLASS_CHUNK`` floats).
+CLASS_CHUNK = 256
 
 
 def class_coefficients(k: int, sizes: ArrayLike, kind: str) -> NDArray[np.float64]:
@@ -360,15 +338,15 @@ def symmetric_program(problem: DesignProblem) -> LinearProgram:
 def _walley_rows(k: int, e: float, ub_rows: list[Any], b_ub: list[NDArray[np.float64]]) -> None:
     """Append the rows ``-bel(k - t) - e^eps bel'(t) <= -1`` (i.e. ``pl <= e^eps bel``) of every pair kind.
 
-    Built ``ROW_CHUNK`` classes (columns) at a time from :func:`class_coefficients` and stored sparse: at
+    Built ``CLASS_CHUNK`` classes (columns) at a time from :func:`class_coefficients` and stored sparse: at
     ``k = 5000`` dense coefficient maps would take gigabytes; the program keeps coefficients above
     ``DROP_BELOW``.
     """
     t = np.arange(1, k)
     pairs = walley_pairs(k)
     parts: list[list[tuple[int, NDArray[np.int64], Any]]] = [[] for _ in pairs]
-    for start in range(1, k + 1, ROW_CHUNK):
-        s = np.arange(start, min(k, start + ROW_CHUNK - 1) + 1)
+    for start in range(1, k + 1, CLASS_CHUNK):
+        s = np.arange(start, min(k, start + CLASS_CHUNK - 1) + 1)
         in_a = class_coefficients(k, s, "in_a")
         in_b = np.where(s < k, class_coefficients(k, s, "in_b"), 0.0)  # B_k does not exist
         out_b = np.where(s < k, class_coefficients(k, s, "out"), 0.0)
