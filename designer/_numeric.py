@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["EXP_MAX", "exp_capped", "rr_probabilities"]
+__all__ = ["EXP_MAX", "exp_capped", "rr_probabilities", "two_sided_z"]
 
 #: Largest exponent whose ``exp`` is a finite float with room for a few products (e^700 ~ 1e304).
 EXP_MAX = 700.0
@@ -28,3 +28,10 @@ def rr_probabilities(eps: float, m: float) -> tuple[float, float]:
 def exp_capped(eps: float) -> float:
     """``e^min(eps, EXP_MAX)``: for bounds whose value no longer changes in double precision beyond it."""
     return math.exp(min(eps, EXP_MAX))
+
+
+def two_sided_z(level: float) -> float:
+    """The normal quantile of a two-sided interval at ``level`` (1.96 at 0.95): ``Phi^-1(0.5 + level / 2)``."""
+    from scipy.stats import norm
+
+    return float(norm.ppf(0.5 + level / 2))

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._numeric import two_sided_z
 from ._validation import check_prior, check_real, parse_set
 from .exceptions import InvalidMechanismError
 from .mechanism import Mechanism
@@ -292,7 +293,6 @@ def estimate_sldp(mech: Mechanism, counts: ArrayLike, *, method: str = "newton",
     -------
     Estimate
     """
-    from scipy import stats
 
     level = check_real(level, "level", low=0.0, high=1.0, low_open=True, high_open=True)
     c = np.asarray(counts, dtype=np.float64)
@@ -315,7 +315,7 @@ def estimate_sldp(mech: Mechanism, counts: ArrayLike, *, method: str = "newton",
     if not _identified_by(m, c, pi):
         var = np.full(mech.k, np.inf)  # the observed answers do not depend on the shares (e.g. all "don't know")
     se = np.sqrt(var)
-    z = float(stats.norm.ppf(0.5 + level / 2))
+    z = two_sided_z(level)
     return Estimate(mech.inputs, pi, se, np.clip(pi - z * se, 0, 1), np.clip(pi + z * se, 0, 1), n,
                     _loglik(m, c, pi), method, iterations, level, violation <= KKT_TOL, violation)
 

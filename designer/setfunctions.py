@@ -313,7 +313,7 @@ def _repair_small_events(mass: NDArray[np.float64], pl: NDArray[np.float64], tot
             pl[r] = _pl_nonnegative(mass[r])
         else:
             groups.setdefault(z, []).append(r)
-    for z, members in groups.items():
+    for z, group in groups.items():
         # runs of elements from the top: a run outside Z is one axis (summed out), each element of Z an axis of 2
         shape: list[int] = []
         kept: list[int] = []
@@ -329,21 +329,18 @@ def _repair_small_events(mass: NDArray[np.float64], pl: NDArray[np.float64], tot
                 run += 1
             shape.append(1 << run)
             bit -= run
-        picked = mass if len(members) == mass.shape[0] else mass[members]  # (no copy for all rows)
-        block = picked.reshape(len(members), *shape)
-        projected = np.empty((len(members), 1 << len(z)))
+        picked = mass if len(group) == mass.shape[0] else mass[group]  # (no copy for all rows)
+        block = picked.reshape(len(group), *shape)
+        projected = np.empty((len(group), 1 << len(z)))
         for code in range(1 << len(z)):
             # one slice per subset C of Z (bit j = element z[j]; the axes hold Z from its top element down)
             index: list[Any] = [slice(None)] * block.ndim
             for j, axis in enumerate(reversed(kept)):
                 index[axis] = (code >> j) & 1
-            part = block[tuple(index)]  # (members, the runs outside Z)
+            part = block[tuple(index)]  # (group, the runs outside Z)
             projected[:, code] = part.sum(axis=tuple(range(1, part.ndim)))
-        codes = np.arange(1 << len(z))
-        where = np.zeros(codes.size, dtype=np.int64)
-        for j, element in enumerate(z):
-            where |= ((codes >> j) & 1) << element
-        pl[np.ix_(np.asarray(members, dtype=np.int64), where)] = _pl_nonnegative(projected)
+        where = members(np.arange(1 << len(z)), len(z)).astype(np.int64) @ (1 << np.array(z, dtype=np.int64))
+        pl[np.ix_(np.asarray(group, dtype=np.int64), where)] = _pl_nonnegative(projected)
 
 
 def _pl_nonnegative(mass: ArrayLike) -> NDArray[np.float64]:

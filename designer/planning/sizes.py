@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._numeric import two_sided_z
 from .._validation import check_int, check_prior, check_real
 from ..exceptions import DesignerError
 from ..mechanism import Mechanism
@@ -35,12 +36,6 @@ N_MAX = 10**12
 
 class PlanningError(DesignerError, ValueError):
     """A plan that cannot be made (the message says why and what would work)."""
-
-
-def _z(level: float) -> float:
-    from scipy.stats import norm
-
-    return float(norm.ppf(0.5 + level / 2))
 
 
 @dataclass(frozen=True)
@@ -135,7 +130,7 @@ def sample_size(accuracy: Accuracy, width: float, level: float = 0.95) -> Sample
     """
     width = check_real(width, "width", low=0.0, low_open=True)
     level = check_real(level, "level", low=0.0, high=1.0, low_open=True, high_open=True)
-    z = _z(level)
+    z = two_sided_z(level)
     if not math.isfinite(accuracy.variance):
         raise PlanningError("a share is not identified by this mechanism (variance inf): no sample size gives "
                             "it an interval; choose a design that separates every input")
@@ -192,7 +187,7 @@ def _power_setup(accuracy: Accuracy, detect: float, alpha: float, share: int, nu
     if not p1 < 1.0:
         raise PlanningError(f"the share {p0:g} + detect {detect:g} leaves (0, 1); detect a smaller difference")
     v0, v1 = _variances(accuracy, share, [p0, p1])
-    z = _z(1.0 - alpha)
+    z = two_sided_z(1.0 - alpha)
     if groups == 1:
         return z, detect, math.sqrt(v0), math.sqrt(v1)
     vbar = _variances(accuracy, share, [(p0 + p1) / 2])[0]
@@ -263,7 +258,7 @@ def smallest_budget(problem: Any, n: int, width: float, level: float = 0.95, *, 
 
     n = check_int(n, "n", low=1)
     width = check_real(width, "width", low=0.0, low_open=True)
-    z = _z(check_real(level, "level", low=0.0, high=1.0, low_open=True, high_open=True))
+    z = two_sided_z(check_real(level, "level", low=0.0, high=1.0, low_open=True, high_open=True))
     designs = DesignCache(problem)
 
     def meets(eps: float) -> bool:
@@ -319,7 +314,7 @@ def check_by_simulation(accuracy: Accuracy, n: int, reps: int, level: float = 0.
         raise PlanningError("--check simulates set answers and their MLE: under WLDP the answers come from an "
                             "unknown credal member, so there is no interval to check; plan under SLDP")
     n, reps = check_int(n, "n", low=1), check_int(reps, "reps", low=2)
-    rng, z, mech = as_rng(seed), _z(level), accuracy.mechanism
+    rng, z, mech = as_rng(seed), two_sided_z(level), accuracy.mechanism
 
     def surveys(prior: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         counts = rng.multinomial(n, prior @ mech.matrix, size=reps).astype(np.float64)
@@ -337,5 +332,6 @@ def check_by_simulation(accuracy: Accuracy, n: int, reps: int, level: float = 0.
     if detect is not None:
         alt = _share_prior(accuracy.prior, share, float(accuracy.prior[share]) + detect)
         est1, se1 = surveys(alt)
-        out["power"] = float((np.abs(est1[:, share] - accuracy.prior[share]) > _z(1 - alpha) * se1[:, share]).mean())
+        reject = np.abs(est1[:, share] - accuracy.prior[share]) > two_sided_z(1 - alpha) * se1[:, share]
+        out["power"] = float(reject.mean())
     return out

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._numeric import two_sided_z
 from .._validation import check_real
 from ..exceptions import DesignerError
 from ..mechanism import Mechanism
@@ -162,13 +163,11 @@ class RegressionResult:
         delta-method standard error and Wald interval at ``level``. Columns: ``group``, ``outcome``,
         ``estimate``, ``stderr``, ``ci_low``, ``ci_high``."""
         import pandas as pd
-        from scipy.stats import norm
-
         z_all = _covariates(self.design_info, data)
         reference = self.outcomes.index(self.reference)
         groups = [(None, np.arange(len(data)))] if by is None else [
             (g, np.flatnonzero((data[by] == g).to_numpy())) for g in pd.unique(data[by])]
-        crit = float(norm.ppf(0.5 + self.level / 2))
+        crit = two_sided_z(self.level)
         rows = []
         for g, idx in groups:
             z = z_all[idx]
@@ -342,7 +341,7 @@ def _result(lik: Likelihood, params: NDArray[np.float64], cov: NDArray[np.float6
 
     level = float(ctx["level"])
     se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-    crit = float(norm.ppf(0.5 + level / 2))
+    crit = two_sided_z(level)
     with np.errstate(divide="ignore", invalid="ignore"):
         zstat = params / se
     table = pd.DataFrame({
