@@ -1,16 +1,31 @@
 # Two commands set everything up on a fresh machine: `make demo` and `make test`.
+# Both install from requirements/lock.txt (every package pinned, with its hashes): the same versions on every
+# machine. `make lock` resolves the newest releases again and rewrites the lock; commit it after `make test`.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+LOCK   := requirements/lock.txt
+# uv (resolver for `make lock` and for the newest / lowest runs of .ci/run) lives in a venv of its own.
+TOOLS  := .tools
+UV     := $(TOOLS)/bin/uv
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench lock mutate clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r $(LOCK)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	touch $(STAMP)
+
+$(UV):
+	test -x $(TOOLS)/bin/python || $(PYTHON) -m venv $(TOOLS)
+	$(TOOLS)/bin/python -m pip install --quiet --disable-pip-version-check 'uv>=0.5'
+
+lock: $(UV)
+	$(UV) pip compile pyproject.toml --extra test --python-version 3.11 --generate-hashes --upgrade \
+	    --quiet -o $(LOCK)
+	@echo "rewrote $(LOCK); run 'make test', then commit it"
 
 demo: $(STAMP)
 	@echo "== The best yes / no / don't-know mechanism at privacy budget eps = 1 (problems/gwrr-dont-know.toml):"
@@ -37,4 +52,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/planning.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) $(TOOLS) .ci/venvs build *.egg-info .pytest_cache .hypothesis

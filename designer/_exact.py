@@ -17,6 +17,8 @@ from fractions import Fraction
 import numpy as np
 from numpy.typing import NDArray
 
+from .exceptions import InvalidArgumentError
+
 
 def to_integers(values: NDArray[np.float64]) -> tuple[NDArray[np.object_], int]:
     """Write finite non-negative floats exactly as ``ints / 2**shift``.
@@ -29,7 +31,7 @@ def to_integers(values: NDArray[np.float64]) -> tuple[NDArray[np.object_], int]:
     """
     arr = np.asarray(values, dtype=np.float64)
     if not np.all(np.isfinite(arr)):
-        raise ValueError("exact arithmetic needs finite values")
+        raise InvalidArgumentError("exact arithmetic needs finite values")
     nonzero = arr[arr != 0]
     if nonzero.size == 0:
         return np.zeros(arr.shape, dtype=object), 0
@@ -52,7 +54,7 @@ def exp_bounds(eps: float, digits: int = 60) -> tuple[Fraction, Fraction]:
     for the same bounds once per ratio. ``eps`` must be below ``HUGE_EPSILON``.
     """
     if not 0 <= eps < HUGE_EPSILON:
-        raise ValueError(f"exp_bounds needs 0 <= eps < {HUGE_EPSILON:g}, got {eps!r}")
+        raise InvalidArgumentError(f"exp_bounds needs 0 <= eps < {HUGE_EPSILON:g}, got {eps!r}")
     ctx = decimal.Context(prec=digits, rounding=decimal.ROUND_HALF_EVEN)
     x = ctx.create_decimal_from_float(float(eps))
     value = ctx.exp(x)

@@ -16,7 +16,7 @@ from numpy.typing import ArrayLike
 
 from ._numeric import rr_probabilities
 from ._validation import check_epsilon, check_int, check_prior, check_real
-from .exceptions import InfeasibleDesignError
+from .exceptions import InfeasibleDesignError, InvalidArgumentError
 
 __all__ = [
     "gwrr_sldp",
@@ -90,7 +90,7 @@ def warner_mle(n_yes: int, n: int, p: float) -> float:
     """Warner's estimator ``(n_yes/n - (1 - p)) / (2p - 1)`` (Ex 3.7; the paper's ``(p-1)n`` is a typo)."""
     p = check_real(p, "p", low=0, high=1)
     if p == 0.5:
-        raise ValueError("p = 1/2 carries no information: the estimator is undefined")
+        raise InvalidArgumentError("p = 1/2 carries no information: the estimator is undefined")
     return (n_yes / n - (1 - p)) / (2 * p - 1)
 
 
@@ -106,9 +106,9 @@ def warner_variance(p: float, pi: float, n: int = 1) -> float:
 def q2x3_mle(n1: int, n2: int, p: float, q: float) -> float:
     """MLE of ``pi`` from ``Q_2x3(p, q)`` counts (Eq 2): ``(n2 q - n1 p) / ((n1 + n2)(q - p))``."""
     if n1 + n2 == 0:
-        raise ValueError("no precise answer (n1 + n2 = 0): the MLE is undefined (Thm 3.9 conditions on it)")
+        raise InvalidArgumentError("no precise answer (n1 + n2 = 0): the MLE is undefined (Thm 3.9 conditions on it)")
     if p == q:
-        raise ValueError("p = q carries no information")
+        raise InvalidArgumentError("p = q carries no information")
     return (n2 * q - n1 * p) / ((n1 + n2) * (q - p))
 
 
@@ -140,7 +140,7 @@ def _check_pq(p: float, q: float) -> tuple[float, float]:
     p = check_real(p, "p", low=0, high=1)
     q = check_real(q, "q", low=0, high=1)
     if p + q > 1 + 1e-12:
-        raise ValueError(f"p + q must be at most 1, got {p + q}")
+        raise InvalidArgumentError(f"p + q must be at most 1, got {p + q}")
     return p, q
 
 
@@ -226,7 +226,7 @@ def subset_selection_variance(eps: float, k: int, d: int | None = None, n: int =
         return min(subset_selection_variance(eps, k, dd, n, pi) for dd in range(1, k))
     d = check_int(d, "d", low=1)
     if d >= k:
-        raise ValueError(f"subset size d must be below k = {k}, got {d}")
+        raise InvalidArgumentError(f"subset size d must be below k = {k}, got {d}")
     p = rr_probabilities(eps, (k - d) / d)[0]
     q = p * (d - 1) / (k - 1) + (1 - p) * d / (k - 1)
     return _unary_variance(p, q, pi, n)

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ._validation import check_int, check_labels
-from .exceptions import InvalidMechanismError
+from .exceptions import InvalidArgumentTypeError, InvalidMechanismError
 from .mechanism import Mechanism
 
 __all__ = ["PAIR_SEPARATOR", "image", "power", "product"]
@@ -56,7 +56,7 @@ def product(first: Mechanism, second: Mechanism) -> Mechanism:
         Frame ``[a|b for b in second.frame for a in first.frame]``; ``(k, F1 * F2)`` focal masses.
     """
     if not isinstance(first, Mechanism) or not isinstance(second, Mechanism):
-        raise TypeError("product() takes two Mechanism objects")
+        raise InvalidArgumentTypeError("product() takes two Mechanism objects")
     if set(first.inputs) != set(second.inputs):
         raise InvalidMechanismError(
             f"product needs the same inputs, got {list(first.inputs)} and {list(second.inputs)}"
@@ -120,9 +120,9 @@ def image(mech: Mechanism, f: Mapping[Any, Any], *, frame: Sequence[str] | None 
         Same inputs, frame ``Z``.
     """
     if not isinstance(mech, Mechanism):
-        raise TypeError(f"image() takes a Mechanism, got {type(mech).__name__}")
+        raise InvalidArgumentTypeError(f"image() takes a Mechanism, got {type(mech).__name__}")
     if not isinstance(f, Mapping):
-        raise TypeError("f must be a mapping {frame label: new label}")
+        raise InvalidArgumentTypeError("f must be a mapping {frame label: new label}")
     keys = {str(key): str(value) for key, value in f.items()}
     unknown = sorted(set(keys) - set(mech.frame))
     if unknown:

@@ -14,6 +14,7 @@ import numpy as np
 from ._exact import ratio_at_most_exp
 from ._numeric import rr_probabilities
 from ._validation import check_epsilon, check_int, check_labels, check_real
+from .exceptions import InvalidArgumentError
 from .mechanism import Mechanism
 
 __all__ = ["Q_GWRR", "Q_WRR", "Q_2x3", "Q_kRR", "Q_lambda"]
@@ -39,8 +40,8 @@ def _representable(eps: float, m: float) -> tuple[float, float]:
     """The randomized-response pair at ``eps``; refused when the small mass underflows to 0 (infinite loss)."""
     p, q = rr_probabilities(eps, m)
     if q == 0.0:
-        raise ValueError(f"at eps = {eps:g} the mechanism's small mass e^-eps underflows to 0, which would be an "
-                         "infinite loss: budgets above about 744 nats cannot be represented in floats")
+        raise InvalidArgumentError(f"at eps = {eps:g} the mechanism's small mass e^-eps underflows to 0, which would "
+                                   "be an infinite loss: budgets above about 744 nats cannot be represented in floats")
     return p, q
 
 
@@ -78,14 +79,14 @@ def Q_2x3(p: float, q: float, *, labels: Sequence[str] = BINARY) -> Mechanism:
     p = check_real(p, "p", low=0, high=1)
     q = check_real(q, "q", low=0, high=1)
     if p + q > 1 + 1e-12:
-        raise ValueError(f"p + q must be at most 1 (the rest is the don't-know mass), got {p + q}")
+        raise InvalidArgumentError(f"p + q must be at most 1 (the rest is the don't-know mass), got {p + q}")
     return _binary(p, q, max(0.0, 1.0 - p - q), labels)
 
 
 def _binary(p: float, q: float, dont_know: float, labels: Sequence[str]) -> Mechanism:
     pair = check_labels(labels, "labels")
     if len(pair) != 2:
-        raise ValueError(f"a binary mechanism needs 2 labels, got {len(pair)}")
+        raise InvalidArgumentError(f"a binary mechanism needs 2 labels, got {len(pair)}")
     y, n = pair
     return Mechanism([[p, q, dont_know], [q, p, dont_know]], inputs=[y, n], frame=[y, n], focal=[1, 2, 3])
 
@@ -148,7 +149,7 @@ def Q_kRR(eps: float, k: int | Sequence[str]) -> Mechanism:
         labels = check_labels(k, "labels")  # type: ignore[arg-type]
         n = len(labels)
         if n < 2:
-            raise ValueError("k-ary randomized response needs at least 2 answers")
+            raise InvalidArgumentError("k-ary randomized response needs at least 2 answers")
     p, q = _representable(eps, n - 1)
     p = within_budget(p, q, eps)
     matrix = np.full((n, n), q)

@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import setfunctions as sf
-from .exceptions import InvalidMechanismError
+from .exceptions import InvalidArgumentError, InvalidMechanismError
 from .mechanism import Mechanism
 from .solvers import minimize
 
@@ -117,7 +117,7 @@ def _expectation(mech: Mechanism, x: str | int, gamble: Mapping[str, float] | Ar
     if method == "lp":
         return allocation_lp(mech, x, f, upper=upper)[0]
     if method != "choquet":
-        raise ValueError(f"method must be 'choquet' or 'lp', got {method!r}")
+        raise InvalidArgumentError(f"method must be 'choquet' or 'lp', got {method!r}")
     return _choquet(mech, x, f, upper=upper)
 
 

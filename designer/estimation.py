@@ -17,7 +17,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._numeric import two_sided_z
 from ._validation import check_prior, check_real, parse_set
-from .exceptions import InvalidMechanismError
+from .exceptions import InvalidArgumentError, InvalidMechanismError
 from .mechanism import Mechanism
 from .mle import KKT_TOL, _loglik, em, kkt_violation, mle_convex, mle_newton
 from .solvers import minimize
@@ -144,7 +144,7 @@ def _reduce(per_input: NDArray[np.float64], reduce: str) -> float | NDArray[np.f
         return float(per_input.sum())
     if reduce == "mean":
         return float(per_input.mean())
-    raise ValueError(f"reduce must be 'mean', 'sum' or 'none', got {reduce!r}")
+    raise InvalidArgumentError(f"reduce must be 'mean', 'sum' or 'none', got {reduce!r}")
 
 
 def _circulant_spectrum(matrix: NDArray[np.float64], pi: NDArray[np.float64]) -> NDArray[np.float64] | None:
@@ -309,7 +309,7 @@ def estimate_sldp(mech: Mechanism, counts: ArrayLike, *, method: str = "newton",
     elif method == "convex":
         pi, iterations = mle_convex(m, c), 0
     else:
-        raise ValueError(f"method must be 'newton', 'em' or 'convex', got {method!r}")
+        raise InvalidArgumentError(f"method must be 'newton', 'em' or 'convex', got {method!r}")
     violation = kkt_violation(m, c, pi)
     var = np.asarray(estimator_variance(mech, pi, n, reduce="none"))
     if not _identified_by(m, c, pi):
@@ -390,7 +390,7 @@ def identified_set(mech: Mechanism, counts: ArrayLike, *, level: float | None = 
     band = np.zeros(l)
     if level is not None:
         if not 0 < level < 1:
-            raise ValueError(f"level must lie in (0, 1), got {level}")
+            raise InvalidArgumentError(f"level must lie in (0, 1), got {level}")
         z = float(stats.norm.ppf(1 - (1 - level) / (2 * l)))
         band = z * np.sqrt(np.maximum(f * (1 - f), 1.0 / n) / n)
     bounds = [(0, None)] * (k + nw) + [(0, b) for b in band] * 2

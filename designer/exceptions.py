@@ -4,9 +4,12 @@ from __future__ import annotations
 
 __all__ = [
     "CertificationError",
+    "CommandError",
     "DesignWarning",
     "DesignerError",
     "InfeasibleDesignError",
+    "InvalidArgumentError",
+    "InvalidArgumentTypeError",
     "InvalidMechanismError",
     "InvalidProblemError",
     "SolverError",
@@ -15,6 +18,18 @@ __all__ = [
 
 class DesignerError(Exception):
     """Base class of every error designer raises on purpose."""
+
+
+class InvalidArgumentError(DesignerError, ValueError):
+    """An argument of a designer function lies outside its domain; the message names it and the rule."""
+
+
+class InvalidArgumentTypeError(DesignerError, TypeError):
+    """An argument of a designer function has the wrong type; the message names it and what is expected."""
+
+
+class CommandError(DesignerError):
+    """A problem with a command's flags or files that the command reports on one line (exit status 2)."""
 
 
 class InvalidMechanismError(DesignerError, ValueError):

@@ -38,11 +38,12 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from . import setfunctions as sf
+from ._native import native_output_silenced
 from ._numeric import exp_capped
 from ._validation import check_real
 from .composition import power
 from .credal import _members, _row, extreme_points
-from .exceptions import InvalidMechanismError
+from .exceptions import InvalidArgumentError, InvalidMechanismError
 from .mechanism import Mechanism
 from .privacy import eps_shafer, eps_walley
 from .solvers import minimize
@@ -141,7 +142,7 @@ def optimistic_test(mech: Mechanism, x: str | int, x2: str | int, alpha: float) 
 def _level(alpha: float) -> float:
     a = float(alpha)
     if not 0.0 <= a <= 1.0:
-        raise ValueError(f"alpha must lie in [0, 1], got {alpha}")
+        raise InvalidArgumentError(f"alpha must lie in [0, 1], got {alpha}")
     return a
 
 
@@ -198,14 +199,14 @@ def _two_set_lp(u_a: NDArray, v_a: NDArray, u_b: NDArray, v_b: NDArray, alphas: 
 def tradeoff(mech: Mechanism, x: str | int, x2: str | int, kind: str, alphas: ArrayLike) -> NDArray[np.float64]:
     """The trade-off curve ``kind`` at the levels ``alphas``, exactly (nested-pair method, module docstring)."""
     if kind not in KINDS:
-        raise ValueError(f"kind must be one of {list(KINDS)}, got {kind!r}")
+        raise InvalidArgumentError(f"kind must be one of {list(KINDS)}, got {kind!r}")
     if mech.l > MAX_PAIR_FRAME:
         raise InvalidMechanismError(
             f"trade-off curves enumerate 3**l nested pairs of events; l = {mech.l} is above {MAX_PAIR_FRAME}"
         )
     a = np.asarray(alphas, dtype=np.float64)
     if np.any((a < 0) | (a > 1)) or not np.all(np.isfinite(a)):
-        raise ValueError("levels alpha must lie in [0, 1]")
+        raise InvalidArgumentError("levels alpha must lie in [0, 1]")
     i, j = _row(mech, x), _row(mech, x2)
     bel, pl = mech.bel(), mech.pl()
     A, B = _nested_pairs(mech.l)
@@ -242,7 +243,7 @@ def bound(kind: str, eps: float, alphas: ArrayLike) -> NDArray[np.float64]:
         return np.maximum((1 - a) / e, 1 - a * e)
     if kind == "shafer_upper":
         return np.minimum(e * (1 - a), 1 - a / e)
-    raise ValueError(f"kind must be one of {list(KINDS)}, got {kind!r}")
+    raise InvalidArgumentError(f"kind must be one of {list(KINDS)}, got {kind!r}")
 
 
 def two_fold_bound(kind: str, eps: float, alphas: ArrayLike, *, corrected: bool = False) -> NDArray[np.float64]:
@@ -264,7 +265,7 @@ def two_fold_bound(kind: str, eps: float, alphas: ArrayLike, *, corrected: bool 
     if kind in ("optimistic", "shafer_upper"):
         third = 2 * e / (e + 1) - a if corrected else -a + (3 - 1 / e**2) / (e + 1)
         return np.minimum.reduce([e**2 * (1 - a), 1 - a / e**2, third])
-    raise ValueError(f"kind must be one of {list(KINDS)}, got {kind!r}")
+    raise InvalidArgumentError(f"kind must be one of {list(KINDS)}, got {kind!r}")
 
 
 def bound_kinks(kind: str, eps: float) -> NDArray[np.float64]:
@@ -279,7 +280,7 @@ def bound_kinks(kind: str, eps: float) -> NDArray[np.float64]:
         "shafer_upper": [(-e, e), (-1 / e, 1.0)],
     }
     if kind not in lines:
-        raise ValueError(f"kind must be one of {list(KINDS)}, got {kind!r}")
+        raise InvalidArgumentError(f"kind must be one of {list(KINDS)}, got {kind!r}")
     pieces = lines[kind]
     kinks = []
     for i, (s1, c1) in enumerate(pieces):
@@ -338,7 +339,7 @@ def shafer_curve_by_vertices(mech: Mechanism, x: str | int, x2: str | int, kind:
     """The Thm 3.5 curves by docs/theory.md section 3's split over the extreme points of ``x2``'s credal set (one LP
     per vertex and level). Exponential in ``l``; a cross-check for small frames."""
     if kind not in ("shafer_lower", "shafer_upper"):
-        raise ValueError("kind must be 'shafer_lower' or 'shafer_upper'")
+        raise InvalidArgumentError("kind must be 'shafer_lower' or 'shafer_upper'")
     i = _row(mech, x)
     members = _members(mech)
     F, l = members.shape
@@ -391,7 +392,7 @@ def worst_case_fisher(mech: Mechanism, prior: float = 0.5, *, x: str | int = 0, 
 
     pi = float(prior)
     if not 0.0 < pi < 1.0:
-        raise ValueError(f"prior must lie in (0, 1), got {prior}")
+        raise InvalidArgumentError(f"prior must lie in (0, 1), got {prior}")
     i, j = _row(mech, x), _row(mech, x2)
     members = _members(mech)
     B, Y = np.nonzero(members)
@@ -406,7 +407,8 @@ def worst_case_fisher(mech: Mechanism, prior: float = 0.5, *, x: str | int = 0, 
     prob = cp.Problem(cp.Minimize(info), [alloc @ wx == mech.matrix[i], alloc @ wx2 == mech.matrix[j]])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # "may be inaccurate": checked against vertices below
-        prob.solve(solver="CLARABEL", tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11)
+        with native_output_silenced():
+            prob.solve(solver="CLARABEL", tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11)
 
     def fisher(p: NDArray[np.float64], q: NDArray[np.float64]) -> float:
         mix = pi * p + (1 - pi) * q

@@ -21,7 +21,7 @@ from . import formats
 from . import setfunctions as sf
 from ._io import atomic_write_text, read_text
 from ._validation import check_labels, format_set, parse_set
-from .exceptions import InvalidMechanismError
+from .exceptions import InvalidArgumentTypeError, InvalidMechanismError
 from .formats import ROW_SUM_TOL, check_masses
 
 if TYPE_CHECKING:
@@ -394,7 +394,7 @@ class Mechanism:
         import pandas as pd
 
         if not isinstance(df, pd.DataFrame):
-            raise TypeError(f"from_frame expects a pandas DataFrame, got {type(df).__name__}")
+            raise InvalidArgumentTypeError(f"from_frame expects a pandas DataFrame, got {type(df).__name__}")
         if "input" in df.columns:
             inputs = [str(v) for v in df["input"]]
             body = df.drop(columns="input")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from ._native import native_output_silenced
 from .exceptions import InvalidMechanismError
 
 __all__ = ["KKT_TOL", "em", "kkt_violation", "mle_convex", "mle_newton"]
@@ -137,7 +138,8 @@ def mle_convex(m: NDArray[np.float64], counts: NDArray[np.float64]) -> NDArray[n
     pi = cp.Variable(m.shape[0], nonneg=True)
     objective = cp.Maximize(freq @ cp.log(m[:, used].T @ pi))
     prob = cp.Problem(objective, [cp.sum(pi) == 1])
-    prob.solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+    with native_output_silenced():
+        prob.solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
     if pi.value is None:
         raise InvalidMechanismError(f"the likelihood program failed ({prob.status})")
     value = np.clip(np.asarray(pi.value, dtype=float), 0.0, None)

@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 from . import setfunctions as sf
 from ._exact import exp_float_bounds, ratio_at_most_exp, to_integers
 from ._validation import check_epsilon, check_real, format_set
+from .exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from .mechanism import Mechanism
 from .vocabulary import Loss
 
@@ -175,7 +176,7 @@ def _operands(mech: Mechanism, loss: Loss) -> tuple[NDArray, NDArray, NDArray[np
 
 def _check_mechanism(mech: object) -> Mechanism:
     if not isinstance(mech, Mechanism):
-        raise TypeError(f"expected a Mechanism, got {type(mech).__name__}")
+        raise InvalidArgumentTypeError(f"expected a Mechanism, got {type(mech).__name__}")
     return mech
 
 
@@ -183,7 +184,7 @@ def _loss_name(semantics: object) -> Loss:
     try:
         return Loss.parse(semantics, "semantics")
     except ValueError:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"unknown semantics {semantics!r}: use 'sldp' (Shafer), 'wldp' (Walley), 'bel' or 'pl'"
         ) from None
 

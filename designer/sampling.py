@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import setfunctions as sf
-from .exceptions import InvalidMechanismError
+from .exceptions import InvalidArgumentError, InvalidArgumentTypeError, InvalidMechanismError
 from .mechanism import Mechanism
 
 __all__ = ["as_rng", "draw_rows", "input_indices", "label_indices", "precise_distributions", "randomize",
@@ -32,7 +32,7 @@ def as_rng(rng: np.random.Generator | int | None) -> np.random.Generator:
         return rng
     if rng is None or (isinstance(rng, (int, np.integer)) and not isinstance(rng, bool)):
         return np.random.default_rng(rng)
-    raise TypeError(f"rng must be a numpy Generator, an int seed or None, got {type(rng).__name__}")
+    raise InvalidArgumentTypeError(f"rng must be a numpy Generator, an int seed or None, got {type(rng).__name__}")
 
 
 def label_indices(values: Sequence[Any] | ArrayLike, labels: Sequence[str]) -> NDArray[np.int64]:
@@ -113,13 +113,14 @@ def precise_distributions(mech: Mechanism, allocation: str | float | ArrayLike =
     sizes = members.sum(axis=1)
     if isinstance(allocation, str):
         if allocation != "uniform":
-            raise ValueError(f"allocation must be 'uniform', a number in [0, 1] or a (k, l) array, got {allocation!r}")
+            raise InvalidArgumentError(
+                f"allocation must be 'uniform', a number in [0, 1] or a (k, l) array, got {allocation!r}")
         return mech.matrix @ (members / sizes[:, None])
     arr = np.asarray(allocation, dtype=np.float64)
     if arr.ndim == 0:
         lam = float(arr)
         if not 0.0 <= lam <= 1.0:
-            raise ValueError(f"lambda must lie in [0, 1], got {lam}")
+            raise InvalidArgumentError(f"lambda must lie in [0, 1], got {lam}")
         truth = np.array([mech.frame.index(x) if x in mech.frame else -1 for x in mech.inputs])
         if np.any(truth < 0):
             raise InvalidMechanismError("allocation by lambda needs every input among the frame labels")
@@ -135,7 +136,7 @@ def precise_distributions(mech: Mechanism, allocation: str | float | ArrayLike =
     from .credal import contains
 
     if arr.shape != (mech.k, mech.l):
-        raise ValueError(f"an explicit allocation is a ({mech.k}, {mech.l}) array, got shape {arr.shape}")
+        raise InvalidArgumentError(f"an explicit allocation is a ({mech.k}, {mech.l}) array, got shape {arr.shape}")
     for x in range(mech.k):
         if not contains(mech, x, arr[x], tol=1e-9):
             raise InvalidMechanismError(f"row {mech.inputs[x]!r} of the allocation is not in its credal set")

@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .exceptions import InvalidArgumentError
+
 __all__ = [
     "MAX_DENSE_FRAME",
     "bel_from_mass",
@@ -62,7 +64,7 @@ def frame_size(n_columns: int) -> int:
         If ``n_columns`` is not a power of two.
     """
     if n_columns < 1 or n_columns & (n_columns - 1):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"a dense set function has 2**l entries (one per subset of the frame), got {n_columns}"
         )
     return n_columns.bit_length() - 1
@@ -94,7 +96,7 @@ def subset_mask(subset: Iterable[str], frame: Sequence[str]) -> int:
     mask = 0
     for label in subset:
         if label not in index:
-            raise ValueError(f"unknown label {label!r}: the frame is {list(frame)}")
+            raise InvalidArgumentError(f"unknown label {label!r}: the frame is {list(frame)}")
         mask |= 1 << index[label]
     return mask
 
@@ -109,7 +111,7 @@ def mask_labels(mask: int, frame: Sequence[str]) -> tuple[str, ...]:
     """
     mask = int(mask)
     if mask < 0 or mask >> len(frame):
-        raise ValueError(f"mask {mask} is not a subset of a frame of {len(frame)} elements")
+        raise InvalidArgumentError(f"mask {mask} is not a subset of a frame of {len(frame)} elements")
     return tuple(label for i, label in enumerate(frame) if mask >> i & 1)
 
 
@@ -131,11 +133,11 @@ def _as_rows(values: ArrayLike) -> tuple[NDArray, tuple[int, ...], int]:
     dtype = object if given.dtype == object else np.float64
     arr = np.asarray(given, dtype=dtype)
     if arr.ndim == 0:
-        raise ValueError("a set function is an array of length 2**l, got a scalar")
+        raise InvalidArgumentError("a set function is an array of length 2**l, got a scalar")
     shape = arr.shape
     n = frame_size(shape[-1])
     if n > MAX_DENSE_FRAME:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"a frame of {n} elements has 2**{n} subsets, more than the dense limit of "
             f"2**{MAX_DENSE_FRAME}; work with the focal sets instead"
         )

@@ -17,7 +17,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._validation import check_prior
 from .estimation import em, estimator_variance, inversion_estimate
-from .exceptions import InvalidMechanismError
+from .exceptions import InvalidArgumentError, InvalidMechanismError
 from .mechanism import Mechanism
 from .sampling import as_rng, precise_distributions
 from .vocabulary import ESTIMATORS
@@ -74,14 +74,14 @@ def simulate(
     """
     pi = check_prior(prior, mech.k)
     if estimator not in ESTIMATORS:
-        raise ValueError(f"estimator must be one of {list(ESTIMATORS)}, got {estimator!r}")
+        raise InvalidArgumentError(f"estimator must be one of {list(ESTIMATORS)}, got {estimator!r}")
     gen = as_rng(rng)
     if semantics == "sldp":
         channel = mech.matrix
     elif semantics == "wldp":
         channel = precise_distributions(mech, allocation)
     else:
-        raise ValueError(f"semantics must be 'sldp' or 'wldp', got {semantics!r}")
+        raise InvalidArgumentError(f"semantics must be 'sldp' or 'wldp', got {semantics!r}")
     if estimator == "eq2":
         focal = [int(f) for f in mech.focal]
         if semantics != "sldp" or mech.k != 2 or mech.l != 2 or focal not in ([1, 2], [1, 2, 3]):

@@ -25,6 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from ._native import silenced
 from .exceptions import SolverError
 
 __all__ = ["DEFAULT_SOLVER", "LinearProgram", "SolverError", "SolverOutcome", "Status", "WarmStart",
@@ -328,6 +329,7 @@ def _solve_cvxpy(lp: LinearProgram, solver: str, options: dict[str, Any]) -> Sol
     return SolverOutcome(status, float(prob.value), np.asarray(z.value, dtype=float), solver, str(prob.status))
 
 
+@silenced
 def solve_lp(lp: LinearProgram, *, solver: str | None = None, options: dict[str, Any] | None = None,
              warm: WarmStart | None = None) -> SolverOutcome:
     """Solve ``lp``.

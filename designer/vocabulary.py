@@ -14,6 +14,8 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Self
 
+from .exceptions import InvalidArgumentError
+
 __all__ = ["ESTIMATORS", "OBJECTIVE_MEANINGS", "Loss", "Objective", "Semantics"]
 
 #: Estimators of the shares that ``simulate`` compares: maximum likelihood (EM), the linear inversion of a
@@ -37,7 +39,7 @@ class _Word(StrEnum):
             except ValueError:
                 pass
         choices = ", ".join(repr(m.value) for m in cls)
-        raise ValueError(f"{what or cls.__name__.lower()} must be one of {choices}, got {value!r}")
+        raise InvalidArgumentError(f"{what or cls.__name__.lower()} must be one of {choices}, got {value!r}")
 
 
 class Semantics(_Word):

@@ -26,8 +26,8 @@ def test_module_all_is_true(module):
 
 #: The layers of the package, lowest first: a module imports only from its own layer or lower ones.
 LAYERS = [
-    {"exceptions", "vocabulary", "_validation", "_exact", "_numeric", "_io", "_render", "formats", "setfunctions",
-     "solvers", "plots"},
+    {"exceptions", "_native", "vocabulary", "_validation", "_exact", "_numeric", "_io", "_render", "formats",
+     "setfunctions", "solvers", "plots"},
     {"mechanism"},
     {"mle", "constructors", "privacy", "composition", "credal", "estimation", "closed_forms", "sampling"},
     {"hypothesis_tests", "simulation"},
@@ -110,6 +110,7 @@ def test_readme_python_examples_run():
         exec(compile(block, "README.md", "exec"), {})
 
 
+@pytest.mark.lint
 def test_ruff_clean():
     if importlib.util.find_spec("ruff") is None:
         pytest.skip("ruff is not installed (it is in the 'test' extra)")
@@ -118,6 +119,7 @@ def test_ruff_clean():
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+@pytest.mark.lint
 def test_mypy_clean():
     if importlib.util.find_spec("mypy") is None:
         pytest.skip("mypy is not installed (it is in the 'test' extra)")

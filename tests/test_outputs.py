@@ -117,7 +117,7 @@ def test_csv_is_one_numeric_table(folder, line, capsys):
     numeric = 0
     for name in table.columns:
         column = table[name]
-        if column.dtype == object:  # a text column: none of its values may be a number written as text
+        if not pd.api.types.is_numeric_dtype(column):  # text: none of its values may be a number written as text
             values = [v for v in column.dropna() if v not in ("infeasible", "optimal")]
             for v in values:
                 try:

@@ -1,8 +1,11 @@
 """Command-line interface: ``designer COMMAND ...``.
 
 Every command reads its inputs, does its work through the library and prints a table (default), JSON
-or CSV. Errors in the input are one line on stderr, ``designer: error: FILE: problem``, exit status 2.
-The library is imported only by the command that runs, so ``designer --help`` starts at once.
+or CSV. Errors in the input (a :class:`~designer.exceptions.DesignerError`, an argparse usage error, a
+file that cannot be read or written) are one line on stderr, ``designer: error: FILE: problem``, exit
+status 2. Anything else is a bug of designer's: one line asking for a report, exit status 70
+(``EX_SOFTWARE``), the traceback with ``--debug``. The library is imported only by the command that runs,
+so ``designer --help`` starts at once.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from ..exceptions import CertificationError, DesignerError, DesignWarning, SolverError
-from ._common import CommandError, show_progress
+from ._common import show_progress
 from .analysis_commands import _configure_regress, cmd_regress
 from .design_commands import (
     _configure_compare,
@@ -48,6 +51,9 @@ from .survey_commands import (
 __all__ = ["COMMANDS", "build_parser", "main", "show_progress"]
 
 EXIT_USAGE = 2
+#: An internal error (sysexits.h ``EX_SOFTWARE``): not the user's input, a bug to report.
+EXIT_INTERNAL = 70
+REPORT = "please report it with the command line and input files (run again with --debug for the traceback)"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -104,11 +110,15 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="commands:\n" + "\n".join(lines) + "\n\nRun 'designer COMMAND --help' for the options of one command.",
     )
     parser.add_argument("--version", action="version", version=f"designer {__version__}")
+    parser.add_argument("--debug", action="store_true",
+                        help="on an internal error, print the traceback (give it before the command)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, summary, example, configure, func in COMMANDS:
         p = sub.add_parser(name, description=f"{summary}.\n\nexample: {example}",
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         configure(p)
+        p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                       help="on an internal error, print the traceback")
         p.set_defaults(func=func)
     return parser
 
@@ -131,7 +141,8 @@ def _on_sigterm(signum: int, frame: object) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the exit status (0 ok, 1 the work failed, 2 bad input or usage, 130/143 stopped)."""
+    """Run the CLI; returns the exit status (0 ok, 1 the work failed, 2 bad input or usage, 70 an internal
+    error of designer's, 130/143 stopped)."""
     import signal
     import threading
 
@@ -152,7 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (CertificationError, SolverError) as exc:  # the work failed, not the input: exit status 1
         print(f"designer: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 1
-    except (DesignerError, CommandError, ValueError, TypeError, OSError, OverflowError, RecursionError) as exc:
+    except (DesignerError, OSError) as exc:
         message = " ".join(str(exc).split()) or type(exc).__name__
         inputs = [str(getattr(args, a)) for a in ("mechanism", "problem", "answers", "responses", "data", "source")
                   if getattr(args, a, None)]
@@ -172,6 +183,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("designer: terminated", file=sys.stderr)
         _exit_if_a_solver_runs(143)
         return 143
+    except Exception as exc:  # not the input: a bug of designer's (or of a library under it)
+        if args.debug:
+            import traceback
+
+            traceback.print_exc(file=sys.stderr)
+        detail = " ".join(str(exc).split())
+        print(f"designer: internal error: {type(exc).__name__}{': ' + detail if detail else ''}; {REPORT}",
+              file=sys.stderr)
+        return EXIT_INTERNAL
     if text:
         try:
             sys.stdout.write(text + "\n")

@@ -12,13 +12,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .._validation import check_prior
+from ..exceptions import CommandError
 
 __all__ = ["CommandError", "add_format", "check_out", "epsilon_arg", "int_arg", "level_arg", "parse_grid",
            "parse_prior", "parse_values", "problem_from_args", "read_table", "show_progress"]
-
-
-class CommandError(Exception):
-    """A problem the command reports on one line (exit status 2)."""
 
 
 def show_progress(args: argparse.Namespace) -> bool:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
+from typing import Any
 
 import numpy as np
 
@@ -77,9 +79,10 @@ def cmd_design(args: argparse.Namespace) -> str:
             else ""),
         f"privacy losses: eps_shafer {fmt(result.eps_shafer, 10)} (set answers, Def 3.1), "
         f"eps_walley {fmt(result.eps_walley, 10)} (precise answers, Def 3.13)",
-        f"variance {fmt(result.variance, 8)} per respondent at prior "
-        + ", ".join(f"{x}={fmt(float(v), 4)}" for x, v in zip(result.problem.inputs, result.problem.prior))
-        + f": {_variance_kinds()[result.variance_kind]} (divide by n for a survey of n)",
+        (f"variance {fmt(result.variance, 8)} per respondent at prior "
+         + ", ".join(f"{x}={fmt(float(v), 4)}" for x, v in zip(result.problem.inputs, result.problem.prior))
+         + f": {_variance_kinds()[result.variance_kind]} (divide by n for a survey of n)")
+        if result.variance is not None else f"variance: {result.variance_note}",
         f"certified: {result.certificate.describe()}",
         f"path: {result.path}; solver {result.solver} ({result.status}); {result.seconds:.2f} s",
         *(f"warning: {w}" for w in result.warnings),
@@ -102,17 +105,23 @@ def cmd_compare(args: argparse.Namespace) -> str:
     if args.format == "json":
         return json.dumps({"problem": table.problem.name, "closed_form": table.reference,
                            "rows": [{k: json_value(v) for k, v in r.items()}
-                                    for r in table.rows]}, indent=2)
+                                    for r in table.rows], "notes": table.notes}, indent=2)
     headers = list(table.columns)
     rows = [[r.get(c, "") for c in headers] for r in table.rows]
-    if args.format == "csv":
-        return render_csv(headers, rows)
-    pretty = [[fmt(v, 8) if isinstance(v, float) else v for v in r] for r in rows]
+    if args.format == "csv":  # one numeric table: "infeasible" goes to two status columns, its cells stay empty
+        def status(r: dict[str, Any], key: str) -> str:
+            return "infeasible" if r.get(key) == "infeasible" else "optimal"
+
+        return render_csv(["status", "closed_form_status", *headers],
+                          [[status(r, "objective"), status(r, "variance_closed"),
+                            *("" if v == "infeasible" else v for v in row)] for r, row in zip(table.rows, rows)])
+    pretty = [[fmt(v, 8) if isinstance(v, float) else "n/a" if v is None else v for v in r] for r in rows]
     problem = table.problem
     kind = "sldp_mle" if problem.semantics == "sldp" else "wldp_worst_case"
     prior = ", ".join(f"{x}={fmt(float(v), 4)}" for x, v in zip(problem.inputs, problem.prior))
     return (f"{problem.describe()}\nclosed form: {table.reference}\nvariance: per respondent at prior {prior}, "
-            f"{_variance_kinds()[kind]}\n" + render_table(headers, pretty))
+            f"{_variance_kinds()[kind]}\n" + render_table(headers, pretty)
+            + "".join(f"\nnote: {n}" for n in table.notes))
 
 
 def cmd_sweep(args: argparse.Namespace) -> str:
@@ -149,7 +158,7 @@ def cmd_sweep(args: argparse.Namespace) -> str:
     if args.plot:
         summary += f"; plot written to {args.plot}"
     if args.format == "json":
-        rows = [{k: json_value(v) for k, v in r.items()}
+        rows = [{k: None if isinstance(v, float) and math.isnan(v) else json_value(v) for k, v in r.items()}
                 for r in df.to_dict(orient="records")]
         return json.dumps({"problem": problem.name, "semantics": problem.semantics,
                            "objective": problem.objective, "rows": rows}, indent=2)

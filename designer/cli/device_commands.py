@@ -24,11 +24,14 @@ def _exact_columns(g: Any) -> list[list[str]]:
 
 def grid_json(g: Any) -> dict[str, Any]:
     """The usual design object plus ``device``, ``denominator``, ``matrix_exact`` and the continuous optimum."""
-    from ..design.objectives import VARIANCE_KINDS, reported_variance
+    from ..design.objectives import VARIANCE_KINDS
     from ..privacy import eps_shafer, eps_walley
 
     mech, problem = g.mechanism, g.problem
-    kind = reported_variance(problem, mech)[1]
+
+    def number(x: float | None) -> float | str | None:
+        return None if x is None else json_number(x)
+
     return {
         "name": problem.name, "inputs": list(problem.inputs), "frame": list(problem.frame),
         "focal_sets": [list(s) for s in mech.focal_sets], "columns": mech.columns,
@@ -39,9 +42,9 @@ def grid_json(g: Any) -> dict[str, Any]:
         "objective_value": json_number(g.objective_value),
         "continuous_objective_value": json_number(g.continuous_objective_value),
         "objective_cost": json_number(g.objective_cost),
-        "variance": json_number(g.variance), "continuous_variance": json_number(g.continuous_variance),
-        "variance_ratio": json_number(g.variance_ratio), "variance_kind": kind,
-        "variance_note": VARIANCE_KINDS[kind] + ", per respondent, at the prior",
+        "variance": number(g.variance), "continuous_variance": number(g.continuous_variance),
+        "variance_ratio": number(g.variance_ratio), "variance_kind": g.variance_kind,
+        "variance_note": g.variance_reason or VARIANCE_KINDS[g.variance_kind] + ", per respondent, at the prior",
         "prior": dict(zip(problem.inputs, (float(v) for v in problem.prior))),
         "eps_shafer": json_number(eps_shafer(mech)), "eps_walley": json_number(eps_walley(mech)),
         "optimal_on_grid": g.optimal, "symmetric": g.symmetric,
@@ -92,8 +95,10 @@ def cmd_design_on_device(args: argparse.Namespace) -> str:
         f"objective {problem.objective}: {fmt(g.objective_value, 10)} on the grid"
         f"{' (proven optimal)' if g.optimal else ' (best found around the rounded optimum)'}; continuous optimum "
         f"{fmt(g.continuous_objective_value, 10)}; the device costs {100 * g.objective_cost:.3g}% of it",
-        f"variance {fmt(g.variance, 8)} per respondent (continuous {fmt(g.continuous_variance, 8)}, ratio "
-        f"{fmt(g.variance_ratio, 5)})",
+        (f"variance {fmt(g.variance, 8)} per respondent (continuous {fmt(g.continuous_variance, 8)}, ratio "
+         f"{fmt(g.variance_ratio, 5)})" if g.variance is not None and g.continuous_variance is not None
+         and g.variance_ratio is not None
+         else f"variance: {g.variance_reason or 'not computed for the continuous optimum'}"),
         "certified: every loss ratio of the integer counts checked against e^eps exactly",
     ]
     if g.within_1pct:

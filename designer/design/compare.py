@@ -33,6 +33,8 @@ class ComparisonTable:
     reference: str
     columns: tuple[str, ...]
     rows: list[dict[str, Any]] = field(default_factory=list)
+    #: Figures that could not be computed, with the reason (their cells are ``None``).
+    notes: list[str] = field(default_factory=list)
 
     def to_frame(self) -> Any:
         import pandas as pd
@@ -63,6 +65,16 @@ def _walley_variance(p: float, q: float, pi: float) -> float:
     if p <= 1.0 - p:  # p <= q + (1 - p - q)
         return math.inf
     return -((pi - 0.5) ** 2) + 1.0 / (4.0 * (2.0 * p - 1.0) ** 2)
+
+
+def _notes(rows: list[dict[str, Any]]) -> list[str]:
+    """One line per row whose variance could not be computed, with the reason; the rows keep their columns."""
+    notes = []
+    for row in rows:
+        note = row.pop("variance_note", "")
+        if "variance" in row and row["variance"] is None:
+            notes.append(f"eps {row['epsilon']:g}: variance {note}")
+    return notes
 
 
 def compare(problem: DesignProblem, epsilons: list[float]) -> ComparisonTable:
@@ -131,11 +143,12 @@ def _compare_binary(problem: DesignProblem, epsilons: list[float]) -> Comparison
         assert result.mechanism is not None
         m = result.mechanism.row(yes)
         p, q = m.get((yes,), 0.0), m.get((no,), 0.0)
-        row.update(p=p, q=q, objective=result.objective_value, variance=result.variance)
+        row.update(p=p, q=q, objective=result.objective_value, variance=result.variance,
+                   variance_note=result.variance_note)
         row["diff"] = (max(abs(p - row["p_closed"]), abs(q - row["q_closed"]))
                        if row["p_closed"] != "infeasible" else math.inf)
         rows.append(row)
-    return ComparisonTable(problem, ref, cols, rows)
+    return ComparisonTable(problem, ref, cols, rows, _notes(rows))
 
 
 def _compare_kary_chi2(problem: DesignProblem, epsilons: list[float]) -> ComparisonTable:
@@ -149,10 +162,11 @@ def _compare_kary_chi2(problem: DesignProblem, epsilons: list[float]) -> Compari
         ss = subset_selection_variance(eps, k)
         best = min(krr, ss)
         rows.append({"epsilon": eps, "objective": result.objective_value, "variance": result.variance,
-                     "krr_variance": krr, "ss_variance": ss, "ss_best_d": subset_selection_best_d(eps, k),
-                     "closed_variance": best, "diff": (result.variance - best) / best})
+                     "variance_note": result.variance_note, "krr_variance": krr, "ss_variance": ss,
+                     "ss_best_d": subset_selection_best_d(eps, k), "closed_variance": best,
+                     "diff": None if result.variance is None else (result.variance - best) / best})
     return ComparisonTable(problem, "min(k-RR, subset selection with the best d): variance per respondent, "
-                           "mean over inputs; diff is relative", cols, rows)
+                           "mean over inputs; diff is relative", cols, rows, _notes(rows))
 
 
 def _compare_kary_truthful(problem: DesignProblem, epsilons: list[float]) -> ComparisonTable:
@@ -163,6 +177,6 @@ def _compare_kary_truthful(problem: DesignProblem, epsilons: list[float]) -> Com
         result = design(problem.replace(epsilon=eps))
         pc = rr_probabilities(eps, k - 1)[0]
         rows.append({"epsilon": eps, "objective": result.objective_value, "variance": result.variance,
-                     "p_closed": pc, "variance_closed": krr_variance(eps, k),
+                     "variance_note": result.variance_note, "p_closed": pc, "variance_closed": krr_variance(eps, k),
                      "diff": abs(result.objective_value - pc)})
-    return ComparisonTable(problem, "k-RR: truthful probability e^eps/(e^eps+k-1)", cols, rows)
+    return ComparisonTable(problem, "k-RR: truthful probability e^eps/(e^eps+k-1)", cols, rows, _notes(rows))

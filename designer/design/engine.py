@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from .. import setfunctions as sf
-from ..exceptions import InfeasibleDesignError, InvalidProblemError
+from ..exceptions import InfeasibleDesignError, InvalidArgumentError, InvalidArgumentTypeError, InvalidProblemError
 from ..mechanism import Mechanism
 from ..privacy import eps_shafer, eps_walley
 from ..solvers import SolverError, Status, WarmStart, require_solution, solve_lp
@@ -27,7 +27,7 @@ from ..vocabulary import Objective
 from .certify import Certificate, CertificationError, certify, clean_solution
 from .infeasible import explain_infeasible
 from .lazy import LAZY_MIN_FRAME, solve_walley_lazily
-from .objectives import objective_value, reported_variance
+from .objectives import objective_value, variance_figure
 from .precise import STAIRCASE_OPTIONS, is_precise, solve_precise
 from .problem import DesignProblem
 from .programs import Solved, linear_program, program_nonzeros, staircase_mechanism, staircase_program
@@ -73,8 +73,9 @@ class _Settings:
 
 def _variance(problem: DesignProblem, mech: Mechanism | None, compact: SymmetricMechanism | None = None
               ) -> dict[str, Any]:
-    variance, kind = reported_variance(problem, mech, compact)
-    return {"variance": variance, "variance_kind": kind}
+    """The reported variance, or ``None`` with the reason: a side figure never vetoes a certified design."""
+    variance, kind, reason = variance_figure(problem, mech, compact)
+    return {"variance": variance, "variance_kind": kind, "variance_reason": reason}
 
 
 def design(problem: DesignProblem, *, solver: str | None = None, solver_options: dict[str, Any] | None = None,
@@ -160,11 +161,11 @@ class _Answer:
 def _settings(problem: DesignProblem, solver: str | None, options: dict[str, Any] | None,
               solver_args: dict[str, Any] | None, symmetrize: bool, path: str, warm: WarmStart | None) -> _Settings:
     if not isinstance(problem, DesignProblem):
-        raise TypeError(f"design() takes a DesignProblem, got {type(problem).__name__}")
+        raise InvalidArgumentTypeError(f"design() takes a DesignProblem, got {type(problem).__name__}")
     if path not in ("auto", "general", "symmetric"):
-        raise ValueError(f"path must be 'auto', 'general' or 'symmetric', got {path!r}")
+        raise InvalidArgumentError(f"path must be 'auto', 'general' or 'symmetric', got {path!r}")
     if warm is not None and not isinstance(warm, WarmStart):
-        raise TypeError(f"warm must be a WarmStart session, got {type(warm).__name__}")
+        raise InvalidArgumentTypeError(f"warm must be a WarmStart session, got {type(warm).__name__}")
     if solver_args is not None:
         import warnings
 

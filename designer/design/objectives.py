@@ -15,12 +15,13 @@ from numpy.typing import ArrayLike, NDArray
 
 from .. import setfunctions as sf
 from ..estimation import chi2_information
+from ..exceptions import InvalidArgumentError
 from ..mechanism import Mechanism
 from ..vocabulary import Objective, Semantics
 from .problem import DesignProblem
 
 __all__ = ["NAMED_MEMBERS", "VARIANCE_KINDS", "objective_matrix", "objective_value", "reported_variance",
-           "share_variances", "walley_worst_binary"]
+           "share_variances", "variance_figure", "walley_worst_binary"]
 
 
 def objective_matrix(problem: DesignProblem, family: NDArray[np.int64]) -> NDArray[np.float64]:
@@ -53,7 +54,7 @@ def objective_matrix(problem: DesignProblem, family: NDArray[np.int64]) -> NDArr
         else:
             vals = np.where(members[None], u, -np.inf).max(axis=2)
         return pi * vals
-    raise ValueError(f"objective {objective.value!r} is not linear")
+    raise InvalidArgumentError(f"objective {objective.value!r} is not linear")
 
 
 def walley_worst_binary(mech: Mechanism) -> Mechanism:
@@ -96,6 +97,10 @@ VARIANCE_KINDS = {
     "wldp_worst_case": "worst case over the credal sets of the MLE variance from precise answers (nu_W)",
     "wldp_worst_named": "worst of the named credal members (uniform, lambda = 0, 0.25, ..., 1) of the MLE "
                         "variance from precise answers",
+    "wldp_uniform_member": "MLE variance from precise answers of the uniform credal member (each set's mass "
+                           "split evenly over its labels; the lambda members need every input among the frame "
+                           "labels), a lower bound on the worst case",
+    "unavailable": "not computed",
 }
 
 #: Members of the credal sets tried for ``wldp_worst_named``.
@@ -134,6 +139,18 @@ def reported_variance(problem: DesignProblem, mech: Mechanism | None = None, com
     return float(np.mean(shares)), kind
 
 
+def variance_figure(problem: DesignProblem, mech: Mechanism | None = None, compact: Any = None
+                    ) -> tuple[float | None, str, str]:
+    """:func:`reported_variance` as a side figure: ``(variance, kind, "")``, or ``(None, "unavailable",
+    reason)`` when it cannot be computed. A side figure never withholds a certified design."""
+    try:
+        variance, kind = reported_variance(problem, mech, compact)
+    except Exception as exc:  # any failure of the figure: the design is certified without it
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        return None, "unavailable", f"not computed: {reason}"
+    return variance, kind, ""
+
+
 def share_variances(mech: Mechanism, prior: ArrayLike, semantics: Semantics | str
                     ) -> tuple[NDArray[np.float64], str]:
     """Per-share variances, shape ``(k,)``, per respondent at ``prior``, of the estimate designer reports for
@@ -162,12 +179,15 @@ def share_variances(mech: Mechanism, prior: ArrayLike, semantics: Semantics | st
         return np.full(2, value), "wldp_worst_case"
     from ..sampling import precise_distributions
 
+    # A lambda member moves a set's mass towards the true answer, so it needs every input among the frame
+    # labels; otherwise only the uniform member is defined (a lower bound on the worst case all the same).
+    named = all(x in mech.frame for x in mech.inputs)
     worst = np.zeros(mech.k)
-    for member in NAMED_MEMBERS:
+    for member in NAMED_MEMBERS if named else ("uniform",):
         precise = Mechanism(precise_distributions(mech, member), inputs=mech.inputs, frame=mech.frame,
                             focal=[1 << i for i in range(mech.l)])
         worst = np.maximum(worst, np.asarray(estimator_variance(precise, pi, reduce="none")))
-    return worst, "wldp_worst_named"
+    return worst, "wldp_worst_named" if named else "wldp_uniform_member"
 
 
 def _binary_worst_variance(mech: Mechanism, pi: float) -> float:

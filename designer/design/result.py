@@ -38,12 +38,14 @@ class DesignResult:
         The optimum the solver reported (before cleaning, symmetrising and repair).
     eps_shafer, eps_walley : float
         Losses of the released mechanism (Def 3.1, Def 3.13), recomputed.
-    variance : float
+    variance : float or None
         The variance designer reports, per respondent, at the problem's prior (mean over inputs;
         ``Var(pi_hat)`` for two inputs): SLDP, the MLE from the set-valued answers; WLDP, the worst case
         over the credal sets of the MLE from precise answers (:func:`objectives.reported_variance`).
     variance_kind : str
-        Which of those (a key of :data:`objectives.VARIANCE_KINDS`).
+        Which of those (a key of :data:`objectives.VARIANCE_KINDS`); ``"unavailable"`` when ``variance`` is
+        ``None``: the figure could not be computed (``variance_reason`` says why), which never withholds the
+        certified design.
     status : str
         Solver status (``"optimal"``).
     solver : str
@@ -54,6 +56,8 @@ class DesignResult:
         Wall time of the whole design.
     compact : SymmetricMechanism or None
         The size-class form on the symmetric path (docs/theory.md, 5.3).
+    variance_reason : str
+        Why ``variance`` is ``None`` (empty otherwise).
     warnings : tuple of str
         What the user should know about the released design, also issued as :class:`DesignWarning`
         (e.g. a chi2 optimum at a skewed prior that lumps rare inputs together and so does not identify
@@ -66,7 +70,7 @@ class DesignResult:
     solver_objective: float
     eps_shafer: float
     eps_walley: float
-    variance: float
+    variance: float | None
     variance_kind: str
     status: str
     solver: str
@@ -75,6 +79,14 @@ class DesignResult:
     seconds: float
     compact: SymmetricMechanism | None = None
     warnings: tuple[str, ...] = ()
+    variance_reason: str = ""
+
+    @property
+    def variance_note(self) -> str:
+        """What ``variance`` is, in words (or why it is absent)."""
+        if self.variance is None:
+            return self.variance_reason or "not computed"
+        return VARIANCE_KINDS[self.variance_kind] + ", per respondent, at the prior"
 
     def to_json_dict(self) -> dict[str, Any]:
         """The ``designer design --format json`` object."""
@@ -94,9 +106,9 @@ class DesignResult:
             "solver_objective": json_number(self.solver_objective),
             "eps_shafer": json_number(self.eps_shafer),
             "eps_walley": json_number(self.eps_walley),
-            "variance": json_number(self.variance),
+            "variance": None if self.variance is None else json_number(self.variance),
             "variance_kind": self.variance_kind,
-            "variance_note": VARIANCE_KINDS[self.variance_kind] + ", per respondent, at the prior",
+            "variance_note": self.variance_note,
             "prior": dict(zip(self.problem.inputs, (float(v) for v in self.problem.prior))),
             "status": self.status,
             "solver": self.solver,
@@ -117,10 +129,11 @@ class DesignResult:
         return out
 
 
-def identification_warnings(problem: DesignProblem, mech: Mechanism | None, variance: float,
+def identification_warnings(problem: DesignProblem, mech: Mechanism | None, variance: float | None,
                             kind: str = "sldp_mle") -> tuple[str, ...]:
-    """Why a design with an infinite variance does not identify every share (empty when it does)."""
-    if math.isfinite(variance):
+    """Why a design with an infinite variance does not identify every share (empty when it does, or when the
+    variance could not be computed: then nothing is known either way)."""
+    if variance is None or math.isfinite(variance):
         return ()
     if kind == "wldp_worst_case":
         return ("under WLDP the two inputs' credal sets share a member (bel_x(E) <= pl_x'(E) for every event): "

@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..exceptions import DesignerError, DesignWarning, InfeasibleDesignError, InvalidProblemError
+from ..exceptions import DesignerError, DesignWarning, InfeasibleDesignError, InvalidArgumentError, InvalidProblemError
 from ..solvers import SolverError, WarmStart
 from .certify import CertificationError
 from .engine import design
@@ -101,8 +101,9 @@ def design_point(problem: DesignProblem, warm: WarmStart | None = None) -> dict[
         row.update(status=status, message=" ".join(str(exc).split()))
         return row
     row.update(status=result.status, objective_value=result.objective_value, eps_shafer=result.eps_shafer,
-               eps_walley=result.eps_walley, variance=result.variance, path=result.path,
-               certificate=result.certificate.method, message=" ".join(result.warnings))
+               eps_walley=result.eps_walley, variance=math.nan if result.variance is None else result.variance,
+               path=result.path, certificate=result.certificate.method,
+               message=" ".join((*result.warnings, *([result.variance_note] if result.variance is None else []))))
     return row
 
 
@@ -228,7 +229,7 @@ def sweep(problem: DesignProblem, epsilons: Sequence[float], dont_know: Sequence
     """
     problems = sweep_grid(problem, epsilons, dont_know)
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs == 0 or jobs < -1:
-        raise ValueError(f"jobs must be a positive number of processes or -1 (all cores), got {jobs!r}")
+        raise InvalidArgumentError(f"jobs must be a positive number of processes or -1 (all cores), got {jobs!r}")
     blocks = _blocks(problems, len(epsilons))
     if scheduler is not None:
         done = _dask(blocks, scheduler, progress)

@@ -20,6 +20,7 @@ from fractions import Fraction
 import numpy as np
 from numpy.typing import NDArray
 
+from .._native import native_output_silenced
 from ..design.problem import DesignProblem
 from ..exceptions import InfeasibleDesignError
 from ..mechanism import Mechanism
@@ -50,8 +51,9 @@ class GridDesign:
         The masses ``counts / D`` (floats; ``matrix_exact`` holds the exact fractions).
     objective_value, continuous_objective_value : float
         The grid design's objective and the certified continuous optimum's.
-    variance, continuous_variance : float
-        Reported variances (per respondent, at the prior) of both.
+    variance, continuous_variance : float or None
+        Reported variances (per respondent, at the prior) of both; ``None`` where the figure could not be
+        computed (``variance_reason`` says why; the design is released all the same).
     optimal : bool
         Proven optimal on the grid (HiGHS's MIP gap 0); False for ``chi2`` (a local search).
     symmetric : bool
@@ -59,6 +61,10 @@ class GridDesign:
     notes : tuple of str
     within_1pct : int or None
         The smallest candidate ``D`` whose grid optimum is within 1% of the continuous objective.
+    variance_kind : str
+        A key of :data:`~designer.design.objectives.VARIANCE_KINDS`.
+    variance_reason : str
+        Why ``variance`` is ``None`` (empty otherwise).
     """
 
     device: Device
@@ -67,12 +73,14 @@ class GridDesign:
     mechanism: Mechanism
     objective_value: float
     continuous_objective_value: float
-    variance: float
-    continuous_variance: float
+    variance: float | None
+    continuous_variance: float | None
     optimal: bool
     symmetric: bool
     notes: tuple[str, ...]
     within_1pct: int | None
+    variance_kind: str = "sldp_mle"
+    variance_reason: str = ""
 
     @property
     def matrix_exact(self) -> list[list[str]]:
@@ -94,7 +102,9 @@ class GridDesign:
         return 0.0 if c == 0 else 1.0 - self.objective_value / c
 
     @property
-    def variance_ratio(self) -> float:
+    def variance_ratio(self) -> float | None:
+        if self.variance is None or self.continuous_variance is None:
+            return None
         return self.variance / self.continuous_variance if self.continuous_variance > 0 else math.nan
 
 
@@ -104,8 +114,9 @@ def _solve(program: GridProgram, c: NDArray[np.float64], symmetric: bool) -> NDA
     bounds, constraints = program.milp_parts()
     if symmetric:
         constraints.append(program.symmetry_rows())
-    res = milp(c, integrality=np.ones(c.size), bounds=bounds, constraints=constraints,
-               options={"time_limit": MILP_TIME_LIMIT, "mip_rel_gap": 0.0, "disp": False})
+    with native_output_silenced():
+        res = milp(c, integrality=np.ones(c.size), bounds=bounds, constraints=constraints,
+                   options={"time_limit": MILP_TIME_LIMIT, "mip_rel_gap": 0.0, "disp": False})
     if res.x is None:
         return None
     counts = np.rint(res.x).astype(np.int64).reshape(program.k, program.f)
@@ -162,7 +173,7 @@ def grid_design(problem: DesignProblem, device: Device, *, find_within_1pct: boo
     feasible values) or :class:`InfeasibleDesignError` when no grid design meets the problem.
     """
     from ..design.engine import design
-    from ..design.objectives import objective_value, reported_variance
+    from ..design.objectives import objective_value, variance_figure
 
     continuous = design(problem)
     target = None
@@ -184,8 +195,9 @@ def grid_design(problem: DesignProblem, device: Device, *, find_within_1pct: boo
     if find_within_1pct:
         within = _within_1pct(problem, continuous.objective_value, target)
     sym = is_invariant(problem, program, counts)
-    return GridDesign(device, problem, counts, mech, value, continuous.objective_value,
-                      reported_variance(problem, mech)[0], continuous.variance, optimal, sym, tuple(notes), within)
+    variance, kind, reason = variance_figure(problem, mech)
+    return GridDesign(device, problem, counts, mech, value, continuous.objective_value, variance, continuous.variance,
+                      optimal, sym, tuple(notes), within, kind, reason)
 
 
 def is_invariant(problem: DesignProblem, program: GridProgram, counts: NDArray[np.int64]) -> bool:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from ..exceptions import InvalidArgumentError
 from .device import Device
 
 __all__ = ["Rule", "answer_words", "make_rules", "render", "verify"]
@@ -130,7 +131,7 @@ def render(device: Device, rules: list[Rule], focal_sets: list[tuple[str, ...]],
             lines.append("")
         return "\n".join(lines)
     if fmt != "html":
-        raise ValueError(f"format must be 'text', 'markdown' or 'html', got {fmt!r}")
+        raise InvalidArgumentError(f"format must be 'text', 'markdown' or 'html', got {fmt!r}")
     palette = ["#cfe8ff", "#ffd9c2", "#d7f2d0", "#efd6f7", "#fff2b3", "#d9dde3", "#c8f0ec", "#f7d4dc"]
     cards = []
     for rule in rules:

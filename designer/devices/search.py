@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from .._native import native_output_silenced
 from ..design.problem import DesignProblem
 from ..vocabulary import Semantics
 from .program import MILP_TIME_LIMIT, GridProgram, grid_mechanism
@@ -32,9 +33,11 @@ def chi2_grid(program: GridProgram, problem: DesignProblem, target: NDArray[np.f
     lifted.append(LinearConstraint(vstack([hstack([eye, -eye]), hstack([-eye, -eye])]).tocsr(),
                                    np.concatenate([np.full(n, -np.inf), np.full(n, -np.inf)]),
                                    np.concatenate([goal, -goal])))
-    res = milp(np.concatenate([np.zeros(n), np.ones(n)]), integrality=np.concatenate([np.ones(n), np.zeros(n)]),
-               bounds=Bounds(np.concatenate([bounds.lb, np.zeros(n)]), np.concatenate([bounds.ub, np.full(n, np.inf)])),
-               constraints=lifted, options={"time_limit": MILP_TIME_LIMIT, "disp": False})
+    with native_output_silenced():
+        res = milp(np.concatenate([np.zeros(n), np.ones(n)]), integrality=np.concatenate([np.ones(n), np.zeros(n)]),
+                   bounds=Bounds(np.concatenate([bounds.lb, np.zeros(n)]),
+                                 np.concatenate([bounds.ub, np.full(n, np.inf)])),
+                   constraints=lifted, options={"time_limit": MILP_TIME_LIMIT, "disp": False})
     if res.x is None:
         return None
     counts = np.rint(res.x[:n]).astype(np.int64).reshape(program.k, program.f)

@@ -106,10 +106,18 @@ class _Curve:
         key = round(float(eps), 9)
         if key not in self.values:
             try:
-                self.values[key] = float(self.designs(key).variance) if key > 0 else math.inf
+                self.values[key] = _variance_of(self.designs(key)) if key > 0 else math.inf
             except InfeasibleDesignError:
                 self.values[key] = math.inf
         return self.values[key]
+
+
+def _variance_of(result: Any) -> float:
+    """A design's variance for the budget split; a split cannot be planned on a figure that is absent."""
+    if result.variance is None:
+        raise PlanningError(f"eps {result.problem.epsilon:g}: the variance of the design is "
+                            f"{result.variance_note}; the budget split needs it")
+    return float(result.variance)
 
 
 @dataclass(frozen=True)

@@ -131,6 +131,8 @@ def random_problem(rng: np.random.Generator) -> DesignProblem:
         kw["utility"] = rng.uniform(0, 1, size=(k, l))
     if objective == "chi2" and semantics != "sldp":
         kw = {key: v for key, v in kw.items() if key not in ("dont_know", "dont_know_max", "lie_max", "focal_sets")}
+    if objective == "gain" and "lie_max" not in kw and rng.random() < 0.5:
+        inputs = tuple(f"u{i}" for i in range(k))  # inputs that are not frame labels: no truth, no lambda members
     return DesignProblem(inputs=inputs, frame=tuple(labels), epsilon=eps, semantics=semantics, objective=objective,
                          prior=prior if prior is not None else np.zeros(0), **kw)
 
@@ -138,7 +140,7 @@ def random_problem(rng: np.random.Generator) -> DesignProblem:
 @pytest.mark.parametrize("chunk", range(CHUNKS))
 def test_random_problems_meet_budget_structure_and_optimum(chunk):
     rng = np.random.default_rng([20261122, chunk])
-    released = infeasible = refused = 0
+    released = infeasible = refused = outside = 0
     for _ in range(N_PROBLEMS // CHUNKS):
         problem = random_problem(rng)
         try:
@@ -155,6 +157,9 @@ def test_random_problems_meet_budget_structure_and_optimum(chunk):
             continue
         released += 1
         mech = result.mechanism
+        if not set(problem.inputs) <= set(problem.frame):
+            outside += 1
+            assert result.variance is not None and result.variance_kind != "unavailable", problem.describe()
         for loss in problem.semantics.losses:
             assert d.is_private(mech, problem.epsilon, semantics=loss, exact=True), (problem.describe(), loss)
         if problem.focal_sets is not None:
@@ -172,4 +177,4 @@ def test_random_problems_meet_budget_structure_and_optimum(chunk):
             assert optimum is not None, problem.describe()
             floor = optimum - 1e-6 * abs(optimum) - 1e-9  # 1e-6 relative (and the LP's own tolerance)
             assert result.objective_value >= floor, (problem.describe(), result.objective_value, optimum)
-    assert released > N_PROBLEMS // (2 * CHUNKS) and infeasible > 0, (released, infeasible, refused)
+    assert released > N_PROBLEMS // (2 * CHUNKS) and infeasible > 0 and outside > 0, (released, infeasible, refused)
