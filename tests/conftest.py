@@ -75,3 +75,48 @@ def brute_loss(mass, kind):
                     return math.inf
                 best = max(best, a / b)
     return math.log(best)
+
+
+def exact_losses_within(mech, eps: float, losses) -> bool:
+    """Whether ``mech`` meets ``eps`` for each loss (``"shafer"``, ``"walley"``), decided in Fractions of its
+    stored floats against a 60-digit ``Decimal`` exponential: independent of designer's certifier.
+
+    Shafer (Def 3.1): every focal set's mass ratio between two rows. Walley (Def 3.13): the largest
+    ``pl_x(E) / bel_x'(E)`` sits at a singleton ``E`` (pl is subadditive and bel superadditive over disjoint
+    events; tests/design/test_boundary_violations.py checks this by enumeration), so the singletons decide it.
+    """
+    from decimal import Decimal, localcontext
+    from fractions import Fraction
+
+    with localcontext() as ctx:
+        ctx.prec = 60
+        bound = Decimal(eps).exp()
+    rows = [[Fraction(float(v)) for v in row] for row in mech.matrix]
+    focal = [int(f) for f in mech.focal]
+
+    def within(num: Fraction, den: Fraction) -> bool:
+        if num == 0:
+            return True
+        if den == 0:
+            return False
+        with localcontext() as ctx:
+            ctx.prec = 60
+            return Decimal(num.numerator) * Decimal(den.denominator) <= bound * Decimal(den.numerator) * Decimal(
+                num.denominator)
+
+    names = {str(getattr(loss, "value", loss)).lower() for loss in losses}
+    k = len(rows)
+    if "shafer" in names:
+        for x in range(k):
+            for y in range(k):
+                if x != y and not all(within(a, b) for a, b in zip(rows[x], rows[y])):
+                    return False
+    if "walley" in names:
+        for i in range(mech.l):
+            pl = [sum((v for v, f in zip(row, focal) if f >> i & 1), Fraction(0)) for row in rows]
+            single = [sum((v for v, f in zip(row, focal) if f == 1 << i), Fraction(0)) for row in rows]
+            for x in range(k):
+                for y in range(k):
+                    if x != y and not within(pl[x], single[y]):
+                        return False
+    return True

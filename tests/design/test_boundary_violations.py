@@ -1,0 +1,242 @@
+"""Every exact checker against inputs that break it by the smallest amount.
+
+Each decision that can release a mechanism is given a case just inside and just outside its budget (1e-12
+relative), in every place a check could be skipped: each size class of the compact Shafer check, each
+loss of a device certificate under ``both``, the last candidate denominator of the grid bound, and the
+rounds of Walley row generation. The expected verdicts come from independent arithmetic: ``Decimal``
+exponentials at 50 digits (not :mod:`designer._exact`), Fractions and brute-force enumeration.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal, getcontext
+from fractions import Fraction
+from statistics import NormalDist
+
+import numpy as np
+import pytest
+
+from designer import Mechanism, eps_walley
+from designer.design import DesignProblem, compact_exact
+from designer.design.symmetric import SymmetricMechanism
+from designer.devices.program import certify_counts, grid_bound
+from designer.exceptions import CertificationError
+
+from .test_release_rule import independent_lp
+
+getcontext().prec = 60
+RELATIVE = 1e-12
+
+
+def _exp(eps: float) -> Decimal:
+    return Decimal(eps).exp()
+
+
+def _at_most_exp(num: Fraction, eps: float) -> bool:
+    """``num <= e^eps`` with a 60-digit exponential (the ratios here are 1e-12 away, far above its error)."""
+    return Decimal(num.numerator) / Decimal(num.denominator) <= _exp(eps)
+
+
+# ---------------------------------------------------------------------------- compact Shafer check
+def _compact_with_one_bad_class(k: int, s_bad: int, ratio: float, inside: bool) -> SymmetricMechanism:
+    """Per-set masses 1 everywhere (ratio 1) but class ``s_bad``, whose per-set ratio a/b (or b/a) is ``ratio``."""
+    a = np.ones(k - 1)
+    b = np.ones(k - 1)
+    if inside:
+        a[s_bad - 1] = ratio
+    else:
+        b[s_bad - 1] = ratio
+    A = np.array([a[s - 1] * math.comb(k - 1, s - 1) for s in range(1, k)] + [1.0])
+    B = np.array([b[s - 1] * math.comb(k - 1, s) for s in range(1, k)] + [0.0])
+    total = A.sum() + B.sum()
+    return SymmetricMechanism(tuple(f"v{i}" for i in range(k)), A / total, B / total)
+
+
+def _brute_shafer_private(mech: SymmetricMechanism, eps: float) -> bool:
+    """Def 3.1 over every pair of rows and focal set, by enumeration of the sets, in Fractions."""
+    k = mech.k
+    for f in range(1, (1 << k) - 1):
+        s = f.bit_count()
+        per_in = Fraction(float(mech.A[s - 1])) / math.comb(k - 1, s - 1)
+        per_out = Fraction(float(mech.B[s - 1])) / math.comb(k - 1, s)
+        masses = [per_in if (f >> x) & 1 else per_out for x in range(k)]
+        for m1 in masses:
+            for m2 in masses:
+                if m1 > 0 and (m2 == 0 or not _at_most_exp(m1 / m2, eps)):
+                    return False
+    return True
+
+
+@pytest.mark.parametrize("k", [3, 4, 6])
+def test_compact_shafer_check_sees_one_class_over_by_1e12(k):
+    eps = 1.0
+    for s_bad in range(1, k):
+        for inside in (True, False):
+            for factor, expected in ((1 + 1e-9, False), (1 - 1e-9, True)):
+                mech = _compact_with_one_bad_class(k, s_bad, math.e * factor, inside)
+                assert _brute_shafer_private(mech, eps) is expected, (s_bad, inside, factor)
+                assert compact_exact.shafer_private(mech, eps) is expected, (k, s_bad, inside, factor)
+            # and on the stored floats, the budget placed at the class's own ratio +- 1e-12 relative
+            mech = _compact_with_one_bad_class(k, s_bad, 2.0, inside)
+            loss = math.log(2.0)
+            assert compact_exact.shafer_private(mech, loss * (1 + RELATIVE)) is _brute_shafer_private(
+                mech, loss * (1 + RELATIVE)) is True
+            assert compact_exact.shafer_private(mech, loss * (1 - RELATIVE)) is _brute_shafer_private(
+                mech, loss * (1 - RELATIVE)) is False
+
+
+# ---------------------------------------------------------------------------- device certificate
+def _dk_problem(eps: float, semantics: str) -> DesignProblem:
+    return DesignProblem(inputs=("yes", "no"), epsilon=eps, semantics=semantics)
+
+
+def _counts(problem: DesignProblem, rows: list[dict[int, int]]) -> np.ndarray:
+    family = [int(m) for m in problem.family()]
+    return np.array([[row.get(m, 0) for m in family] for row in rows], dtype=np.int64)
+
+
+@pytest.mark.parametrize("semantics", ["sldp", "wldp", "both"])
+def test_device_certificate_checks_each_loss_at_the_boundary(semantics):
+    """Identical rows (Shafer loss 0) with Walley loss ln 5; then rows whose Shafer loss is ln 2 and Walley ln 3."""
+    same = [{1: 1, 2: 1, 3: 4}, {1: 1, 2: 1, 3: 4}]  # {yes}, {no}, {yes,no} out of 6
+    for eps, ok_walley in ((math.log(5) * (1 + RELATIVE), True), (math.log(5) * (1 - RELATIVE), False)):
+        problem = _dk_problem(eps, semantics)
+        counts = _counts(problem, same)
+        if semantics == "sldp" or ok_walley:
+            certify_counts(problem, counts, 6)
+        else:
+            with pytest.raises(CertificationError, match="Walley"):
+                certify_counts(problem, counts, 6)
+    # Shafer loss ln 2 ({yes}: 2 vs 1), Walley loss ln 5 (pl_yes({yes}) = 5/6 over m_no({yes}) = 1/6)
+    rows = [{1: 2, 2: 1, 3: 3}, {1: 1, 2: 2, 3: 3}]
+    for eps in (math.log(2) * (1 - RELATIVE), math.log(2) * (1 + RELATIVE), math.log(5) * (1 - RELATIVE),
+                math.log(5) * (1 + RELATIVE)):
+        problem = _dk_problem(eps, semantics)
+        counts = _counts(problem, rows)
+        shafer_ok = _at_most_exp(Fraction(2), eps)
+        walley_ok = _at_most_exp(Fraction(5), eps)
+        ok = {"sldp": shafer_ok, "wldp": walley_ok, "both": shafer_ok and walley_ok}[semantics]
+        if ok:
+            certify_counts(problem, counts, 6)
+        else:
+            with pytest.raises(CertificationError):
+                certify_counts(problem, counts, 6)
+
+
+# ---------------------------------------------------------------------------- grid bound
+def _brute_grid_bound(eps: float, d: int) -> Fraction:
+    e = _exp(eps)
+    best = Fraction(0)
+    for b in range(1, d + 1):
+        a = int((e * b).to_integral_value(rounding="ROUND_FLOOR"))
+        best = max(best, Fraction(a, b))
+    return best
+
+
+@pytest.mark.parametrize("d", [2, 6, 7, 12, 36, 100])
+def test_grid_bound_is_the_best_fraction_up_to_the_full_denominator(d):
+    rng = np.random.default_rng(d)
+    for eps in [*rng.uniform(0.05, 4.0, size=25), 0.5, 1.0, 2.0]:
+        assert grid_bound(float(eps), d) == _brute_grid_bound(float(eps), d)
+    # budgets whose best fraction has denominator d itself (a/d in lowest terms, just below e^eps)
+    for a in range(d + 1, 3 * d):
+        if math.gcd(a, d) != 1:
+            continue
+        eps = math.log(a / d) * (1 + RELATIVE)
+        assert grid_bound(eps, d) == _brute_grid_bound(eps, d) == Fraction(a, d)
+
+
+# ---------------------------------------------------------------------------- Walley row generation
+def _walley_violation(m: np.ndarray, family: np.ndarray, l: int, eps: float) -> float:
+    """Largest ``pl_x(E) - e^eps bel_x'(E)`` over ordered pairs and proper events, by enumeration."""
+    e = math.exp(eps)
+    worst = -math.inf
+    full = (1 << l) - 1
+    for ev in range(1, full):
+        meets = [(int(f) & ev) != 0 for f in family]
+        within = [(int(f) & ~ev & full) == 0 for f in family]
+        pl = m[:, meets].sum(axis=1)
+        bel = m[:, within].sum(axis=1)
+        for x in range(m.shape[0]):
+            for y in range(m.shape[0]):
+                if x != y:
+                    worst = max(worst, pl[x] - e * bel[y])
+    return worst
+
+
+def test_row_generation_needs_and_counts_several_rounds():
+    """Started from the complements alone, the generator must add singleton rows over two or more rounds
+    and end at the optimum of the full program (independent dense LP), every Walley row met."""
+    from designer.design.lazy import CUT_TOL, solve_walley_lazily
+
+    rng = np.random.default_rng(20261124)
+    rounds_seen = []
+    for _ in range(6):
+        l = 4
+        k = int(rng.integers(2, 5))
+        labels = tuple(f"a{i}" for i in range(l))
+        problem = DesignProblem(inputs=labels[:k], frame=labels, epsilon=float(rng.uniform(0.3, 2.5)),
+                                semantics="wldp", objective="gain", gain=rng.uniform(-1, 1, size=(k, 1 << l)))
+        full = (1 << l) - 1
+        complements = np.array([full ^ (1 << i) for i in range(l)])
+        outcome, program, rounds, _rows = solve_walley_lazily(problem, None, None, start=complements)
+        rounds_seen.append(rounds)
+        m = program.mechanism(outcome.z)
+        assert _walley_violation(m, program.family, l, problem.epsilon) <= 10 * CUT_TOL
+        assert outcome.objective == pytest.approx(independent_lp(problem), rel=1e-9, abs=1e-10)
+        # the default start (with the singletons) needs one round: every other row is implied
+        assert solve_walley_lazily(problem, None, None)[2] == 1
+    assert min(rounds_seen) >= 2, rounds_seen
+
+
+def test_walley_loss_is_attained_at_a_singleton():
+    """The lemma behind the one-round default: max over events of pl_x(E)/bel_x'(E) sits at a singleton."""
+    rng = np.random.default_rng(7)
+    for _ in range(40):
+        k, l = int(rng.integers(2, 4)), int(rng.integers(2, 5))
+        m = rng.random((k, (1 << l) - 1)) * (rng.random((k, (1 << l) - 1)) < 0.6)
+        m[:, [(1 << i) - 1 for i in range(l)]] += 0.05  # every singleton has mass: a finite loss
+        m /= m.sum(axis=1, keepdims=True)
+        mech = Mechanism(np.c_[np.zeros(k), m])
+        full = (1 << l) - 1
+        single = max(m[x, [f - 1 for f in range(1, full + 1) if f >> i & 1]].sum() / m[y, (1 << i) - 1]
+                     for x in range(k) for y in range(k) if x != y for i in range(l))
+        assert eps_walley(mech) == pytest.approx(math.log(single), rel=1e-12)
+
+
+# ---------------------------------------------------------------------------- intervals
+@pytest.mark.parametrize("level", [0.8, 0.9, 0.95, 0.99])
+def test_estimate_interval_ends_use_the_normal_quantile(level):
+    from designer import Q_2x3
+    from designer.estimation import estimate_sldp
+
+    mech = Q_2x3(0.6, 0.2)
+    est = estimate_sldp(mech, [300, 260, 440], level=level)
+    z = NormalDist().inv_cdf(0.5 + level / 2)
+    # no clipping may hide a mutant
+    assert np.all((est.estimate - z * est.stderr > 0) & (est.estimate + z * est.stderr < 1))
+    np.testing.assert_allclose(est.ci_low, est.estimate - z * est.stderr, rtol=1e-12)
+    np.testing.assert_allclose(est.ci_high, est.estimate + z * est.stderr, rtol=1e-12)
+
+
+def test_regression_interval_ends_use_the_normal_quantile():
+    import pandas as pd
+
+    from designer import Q_2x3
+    from designer.regression import regress
+
+    rng = np.random.default_rng(3)
+    n = 3000
+    x = rng.normal(size=n)
+    truth = rng.random(n) < 1 / (1 + np.exp(-(0.3 + 0.8 * x)))
+    mech = Q_2x3(0.6, 0.2)
+    rows = np.where(truth, 0, 1)
+    draws = np.array([rng.choice(3, p=mech.matrix[r]) for r in rows])
+    data = pd.DataFrame({"x": x, "response": [mech.columns[j] for j in draws]})
+    for level in (0.9, 0.99):
+        fit = regress("response ~ x", data, mech, level=level)
+        table = fit.coefficients
+        z = NormalDist().inv_cdf(0.5 + level / 2)
+        np.testing.assert_allclose(table["ci_low"], table["estimate"] - z * table["stderr"], rtol=1e-10)
+        np.testing.assert_allclose(table["ci_high"], table["estimate"] + z * table["stderr"], rtol=1e-10)
