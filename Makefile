@@ -10,7 +10,7 @@ LOCK   := requirements/lock.txt
 TOOLS  := .tools
 UV     := $(TOOLS)/bin/uv
 
-.PHONY: demo test lint bench lock mutate clean
+.PHONY: demo test lint bench lock clean
 
 $(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -51,5 +51,13 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/regression.py
 	$(BIN)/python benchmarks/planning.py
 
+# Mutation testing of one module that decides privacy, structure, certificates, sample sizes or intervals
+# (the list is [tool.mutmut] only_mutate in pyproject.toml), e.g. `make mutate-_exact`, `make mutate-privacy`,
+# `make mutate-design.certify`, `make mutate-devices.program`, `make mutate-planning.sizes`. Survivors are
+# listed at the end; `.venv/bin/mutmut show NAME` shows one. docs/mutation.md has the figures.
+mutate-%: $(STAMP)
+	$(BIN)/mutmut run "designer.$*.*"
+	$(BIN)/mutmut results
+
 clean:
-	rm -rf $(VENV) $(TOOLS) .ci/venvs build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) $(TOOLS) .ci/venvs mutants build *.egg-info .pytest_cache .hypothesis

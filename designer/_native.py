@@ -1,4 +1,4 @@
-"""Keep native libraries off the standard output (docs/theory.md, section 6).
+"""Keep native libraries off the standard output (docs/theory.md, section 6.1).
 
 designer's standard output carries only a command's result (a table, JSON or CSV). Compiled solvers
 may write there on their own: HiGHS 1.16 prints a two-line banner from its constructor, before any

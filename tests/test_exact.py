@@ -79,3 +79,57 @@ def test_huge_budgets_are_decided_by_bit_lengths():
     assert ratio_at_most_exp(2**2000, 1, 1500.0)
     assert not ratio_at_most_exp(1, 0, 1e300)
     assert not ratio_at_most_exp(2**3000, 1, 1500.0)  # e^1500 < 2**2165 < 2**3000
+
+
+# ---------------------------------------------------------------------------- from the mutation run (docs/mutation.md)
+def test_to_integers_reads_every_float_width_as_float64():
+    """float16 / int8 input is widened first (a float16 significand times 2**53 would overflow)."""
+    for values in (np.array([3, 5, 0], dtype=np.int8), np.array([0.5, 3.0, 0.0], dtype=np.float16)):
+        ints, shift = to_integers(values)
+        assert [Fraction(int(i), 2**shift) for i in ints] == [Fraction(float(v)) for v in values]
+
+
+def test_to_integers_of_zeros_is_python_zeros_without_shift():
+    ints, shift = to_integers(np.zeros(3))
+    assert shift == 0 and all(type(v) is int and v == 0 for v in ints)
+    with pytest.raises(ValueError, match="finite values"):
+        to_integers(np.array([1.0, np.inf]))
+
+
+def test_exp_float_bounds_above_700_nats():
+    import sys
+
+    from designer._exact import exp_float_bounds
+
+    for eps in (700.0, 700.5, 1e4):
+        assert exp_float_bounds(eps) == (sys.float_info.max, math.inf)
+    lo, hi = exp_float_bounds(699.0)
+    assert lo <= math.exp(699.0) <= hi and math.isfinite(hi)
+
+
+def _ln_ratio(num: int, den: int) -> decimal.Decimal:
+    with decimal.localcontext() as ctx:
+        ctx.prec = 80
+        return decimal.Decimal(num).ln() - decimal.Decimal(den).ln()
+
+
+def test_huge_budgets_are_sound_and_decide_what_the_bit_lengths_can():
+    """From HUGE_EPSILON on: True only for ratios truly below e^eps (sound), and True whenever the bit
+    lengths place the ratio below e^eps (``num / den < 2**(bits(num) - bits(den) + 1)``)."""
+    assert ratio_at_most_exp(1, 1, HUGE_EPSILON) is True  # the threshold itself is decided by bit lengths
+    assert ratio_at_most_exp(2**2100, 1, 1456.5) is True  # e^1455.6 < 2**2101 = e^1456.3 < e^1456.5
+    assert ratio_at_most_exp(2**2101 - 1, 1, 1455.5) is False  # about 2**2101 = e^1456.3: above e^1455.5
+    rng = np.random.default_rng(11)
+    for _ in range(400):
+        bits_num, bits_den = int(rng.integers(2050, 2200)), int(rng.integers(1, 80))
+        num = int(rng.integers(1, 2**62)) | (1 << (bits_num - 1))
+        num &= (1 << bits_num) - 1
+        den = (int(rng.integers(0, 2**62)) | (1 << (bits_den - 1))) & ((1 << bits_den) - 1)
+        # budgets around the bit-length bounds, where a wrong bound decides differently
+        b = num.bit_length() - den.bit_length()
+        eps = max(HUGE_EPSILON, float(rng.uniform(b - 1.5, b + 1.5)) * math.log(2))
+        decided = ratio_at_most_exp(num, den, eps)
+        if decided:
+            assert _ln_ratio(num, den) <= decimal.Decimal(eps), (num.bit_length(), den.bit_length(), eps)
+        if (num.bit_length() - den.bit_length() + 1) * math.log(2) < eps * (1 - 1e-9):
+            assert decided

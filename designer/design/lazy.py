@@ -63,7 +63,7 @@ def solve_walley_lazily(problem: DesignProblem, solver: str | None, options: dic
     ``start`` (bitmasks of proper events) are the events whose rows the first program holds; by default the
     singletons and their complements. With every singleton in, no further row can be violated: for disjoint
     events pl is subadditive and bel superadditive, so ``pl_x(E) <= sum_{y in E} pl_x({y}) <= e^eps sum_{y in
-    E} m_x'({y}) <= e^eps bel_x'(E)`` (docs/theory.md, section 6), and the loop ends after one round. It
+    E} m_x'({y}) <= e^eps bel_x'(E)`` (docs/theory.md, section 5.9), and the loop ends after one round. It
     still checks every row of the optimum and adds the violated ones, which a start without the singletons
     needs (the tests start from the complements alone to exercise several rounds).
     """
