@@ -88,8 +88,12 @@ def _decide(ratio: Fraction | None, eps: float) -> bool:
 
 
 def _boundary_budgets(value: float) -> list[float]:
+    """On the loss, one float either side, 1e-12 relative either side, and across the float filter's band
+    (``FILTER_BAND`` = 1e-9 in the ratio, that is in ``eps``): where a filter that is off by a little would
+    claim a verdict its error bound does not allow."""
+    band = [value + s * f * 1e-9 for f in (0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 5.0) for s in (-1, 1)]
     return [value, math.nextafter(value, 0.0), math.nextafter(value, math.inf), value * (1 - 1e-12),
-            value * (1 + 1e-12), value * 0.9]
+            value * (1 + 1e-12), value * 0.9, *(b for b in band if b > 0)]
 
 
 @pytest.mark.parametrize("seed", range(12))
