@@ -240,3 +240,47 @@ def test_regression_interval_ends_use_the_normal_quantile():
         z = NormalDist().inv_cdf(0.5 + level / 2)
         np.testing.assert_allclose(table["ci_low"], table["estimate"] - z * table["stderr"], rtol=1e-10)
         np.testing.assert_allclose(table["ci_high"], table["estimate"] + z * table["stderr"], rtol=1e-10)
+
+
+# ---------------------------------------------------------------------------- compact structure
+def test_compact_structure_check_sees_each_rule_broken_by_the_least():
+    """The size-class form against each structure rule, just inside and just outside (compared with a
+    reading of the class totals written here)."""
+    from designer.design.certify import _compact_structure_ok
+
+    k = 4
+    labels = tuple(f"v{i}" for i in range(k))
+
+    def mech(a, b):
+        a, b = np.array(a, dtype=float), np.array(b, dtype=float)
+        return SymmetricMechanism(labels, a, b)
+
+    singles_and_full = (*[1 << i for i in range(k)], (1 << k) - 1)
+    ok_sizes = mech([0.5, 0, 0, 0.2], [0.3, 0, 0, 0])  # sizes 1 and 4
+    problem = DesignProblem(inputs=labels, epsilon=1.0, focal_sets=singles_and_full)
+    assert _compact_structure_ok(problem, ok_sizes)
+    for s in (2, 3):  # a little mass on a size the problem does not allow, as A or as B
+        a, b = [0.5, 0, 0, 0.2], [0.3, 0, 0, 0]
+        a[s - 1] = 1e-300
+        assert not _compact_structure_ok(problem, mech(a, b)), s
+        a[s - 1], b[s - 1] = 0.0, 1e-300
+        assert not _compact_structure_ok(problem, mech(a, b)), s
+    only_singles = DesignProblem(inputs=labels, epsilon=1.0, focal_sets=tuple(1 << i for i in range(k)))
+    assert not _compact_structure_ok(only_singles, ok_sizes)  # size 4 used, not allowed
+    assert _compact_structure_ok(only_singles, mech([0.7, 0, 0, 0], [0.3, 0, 0, 0]))
+    # don't-know mass (the whole frame: A[k-1]), exact and at most
+    exact = DesignProblem(inputs=labels, epsilon=1.0, dont_know=0.2)
+    assert _compact_structure_ok(exact, ok_sizes)
+    assert not _compact_structure_ok(exact, mech([0.5, 0, 0, math.nextafter(0.2, 1)], [0.3 - 1e-16, 0, 0, 0]))
+    assert not _compact_structure_ok(exact, mech([0.5, 0, 0.2, 0], [0.3, 0, 0, 0]))  # mass on size 3, not 4
+    at_most = DesignProblem(inputs=labels, epsilon=1.0, dont_know_max=0.2)
+    assert _compact_structure_ok(at_most, ok_sizes)
+    assert _compact_structure_ok(at_most, mech([0.6, 0, 0, 0.1], [0.3, 0, 0, 0]))
+    assert not _compact_structure_ok(at_most, mech([0.5, 0, 0, math.nextafter(0.2, 1)], [0.3, 0, 0, 0]))
+    # lies: the mass of sets without the true answer (B) summed exactly against lie_max
+    lies = DesignProblem(inputs=labels, epsilon=1.0, lie_max=0.3)
+    assert _compact_structure_ok(lies, mech([0.75, 0, 0, 0], [0.1, 0.15, 0, 0]))
+    assert _compact_structure_ok(lies, mech([0.7, 0, 0, 0], [0.3, 0, 0, 0]))  # exactly at the bound
+    # the doubles 0.1 + 0.2 add up to 1.7e-17 more than the double 0.3: refused, as exact arithmetic says
+    assert Fraction(0.1) + Fraction(0.2) > Fraction(0.3)
+    assert not _compact_structure_ok(lies, mech([0.7, 0, 0, 0], [0.1, 0.2, 0, 0]))

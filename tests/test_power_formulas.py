@@ -1,0 +1,174 @@
+"""Power and its arguments against Warner's closed form (Eq 1), written here independently.
+
+For Warner's mechanism with truth probability ``p`` the MLE's variance per respondent at share ``pi`` is
+``V(pi) = pi (1 - pi) + p (1 - p) / (2p - 1)^2`` (Eq 1 times n). A two-sided Wald test at ``alpha`` of
+``null`` against ``null + detect`` with ``n`` respondents has power ``Phi((D sqrt(n) - z s0) / s1)``, with
+``s0 = sqrt(V(null))``, ``s1 = sqrt(V(null + D))`` (one sample) or ``s0 = sqrt(2 V(mean))``,
+``s1 = sqrt(V(null) + V(null + D))`` (two groups, per group); the sample size is the least ``n`` reaching the
+power. Every argument's domain is checked at its edges, naming the argument.
+"""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+
+import pytest
+
+from designer import Q_WRR
+from designer.exceptions import DesignerError
+from designer.planning import accuracy_of, power_at, power_sample_size
+
+P = math.e / (1 + math.e)  # Warner at eps = 1
+N01 = NormalDist()
+
+
+def _v(pi: float) -> float:
+    return pi * (1 - pi) + P * (1 - P) / (2 * P - 1) ** 2
+
+
+def _power(n: int, detect: float, alpha: float, null: float, groups: int) -> float:
+    z = N01.inv_cdf(1 - alpha / 2)
+    p1 = null + detect
+    if groups == 1:
+        s0, s1 = math.sqrt(_v(null)), math.sqrt(_v(p1))
+    else:
+        s0, s1 = math.sqrt(2 * _v((null + p1) / 2)), math.sqrt(_v(null) + _v(p1))
+    return N01.cdf((detect * math.sqrt(n) - z * s0) / s1)
+
+
+def _accuracy(prior=(0.3, 0.7)):
+    return accuracy_of(Q_WRR(1.0), "sldp", list(prior))  # eps = 1: truth with probability P
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+@pytest.mark.parametrize("null", [None, 0.1, 0.55])
+@pytest.mark.parametrize("detect, alpha", [(0.05, 0.05), (0.12, 0.01), (0.2, 0.1)])
+def test_power_and_sample_size_are_the_wald_formulas(groups, null, detect, alpha):
+    acc = _accuracy()
+    base = 0.3 if null is None else null
+    for n in (50, 400, 3000):
+        assert power_at(acc, n, detect, alpha, null=null, groups=groups) == pytest.approx(
+            _power(n, detect, alpha, base, groups), rel=1e-9)
+    for target in (0.5, 0.8, 0.95):
+        n = power_sample_size(acc, detect, target, alpha, null=null, groups=groups)
+        assert _power(n, detect, alpha, base, groups) >= target - 1e-12
+        assert n == 1 or _power(n - 1, detect, alpha, base, groups) < target
+
+
+def test_the_null_defaults_to_the_accuracy_prior_of_the_share():
+    acc = _accuracy((0.2, 0.8))
+    assert power_at(acc, 500, 0.1) == pytest.approx(_power(500, 0.1, 0.05, 0.2, 1), rel=1e-9)
+    assert power_at(acc, 500, 0.1, share=1, null=0.6) == pytest.approx(_power(500, 0.1, 0.05, 0.6, 1), rel=1e-9)
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda acc: power_at(acc, 100, 0.0), "detect"),
+    (lambda acc: power_at(acc, 100, -0.1), "detect"),
+    (lambda acc: power_at(acc, 100, 0.1, alpha=0.0), "alpha"),
+    (lambda acc: power_at(acc, 100, 0.1, alpha=1.0), "alpha"),
+    (lambda acc: power_at(acc, 100, 0.1, alpha=-0.5), "alpha"),
+    (lambda acc: power_at(acc, 100, 0.1, alpha=1.5), "alpha"),
+    (lambda acc: power_at(acc, 100, 0.1, null=-0.1), "null"),
+    (lambda acc: power_at(acc, 100, 0.1, null=1.5), "null"),
+    (lambda acc: power_sample_size(acc, 0.1, power=0.0), "power"),
+    (lambda acc: power_sample_size(acc, 0.1, power=1.0), "power"),
+    (lambda acc: power_sample_size(acc, 0.1, power=-0.2), "power"),
+    (lambda acc: power_sample_size(acc, 0.1, power=1.2), "power"),
+    (lambda acc: power_at(acc, 100, 0.1, null=0.9), "leaves"),
+    (lambda acc: power_at(acc, 100, 0.5, null=0.5), "leaves"),
+    (lambda acc: power_at(acc, 100, 0.1, groups=3), "groups"),
+    (lambda acc: power_at(acc, 0, 0.1), "n"),
+])
+def test_arguments_out_of_their_domain_are_refused_by_name(call, name):
+    with pytest.raises(DesignerError, match=rf"\b{name}\b"):
+        call(_accuracy())
+
+
+def test_arguments_at_the_edge_of_their_domain_are_accepted():
+    acc = _accuracy()
+    assert 0 < power_at(acc, 100, 1e-9) < 1  # the smallest detect
+    assert power_at(acc, 100, 0.1, alpha=1e-9) < power_at(acc, 100, 0.1, alpha=1 - 1e-9)
+    assert power_at(acc, 100, 0.1, null=0.0) == pytest.approx(_power(100, 0.1, 0.05, 0.0, 1), rel=1e-9)
+    assert power_at(acc, 100, 0.5, null=0.5 - 1e-9) > 0  # p1 just below 1
+    assert power_sample_size(acc, 0.1, power=1e-6) >= 1 and power_sample_size(acc, 0.1, power=1 - 1e-6) > 1
+
+
+def test_a_share_moved_to_a_value_rescales_the_others():
+    """The prior at which a share's variance is read: that share set, the others scaled to fill the rest, or
+    spread evenly when the others had nothing (integer priors accepted)."""
+    import numpy as np
+
+    from designer.planning.sizes import _share_prior
+
+    np.testing.assert_allclose(_share_prior(np.array([0.2, 0.3, 0.5]), 0, 0.6), [0.6, 0.15, 0.25], rtol=1e-15)
+    np.testing.assert_allclose(_share_prior(np.array([0.0, 1.0, 0.0]), 0, 0.4), [0.4, 0.6, 0.0], rtol=1e-15)
+    np.testing.assert_allclose(_share_prior([1, 0, 0], 0, 0.4), [0.4, 0.3, 0.3], rtol=1e-15)
+    np.testing.assert_allclose(_share_prior([0, 0, 1, 0, 0], 2, 0.2), [0.2] * 5, rtol=1e-15)
+
+
+@pytest.mark.parametrize("level, detect, alpha", [(0.95, None, 0.05), (0.9, 0.1, 0.05), (0.99, 0.15, 0.01)])
+def test_simulation_check_is_the_warner_computation(level, detect, alpha):
+    """check_by_simulation against the same surveys analysed here with Warner's closed-form MLE and Eq 1:
+    the same seed draws the same answer counts, so coverage, half-width and power must agree exactly."""
+    import numpy as np
+
+    from designer.planning import check_by_simulation
+
+    acc = _accuracy((0.3, 0.7))
+    n, reps, seed = 400, 300, 17
+    got = check_by_simulation(acc, n, reps, level, seed=seed, detect=detect, alpha=alpha)
+    rng = np.random.default_rng(seed)
+
+    def surveys(pi):
+        yes = rng.multinomial(n, [pi * P + (1 - pi) * (1 - P), pi * (1 - P) + (1 - pi) * P], size=reps)[:, 0] / n
+        est = np.clip((yes - (1 - P)) / (2 * P - 1), 0.0, 1.0)
+        at = np.clip(np.c_[est, 1 - est], 1e-9, None)
+        at = at[:, 0] / at.sum(axis=1)
+        return est, np.sqrt(np.array([_v(a) for a in at]) / n)
+
+    z = N01.inv_cdf(0.5 + level / 2)
+    est, se = surveys(0.3)
+    covered = np.abs(est - 0.3) <= z * se  # both shares share one interval width for two inputs
+    assert got["reps"] == reps
+    assert got["coverage"] == pytest.approx(covered.mean(), abs=1e-12)
+    assert got["coverage_all_shares"] == pytest.approx(covered.mean(), abs=1e-12)
+    assert got["mean_half_width"] == pytest.approx((z * se).mean(), rel=1e-6)
+    if detect is None:
+        assert "power" not in got
+    else:
+        est1, se1 = surveys(0.3 + detect)
+        reject = np.abs(est1 - 0.3) > N01.inv_cdf(1 - alpha / 2) * se1
+        assert got["power"] == pytest.approx(reject.mean(), abs=1e-12)
+
+
+def test_simulation_check_refuses_bad_sizes_by_name():
+    from designer.planning import check_by_simulation
+
+    with pytest.raises(DesignerError, match="reps"):
+        check_by_simulation(_accuracy(), 100, 1, seed=1)
+    with pytest.raises(DesignerError, match="n"):
+        check_by_simulation(_accuracy(), 0, 10, seed=1)
+    assert check_by_simulation(_accuracy(), 1, 2, seed=1)["reps"] == 2
+
+
+def test_sample_size_is_exact_when_the_formula_lands_on_an_integer():
+    """A target power read off the formula at n: the answer is n itself, not n + 1 (float slack handled)."""
+    acc = _accuracy()
+    for n in (100, 2500, 10_000):  # powers from 0.06 to 0.96: the normal quantile keeps 1e-13
+        for groups in (1, 2):
+            target = _power(n, 0.05, 0.05, 0.3, groups)
+            assert power_sample_size(acc, 0.05, target, 0.05, groups=groups) == n
+    assert power_at(_accuracy(), 1, 0.1) == pytest.approx(_power(1, 0.1, 0.05, 0.3, 1), rel=1e-9)
+
+
+def test_one_respondent_can_be_enough_and_an_unidentified_share_has_no_power():
+    import numpy as np
+
+    from designer import Q_WRR, Mechanism
+
+    sharp = accuracy_of(Q_WRR(12.0), "sldp", [0.05, 0.95])  # truth with probability 1 - 6e-6
+    assert power_sample_size(sharp, 0.9, 0.8) == 1
+    blind = accuracy_of(Mechanism(np.array([[0, 0.5, 0.5, 0], [0, 0.5, 0.5, 0]])), "sldp", [0.3, 0.7])  # alike
+    with pytest.raises(DesignerError, match="not identified"):
+        power_sample_size(blind, 0.1)
