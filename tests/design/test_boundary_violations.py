@@ -284,3 +284,45 @@ def test_compact_structure_check_sees_each_rule_broken_by_the_least():
     # the doubles 0.1 + 0.2 add up to 1.7e-17 more than the double 0.3: refused, as exact arithmetic says
     assert Fraction(0.1) + Fraction(0.2) > Fraction(0.3)
     assert not _compact_structure_ok(lies, mech([0.7, 0, 0, 0], [0.1, 0.2, 0, 0]))
+
+
+# ---------------------------------------------------------------------------- device grid structure
+def test_grid_structure_and_feasibility_at_one_count_over_each_rule():
+    """Counts on a 12-outcome device against each structure rule and the grid privacy bound, one count
+    inside and one count outside (expected verdicts read off the counts here)."""
+    from designer.devices.program import GridProgram
+
+    yes, no, dk = 1, 2, 3  # focal bitmasks {yes}, {no}, {yes,no}
+    d = 12
+
+    def counts(problem, rows):
+        family = [int(m) for m in problem.family()]
+        return np.array([[row.get(m, 0) for m in family] for row in rows], dtype=np.int64)
+
+    exact = DesignProblem(inputs=("yes", "no"), epsilon=2.0, dont_know=0.25)  # 3 of 12
+    g = GridProgram(exact, d)
+    good = counts(exact, [{yes: 6, no: 3, dk: 3}, {yes: 3, no: 6, dk: 3}])
+    assert g.structure_ok(good) and g.feasible(good)
+    assert not g.structure_ok(counts(exact, [{yes: 5, no: 3, dk: 4}, {yes: 3, no: 6, dk: 3}]))  # 4 != 3
+    assert not g.structure_ok(counts(exact, [{yes: 6, no: 3, dk: 3}, {yes: 3, no: 5, dk: 3}]))  # row sum 11
+    assert not g.structure_ok(counts(exact, [{yes: 10, no: -1, dk: 3}, {yes: 3, no: 6, dk: 3}]))  # negative
+    cap = DesignProblem(inputs=("yes", "no"), epsilon=2.0, dont_know_max=0.25)
+    g = GridProgram(cap, d)
+    assert g.structure_ok(counts(cap, [{yes: 6, no: 3, dk: 3}, {yes: 4, no: 6, dk: 2}]))
+    assert not g.structure_ok(counts(cap, [{yes: 5, no: 3, dk: 4}, {yes: 4, no: 6, dk: 2}]))
+    lie = DesignProblem(inputs=("yes", "no"), epsilon=2.0, lie_max=0.25)  # at most 3 of 12 on sets without the truth
+    g = GridProgram(lie, d)
+    assert g.structure_ok(counts(lie, [{yes: 6, no: 3, dk: 3}, {yes: 3, no: 6, dk: 3}]))
+    assert not g.structure_ok(counts(lie, [{yes: 5, no: 4, dk: 3}, {yes: 3, no: 6, dk: 3}]))  # yes lies 4 times
+    assert not g.structure_ok(counts(lie, [{yes: 6, no: 3, dk: 3}, {yes: 4, no: 5, dk: 3}]))  # no lies 4 times
+    # privacy on the grid: e^1 lies between 19/7 and 30/11; the best fraction with b <= 12 is 19/7
+    for semantics in ("sldp", "wldp", "both"):
+        problem = DesignProblem(inputs=("yes", "no"), epsilon=1.0, semantics=semantics)
+        g = GridProgram(problem, d)
+        assert g.bound == _brute_grid_bound(1.0, d)
+        shafer_edge = counts(problem, [{yes: 8, no: 3, dk: 1}, {yes: 3, no: 8, dk: 1}])  # 8/3 < e, Walley 9/3 > e
+        assert g.feasible(shafer_edge) is (semantics == "sldp")
+        shafer_over = counts(problem, [{yes: 9, no: 3}, {yes: 3, no: 9}])  # 3 > e
+        assert not g.feasible(shafer_over)
+        walley_ok = counts(problem, [{yes: 8, no: 4}, {yes: 4, no: 8}])  # 2 <= e for both losses
+        assert g.feasible(walley_ok)
