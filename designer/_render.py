@@ -17,8 +17,11 @@ from typing import Any
 __all__ = ["cell", "fmt", "json_number", "json_value", "render_csv", "render_table"]
 
 
-def json_number(x: float) -> float | str:
-    """``x`` as a JSON value: a float, or ``"inf"`` / ``"-inf"`` / ``"nan"``."""
+def json_number(x: float | None) -> float | str | None:
+    """``x`` as a JSON value: a float, or ``"inf"`` / ``"-inf"`` / ``"nan"``; ``None`` (a figure that could not
+    be computed) stays ``null``."""
+    if x is None:
+        return None
     x = float(x)
     if math.isinf(x):
         return "inf" if x > 0 else "-inf"

@@ -24,14 +24,10 @@ def _exact_columns(g: Any) -> list[list[str]]:
 
 def grid_json(g: Any) -> dict[str, Any]:
     """The usual design object plus ``device``, ``denominator``, ``matrix_exact`` and the continuous optimum."""
-    from ..design.objectives import VARIANCE_KINDS
+    from ..design.objectives import variance_note
     from ..privacy import eps_shafer, eps_walley
 
     mech, problem = g.mechanism, g.problem
-
-    def number(x: float | None) -> float | str | None:
-        return None if x is None else json_number(x)
-
     return {
         "name": problem.name, "inputs": list(problem.inputs), "frame": list(problem.frame),
         "focal_sets": [list(s) for s in mech.focal_sets], "columns": mech.columns,
@@ -42,9 +38,9 @@ def grid_json(g: Any) -> dict[str, Any]:
         "objective_value": json_number(g.objective_value),
         "continuous_objective_value": json_number(g.continuous_objective_value),
         "objective_cost": json_number(g.objective_cost),
-        "variance": number(g.variance), "continuous_variance": number(g.continuous_variance),
-        "variance_ratio": number(g.variance_ratio), "variance_kind": g.variance_kind,
-        "variance_note": g.variance_reason or VARIANCE_KINDS[g.variance_kind] + ", per respondent, at the prior",
+        "variance": json_number(g.variance), "continuous_variance": json_number(g.continuous_variance),
+        "variance_ratio": json_number(g.variance_ratio), "variance_kind": g.variance_kind,
+        "variance_note": variance_note(g.variance_kind, g.variance_reason),
         "prior": dict(zip(problem.inputs, (float(v) for v in problem.prior))),
         "eps_shafer": json_number(eps_shafer(mech)), "eps_walley": json_number(eps_walley(mech)),
         "optimal_on_grid": g.optimal, "symmetric": g.symmetric,

@@ -21,7 +21,8 @@ from ..vocabulary import Objective, Semantics
 from .problem import DesignProblem
 
 __all__ = ["NAMED_MEMBERS", "VARIANCE_KINDS", "objective_matrix", "objective_value", "reported_variance",
-           "share_variances", "variance_figure", "walley_worst_binary"]
+           "share_variances", "variance_figure", "variance_note",
+           "walley_worst_binary"]
 
 
 def objective_matrix(problem: DesignProblem, family: NDArray[np.int64]) -> NDArray[np.float64]:
@@ -149,6 +150,13 @@ def variance_figure(problem: DesignProblem, mech: Mechanism | None = None, compa
         reason = " ".join(str(exc).split()) or type(exc).__name__
         return None, "unavailable", f"not computed: {reason}"
     return variance, kind, ""
+
+
+def variance_note(kind: str, reason: str = "") -> str:
+    """What a reported variance of ``kind`` is, in words, or ``reason`` when it could not be computed."""
+    if kind == "unavailable":
+        return reason or "not computed"
+    return VARIANCE_KINDS[kind] + ", per respondent, at the prior"
 
 
 def share_variances(mech: Mechanism, prior: ArrayLike, semantics: Semantics | str

@@ -15,7 +15,7 @@ from ..exceptions import DesignWarning
 from ..mechanism import Mechanism
 from ..vocabulary import Objective
 from .certify import Certificate
-from .objectives import VARIANCE_KINDS
+from .objectives import variance_note
 from .problem import DesignProblem
 from .symmetric import SymmetricMechanism
 
@@ -84,9 +84,7 @@ class DesignResult:
     @property
     def variance_note(self) -> str:
         """What ``variance`` is, in words (or why it is absent)."""
-        if self.variance is None:
-            return self.variance_reason or "not computed"
-        return VARIANCE_KINDS[self.variance_kind] + ", per respondent, at the prior"
+        return variance_note(self.variance_kind, self.variance_reason)
 
     def to_json_dict(self) -> dict[str, Any]:
         """The ``designer design --format json`` object."""
@@ -106,7 +104,7 @@ class DesignResult:
             "solver_objective": json_number(self.solver_objective),
             "eps_shafer": json_number(self.eps_shafer),
             "eps_walley": json_number(self.eps_walley),
-            "variance": None if self.variance is None else json_number(self.variance),
+            "variance": json_number(self.variance),
             "variance_kind": self.variance_kind,
             "variance_note": self.variance_note,
             "prior": dict(zip(self.problem.inputs, (float(v) for v in self.problem.prior))),
