@@ -47,7 +47,8 @@ def main() -> None:
           f"n {n} vs {closed}")
 
     t0 = time.perf_counter()
-    eps, _, solved = smallest_budget(warner, 2000, 0.03)
+    plan = smallest_budget(warner, 2000, 0.03)
+    eps, solved = plan.epsilon, plan.designs_solved
     ours = time.perf_counter() - t0
     t0 = time.perf_counter()
     lo, hi = 0.0, 20.0

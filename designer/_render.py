@@ -14,7 +14,7 @@ import numbers
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["cell", "fmt", "json_number", "json_value", "render_csv", "render_table"]
+__all__ = ["cell", "fmt", "json_number", "json_tree", "json_value", "render_csv", "render_json", "render_table"]
 
 
 def json_number(x: float | None) -> float | str | None:
@@ -39,6 +39,26 @@ def json_value(v: Any) -> Any:
     if isinstance(v, numbers.Real):
         return json_number(float(v))
     return v
+
+
+def json_tree(v: Any) -> Any:
+    """``v`` with every number in it (in dicts, lists and tuples, at any depth) through :func:`json_value`; numpy
+    arrays and scalars become lists and Python numbers."""
+    if isinstance(v, dict):
+        return {str(k): json_tree(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [json_tree(x) for x in v]
+    if hasattr(v, "tolist") and not isinstance(v, (str, bytes)):
+        return json_tree(v.tolist())
+    return json_value(v)
+
+
+def render_json(obj: Any) -> str:
+    """``obj`` as strict JSON (RFC 8259: no ``NaN`` or ``Infinity``; those are the strings of
+    :func:`json_number`), indented by two spaces. Every command's JSON output goes through here."""
+    import json
+
+    return json.dumps(json_tree(obj), indent=2, allow_nan=False)
 
 
 def fmt(x: float, digits: int = 6) -> str:

@@ -3,6 +3,7 @@ simulation checks, the questionnaire split against an independent grid search, t
 
 import json
 import math
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -46,7 +47,9 @@ def test_warner_sample_size_is_equation_1(width):
 
 def test_smallest_budget_is_the_closed_form_inversion():
     """Eq 1 at n = 2000, w = 0.03: z^2 (pi(1-pi) + e^eps/(e^eps - 1)^2) / n = w^2 solved for eps."""
-    eps, acc, solved = smallest_budget(_warner_problem(), 2000, 0.03)
+    plan = smallest_budget(_warner_problem(), 2000, 0.03)
+    eps, acc, solved = plan.epsilon, plan.accuracy, plan.designs_solved
+    assert plan.basis == "file" and plan.design.problem.epsilon == round(eps, 12)
     r = 2000 * 0.03**2 / Z95**2 - 0.21
     closed = math.log(((2 * r + 1) + math.sqrt(4 * r + 1)) / (2 * r))
     assert abs(eps - closed) < 1e-3 and solved < 40
@@ -130,9 +133,23 @@ def test_survey_errors():
         parse_survey({"epsilon": 1.0, "question": [{"inputs": ["a", "b"]}], "budget": 2})
     with pytest.raises(d.InvalidProblemError, match="belongs to the survey"):
         parse_survey({"epsilon": 1.0, "question": [{"inputs": ["a", "b"], "epsilon": 0.5}]})
-    with pytest.raises(PlanningError, match="no design with a finite variance"):
+    with pytest.raises(PlanningError, match=r"no design that identifies its shares.*\(not even at eps = 20\)"):
         allocate(parse_survey({"epsilon": 0.2, "semantics": "wldp", "question": [
             {"name": "q", "inputs": ["a", "b"], "structure": {"dont_know": 0.6}, "objective": "truthful"}]}))
+
+
+def test_a_question_short_of_budget_is_named_with_the_budget_it_needs():
+    """Under WLDP a fixed don't-know mass leaves a binary share unidentified until the credal intervals of the
+    two inputs separate, which takes a budget: the message names the question and that budget, which is then
+    enough (to the stated 1e-3) while 0.01 less is not."""
+    question = {"name": "q", "inputs": ["a", "b"], "structure": {"dont_know": 0.3}, "objective": "truthful"}
+    with pytest.raises(PlanningError, match=r"'q'.*it needs eps >= (\d+\.\d+)") as info:
+        allocate(parse_survey({"epsilon": 0.5, "semantics": "wldp", "question": [question]}))
+    needed = float(re.search(r"it needs eps >= (\d+\.\d+)", str(info.value)).group(1))
+    assert math.isfinite(allocate(parse_survey({"epsilon": needed, "semantics": "wldp", "question": [question]}),
+                                  joint=False).total_variance)
+    with pytest.raises(PlanningError):
+        allocate(parse_survey({"epsilon": needed - 0.01, "semantics": "wldp", "question": [question]}), joint=False)
 
 
 def _run(argv, capsys):

@@ -15,12 +15,40 @@ from .._validation import check_prior
 from ..exceptions import CommandError
 
 __all__ = ["CommandError", "add_format", "check_out", "epsilon_arg", "int_arg", "level_arg", "parse_grid",
-           "parse_prior", "parse_values", "problem_from_args", "read_table", "show_progress"]
+           "parse_number", "parse_prior", "parse_values", "probability_arg", "problem_from_args", "read_table",
+           "show_progress"]
 
 
 def show_progress(args: argparse.Namespace) -> bool:
     """Progress bars go to stderr, only when it is a terminal and ``--quiet`` was not given."""
     return not getattr(args, "quiet", False) and sys.stderr.isatty()
+
+
+def parse_number(text: str) -> float:
+    """A number as a person writes it: ``0.25``, ``1e-3`` or a fraction ``7/36`` (read exactly, then rounded
+    once to the nearest float). Raises ``ValueError`` otherwise."""
+    text = text.strip()
+    if "/" in text:
+        from fractions import Fraction
+
+        num, _, den = text.partition("/")
+        try:
+            value = Fraction(num.strip()) / Fraction(den.strip())
+        except (ValueError, ZeroDivisionError):
+            raise ValueError(text) from None
+        return float(value)
+    return float(text)
+
+
+def probability_arg(text: str) -> float:
+    """argparse ``type=`` of a probability in [0, 1]: a decimal or a fraction (``7/36``)."""
+    try:
+        value = parse_number(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number (write 0.25 or a fraction such as 7/36)") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be a probability in [0, 1], got {text!r}")
+    return value
 
 
 #: Most values one grid option may hold (a sweep designs their product).
@@ -35,14 +63,14 @@ def parse_values(text: str, what: str, *, low: float, high: float, low_open: boo
             parts = text.split(":")
             if len(parts) != 3:
                 raise ValueError
-            start, stop, count = float(parts[0]), float(parts[1]), int(parts[2])
+            start, stop, count = parse_number(parts[0]), parse_number(parts[1]), int(parts[2])
             if count > MAX_GRID:
                 raise CommandError(f"{what} {text!r}: {count} values is more than {MAX_GRID}; use a coarser grid")
             if count < 1 or (count == 1 and start != stop):
                 raise ValueError
             values = [start + (stop - start) * i / (count - 1) for i in range(count)] if count > 1 else [start]
         else:
-            values = [float(v) for v in text.split(",") if v.strip()]
+            values = [parse_number(v) for v in text.split(",") if v.strip()]
     except ValueError:
         raise CommandError(f"{what} {text!r}: write start:stop:count (e.g. 0.1:5:50) or a list 0.5,1,2") from None
     lo, hi = ("(" if low_open else "["), (")" if high_open else "]")
@@ -66,9 +94,7 @@ def problem_from_args(args: argparse.Namespace) -> Any:
     if getattr(args, "objective", None) is not None:
         changes["objective"] = args.objective
     dont_know = getattr(args, "dont_know_value", None)
-    if dont_know is not None:
-        if not 0.0 <= dont_know < 1.0:
-            raise CommandError(f"argument --dont-know: {dont_know:g} is not a mass in [0, 1)")
+    if dont_know is not None:  # its range is the problem's rule (DesignProblem), the same as in a file
         changes["dont_know"] = dont_know
     return problem.replace(**changes) if changes else problem
 
@@ -103,29 +129,49 @@ def parse_grid(text: str, what: str = "grid") -> list[float]:
     return parse_values(text, what, low=0.0, high=math.inf, low_open=True, high_open=True)
 
 
-def parse_prior(text: str | None, inputs: Sequence[str]) -> list[float]:
-    """``0.3,0.7`` (in input order) or ``yes=0.3,no=0.7``; default uniform."""
+def parse_prior(text: str | None, inputs: Sequence[str], default: Sequence[float] | None = None) -> list[float]:
+    """``0.3,0.7`` (in input order), ``yes=0.3,no=0.7`` or fractions (``1/3,2/3``); default: ``default``, else
+    uniform. Label pairs may name only some inputs (``never=0.05``): the others share the rest in proportion to
+    ``default`` (evenly without one)."""
     k = len(inputs)
+    base = [1.0 / k] * k if default is None else [float(v) for v in default]
     if text is None:
-        return [1.0 / k] * k
+        return base
     parts = [t.strip() for t in text.split(",") if t.strip()]
     try:
         if parts and all("=" in t for t in parts):
-            given = {a.strip(): float(b) for a, b in (t.split("=", 1) for t in parts)}
+            given = {a.strip(): parse_number(b) for a, b in (t.split("=", 1) for t in parts)}
             unknown = sorted(set(given) - set(inputs))
             if unknown:
                 raise CommandError(f"--prior {text!r}: unknown inputs {unknown}; the inputs are {list(inputs)}")
-            values = [given.get(x, 0.0) for x in inputs]
+            values = _fill_prior(text, inputs, given, base)
         else:
-            values = [float(t) for t in parts]
+            values = [parse_number(t) for t in parts]
     except ValueError:
-        raise CommandError(f"--prior {text!r}: write {k} numbers (e.g. 0.3,0.7) or label=value pairs") from None
+        raise CommandError(f"--prior {text!r}: write {k} numbers (e.g. 0.3,0.7 or 1/3,2/3) or label=value "
+                           "pairs") from None
     if len(values) != k:
         raise CommandError(f"--prior {text!r}: {len(values)} values for {k} inputs {list(inputs)}")
     try:
         check_prior(values, k, "--prior")  # the package's one simplex check
     except (TypeError, ValueError):
         raise CommandError(f"--prior {text!r}: the shares must be non-negative and sum to 1") from None
+    return values
+
+
+def _fill_prior(text: str, inputs: Sequence[str], given: dict[str, float], base: list[float]) -> list[float]:
+    """The inputs ``given`` leaves out share ``1 - sum(given)`` in proportion to ``base``."""
+    rest = [i for i, x in enumerate(inputs) if x not in given]
+    left = 1.0 - sum(given.values())
+    values = [given.get(x, 0.0) for x in inputs]
+    if not rest:
+        return values
+    if left < -1e-12 or any(v < 0 for v in given.values()):
+        raise CommandError(f"--prior {text!r}: the named shares exceed 1 or are negative")
+    weights = [base[i] for i in rest]
+    total = sum(weights)
+    for i, w in zip(rest, weights):
+        values[i] = max(left, 0.0) * (w / total if total > 0 else 1.0 / len(rest))
     return values
 
 
@@ -207,7 +253,7 @@ def unit_arg(text: str) -> float:
 def level_arg(text: str) -> float:
     """argparse ``type=`` of a confidence level, in (0, 1)."""
     try:
-        value = float(text)
+        value = parse_number(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
     if not 0.0 < value < 1.0:

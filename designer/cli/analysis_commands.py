@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
-from .._render import fmt, json_number, render_csv, render_table
+from .._render import fmt, json_number, render_csv, render_json, render_table
 from ..mechanism import Mechanism
 from ._common import CommandError, add_format, level_arg, parse_allocation
 
@@ -70,7 +69,7 @@ def _render_fit(args: argparse.Namespace, fit: Any) -> str:
     headers = ["outcome", "term", "estimate", "stderr", "z", "pvalue", "ci_low", "ci_high"]
     rows = table[headers].to_numpy().tolist()
     if args.format == "json":
-        return json.dumps({
+        return render_json({
             "formula": args.formula, "mechanism": args.mechanism, "semantics": fit.semantics,
             "reference": fit.reference, "n": fit.n, "level": fit.level, "method": fit.method,
             "converged": fit.converged, "iterations": fit.iterations, "loglik": json_number(fit.loglik),
@@ -78,7 +77,7 @@ def _render_fit(args: argparse.Namespace, fit: Any) -> str:
             "lr_test": {"statistic": json_number(fit.lr_statistic), "df": fit.lr_df,
                         "pvalue": json_number(fit.lr_pvalue)},
             "coefficients": [{h: json_number(v) if isinstance(v, float) else v for h, v in zip(headers, r)}
-                             for r in rows]}, indent=2)
+                             for r in rows]})
     if args.format == "csv":
         return render_csv(headers, rows)
     head = (f"{fit.n} respondents, {args.semantics} answers through {args.mechanism}; multinomial logit of the "
@@ -96,8 +95,8 @@ def _render_sensitivity(args: argparse.Namespace, table: Any, n: int) -> str:
         coefficients = [{h: json_number(v) if isinstance(v, float) else v for h, v in zip(headers, r)} for r in rows]
         for c in coefficients:
             c["estimate"], c["stderr"] = c["estimate[uniform]"], None
-        return json.dumps({"formula": args.formula, "mechanism": args.mechanism, "semantics": "wldp", "n": n,
-                           "level": args.level, "identified": False, "coefficients": coefficients}, indent=2)
+        return render_json({"formula": args.formula, "mechanism": args.mechanism, "semantics": "wldp", "n": n,
+                           "level": args.level, "identified": False, "coefficients": coefficients})
     if args.format == "csv":
         return render_csv(headers, rows)
     head = (f"{n} precise answers (WLDP) through {args.mechanism}: the coefficients are not identified (the "

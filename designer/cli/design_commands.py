@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 from typing import Any
 
 import numpy as np
 
-from .._render import fmt, json_value, render_csv, render_table
+from .._render import fmt, json_value, render_csv, render_json, render_table
 from ..vocabulary import Objective, Semantics
 from ._common import (
     CommandError,
@@ -19,6 +18,7 @@ from ._common import (
     epsilon_arg,
     parse_grid,
     parse_values,
+    probability_arg,
     problem_from_args,
     show_progress,
 )
@@ -49,7 +49,7 @@ def cmd_design(args: argparse.Namespace) -> str:
         assert mech is not None
         mech.write(args.out)
     if args.format == "json":
-        return json.dumps(result.to_json_dict(), indent=2)
+        return render_json(result.to_json_dict())
     if args.format == "csv":
         assert mech is not None
         return mech.to_csv_text().rstrip("\n")
@@ -103,9 +103,9 @@ def cmd_compare(args: argparse.Namespace) -> str:
 
     table = compare(problem_from_args(args), parse_grid(args.eps))
     if args.format == "json":
-        return json.dumps({"problem": table.problem.name, "closed_form": table.reference,
+        return render_json({"problem": table.problem.name, "closed_form": table.reference,
                            "rows": [{k: json_value(v) for k, v in r.items()}
-                                    for r in table.rows], "notes": table.notes}, indent=2)
+                                    for r in table.rows], "notes": table.notes})
     headers = list(table.columns)
     rows = [[r.get(c, "") for c in headers] for r in table.rows]
     if args.format == "csv":  # one numeric table: "infeasible" goes to two status columns, its cells stay empty
@@ -160,8 +160,8 @@ def cmd_sweep(args: argparse.Namespace) -> str:
     if args.format == "json":
         rows = [{k: None if isinstance(v, float) and math.isnan(v) else json_value(v) for k, v in r.items()}
                 for r in df.to_dict(orient="records")]
-        return json.dumps({"problem": problem.name, "semantics": problem.semantics,
-                           "objective": problem.objective, "rows": rows}, indent=2)
+        return render_json({"problem": problem.name, "semantics": problem.semantics,
+                           "objective": problem.objective, "rows": rows})
     if args.format == "csv":
         return csv_text
     notes = sorted({r for r in df["message"] if r})
@@ -187,8 +187,9 @@ def _configure_design(p: argparse.ArgumentParser) -> None:
     p.add_argument("problem", help="design problem (TOML)")
     p.add_argument("--epsilon", "--eps", dest="epsilon", type=epsilon_arg,
                    help="override the budget of the file (nats, > 0)")
-    p.add_argument("--dont-know", dest="dont_know_value", type=float,
-                   help="override the exact don't-know mass of the file, in [0, 1)")
+    p.add_argument("--dont-know", dest="dont_know_value", type=probability_arg,
+                   help="override the exact don't-know mass of the file, in [0, 1]: 0.2 or a fraction such as 7/36 "
+                        "(on a device, a decimal that rounds one multiple of 1/outcomes is read as it, and said)")
     p.add_argument("--semantics", choices=("sldp", "wldp", "both"), help="override the semantics of the file")
     p.add_argument("--objective", choices=OBJECTIVE_CHOICES, help="override the objective of the file")
     p.add_argument("--out", help="write the designed mechanism (CSV, or JSON for a .json name)")

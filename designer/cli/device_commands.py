@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
-from .._render import fmt, json_number, render_table
+from .._render import fmt, json_number, render_json, render_table
 from ._common import CommandError, check_out, problem_from_args
 
 
@@ -78,7 +77,7 @@ def cmd_design_on_device(args: argparse.Namespace) -> str:
         atomic_write_text(args.instructions, render(device, rules, g.focal_sets, problem.frame, style,
                                                     title), overwrite=args.force)
     if args.format == "json":
-        return json.dumps(grid_json(g), indent=2)
+        return render_json(grid_json(g))
     if args.format == "csv":
         return g.mechanism.to_csv_text().rstrip("\n")
     d = device.denominator

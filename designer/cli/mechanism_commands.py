@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from typing import Any
 
-from .._render import fmt, json_number, render_csv, render_table
+from .._render import fmt, json_number, render_csv, render_json, render_table
 from .._validation import format_set
 from ..mechanism import Mechanism
 from ..privacy import LOSSES, privacy_losses
@@ -35,7 +34,7 @@ def cmd_audit(args: argparse.Namespace) -> str:
             f"eps_{name}": None if w.x is None else {"x": w.x, "x2": w.x2, "event": list(w.event or ())}
             for name, w in losses.items()
         }
-        return json.dumps(out, indent=2)
+        return render_json(out)
     headers = ["loss", "eps", "e^eps", "attained at"]
     rows = [
         [f"eps_{name}", fmt(w.eps), fmt(math.exp(w.eps) if w.eps < 700 else math.inf), w.describe()]
@@ -113,9 +112,9 @@ def cmd_tradeoff(args: argparse.Namespace) -> str:
     headers = ["alpha", "beta", "power", "bound"]
     rows = df[headers].to_numpy().tolist()
     if args.format == "json":
-        return json.dumps({"kind": args.kind, "null": x, "alt": x2, "worst_pair": worst, "fold": args.fold,
+        return render_json({"kind": args.kind, "null": x, "alt": x2, "worst_pair": worst, "fold": args.fold,
                            "eps_bound": json_number(eps * args.fold), "title": title,
-                           **{h: [json_number(r[i]) for r in rows] for i, h in enumerate(headers)}}, indent=2)
+                           **{h: [json_number(r[i]) for r in rows] for i, h in enumerate(headers)}})
     if args.format == "csv":
         return render_csv(headers, rows)
     return title + "\n" + render_table(headers, [[fmt(v, 6) for v in r] for r in rows])
@@ -135,7 +134,7 @@ def cmd_credal(args: argparse.Namespace) -> str:
             obj["gamble"] = gamble
             obj["lower_expectation"] = [lower_expectation(mech, x, gamble) for x in mech.inputs]
             obj["upper_expectation"] = [upper_expectation(mech, x, gamble) for x in mech.inputs]
-        return json.dumps(obj, indent=2)
+        return render_json(obj)
     headers = ["input", "event", "bel", "pl"]
     rows = [[x, ev, bel[i, e + 1], pl[i, e + 1]] for i, x in enumerate(mech.inputs) for e, ev in enumerate(events)]
     extra: list[list[Any]] = []

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from typing import Any
 
-from .._render import fmt, json_value, render_csv, render_table
-from ._common import CommandError, add_format, check_out, int_arg, level_arg, parse_grid, parse_prior
+from .._render import fmt, render_csv, render_json, render_table
+from ._common import (
+    CommandError,
+    add_format,
+    check_out,
+    int_arg,
+    level_arg,
+    parse_grid,
+    parse_prior,
+    probability_arg,
+)
 
 
 def _positive(text: str) -> float:
@@ -21,6 +29,68 @@ def _positive(text: str) -> float:
     return value
 
 
+#: Defaults of the flags whose use is checked against the mode (``None`` in argparse, so a flag given
+#: explicitly can be told from one left out).
+_DEFAULTS = {"level": 0.95, "power": 0.8, "alpha": 0.05, "groups": 1}
+
+#: Flags each kind of plan reads; any other flag given is refused with the reason (never silently ignored).
+_USES = {
+    "survey": {"width", "level", "report", "force"},
+    "sample_size": {"prior", "width", "level", "n", "grid", "plot", "check", "seed", "report", "force", "semantics"},
+    "smallest_budget": {"prior", "width", "level", "n", "grid", "plot", "check", "seed", "report", "force"},
+    "power": {"prior", "detect", "power", "alpha", "groups", "share", "null", "n", "width", "level", "grid", "plot",
+              "check", "seed", "report", "force", "semantics"},
+}
+_WHY = {
+    "survey": "a questionnaire plan splits its own budget at its questions' priors; it reads --width (and --level, "
+              "--report)",
+    "sample_size": "it belongs to a power plan (--detect)",
+    "smallest_budget": "it belongs to a power plan (--detect)",
+    "power": "",
+}
+
+
+def _given(args: argparse.Namespace) -> set[str]:
+    flags = ("prior", "width", "n", "detect", "share", "null", "semantics", "grid", "plot", "check", "seed",
+             "report", *_DEFAULTS)
+    return {f for f in flags if getattr(args, f, None) is not None} | ({"force"} if args.force else set())
+
+
+def _refuse_unused(args: argparse.Namespace, kind: str, mode: str) -> None:
+    """Every flag given changes the answer or is refused here, before any work."""
+    given = _given(args)
+    unused = sorted(given - _USES[mode])
+    if unused:
+        flag = "--" + unused[0].replace("_", "-")
+        raise CommandError(f"{flag} has no effect on this plan: {_WHY[mode] or 'it does not apply'}; drop it")
+    if kind == "problem" and "semantics" in given:
+        raise CommandError(f"--semantics: {args.source} states its own semantics; --semantics is for a mechanism file")
+    if kind == "mechanism" and ({"grid", "plot"} & given):
+        raise CommandError("--grid and --plot design the problem at each budget: they need a problem file (TOML)")
+    if {"grid", "plot"} & given and "width" not in given:
+        raise CommandError("--grid and --plot tabulate respondents against eps for a half-width: add --width W")
+    if "seed" in given and "check" not in given:
+        raise CommandError("--seed seeds the simulation of --check; add --check REPS or drop --seed")
+    if "force" in given and not ({"report", "plot"} & given):
+        raise CommandError("--force lets --report or --plot replace a file; neither was given")
+    if mode in ("sample_size", "smallest_budget") and "level" in given and "width" not in given:
+        raise CommandError("--level sets the confidence level of --width; add --width W")
+    if mode == "power" and "level" in given and not ({"width", "check"} & given):
+        raise CommandError("--level sets the level of an interval: with --detect it applies to --width or --check; "
+                           "the test's level is --alpha")
+
+
+def _mode(args: argparse.Namespace, kind: str) -> str:
+    if kind == "survey":
+        return "survey"
+    if args.detect is not None:
+        return "power"
+    if args.width is None:
+        raise CommandError("say what to plan: --width W (sample size), --n N --width W (smallest budget with a "
+                           "problem file; the half-width at n with a mechanism file), --detect D [--power P] (power)")
+    return "smallest_budget" if kind == "problem" and args.n is not None else "sample_size"
+
+
 def _source(args: argparse.Namespace) -> tuple[str, Any]:
     """``("survey", Survey)``, ``("problem", DesignProblem)`` or ``("mechanism", Mechanism)``."""
     from ..design.problem import parse_problem, read_toml
@@ -31,17 +101,20 @@ def _source(args: argparse.Namespace) -> tuple[str, Any]:
         data = read_toml(args.source)
         if is_survey(data):
             return "survey", parse_survey(data, source=args.source)
-        problem = parse_problem(data, source=args.source)
-        if args.prior is not None:
-            problem = problem.replace(prior=parse_prior(args.prior, problem.inputs))
-        return "problem", problem
+        return "problem", parse_problem(data, source=args.source)
     return "mechanism", Mechanism.read(args.source)
+
+
+def _width_at(acc: Any, n: int, level: float) -> dict[str, Any]:
+    from .._numeric import two_sided_z
+
+    return {"n": n, "width": two_sided_z(level) * math.sqrt(acc.variance_at(n)), "level": level}
 
 
 def cmd_plan(args: argparse.Namespace) -> str:
     from ..planning import (
+        BASES,
         accuracy_of,
-        allocate,
         check_by_simulation,
         power_at,
         power_sample_size,
@@ -49,76 +122,95 @@ def cmd_plan(args: argparse.Namespace) -> str:
         sample_size,
         smallest_budget,
     )
+    from ..planning.sizes import DesignCache
 
-    if args.report:
-        check_out(args.report, [args.source], args.force)
-    if args.plot:
-        check_out(args.plot, [args.source], args.force)
     kind, source = _source(args)
-    out: dict[str, Any] = {"source": args.source}
-    design_result, by_epsilon, allocation = None, None, None
+    mode = _mode(args, kind)
+    _refuse_unused(args, kind, mode)
+    for path in (args.report, args.plot):
+        if path:
+            check_out(path, [args.source], args.force)
+    for flag, value in _DEFAULTS.items():
+        if getattr(args, flag) is None:
+            setattr(args, flag, value)
     if kind == "survey":
-        allocation = allocate(source)
-        out.update(mode="allocation", total_epsilon=source.epsilon, allocation=[
-            {"question": q.name, "weight": w, "epsilon": e, "variance": v, "equal_split_variance": eq}
-            for q, w, e, v, eq in zip(source.questions, source.weights, allocation.epsilons, allocation.variances,
-                                      allocation.equal_split_variances)],
-            total_variance=allocation.total_variance, equal_split_total_variance=allocation.equal_split_total_variance,
-            joint=allocation.joint, joint_note=allocation.joint_note, convex=list(allocation.convex),
-            designs_solved=allocation.designs_solved)
-        return _render(args, out, None, None, allocation)
+        return _plan_survey(args, source)
+    out: dict[str, Any] = {"source": args.source, "mode": mode}
+    design_result, by_epsilon = None, None
     if kind == "problem":
-        from ..design.engine import design
-
         problem = source
-        if args.n is not None and args.width is not None and args.detect is None:
-            eps, acc, solved = smallest_budget(problem, args.n, args.width, args.level)
-            design_result = design(problem.replace(epsilon=round(eps, 12)))
-            out.update(mode="smallest_budget", epsilon=eps, n=args.n, variance=acc.variance,
-                       variance_kind=acc.kind, formula=acc.describe(), width=args.width, level=args.level,
-                       designs_solved=solved)
+        prior = parse_prior(args.prior, problem.inputs, problem.prior)
+        if mode == "smallest_budget":
+            budget = smallest_budget(problem, args.n, args.width, args.level, prior=prior)
+            design_result, acc, basis, eps = budget.design, budget.accuracy, budget.basis, budget.epsilon
+            out.update(designs_solved=budget.designs_solved)
         else:
-            design_result = design(problem)
-        if design_result.mechanism is None:
-            raise CommandError(f"{args.source}: the design is too large to plan with (no expanded mechanism)")
-        acc = accuracy_of(design_result.mechanism, problem.semantics, problem.prior)
-        out.setdefault("epsilon", problem.epsilon if out.get("mode") != "smallest_budget" else out["epsilon"])
+            designs = DesignCache(problem, prior)
+            eps = problem.epsilon
+            design_result, acc, basis = designs(eps), designs.accuracy(eps), designs.basis(eps)
+        out.update(epsilon=eps, design_basis=basis, design_basis_note=BASES[basis])
     else:
-        semantics = args.semantics or "sldp"
-        prior = parse_prior(args.prior, source.inputs)
-        acc = accuracy_of(source, semantics, prior)
+        acc = accuracy_of(source, args.semantics or "sldp", parse_prior(args.prior, source.inputs))
         out["epsilon"] = None
-    out.update(prior=dict(zip(acc.mechanism.inputs, (float(v) for v in acc.prior))),
-               semantics=acc.semantics.value)
+    out.update(prior=dict(zip(acc.mechanism.inputs, (float(v) for v in acc.prior))), semantics=acc.semantics.value,
+               variance=acc.variance, variance_kind=acc.kind)
     share = acc.mechanism.input_index(args.share) if args.share else 0
-    if args.detect is not None:
+    if mode == "power":
         n_needed = power_sample_size(acc, args.detect, args.power, args.alpha, share=share, null=args.null,
                                      groups=args.groups)
         at = args.n if args.n is not None else n_needed
-        out.update(mode="power", n=n_needed, power=args.power, power_at_n={"n": at, "power": power_at(
+        out.update(n=n_needed, power=args.power, power_at_n={"n": at, "power": power_at(
             acc, at, args.detect, args.alpha, share=share, null=args.null, groups=args.groups)},
             detect=args.detect, alpha=args.alpha, groups=args.groups, share=acc.mechanism.inputs[share],
-            null=args.null if args.null is not None else float(acc.prior[share]), variance=acc.variance,
-            variance_kind=acc.kind, formula="asymptotic MLE variance V/n (Wald test)")
-    elif out.get("mode") != "smallest_budget":
-        if args.width is None:
-            raise CommandError("say what to plan: --width W (sample size), --n N --width W (smallest budget), "
-                               "--detect D [--power P] (power)")
+            null=args.null if args.null is not None else float(acc.prior[share]),
+            formula="asymptotic MLE variance V/n (Wald test)")
+        if args.width is not None:
+            out.update(width=args.width, level=args.level, width_at_n=_width_at(acc, at, args.level))
+    elif mode == "smallest_budget":
+        out.update(n=args.n, formula=acc.describe(), width=args.width, level=args.level,
+                   width_at_n=_width_at(acc, args.n, args.level))
+    else:
         size = sample_size(acc, args.width, args.level)
-        out.update(mode="sample_size", n=size.n, variance=acc.variance, variance_kind=acc.kind,
-                   formula=acc.describe(), width=args.width, level=args.level, achieved_width=size.achieved_width)
-    if args.grid is not None or args.plot or args.report:
-        if kind != "problem" or args.width is None:
-            if args.grid is not None or args.plot:
-                raise CommandError("--grid and --plot need a problem file and --width (respondents against eps)")
-        else:
-            grid = parse_grid(args.grid or "0.25:4:16", "--grid")
-            by_epsilon = price_of_privacy(source, grid, args.width, args.level)
-            out["by_epsilon"] = by_epsilon
+        out.update(n=size.n, formula=acc.describe(), width=args.width, level=args.level,
+                   achieved_width=size.achieved_width)
+        if args.n is not None:
+            out["width_at_n"] = _width_at(acc, args.n, args.level)
+    if kind == "problem" and args.width is not None and (args.grid is not None or args.plot or args.report):
+        grid = parse_grid(args.grid or "0.25:4:16", "--grid")
+        by_epsilon = price_of_privacy(source, grid, args.width, args.level,
+                                      prior=[float(v) for v in acc.prior])
+        out["by_epsilon"] = by_epsilon
     if args.check:
         out["check"] = check_by_simulation(acc, int(out["n"]), args.check, args.level, seed=args.seed,
                                            detect=args.detect, alpha=args.alpha, share=share)
-    return _render(args, out, design_result, by_epsilon, allocation)
+    return _render(args, out, design_result, by_epsilon, None)
+
+
+def _plan_survey(args: argparse.Namespace, survey: Any) -> str:
+    """A questionnaire: the best split of its budget, and with --width the respondents every question needs."""
+    from ..planning import allocate, sample_size
+
+    allocation = allocate(survey)
+    rows = []
+    for q, w, e, v, eq, basis, reason in zip(survey.questions, survey.weights, allocation.epsilons,
+                                             allocation.variances, allocation.equal_split_variances,
+                                             allocation.bases, allocation.reasons):
+        rows.append({"question": q.name, "inputs": len(q.inputs), "weight": w, "epsilon": e, "variance": v,
+                     "equal_split_variance": eq, "design_basis": basis, "note": reason})
+    out: dict[str, Any] = {
+        "source": args.source, "mode": "allocation", "total_epsilon": survey.epsilon, "allocation": rows,
+        "total_variance": allocation.total_variance,
+        "equal_split_total_variance": allocation.equal_split_total_variance, "joint": allocation.joint,
+        "joint_note": allocation.joint_note, "convex": list(allocation.convex),
+        "designs_solved": allocation.designs_solved}
+    if args.width is not None:
+        needs = []
+        for row, acc in zip(rows, allocation.accuracies):
+            row["n"] = sample_size(acc, args.width, args.level).n if acc is not None else None
+            needs.append(row["n"])
+        known = [n for n in needs if n is not None]
+        out.update(width=args.width, level=args.level, n=max(known) if len(known) == len(needs) else None)
+    return _render(args, out, None, None, allocation)
 
 
 def _headline(out: dict[str, Any]) -> str:
@@ -135,9 +227,47 @@ def _headline(out: dict[str, Any]) -> str:
                 f"(null {out['null']:g}) with power {out['power']:g} at alpha {out['alpha']:g}; power at n = "
                 f"{out['power_at_n']['n']}: {out['power_at_n']['power']:.4f}")
     joint = out["joint"]
-    return (f"best split: total variance {out['total_variance']:.6g}; "
-            f"equal split {out['equal_split_total_variance']:.6g}; "
-            + (f"one joint question: {joint['total_variance']:.6g}" if joint else f"joint: {out['joint_note']}"))
+    return (f"best split: total variance {fmt(out['total_variance'])}; "
+            f"equal split {fmt(out['equal_split_total_variance'])}; "
+            + (f"one joint question: {joint['total_variance']:.6g}" if joint else f"joint: {out['joint_note']}")
+            + (f"; {out['n']} respondents give every share of every question a {out['level']:g} interval of "
+               f"half-width at most {out['width']:g}" if out.get("n") else ""))
+
+
+def _details(out: dict[str, Any]) -> list[str]:
+    """Lines under the headline: how the design was chosen, the half-width at a given n."""
+    lines = []
+    if out.get("design_basis"):
+        lines.append(f"design: {out['design_basis_note']} (eps = {out['epsilon']:.6g}; planned at prior "
+                     + ", ".join(f"{k}={v:g}" for k, v in out["prior"].items()) + ")")
+    if out.get("width_at_n"):
+        w = out["width_at_n"]
+        lines.append(f"with n = {w['n']} respondents the {w['level']:g} half-width is {w['width']:.4g}")
+    return lines
+
+
+def _report_rows(out: dict[str, Any]) -> list[list[Any]]:
+    """The plan as (quantity, value) rows in words: no JSON, no Python values."""
+    skip = ("by_epsilon", "allocation", "source", "joint", "convex", "design_basis", "prior", "power_at_n",
+            "width_at_n", "check")
+    rows: list[list[Any]] = [[k.replace("_", " "), v] for k, v in out.items()
+                             if k not in skip and v is not None and not isinstance(v, (dict, list))]
+    if out.get("prior"):
+        rows.insert(0, ["planning prior", ", ".join(f"{k} = {v:g}" for k, v in out["prior"].items())])
+    if out.get("power_at_n"):
+        rows.append(["power at n", f"{out['power_at_n']['power']:.4f} with n = {out['power_at_n']['n']}"])
+    if out.get("width_at_n"):
+        w = out["width_at_n"]
+        rows.append(["half-width at n", f"{w['width']:.4g} with n = {w['n']} (level {w['level']:g})"])
+    if out.get("check"):
+        c = out["check"]
+        rows.append(["simulation check", f"{int(c['reps'])} surveys of n = {out['n']}: coverage {c['coverage']:.3f}, "
+                     f"mean half-width {c['mean_half_width']:.4g}"
+                     + (f", power {c['power']:.3f}" if "power" in c else "")])
+    if out.get("convex"):
+        rows.append(["variance curves convex", "every question" if all(out["convex"]) else "not every question: "
+                     + ", ".join(r["question"] for r, ok in zip(out["allocation"], out["convex"]) if not ok)])
+    return rows
 
 
 def _render(args: argparse.Namespace, out: dict[str, Any], design: Any, by_epsilon: Any, allocation: Any) -> str:
@@ -152,37 +282,45 @@ def _render(args: argparse.Namespace, out: dict[str, Any], design: Any, by_epsil
         from .._io import atomic_write_text
         from ..planning.report import plan_report
 
-        rows = [[k, v if not isinstance(v, dict) else json.dumps(v)] for k, v in out.items()
-                if k not in ("by_epsilon", "allocation", "source")]
         page = plan_report({"title": args.source, "subtitle": _title(args, out), "headline": _headline(out),
-                            "rows": rows, "figure_title": _title(args, out)},
+                            "details": _details(out), "rows": _report_rows(out), "figure_title": _title(args, out)},
                            design=design, by_epsilon=by_epsilon, allocation=allocation)
         atomic_write_text(args.report, page, overwrite=args.force)
         notes.append(f"report written to {args.report}")
     if args.format == "json":
-        return json.dumps({k: json_value(v) if not isinstance(v, (dict, list)) else v for k, v in out.items()},
-                          indent=2, default=json_value)
+        return render_json(out)
     if args.format == "csv":
         if out["mode"] == "allocation":
-            headers = ["question", "weight", "epsilon", "variance", "equal_split_variance"]
+            headers = ["question", "inputs", "weight", "epsilon", "variance", "equal_split_variance", "design_basis",
+                       "note"] + (["n"] if "width" in out else [])
             return render_csv(headers, [[r[h] for h in headers] for r in out["allocation"]])
         if by_epsilon:
-            return render_csv(["epsilon", "variance", "n"], [[r["epsilon"], r["variance"], r["n"]] for r in by_epsilon])
+            headers = ["epsilon", "variance", "n", "basis", "reason"]
+            return render_csv(headers, [[r[h] for h in headers] for r in by_epsilon])
         keys = [k for k, v in out.items() if not isinstance(v, (dict, list)) and k != "source"]
         return render_csv(keys, [[out[k] for k in keys]])
-    lines = [_headline(out)]
+    lines = [_headline(out), *_details(out)]
     if out["mode"] == "allocation":
-        lines.append(render_table(["question", "weight", "epsilon", "variance", "equal split"],
-                                  [[r["question"], fmt(r["weight"]), fmt(r["epsilon"], 5), fmt(r["variance"], 6),
-                                    fmt(r["equal_split_variance"], 6)] for r in out["allocation"]]))
+        with_n = "width" in out
+        lines.append(render_table(
+            ["question", "weight", "epsilon", "variance", "equal split", *(["n"] if with_n else [])],
+            [[r["question"], fmt(r["weight"]), fmt(r["epsilon"], 5), fmt(r["variance"], 6),
+              fmt(r["equal_split_variance"], 6), *([r["n"] or "-"] if with_n else [])] for r in out["allocation"]]))
         lines.append(f"variance: mean over each question's inputs, per respondent, at its prior, weighted; "
-                     f"{out['designs_solved']} designs solved; curves convex: {out['convex']}")
+                     f"{out['designs_solved']} designs solved; curves convex: "
+                     + ("all" if all(out["convex"]) else ", ".join(
+                         f"{r['question']} {'yes' if ok else 'no'}"
+                         for r, ok in zip(out["allocation"], out["convex"]))))
+        lines += [f"{r['question']}: {r['note']}" for r in out["allocation"] if r["note"]]
+        lines += [f"{r['question']}: {_BASIS_WORDS[r['design_basis']]}" for r in out["allocation"]
+                  if r["design_basis"] not in (None, "file")]
         if out["joint"]:
             values = [round(v, 6) for v in out["joint"]["variances"]]
             lines.append(f"joint question ({out['joint_note']}): variances {values}")
     if by_epsilon:
-        lines.append(render_table(["epsilon", "variance", "n"], [[fmt(r["epsilon"], 4), fmt(r["variance"], 6),
-                                                                   r["n"] or "-"] for r in by_epsilon]))
+        lines.append(render_table(["epsilon", "variance", "n", "note"], [
+            [fmt(r["epsilon"], 4), fmt(r["variance"], 6), r["n"] or "-",
+             r["reason"] or ("" if r["basis"] in (None, "file") else _BASIS_WORDS[r["basis"]])] for r in by_epsilon]))
     if "check" in out:
         c = out["check"]
         lines.append(f"simulation check ({int(c['reps'])} surveys of n = {out['n']}): coverage {c['coverage']:.3f} "
@@ -197,22 +335,30 @@ def _title(args: argparse.Namespace, out: dict[str, Any]) -> str:
             if args.width else f"{args.source}")
 
 
+#: Short words for a design basis in a table's note column.
+_BASIS_WORDS = {"chi2_prior": "chi2 design at the planning prior (the file's does not identify every share)",
+                "chi2_uniform": "chi2 design at the uniform prior (the file's does not identify every share)"}
+
+
 def _configure_plan(p: argparse.ArgumentParser) -> None:
     p.add_argument("source", help="problem (TOML), survey with [[question]] tables (TOML) or mechanism file")
-    p.add_argument("--prior", help="true shares: yes=0.3,no=0.7 or 0.3,0.7 (default: the problem's prior)")
+    p.add_argument("--prior", help="true shares at which to plan: yes=0.2,no=0.8, 0.2,0.8 or fractions 1/5,4/5 "
+                                   "(default: the problem's prior; a problem file's design stays as the file "
+                                   "states it)")
     p.add_argument("--width", type=_positive, help="target half-width of every share's confidence interval")
-    p.add_argument("--level", type=level_arg, default=0.95, help="confidence level in (0, 1) (default 0.95)")
-    p.add_argument("--n", type=int_arg(1, 10**12), help="respondents: with --width, find the smallest budget; "
-                                                        "with --detect, report the power at n")
+    p.add_argument("--level", type=level_arg, help="confidence level of --width and --check, in (0, 1) (default 0.95)")
+    p.add_argument("--n", type=int_arg(1, 10**12), help="respondents: with a problem file and --width, find the "
+                                                        "smallest budget; with a mechanism file and --width, "
+                                                        "report the half-width at n; with --detect, the power at n")
     p.add_argument("--detect", type=_positive, help="difference in a share to detect (power mode)")
-    p.add_argument("--power", type=level_arg, default=0.8, help="power wanted, in (0, 1) (default 0.8)")
-    p.add_argument("--alpha", type=level_arg, default=0.05, help="two-sided test level (default 0.05)")
-    p.add_argument("--groups", type=int_arg(1, 2), default=1, help="1: against a null value; 2: two groups")
+    p.add_argument("--power", type=level_arg, help="power wanted, in (0, 1) (default 0.8)")
+    p.add_argument("--alpha", type=level_arg, help="two-sided test level (default 0.05)")
+    p.add_argument("--groups", type=int_arg(1, 2), help="1: against a null value (default); 2: two groups")
     p.add_argument("--share", help="input whose share is tested (default the first input)")
-    p.add_argument("--null", type=float, help="null value of the share (default its prior)")
+    p.add_argument("--null", type=probability_arg, help="null value of the share (default its prior)")
     p.add_argument("--semantics", choices=("sldp", "wldp"), help="for a mechanism file (default sldp)")
     p.add_argument("--grid", help="budgets for the respondents-against-eps table, start:stop:count or a list")
-    p.add_argument("--plot", help="PNG of respondents against eps")
+    p.add_argument("--plot", help="PNG of respondents against eps (written where you say; the path is printed)")
     p.add_argument("--check", type=int_arg(2, 10**6), help="simulate this many surveys at the planned n")
     p.add_argument("--seed", type=int, help="seed of --check")
     p.add_argument("--report", help="self-contained HTML report")

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .._render import fmt, json_value, render_csv, render_table
+from .._render import fmt, json_value, render_csv, render_json, render_table
 from ..exceptions import DesignerError
 from ..mechanism import Mechanism
 from ._common import (
@@ -56,10 +55,10 @@ def cmd_simulate(args: argparse.Namespace) -> str:
     rows = table.to_numpy().tolist()
     used = table.attrs["used_surveys"]
     if args.format == "json":
-        return json.dumps({"n": args.n, "reps": args.reps, "used_surveys": used, "estimator": args.estimator,
+        return render_json({"n": args.n, "reps": args.reps, "used_surveys": used, "estimator": args.estimator,
                            "semantics": args.semantics, "prior": dict(zip(mech.inputs, prior)),
                            "rows": [{h: json_value(v) for h, v in zip(headers, r)}
-                                    for r in rows]}, indent=2)
+                                    for r in rows]})
     if args.format == "csv":
         return render_csv(headers, rows)
     head = (f"{args.reps} simulated surveys of {args.n} respondents ({args.semantics}, estimator {args.estimator}"
@@ -117,7 +116,7 @@ def cmd_randomize(args: argparse.Namespace) -> str:
     summary = {"n": n, "mechanism": args.mechanism, "semantics": args.semantics, "out": args.out,
                "seed": args.seed}
     if args.format == "json":
-        return json.dumps(summary, indent=2)
+        return render_json(summary)
     if args.format == "csv":
         return render_csv(list(summary), [["" if v is None else v for v in summary.values()]])
     return f"randomized {n} answers with {args.mechanism} ({args.semantics}) into {args.out}"
@@ -155,9 +154,9 @@ def cmd_estimate(args: argparse.Namespace) -> str:
         counts = _count(args.responses, args.column, mech, precise=True)
         result = identified_set(mech, counts, level=args.level)
         if args.format == "json":
-            return json.dumps({"semantics": "wldp", "n": result.n, "level": result.level, "misfit": result.misfit,
+            return render_json({"semantics": "wldp", "n": result.n, "level": result.level, "misfit": result.misfit,
                                "lower": dict(zip(mech.inputs, result.lower.tolist())),
-                               "upper": dict(zip(mech.inputs, result.upper.tolist()))}, indent=2)
+                               "upper": dict(zip(mech.inputs, result.upper.tolist()))})
         rows_out = [[x, result.lower[i], result.upper[i]] for i, x in enumerate(mech.inputs)]
         if args.format == "csv":
             return render_csv(["input", "lower", "upper"], rows_out)
@@ -167,12 +166,12 @@ def cmd_estimate(args: argparse.Namespace) -> str:
     counts = _count(args.responses, args.column, mech, precise=False)
     est = estimate_sldp(mech, counts, level=args.level)
     if args.format == "json":
-        return json.dumps({"semantics": "sldp", "n": est.n, "level": est.level, "method": est.method,
+        return render_json({"semantics": "sldp", "n": est.n, "level": est.level, "method": est.method,
                            "iterations": est.iterations, "converged": est.converged,
                            "kkt_violation": json_value(est.kkt_violation),
                            **{key: {x: json_value(float(v)) for x, v in zip(mech.inputs, values)} for key, values in
                               (("estimate", est.estimate), ("stderr", est.stderr), ("ci_low", est.ci_low),
-                               ("ci_high", est.ci_high))}}, indent=2)
+                               ("ci_high", est.ci_high))}})
     table = [[x, est.estimate[i], est.stderr[i], est.ci_low[i], est.ci_high[i]] for i, x in enumerate(mech.inputs)]
     headers = ["input", "estimate", "stderr", "ci_low", "ci_high"]
     if args.format == "csv":
@@ -222,8 +221,7 @@ def cmd_synthesize(args: argparse.Namespace) -> str:
         text.detach()
     shares = dict(zip(labels, prior))
     if args.format == "json":
-        return json.dumps({"n": args.n, "out": args.out, "column": args.column, "prior": shares, "seed": args.seed},
-                          indent=2)
+        return render_json({"n": args.n, "out": args.out, "column": args.column, "prior": shares, "seed": args.seed})
     if args.format == "csv":
         return render_csv(["label", "prior"], [[x, v] for x, v in shares.items()])
     return (f"{args.n} synthetic respondents written to {args.out} (columns id, {args.column}), true answers drawn "

@@ -26,7 +26,7 @@ from ..exceptions import InfeasibleDesignError
 from ..mechanism import Mechanism
 from ..vocabulary import Objective
 from .device import Device, DeviceError
-from .program import MILP_TIME_LIMIT, GridProgram, certify_counts, grid_bound, grid_mechanism
+from .program import MILP_TIME_LIMIT, GridProgram, certify_counts, grid_bound, grid_mechanism, snap_count
 from .search import chi2_grid
 
 __all__ = ["CANDIDATE_DENOMINATORS", "GridDesign", "certify_counts", "grid_bound", "grid_design", "is_invariant"]
@@ -175,6 +175,7 @@ def grid_design(problem: DesignProblem, device: Device, *, find_within_1pct: boo
     from ..design.engine import design
     from ..design.objectives import objective_value, variance_figure
 
+    problem, snapped = _snap_dont_know(problem, device)
     continuous = design(problem)
     target = None
     if problem.objective is Objective.CHI2 and continuous.mechanism is not None:
@@ -197,7 +198,21 @@ def grid_design(problem: DesignProblem, device: Device, *, find_within_1pct: boo
     sym = is_invariant(problem, program, counts)
     variance, kind, reason = variance_figure(problem, mech)
     return GridDesign(device, problem, counts, mech, value, continuous.objective_value, variance, continuous.variance,
-                      optimal, sym, tuple(notes), within, kind, reason)
+                      optimal, sym, tuple(snapped + notes), within, kind, reason)
+
+
+def _snap_dont_know(problem: DesignProblem, device: Device) -> tuple[DesignProblem, list[str]]:
+    """An exact don't-know mass written as a rounded decimal of one multiple of ``1 / d`` (``0.1944`` for 7/36)
+    becomes that multiple, with a note; off the grid otherwise (:class:`DeviceError` from the program)."""
+    d, mass = device.denominator, problem.dont_know
+    if mass is None or abs(mass * d - round(mass * d)) <= 1e-9:
+        return problem, []
+    count = snap_count(mass, d)
+    if count is None:
+        return problem, []
+    return problem.replace(dont_know=count / d), [
+        f"the don't-know mass {mass!r} is read as {count}/{d} = {count / d:.6g}, the one multiple of 1/{d} "
+        f"({device.name}) that rounds to it"]
 
 
 def is_invariant(problem: DesignProblem, program: GridProgram, counts: NDArray[np.int64]) -> bool:

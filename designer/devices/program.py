@@ -17,7 +17,7 @@ from ..mechanism import Mechanism
 from ..vocabulary import Semantics
 from .device import DeviceError
 
-__all__ = ["MILP_TIME_LIMIT", "GridProgram", "certify_counts", "grid_bound", "grid_mechanism"]
+__all__ = ["MILP_TIME_LIMIT", "GridProgram", "certify_counts", "grid_bound", "grid_mechanism", "snap_count"]
 
 #: Time limit of one integer program (seconds).
 MILP_TIME_LIMIT = 60.0
@@ -34,6 +34,27 @@ def grid_bound(eps: float, denominator: int) -> Fraction:
         if a * best_b > best_a * b:
             best_a, best_b = a, b
     return Fraction(best_a, best_b)
+
+
+def snap_count(mass: float, d: int) -> int | None:
+    """The count ``c`` with ``c / d`` the mass a person meant by ``mass``, or ``None``.
+
+    ``mass * d`` within 1e-9 of an integer is that integer (a fraction such as 7/36 read as a float). Otherwise
+    ``mass`` is read as the decimal it is written as (its shortest ``repr``, e.g. ``0.1944``): when exactly one
+    multiple of ``1 / d`` rounds to it at that many decimals, that multiple; when none or several do (``0.2``
+    on 36 outcomes lies within 0.05 of both 7/36 and 8/36), ``None``.
+    """
+    value = mass * d
+    if abs(value - round(value)) <= 1e-9:
+        return round(value)
+    text = repr(float(mass))
+    if "e" in text or "." not in text:
+        return None
+    written = Fraction(text)
+    half = Fraction(1, 2 * 10 ** len(text.split(".")[1]))
+    near = [c for c in range(math.floor(written * d) - 1, math.ceil(written * d) + 2)
+            if 0 <= c <= d and abs(Fraction(c, d) - written) <= half]
+    return near[0] if len(near) == 1 else None
 
 
 class GridProgram:
@@ -57,10 +78,9 @@ class GridProgram:
         p, d = self.problem, self.d
         exact = None
         if p.dont_know is not None:
-            value = p.dont_know * d
-            if abs(value - round(value)) > 1e-9:
+            exact = snap_count(p.dont_know, d)
+            if exact is None:
                 raise DeviceError(self._dont_know_advice(p.dont_know))
-            exact = round(value)
         cap = math.floor(p.dont_know_max * d + 1e-9) if p.dont_know_max is not None else None
         lie = math.floor(p.lie_max * d + 1e-9) if p.lie_max is not None else None
         return exact, cap, lie
@@ -73,8 +93,8 @@ class GridProgram:
                  if abs(mass * size - round(mass * size)) <= 1e-9]
         fits = ", ".join(works) if works else f"spinner:{Fraction(mass).limit_denominator(10**6).denominator}"
         return (f"an exact don't-know mass of {mass:g} is not a multiple of 1/{d}: the nearest feasible values "
-                f"are {low}/{d} ({low / d:.4g}) or {high}/{d} ({high / d:.4g}); or use a device whose outcomes "
-                f"divide it: {fits}")
+                f"are {low}/{d} ({low / d:.4g}) or {high}/{d} ({high / d:.4g}), written as such (--dont-know "
+                f"{low}/{d}, or dont_know = {low / d!r} in the file); or use a device whose outcomes divide it: {fits}")
 
     def milp_parts(self) -> tuple[Any, list[Any]]:
         """``(bounds, constraints)`` for ``scipy.optimize.milp`` (variables: counts, row-major)."""

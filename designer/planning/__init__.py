@@ -2,8 +2,10 @@
 questionnaire (``docs/theory.md`` section 10)."""
 
 from .sizes import (
+    BASES,
     EPS_MAX,
     Accuracy,
+    BudgetPlan,
     PlanningError,
     SampleSize,
     accuracy_of,
@@ -16,6 +18,6 @@ from .sizes import (
 )
 from .survey import Allocation, Survey, allocate, joint_variance, load_survey, parse_survey
 
-__all__ = ["EPS_MAX", "Accuracy", "Allocation", "PlanningError", "SampleSize", "Survey", "accuracy_of", "allocate",
-           "check_by_simulation", "joint_variance", "load_survey", "parse_survey", "power_at", "power_sample_size",
-           "price_of_privacy", "sample_size", "smallest_budget"]
+__all__ = ["BASES", "EPS_MAX", "Accuracy", "Allocation", "BudgetPlan", "PlanningError", "SampleSize", "Survey",
+           "accuracy_of", "allocate", "check_by_simulation", "joint_variance", "load_survey", "parse_survey",
+           "power_at", "power_sample_size", "price_of_privacy", "sample_size", "smallest_budget"]

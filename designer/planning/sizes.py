@@ -21,10 +21,10 @@ from .._numeric import two_sided_z
 from .._validation import check_int, check_prior, check_real
 from ..exceptions import DesignerError
 from ..mechanism import Mechanism
-from ..vocabulary import Semantics
+from ..vocabulary import Objective, Semantics
 
-__all__ = ["EPS_MAX", "Accuracy", "PlanningError", "SampleSize", "accuracy_of", "check_by_simulation",
-           "power_at", "power_sample_size", "price_of_privacy", "sample_size", "smallest_budget"]
+__all__ = ["BASES", "EPS_MAX", "Accuracy", "BudgetPlan", "DesignCache", "PlanningError", "SampleSize", "accuracy_of",
+           "check_by_simulation", "power_at", "power_sample_size", "price_of_privacy", "sample_size", "smallest_budget"]
 
 #: Largest budget the smallest-budget search tries (nats); beyond it the design barely changes.
 EPS_MAX = 20.0
@@ -218,48 +218,142 @@ def power_at(accuracy: Accuracy, n: int, detect: float, alpha: float = 0.05, *, 
     return float(norm.cdf((d * math.sqrt(n) - z * s0) / s1)) if math.isfinite(s0 + s1) else alpha / 2
 
 
+#: How a plan's design was chosen (``Plan.basis``), in words.
+BASES = {
+    "file": "the file's design, certified at each budget at the file's own prior and kept fixed",
+    "chi2_prior": "the file's design does not identify every share here; the chi2 design (most informative "
+                  "answers, same structure) at the planning prior instead",
+    "chi2_uniform": "the file's design does not identify every share here; the chi2 design (same structure) at "
+                    "the uniform prior instead, which treats every input alike",
+}
+
+
 @dataclass
 class DesignCache:
     """Certified designs of one problem at several budgets, each solved once (``len(results)`` counts them);
-    the planners' only way to the design engine."""
+    the planners' only way to the design engine.
+
+    A plan is made at ``prior`` (default the problem's) for the design that will be fielded: the problem as its
+    file states it, designed at the file's own prior (a linear objective re-optimised at a skewed prior may
+    answer "no" whatever the truth, which identifies nothing). Where that design leaves a share unidentified,
+    the design that maximises the chi-square information under the same structure is used, at the planning
+    prior, else at the uniform prior; :attr:`bases` says which (keys of :data:`BASES`).
+    """
 
     problem: Any
-    results: dict[float, Any] = field(default_factory=dict)
+    prior: Any = None
+    results: dict[tuple[float, str], Any] = field(default_factory=dict)
+    bases: dict[float, str] = field(default_factory=dict)
 
-    def __call__(self, eps: float) -> Any:
+    def __post_init__(self) -> None:
+        self.prior = (np.asarray(self.problem.prior, dtype=np.float64) if self.prior is None
+                      else check_prior(self.prior, self.problem.k))
+
+    def _design(self, eps: float, basis: str = "file") -> Any:
         import warnings
 
         from ..design.engine import design
         from ..exceptions import DesignWarning
 
-        key = round(float(eps), 12)
+        key = (round(float(eps), 12), basis)
         if key not in self.results:
+            problem = self.problem.replace(epsilon=key[0])
+            if basis != "file":
+                prior = self.prior if basis == "chi2_prior" else np.full(problem.k, 1.0 / problem.k)
+                problem = problem.replace(objective="chi2", prior=prior)
             with warnings.catch_warnings():  # a non-identifying design is an inf variance to a planner
                 warnings.simplefilter("ignore", DesignWarning)
-                self.results[key] = design(self.problem.replace(epsilon=key))
+                self.results[key] = design(problem)
         return self.results[key]
 
+    def __call__(self, eps: float) -> Any:
+        """The certified design planned at ``eps`` (see the class docstring); its basis in ``bases[eps]``."""
+        return self._planned(eps)[0]
+
+    def _planned(self, eps: float) -> tuple[Any, Accuracy | None]:
+        from ..exceptions import InfeasibleDesignError
+
+        key = round(float(eps), 12)
+        first: tuple[Any, Accuracy | None] | None = None
+        for basis in BASES:
+            if basis == "chi2_uniform" and np.allclose(self.prior, 1.0 / self.problem.k, rtol=0, atol=1e-15):
+                continue  # the same design as chi2 at the planning prior
+            if (basis == "chi2_prior" and self.problem.objective is Objective.CHI2
+                    and np.array_equal(self.prior, self.problem.prior)):
+                continue  # the same design as the file's
+            try:
+                result = self._design(key, basis)
+            except InfeasibleDesignError:
+                if basis == "file":
+                    raise
+                continue
+            acc = (None if result.mechanism is None
+                   else accuracy_of(result.mechanism, self.problem.semantics, self.prior))
+            if first is None:
+                first = (result, acc)
+            if acc is None or math.isfinite(acc.variance):
+                self.bases[key] = basis
+                return result, acc
+        assert first is not None
+        self.bases[key] = "file"
+        return first
+
     def accuracy(self, eps: float) -> Accuracy:
-        result = self(eps)
-        if result.mechanism is None:
+        """The :class:`Accuracy` at ``prior`` of the design planned at ``eps``."""
+        acc = self._planned(eps)[1]
+        if acc is None:
             raise PlanningError("the design is too large to expand for planning; plan a smaller problem")
-        return accuracy_of(result.mechanism, self.problem.semantics, self.problem.prior)
+        return acc
+
+    def basis(self, eps: float) -> str:
+        """Key of :data:`BASES` for the design planned at ``eps``."""
+        self._planned(eps)
+        return self.bases[round(float(eps), 12)]
+
+    @property
+    def solved(self) -> int:
+        """Designs solved so far."""
+        return len(self.results)
 
 
-def smallest_budget(problem: Any, n: int, width: float, level: float = 0.95, *, tol: float = EPS_TOL
-                    ) -> tuple[float, Accuracy, int]:
-    """The smallest epsilon whose certified optimal design meets ``width`` with ``n`` respondents.
+@dataclass(frozen=True)
+class BudgetPlan:
+    """The smallest budget that meets a target, with the design that meets it.
 
-    Bisection over designs (the reported variance decreases with the budget); returns ``(epsilon,
-    accuracy, designs solved)``, epsilon exact to ``tol``. Raises :class:`PlanningError` with the reason when
-    even ``EPS_MAX`` cannot (e.g. a fixed don't-know mass puts a floor under the variance).
+    Attributes
+    ----------
+    epsilon : float
+        The smallest budget (nats), exact to the search tolerance.
+    accuracy : Accuracy
+        Of the design at ``epsilon``, at the planning prior.
+    design : DesignResult
+        The certified design at ``epsilon``.
+    basis : str
+        How the design was chosen (a key of :data:`BASES`).
+    designs_solved : int
+    """
+
+    epsilon: float
+    accuracy: Accuracy
+    design: Any
+    basis: str
+    designs_solved: int
+
+
+def smallest_budget(problem: Any, n: int, width: float, level: float = 0.95, *, prior: Any = None,
+                    tol: float = EPS_TOL) -> BudgetPlan:
+    """The smallest epsilon whose certified design meets ``width`` with ``n`` respondents at ``prior``.
+
+    Bisection over designs (the reported variance decreases with the budget); the design at each budget is
+    chosen as :class:`DesignCache` says. Epsilon is exact to ``tol``. Raises :class:`PlanningError` with the
+    reason when even ``EPS_MAX`` cannot (e.g. a fixed don't-know mass puts a floor under the variance).
     """
     from ..exceptions import InfeasibleDesignError
 
     n = check_int(n, "n", low=1)
     width = check_real(width, "width", low=0.0, low_open=True)
     z = two_sided_z(check_real(level, "level", low=0.0, high=1.0, low_open=True, high_open=True))
-    designs = DesignCache(problem)
+    designs = DesignCache(problem, prior)
 
     def meets(eps: float) -> bool:
         try:
@@ -283,22 +377,35 @@ def smallest_budget(problem: Any, n: int, width: float, level: float = 0.95, *, 
     while hi - lo > tol:
         mid = (lo + hi) / 2
         lo, hi = (lo, mid) if meets(mid) else (mid, hi)
-    return hi, designs.accuracy(hi), len(designs.results)
+    return BudgetPlan(hi, designs.accuracy(hi), designs(hi), designs.basis(hi), designs.solved)
 
 
-def price_of_privacy(problem: Any, epsilons: list[float], width: float, level: float = 0.95) -> list[dict[str, Any]]:
-    """For each budget: the design's variance per respondent and the sample size for ``width``."""
+def price_of_privacy(problem: Any, epsilons: list[float], width: float, level: float = 0.95, *,
+                     prior: Any = None) -> list[dict[str, Any]]:
+    """For each budget: the planned design's variance per respondent at ``prior`` and the sample size for
+    ``width``.
+
+    Returns
+    -------
+    list of dict
+        Keys ``epsilon``, ``variance`` (``inf`` when no design identifies every share), ``n`` (``None`` when not
+        reachable), ``formula`` (``Accuracy.formula``, ``None`` without a design), ``basis`` (a key of
+        :data:`BASES`, ``None`` without a design) and ``reason`` (why ``n`` is ``None``, else ``""``).
+    """
     from ..exceptions import InfeasibleDesignError
 
-    designs = DesignCache(problem)
+    designs = DesignCache(problem, prior)
     rows = []
     for eps in epsilons:
+        row: dict[str, Any] = {"epsilon": eps, "variance": math.inf, "n": None, "formula": None, "basis": None,
+                               "reason": ""}
         try:
             acc = designs.accuracy(eps)
-            size = sample_size(acc, width, level)
-            rows.append({"epsilon": eps, "variance": acc.variance, "n": size.n, "formula": acc.formula})
+            row.update(variance=acc.variance, formula=acc.formula, basis=designs.basis(eps))
+            row["n"] = sample_size(acc, width, level).n
         except (InfeasibleDesignError, PlanningError) as exc:
-            rows.append({"epsilon": eps, "variance": math.inf, "n": None, "formula": str(exc).split(":")[0]})
+            row["reason"] = str(exc)
+        rows.append(row)
     return rows
 
 

@@ -95,7 +95,8 @@ def load_survey(path: str) -> Survey:
 
 
 class _Curve:
-    """One question's reported variance as a function of its budget (``inf`` where it has no design)."""
+    """One question's reported variance as a function of its budget (``inf`` where it has no design that
+    identifies its shares); the design at each budget is chosen as :class:`DesignCache` says."""
 
     def __init__(self, problem: DesignProblem) -> None:
         self.problem = problem
@@ -106,18 +107,23 @@ class _Curve:
         key = round(float(eps), 9)
         if key not in self.values:
             try:
-                self.values[key] = _variance_of(self.designs(key)) if key > 0 else math.inf
+                self.values[key] = self._variance(key) if key > 0 else math.inf
             except InfeasibleDesignError:
                 self.values[key] = math.inf
         return self.values[key]
 
+    def _variance(self, eps: float) -> float:
+        """Mean over the question's inputs of its shares' variances per respondent, at its prior."""
+        result = self.designs(eps)
+        if result.mechanism is not None:
+            return float(np.mean(self.designs.accuracy(eps).per_share))
+        if result.variance is None:  # a split cannot be planned on a figure that is absent
+            raise PlanningError(f"eps {result.problem.epsilon:g}: the variance of the design is "
+                                f"{result.variance_note}; the budget split needs it")
+        return float(result.variance)
 
-def _variance_of(result: Any) -> float:
-    """A design's variance for the budget split; a split cannot be planned on a figure that is absent."""
-    if result.variance is None:
-        raise PlanningError(f"eps {result.problem.epsilon:g}: the variance of the design is "
-                            f"{result.variance_note}; the budget split needs it")
-    return float(result.variance)
+    def basis(self, eps: float) -> str:
+        return self.designs.basis(round(float(eps), 9))
 
 
 @dataclass(frozen=True)
@@ -134,6 +140,9 @@ class Allocation:
     joint_note: str
     convex: tuple[bool, ...]
     designs_solved: int
+    bases: tuple[str | None, ...] = ()
+    reasons: tuple[str, ...] = ()
+    accuracies: tuple[Any, ...] = ()
 
 
 def _grid_search(curves: list[_Curve], weights: NDArray[np.float64], total: float) -> NDArray[np.float64]:
@@ -264,13 +273,44 @@ def allocate(survey: Survey, *, joint: bool = True) -> Allocation:
     curves = [_Curve(q) for q in survey.questions]
     for q, c in zip(survey.questions, curves):
         if not math.isfinite(c(survey.epsilon)):
-            raise PlanningError(f"question {q.name!r} has no design with a finite variance even with the whole "
-                                f"budget {survey.epsilon:g}; relax its structure or raise the budget")
-    eps = _refine(curves, weights, _grid_search(curves, weights, survey.epsilon))
+            raise PlanningError(f"question {q.name!r} has no design that identifies its shares even with the whole "
+                                f"budget {survey.epsilon:g}{_needed(c, survey.epsilon)}; relax its structure or "
+                                "raise the budget")
+    eps = _grid_search(curves, weights, survey.epsilon)
+    if not math.isfinite(float(sum(w * c(e) for c, w, e in zip(curves, weights, eps)))):
+        needs = "; ".join(f"{q.name!r}{_needed(c, 0.0)}" for q, c in zip(survey.questions, curves))
+        raise PlanningError(f"no split of eps = {survey.epsilon:g} gives every question a design that identifies "
+                            f"its shares ({needs}); raise the total budget or drop a question")
+    eps = _refine(curves, weights, eps)
     eps *= survey.epsilon / eps.sum()
     variances = tuple(c(e) for c, e in zip(curves, eps))
     equal = tuple(c(survey.epsilon / len(curves)) for c in curves)
+    bases, reasons, accuracies = [], [], []
+    for c, e, v, eq in zip(curves, eps, variances, equal):
+        bases.append(c.basis(e) if math.isfinite(v) else None)
+        accuracies.append(c.designs.accuracy(e) if math.isfinite(v) and c.designs(e).mechanism is not None
+                          else None)
+        reasons.append("" if math.isfinite(eq) else
+                       f"equal split: no design identifies every share at eps {survey.epsilon / len(curves):.4g}"
+                       + _needed(c, survey.epsilon / len(curves)))
     joint_result, note = joint_variance(survey) if joint else (None, "not asked")
     return Allocation(survey, tuple(float(e) for e in eps), variances, float(np.dot(weights, variances)), equal,
                       float(np.dot(weights, equal)), joint_result, note, tuple(_convex(c) for c in curves),
-                      sum(len(c.values) for c in curves))
+                      sum(len(c.values) for c in curves), tuple(bases), tuple(reasons), tuple(accuracies))
+
+
+def _needed(curve: _Curve, above: float) -> str:
+    """``" (it needs eps >= X)"``: the smallest budget above ``above`` at which the question's variance is finite,
+    to 1e-3 (bisection on certified designs, up to ``EPS_MAX``), or ``""`` when none up to it is."""
+    from .sizes import EPS_MAX
+
+    hi = max(above, 1e-3) * 2
+    while not math.isfinite(curve(hi)):
+        if hi >= EPS_MAX:
+            return f" (not even at eps = {EPS_MAX:g})"
+        hi = min(hi * 2, EPS_MAX)
+    lo = above
+    while hi - lo > 1e-3:
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if math.isfinite(curve(mid)) else (mid, hi)
+    return f" (it needs eps >= {hi:.3f})"
