@@ -1,0 +1,220 @@
+"""The first field day (planning part): rare traits with the bundled problems, strict JSON, fractions, no flag
+ignored, questionnaires whose split never degenerates. Each test fails on the code before the change."""
+
+import json
+import math
+from decimal import Decimal
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import norm
+
+from designer.cli import main
+from designer.design.problem import load_problem
+from designer.devices.program import snap_count
+from designer.exceptions import DesignWarning
+from designer.planning import allocate, parse_survey
+from designer.planning.sizes import DesignCache
+
+ROOT = Path(__file__).resolve().parents[1]
+PROBLEMS = ROOT / "problems"
+Z95 = float(norm.ppf(0.975))
+
+
+def _run(argv, capsys):
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _strict(text):
+    """JSON as RFC 8259 has it: NaN and Infinity are refused."""
+    def refuse(name):
+        raise ValueError(f"not JSON: {name}")
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.mark.parametrize("share", [0.05, 0.2, 0.5])
+def test_warner_plans_a_rare_trait_by_equation_1(share, capsys):
+    """The file's design (Warner at eps = 1) planned at the trait's share: n is Eq 1's smallest n."""
+    code, out, err = _run(["plan", str(PROBLEMS / "warner.toml"), "--prior", f"yes={share}", "--width", "0.03",
+                           "--format", "json"], capsys)
+    assert code == 0, err
+    plan = _strict(out)
+    p = math.e / (1 + math.e)
+    n = math.ceil(Z95**2 * (share * (1 - share) + p * (1 - p) / (2 * p - 1) ** 2) / 0.03**2)
+    assert plan["n"] in (n, n + 1) and plan["design_basis"] == "file"
+    assert plan["prior"] == pytest.approx({"yes": share, "no": 1 - share})
+
+
+@pytest.mark.parametrize("problem, label", [("warner", "yes"), ("gwrr-dont-know", "yes"),
+                                            ("gwrr-dont-know-wldp", "yes"), ("survey-5-options", "never"),
+                                            ("survey-5-options-utility", "never"), ("frequency-16", "v00")])
+@pytest.mark.parametrize("share", [0.05, 0.2, 0.5])
+def test_every_bundled_problem_plans_a_trait_at_any_share(problem, label, share, capsys):
+    code, out, err = _run(["plan", str(PROBLEMS / f"{problem}.toml"), "--prior", f"{label}={share}", "--width",
+                           "0.05", "--format", "json"], capsys)
+    assert code == 0, err
+    plan = _strict(out)
+    assert isinstance(plan["n"], int) and 1 <= plan["n"] < 10**7 and math.isfinite(plan["variance"])
+    assert plan["prior"][label] == pytest.approx(share) and sum(plan["prior"].values()) == pytest.approx(1)
+
+
+@pytest.mark.parametrize("problem", ["warner", "gwrr-dont-know", "survey-5-options"])
+def test_a_rare_trait_plan_is_confirmed_by_simulation(problem, capsys):
+    """300 simulated surveys at the planned n: the intervals cover the true shares about 95% of the time and
+    their half-width is about the target."""
+    label = "never" if problem == "survey-5-options" else "yes"
+    code, out, err = _run(["plan", str(PROBLEMS / f"{problem}.toml"), "--prior", f"{label}=0.05", "--width", "0.04",
+                           "--check", "300", "--seed", "7", "--format", "json"], capsys)
+    assert code == 0, err
+    check = _strict(out)["check"]
+    assert 0.92 <= check["coverage"] <= 0.98
+    assert check["mean_half_width"] <= 0.04 * 1.05
+
+
+def test_the_kept_design_is_the_files_and_not_one_reoptimised_at_the_prior():
+    """The truthful design re-optimised at prior (0.2, 0.8) answers "no" whatever the truth (what `plan` used to
+    plan); the kept design is Warner's, certified at eps = 1."""
+    problem = load_problem(PROBLEMS / "warner.toml")
+    designs = DesignCache(problem, [0.2, 0.8])
+    mech = designs(1.0).mechanism
+    p = math.e / (1 + math.e)
+    assert designs.basis(1.0) == "file"
+    assert np.allclose(np.sort(mech.matrix, axis=1), [[1 - p, p], [1 - p, p]], atol=1e-9)
+
+
+def test_a_design_that_identifies_nothing_falls_back_to_one_that_does():
+    """A 4-answer chi2 question at a skewed prior: at eps = 0.5 its own design merges inputs (inf); the plan
+    uses the chi2 design at the uniform prior, finite, and says so."""
+    problem = parse_survey({"epsilon": 0.5, "question": [
+        {"name": "q", "inputs": ["a", "b", "c", "d"], "prior": [0.093, 0.159, 0.179, 0.569]}]}).questions[0]
+    designs = DesignCache(problem)
+    from designer.design.engine import design
+    from designer.planning import accuracy_of
+
+    with pytest.warns(DesignWarning, match="answer alike"):
+        own = accuracy_of(design(problem).mechanism, "sldp", problem.prior)
+    assert not math.isfinite(own.variance)
+    assert designs.basis(0.5) in ("chi2_prior", "chi2_uniform") and designs.basis(0.5) != "file"
+    assert math.isfinite(designs.accuracy(0.5).variance)
+
+
+def test_a_questionnaire_split_never_degenerates():
+    """Three 4-answer questions with skewed priors sharing eps = 1.5: every question gets a share of the budget
+    and a finite variance (the chi2 designs at 0.5 each merge inputs, and the old split gave one question
+    everything, total inf)."""
+    priors = [[0.093, 0.159, 0.179, 0.569], [0.05, 0.05, 0.3, 0.6], [0.7, 0.1, 0.1, 0.1]]
+    survey = parse_survey({"epsilon": 1.5, "question": [
+        {"name": f"q{i}", "inputs": ["a", "b", "c", "d"], "prior": p} for i, p in enumerate(priors)]})
+    allocation = allocate(survey, joint=False)
+    assert math.isfinite(allocation.total_variance) and math.isfinite(allocation.equal_split_total_variance)
+    assert min(allocation.epsilons) > 0.2 and sum(allocation.epsilons) == pytest.approx(1.5)
+    assert all(math.isfinite(v) for v in allocation.variances)
+
+
+def test_plan_json_is_strict_even_where_a_budget_reaches_nothing(capsys):
+    """A grid budget at which no design identifies the shares: variance "inf", n null, the reason given."""
+    code, out, err = _run(["plan", str(PROBLEMS / "gwrr-dont-know-wldp.toml"), "--prior", "yes=0.3", "--width",
+                           "0.05", "--grid", "0.05,1", "--format", "json"], capsys)
+    assert code == 0, err
+    rows = _strict(out)["by_epsilon"]
+    assert rows[0]["n"] is None and rows[0]["variance"] == "inf" and rows[0]["reason"]
+    assert isinstance(rows[1]["n"], int) and rows[1]["reason"] == ""
+
+
+def test_survey_plan_json_is_strict_and_width_gives_the_respondents(capsys):
+    code, out, err = _run(["plan", str(ROOT / "examples" / "surveys" / "two-questions.toml"), "--width", "0.05",
+                           "--format", "json"], capsys)
+    assert code == 0, err
+    plan = _strict(out)
+    assert plan["n"] == max(r["n"] for r in plan["allocation"]) and plan["width"] == 0.05
+
+
+@pytest.mark.parametrize("extra, flag", [
+    (["--width", "0.03", "--power", "0.9"], "--power"),
+    (["--width", "0.03", "--seed", "1"], "--seed"),
+    (["--width", "0.03", "--force"], "--force"),
+    (["--detect", "0.05", "--level", "0.9"], "--level"),
+    (["--width", "0.03", "--semantics", "wldp"], "--semantics"),
+])
+def test_flags_that_would_be_ignored_are_refused(extra, flag, capsys):
+    code, _, err = _run(["plan", str(PROBLEMS / "warner.toml"), "--prior", "yes=0.2", *extra], capsys)
+    assert code == 2 and flag in err and err.count("\n") == 1
+
+
+def test_survey_refuses_the_single_question_flags(capsys):
+    code, _, err = _run(["plan", str(ROOT / "examples" / "surveys" / "two-questions.toml"), "--width", "0.05",
+                         "--prior", "0.5,0.5"], capsys)
+    assert code == 2 and "--prior" in err
+
+
+def test_a_mechanism_with_n_and_width_reports_the_half_width_at_n(capsys):
+    """Warner's mechanism file at n = 2000: half-width z sqrt(Var_n) of Eq 1, beside the n for the width."""
+    code, out, err = _run(["plan", str(ROOT / "examples" / "mechanisms" / "gwrr.csv"), "--prior", "0.3,0.7",
+                           "--n", "2000", "--width", "0.04", "--format", "json"], capsys)
+    assert code == 0, err
+    plan = _strict(out)
+    from designer.closed_forms import q2x3_variance_exact
+    from designer.mechanism import Mechanism
+
+    mech = Mechanism.read(ROOT / "examples" / "mechanisms" / "gwrr.csv")
+    p, q = mech.row(0)[("yes",)], mech.row(0)[("no",)]
+    w = plan["width_at_n"]
+    assert w["n"] == 2000 and w["width"] == pytest.approx(Z95 * math.sqrt(q2x3_variance_exact(p, q, 0.3, 2000)))
+    assert plan["mode"] == "sample_size" and plan["n"] != 2000
+
+
+def test_detect_with_width_reports_the_half_width_at_the_test_n(capsys):
+    code, out, err = _run(["plan", str(PROBLEMS / "warner.toml"), "--prior", "yes=0.3", "--detect", "0.05",
+                           "--width", "0.03", "--format", "json"], capsys)
+    assert code == 0, err
+    plan = _strict(out)
+    assert plan["width_at_n"]["n"] == plan["n"] and 0 < plan["width_at_n"]["width"] < 0.1
+
+
+def test_fractions_wherever_a_probability_is_accepted(capsys):
+    a = _strict(_run(["plan", str(PROBLEMS / "warner.toml"), "--prior", "1/5,4/5", "--width", "0.03", "--format",
+                      "json"], capsys)[1])
+    b = _strict(_run(["plan", str(PROBLEMS / "warner.toml"), "--prior", "0.2,0.8", "--width", "0.03", "--format",
+                      "json"], capsys)[1])
+    assert a["n"] == b["n"]
+    code, _, _ = _run(["plan", str(PROBLEMS / "warner.toml"), "--prior", "yes=0.2", "--detect", "0.05", "--alpha",
+                       "1/20"], capsys)
+    assert code == 0
+
+
+def _dice2_counts(dont_know, capsys):
+    code, out, err = _run(["design", str(PROBLEMS / "gwrr-dont-know.toml"), "--device", "dice2", "--dont-know",
+                           dont_know, "--format", "json"], capsys)
+    return code, (_strict(out) if code == 0 else None), err
+
+
+def test_a_dont_know_mass_as_a_fraction_or_its_rounded_decimal(capsys):
+    code, exact, err = _dice2_counts("7/36", capsys)
+    assert code == 0, err
+    for written in ("0.1944", "0.194", "0.19444444"):
+        code, snapped, err = _dice2_counts(written, capsys)
+        assert code == 0, err
+        assert snapped["counts"] == exact["counts"]
+        assert any("7/36" in note for note in snapped["notes"])
+    code, _, err = _dice2_counts("0.2", capsys)  # 7/36 and 8/36 both round to 0.2: no guess
+    assert code == 2 and "7/36" in err and "--dont-know 7/36" in err
+
+
+@settings(max_examples=200, deadline=None)
+@given(d=st.sampled_from([6, 10, 16, 20, 36, 52, 100]), data=st.data())
+def test_snap_count_reads_a_decimal_as_the_one_multiple_it_rounds(d, data):
+    c = data.draw(st.integers(0, d))
+    assert snap_count(float(Fraction(c, d)), d) == c
+    written = round(c / d, data.draw(st.integers(1, 8)))
+    places = -Decimal(repr(written)).as_tuple().exponent  # the decimals as written (0.5 has one)
+    near = [m for m in range(d + 1) if abs(Fraction(m, d) - Fraction(repr(written))) <= Fraction(1, 2 * 10**places)]
+    expected = near[0] if len(near) == 1 else None
+    if abs(written * d - round(written * d)) <= 1e-9:
+        expected = round(written * d)
+    assert snap_count(written, d) == expected
