@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._numeric import two_sided_z
-from ._validation import check_prior, check_real, parse_set
+from ._validation import check_prior, check_real
 from .exceptions import InvalidArgumentError, InvalidMechanismError
 from .mechanism import Mechanism
 from .mle import KKT_TOL, _loglik, em, kkt_violation, mle_convex, mle_newton
@@ -204,52 +204,45 @@ class Estimate:
     kkt_violation: float = 0.0
 
 
-def _column_of(mech: Mechanism, r: Any, pos: int, index: dict[str, int], by_set: dict[frozenset[str], int]) -> int:
-    if isinstance(r, (int, np.integer)) and not isinstance(r, bool):
-        j = int(r)
-        if not 0 <= j < len(mech.focal):
-            raise InvalidMechanismError(f"answer {pos + 1}: column index {j} out of range")
-        return j
-    if isinstance(r, str):
-        text = r.strip()
-        j = index.get(text, -1)
-        if j < 0:
-            try:
-                j = by_set.get(frozenset(parse_set(text)), -1)
-            except ValueError:
-                j = -1
-        if j < 0:
-            raise InvalidMechanismError(
-                f"answer {pos + 1}: {r!r} is not a focal set of the mechanism ({', '.join(mech.columns)})")
-        return j
-    j = by_set.get(frozenset(map(str, r)), -1)
-    if j < 0:
-        raise InvalidMechanismError(f"answer {pos + 1}: {r!r} is not a focal set of the mechanism")
-    return j
+def response_columns(mech: Mechanism, responses: Sequence[Any], words: Any = None) -> NDArray[np.int64]:
+    """The column of ``mech`` (focal set) of every answer, shape ``(n,)``.
 
+    Answers are written as :mod:`designer.answers` reads them (``{yes}`` in any label order, a bare label, the
+    card's words such as ``I don't know``, or the ``words`` of an ``[answers]`` table: word -> frame labels),
+    or given as label tuples or column indices. Each distinct written answer is looked up once.
+    """
+    from .answers import AnswerVocabulary
 
-def response_columns(mech: Mechanism, responses: Sequence[Any]) -> NDArray[np.int64]:
-    """The column of ``mech`` (focal set) of every answer, given as headers ``{yes}`` (any label order),
-    label tuples or column indices. Each distinct answer is looked up once (vectorised over repeats)."""
     if isinstance(responses, np.ndarray) and responses.dtype.kind in "iu" and responses.ndim == 1:
         # column indices (what randomize returns): checked at once
         bad = np.flatnonzero((responses < 0) | (responses >= len(mech.focal)))
         if bad.size:
             raise InvalidMechanismError(f"answer {int(bad[0]) + 1}: column index {int(responses[bad[0]])} out of range")
         return responses.astype(np.int64, copy=False)
-    index = {c: j for j, c in enumerate(mech.columns)}
-    by_set = {frozenset(s): j for j, s in enumerate(mech.focal_sets)}
-    values = np.asarray(responses, dtype=object) if not isinstance(responses, np.ndarray) else responses
-    if values.ndim == 1 and all(isinstance(v, str) for v in values[: min(values.size, 1000)]):
-        try:
-            unique, first, inverse = np.unique(values.astype(str), return_index=True, return_inverse=True)
-        except (TypeError, ValueError):
-            unique = None
-        if unique is not None:
-            mapped = np.array([_column_of(mech, str(u), int(f), index, by_set) for u, f in zip(unique, first)],
-                              dtype=np.int64)
-            return mapped[inverse.ravel()]
-    return np.array([_column_of(mech, r, pos, index, by_set) for pos, r in enumerate(responses)], dtype=np.int64)
+    vocabulary = AnswerVocabulary(mech, words)
+    items = responses if isinstance(responses, np.ndarray) else list(responses)
+    written: Any = []
+    if len(items) and all(isinstance(v, str) for v in items[:1000]):
+        written = np.asarray(items, dtype=object)  # strings: each distinct one is looked up once
+    else:
+        written = [_written(mech, pos, r) for pos, r in enumerate(items)]
+    codes = vocabulary.columns(written)
+    bad = np.flatnonzero(codes < 0)
+    if bad.size:
+        raise InvalidMechanismError(f"answer {int(bad[0]) + 1}: {items[int(bad[0])]!r} is not an answer of the "
+                                    f"mechanism: write {vocabulary.describe()}")
+    return codes
+
+
+def _written(mech: Mechanism, pos: int, r: Any) -> str:
+    """One answer given as a column index, a string or a tuple of labels, as a written answer."""
+    if isinstance(r, (int, np.integer)) and not isinstance(r, bool):
+        if not 0 <= int(r) < len(mech.focal):
+            raise InvalidMechanismError(f"answer {pos + 1}: column index {int(r)} out of range")
+        return mech.columns[int(r)]
+    if isinstance(r, str):
+        return r
+    return "{" + ",".join(map(str, r)) + "}"
 
 
 def response_counts(mech: Mechanism, responses: Sequence[Any]) -> NDArray[np.float64]:

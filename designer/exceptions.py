@@ -12,6 +12,7 @@ __all__ = [
     "InvalidArgumentTypeError",
     "InvalidMechanismError",
     "InvalidProblemError",
+    "RegressionError",
     "SolverError",
 ]
 
@@ -57,3 +58,15 @@ class SolverError(DesignerError):
 
 class CertificationError(DesignerError, RuntimeError):
     """No certified mechanism could be produced: nothing is released, and the message says why."""
+
+
+class RegressionError(DesignerError, ValueError):
+    """The data, the formula or the mechanism cannot give a regression (the message says which and why).
+
+    ``row`` is the 0-based data row at fault when there is one (a command turns it into the file's line);
+    ``reason`` is the message without the row.
+    """
+
+    def __init__(self, reason: str, *, row: int | None = None) -> None:
+        self.reason, self.row = reason, row
+        super().__init__(reason if row is None else f"data row {row + 1}: {reason}")

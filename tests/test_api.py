@@ -29,7 +29,7 @@ LAYERS = [
     {"exceptions", "_native", "vocabulary", "_validation", "_exact", "_numeric", "_io", "_render", "formats",
      "setfunctions", "solvers", "plots"},
     {"mechanism"},
-    {"mle", "constructors", "privacy", "composition", "credal", "estimation", "closed_forms", "sampling"},
+    {"mle", "constructors", "privacy", "composition", "credal", "estimation", "closed_forms", "sampling", "answers"},
     {"hypothesis_tests", "simulation"},
     {"design"},
     {"regression", "planning", "devices"},

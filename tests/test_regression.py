@@ -165,9 +165,10 @@ def test_wldp_sensitivity_gives_a_range_that_holds_the_generating_member():
 
 
 @pytest.mark.parametrize("formula, data, message", [
-    ("response ~ x1", {"x1": [0.1, 0.2, 0.3], "response": ["{yes}", "{maybe}", "{no}"]}, "row 2: answer '{maybe}'"),
+    ("response ~ x1", {"x1": [0.1, 0.2, 0.3], "response": ["{yes}", "{maybe}", "{no}"]},
+     "data row 2: answer '{maybe}'"),
     ("response ~ x1", {"x1": [0.1, None, 0.3], "response": ["{yes}", "{no}", "{no}"]},
-     "column 'x1' is missing at row 2"),
+     "data row 2: no value in column 'x1'"),
     ("response ~ age", {"x1": [0.1, 0.2, 0.3], "response": ["{yes}", "{no}", "{no}"]}, "'age', which is not a column"),
     ("response ~ x1 + x2", {"x1": [0.1, 0.2, 0.3], "x2": [0.2, 0.4, 0.6], "response": ["{yes}", "{no}", "{no}"]},
      "'x2' is a linear combination"),
@@ -202,9 +203,9 @@ def test_cli_contract(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("content, flags, message", [
-    ("x1,response\n0.1,{yes}\n0.2,{oops}\n", [], "d.csv: row 2: answer '{oops}'"),
-    ("x1,response\n0.1,{yes}\n,{no}\n", [], "d.csv: column 'x1' is missing at row 2"),
-    ("x1,response\n0.1,{yes}\n0.2,\n", [], "d.csv: row 2: no answer in column 'response'"),
+    ("x1,response\n0.1,{yes}\n0.2,{oops}\n", [], "d.csv: line 3: answer '{oops}'"),
+    ("x1,response\n0.1,{yes}\n,{no}\n", [], "d.csv: line 3: no value in column 'x1'"),
+    ("x1,response\n0.1,{yes}\n0.2,\n", [], "d.csv: line 3: no value in column 'response'"),
     ("x1,response\n0.1,{yes}\n0.2,{no}\n", ["--formula", "response ~ zz"], "'zz', which is not a column"),
     ("x1,response\n0.1,{yes}\n0.2,{no}\n", ["--reference", "maybe"], "reference 'maybe'"),
     ("x1,response\n0.1,{yes}\n0.2,{no}\n", ["--formula", "response x1"], "must read 'response ~ x1 + x2'"),

@@ -4,34 +4,56 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ._common import CommandError
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
+    from numpy.typing import NDArray
 
-__all__ = ["CHUNK_ROWS", "read_chunks", "text_writer"]
+__all__ = ["CHUNK_ROWS", "SEPARATORS", "answer_codes", "read_chunks", "sniff", "text_writer"]
 
 #: Respondents per chunk (about 100 MB of strings at most for a few short columns).
 CHUNK_ROWS = 500_000
 
 
-def _header(path: str) -> list[str]:
+#: Separators a data file may use (the first that splits the header is taken, in this order of preference).
+SEPARATORS = (",", ";", "\t", "|")
+
+
+def sniff(path: str, what: str = "a CSV table (a header row, then one row per respondent)") -> tuple[list[str], str]:
+    """The header and the separator of a data file; one error line when it is another kind of file.
+
+    The separator is the one of :data:`SEPARATORS` that splits the header into the most columns (commas win
+    ties), so a semicolon file from a spreadsheet with a decimal comma reads as it was meant. A TOML or JSON
+    file (a problem or a mechanism given where data is expected) is named as such.
+    """
     import csv
 
     from .._io import opening_errors
 
     try:
         with opening_errors(path, CommandError), open(path, encoding="utf-8-sig", newline="") as fh:
-            first = next(csv.reader(fh), None)
+            first = fh.readline()
     except UnicodeDecodeError:
         raise CommandError(f"{path}: not UTF-8 text; save the file as UTF-8") from None
+    head = first.strip()
+    kind = ("TOML" if path.lower().endswith(".toml") or (head.startswith("[") and head.endswith("]"))
+            or (" = " in head and "," not in head) or head.startswith("#") else
+            "JSON" if path.lower().endswith(".json") or head.startswith(("{", "[")) else "")
+    if kind:
+        raise CommandError(f"{path}: this looks like a {kind} file (a problem or a mechanism?); expected {what}")
+    if not head:
+        raise CommandError(f"{path}: the file is empty; expected a header row")
+    counts = {sep: len(next(csv.reader([head], delimiter=sep))) for sep in SEPARATORS}
+    sep = max(SEPARATORS, key=lambda s: (counts[s], -SEPARATORS.index(s)))
+    try:
+        header = next(csv.reader([head], delimiter=sep))
     except csv.Error as exc:
         raise CommandError(f"{path}: not valid CSV: {exc}") from None
-    if not first:
-        raise CommandError(f"{path}: the file is empty; expected a header row")
-    return [h.strip() for h in first]
+    return [h.strip() for h in header], sep
 
 
 def read_chunks(path: str, columns: list[str], *, chunk_rows: int = CHUNK_ROWS
@@ -43,16 +65,17 @@ def read_chunks(path: str, columns: list[str], *, chunk_rows: int = CHUNK_ROWS
     """
     import pandas as pd
 
-    header = _header(path)
+    header, sep = sniff(path)
     for name in columns:
         if name not in header:
             raise CommandError(f"{path}: no column {name!r}; the columns are {header}")
     try:
-        reader = pd.read_csv(path, dtype=str, keep_default_na=False, chunksize=chunk_rows, usecols=columns,
-                             encoding="utf-8-sig", skipinitialspace=False)
+        reader = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, chunksize=chunk_rows,
+                             usecols=lambda c: str(c).strip() in columns, encoding="utf-8-sig", skipinitialspace=False)
         line, seen = 2, 0
         with reader:
             for chunk in reader:
+                chunk.columns = [str(c).strip() for c in chunk.columns]
                 chunk = chunk.apply(lambda col: col.str.strip())
                 yield line, chunk
                 line += len(chunk)
@@ -61,6 +84,24 @@ def read_chunks(path: str, columns: list[str], *, chunk_rows: int = CHUNK_ROWS
         raise CommandError(f"{path}: not a valid CSV table ({' '.join(str(exc).split())})") from None
     if seen == 0:
         raise CommandError(f"{path}: a header but no rows")
+
+
+def answer_codes(path: str, values: Any, first_line: int, vocabulary: Any, skip: Any = None) -> NDArray[np.int64]:
+    """Columns of recorded answers by :class:`designer.answers.AnswerVocabulary`, the ``skip`` positions left
+    out; an unknown answer is one error line naming the file and its line (``first_line`` is the file line of
+    ``values[0]``)."""
+    import numpy as np
+
+    from ..answers import describe_unknown
+
+    values = np.asarray(values, dtype=object)
+    codes = vocabulary.columns(values)
+    if skip is not None:
+        codes[np.asarray(skip, dtype=bool)] = 0
+    if np.any(codes < 0):
+        pos, message = describe_unknown(values, codes, vocabulary)
+        raise CommandError(f"{path}: line {first_line + pos}: {message}")
+    return np.asarray(codes if skip is None else codes[~np.asarray(skip, dtype=bool)], dtype=np.int64)
 
 
 def text_writer(binary: BinaryIO) -> io.TextIOWrapper:

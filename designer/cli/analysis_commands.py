@@ -14,20 +14,25 @@ MAX_DATA_BYTES = 2 << 30
 
 
 def _read_data(path: str, answers: str) -> Any:
+    """The whole data file (regress fits in memory): the separator sniffed, the answers as text, empty cells
+    and R's ``NA`` missing."""
     import os
 
     import pandas as pd
 
     from .._io import opening_errors
+    from ._stream import sniff
 
     with opening_errors(path, CommandError):
         size = os.path.getsize(path)
     if size > MAX_DATA_BYTES:
         raise CommandError(f"{path}: {size / 2**30:.1f} GiB is more than regress reads ({MAX_DATA_BYTES >> 30} GiB); "
                            "keep only the columns of the formula")
+    _, sep = sniff(path, "a CSV table with the answers and the covariates (a header row, one row per "
+                              "respondent)")
     try:
         with opening_errors(path, CommandError):
-            data = pd.read_csv(path, dtype={answers: str}, encoding="utf-8-sig", skipinitialspace=True)
+            data = pd.read_csv(path, sep=sep, dtype={answers: str}, encoding="utf-8-sig", skipinitialspace=True)
     except pd.errors.EmptyDataError:
         raise CommandError(f"{path}: the file is empty; expected a header row and one row per respondent") from None
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
@@ -36,15 +41,12 @@ def _read_data(path: str, answers: str) -> Any:
     if len(data) == 0:
         raise CommandError(f"{path}: no rows after the header")
     if answers in data.columns:
-        missing = data[answers].isna().to_numpy().nonzero()[0]
-        if missing.size:
-            raise CommandError(f"{path}: row {int(missing[0]) + 1}: no answer in column {answers!r} "
-                               f"({missing.size} such row(s)); drop them or fill them in")
         data[answers] = data[answers].str.strip()
     return data
 
 
 def cmd_regress(args: argparse.Namespace) -> str:
+    from ..answers import read_answer_words
     from ..regression import RegressionError, regress, sensitivity
 
     mech = Mechanism.read(args.mechanism)
@@ -52,16 +54,24 @@ def cmd_regress(args: argparse.Namespace) -> str:
     if not answers:
         raise CommandError(f"--formula {args.formula!r} must read 'response ~ x1 + x2' (answers column ~ covariates)")
     data = _read_data(args.data, answers)
+    words = read_answer_words(args.mechanism)
     try:
         if args.semantics == "wldp" and args.allocation is None:
-            table = sensitivity(args.formula, data, mech, reference=args.reference, level=args.level)
-            return _render_sensitivity(args, table, len(data))
+            table = sensitivity(args.formula, data, mech, reference=args.reference, level=args.level,
+                                answers=words, missing=args.missing)
+            return _render_sensitivity(args, table, int(table.attrs["n"]), int(table.attrs["dropped"]))
         allocation = parse_allocation(args.allocation or "uniform")
         fit = regress(args.formula, data, mech, reference=args.reference, semantics=args.semantics,
-                      allocation=allocation, level=args.level, method=args.method)
-    except RegressionError as exc:
-        raise CommandError(f"{args.data}: {exc}") from None
+                      allocation=allocation, level=args.level, method=args.method, answers=words,
+                      missing=args.missing)
+    except RegressionError as exc:  # a data row is the file's line: the header is line 1
+        where = f"line {exc.row + 2}: " if exc.row is not None else ""
+        raise CommandError(f"{args.data}: {where}{exc.reason}") from None
     return _render_fit(args, fit)
+
+
+def _dropped_note(dropped: int) -> str:
+    return f"; {dropped} row(s) with a missing value dropped" if dropped else ""
 
 
 def _render_fit(args: argparse.Namespace, fit: Any) -> str:
@@ -71,7 +81,7 @@ def _render_fit(args: argparse.Namespace, fit: Any) -> str:
     if args.format == "json":
         return render_json({
             "formula": args.formula, "mechanism": args.mechanism, "semantics": fit.semantics,
-            "reference": fit.reference, "n": fit.n, "level": fit.level, "method": fit.method,
+            "reference": fit.reference, "n": fit.n, "dropped": fit.dropped, "level": fit.level, "method": fit.method,
             "converged": fit.converged, "iterations": fit.iterations, "loglik": json_number(fit.loglik),
             "aic": json_number(fit.aic), "bic": json_number(fit.bic),
             "lr_test": {"statistic": json_number(fit.lr_statistic), "df": fit.lr_df,
@@ -81,14 +91,15 @@ def _render_fit(args: argparse.Namespace, fit: Any) -> str:
     if args.format == "csv":
         return render_csv(headers, rows)
     head = (f"{fit.n} respondents, {args.semantics} answers through {args.mechanism}; multinomial logit of the "
-            f"true answer, log-odds against {fit.reference!r}; {fit.level:g} Wald intervals\n"
+            f"true answer, log-odds against {fit.reference!r}; {fit.level:g} Wald intervals"
+            f"{_dropped_note(fit.dropped)}\n"
             f"log-likelihood {fit.loglik:.6g}   AIC {fit.aic:.6g}   LR test against the intercept-only model: "
             f"chi2({fit.lr_df}) = {fit.lr_statistic:.4g}, p = {fit.lr_pvalue:.3g}\n"
             f"{'converged' if fit.converged else 'NOT converged'} after {fit.iterations} iterations ({fit.method})")
     return head + "\n" + render_table(headers, [[r[0], r[1], *(fmt(v) for v in r[2:])] for r in rows])
 
 
-def _render_sensitivity(args: argparse.Namespace, table: Any, n: int) -> str:
+def _render_sensitivity(args: argparse.Namespace, table: Any, n: int, dropped: int) -> str:
     headers = [str(c) for c in table.columns]
     rows = table.to_numpy().tolist()
     if args.format == "json":
@@ -96,11 +107,12 @@ def _render_sensitivity(args: argparse.Namespace, table: Any, n: int) -> str:
         for c in coefficients:
             c["estimate"], c["stderr"] = c["estimate[uniform]"], None
         return render_json({"formula": args.formula, "mechanism": args.mechanism, "semantics": "wldp", "n": n,
-                           "level": args.level, "identified": False, "coefficients": coefficients})
+                           "dropped": dropped, "level": args.level, "identified": False, "coefficients": coefficients})
     if args.format == "csv":
         return render_csv(headers, rows)
     head = (f"{n} precise answers (WLDP) through {args.mechanism}: the coefficients are not identified (the "
-            "member of each credal set that produced the answers is unknown).\nEstimate under each named member "
+            f"member of each credal set that produced the answers is unknown){_dropped_note(dropped)}.\n"
+            "Estimate under each named member "
             "(uniform split, lambda = share of the truth), their range, and the widest interval:")
     return head + "\n" + render_table(headers, [[r[0], r[1], *(fmt(v) for v in r[2:])] for r in rows])
 
@@ -109,7 +121,8 @@ def _configure_regress(p: argparse.ArgumentParser) -> None:
     p.add_argument("data", help="CSV, one row per respondent: the randomized answers and the covariates")
     p.add_argument("--mechanism", required=True, help="mechanism CSV or JSON file that produced the answers")
     p.add_argument("--formula", required=True,
-                   help="'response ~ x1 + x2' (patsy syntax): the answers column, then the covariates")
+                   help="'response ~ x1 + x2' (patsy syntax, R habits welcome: dotted names such as cov.age, "
+                        "I(x^2), C(region) for categories): the answers column, then the covariates")
     p.add_argument("--reference", help="input whose log-odds are 0 (default: the mechanism's last input)")
     p.add_argument("--semantics", choices=("sldp", "wldp"), default="sldp",
                    help="sldp: answers are focal sets; wldp: precise answers, coefficients over credal members")
@@ -118,4 +131,7 @@ def _configure_regress(p: argparse.ArgumentParser) -> None:
     p.add_argument("--method", choices=("newton", "em"), default="newton",
                    help="newton (trust-region, default) or em (slower, same optimum)")
     p.add_argument("--level", type=level_arg, default=0.95, help="confidence level in (0, 1) (default 0.95)")
+    p.add_argument("--missing", choices=("error", "drop"), default="error",
+                   help="a row missing a value of the formula's variables: error (default, naming the line) or "
+                        "drop (R's na.omit; the count is reported)")
     add_format(p)

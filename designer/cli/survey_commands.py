@@ -10,7 +10,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._render import fmt, json_value, render_csv, render_json, render_table
-from ..exceptions import DesignerError
 from ..mechanism import Mechanism
 from ._common import (
     CommandError,
@@ -22,7 +21,7 @@ from ._common import (
     parse_prior,
     show_progress,
 )
-from ._stream import read_chunks, text_writer
+from ._stream import answer_codes, read_chunks, text_writer
 
 
 def cmd_simulate(args: argparse.Namespace) -> str:
@@ -122,51 +121,58 @@ def cmd_randomize(args: argparse.Namespace) -> str:
     return f"randomized {n} answers with {args.mechanism} ({args.semantics}) into {args.out}"
 
 
-def _count(path: str, column_name: str, mech: Mechanism, precise: bool) -> NDArray[np.float64]:
-    """Answers per focal set (SLDP) or per frame label (WLDP), counted chunk by chunk."""
-    from ..estimation import response_columns
+#: Cells that mean "no answer" in an answers file (empty, R's NA, spreadsheet and database spellings).
+MISSING_CELLS = ("", "NA", "N/A", "NaN", "nan", "NULL", "null", "#N/A")
 
-    counts = np.zeros(mech.l if precise else len(mech.focal))
+
+def _count(path: str, column_name: str, mech: Mechanism, vocabulary: Any, missing: str = "error"
+           ) -> tuple[NDArray[np.float64], int]:
+    """Answers per focal set (SLDP) or per frame label (WLDP, ``vocabulary.precise``), counted chunk by chunk,
+    and the rows without an answer dropped (``missing="drop"``; with ``"error"`` the first is an error)."""
+    counts = np.zeros(mech.l if vocabulary.precise else len(mech.focal))
+    dropped = 0
     for line, chunk in read_chunks(path, [column_name]):
         values = chunk[column_name]
-        if precise:
-            codes = _codes(values, mech.frame, path, line,
-                           "an answer of the frame (WLDP responses are precise answers)")
-            counts += np.bincount(codes, minlength=mech.l)
-            continue
-        tally = values.value_counts(sort=False)
-        for value, number in tally.items():
-            try:
-                j = int(response_columns(mech, [str(value)])[0])
-            except DesignerError:
-                row = int(np.flatnonzero((values == value).to_numpy())[0])
-                raise CommandError(f"{path}: row {line + row}: {str(value)!r} is not a focal set of the mechanism "
-                                   f"({', '.join(mech.columns)})") from None
-            counts[j] += number
-    return counts
+        absent = values.isin(MISSING_CELLS).to_numpy()
+        if absent.any() and missing == "error":
+            raise CommandError(f"{path}: line {line + int(np.flatnonzero(absent)[0])}: no answer in column "
+                               f"{column_name!r} ({int(absent.sum())} such row(s) in this part of the file); "
+                               "fill them in, or drop them (--missing drop)")
+        dropped += int(absent.sum())
+        codes = answer_codes(path, values, line, vocabulary, skip=absent)
+        counts += np.bincount(codes, minlength=counts.size)
+    return counts, dropped
+
+
+def _dropped(dropped: int) -> str:
+    return f" ({dropped} row(s) without an answer dropped)" if dropped else ""
 
 
 def cmd_estimate(args: argparse.Namespace) -> str:
+    from ..answers import vocabulary_of
     from ..estimation import estimate_sldp, identified_set
 
     mech = Mechanism.read(args.mechanism)
+    vocabulary = vocabulary_of(args.mechanism, mech, precise=args.semantics == "wldp")
     if args.semantics == "wldp":
-        counts = _count(args.responses, args.column, mech, precise=True)
+        counts, dropped = _count(args.responses, args.column, mech, vocabulary, args.missing)
         result = identified_set(mech, counts, level=args.level)
         if args.format == "json":
-            return render_json({"semantics": "wldp", "n": result.n, "level": result.level, "misfit": result.misfit,
+            return render_json({"semantics": "wldp", "n": result.n, "dropped": dropped, "level": result.level,
+                                "misfit": result.misfit,
                                "lower": dict(zip(mech.inputs, result.lower.tolist())),
                                "upper": dict(zip(mech.inputs, result.upper.tolist()))})
         rows_out = [[x, result.lower[i], result.upper[i]] for i, x in enumerate(mech.inputs)]
         if args.format == "csv":
             return render_csv(["input", "lower", "upper"], rows_out)
-        return (f"{result.n} precise answers; identified set of each share at level {result.level:g} "
-                f"(misfit {result.misfit:.3g})\n"
+        return (f"{result.n} precise answers{_dropped(dropped)}; identified set of each share at level "
+                f"{result.level:g} (misfit {result.misfit:.3g})\n"
                 + render_table(["input", "lower", "upper"], [[r[0], fmt(r[1]), fmt(r[2])] for r in rows_out]))
-    counts = _count(args.responses, args.column, mech, precise=False)
+    counts, dropped = _count(args.responses, args.column, mech, vocabulary, args.missing)
     est = estimate_sldp(mech, counts, level=args.level)
     if args.format == "json":
-        return render_json({"semantics": "sldp", "n": est.n, "level": est.level, "method": est.method,
+        return render_json({"semantics": "sldp", "n": est.n, "dropped": dropped, "level": est.level,
+                            "method": est.method,
                            "iterations": est.iterations, "converged": est.converged,
                            "kkt_violation": json_value(est.kkt_violation),
                            **{key: {x: json_value(float(v)) for x, v in zip(mech.inputs, values)} for key, values in
@@ -178,7 +184,7 @@ def cmd_estimate(args: argparse.Namespace) -> str:
         return render_csv(headers, table)
     state = (f"converged in {est.iterations} Newton steps (KKT violation {est.kkt_violation:.1e})" if est.converged
              else f"NOT converged (KKT violation {est.kkt_violation:.1e} after {est.iterations} iterations)")
-    return (f"{est.n} set-valued answers; maximum likelihood, {state}; {est.level:g} intervals\n"
+    return (f"{est.n} set-valued answers{_dropped(dropped)}; maximum likelihood, {state}; {est.level:g} intervals\n"
             + render_table(headers, [[r[0], *(fmt(v) for v in r[1:])] for r in table]))
 
 
@@ -255,12 +261,15 @@ def _configure_randomize(p: argparse.ArgumentParser) -> None:
 
 
 def _configure_estimate(p: argparse.ArgumentParser) -> None:
-    p.add_argument("responses", help="CSV of randomized responses")
+    p.add_argument("responses", help="CSV of randomized responses: {yes}, {yes,no}, a bare label (yes), the card's "
+                                     "words (I don't know) or the mechanism JSON's 'answers' words")
     p.add_argument("--mechanism", required=True, help="mechanism CSV or JSON file")
     p.add_argument("--column", default="response", help="column of the responses (default response)")
     p.add_argument("--semantics", choices=("sldp", "wldp"), default="sldp",
                    help="sldp: MLE from set answers; wldp: identified set from precise answers")
     p.add_argument("--level", type=level_arg, default=0.95, help="confidence level in (0, 1) (default 0.95)")
+    p.add_argument("--missing", choices=("error", "drop"), default="error",
+                   help="a row without an answer (empty, NA): error (default, naming the line) or drop (counted)")
     add_format(p)
 
 

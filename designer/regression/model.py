@@ -21,8 +21,10 @@ the coefficients are then not identified, and :func:`sensitivity` reports their 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -31,8 +33,9 @@ from numpy.typing import NDArray
 
 from .._numeric import two_sided_z
 from .._validation import check_real
-from ..exceptions import DesignerError
+from ..exceptions import RegressionError
 from ..mechanism import Mechanism
+from .data import prepare
 from .likelihood import Likelihood, fit_em, fit_newton
 
 if TYPE_CHECKING:
@@ -44,38 +47,22 @@ __all__ = ["RegressionError", "RegressionResult", "answer_columns", "regress", "
 DEFAULT_MEMBERS: tuple[str | float, ...] = ("uniform", 0.0, 0.25, 0.5, 0.75, 1.0)
 
 
-class RegressionError(DesignerError, ValueError):
-    """The data, the formula or the mechanism cannot give a regression (the message says which and why)."""
+def answer_columns(mech: Mechanism, answers: Any, *, precise: bool = False, words: Any = None) -> NDArray[np.int64]:
+    """The mechanism column (frame index with ``precise=True``, WLDP) of every recorded answer, shape ``(n,)``.
 
-
-def answer_columns(mech: Mechanism, answers: Any, *, precise: bool = False) -> NDArray[np.int64]:
-    """The mechanism column of every recorded answer, shape ``(n,)``.
-
-    ``answers`` are focal-set headers as :func:`designer.sampling.randomize` writes them (``{yes}``,
-    ``{yes,no}`` in any label order) or, with ``precise=True`` (WLDP), frame labels. An unknown answer raises
-    :class:`RegressionError` naming its row (1-based, the header not counted).
+    Answers are written as :mod:`designer.answers` reads them: ``{yes}``, ``{yes,no}`` in any label order, a bare
+    label, the card's words (``I don't know``) or ``words`` (an ``[answers]`` table: word -> frame labels). An
+    unknown answer raises :class:`RegressionError` naming its data row (1-based, the header not counted).
     """
-    from ..estimation import response_columns
-    from ..exceptions import InvalidMechanismError
-    from ..sampling import label_indices
+    from ..answers import AnswerVocabulary, describe_unknown
 
-    values = np.asarray(answers, dtype=object).astype(str)
-    labels = list(mech.frame) if precise else mech.columns
-    codes = label_indices(values, labels)
-    missing = np.flatnonzero(codes < 0)
-    if missing.size and not precise:
-        unique, inverse = np.unique(values[missing], return_inverse=True)
-        try:
-            codes[missing] = response_columns(mech, list(unique))[inverse.ravel()]
-        except InvalidMechanismError:
-            pass
-        missing = np.flatnonzero(codes < 0)
-    if missing.size:
-        row = int(missing[0])
-        what = "a label of the frame (WLDP answers are precise)" if precise else "an answer (column) of the mechanism"
-        raise RegressionError(f"row {row + 1}: answer {str(values[row])!r} is not {what} {labels}; "
-                              f"{missing.size} such row(s): fix them or use the mechanism that produced the answers")
-    return codes.astype(np.int64)
+    vocabulary = AnswerVocabulary(mech, words, precise=precise)
+    values = np.asarray(answers, dtype=object)
+    codes = vocabulary.columns(values)
+    if np.any(codes < 0):
+        pos, message = describe_unknown(values, codes, vocabulary)
+        raise RegressionError(f"answer {message}", row=pos)
+    return codes
 
 
 def _shares(channel: NDArray[np.float64], codes: NDArray[np.int64]) -> tuple[NDArray[np.float64], float]:
@@ -122,6 +109,8 @@ class RegressionResult:
     level : float
     statsmodels : statsmodels results object
         statsmodels' ``GenericLikelihoodModelResults`` at the estimate: ``summary()``, ``bse``, ``conf_int()``.
+    dropped : int
+        Rows left out for a missing value of the formula's variables (``missing="drop"``).
     """
 
     coefficients: pd.DataFrame
@@ -144,6 +133,7 @@ class RegressionResult:
     formula: str
     design_info: Any
     statsmodels: Any
+    dropped: int = 0
 
     def summary(self) -> Any:
         """statsmodels' summary table of the fit."""
@@ -225,7 +215,7 @@ def _design_matrix(rhs: str, data: pd.DataFrame) -> tuple[NDArray[np.float64], l
                                   f"the columns are {columns}") from None
         raise RegressionError(f"formula {rhs!r}: {_first_line(exc)}") from None
     z = dm.to_numpy(dtype=np.float64)
-    names = [str(c) for c in dm.columns]
+    names = [re.sub(r"Q\(\"([^\"]+)\"\)", r"\1", str(c)) for c in dm.columns]  # cov.age as written
     if not np.all(np.isfinite(z)):
         raise RegressionError("the covariates contain inf or nan after the formula's transformations")
     if z.shape[1] == 0:
@@ -243,7 +233,8 @@ def _design_matrix(rhs: str, data: pd.DataFrame) -> tuple[NDArray[np.float64], l
 
 def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism, *, reference: str | None = None,
             semantics: str = "sldp", allocation: str | float = "uniform", method: str = "newton",
-            level: float = 0.95) -> RegressionResult:
+            level: float = 0.95, answers: Mapping[str, Sequence[str]] | None = None,
+            missing: str = "error") -> RegressionResult:
     """Fit a (multinomial) logistic regression of the true answer on covariates from randomized answers.
 
     Parameters
@@ -263,6 +254,13 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism, *, reference
     method : {"newton", "em"}
     level : float
         Level of the Wald intervals.
+    answers : mapping of str to sequence of str, optional
+        Words the answers column may hold for a focal set besides the default spellings (an ``[answers]``
+        table: word -> frame labels); see :func:`answer_columns`.
+    missing : {"error", "drop"}
+        A row missing a value of the formula's variables is an error naming it, or is dropped (R's
+        ``na.omit``; counted in ``RegressionResult.dropped``). See :mod:`designer.regression.data` for the
+        formula conventions (dotted column names, ``I(x^2)``, text in a numeric column).
 
     Returns
     -------
@@ -285,7 +283,12 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism, *, reference
     lhs, rhs = _split_formula(formula, [str(c) for c in data.columns])
     precise = semantics == "wldp"
     channel = precise_distributions(mechanism, allocation) if precise else mechanism.matrix
-    codes = answer_columns(mechanism, data[lhs].to_numpy(), precise=precise)
+    n_rows = len(data)
+    data, rhs, rows = prepare(rhs, lhs, data, missing)
+    try:
+        codes = answer_columns(mechanism, data[lhs].to_numpy(), precise=precise, words=answers)
+    except RegressionError as exc:
+        raise RegressionError(exc.reason, row=None if exc.row is None else int(rows[exc.row])) from None
     z, names, design_info = _design_matrix(rhs, data)
     lik = Likelihood(z, channel[:, codes], mechanism.inputs.index(reference))
     start = _start(lik, channel, codes)
@@ -299,7 +302,11 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism, *, reference
     except np.linalg.LinAlgError:
         cov, converged = np.full_like(hess, np.nan), False
     sm_result = _statsmodels_results(lik, codes, params, labels, lhs, iterations, converged)
-    return _result(lik, params, cov, names, outcomes, codes, channel, locals())
+    result = _result(lik, params, cov, names, outcomes, codes, channel, level)
+    return dataclasses.replace(
+        result, converged=converged, iterations=iterations, method=method, reference=reference,
+        outcomes=tuple(mechanism.inputs), semantics=semantics, formula=formula, design_info=design_info,
+        statsmodels=sm_result, dropped=n_rows - len(data))
 
 
 def _statsmodels_results(lik: Likelihood, codes: NDArray[np.int64], params: NDArray[np.float64], labels: list[str],
@@ -334,12 +341,13 @@ def _statsmodels_results(lik: Likelihood, codes: NDArray[np.int64], params: NDAr
 
 
 def _result(lik: Likelihood, params: NDArray[np.float64], cov: NDArray[np.float64], names: list[str],
-            outcomes: list[str], codes: NDArray[np.int64], channel: NDArray[np.float64], ctx: dict[str, Any]
+            outcomes: list[str], codes: NDArray[np.int64], channel: NDArray[np.float64], level: float
             ) -> RegressionResult:
+    """The coefficient table and the fit statistics; the fields about how it was fitted are filled in by
+    :func:`regress` (``dataclasses.replace``)."""
     import pandas as pd
     from scipy.stats import chi2, norm
 
-    level = float(ctx["level"])
     se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     crit = two_sided_z(level)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -356,27 +364,27 @@ def _result(lik: Likelihood, params: NDArray[np.float64], cov: NDArray[np.float6
     return RegressionResult(
         coefficients=table, n=n, loglik=loglik, aic=2 * npar - 2 * loglik, bic=math.log(n) * npar - 2 * loglik,
         lr_statistic=lr, lr_df=df, lr_pvalue=float(chi2.sf(lr, df)) if df > 0 else float("nan"),
-        converged=bool(ctx["converged"]), iterations=int(ctx["iterations"]), method=str(ctx["method"]),
-        reference=str(ctx["reference"]), outcomes=tuple(ctx["mechanism"].inputs), semantics=str(ctx["semantics"]),
-        level=level, params=params, covariance=cov, formula=str(ctx["formula"]), design_info=ctx["design_info"],
-        statsmodels=ctx["sm_result"])
+        converged=False, iterations=0, method="", reference="", outcomes=(), semantics="", level=level,
+        params=params, covariance=cov, formula="", design_info=None, statsmodels=None)
 
 
 def sensitivity(formula: str, data: pd.DataFrame, mechanism: Mechanism, *,
                 members: tuple[str | float, ...] = DEFAULT_MEMBERS, reference: str | None = None,
-                level: float = 0.95) -> pd.DataFrame:
+                level: float = 0.95, answers: Mapping[str, Sequence[str]] | None = None,
+                missing: str = "error") -> pd.DataFrame:
     """Under WLDP, the range of every coefficient over named members of the credal sets.
 
     A precise answer under WLDP comes from some member of the row's credal set (Def 3.13), which the analyst
     does not know; different members give different likelihoods, so the coefficients are only set-identified.
     Each member in ``members`` (``"uniform"`` or lambda in [0, 1]: the truth gets lambda of every set that
     holds it) is fitted; the table gives, per ``(outcome, term)``, the estimate of each member and the
-    ``low`` / ``high`` over them, plus the widest Wald interval (``ci_low``, ``ci_high``).
+    ``low`` / ``high`` over them, plus the widest Wald interval (``ci_low``, ``ci_high``); ``attrs`` holds
+    ``n`` (respondents fitted) and ``dropped`` (rows dropped for a missing value).
     """
     import pandas as pd
 
     fits = {str(m): regress(formula, data, mechanism, reference=reference, semantics="wldp", allocation=m,
-                            level=level) for m in members}
+                            level=level, answers=answers, missing=missing) for m in members}
     first = next(iter(fits.values())).coefficients[["outcome", "term"]].copy()
     for name, fit in fits.items():
         first[f"estimate[{name}]"] = fit.coefficients["estimate"].to_numpy()
@@ -384,4 +392,7 @@ def sensitivity(formula: str, data: pd.DataFrame, mechanism: Mechanism, *,
     first["low"], first["high"] = est.min(axis=1), est.max(axis=1)
     first["ci_low"] = np.min([f.coefficients["ci_low"].to_numpy() for f in fits.values()], axis=0)
     first["ci_high"] = np.max([f.coefficients["ci_high"].to_numpy() for f in fits.values()], axis=0)
-    return pd.DataFrame(first)
+    out = pd.DataFrame(first)
+    fit = next(iter(fits.values()))
+    out.attrs.update(n=fit.n, dropped=fit.dropped)  # respondents fitted, rows dropped (missing="drop")
+    return out

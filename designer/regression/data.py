@@ -1,0 +1,119 @@
+"""The data and the formula of a regression as a survey analyst writes them (R habits included).
+
+* Column names with dots (``cov.age``, ``rr.q1``) work as written: patsy would read ``cov.age`` as an attribute,
+  so such names are quoted (``Q("cov.age")``) before patsy sees the formula.
+* ``I(x^2)`` means the square, as in R: inside ``I(...)`` the ``^`` is Python's ``**`` (patsy would compute a
+  bitwise XOR there, a silently wrong covariate for integer columns). Outside ``I()``, ``(a + b)^2`` keeps its
+  formula meaning (all interactions up to order 2), the same in R and patsy.
+* A column that looks numeric but holds some text (``unknown`` among ages) is an error naming the column and
+  the row, never 63 dummy variables; ``C(col)`` asks for categories.
+* Missing values: ``missing="error"`` (default) names the first incomplete row; ``"drop"`` drops the rows
+  missing a value of the formula's variables (R's ``na.omit`` on the model frame) and counts them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..exceptions import RegressionError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["MISSING", "formula_columns", "prepare", "rewrite_formula"]
+
+#: What to do with rows missing a value of the formula's variables.
+MISSING = ("error", "drop")
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+
+
+def _r_powers(rhs: str) -> str:
+    """``^`` as ``**`` inside every ``I(...)`` (nested parentheses respected)."""
+    out, i = [], 0
+    for m in re.finditer(r"\bI\(", rhs):
+        if m.start() < i:
+            continue
+        depth, j = 1, m.end()
+        while j < len(rhs) and depth:
+            depth += {"(": 1, ")": -1}.get(rhs[j], 0)
+            j += 1
+        out.append(rhs[i:m.end()])
+        out.append(rhs[m.end():j].replace("^", "**"))
+        i = j
+    out.append(rhs[i:])
+    return "".join(out)
+
+
+def rewrite_formula(rhs: str, columns: list[str]) -> str:
+    """The right-hand side with dotted column names quoted and R's ``I(x^2)`` as patsy reads it."""
+    dotted = {c for c in columns if "." in c}
+
+    def quote(m: re.Match[str]) -> str:
+        name = m.group(0)
+        before = rhs[:m.start()].rstrip()
+        if name in dotted and not before.endswith(("Q(", "Q(\"", "'", '"')):
+            return f'Q("{name}")'
+        return name
+
+    return _r_powers(_NAME.sub(quote, rhs) if dotted else rhs)
+
+
+def formula_columns(rhs: str, columns: list[str]) -> list[str]:
+    """The data columns the right-hand side names (as written or quoted)."""
+    names = set(_NAME.findall(rhs)) | set(re.findall(r"Q\(\s*[\"']([^\"']+)[\"']\s*\)", rhs))
+    return [c for c in columns if c in names]
+
+
+def _categorical(rhs: str, name: str) -> bool:
+    return re.search(r"\bC\(\s*(Q\(\s*[\"'])?" + re.escape(name) + r"\b", rhs) is not None
+
+
+def _check_numeric(data: pd.DataFrame, rhs: str, names: list[str], rows: np.ndarray) -> None:
+    """A text column most of whose cells are numbers is a typo, not a category: refuse it, naming the cell."""
+    import pandas as pd
+
+    for name in names:
+        col = data[name]
+        if col.dtype != object or _categorical(rhs, name):
+            continue
+        present = col.notna().to_numpy()
+        numbers = pd.to_numeric(col, errors="coerce").notna().to_numpy()
+        text = np.flatnonzero(present & ~numbers)
+        if text.size and numbers.sum() > text.size:
+            row = int(text[0])
+            raise RegressionError(f"column {name!r} holds numbers but {col.iloc[row]!r} here ({text.size} such "
+                                  f"row(s)): fix or blank those cells, or write C({name}) to treat the column as "
+                                  "categories", row=int(rows[row]))
+
+
+def prepare(formula_rhs: str, answers: str, data: pd.DataFrame, missing: str = "error"
+            ) -> tuple[pd.DataFrame, str, np.ndarray]:
+    """``(data, rhs, rows)``: the rows to fit, the formula as patsy reads it, and the position in the given
+    ``data`` of every row kept (``len(data) - len(rows)`` were dropped).
+
+    Raises :class:`RegressionError` (with ``row``, 0-based in ``data``) for a missing value under
+    ``missing="error"`` and for text in a numeric-looking column.
+    """
+    if missing not in MISSING:
+        raise RegressionError(f"missing must be one of {list(MISSING)}, got {missing!r}")
+    columns = [str(c) for c in data.columns]
+    names = formula_columns(formula_rhs, columns)
+    used = [answers, *[c for c in names if c != answers]]
+    incomplete = data[used].isna().any(axis=1).to_numpy()
+    rows = np.arange(len(data))
+    if incomplete.any():
+        if missing == "error":
+            row = int(np.flatnonzero(incomplete)[0])
+            which = [c for c in used if bool(data[c].isna().iloc[row])]
+            raise RegressionError(f"no value in column {which[0]!r} ({int(incomplete.sum())} incomplete row(s)): "
+                                  "fill them in, or drop them (--missing drop; R's na.omit)", row=row)
+        rows = rows[~incomplete]
+        data = data.loc[~incomplete].reset_index(drop=True)
+        if len(data) == 0:
+            raise RegressionError(f"every row misses a value of the formula's variables {used}; nothing to fit")
+    _check_numeric(data, formula_rhs, names, rows)
+    return data, rewrite_formula(formula_rhs, columns), rows
