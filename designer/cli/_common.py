@@ -14,9 +14,23 @@ from typing import Any
 from .._validation import check_prior
 from ..exceptions import CommandError
 
-__all__ = ["CommandError", "add_format", "check_out", "epsilon_arg", "int_arg", "level_arg", "parse_grid",
-           "parse_number", "parse_prior", "parse_values", "probability_arg", "problem_from_args", "read_table",
-           "show_progress"]
+__all__ = [
+    "CommandError",
+    "add_format",
+    "check_out",
+    "epsilon_arg",
+    "int_arg",
+    "level_arg",
+    "parse_grid",
+    "parse_number",
+    "parse_prior",
+    "parse_values",
+    "probability_arg",
+    "problem_from_args",
+    "read_table",
+    "show_progress",
+    "write_mechanism",
+]
 
 
 def show_progress(args: argparse.Namespace) -> bool:
@@ -97,6 +111,24 @@ def problem_from_args(args: argparse.Namespace) -> Any:
     if dont_know is not None:  # its range is the problem's rule (DesignProblem), the same as in a file
         changes["dont_know"] = dont_know
     return problem.replace(**changes) if changes else problem
+
+
+def write_mechanism(mech: Any, path: str, problem: Any, overwrite: bool) -> str:
+    """Write a designed mechanism (CSV, or JSON for a ``.json`` name) with the problem's ``[answers]`` words in
+    the JSON; returns a note when a CSV file cannot keep them (else ``""``)."""
+    from .._io import atomic_write_text
+    from .._render import render_json
+
+    words = dict(getattr(problem, "answers", ()) or ())
+    if path.lower().endswith(".json"):
+        obj = mech.to_json_dict()
+        if words:
+            obj["answers"] = {w: list(labels) for w, labels in words.items()}
+        atomic_write_text(path, render_json(obj) + "\n", overwrite=overwrite)
+        return ""
+    mech.write(path, overwrite=overwrite)
+    stem = path[:-4] if path.lower().endswith(".csv") else path
+    return f"the problem's [answers] words are not kept in a CSV file; write {stem}.json to keep them" if words else ""
 
 
 def check_out(path: str, inputs: Sequence[str], force: bool,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import sys
 from typing import Any
 
 import numpy as np
@@ -21,6 +22,7 @@ from ._common import (
     probability_arg,
     problem_from_args,
     show_progress,
+    write_mechanism,
 )
 
 OBJECTIVE_CHOICES = tuple(o.value for o in Objective)
@@ -45,9 +47,12 @@ def cmd_design(args: argparse.Namespace) -> str:
             f"the designed mechanism of {result.problem.k} inputs has 2**{result.problem.k} - 1 focal sets and is "
             "kept in compact form (size classes); use --format json or the table"
         )
+    note = ""
     if args.out:
         assert mech is not None
-        mech.write(args.out)
+        note = write_mechanism(mech, args.out, result.problem, overwrite=args.force)
+        if note:
+            print(f"designer: note: {note}", file=sys.stderr)
     if args.format == "json":
         return render_json(result.to_json_dict())
     if args.format == "csv":

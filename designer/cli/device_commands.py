@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from .._render import fmt, json_number, render_json, render_table
-from ._common import CommandError, check_out, problem_from_args
+from ._common import CommandError, check_out, problem_from_args, write_mechanism
 
 
 def _used(g: Any) -> list[int]:
@@ -69,7 +70,9 @@ def cmd_design_on_device(args: argparse.Namespace) -> str:
     if not verify(device, rules, g.counts):  # the enumeration of every outcome must give the counts
         raise CommandError("internal check failed: the instructions do not reproduce the designed counts")
     if args.out:
-        g.mechanism.write(args.out, overwrite=args.force)
+        note = write_mechanism(g.mechanism, args.out, g.problem, overwrite=args.force)
+        if note:
+            print(f"designer: note: {note}", file=sys.stderr)
     if args.instructions:
         name = args.instructions.lower()
         style = "html" if name.endswith((".html", ".htm")) else "markdown" if name.endswith(".md") else "text"

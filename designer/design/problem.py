@@ -48,7 +48,7 @@ __all__ = ["OBJECTIVES", "SEMANTICS", "DesignProblem", "load_problem", "parse_pr
 SEMANTICS = tuple(s.value for s in Semantics)
 OBJECTIVES = tuple(o.value for o in Objective)
 _TOP_KEYS = ("name", "inputs", "frame", "prior", "epsilon", "semantics", "objective", "structure", "gain",
-             "utility")
+             "utility", "answers")
 _STRUCTURE_KEYS = ("dont_know", "dont_know_max", "lie_max", "focal_sets")
 #: Gains and utilities beyond this magnitude are refused (an LP solver cannot weigh 1e15 against 1).
 MAX_TABLE_VALUE = 1e12
@@ -113,6 +113,9 @@ class DesignProblem:
     utility : mapping {input: {frame label: value}} or (k, l) array, optional
         For the utility objectives; missing entries are 0.
     name : str, optional
+    answers : tuple of (word, labels) pairs, optional
+        The words the field writes for a reported set (``[answers]``: ``"Weiss nicht" = ["yes", "no"]``), read
+        by :mod:`designer.answers`; kept in a JSON mechanism file written from the design.
     """
 
     inputs: tuple[str, ...]
@@ -129,6 +132,7 @@ class DesignProblem:
     utility: NDArray[np.float64] | None = None
     name: str = ""
     source: str = ""
+    answers: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def __post_init__(self) -> None:
         where = f"{self.source}: " if self.source else ""
@@ -378,6 +382,7 @@ def parse_problem(data: Mapping[str, Any], *, source: str = "") -> DesignProblem
                 seen[mask] = s
                 gain[inputs.index(x), mask] = _real(v, where, f"gain.{x}.{s}", TABLE_VALUES, low=-MAX_TABLE_VALUE,
                                                     high=MAX_TABLE_VALUE)
+    answers = _answer_words(data.get("answers", {}), frame, where)
     utility = None
     if "utility" in data:
         rows = _table_rows(data["utility"], inputs, where, "utility")
@@ -408,9 +413,25 @@ def parse_problem(data: Mapping[str, Any], *, source: str = "") -> DesignProblem
             utility=utility,
             name=name,
             source=source,
+            answers=answers,
         )
     except TypeError as exc:
         raise InvalidProblemError(f"{where}{exc}") from None
+
+
+def _answer_words(table: Any, frame: Sequence[str], where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``[answers]``: the words the field writes for a reported set, ``"Weiss nicht" = ["yes", "no"]``."""
+    if not isinstance(table, dict):
+        raise _fail(where, "answers", 'a table of words, e.g. "Weiss nicht" = ["yes", "no"]', table)
+    out = []
+    for word, labels in table.items():
+        if not isinstance(labels, list) or not labels or not all(isinstance(x, str) for x in labels):
+            raise _fail(where, f"answers.{word}", "a list of frame labels (the reported set)", labels)
+        unknown = [x for x in labels if x not in frame]
+        if unknown:
+            raise InvalidProblemError(f"{where}key 'answers.{word}': {unknown} not in the frame {list(frame)}")
+        out.append((str(word), tuple(labels)))
+    return tuple(out)
 
 
 def read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:

@@ -78,7 +78,7 @@ def _check_numeric(data: pd.DataFrame, rhs: str, names: list[str], rows: np.ndar
 
     for name in names:
         col = data[name]
-        if col.dtype != object or _categorical(rhs, name):
+        if pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col) or _categorical(rhs, name):
             continue
         present = col.notna().to_numpy()
         numbers = pd.to_numeric(col, errors="coerce").notna().to_numpy()
