@@ -196,6 +196,7 @@ def cmd_synthesize(args: argparse.Namespace) -> str:
     import csv
 
     from .._io import atomic_writer
+    from ..covariates import draw_answers, draw_covariates, parse_covariate, parse_effect
     from ..sampling import as_rng, synthetic_answers
 
     check_out(args.out, [args.source] if args.source else [], args.force)
@@ -215,23 +216,40 @@ def cmd_synthesize(args: argparse.Namespace) -> str:
                                "--prior yes=0.3,no=0.7")
         labels = [t.split("=", 1)[0].strip() for t in args.prior.split(",") if t.strip()]
         prior = parse_prior(args.prior, labels)
+    covariates = [parse_covariate(c) for c in args.covariate or []]
+    effects = [parse_effect(e) for e in args.effect or []]
+    names = [c.name for c in covariates]
+    if len(set(names)) != len(names) or args.column in names or "id" in names:
+        raise CommandError(f"--covariate: names must differ from each other, from 'id' and from the answer column "
+                           f"{args.column!r}; got {names}")
+    if effects and not covariates and any(t != "Intercept" for _, t, _ in effects):
+        raise CommandError("--effect names a covariate: add --covariate NAME=DISTRIBUTION")
     rng = as_rng(args.seed)
     with atomic_writer(args.out, overwrite=args.force) as binary:
         text = text_writer(binary)
         writer = csv.writer(text, lineterminator="\n")
-        writer.writerow(["id", args.column])
+        writer.writerow(["id", *names, args.column])
         for start in range(0, args.n, SYNTH_CHUNK):
             size = min(SYNTH_CHUNK, args.n - start)
-            writer.writerows(zip(range(start + 1, start + size + 1), synthetic_answers(labels, prior, size, rng)))
+            values = draw_covariates(covariates, size, rng)
+            if effects:
+                answers = draw_answers(labels, prior, covariates, effects, values, rng, size)
+            else:
+                answers = synthetic_answers(labels, prior, size, rng)
+            writer.writerows(zip(range(start + 1, start + size + 1), *(values[c] for c in names), answers))
         text.flush()
         text.detach()
     shares = dict(zip(labels, prior))
     if args.format == "json":
-        return render_json({"n": args.n, "out": args.out, "column": args.column, "prior": shares, "seed": args.seed})
+        return render_json({"n": args.n, "out": args.out, "column": args.column, "prior": shares, "seed": args.seed,
+                            "covariates": args.covariate or [], "effects": [
+                                {"input": x, "term": t, "value": v} for x, t, v in effects]})
     if args.format == "csv":
         return render_csv(["label", "prior"], [[x, v] for x, v in shares.items()])
-    return (f"{args.n} synthetic respondents written to {args.out} (columns id, {args.column}), true answers drawn "
-            f"from prior {', '.join(f'{x}={fmt(v, 4)}' for x, v in shares.items())}")
+    model = (f"; true answers from the multinomial logit with effects {', '.join(args.effect)} (log-odds against "
+             f"{labels[-1]!r}; intercepts log(prior_x / prior_{labels[-1]}) unless given)" if effects else "")
+    return (f"{args.n} synthetic respondents written to {args.out} (columns id, {', '.join([*names, args.column])}), "
+            f"prior {', '.join(f'{x}={fmt(v, 4)}' for x, v in shares.items())}{model}")
 
 
 def _configure_synthesize(p: argparse.ArgumentParser) -> None:
@@ -241,6 +259,12 @@ def _configure_synthesize(p: argparse.ArgumentParser) -> None:
                                    "default: the problem's prior, or uniform for a mechanism")
     p.add_argument("--out", required=True, help="new CSV of true answers (columns id and --column)")
     p.add_argument("--column", default="answer", help="name of the answer column (default answer)")
+    p.add_argument("--covariate", action="append", metavar="NAME=DIST",
+                   help="a covariate column (repeatable): age=normal(45,12), age=integer(18,80), income=uniform(0,10), "
+                        "smoker=bernoulli(0.3), region=category(n:0.6,s:0.4)")
+    p.add_argument("--effect", action="append", metavar="INPUT:TERM=VALUE",
+                   help="log-odds of INPUT against the last input per unit of TERM (repeatable): yes:age=0.03, "
+                        "yes:region[s]=0.5, yes:Intercept=-1; the model designer regress fits")
     p.add_argument("--seed", type=int, help="seed for a reproducible draw")
     p.add_argument("--force", action="store_true", help="let --out replace an existing file")
     add_format(p)
