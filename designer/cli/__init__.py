@@ -102,7 +102,8 @@ COMMANDS: list[tuple[str, str, str, Callable[[argparse.ArgumentParser], None], C
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
 
-    lines = [f"  {name:<9} {summary}\n            e.g. {example}" for name, summary, example, _, _ in COMMANDS]
+    width = max(len(c[0]) for c in COMMANDS) + 2  # the longest name and two spaces: no name runs into its text
+    lines = [f"  {name:<{width}}{summary}\n  {'':<{width}}e.g. {example}" for name, summary, example, _, _ in COMMANDS]
     parser = _Parser(
         prog="designer",
         description="Design and audit local-differential-privacy mechanisms with set-valued answers.",

@@ -17,6 +17,7 @@ from ..exceptions import CommandError
 __all__ = [
     "CommandError",
     "add_format",
+    "add_prior_override",
     "check_out",
     "epsilon_arg",
     "int_arg",
@@ -107,6 +108,8 @@ def problem_from_args(args: argparse.Namespace) -> Any:
         changes["semantics"] = args.semantics
     if getattr(args, "objective", None) is not None:
         changes["objective"] = args.objective
+    if getattr(args, "prior_value", None) is not None:
+        changes["prior"] = parse_prior(args.prior_value, problem.inputs, [float(v) for v in problem.prior])
     dont_know = getattr(args, "dont_know_value", None)
     if dont_know is not None:  # its range is the problem's rule (DesignProblem), the same as in a file
         changes["dont_know"] = dont_know
@@ -129,6 +132,13 @@ def write_mechanism(mech: Any, path: str, problem: Any, overwrite: bool) -> str:
     mech.write(path, overwrite=overwrite)
     stem = path[:-4] if path.lower().endswith(".csv") else path
     return f"the problem's [answers] words are not kept in a CSV file; write {stem}.json to keep them" if words else ""
+
+
+def add_prior_override(p: argparse.ArgumentParser) -> None:
+    """``--prior``: the prior a problem is designed at, instead of the file's."""
+    p.add_argument("--prior", dest="prior_value",
+                   help="override the prior of the file: yes=0.3,no=0.7, 0.3,0.7 or fractions; named inputs only "
+                        "(never=0.05) leave the rest in the file's proportions")
 
 
 def check_out(path: str, inputs: Sequence[str], force: bool,

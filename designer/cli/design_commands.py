@@ -15,6 +15,7 @@ from ..vocabulary import Objective, Semantics
 from ._common import (
     CommandError,
     add_format,
+    add_prior_override,
     check_out,
     epsilon_arg,
     parse_grid,
@@ -124,7 +125,9 @@ def cmd_compare(args: argparse.Namespace) -> str:
     problem = table.problem
     kind = "sldp_mle" if problem.semantics == "sldp" else "wldp_worst_case"
     prior = ", ".join(f"{x}={fmt(float(v), 4)}" for x, v in zip(problem.inputs, problem.prior))
-    return (f"{problem.describe()}\nclosed form: {table.reference}\nvariance: per respondent at prior {prior}, "
+    grid = [float(r["epsilon"]) for r in table.rows]
+    budget = f"eps from {fmt(min(grid), 4)} to {fmt(max(grid), 4)} ({len(grid)} budgets)" if grid else None
+    return (f"{problem.describe(budget)}\nclosed form: {table.reference}\nvariance: per respondent at prior {prior}, "
             f"{_variance_kinds()[kind]}\n" + render_table(headers, pretty)
             + "".join(f"\nnote: {n}" for n in table.notes))
 
@@ -197,6 +200,7 @@ def _configure_design(p: argparse.ArgumentParser) -> None:
                         "(on a device, a decimal that rounds one multiple of 1/outcomes is read as it, and said)")
     p.add_argument("--semantics", choices=("sldp", "wldp", "both"), help="override the semantics of the file")
     p.add_argument("--objective", choices=OBJECTIVE_CHOICES, help="override the objective of the file")
+    add_prior_override(p)
     p.add_argument("--out", help="write the designed mechanism (CSV, or JSON for a .json name)")
     p.add_argument("--force", action="store_true", help="let --out / --instructions replace an existing file")
     from .device_commands import add_device_flags
@@ -209,8 +213,11 @@ def _configure_compare(p: argparse.ArgumentParser) -> None:
     p.add_argument("problem", help="design problem (TOML)")
     p.add_argument("--eps", "--epsilon", dest="eps", default="0.1:5:50",
                    help="epsilons: start:stop:count or a list (default 0.1:5:50)")
+    p.add_argument("--dont-know", dest="dont_know_value", type=probability_arg,
+                   help="override the exact don't-know mass of the file, in [0, 1] (0.2 or 7/36)")
     p.add_argument("--semantics", choices=("sldp", "wldp", "both"), help="override the semantics of the file")
     p.add_argument("--objective", choices=OBJECTIVE_CHOICES, help="override the objective of the file")
+    add_prior_override(p)
     add_format(p)
 
 
@@ -219,9 +226,11 @@ def _configure_sweep(p: argparse.ArgumentParser) -> None:
     p.add_argument("--epsilon", "--eps", dest="eps_grid", default="0.1:5:50",
                    help="epsilons: start:stop:count or a list (default 0.1:5:50)")
     p.add_argument("--dont-know", dest="dont_know",
-                   help="exact don't-know masses in [0, 1): start:stop:count or a list (default: the file's)")
+                   help="exact don't-know masses in [0, 1): start:stop:count or a list, fractions welcome "
+                        "(default: the file's)")
     p.add_argument("--semantics", choices=("sldp", "wldp", "both"), help="override the semantics of the file")
     p.add_argument("--objective", choices=OBJECTIVE_CHOICES, help="override the objective of the file")
+    add_prior_override(p)
     p.add_argument("--jobs", type=int, default=1, help="local worker processes (joblib; -1 = all cores; default 1)")
     p.add_argument("--scheduler", help="address of a running Dask scheduler, e.g. tcp://127.0.0.1:8786")
     p.add_argument("--out", help="write the table as CSV (full precision)")

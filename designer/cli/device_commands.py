@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from typing import Any
 
@@ -93,10 +94,7 @@ def cmd_design_on_device(args: argparse.Namespace) -> str:
         f"objective {problem.objective}: {fmt(g.objective_value, 10)} on the grid"
         f"{' (proven optimal)' if g.optimal else ' (best found around the rounded optimum)'}; continuous optimum "
         f"{fmt(g.continuous_objective_value, 10)}; the device costs {100 * g.objective_cost:.3g}% of it",
-        (f"variance {fmt(g.variance, 8)} per respondent (continuous {fmt(g.continuous_variance, 8)}, ratio "
-         f"{fmt(g.variance_ratio, 5)})" if g.variance is not None and g.continuous_variance is not None
-         and g.variance_ratio is not None
-         else f"variance: {g.variance_reason or 'not computed for the continuous optimum'}"),
+        _variance_line(g),
         "certified: every loss ratio of the integer counts checked against e^eps exactly",
     ]
     if g.within_1pct:
@@ -107,6 +105,13 @@ def cmd_design_on_device(args: argparse.Namespace) -> str:
     else:
         lines += ["", render(device, rules, g.focal_sets, problem.frame, "text").rstrip()]
     return "\n".join(lines)
+
+
+def _variance_line(g: Any) -> str:
+    if g.variance is None or g.continuous_variance is None or g.variance_ratio is None:
+        return f"variance: {g.variance_reason or 'not computed for the continuous optimum'}"
+    ratio = f", ratio {fmt(g.variance_ratio, 5)}" if math.isfinite(g.variance_ratio) else ""
+    return f"variance {fmt(g.variance, 8)} per respondent (continuous {fmt(g.continuous_variance, 8)}{ratio})"
 
 
 def add_device_flags(p: argparse.ArgumentParser) -> None:

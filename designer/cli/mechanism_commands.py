@@ -113,11 +113,12 @@ def cmd_tradeoff(args: argparse.Namespace) -> str:
     rows = df[headers].to_numpy().tolist()
     if args.format == "json":
         return render_json({"kind": args.kind, "null": x, "alt": x2, "worst_pair": worst, "fold": args.fold,
-                           "eps_bound": json_number(eps * args.fold), "title": title,
+                           "eps_bound": json_number(eps * args.fold), "title": title, "plot": args.plot,
                            **{h: [json_number(r[i]) for r in rows] for i, h in enumerate(headers)}})
     if args.format == "csv":
         return render_csv(headers, rows)
-    return title + "\n" + render_table(headers, [[fmt(v, 6) for v in r] for r in rows])
+    return (title + "\n" + render_table(headers, [[fmt(v, 6) for v in r] for r in rows])
+            + (f"\nplot written to {args.plot}" if args.plot else ""))
 
 
 def cmd_credal(args: argparse.Namespace) -> str:

@@ -11,6 +11,7 @@ from ._common import (
     CommandError,
     add_format,
     check_out,
+    epsilon_arg,
     int_arg,
     level_arg,
     parse_grid,
@@ -29,6 +30,14 @@ def _positive(text: str) -> float:
     return value
 
 
+def _width(text: str) -> float:
+    value = _positive(text)
+    if value >= 0.5:
+        raise argparse.ArgumentTypeError(f"a half-width of {text} covers every share in [0, 1] (one respondent "
+                                         "would do); give a half-width below 0.5, e.g. 0.03")
+    return value
+
+
 #: Defaults of the flags whose use is checked against the mode (``None`` in argparse, so a flag given
 #: explicitly can be told from one left out).
 _DEFAULTS = {"level": 0.95, "power": 0.8, "alpha": 0.05, "groups": 1}
@@ -36,23 +45,26 @@ _DEFAULTS = {"level": 0.95, "power": 0.8, "alpha": 0.05, "groups": 1}
 #: Flags each kind of plan reads; any other flag given is refused with the reason (never silently ignored).
 _USES = {
     "survey": {"width", "level", "report", "force"},
-    "sample_size": {"prior", "width", "level", "n", "grid", "plot", "check", "seed", "report", "force", "semantics"},
-    "smallest_budget": {"prior", "width", "level", "n", "grid", "plot", "check", "seed", "report", "force"},
+    "sample_size": {"prior", "width", "level", "n", "grid", "plot", "check", "seed", "report", "force", "semantics",
+                    "epsilon", "dont_know_value"},
+    "smallest_budget": {"prior", "width", "level", "n", "grid", "plot", "check", "seed", "report", "force",
+                        "dont_know_value"},
     "power": {"prior", "detect", "power", "alpha", "groups", "share", "null", "n", "width", "level", "grid", "plot",
-              "check", "seed", "report", "force", "semantics"},
+              "check", "seed", "report", "force", "semantics", "epsilon", "dont_know_value"},
 }
 _WHY = {
     "survey": "a questionnaire plan splits its own budget at its questions' priors; it reads --width (and --level, "
               "--report)",
     "sample_size": "it belongs to a power plan (--detect)",
-    "smallest_budget": "it belongs to a power plan (--detect)",
+    "smallest_budget": "--n with --width searches the smallest budget (drop --epsilon), and the power flags belong "
+                       "to --detect",
     "power": "",
 }
 
 
 def _given(args: argparse.Namespace) -> set[str]:
     flags = ("prior", "width", "n", "detect", "share", "null", "semantics", "grid", "plot", "check", "seed",
-             "report", *_DEFAULTS)
+             "report", "epsilon", "dont_know_value", *_DEFAULTS)
     return {f for f in flags if getattr(args, f, None) is not None} | ({"force"} if args.force else set())
 
 
@@ -61,8 +73,11 @@ def _refuse_unused(args: argparse.Namespace, kind: str, mode: str) -> None:
     given = _given(args)
     unused = sorted(given - _USES[mode])
     if unused:
-        flag = "--" + unused[0].replace("_", "-")
+        flag = "--" + unused[0].replace("_value", "").replace("_", "-")
         raise CommandError(f"{flag} has no effect on this plan: {_WHY[mode] or 'it does not apply'}; drop it")
+    if kind != "problem" and ({"epsilon", "dont_know_value"} & given):
+        raise CommandError("--epsilon and --dont-know override a problem file's; this source is a "
+                           + ("questionnaire (its budget is its epsilon key)" if kind == "survey" else "mechanism"))
     if kind == "problem" and "semantics" in given:
         raise CommandError(f"--semantics: {args.source} states its own semantics; --semantics is for a mechanism file")
     if kind == "mechanism" and ({"grid", "plot"} & given):
@@ -92,7 +107,8 @@ def _mode(args: argparse.Namespace, kind: str) -> str:
 
 
 def _source(args: argparse.Namespace) -> tuple[str, Any]:
-    """``("survey", Survey)``, ``("problem", DesignProblem)`` or ``("mechanism", Mechanism)``."""
+    """``("survey", Survey)``, ``("problem", DesignProblem)`` (with --epsilon / --dont-know applied) or
+    ``("mechanism", Mechanism)``."""
     from ..design.problem import parse_problem, read_toml
     from ..mechanism import Mechanism
     from ..planning.survey import is_survey, parse_survey
@@ -101,7 +117,9 @@ def _source(args: argparse.Namespace) -> tuple[str, Any]:
         data = read_toml(args.source)
         if is_survey(data):
             return "survey", parse_survey(data, source=args.source)
-        return "problem", parse_problem(data, source=args.source)
+        problem = parse_problem(data, source=args.source)
+        changes = {k: v for k, v in (("epsilon", args.epsilon), ("dont_know", args.dont_know_value)) if v is not None}
+        return "problem", problem.replace(**changes) if changes else problem
     return "mechanism", Mechanism.read(args.source)
 
 
@@ -248,7 +266,7 @@ def _details(out: dict[str, Any]) -> list[str]:
 
 def _report_rows(out: dict[str, Any]) -> list[list[Any]]:
     """The plan as (quantity, value) rows in words: no JSON, no Python values."""
-    skip = ("by_epsilon", "allocation", "source", "joint", "convex", "design_basis", "prior", "power_at_n",
+    skip = ("by_epsilon", "allocation", "source", "mode", "joint", "convex", "design_basis", "prior", "power_at_n",
             "width_at_n", "check")
     rows: list[list[Any]] = [[k.replace("_", " "), v] for k, v in out.items()
                              if k not in skip and v is not None and not isinstance(v, (dict, list))]
@@ -331,8 +349,8 @@ def _render(args: argparse.Namespace, out: dict[str, Any], design: Any, by_epsil
 
 def _title(args: argparse.Namespace, out: dict[str, Any]) -> str:
     prior = ", ".join(f"{k}={v:g}" for k, v in (out.get("prior") or {}).items())
-    return (f"{args.source}: respondents for half-width {args.width} at level {args.level:g}, prior {prior}"
-            if args.width else f"{args.source}")
+    return (f"{args.source}: respondents for half-width {args.width} at level {args.level:g}"
+            + (f", prior {prior}" if prior else "") if args.width else f"{args.source}")
 
 
 #: Short words for a design basis in a table's note column.
@@ -345,7 +363,11 @@ def _configure_plan(p: argparse.ArgumentParser) -> None:
     p.add_argument("--prior", help="true shares at which to plan: yes=0.2,no=0.8, 0.2,0.8 or fractions 1/5,4/5 "
                                    "(default: the problem's prior; a problem file's design stays as the file "
                                    "states it)")
-    p.add_argument("--width", type=_positive, help="target half-width of every share's confidence interval")
+    p.add_argument("--epsilon", "--eps", dest="epsilon", type=epsilon_arg,
+                   help="override a problem file's budget (nats); not with --n --width, which searches it")
+    p.add_argument("--dont-know", dest="dont_know_value", type=probability_arg,
+                   help="override a problem file's exact don't-know mass (0.2 or 7/36)")
+    p.add_argument("--width", type=_width, help="target half-width of every share's confidence interval")
     p.add_argument("--level", type=level_arg, help="confidence level of --width and --check, in (0, 1) (default 0.95)")
     p.add_argument("--n", type=int_arg(1, 10**12), help="respondents: with a problem file and --width, find the "
                                                         "smallest budget; with a mechanism file and --width, "

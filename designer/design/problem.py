@@ -254,9 +254,10 @@ class DesignProblem:
         """A copy with some fields changed (validated again)."""
         return dataclasses.replace(self, **changes)
 
-    def describe(self) -> str:
-        """One line summary."""
-        parts = [f"{self.name or 'problem'}: k={self.k}, l={self.l}, eps={self.epsilon:g}, {self.semantics.value}, "
+    def describe(self, budget: str | None = None) -> str:
+        """One line summary; ``budget`` replaces the budget's text (e.g. a grid of budgets)."""
+        eps = budget if budget is not None else f"eps={self.epsilon:g}"
+        parts = [f"{self.name or 'problem'}: k={self.k}, l={self.l}, {eps}, {self.semantics.value}, "
                  f"objective {self.objective.value}"]
         if self.dont_know is not None:
             parts.append(f"dont_know={self.dont_know:g}")

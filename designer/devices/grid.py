@@ -197,8 +197,28 @@ def grid_design(problem: DesignProblem, device: Device, *, find_within_1pct: boo
         within = _within_1pct(problem, continuous.objective_value, target)
     sym = is_invariant(problem, program, counts)
     variance, kind, reason = variance_figure(problem, mech)
+    cost = _variance_cost(problem, device, value, continuous.objective_value, variance, continuous.variance)
     return GridDesign(device, problem, counts, mech, value, continuous.objective_value, variance, continuous.variance,
-                      optimal, sym, tuple(snapped + notes), within, kind, reason)
+                      optimal, sym, tuple(snapped + notes + cost), within, kind, reason)
+
+
+#: A grid design whose variance exceeds the continuous optimum's by this factor gets a note (the objective's
+#: small loss can hide a large loss of accuracy).
+VARIANCE_RATIO_NOTE = 1.25
+
+
+def _variance_cost(problem: DesignProblem, device: Device, value: float, continuous: float,
+                   variance: float | None, continuous_variance: float | None) -> list[str]:
+    if variance is None or continuous_variance is None or not continuous_variance > 0:
+        return []
+    ratio = variance / continuous_variance
+    if not ratio > VARIANCE_RATIO_NOTE:
+        return []
+    loss = (1 - value / continuous) * 100 if continuous else 0.0
+    return [f"on the {device.name} grid the variance is {ratio:.3g} times the continuous optimum's, although the "
+            f"objective ({problem.objective.value}) loses only {loss:.3g}%: the estimates need {ratio:.3g} times "
+            "the respondents; a device with more outcomes keeps the variance down"
+            + ("" if problem.objective.value == "chi2" else ", and so may objective chi2 (accuracy)")]
 
 
 def _snap_dont_know(problem: DesignProblem, device: Device) -> tuple[DesignProblem, list[str]]:

@@ -8,11 +8,12 @@ import html
 import io
 from typing import Any
 
-__all__ = ["plan_report", "sample_size_figure"]
+__all__ = ["allocation_figure", "plan_report", "sample_size_figure"]
 
 _STYLE = """
 body { font-family: system-ui, -apple-system, 'Segoe UI', sans-serif; margin: 2em auto; max-width: 62em;
        color: #222; line-height: 1.45; padding: 0 1em; }
+h3 { font-size: 1.05em; margin-bottom: 0.2em; }
 h1 { font-size: 1.6em; margin-bottom: 0.2em; } h2 { font-size: 1.2em; margin-top: 1.6em;
      border-bottom: 1px solid #ccc; padding-bottom: 0.2em; }
 table { border-collapse: collapse; margin: 0.6em 0; } th, td { padding: 0.25em 0.7em; border: 1px solid #ddd; }
@@ -54,6 +55,88 @@ def sample_size_figure(rows: list[dict[str, Any]], title: str) -> bytes:
     return buf.getvalue()
 
 
+def allocation_figure(allocation: Any, title: str) -> bytes:
+    """PNG of each question's variance against its budget (log scale), with the chosen split and the equal
+    split marked: the picture of why the budget goes where it goes."""
+    from ..plots import _pyplot
+
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4))
+    equal = allocation.survey.epsilon / len(allocation.survey.questions)
+    for i, (q, curve, e, v) in enumerate(zip(allocation.survey.questions, allocation.curves, allocation.epsilons,
+                                             allocation.variances)):
+        points = [(x, y) for x, y in curve.items() if x > 0 and y < float("inf")]
+        color = f"C{i % 10}"
+        if points:
+            ax.plot([p[0] for p in points], [p[1] for p in points], "-", color=color, alpha=0.8, label=q.name)
+        if v < float("inf"):
+            ax.plot([e], [v], "o", color=color, markersize=7)
+    ax.axvline(equal, color="0.5", linestyle=":", label=f"equal split ({equal:.3g})")
+    ax.set(yscale="log", xlabel="budget of the question, eps (nats)", ylabel="variance per respondent", title=title)
+    ax.title.set_fontsize(9)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def _png(data: bytes, alt: str) -> str:
+    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(data).decode()}">'
+
+
+def _number(value: float) -> str | float:
+    return "inf (no design identifies every share)" if value == float("inf") else value
+
+
+def _questionnaire(allocation: Any) -> list[str]:
+    """The questionnaire section: the split beside the equal split, the figure, each question's design."""
+    from ..design.problem import DesignProblem
+
+    survey = allocation.survey
+    parts = ["<h2>The questionnaire's budget</h2>"]
+    rows = [[q.name, w, e, _number(v), _number(eq)] for q, w, e, v, eq in zip(
+        survey.questions, survey.weights, allocation.epsilons, allocation.variances,
+        allocation.equal_split_variances)]
+    parts.append(_table(["question", "weight", "epsilon", "variance", "variance, equal split"], rows))
+    joint = allocation.joint
+    lines = [f"best split: weighted total variance {allocation.total_variance:.6g}",
+             f"equal split (eps {survey.epsilon / len(survey.questions):.4g} each): "
+             + (f"{allocation.equal_split_total_variance:.6g}" if allocation.equal_split_total_variance < float("inf")
+                else "infinite: " + "; ".join(f"{q.name}: {r}" for q, r in zip(survey.questions, allocation.reasons)
+                                              if r)),
+             f"one joint question: {joint['total_variance']:.6g} ({allocation.joint_note})" if joint
+             else f"one joint question: not compared ({allocation.joint_note})"]
+    parts.append("<ul>" + "".join(f"<li>{html.escape(t)}</li>" for t in lines) + "</ul>")
+    if allocation.curves:
+        parts.append(_png(allocation_figure(allocation, f"{survey.name}: variance against each question's budget"),
+                          "variance of each question against its budget"))
+    parts.append("<h2>Each question's design</h2>")
+    for q, e, acc, basis in zip(survey.questions, allocation.epsilons, allocation.accuracies or
+                                [None] * len(survey.questions), allocation.bases or [None] * len(survey.questions)):
+        assert isinstance(q, DesignProblem)
+        parts.append(f"<h3>{html.escape(q.name)}: eps = {e:.4g}</h3>")
+        parts.append(f'<p class="note">{html.escape(q.replace(epsilon=round(e, 12)).describe())}; prior '
+                     + html.escape(", ".join(f"{x} = {p:.4g}" for x, p in zip(q.inputs, q.prior)))
+                     + (f"; {html.escape(_BASIS_NOTES[basis])}" if basis in _BASIS_NOTES else "") + "</p>")
+        if acc is None:
+            parts.append("<p>No expanded design at this budget (see the variance above).</p>")
+            continue
+        mech = acc.mechanism
+        if len(mech.focal) <= 40:
+            parts.append(_table(["true answer", *mech.columns],
+                                [[x, *(float(v) for v in row)] for x, row in zip(mech.inputs, mech.matrix)]))
+        parts.append(_table(["share", "variance per respondent"],
+                            [[x, _number(float(v))] for x, v in zip(mech.inputs, acc.per_share)]))
+    return parts
+
+
+_BASIS_NOTES = {"chi2_prior": "its own design leaves a share unidentified here: the chi2 design at its prior",
+                "chi2_uniform": "its own design leaves a share unidentified here: the chi2 design at the uniform "
+                                "prior"}
+
+
 def plan_report(summary: dict[str, Any], *, design: Any = None, by_epsilon: list[dict[str, Any]] | None = None,
                 allocation: Any = None) -> str:
     """The HTML page (no external resources: the figure is an inline PNG)."""
@@ -61,6 +144,8 @@ def plan_report(summary: dict[str, Any], *, design: Any = None, by_epsilon: list
              f'<p class="note">{html.escape(str(summary.get("subtitle", "")))}</p>']
     if summary.get("headline"):
         parts.append(f'<p class="key">{html.escape(summary["headline"])}</p>')
+    for line in summary.get("details", []):
+        parts.append(f"<p>{html.escape(line)}</p>")
     if design is not None and design.mechanism is not None:
         mech = design.mechanism
         parts.append("<h2>The design</h2>")
@@ -77,23 +162,13 @@ def plan_report(summary: dict[str, Any], *, design: Any = None, by_epsilon: list
         parts.append(_table(["quantity", "value"], summary["rows"]))
     if by_epsilon:
         parts.append("<h2>The price of privacy in respondents</h2>")
-        parts.append(_table(["epsilon", "variance per respondent", "respondents"],
-                            [[r["epsilon"], r["variance"], r["n"] if r["n"] else "not reachable"] for r in by_epsilon]))
-        png = sample_size_figure(by_epsilon, str(summary.get("figure_title", "")))
-        parts.append(f'<img alt="respondents against epsilon" src="data:image/png;base64,'
-                     f'{base64.b64encode(png).decode()}">')
+        parts.append(_table(["epsilon", "variance per respondent", "respondents", "why not reachable"],
+                            [[r["epsilon"], _number(r["variance"]), r["n"] if r["n"] else "not reachable",
+                              r.get("reason", "")] for r in by_epsilon]))
+        parts.append(_png(sample_size_figure(by_epsilon, str(summary.get("figure_title", ""))),
+                          "respondents against epsilon"))
     if allocation is not None:
-        parts.append("<h2>The questionnaire's budget</h2>")
-        rows = [[q.name, w, e, v, eq] for q, w, e, v, eq in zip(
-            allocation.survey.questions, allocation.survey.weights, allocation.epsilons, allocation.variances,
-            allocation.equal_split_variances)]
-        parts.append(_table(["question", "weight", "epsilon", "variance", "variance, equal split"], rows))
-        joint = allocation.joint
-        lines = [f"best split: weighted total variance {allocation.total_variance:.6g}",
-                 f"equal split: {allocation.equal_split_total_variance:.6g}"]
-        lines.append(f"one joint question: {joint['total_variance']:.6g} ({allocation.joint_note})" if joint
-                     else f"one joint question: not compared ({allocation.joint_note})")
-        parts.append("<ul>" + "".join(f"<li>{html.escape(t)}</li>" for t in lines) + "</ul>")
+        parts += _questionnaire(allocation)
     parts.append('<p class="note">Made by designer; the mathematics is in docs/theory.md of the repository.</p>')
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>designer plan</title>"
             f"<style>{_STYLE}</style></head><body>{''.join(parts)}</body></html>\n")

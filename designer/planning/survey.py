@@ -128,7 +128,13 @@ class _Curve:
 
 @dataclass(frozen=True)
 class Allocation:
-    """The best split of the budget, the equal split, and the joint question."""
+    """The best split of the budget, the equal split, and the joint question.
+
+    ``bases`` says how each question's design was chosen (a key of ``planning.sizes.BASES``, ``None`` without
+    one), ``reasons`` why an equal-split variance is infinite (else ``""``), ``accuracies`` each question's
+    :class:`~designer.planning.Accuracy` at its budget (``None`` without an expanded design), and ``curves`` the
+    variances each question's curve was tabulated at (budget -> variance).
+    """
 
     survey: Survey
     epsilons: tuple[float, ...]
@@ -143,6 +149,7 @@ class Allocation:
     bases: tuple[str | None, ...] = ()
     reasons: tuple[str, ...] = ()
     accuracies: tuple[Any, ...] = ()
+    curves: tuple[dict[float, float], ...] = ()
 
 
 def _grid_search(curves: list[_Curve], weights: NDArray[np.float64], total: float) -> NDArray[np.float64]:
@@ -296,7 +303,8 @@ def allocate(survey: Survey, *, joint: bool = True) -> Allocation:
     joint_result, note = joint_variance(survey) if joint else (None, "not asked")
     return Allocation(survey, tuple(float(e) for e in eps), variances, float(np.dot(weights, variances)), equal,
                       float(np.dot(weights, equal)), joint_result, note, tuple(_convex(c) for c in curves),
-                      sum(len(c.values) for c in curves), tuple(bases), tuple(reasons), tuple(accuracies))
+                      sum(len(c.values) for c in curves), tuple(bases), tuple(reasons), tuple(accuracies),
+                      tuple(dict(sorted(c.values.items())) for c in curves))
 
 
 def _needed(curve: _Curve, above: float) -> str:

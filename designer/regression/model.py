@@ -150,13 +150,14 @@ class RegressionResult:
 
     def prevalence(self, data: pd.DataFrame, by: str | None = None) -> pd.DataFrame:
         """Predicted prevalence of each input, averaged over ``data`` (per group of column ``by``), with a
-        delta-method standard error and Wald interval at ``level``. Columns: ``group``, ``outcome``,
-        ``estimate``, ``stderr``, ``ci_low``, ``ci_high``."""
+        delta-method standard error and Wald interval at ``level``. Columns: ``group`` (sorted; rows without a
+        group are left out), ``outcome``, ``estimate``, ``stderr``, ``ci_low``, ``ci_high``."""
         import pandas as pd
         z_all = _covariates(self.design_info, data)
         reference = self.outcomes.index(self.reference)
+        levels = [] if by is None else pd.Series(pd.unique(data[by].dropna())).sort_values().tolist()
         groups = [(None, np.arange(len(data)))] if by is None else [
-            (g, np.flatnonzero((data[by] == g).to_numpy())) for g in pd.unique(data[by])]
+            (g, np.flatnonzero((data[by] == g).to_numpy())) for g in levels]
         crit = two_sided_z(self.level)
         rows = []
         for g, idx in groups:
