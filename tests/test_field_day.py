@@ -218,3 +218,121 @@ def test_snap_count_reads_a_decimal_as_the_one_multiple_it_rounds(d, data):
     if abs(written * d - round(written * d)) <= 1e-9:
         expected = round(written * d)
     assert snap_count(written, d) == expected
+
+
+QUESTIONNAIRE = """name = "three"
+epsilon = 1.5
+
+[[question]]
+name = "drugs"
+inputs = ["never", "once", "monthly", "weekly"]
+prior = [0.093, 0.159, 0.179, 0.569]
+
+[[question]]
+name = "tax"
+inputs = ["yes", "no"]
+prior = [0.2, 0.8]
+
+[[question]]
+name = "vote"
+inputs = ["a", "b", "c"]
+prior = [0.5, 0.3, 0.2]
+"""
+
+
+def test_questionnaire_report_has_each_design_a_figure_and_no_raw_values(tmp_path, capsys):
+    import html as html_module
+    import re
+    import shutil
+    import subprocess
+
+    survey, report = tmp_path / "s.toml", tmp_path / "s.html"
+    survey.write_text(QUESTIONNAIRE)
+    code, out, err = _run(["plan", str(survey), "--width", "0.05", "--report", str(report)], capsys)
+    assert code == 0, err and "report written to" in out
+    page = report.read_text()
+    text = html_module.unescape(re.sub(r"<[^>]+>", " ", re.sub(r'src="data:[^"]+"', "", page)))
+    assert "drugs: eps = " in text and "tax: eps = " in text and "Each question's design" in text
+    assert page.count("data:image/png;base64,") == 1
+    assert not re.search(r"\{'|\[True|\[False|\bNone\b|\bnan\b", text), "raw Python or JSON on the page"
+    assert "chi2 design at the uniform prior" in text  # drugs' own design merges inputs at its budget
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("no Chromium on this machine (apt-get install chromium); the page itself was checked")
+    shot = tmp_path / "s.png"
+    subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1200,2400",
+                    f"--screenshot={shot}", report.as_uri()], capture_output=True, timeout=120, check=False)
+    import matplotlib.image
+
+    assert matplotlib.image.imread(shot).std() > 0.05
+
+
+def test_help_names_never_run_into_their_text(capsys):
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    block = out.split("commands:")[1]
+    for line in block.splitlines():
+        if line.startswith("  ") and not line.startswith("    "):
+            name = line.split()[0]
+            assert line[2 + len(name):].startswith("  "), line
+
+
+def test_compare_names_its_grid_not_the_files_budget(capsys):
+    code, out, _ = _run(["compare", str(PROBLEMS / "gwrr-dont-know.toml"), "--eps", "0.5:2:4"], capsys)
+    assert code == 0 and "eps from 0.5 to 2 (4 budgets)" in out.splitlines()[0] and "eps=1" not in out
+
+
+def test_a_width_that_covers_every_share_is_refused(capsys):
+    code, _, err = _run(["plan", str(PROBLEMS / "warner.toml"), "--width", "3"], capsys)
+    assert code == 2 and "below 0.5" in err
+
+
+def test_tradeoff_says_where_it_wrote_its_plot(tmp_path, capsys):
+    plot = tmp_path / "t.png"
+    code, out, err = _run(["tradeoff", str(ROOT / "examples" / "mechanisms" / "q2x3.csv"), "--null", "yes", "--alt",
+                           "no", "--plot", str(plot)], capsys)
+    assert code == 0, err
+    assert plot.exists() and f"plot written to {plot}" in out
+
+
+def test_prevalence_groups_come_sorted():
+    import pandas as pd
+
+    from designer.mechanism import Mechanism
+    from designer.regression import regress
+
+    mech = Mechanism.read(ROOT / "examples" / "mechanisms" / "gwrr.csv")
+    rng = np.random.default_rng(3)
+    data = pd.DataFrame({"g": rng.choice(["z", "b", "m"], 300), "x": rng.normal(size=300),
+                         "response": rng.choice(["{yes}", "{no}", "{yes,no}"], 300)})
+    groups = list(dict.fromkeys(regress("response ~ x", data, mech).prevalence(data, by="g")["group"]))
+    assert groups == ["b", "m", "z"]
+
+
+def test_a_device_that_multiplies_the_variance_says_so(capsys):
+    code, out, err = _run(["design", str(PROBLEMS / "survey-5-options.toml"), "--device", "cards", "--format",
+                           "json"], capsys)
+    assert code == 0, err
+    g = _strict(out)
+    assert g["variance_ratio"] > 1.25
+    assert any("times the continuous optimum's" in n for n in g["notes"])
+
+
+@pytest.mark.parametrize("command", [
+    ["plan", "problems/warner.toml", "--eps", "2", "--width", "0.05"],
+    ["plan", "problems/gwrr-dont-know.toml", "--dont-know", "1/10", "--width", "0.05"],
+    ["design", "problems/warner.toml", "--prior", "yes=0.4"],
+    ["compare", "problems/gwrr-dont-know.toml", "--eps", "1,2", "--dont-know", "1/10", "--prior", "yes=0.4"],
+])
+def test_budget_prior_and_dont_know_flags_where_they_apply(command, capsys):
+    code, _, err = _run([command[0], str(ROOT / command[1]), *command[2:]], capsys)
+    assert code == 0, err
+
+
+def test_plan_refuses_overrides_it_would_ignore(capsys):
+    code, _, err = _run(["plan", str(ROOT / "examples" / "mechanisms" / "gwrr.csv"), "--eps", "2", "--width",
+                         "0.05"], capsys)
+    assert code == 2 and "--epsilon" in err
+    code, _, err = _run(["plan", str(PROBLEMS / "warner.toml"), "--eps", "2", "--n", "100", "--width", "0.1"],
+                        capsys)
+    assert code == 2 and "--epsilon" in err
