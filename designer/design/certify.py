@@ -92,7 +92,8 @@ class Certificate:
             over = (f"by {self.violation:.2g} in floats" if self.violation > 0
                     else "by less than float rounding (only the exact check sees it)")
             text += (f"; the solver's answer exceeded the budget {over}, so {self.mix_weight:.2g} of the "
-                     f"{self.reference} (private with room to spare) was mixed in")
+                     f"{self.reference} (private with room to spare) was mixed in (its answer sets may appear "
+                     f"with masses of that order)")
         return text
 
 
