@@ -142,8 +142,9 @@ def _on_sigterm(signum: int, frame: object) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the exit status (0 ok, 1 the work failed, 2 bad input or usage, 70 an internal
-    error of designer's, 130/143 stopped)."""
+    """Run the CLI; returns the exit status (0 ok, 1 the work failed, 2 bad input or usage, 3 the output was
+    written but a fit did not reach a maximum (separation, not converged), 70 an internal error of designer's,
+    130/143 stopped)."""
     import signal
     import threading
 
@@ -201,4 +202,4 @@ def main(argv: Sequence[str] | None = None) -> int:
             # The reader went away (e.g. `| head`): not an error of ours.
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
-    return 0
+    return int(getattr(text, "exit_status", 0))

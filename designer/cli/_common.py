@@ -15,7 +15,9 @@ from .._validation import check_prior
 from ..exceptions import CommandError
 
 __all__ = [
+    "EXIT_FIT",
     "CommandError",
+    "Output",
     "add_format",
     "add_prior_override",
     "check_out",
@@ -30,8 +32,26 @@ __all__ = [
     "problem_from_args",
     "read_table",
     "show_progress",
+    "with_status",
     "write_mechanism",
 ]
+
+
+#: Exit status of a command whose output was written but whose fit did not end at a maximum (separation, not
+#: converged): a pipeline notices without parsing the output.
+EXIT_FIT = 3
+
+
+class Output(str):
+    """A command's output text with the exit status it ends with (0 unless a fit failed: :data:`EXIT_FIT`)."""
+
+    exit_status: int = 0
+
+
+def with_status(text: str, status: int) -> Output:
+    out = Output(text)
+    out.exit_status = status
+    return out
 
 
 def show_progress(args: argparse.Namespace) -> bool:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import math
 from typing import Any
 
 from .._render import fmt, json_number, render_csv, render_json, render_table
 from ..mechanism import Mechanism
-from ._common import CommandError, add_format, level_arg, parse_allocation
+from ._common import EXIT_FIT, CommandError, add_format, level_arg, parse_allocation, with_status
 
 #: Largest data file ``regress`` reads (it holds the whole survey in memory to fit).
 MAX_DATA_BYTES = 2 << 30
@@ -57,13 +58,16 @@ def cmd_regress(args: argparse.Namespace) -> str:
     words = read_answer_words(args.mechanism)
     try:
         if args.semantics == "wldp" and args.allocation is None:
+            if args.penalty:
+                raise CommandError("--penalty applies to one fit; with --semantics wldp give --allocation to fit "
+                                   "one credal member")
             table = sensitivity(args.formula, data, mech, reference=args.reference, level=args.level,
                                 answers=words, missing=args.missing)
             return _render_sensitivity(args, table, int(table.attrs["n"]), int(table.attrs["dropped"]))
         allocation = parse_allocation(args.allocation or "uniform")
         fit = regress(args.formula, data, mech, reference=args.reference, semantics=args.semantics,
                       allocation=allocation, level=args.level, method=args.method, answers=words,
-                      missing=args.missing)
+                      missing=args.missing, penalty=args.penalty)
     except RegressionError as exc:  # a data row is the file's line: the header is line 1
         where = f"line {exc.row + 2}: " if exc.row is not None else ""
         raise CommandError(f"{args.data}: {where}{exc.reason}") from None
@@ -74,29 +78,41 @@ def _dropped_note(dropped: int) -> str:
     return f"; {dropped} row(s) with a missing value dropped" if dropped else ""
 
 
+def _coefficient(v: Any) -> Any:
+    """A coefficient cell for JSON: ``null`` when absent (NaN: no standard error), ``"inf"`` when diverging."""
+    if isinstance(v, float) and math.isnan(v):
+        return None
+    return json_number(v) if isinstance(v, float) else v
+
+
 def _render_fit(args: argparse.Namespace, fit: Any) -> str:
     table = fit.coefficients
     headers = ["outcome", "term", "estimate", "stderr", "z", "pvalue", "ci_low", "ci_high"]
     rows = table[headers].to_numpy().tolist()
+    status = EXIT_FIT if fit.status in ("separation", "not_converged") else 0
     if args.format == "json":
-        return render_json({
+        return with_status(render_json({
             "formula": args.formula, "mechanism": args.mechanism, "semantics": fit.semantics,
             "reference": fit.reference, "n": fit.n, "dropped": fit.dropped, "level": fit.level, "method": fit.method,
+            "penalty": fit.penalty, "status": fit.status, "warnings": list(fit.warnings),
             "converged": fit.converged, "iterations": fit.iterations, "loglik": json_number(fit.loglik),
             "aic": json_number(fit.aic), "bic": json_number(fit.bic),
             "lr_test": {"statistic": json_number(fit.lr_statistic), "df": fit.lr_df,
                         "pvalue": json_number(fit.lr_pvalue)},
-            "coefficients": [{h: json_number(v) if isinstance(v, float) else v for h, v in zip(headers, r)}
-                             for r in rows]})
+            "coefficients": [{h: _coefficient(v) for h, v in zip(headers, r)} for r in rows]}), status)
     if args.format == "csv":
-        return render_csv(headers, rows)
+        return with_status(render_csv(["status", *headers], [[fit.status, *(
+            "" if isinstance(v, float) and math.isnan(v) else v for v in r)] for r in rows]), status)
+    how = "Firth's penalized likelihood" if fit.penalty == "firth" else fit.method
     head = (f"{fit.n} respondents, {args.semantics} answers through {args.mechanism}; multinomial logit of the "
             f"true answer, log-odds against {fit.reference!r}; {fit.level:g} Wald intervals"
             f"{_dropped_note(fit.dropped)}\n"
             f"log-likelihood {fit.loglik:.6g}   AIC {fit.aic:.6g}   LR test against the intercept-only model: "
             f"chi2({fit.lr_df}) = {fit.lr_statistic:.4g}, p = {fit.lr_pvalue:.3g}\n"
-            f"{'converged' if fit.converged else 'NOT converged'} after {fit.iterations} iterations ({fit.method})")
-    return head + "\n" + render_table(headers, [[r[0], r[1], *(fmt(v) for v in r[2:])] for r in rows])
+            f"status: {fit.status.replace('_', ' ')} after {fit.iterations} iterations ({how})"
+            + "".join(f"\nwarning: {w}" for w in fit.warnings))
+    cells = [[r[0], r[1], *("-" if isinstance(v, float) and math.isnan(v) else fmt(v) for v in r[2:])] for r in rows]
+    return with_status(head + "\n" + render_table(headers, cells), status)
 
 
 def _render_sensitivity(args: argparse.Namespace, table: Any, n: int, dropped: int) -> str:
@@ -131,6 +147,8 @@ def _configure_regress(p: argparse.ArgumentParser) -> None:
     p.add_argument("--method", choices=("newton", "em"), default="newton",
                    help="newton (trust-region, default) or em (slower, same optimum)")
     p.add_argument("--level", type=level_arg, default=0.95, help="confidence level in (0, 1) (default 0.95)")
+    p.add_argument("--penalty", choices=("firth",),
+                   help="firth: maximise Firth's penalized likelihood (two inputs), finite under separation")
     p.add_argument("--missing", choices=("error", "drop"), default="error",
                    help="a row missing a value of the formula's variables: error (default, naming the line) or "
                         "drop (R's na.omit; the count is reported)")

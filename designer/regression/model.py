@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +36,8 @@ from .._validation import check_real
 from ..exceptions import RegressionError
 from ..mechanism import Mechanism
 from .data import prepare
-from .likelihood import Likelihood, fit_em, fit_newton
+from .likelihood import FirthPenalty, Likelihood, fit_em, fit_firth, fit_newton
+from .status import diagnose
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -103,7 +104,7 @@ class RegressionResult:
     lr_statistic, lr_df, lr_pvalue : float, int, float
         Likelihood-ratio test against the intercept-only model.
     converged : bool
-        The optimizer's gradient test passed (and the observed information is positive definite).
+        ``status == "converged"``: the maximum was reached and the information is well conditioned.
     iterations : int
     method, reference, semantics : str
     level : float
@@ -111,6 +112,14 @@ class RegressionResult:
         statsmodels' ``GenericLikelihoodModelResults`` at the estimate: ``summary()``, ``bse``, ``conf_int()``.
     dropped : int
         Rows left out for a missing value of the formula's variables (``missing="drop"``).
+    status : str
+        ``converged``, ``separation``, ``not_converged`` or ``not_identified`` (:mod:`designer.regression.status`):
+        diverging terms have estimate ``+-inf``, and a term without a well-conditioned information has
+        ``NaN`` standard error, z, p and interval.
+    warnings : tuple of str
+        What went wrong, naming the terms, and what to do.
+    penalty : str or None
+        ``"firth"`` when the fit maximised Firth's penalized likelihood.
     """
 
     coefficients: pd.DataFrame
@@ -134,6 +143,9 @@ class RegressionResult:
     design_info: Any
     statsmodels: Any
     dropped: int = 0
+    status: str = "converged"
+    warnings: tuple[str, ...] = ()
+    penalty: str | None = None
 
     def summary(self) -> Any:
         """statsmodels' summary table of the fit."""
@@ -235,7 +247,7 @@ def _design_matrix(rhs: str, data: pd.DataFrame) -> tuple[NDArray[np.float64], l
 def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism, *, reference: str | None = None,
             semantics: str = "sldp", allocation: str | float = "uniform", method: str = "newton",
             level: float = 0.95, answers: Mapping[str, Sequence[str]] | None = None,
-            missing: str = "error") -> RegressionResult:
+            missing: str = "error", penalty: str | None = None) -> RegressionResult:
     """Fit a (multinomial) logistic regression of the true answer on covariates from randomized answers.
 
     Parameters
@@ -262,6 +274,10 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism, *, reference
         A row missing a value of the formula's variables is an error naming it, or is dropped (R's
         ``na.omit``; counted in ``RegressionResult.dropped``). See :mod:`designer.regression.data` for the
         formula conventions (dotted column names, ``I(x^2)``, text in a numeric column).
+    penalty : {None, "firth"}
+        ``"firth"``: maximise ``loglik + 1/2 log det I`` (Firth 1993; ``I`` the expected information of the
+        randomized answers; two inputs), whose maximum exists even under separation. Intervals are Wald
+        intervals from the observed information at the penalized estimate.
 
     Returns
     -------
@@ -295,19 +311,33 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism, *, reference
     start = _start(lik, channel, codes)
     outcomes = [mechanism.inputs[j] for j in lik.others]
     labels = [f"{o}:{t}" if len(outcomes) > 1 else t for o in outcomes for t in names]
-    params, iterations, converged = (fit_newton if method == "newton" else fit_em)(lik, start)
-    hess = lik.hessian(params)
-    try:
-        cov = np.asarray(np.linalg.inv(-hess), dtype=np.float64)
-        converged = converged and bool(np.all(np.linalg.eigvalsh(-hess) > 0))
-    except np.linalg.LinAlgError:
-        cov, converged = np.full_like(hess, np.nan), False
+    objective: Callable[[NDArray[np.float64]], float] = lik.loglike
+    if penalty == "firth":
+        if lik.k != 2:
+            raise RegressionError(f"--penalty firth is implemented for two inputs; the mechanism has {lik.k}")
+        firth = FirthPenalty(lik, channel)
+        params, iterations, decrement_ok = fit_firth(lik, firth, start)
+
+        def penalized(b: NDArray[np.float64]) -> float:
+            return lik.loglike(b) + firth.value(b)
+        objective = penalized
+    elif penalty is not None:
+        raise RegressionError(f"penalty must be None or 'firth', got {penalty!r}")
+    else:
+        params, iterations, decrement_ok = (fit_newton if method == "newton" else fit_em)(lik, start)
+    norms = np.tile(np.linalg.norm(z, axis=0), len(outcomes))  # parameters are outcome-major blocks of terms
+    fit = diagnose(objective, params, -lik.hessian(params), decrement_ok, labels, norms)
+    converged = fit.status == "converged"
     sm_result = _statsmodels_results(lik, codes, params, labels, lhs, iterations, converged)
-    result = _result(lik, params, cov, names, outcomes, codes, channel, level)
+    shown = params.copy()
+    for j, sign in fit.diverging.items():
+        shown[j] = sign * np.inf
+    result = _result(lik, params, fit.covariance, names, outcomes, codes, channel, level, shown)
     return dataclasses.replace(
         result, converged=converged, iterations=iterations, method=method, reference=reference,
         outcomes=tuple(mechanism.inputs), semantics=semantics, formula=formula, design_info=design_info,
-        statsmodels=sm_result, dropped=n_rows - len(data))
+        statsmodels=sm_result, dropped=n_rows - len(data), status=fit.status, warnings=fit.warnings,
+        penalty=penalty)
 
 
 def _statsmodels_results(lik: Likelihood, codes: NDArray[np.int64], params: NDArray[np.float64], labels: list[str],
@@ -342,19 +372,20 @@ def _statsmodels_results(lik: Likelihood, codes: NDArray[np.int64], params: NDAr
 
 
 def _result(lik: Likelihood, params: NDArray[np.float64], cov: NDArray[np.float64], names: list[str],
-            outcomes: list[str], codes: NDArray[np.int64], channel: NDArray[np.float64], level: float
-            ) -> RegressionResult:
+            outcomes: list[str], codes: NDArray[np.int64], channel: NDArray[np.float64], level: float,
+            shown: NDArray[np.float64]) -> RegressionResult:
     """The coefficient table and the fit statistics; the fields about how it was fitted are filled in by
     :func:`regress` (``dataclasses.replace``)."""
     import pandas as pd
     from scipy.stats import chi2, norm
 
-    se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    with np.errstate(invalid="ignore"):
+        se = np.where(np.diag(cov) > 0, np.sqrt(np.abs(np.diag(cov))), np.nan)  # NaN: no standard error
     crit = two_sided_z(level)
     with np.errstate(divide="ignore", invalid="ignore"):
         zstat = params / se
     table = pd.DataFrame({
-        "outcome": [o for o in outcomes for _ in names], "term": names * len(outcomes), "estimate": params,
+        "outcome": [o for o in outcomes for _ in names], "term": names * len(outcomes), "estimate": shown,
         "stderr": se, "z": zstat, "pvalue": 2 * norm.sf(np.abs(zstat)),
         "ci_low": params - crit * se, "ci_high": params + crit * se})
     loglik = lik.loglike(params)

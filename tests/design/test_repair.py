@@ -121,7 +121,7 @@ def test_mix_of_compact_mechanisms_keeps_a_fixed_dont_know_exactly():
     assert cert.mix(a, b, 0.3, dont_know=0.25).A[1] == 0.25
 
 
-@pytest.mark.parametrize("threshold", [1e-15, 3e-13, 2.5e-7, 0.04, 0.5, 0.99, 1.0])
+@pytest.mark.parametrize("threshold", [1e-15, 3e-13, 2.5e-7, 0.04, 0.5, 0.5 + 1e-9, 0.99, 1.0])
 def test_smallest_mix_weight_finds_the_threshold_from_above(threshold):
     """The passing weights are [t*, 1]: the answer passes and lies within one bisection step of t*
     (a decade split 2^12 times)."""
@@ -210,7 +210,39 @@ def test_certify_repairs_with_the_smallest_weight_and_says_so():
 
 def test_certificate_sentence_when_only_the_exact_check_sees_the_excess():
     c = cert.Certificate(1.0, SHAFER, "exact", True, 2.5e-9, "design at 0.9 of the budget", 0.0)
-    assert "by less than float rounding (only the exact check sees it)" in c.describe()
+    assert "exceeded the budget by less than float rounding (only the exact check sees it), so" in c.describe()
     assert "2.5e-09 of the design at 0.9 of the budget" in c.describe()
     c = cert.Certificate(1.0, WALLEY, "exact", True, 0.01, "row average", 3e-7)
     assert "Walley loss <= 1" in c.describe() and "by 3e-07 in floats" in c.describe()
+
+
+def _dk_mech(dk_yes: float, dk_no: float) -> Mechanism:
+    return Mechanism(np.array([[0.5, 0.5 - dk_yes, dk_yes], [0.5 - dk_no, 0.5, dk_no]]), inputs=["yes", "no"],
+                     frame=["yes", "no"], focal=[1, 2, 3])
+
+
+def test_structure_ok_holds_a_full_mechanism_to_its_dont_know_bound():
+    """dont_know_max = 0.25: a row at the bound passes, one at the next float above fails (either row)."""
+    problem = DesignProblem(inputs=("yes", "no"), epsilon=5.0, dont_know_max=0.25)
+    above = float(np.nextafter(0.25, 1.0))
+    assert cert.structure_ok(problem, _dk_mech(0.25, 0.25))
+    assert cert.structure_ok(problem, _dk_mech(0.1, 0.0))
+    assert not cert.structure_ok(problem, _dk_mech(above, 0.1))
+    assert not cert.structure_ok(problem, _dk_mech(0.1, above))
+    exact = DesignProblem(inputs=("yes", "no"), epsilon=5.0, dont_know=0.25)
+    assert cert.structure_ok(exact, _dk_mech(0.25, 0.25))
+    assert not cert.structure_ok(exact, _dk_mech(0.25, above))
+
+
+def test_the_certificate_reports_the_violation_of_the_loss_that_breaks():
+    """Shafer ln 2, Walley ln 3: at eps = ln 2.5 under WLDP the answer is over by ln 3 - ln 2.5 (Walley), under
+    SLDP it passes with room ln 2 - ln 2.5 < 0; the same for the compact form."""
+    for make in (_binary_full, _binary_compact):
+        mech = make(0.5, 0.25, 0.25)
+        eps = math.log(2.5)
+        assert cert.float_loss(mech, WALLEY) == pytest.approx(math.log(3), rel=1e-12)
+        assert cert.float_loss(mech, SHAFER) == pytest.approx(math.log(2), rel=1e-12)
+        assert cert.float_loss(mech, BOTH) == pytest.approx(math.log(3), rel=1e-12)
+        problem = DesignProblem(inputs=("yes", "no"), epsilon=eps, semantics="sldp")
+        _, certificate = cert.certify(mech, problem)
+        assert not certificate.repaired and certificate.violation == pytest.approx(math.log(2) - eps, rel=1e-9)

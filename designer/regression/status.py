@@ -1,0 +1,133 @@
+"""How a regression fit ended, judged at the estimate, never by an iteration count alone (docs/theory.md,
+section 9).
+
+``converged``
+    The Newton decrement is below the tolerance and the observed information is well conditioned on every
+    term: its smallest eigenvalue, after scaling each term by its covariate column's norm, is above
+    :data:`RCOND_TOL` times the largest and above :data:`ABS_TOL`. Standard errors come from its inverse.
+``separation``
+    The information is near-singular along a direction in which the log-likelihood still rises (or stays
+    flat) when the estimate moves further the way it ran and falls when it moves back: the estimates of the
+    terms in that direction run off to infinity (complete or quasi-complete separation, or a runaway fit with
+    more terms than the answers carry). They are reported as diverging, without standard error, z, p or
+    interval.
+``not_identified``
+    The information is near-singular along a direction in which the log-likelihood is flat both ways (aliased
+    terms) or curved too little to trust: those terms have no standard error.
+``not_converged``
+    The information is well conditioned but the decrement is not below the tolerance: no standard errors.
+
+The terms outside the problem directions keep standard errors from the inverse of their own block of the
+information (conditional on the others), which is well conditioned by construction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["ABS_TOL", "FIT_STATUSES", "RCOND_TOL", "FitStatus", "diagnose"]
+
+#: The statuses a fit may end with.
+FIT_STATUSES = ("converged", "separation", "not_converged", "not_identified")
+#: Smallest eigenvalue of the scaled information, relative to the largest, for a well-conditioned fit.
+RCOND_TOL = 1e-9
+#: Smallest eigenvalue of the scaled information (per unit squared column norm) for a term to count as
+#: carried by the data at all: a fit whose every curvature collapsed is not well conditioned just because its
+#: curvatures collapsed alike.
+ABS_TOL = 1e-10
+#: A term belongs to a problem direction when its weight in the direction is at least this share of the largest.
+DIRECTION_SHARE = 0.05
+#: How far (in units of the largest estimate, at least 10) the log-likelihood is probed along a direction.
+PROBE = 10.0
+
+
+@dataclass(frozen=True)
+class FitStatus:
+    """``status`` (one of :data:`FIT_STATUSES`), ``warnings`` in words, the parameter indices whose estimates
+    diverge (with the sign they run to) and those that are not identified, and the covariance of the others
+    (``NaN`` rows and columns for the problem terms)."""
+
+    status: str
+    warnings: tuple[str, ...]
+    diverging: dict[int, float]
+    unidentified: tuple[int, ...]
+    covariance: NDArray[np.float64]
+
+
+def diagnose(loglike: Callable[[NDArray[np.float64]], float], params: NDArray[np.float64],
+             information: NDArray[np.float64], decrement_ok: bool, labels: list[str],
+             norms: NDArray[np.float64]) -> FitStatus:
+    """Judge a fit at ``params`` from its observed ``information`` (``-H``, ``(p, p)``) and ``loglike``.
+
+    ``norms`` ``(p,)``: the Euclidean norm of each parameter's covariate column. The information is scaled by
+    them, not by its own diagonal: a separated term's curvature collapses (its fitted probabilities reach 0
+    or 1) while its column does not, which a self-scaling would hide.
+    """
+    p = params.size
+    nan = np.full((p, p), np.nan)
+    diag = np.diag(information).copy()
+    bad_diag = ~(diag > 0)
+    scale = 1.0 / np.where(norms > 0, norms, 1.0)
+    scaled = information * scale[:, None] * scale[None, :]
+    values, vectors = np.linalg.eigh((scaled + scaled.T) / 2)
+    top = max(float(values[-1]), 1e-300)
+    weak = [i for i in range(p) if values[i] <= max(RCOND_TOL * top, ABS_TOL)]
+    if bad_diag.any():
+        weak += [p + int(j) for j in np.flatnonzero(bad_diag)]  # a term with no curvature at all
+    if not weak:
+        if not decrement_ok:
+            return FitStatus("not_converged", ("the optimizer stopped before the maximum (Newton decrement "
+                                               "above tolerance); estimates are the last iterate, without "
+                                               "standard errors",), {}, (), nan)
+        return FitStatus("converged", (), {}, (), np.asarray(np.linalg.inv(information), dtype=np.float64))
+    diverging: dict[int, float] = {}
+    flat: set[int] = set()
+    reach = PROBE * max(1.0, float(np.abs(params).max()))
+    base = loglike(params)
+    tol = 1e-9 * max(1.0, abs(base))
+    for i in weak:
+        if i >= p:
+            direction = np.zeros(p)
+            direction[i - p] = 1.0
+        else:
+            direction = vectors[:, i] * scale
+        direction /= np.abs(direction).max()
+        terms = [j for j in range(p) if abs(direction[j]) >= DIRECTION_SHARE]
+        sign = 1.0 if float(direction @ params) >= 0 else -1.0
+        ahead = loglike(params + sign * reach * direction) - base
+        back = loglike(params - sign * reach * direction) - base
+        if abs(ahead) <= tol and abs(back) <= tol:
+            flat.update(terms)  # aliased: the likelihood does not move
+        elif ahead >= back - tol:  # higher (or no lower) further out than back towards zero: runs off
+            for j in terms:
+                diverging[j] = float(np.sign(sign * direction[j]) or 1.0)
+        else:
+            flat.update(terms)  # curved, but too little to trust
+    flat -= set(diverging)
+    good = [j for j in range(p) if j not in diverging and j not in flat]
+    cov = nan.copy()
+    if good:
+        block = information[np.ix_(good, good)]
+        try:
+            cov[np.ix_(good, good)] = np.linalg.inv(block)
+        except np.linalg.LinAlgError:
+            flat.update(good)
+    warnings = []
+    if diverging:
+        status = "separation"
+        warnings.append("separation: the estimates of " + ", ".join(repr(labels[j]) for j in sorted(diverging))
+                        + " run off to infinity (the log-likelihood keeps rising): no finite maximum. Use "
+                        "--penalty firth (Firth's penalized likelihood), or drop or merge those terms")
+    else:
+        status = "not_identified"
+    if flat:
+        warnings.append("not identified: " + ", ".join(repr(labels[j]) for j in sorted(flat))
+                        + " (the information is near-singular along them: aliased terms, or too little data); "
+                        "no standard errors for them")
+    if not decrement_ok and status == "not_identified":
+        warnings.append("the optimizer also stopped before its tolerance")
+    return FitStatus(status, tuple(warnings), diverging, tuple(sorted(flat)), cov)
