@@ -246,3 +246,27 @@ def test_the_certificate_reports_the_violation_of_the_loss_that_breaks():
         problem = DesignProblem(inputs=("yes", "no"), epsilon=eps, semantics="sldp")
         _, certificate = cert.certify(mech, problem)
         assert not certificate.repaired and certificate.violation == pytest.approx(math.log(2) - eps, rel=1e-9)
+
+
+def _grid_answer(threshold: float, steps: int) -> float:
+    """What smallest_mix_weight promises, from its definition: the first decade 10^j (j >= -15) at or above the
+    threshold (1 when none below 1 is), then the smallest point at or above the threshold of the grid that
+    splits (decade / 10, decade] (or (0, 1]) into 2^steps equal parts."""
+    decade = 10.0 ** math.ceil(math.log10(threshold))
+    top = decade if decade < 1.0 else 1.0
+    bottom = top / 10 if top < 1.0 else 0.0
+    unit = (top - bottom) / 2**steps
+    return bottom + math.ceil((threshold - bottom) / unit) * unit
+
+
+@pytest.mark.parametrize("threshold", [3.3e-13, 2.71e-7, 0.0437, 0.123, 0.377, 0.5003, 0.9101])
+@pytest.mark.parametrize("steps", [None, 7])
+def test_smallest_mix_weight_is_the_first_grid_point_above_the_threshold(threshold, steps):
+    kwargs = {} if steps is None else {"steps": steps}
+    t = cert.smallest_mix_weight(lambda x: x >= threshold, **kwargs)
+    assert t == pytest.approx(_grid_answer(threshold, steps or 12), rel=1e-9)
+
+
+def test_bisect_threshold_default_is_twenty_halvings():
+    t = cert.bisect_threshold(lambda x: x >= 0.3, bad=0.0, good=1.0)
+    assert t == pytest.approx(math.ceil(0.3 * 2**20) / 2**20, rel=1e-12)

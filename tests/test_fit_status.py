@@ -1,0 +1,155 @@
+"""Fits that say when they fail: separation named on logistf's sex2 data, a runaway fit, Firth's penalized
+likelihood against logistf and against an independent maximiser, exit status 3, no standard error of 0."""
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.optimize import minimize
+from scipy.special import expit
+
+from designer import Mechanism, Q_GWRR
+from designer.cli import main
+from designer.regression import regress
+from designer.sampling import randomize
+
+ROOT = Path(__file__).resolve().parents[1]
+SEX2 = ROOT / "examples" / "data" / "sex2.csv"
+FORMULA = "response ~ age + oc + vic + vicl + vis + dia"
+LOGISTF = [0.12025405, -1.10598131, -0.06881673, 2.26887464, -2.11140817, -0.78831694, 3.09601166]
+IDENTITY = Mechanism(np.eye(2), inputs=["yes", "no"], frame=["yes", "no"], focal=[1, 2])
+
+
+def _sex2() -> pd.DataFrame:
+    data = pd.read_csv(SEX2)
+    data["response"] = np.where(data["case"] == 1, "yes", "no")
+    return data
+
+
+@pytest.fixture
+def files(tmp_path):
+    data, mech = tmp_path / "sex2.csv", tmp_path / "identity.csv"
+    _sex2().to_csv(data, index=False)
+    IDENTITY.to_csv(mech)
+    return data, mech
+
+
+def _run(argv, capsys):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_separation_on_sex2_is_named_in_every_format_with_exit_3(files, capsys):
+    data, mech = files
+    base = ["regress", data, "--mechanism", mech, "--formula", FORMULA]
+    code, out, _ = _run([*base, "--format", "json"], capsys)
+    fit = json.loads(out)
+    assert code == 3 and fit["status"] == "separation" and fit["converged"] is False
+    assert any("'dia'" in w and "firth" in w for w in fit["warnings"])
+    dia = next(c for c in fit["coefficients"] if c["term"] == "dia")
+    assert dia["estimate"] == "inf" and dia["stderr"] is None and dia["pvalue"] is None and dia["ci_low"] is None
+    others = [c for c in fit["coefficients"] if c["term"] != "dia"]
+    assert all(isinstance(c["stderr"], float) and c["stderr"] > 0 for c in others)
+    code, out, _ = _run([*base, "--format", "csv"], capsys)
+    rows = pd.read_csv(pd.io.common.StringIO(out))
+    assert code == 3 and set(rows["status"]) == {"separation"} and rows.loc[rows.term == "dia", "stderr"].isna().all()
+    code, out, _ = _run(base, capsys)
+    assert code == 3 and "status: separation" in out and "warning: separation" in out
+
+
+def test_firth_on_sex2_is_logistfs_fit(files, capsys):
+    data, mech = files
+    code, out, err = _run(["regress", data, "--mechanism", mech, "--formula", FORMULA, "--penalty", "firth",
+                           "--format", "json"], capsys)
+    assert code == 0, err
+    fit = json.loads(out)
+    assert fit["status"] == "converged" and fit["penalty"] == "firth"
+    assert np.allclose([c["estimate"] for c in fit["coefficients"]], LOGISTF, atol=1e-6, rtol=0)
+
+
+def _independent_firth(z, answers, channel):
+    """Penalized log-likelihood written from the definition (answer probabilities summed over every answer for
+    the expected information, derivatives by hand), maximised by BFGS from zero."""
+    a, b = channel[0] - channel[1], channel[1]
+
+    def objective(beta):
+        p = expit(z @ beta)
+        lik = b[answers] + a[answers] * p
+        info = np.zeros((z.shape[1], z.shape[1]))
+        dp = p * (1 - p)
+        for e in range(channel.shape[1]):
+            q = b[e] + a[e] * p
+            dq = (a[e] * dp)[:, None] * z
+            info += dq.T @ (dq / q[:, None])
+        return -(np.log(lik).sum() + 0.5 * np.linalg.slogdet(info)[1])
+
+    return minimize(objective, np.zeros(z.shape[1]), method="BFGS", options={"gtol": 1e-9}).x
+
+
+def test_firth_through_a_randomized_design_matches_an_independent_maximiser():
+    rng = np.random.default_rng(4)
+    mech = Mechanism(np.array([[0.7, 0.1, 0.2], [0.1, 0.7, 0.2]]), inputs=["yes", "no"], frame=["yes", "no"],
+                     focal=[1, 2, 3])
+    n = 400
+    x = rng.normal(size=n)
+    g = rng.integers(0, 2, n)
+    truth = np.where(rng.random(n) < expit(-0.5 + 0.8 * x + 1.0 * g), "yes", "no")
+    cols = randomize(mech, truth, rng)
+    data = pd.DataFrame({"x": x, "g": g, "response": [mech.columns[j] for j in cols]})
+    fit = regress("response ~ x + g", data, mech, penalty="firth")
+    z = np.column_stack([np.ones(n), x, g])
+    expected = _independent_firth(z, np.asarray(cols), mech.matrix)
+    assert fit.status == "converged"
+    assert np.allclose(fit.coefficients["estimate"], expected, atol=1e-5)
+    plain = regress("response ~ x + g", data, mech)
+    assert np.all(np.abs(fit.coefficients["estimate"]) < np.abs(plain.coefficients["estimate"]) + 1e-9)  # shrunk
+
+
+def _runaway(n=300, q=60, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, q))
+    mech = Q_GWRR(1.0, 1.0)  # Warner at eps = 1
+    truth = np.where(rng.random(n) < 0.3, "yes", "no")
+    data = pd.DataFrame({f"x{i}": x[:, i] for i in range(q)})
+    data["response"] = [mech.columns[j] for j in randomize(mech, truth, rng)]
+    return data, mech, "response ~ " + " + ".join(f"x{i}" for i in range(q))
+
+
+def test_a_runaway_fit_is_not_called_converged_and_firth_brings_it_home(tmp_path, capsys):
+    data, mech, formula = _runaway()
+    fit = regress(formula, data, mech)
+    assert fit.status in ("separation", "not_converged", "not_identified") and not fit.converged
+    se = fit.coefficients["stderr"].to_numpy()
+    assert not np.any(se == 0)
+    assert not np.any(np.isfinite(se) & (se > 1e3))  # no standard error from a near-singular information
+    path, mpath = tmp_path / "d.csv", tmp_path / "m.csv"
+    data.to_csv(path, index=False)
+    mech.to_csv(mpath)
+    for fmt in ("json", "csv", "table"):
+        code, _, _ = _run(["regress", path, "--mechanism", mpath, "--formula", formula, "--format", fmt], capsys)
+        assert code == (3 if fit.status in ("separation", "not_converged") else 0)
+    firth = regress(formula, data, mech, penalty="firth")
+    assert firth.status == "converged" and np.all(np.isfinite(firth.coefficients["estimate"]))
+    assert np.all(firth.coefficients["stderr"] > 0)
+
+
+def test_a_well_posed_fit_converges_with_exit_0(files, capsys):
+    data, mech = files
+    code, out, _ = _run(["regress", data, "--mechanism", mech, "--formula", "response ~ age + vic", "--format",
+                         "json"], capsys)
+    fit = json.loads(out)
+    assert code == 0 and fit["status"] == "converged" and fit["warnings"] == []
+    assert all(math.isfinite(c["stderr"]) and c["stderr"] > 0 for c in fit["coefficients"])
+
+
+def test_firth_refuses_more_than_two_inputs():
+    from designer.exceptions import RegressionError
+
+    mech = Mechanism(np.eye(3), inputs=["a", "b", "c"], frame=["a", "b", "c"], focal=[1, 2, 4])
+    data = pd.DataFrame({"x": [0.1, 0.2, 0.3, 0.4], "response": ["a", "b", "c", "a"]})
+    with pytest.raises(RegressionError, match="two inputs"):
+        regress("response ~ x", data, mech, penalty="firth")
