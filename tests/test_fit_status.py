@@ -11,7 +11,7 @@ import pytest
 from scipy.optimize import minimize
 from scipy.special import expit
 
-from designer import Mechanism, Q_GWRR
+from designer import Q_GWRR, Mechanism
 from designer.cli import main
 from designer.regression import regress
 from designer.sampling import randomize
