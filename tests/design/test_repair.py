@@ -203,7 +203,7 @@ def test_certify_repairs_with_the_smallest_weight_and_says_so():
     budget = math.log(3) * 1.01
     same, plain = cert.certify(_binary_full(0.5, 0.25, 0.25), DesignProblem(inputs=("yes", "no"), epsilon=budget,
                                                                             semantics="both"))
-    assert not plain.repaired and plain.mix_weight == 0.0 and plain.reference == ""
+    assert not plain.repaired and plain.mix_weight == 0.0 and plain.reference == "" and plain.method == "exact"
     assert np.array_equal(same.matrix, _binary_full(0.5, 0.25, 0.25).matrix)
     assert plain.describe() == f"Shafer and Walley loss <= {budget:g}, checked exactly (rational arithmetic)"
 
@@ -268,5 +268,76 @@ def test_smallest_mix_weight_is_the_first_grid_point_above_the_threshold(thresho
 
 
 def test_bisect_threshold_default_is_twenty_halvings():
-    t = cert.bisect_threshold(lambda x: x >= 0.3, bad=0.0, good=1.0)
-    assert t == pytest.approx(math.ceil(0.3 * 2**20) / 2**20, rel=1e-12)
+    """0.32 * 2^20 has fractional part 0.32 < 0.5, so 20 and 21 halvings end on different grid points."""
+    t = cert.bisect_threshold(lambda x: x >= 0.32, bad=0.0, good=1.0)
+    assert t == pytest.approx(math.ceil(0.32 * 2**20) / 2**20, rel=1e-12)
+
+
+def _over_by_a_hair(dk: float) -> Mechanism:
+    """Two inputs, don't-know mass ``dk``, answer ratio e (1 + 1e-9): over eps = 1 by 1e-9 nats."""
+    r = math.e * (1 + 1e-9)
+    c = 1.0 - dk
+    p, q = c * r / (1 + r), c / (1 + r)
+    return Mechanism(np.array([[p, q, dk], [q, p, dk]]), inputs=["yes", "no"], frame=["yes", "no"],
+                     focal=[1, 2, 3])
+
+
+@pytest.mark.parametrize("dk", [0.1, 0.2, 0.3, 0.15, 0.35, 0.7, 1 / 3, 0.123456789])
+def test_a_repair_keeps_a_fixed_dont_know_mass_exactly(dk):
+    problem = DesignProblem(inputs=("yes", "no"), epsilon=1.0, dont_know=dk)
+    released, certificate = cert.certify(_over_by_a_hair(dk), problem)
+    assert certificate.repaired and certificate.method == "exact"
+    assert np.all(released.matrix[:, list(map(int, released.focal)).index(3)] == dk)
+    assert cert.structure_ok(problem, released) and cert.passes(released, 1.0, SHAFER)
+
+
+def test_certify_counts_the_repairs_it_rejected():
+    """Both default references repair the answer; an ``accept`` that refuses every repair is told how many."""
+    answer = Mechanism(_over_by_a_hair(0.0).matrix[:, :2], inputs=["yes", "no"], frame=["yes", "no"], focal=[1, 2])
+    problem = DesignProblem(inputs=("yes", "no"), epsilon=1.0)
+    with pytest.raises(cert.CertificationError, match=r"every repair that restores it \(2\) costs more objective"):
+        cert.certify(answer, problem, accept=lambda m: False)
+    _, certificate = cert.certify(answer, problem)
+    assert certificate.method == "exact"
+
+
+def test_the_mix_forces_the_dont_know_column_where_floats_would_not_keep_it():
+    """(1 - t) d + t d is not always d in floats: over these masses, some repair weight t makes it differ,
+    and every repair still releases d exactly (the fixed column is written, not mixed)."""
+    problem_of = lambda dk: DesignProblem(inputs=("yes", "no"), epsilon=1.0, dont_know=dk)  # noqa: E731
+    differs = 0
+    for dk in np.linspace(0.05, 0.6, 23):
+        dk = float(dk)
+        released, certificate = cert.certify(_over_by_a_hair(dk), problem_of(dk))
+        t = certificate.mix_weight
+        differs += (1 - t) * dk + t * dk != dk
+        assert np.all(released.matrix[:, list(map(int, released.focal)).index(3)] == dk)
+    assert differs > 0  # the test would see a mix that lost the exact mass
+
+
+def test_references_get_the_fixed_dont_know_mass_before_they_are_checked():
+    """Three inputs: the references' don't-know column is an average of three equal masses, which floats do
+    not always return exactly; the reference is given the exact mass before its checks, so every repair
+    succeeds."""
+    r = math.e * (1 + 1e-9)
+    for dk in np.linspace(0.05, 0.6, 23):
+        dk = float(dk)
+        c = 1.0 - dk
+        a, b = c * r / (r + 2), c / (r + 2)
+        m = np.array([[a, b, b, dk], [b, a, b, dk], [b, b, a, dk]])
+        mech = Mechanism(m, inputs=["x", "y", "z"], frame=["x", "y", "z"], focal=[1, 2, 4, 7])
+        problem = DesignProblem(inputs=("x", "y", "z"), epsilon=1.0, dont_know=dk)
+        released, certificate = cert.certify(mech, problem)
+        assert certificate.repaired and np.all(released.matrix[:, -1] == dk)
+
+
+def test_no_reference_that_meets_the_structure_means_no_release():
+    """Lies forbidden (lie_max = 0) and a finite budget: the truthful answer is infinitely private-breaking and
+    every reference lies, so nothing is released and the message says why."""
+    answer = Mechanism(np.eye(2), inputs=["yes", "no"], frame=["yes", "no"], focal=[1, 2])
+    problem = DesignProblem(inputs=("yes", "no"), epsilon=1.0, lie_max=0.0)
+    with pytest.raises(cert.CertificationError,
+                       match=r"and no reference mechanism meets the budget and the structure; the mechanism is not"):
+        cert.certify(answer, problem)
+    _, certificate = cert.certify(_binary_full(0.5, 0.25, 0.25), DesignProblem(inputs=("yes", "no"), epsilon=2.0))
+    assert certificate.repaired is False
