@@ -75,15 +75,20 @@ def parse_number(text: str) -> float:
     return float(text)
 
 
-def probability_arg(text: str) -> float:
-    """argparse ``type=`` of a probability in [0, 1]: a decimal or a fraction (``7/36``)."""
+def _number_within(text: str, inside: Callable[[float], bool], rule: str) -> float:
+    """``text`` as a number (decimal or fraction) for argparse, refused unless ``inside`` it, naming ``rule``."""
     try:
         value = parse_number(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number (write 0.25 or a fraction such as 7/36)") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"must be a probability in [0, 1], got {text!r}")
+    if not inside(value):
+        raise argparse.ArgumentTypeError(f"{rule}, got {text!r}")
     return value
+
+
+def probability_arg(text: str) -> float:
+    """argparse ``type=`` of a probability in [0, 1]: a decimal or a fraction (``7/36``)."""
+    return _number_within(text, lambda v: 0.0 <= v <= 1.0, "must be a probability in [0, 1]")
 
 
 #: Most values one grid option may hold (a sweep designs their product).
@@ -301,26 +306,9 @@ def epsilon_arg(text: str) -> float:
     return _positive_float(text)
 
 
-def unit_arg(text: str) -> float:
-    """argparse ``type=`` of a number in [0, 1] (a test's level alpha)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"{text} is not in [0, 1]")
-    return value
-
-
 def level_arg(text: str) -> float:
     """argparse ``type=`` of a confidence level, in (0, 1)."""
-    try:
-        value = parse_number(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0.0 < value < 1.0:
-        raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1 (e.g. 0.95), got {text!r}")
-    return value
+    return _number_within(text, lambda v: 0.0 < v < 1.0, "must lie strictly between 0 and 1 (e.g. 0.95)")
 
 
 def int_arg(low: int, high: int) -> Callable[[str], int]:

@@ -10,7 +10,7 @@ from .._render import fmt, json_number, render_csv, render_json, render_table
 from .._validation import format_set
 from ..mechanism import Mechanism
 from ..privacy import LOSSES, privacy_losses
-from ._common import CommandError, add_format, check_out, int_arg, parse_gamble, unit_arg
+from ._common import CommandError, add_format, check_out, int_arg, parse_gamble, probability_arg
 
 #: Most levels a trade-off curve is drawn at, and most answers per respondent (the product frame grows
 #: as l**fold; composition refuses what would not fit in memory).
@@ -161,7 +161,7 @@ def _configure_tradeoff(p: argparse.ArgumentParser) -> None:
     p.add_argument("mechanism", help="mechanism CSV or JSON file")
     p.add_argument("--null", help="input of the null hypothesis H0 (with --alt; default: the worst pair)")
     p.add_argument("--alt", help="input of the alternative H1 (with --null; default: the worst pair)")
-    p.add_argument("--alpha", type=unit_arg, help="one level in [0, 1]: print beta and power there")
+    p.add_argument("--alpha", type=probability_arg, help="one level in [0, 1]: print beta and power there")
     p.add_argument("--kind", choices=("pessimistic", "optimistic", "shafer_lower", "shafer_upper"),
                    default="pessimistic", help="which curve (default pessimistic, Thm 3.18)")
     p.add_argument("--points", type=int_arg(2, MAX_POINTS), default=101,
