@@ -20,7 +20,7 @@ def rr_probabilities(eps: float, m: float) -> tuple[float, float]:
     The first is a respondent's probability of the favoured answer and the second of each of ``m``
     others in k-ary randomized response (``m = k - 1``) and its relatives.
     """
-    t = math.exp(-eps) if eps < 745.0 else 0.0  # e^-eps, 0 below the smallest subnormal
+    t = math.exp(-eps)  # e^-eps: never overflows; 0.0 once below half the smallest subnormal
     denominator = 1.0 + m * t
     return 1.0 / denominator, t / denominator
 
