@@ -27,7 +27,7 @@ from ._validation import parse_set
 from .exceptions import InvalidArgumentError
 from .mechanism import Mechanism
 
-__all__ = ["DONT_KNOW_WORDS", "AnswerVocabulary", "answer_words", "describe_unknown", "read_answer_words",
+__all__ = ["DONT_KNOW_WORDS", "AnswerVocabulary", "answer_words", "describe_unknown", "fold_word", "read_answer_words",
            "vocabulary_of"]
 
 #: Words for the whole frame (the "don't know" answer), besides the card's "I don't know".
@@ -44,7 +44,7 @@ def answer_words(members: Sequence[str], frame: Sequence[str]) -> str:
     return "one of: " + ", ".join(members)
 
 
-def _fold(text: str) -> str:
+def fold_word(text: str) -> str:
     """The loose form of a word: case-folded, typographic apostrophes plain, spaces collapsed."""
     return re.sub(r"\s+", " ", str(text).replace("\u2019", "'").replace("\u2018", "'")).strip().casefold()
 
@@ -75,7 +75,7 @@ class AnswerVocabulary:
 
         def add(word: str, j: int) -> None:
             exact.setdefault(word.strip(), j)
-            loose.setdefault(_fold(word), set()).add(j)
+            loose.setdefault(fold_word(word), set()).add(j)
 
         for j, s in enumerate(sets):
             add(self.names[j], j)
@@ -93,7 +93,7 @@ class AnswerVocabulary:
             if word.strip() in exact and exact[word.strip()] != j:
                 raise InvalidArgumentError(f"answer word {word!r} already means {self.names[exact[word.strip()]]}")
             exact[word.strip()] = j
-            loose.setdefault(_fold(word), set()).add(j)
+            loose.setdefault(fold_word(word), set()).add(j)
         self._exact = exact
         self._loose = {w: next(iter(js)) for w, js in loose.items() if len(js) == 1}
         self._by_set = by_set
@@ -104,7 +104,7 @@ class AnswerVocabulary:
         j = self._exact.get(s)
         if j is not None:
             return j
-        j = self._loose.get(_fold(s))
+        j = self._loose.get(fold_word(s))
         if j is not None:
             return j
         if s.startswith("{") and s.endswith("}"):

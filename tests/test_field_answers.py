@@ -217,3 +217,24 @@ def test_bad_covariate_specs_are_one_line(flags, message, tmp_path, capsys):
     code, _, err = _run(["synthesize", ROOT / "problems" / "warner.toml", "--n", "10", "--out", tmp_path / "t.csv",
                          *flags], capsys)
     assert code == 2 and message in err and err.count("\n") == 1, err
+
+
+def test_randomize_reads_true_answers_as_the_field_writes_them(tmp_path, capsys):
+    """'Yes', ' no ' and 'YES' are the inputs yes and no (one label each); the draw equals the one from the exact
+    labels with the same seed; an unknown answer names its line."""
+    exact, loose = tmp_path / "exact.csv", tmp_path / "loose.csv"
+    exact.write_text("id,answer\n1,yes\n2,no\n3,yes\n4,no\n")
+    loose.write_text("id,answer\n1,Yes\n2, no \n3,YES\n4,No\n")
+    outs = []
+    for src in (exact, loose):
+        out = tmp_path / f"r-{src.stem}.csv"
+        code, _, err = _run(["randomize", src, "--mechanism", GWRR, "--column", "answer", "--keep", "id", "--out", out,
+                             "--seed", "3"], capsys)
+        assert code == 0, err
+        outs.append(out.read_text())
+    assert outs[0] == outs[1]
+    bad = tmp_path / "bad.csv"
+    bad.write_text("id,answer\n1,yes\n2,maybe\n")
+    code, _, err = _run(["randomize", bad, "--mechanism", GWRR, "--column", "answer", "--out", tmp_path / "x.csv"],
+                        capsys)
+    assert code == 2 and "line 3: 'maybe'" in err

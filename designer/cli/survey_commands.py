@@ -69,14 +69,25 @@ def cmd_simulate(args: argparse.Namespace) -> str:
 
 
 def _codes(values: Any, labels: Sequence[str], path: str, first_line: int, what: str) -> NDArray[np.int64]:
-    """Index of every value in ``labels`` (vectorised); an unknown value is one error naming its row."""
+    """Index of every value in ``labels`` (vectorised), matched as :mod:`designer.answers` matches words: exactly,
+    else regardless of case and spacing when that names one label; an unknown value is one error naming its
+    line."""
+    from ..answers import fold_word
     from ..sampling import label_indices
 
     codes = label_indices(values, labels)
     bad = np.flatnonzero(codes < 0)
     if bad.size:
+        folds: dict[str, list[int]] = {}
+        for i, label in enumerate(labels):
+            folds.setdefault(fold_word(label), []).append(i)
+        loose = {w: js[0] for w, js in folds.items() if len(js) == 1}
+        for index in bad.tolist():
+            codes[index] = loose.get(fold_word(str(values.iloc[index])), -1)
+        bad = np.flatnonzero(codes < 0)
+    if bad.size:
         row = int(bad[0])
-        raise CommandError(f"{path}: row {first_line + row}: {values.iloc[row]!r} is not {what} {list(labels)}; "
+        raise CommandError(f"{path}: line {first_line + row}: {values.iloc[row]!r} is not {what} {list(labels)}; "
                            f"{bad.size} such row(s) in this part of the file")
     return codes
 
