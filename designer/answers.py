@@ -165,6 +165,7 @@ def describe_unknown(values: Any, codes: NDArray[np.int64], vocabulary: AnswerVo
     """``(position, message)`` of the first answer of no column (position 0-based in ``values``)."""
     bad = np.flatnonzero(codes < 0)
     pos = int(bad[0])
-    value = np.asarray(values, dtype=object)[pos]
+    value = values.iloc[pos] if hasattr(values, "iloc") else values[pos]  # a tuple of labels stays one value
     what = "a label of the frame (WLDP answers are precise)" if vocabulary.precise else "an answer of the mechanism"
-    return pos, (f"{str(value)!r} is not {what}: write {vocabulary.describe()}; {bad.size} such row(s)")
+    shown = repr(str(value)) if isinstance(value, str) else repr(value)  # np.str_ as plain text
+    return pos, (f"{shown} is not {what}: write {vocabulary.describe()}; {bad.size} such row(s)")

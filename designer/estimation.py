@@ -211,7 +211,7 @@ def response_columns(mech: Mechanism, responses: Sequence[Any], words: Any = Non
     card's words such as ``I don't know``, or the ``words`` of an ``[answers]`` table: word -> frame labels),
     or given as label tuples or column indices. Each distinct written answer is looked up once.
     """
-    from .answers import AnswerVocabulary
+    from .answers import AnswerVocabulary, describe_unknown
 
     if isinstance(responses, np.ndarray) and responses.dtype.kind in "iu" and responses.ndim == 1:
         # column indices (what randomize returns): checked at once
@@ -227,10 +227,9 @@ def response_columns(mech: Mechanism, responses: Sequence[Any], words: Any = Non
     else:
         written = [_written(mech, pos, r) for pos, r in enumerate(items)]
     codes = vocabulary.columns(written)
-    bad = np.flatnonzero(codes < 0)
-    if bad.size:
-        raise InvalidMechanismError(f"answer {int(bad[0]) + 1}: {items[int(bad[0])]!r} is not an answer of the "
-                                    f"mechanism: write {vocabulary.describe()}")
+    if np.any(codes < 0):
+        pos, message = describe_unknown(items, codes, vocabulary)
+        raise InvalidMechanismError(f"answer {pos + 1}: {message}")
     return codes
 
 

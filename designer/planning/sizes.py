@@ -237,13 +237,13 @@ class DesignCache:
     file states it, designed at the file's own prior (a linear objective re-optimised at a skewed prior may
     answer "no" whatever the truth, which identifies nothing). Where that design leaves a share unidentified,
     the design that maximises the chi-square information under the same structure is used, at the planning
-    prior, else at the uniform prior; :attr:`bases` says which (keys of :data:`BASES`).
+    prior, else at the uniform prior; :meth:`basis` says which (keys of :data:`BASES`).
     """
 
     problem: Any
     prior: Any = None
     results: dict[tuple[float, str], Any] = field(default_factory=dict)
-    bases: dict[float, str] = field(default_factory=dict)
+    plans: dict[float, tuple[Any, Accuracy | None, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.prior = (np.asarray(self.problem.prior, dtype=np.float64) if self.prior is None
@@ -267,14 +267,17 @@ class DesignCache:
         return self.results[key]
 
     def __call__(self, eps: float) -> Any:
-        """The certified design planned at ``eps`` (see the class docstring); its basis in ``bases[eps]``."""
+        """The certified design planned at ``eps`` (see the class docstring)."""
         return self._planned(eps)[0]
 
-    def _planned(self, eps: float) -> tuple[Any, Accuracy | None]:
+    def _planned(self, eps: float) -> tuple[Any, Accuracy | None, str]:
+        """``(design, its Accuracy at prior or None, basis)`` at ``eps``, chosen once and kept in ``plans``."""
         from ..exceptions import InfeasibleDesignError
 
         key = round(float(eps), 12)
-        first: tuple[Any, Accuracy | None] | None = None
+        if key in self.plans:
+            return self.plans[key]
+        first: tuple[Any, Accuracy | None, str] | None = None
         for basis in BASES:
             if basis == "chi2_uniform" and np.allclose(self.prior, 1.0 / self.problem.k, rtol=0, atol=1e-15):
                 continue  # the same design as chi2 at the planning prior
@@ -290,12 +293,12 @@ class DesignCache:
             acc = (None if result.mechanism is None
                    else accuracy_of(result.mechanism, self.problem.semantics, self.prior))
             if first is None:
-                first = (result, acc)
+                first = (result, acc, basis)
             if acc is None or math.isfinite(acc.variance):
-                self.bases[key] = basis
-                return result, acc
+                self.plans[key] = (result, acc, basis)
+                return self.plans[key]
         assert first is not None
-        self.bases[key] = "file"
+        self.plans[key] = first  # no design identifies every share: the file's, with its infinite variance
         return first
 
     def accuracy(self, eps: float) -> Accuracy:
@@ -307,8 +310,7 @@ class DesignCache:
 
     def basis(self, eps: float) -> str:
         """Key of :data:`BASES` for the design planned at ``eps``."""
-        self._planned(eps)
-        return self.bases[round(float(eps), 12)]
+        return self._planned(eps)[2]
 
     @property
     def solved(self) -> int:

@@ -167,9 +167,15 @@ class FirthPenalty:
         self.a = (channel[other] - channel[lik.reference])[keep]
         self.b = channel[lik.reference][keep]
         self.other = other
+        self._cache: tuple[bytes, tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]] | None = None
 
     def _parts(self, params: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64],
                                                              NDArray[np.float64]]:
+        """``(w, d log w / d eta, I)`` at ``params``, kept for the last ``params`` (value, information and
+        gradient of one step share them)."""
+        key = np.asarray(params, dtype=np.float64).tobytes()
+        if self._cache is not None and self._cache[0] == key:
+            return self._cache[1]
         p = self.lik.probabilities(params)[self.other]
         q = self.b[None, :] + self.a[None, :] * p[:, None]  # (n, F) answer probabilities
         q = np.maximum(q, 1e-300)
@@ -177,23 +183,21 @@ class FirthPenalty:
         s = p * (1 - p)
         w = s**2 * g
         dlogw = 2 * (1 - 2 * p) - s * (self.a**3 / q**2).sum(axis=1) / np.maximum(g, 1e-300)
-        return w, dlogw, s
+        info = np.asarray(self.lik.z.T @ (w[:, None] * self.lik.z))
+        self._cache = (key, (w, dlogw, info))
+        return w, dlogw, info
 
     def value(self, params: NDArray[np.float64]) -> float:
-        w = self._parts(params)[0]
-        info = self.lik.z.T @ (w[:, None] * self.lik.z)
-        sign, logdet = np.linalg.slogdet(info)
+        sign, logdet = np.linalg.slogdet(self._parts(params)[2])
         return 0.5 * float(logdet) if sign > 0 else -np.inf
 
     def information(self, params: NDArray[np.float64]) -> NDArray[np.float64]:
         """The expected information ``I = Z' diag(w) Z`` of the randomized answers, ``(q, q)``."""
-        w = self._parts(params)[0]
-        return np.asarray(self.lik.z.T @ (w[:, None] * self.lik.z))
+        return self._parts(params)[2]
 
     def gradient(self, params: NDArray[np.float64]) -> NDArray[np.float64]:
-        w, dlogw, _ = self._parts(params)
+        w, dlogw, info = self._parts(params)
         z = self.lik.z
-        info = z.T @ (w[:, None] * z)
         h = w * np.einsum("ij,ji->i", z, np.linalg.solve(info, z.T))
         return np.asarray(0.5 * z.T @ (h * dlogw))
 
