@@ -11,7 +11,14 @@ Coverage: R seeded surveys (default 200) of n = 20,000 respondents with known co
 table gives, per coefficient, the mean estimate, the empirical sd of the estimates next to the mean reported
 standard error, and the coverage of the 95% intervals (Monte Carlo sd 0.015 at R = 200).
 
-Run: ``python benchmarks/regression.py [--n 1000000] [--reps 200] [--coverage-n 20000]``
+Fixed effects: ``response ~ x + C(region)`` with 1,000 regions over 200,000 respondents (GWRR design of
+examples/mechanisms/gwrr.csv), fitted with today's sparse design and, as the baseline in the same run, with
+the dense design matrix it replaced (``designer.regression.design.SPARSE_CELLS`` raised past the problem);
+each fit in its own process so that its peak memory is its own. Goal: under 30 s and 1.5 GB, the estimates
+within 1e-8 of the dense fit's.
+
+Run: ``python benchmarks/regression.py [--n 1000000] [--reps 200] [--coverage-n 20000] [--fe-n 200000]
+[--fe-levels 1000]``
 """
 
 from __future__ import annotations
@@ -121,15 +128,81 @@ def coverage(reps: int, n: int) -> None:
               f"{(time.perf_counter() - t0) / reps:.2f} s per fit")
 
 
+def fixed_effects_child(n: int, levels: int, mode: str, out: str) -> None:
+    """One fixed-effects fit (``mode`` sparse or dense); writes seconds, peak MB, status and estimates."""
+    import json
+    import resource
+
+    import designer.regression.design as design
+    from designer.mechanism import Mechanism
+    from designer.regression import regress
+    from designer.sampling import randomize
+
+    rng = np.random.default_rng(1)
+    mech = Mechanism.read("examples/mechanisms/gwrr.csv")
+    region = rng.integers(0, levels, n)
+    x = rng.normal(size=n)
+    eta = -0.5 + 0.8 * x + rng.normal(0, 0.5, levels)[region]
+    truth = np.where(rng.random(n) < 1 / (1 + np.exp(-eta)), "yes", "no")
+    answers = np.asarray(mech.columns, dtype=object)[randomize(mech, truth, rng)]
+    data = pd.DataFrame({"response": answers, "x": x, "region": [f"r{r:04d}" for r in region]})
+    if mode == "dense":
+        design.SPARSE_CELLS = 10**18  # the dense design matrix the sparse path replaced
+    t0 = time.perf_counter()
+    fit = regress("response ~ x + C(region)", data, mech, reference="no")
+    seconds = time.perf_counter() - t0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    with open(out, "w") as handle:
+        json.dump({"seconds": seconds, "peak_mb": peak, "status": fit.status, "params": fit.params.tolist()}, handle)
+
+
+def fixed_effects(n: int, levels: int) -> bool:
+    """Sparse against dense, each in a fresh process; True when the goal is met."""
+    import json
+    import subprocess
+    import sys
+    import tempfile
+
+    runs = {}
+    for mode in ("sparse", "dense"):
+        with tempfile.NamedTemporaryFile(suffix=".json") as out:
+            subprocess.run([sys.executable, __file__, "--fe-child", mode, "--fe-n", str(n), "--fe-levels",
+                            str(levels), "--fe-out", out.name], check=True)
+            with open(out.name) as handle:
+                runs[mode] = json.load(handle)
+    sparse, dense = runs["sparse"], runs["dense"]
+    gap = float(np.abs(np.array(sparse["params"]) - np.array(dense["params"])).max())
+    print(f"\nfixed effects: response ~ x + C(region), {levels:,} regions, n = {n:,} (each fit in its own process)")
+    print(f"{'design':<28} {'seconds':>8} {'ratio':>7} {'peak MB':>8} {'ratio':>7}  status")
+    for name, run in (("sparse (today)", sparse), ("dense (baseline)", dense)):
+        print(f"{name:<28} {run['seconds']:8.1f} {dense['seconds'] / run['seconds']:6.1f}x {run['peak_mb']:8.0f} "
+              f"{dense['peak_mb'] / run['peak_mb']:6.1f}x  {run['status']}")
+    print(f"max |beta sparse - beta dense| = {gap:.1e}; goal: < 30 s, < 1.5 GB, < 1e-8")
+    return sparse["seconds"] < 30 and sparse["peak_mb"] < 1536 and gap < 1e-8
+
+
 def main() -> None:
+    import sys
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1_000_000)
     parser.add_argument("--reps", type=int, default=200)
     parser.add_argument("--coverage-n", type=int, default=20_000)
+    parser.add_argument("--fe-n", type=int, default=200_000)
+    parser.add_argument("--fe-levels", type=int, default=1_000)
+    parser.add_argument("--fe-child", choices=["sparse", "dense"], help=argparse.SUPPRESS)
+    parser.add_argument("--fe-out", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    speed(args.n)
+    if args.fe_child:
+        fixed_effects_child(args.fe_n, args.fe_levels, args.fe_child, args.fe_out)
+        return
+    met = fixed_effects(args.fe_n, args.fe_levels) if args.fe_n > 0 else True
+    if args.n > 0:
+        speed(args.n)
     if args.reps > 0:
         coverage(args.reps, args.coverage_n)
+    if not met:
+        sys.exit("fixed effects: the goal (30 s, 1.5 GB, 1e-8) was missed")
 
 
 if __name__ == "__main__":

@@ -168,4 +168,6 @@ def describe_unknown(values: Any, codes: NDArray[np.int64], vocabulary: AnswerVo
     value = values.iloc[pos] if hasattr(values, "iloc") else values[pos]  # a tuple of labels stays one value
     what = "a label of the frame (WLDP answers are precise)" if vocabulary.precise else "an answer of the mechanism"
     shown = repr(str(value)) if isinstance(value, str) else repr(value)  # np.str_ as plain text
-    return pos, (f"{shown} is not {what}: write {vocabulary.describe()}; {bad.size} such row(s)")
+    split = isinstance(value, str) and value.count("{") != value.count("}")
+    hint = "; in a CSV file a set answer with a comma needs quotes: \"{a,b}\"" if split else ""
+    return pos, (f"{shown} is not {what}: write {vocabulary.describe()}; {bad.size} such row(s){hint}")

@@ -18,9 +18,18 @@ from numpy.typing import ArrayLike, NDArray
 from ._numeric import two_sided_z
 from ._validation import check_prior, check_real
 from .exceptions import InvalidArgumentError, InvalidMechanismError
+from .identification import (
+    IDENTIFIED_TOL,
+    IdentifiedSet,
+    _identified_by,
+    _pseudo_variance,
+    _share_range,
+    identified_interval,
+    identified_set,
+    indistinguishable_inputs,
+)
 from .mechanism import Mechanism
 from .mle import KKT_TOL, _loglik, em, kkt_violation, mle_convex, mle_newton
-from .solvers import minimize
 
 __all__ = [
     "Estimate",
@@ -30,7 +39,9 @@ __all__ = [
     "estimate_sldp",
     "estimator_variance",
     "fisher_information",
+    "identified_interval",
     "identified_set",
+    "indistinguishable_inputs",
     "inversion_estimate",
     "kkt_violation",
     "mle_convex",
@@ -188,6 +199,22 @@ class Estimate:
         was reached.
     kkt_violation : float
         The relative KKT violation at the estimate (:func:`designer.mle.kkt_violation`).
+    status : {"converged", "not_converged", "not_identified"}
+        ``not_identified`` when some share's identified interval is wider than ``IDENTIFIED_TOL``: the answers'
+        distribution is the same for every share in it (fewer answer sets than inputs, or answers that say
+        nothing, such as only "don't know").
+    identified_low, identified_high : (k,) ndarray
+        The smallest and largest share over every prior that gives the fitted answer distribution (every
+        maximizer of the likelihood; two linear programs a share, docs/theory.md section 8). Equal to
+        ``estimate`` where the share is identified.
+    warnings : tuple of str
+        What the status means for these inputs, in words.
+
+    Notes
+    -----
+    ``stderr`` is NaN (absent) where the information does not identify the share; ``ci_low``, ``ci_high`` there
+    project simultaneous confidence bands of the answer distribution onto the share (a conservative interval
+    that covers the identified interval plus the sampling error; docs/theory.md section 8).
     """
 
     inputs: tuple[str, ...]
@@ -202,6 +229,10 @@ class Estimate:
     level: float
     converged: bool = True
     kkt_violation: float = 0.0
+    status: str = "converged"
+    identified_low: NDArray[np.float64] | None = None
+    identified_high: NDArray[np.float64] | None = None
+    warnings: tuple[str, ...] = ()
 
 
 def response_columns(mech: Mechanism, responses: Sequence[Any], words: Any = None) -> NDArray[np.int64]:
@@ -250,23 +281,6 @@ def response_counts(mech: Mechanism, responses: Sequence[Any]) -> NDArray[np.flo
     return np.bincount(response_columns(mech, responses), minlength=len(mech.focal)).astype(np.float64)
 
 
-def _identified_by(m: NDArray[np.float64], counts: NDArray[np.float64], pi: NDArray[np.float64]) -> bool:
-    """Whether the observed answers identify the shares: the observed information, on the simplex's
-    tangent space, is nonsingular (it is 0 when every observed answer is equally likely for every input)."""
-    k = m.shape[0]
-    if k < 2:
-        return True
-    seen = counts > 0
-    cols = m[:, seen]
-    p = pi @ cols
-    weights = counts[seen] / np.maximum(p, 1e-300) ** 2
-    info = (cols * weights) @ cols.T  # (k, k)
-    basis = np.eye(k)[:, :-1] - np.eye(k)[:, -1:]  # directions that keep the shares summing to 1
-    tangent = basis.T @ info @ basis
-    eig = np.linalg.eigvalsh(tangent)
-    return bool(eig.max() > 0 and eig.min() > 1e-12 * eig.max())
-
-
 def estimate_sldp(mech: Mechanism, counts: ArrayLike, *, method: str = "newton", level: float = 0.95) -> Estimate:
     """MLE of the input distribution from counts of set-valued answers, with standard errors.
 
@@ -303,106 +317,35 @@ def estimate_sldp(mech: Mechanism, counts: ArrayLike, *, method: str = "newton",
     else:
         raise InvalidArgumentError(f"method must be 'newton', 'em' or 'convex', got {method!r}")
     violation = kkt_violation(m, c, pi)
-    var = np.asarray(estimator_variance(mech, pi, n, reduce="none"))
-    if not _identified_by(m, c, pi):
-        var = np.full(mech.k, np.inf)  # the observed answers do not depend on the shares (e.g. all "don't know")
-    se = np.sqrt(var)
+    converged = violation <= KKT_TOL
     z = two_sided_z(level)
-    return Estimate(mech.inputs, pi, se, np.clip(pi - z * se, 0, 1), np.clip(pi + z * se, 0, 1), n,
-                    _loglik(m, c, pi), method, iterations, level, violation <= KKT_TOL, violation)
-
-
-@dataclass(frozen=True)
-class IdentifiedSet:
-    """Bounds on each input's share from precise answers (Walley semantics; docs/theory.md section 8).
-
-    Attributes
-    ----------
-    lower, upper : (k,) ndarray
-        Smallest and largest ``pi_j`` compatible with the answers.
-    level : float or None
-        With a level, the answer frequencies may move within simultaneous (Bonferroni) normal confidence
-        bands, so the interval covers the population identified set with about that probability and
-        shrinks to it as ``n`` grows; without, the frequencies are taken as exact.
-    misfit : float
-        Total distance by which the frequencies (or their bands) miss every reachable distribution;
-        0 in the usual case. When positive, the bounds are over the closest reachable ones.
-    n : int
-    """
-
-    inputs: tuple[str, ...]
-    lower: NDArray[np.float64]
-    upper: NDArray[np.float64]
-    level: float | None
-    misfit: float
-    n: int
-
-
-def identified_set(mech: Mechanism, counts: ArrayLike, *, level: float | None = 0.95) -> IdentifiedSet:
-    """Interval of each ``pi_j`` compatible with observed precise answers (LPs over ``(pi, w)``).
-
-    Variables ``w_x(B, y) >= 0`` with ``sum_{y in B} w_x(B, y) = pi_x m_x(B)`` and output frequencies
-    ``sum_x sum_{B contains y} w_x(B, y) = f(y) + s(y)``, ``pi`` in the simplex (docs/theory.md section 8). The slack
-    ``s(y)`` is bounded by the confidence band of ``f(y)`` (``level``) or 0; if that is infeasible, the
-    least total slack is used instead (``misfit``). Then ``min`` and ``max`` of each ``pi_j``.
-
-    Parameters
-    ----------
-    mech : Mechanism
-    counts : (l,) array_like
-        Number of answers per frame label.
-    level : float or None, default 0.95
-    """
-    import scipy.sparse as sp
-    from scipy import stats
-
-    c = np.asarray(counts, dtype=np.float64)
-    if c.shape != (mech.l,) or np.any(c < 0) or c.sum() <= 0:
-        raise InvalidMechanismError(f"counts must be {mech.l} non-negative numbers with a positive total")
-    n = float(c.sum())
-    f = c / n
-    k, l = mech.k, mech.l
-    focal = np.asarray(mech.focal, dtype=np.int64)
-    xs, js = np.nonzero(mech.matrix > 0)
-    elems = [np.flatnonzero((focal[j] >> np.arange(l)) & 1) for j in js]
-    sizes = np.array([e.size for e in elems])
-    nw = int(sizes.sum())
-    rw = np.repeat(np.arange(xs.size), sizes)
-    cw = np.arange(nw)
-    yy = np.concatenate(elems) if elems else np.zeros(0, dtype=np.int64)
-    n_vars = k + nw + 2 * l  # pi, w, slack+, slack-
-    alloc = sp.csr_matrix((np.r_[np.ones(nw), -mech.matrix[xs, js]],
-                           (np.r_[rw, np.arange(xs.size)], np.r_[k + cw, xs])), shape=(xs.size, n_vars))
-    out = sp.csr_matrix((np.r_[np.ones(nw), -np.ones(l), np.ones(l)],
-                         (np.r_[yy, np.arange(l), np.arange(l)],
-                          np.r_[k + cw, k + nw + np.arange(l), k + nw + l + np.arange(l)])), shape=(l, n_vars))
-    simplex = sp.csr_matrix((np.ones(k), (np.zeros(k, dtype=int), np.arange(k))), shape=(1, n_vars))
-    a_eq = sp.vstack([alloc, out, simplex], format="csr")
-    b_eq = np.r_[np.zeros(xs.size), f, 1.0]
-    band = np.zeros(l)
-    if level is not None:
-        if not 0 < level < 1:
-            raise InvalidArgumentError(f"level must lie in (0, 1), got {level}")
-        z = float(stats.norm.ppf(1 - (1 - level) / (2 * l)))
-        band = z * np.sqrt(np.maximum(f * (1 - f), 1.0 / n) / n)
-    bounds = [(0, None)] * (k + nw) + [(0, b) for b in band] * 2
-    slack = np.zeros(n_vars)
-    slack[k + nw:] = 1.0
-    a_ub, b_ub, misfit = None, None, 0.0
-    probe = minimize(np.zeros(n_vars), A_eq=a_eq, b_eq=b_eq, bounds=bounds)
-    if probe.status != 0:  # the bands miss every reachable distribution: use the closest ones
-        first = minimize(slack, A_eq=a_eq, b_eq=b_eq, bounds=(0, None))
-        misfit = float(first.fun)
-        bounds = [(0, None)] * n_vars
-        a_ub, b_ub = sp.csr_matrix(slack[None, :]), [misfit * (1 + 1e-9) + 1e-12]
-    lower, upper = np.zeros(k), np.zeros(k)
-    for j in range(k):
-        obj = np.zeros(n_vars)
-        obj[j] = 1.0
-        lo = minimize(obj, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=bounds)
-        hi = minimize(-obj, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=bounds)
-        lower[j], upper[j] = lo.fun, -hi.fun
-    return IdentifiedSet(mech.inputs, np.clip(lower, 0, 1), np.clip(upper, 0, 1), level, misfit, round(n))
+    low, high = pi.copy(), pi.copy()
+    warnings: list[str] = []
+    if _identified_by(m, c, pi):
+        se = np.sqrt(np.asarray(estimator_variance(mech, pi, n, reduce="none")))
+        ci_low, ci_high = np.clip(pi - z * se, 0, 1), np.clip(pi + z * se, 0, 1)
+    else:  # the observed answers do not pin every share down (e.g. all "don't know", fewer answers than inputs)
+        low, high = identified_interval(m, c, pi)
+        se = np.sqrt(_pseudo_variance(m, c, pi))
+        ci_low, ci_high = np.clip(pi - z * se, 0, 1), np.clip(pi + z * se, 0, 1)
+        fitted = pi @ m
+        spread = np.sqrt(np.maximum(fitted * (1 - fitted), 1.0 / n) / n)
+        z_all = two_sided_z(1 - (1 - level) / m.shape[1])  # simultaneous over the answer sets (Bonferroni)
+        band_low, band_high = _share_range(m, fitted, z_all * spread)
+        absent = np.isnan(se)
+        ci_low[absent] = np.minimum(band_low, low)[absent]
+        ci_high[absent] = np.maximum(band_high, high)[absent]
+    loose = [x for x, lo, hi in zip(mech.inputs, low, high) if hi - lo > IDENTIFIED_TOL]
+    status = "converged" if converged else "not_converged"
+    if not converged:
+        warnings.append(f"the likelihood's maximum was not reached (KKT violation {violation:.1e} after "
+                        f"{iterations} iterations): these are not maximum likelihood estimates")
+    if loose:
+        status = "not_identified" if converged else status
+        warnings.append(f"not identified by the answers: {', '.join(map(repr, loose))}; every share in its "
+                        "identified interval fits the answers equally well")
+    return Estimate(mech.inputs, pi, se, ci_low, ci_high, n, _loglik(m, c, pi), method, iterations, level,
+                    converged, violation, status, low, high, tuple(warnings))
 
 
 def inversion_estimate(m: NDArray[np.float64], counts: ArrayLike) -> NDArray[np.float64]:

@@ -38,56 +38,140 @@ def mle_newton(m: NDArray[np.float64], counts: NDArray[np.float64], *, tol: floa
                ) -> tuple[NDArray[np.float64], int, bool]:
     """The MLE by Newton steps on the active face of the simplex, stopping on the KKT conditions.
 
-    Returns ``(pi, iterations, converged)``; ``converged`` means :func:`kkt_violation` ``<= tol``. Shares
-    leave the support when a step would make them negative and come back when their ``g_x`` exceeds 1.
+    Returns ``(pi, iterations, converged)``; ``converged`` means :func:`kkt_violation` ``<= tol``.
+
+    Every step raises the log-likelihood. On the face ``{pi_x > 0}`` the step solves the reduced Newton system
+    with a Levenberg term proportional to the reduced gradient, so it is defined and ascending also where the
+    shares are not identified (fewer answer sets than inputs: the Hessian is singular there) and still converges
+    superlinearly. A share whose step would turn negative leaves the face; a share at 0 whose ``g_x`` exceeds 1
+    comes back by an exact line search along ``e_x - pi``. When the steps stall above ``tol`` (rounding on a
+    badly scaled problem), EM iterations and then the conic program (:func:`mle_convex`) take over and the
+    point with the smallest violation is returned.
     """
     used = counts > 0
     freq = counts[used] / counts[used].sum()
     a = np.ascontiguousarray(m[:, used])
-    pi = em(m, counts, tol=1e-3, max_iter=30)[0]  # a positive, well-placed start
-    pi = np.clip(pi, 1e-12, None)
-    pi /= pi.sum()
+    start = em(m, counts, tol=1e-3, max_iter=30)[0]  # a positive, well-placed start
+    start = np.clip(start, 1e-12, None)
+    pi, iterations, converged = _active_newton(a, freq, start / start.sum(), tol, max_iter)
+    if converged:
+        return pi, iterations, True
+    # stalled (rounding on a badly scaled problem): EM, then the conic program, each finished by Newton
+    best, best_violation = pi, kkt_violation(m, counts, pi)
+    for other in (lambda: em(m, counts, tol=1e-15, max_iter=20_000, start=pi)[0], lambda: mle_convex(m, counts)):
+        try:
+            point, more, _ = _active_newton(a, freq, other(), tol, max_iter)
+        except InvalidMechanismError:
+            continue
+        iterations += more
+        violation = kkt_violation(m, counts, point)
+        if violation < best_violation:
+            best, best_violation = point, violation
+        if violation <= tol:
+            break
+    return best, iterations, best_violation <= tol
 
-    def loglik(p: NDArray[np.float64]) -> float:
-        q = p @ a
-        return float(freq @ np.log(q)) if np.all(q > 0) else -np.inf
 
+def _active_newton(a: NDArray[np.float64], freq: NDArray[np.float64], pi: NDArray[np.float64], tol: float,
+                   max_iter: int) -> tuple[NDArray[np.float64], int, bool]:
+    """Active-set Newton from ``pi`` on the used answer columns ``a`` with frequencies ``freq``."""
+    iteration = 0
     for iteration in range(1, max_iter + 1):
         q = pi @ a
+        if not np.all(q > 0):
+            return pi, iteration, False
         g = a @ (freq / q)
         on = pi > 0
-        off_gain = np.where(~on, g - 1, -np.inf)
-        violation = max(np.abs(g[on] - 1).max(initial=0.0), off_gain.max(initial=0.0))
-        if violation <= tol:
+        on_violation = float(np.abs(g[on] - 1).max(initial=0.0))
+        off_gain = np.where(on, -np.inf, g - 1)
+        if max(on_violation, off_gain.max(initial=0.0)) <= tol:
             return pi, iteration, True
-        if off_gain.max(initial=-np.inf) > max(tol, 10 * np.abs(g[on] - 1).max(initial=0.0)):
-            x = int(np.argmax(off_gain))  # a share wrongly at 0: bring it back with a little mass
-            pi = pi * (1 - 1e-6)
-            pi[x] = 1e-6
+        if off_gain.max(initial=-np.inf) > max(tol, on_violation):
+            pi = _enter(a, freq, pi, int(np.argmax(off_gain)))  # a share wrongly at 0 comes back
             continue
-        s = np.flatnonzero(on)
-        h = -(a[s] * (freq / q**2)) @ a[s].T
-        kkt = np.block([[h, np.ones((s.size, 1))], [np.ones((1, s.size)), np.zeros((1, 1))]])
-        try:
-            d = np.linalg.solve(kkt, np.r_[-g[s] + 1.0, 0.0])[: s.size]
-        except np.linalg.LinAlgError:
-            d = np.linalg.lstsq(kkt, np.r_[-g[s] + 1.0, 0.0], rcond=None)[0][: s.size]
-        neg = d < 0
-        t_max = float(np.min(-pi[s][neg] / d[neg])) if neg.any() else np.inf
-        t, base = min(1.0, t_max), loglik(pi)
-        while t > 1e-12:
-            trial = pi.copy()
-            trial[s] = np.clip(pi[s] + t * d, 0.0, None)
-            if t == t_max:
-                trial[s[neg][np.argmin(-pi[s][neg] / d[neg])]] = 0.0  # the blocking share leaves the support
-            value = loglik(trial / trial.sum())
-            if value >= base - 1e-15 * abs(base):
+        step = _face_step(a, freq, pi, g)
+        if step is None:
+            break
+        pi = step
+    return pi, iteration, False
+
+
+def _face_step(a: NDArray[np.float64], freq: NDArray[np.float64], pi: NDArray[np.float64],
+               g: NDArray[np.float64]) -> NDArray[np.float64] | None:
+    """One damped Newton step on the face ``{pi_x > 0}``; None when no step raises the log-likelihood."""
+    s = np.flatnonzero(pi > 0)
+    if s.size < 2:
+        return None
+    q = pi @ a
+    hess = (a[s] * (freq / q**2)) @ a[s].T  # minus the Hessian on the face, positive semidefinite
+    # coordinates on the face: the last support share follows from the others (sum of the shares fixed)
+    reduced_grad = g[s[:-1]] - g[s[-1]]
+    reduced_hess = hess[:-1, :-1] - hess[:-1, -1:] - hess[-1:, :-1] + hess[-1, -1]
+    mu = float(np.abs(reduced_grad).max())  # Levenberg term: solvable when the shares are not identified
+    try:
+        y = np.linalg.solve(reduced_hess + mu * np.eye(s.size - 1), reduced_grad)
+    except np.linalg.LinAlgError:
+        return None
+    d = np.r_[y, -y.sum()]
+    slope = float(g[s] @ d)
+    if not slope > 0:
+        return None
+    neg = d < 0
+    blocking = int(np.argmin(np.where(neg, -pi[s] / np.where(neg, d, -1.0), np.inf)))
+    t_max = float(-pi[s][blocking] / d[blocking]) if neg.any() else np.inf
+    base = _mean_loglik(a, freq, pi)
+    noise = 1e-14 * max(1.0, abs(base))
+    t = min(1.0, t_max)
+    while t == t_max or t > 1e-14:
+        trial = pi.copy()
+        trial[s] = np.clip(pi[s] + t * d, 0.0, None)
+        if t == t_max:
+            trial[s[blocking]] = 0.0  # the blocking share leaves the face
+        trial /= trial.sum()
+        value = _mean_loglik(a, freq, trial)
+        if value >= base + 1e-4 * t * slope or (t == t_max and value >= base - noise):
+            return trial  # a rise, or a share leaving the face at no loss (active-set progress)
+        if abs(value - base) <= noise and _face_violation(a, freq, trial) < _face_violation(a, freq, pi):
+            return trial  # near the maximum the rise is below rounding: the gradient decides
+        t /= 2
+    return None
+
+
+def _face_violation(a: NDArray[np.float64], freq: NDArray[np.float64], pi: NDArray[np.float64]) -> float:
+    q = pi @ a
+    if not np.all(q > 0):
+        return np.inf
+    on = pi > 0
+    return float(np.abs(a[on] @ (freq / q) - 1).max())
+
+
+def _enter(a: NDArray[np.float64], freq: NDArray[np.float64], pi: NDArray[np.float64], x: int
+           ) -> NDArray[np.float64]:
+    """``pi + t (e_x - pi)`` at the ``t`` in [0, 1] that maximizes the log-likelihood (concave in ``t``)."""
+    q = pi @ a
+    dq = a[x] - q  # the answer distribution moves along dq
+    lo, hi = 0.0, 1.0
+    end = q + dq
+    if np.all(end > 0) and float(freq @ (dq / end)) >= 0:
+        t = 1.0  # the likelihood rises all the way to pi = e_x
+    else:
+        for _ in range(200):  # bisection on the derivative, decreasing in t
+            t = 0.5 * (lo + hi)
+            if float(freq @ (dq / (q + t * dq))) > 0:
+                lo = t
+            else:
+                hi = t
+            if hi - lo < 1e-16:
                 break
-            t /= 2
-        else:
-            return pi, iteration, kkt_violation(m, counts, pi) <= tol
-        pi = trial / trial.sum()
-    return pi, max_iter, kkt_violation(m, counts, pi) <= tol
+        t = lo
+    out = (1 - t) * pi
+    out[x] += t
+    return out
+
+
+def _mean_loglik(a: NDArray[np.float64], freq: NDArray[np.float64], pi: NDArray[np.float64]) -> float:
+    q = pi @ a
+    return float(freq @ np.log(q)) if np.all(q > 0) else -np.inf
 
 
 def _loglik(m: NDArray[np.float64], counts: NDArray[np.float64], pi: NDArray[np.float64]) -> float:

@@ -40,11 +40,13 @@ def test_estimate_refuses_a_level_outside_zero_one():
         estimate_sldp(d.Q_2x3(0.6, 0.2), [10, 20, 5], level=1.5)
 
 
-def test_nothing_identified_means_unbounded_intervals():
+def test_nothing_identified_means_whole_intervals_and_no_stderr():
     from designer.estimation import estimate_sldp
 
     est = estimate_sldp(d.Q_2x3(0.6, 0.2), [0, 0, 50])  # every answer "don't know"
-    assert np.all(np.isinf(est.stderr)) and np.all(est.ci_low == 0) and np.all(est.ci_high == 1)
+    assert est.status == "not_identified" and np.all(np.isnan(est.stderr))
+    assert np.all(est.ci_low == 0) and np.all(est.ci_high == 1)
+    assert np.all(est.identified_low == 0) and np.all(est.identified_high == 1)
 
 
 def test_json_labels_must_be_labels():

@@ -153,3 +153,43 @@ def test_firth_refuses_more_than_two_inputs():
     data = pd.DataFrame({"x": [0.1, 0.2, 0.3, 0.4], "response": ["a", "b", "c", "a"]})
     with pytest.raises(RegressionError, match="two inputs"):
         regress("response ~ x", data, mech, penalty="firth")
+
+
+def _blind_data(rng, mech, n=3000):
+    x = rng.normal(size=n)
+    eta = np.c_[0.3 + 0.5 * x, -0.2 + 0.0 * x, 0.4 - 0.6 * x, np.zeros(n)]
+    p = np.exp(eta) / np.exp(eta).sum(axis=1, keepdims=True)
+    truth = (p.cumsum(axis=1) > rng.random((n, 1))).argmax(axis=1)
+    answers = randomize(mech, [mech.inputs[t] for t in truth], rng=rng)
+    return pd.DataFrame({"response": [mech.columns[c] for c in answers], "x": x})
+
+
+def test_terms_the_design_cannot_identify_are_named_without_estimates(tmp_path, capsys):
+    """Inputs a and b give the same answers: their log-odds are open whatever the data (no estimate, no test),
+    c's against the reference d are identified and keep their standard errors; not called separation."""
+    m = np.array([[0.6, 0.2, 0.2], [0.6, 0.2, 0.2], [0.1, 0.7, 0.2], [0.1, 0.1, 0.8]])
+    mech = Mechanism(m, inputs=["a", "b", "c", "d"], frame=["a", "b", "c", "d"], focal=[0b0011, 0b0100, 0b1000])
+    data = _blind_data(np.random.default_rng(5), mech)
+    fit = regress("response ~ x", data, mech)
+    table = fit.coefficients.set_index(["outcome", "term"])
+    assert fit.status == "not_identified" and "'a', 'b' apart" in fit.warnings[0]
+    for outcome in ("a", "b"):
+        assert table.loc[outcome]["estimate"].isna().all() and table.loc[outcome]["stderr"].isna().all()
+    assert np.all(np.isfinite(table.loc["c"]["stderr"])) and np.all(table.loc["c"]["stderr"] > 0)
+    path = tmp_path / "blind.csv"
+    mech.to_csv(path)
+    answers = tmp_path / "answers.csv"
+    data.to_csv(answers, index=False)
+    assert main(["regress", str(answers), "--formula", "response ~ x", "--mechanism", str(path),
+                 "--format", "json"]) == 0  # not_identified is written with exit 0: nothing failed
+    out = json.loads(capsys.readouterr().out)
+    assert out["status"] == "not_identified"
+    assert all(c["estimate"] is None and c["pvalue"] is None for c in out["coefficients"] if c["outcome"] != "c")
+
+
+def test_a_design_that_identifies_nothing_marks_every_term():
+    m = np.array([[0.8, 0.2], [0.6, 0.4], [0.3, 0.7], [0.1, 0.9]])
+    mech = Mechanism(m, inputs=["a", "b", "c", "d"], frame=["a", "b", "c", "d"], focal=[0b0011, 0b1100])
+    fit = regress("response ~ x", _blind_data(np.random.default_rng(6), mech), mech)
+    assert fit.status == "not_identified" and fit.coefficients["estimate"].isna().all()
+    assert "separation" not in " ".join(fit.warnings)

@@ -12,6 +12,7 @@ from numpy.typing import NDArray
 from .._render import fmt, json_value, render_csv, render_json, render_table
 from ..mechanism import Mechanism
 from ._common import (
+    EXIT_FIT,
     CommandError,
     add_format,
     check_out,
@@ -20,6 +21,7 @@ from ._common import (
     parse_allocation,
     parse_prior,
     show_progress,
+    with_status,
 )
 from ._stream import answer_codes, read_chunks, text_writer
 
@@ -181,22 +183,38 @@ def cmd_estimate(args: argparse.Namespace) -> str:
                 + render_table(["input", "lower", "upper"], [[r[0], fmt(r[1]), fmt(r[2])] for r in rows_out]))
     counts, dropped = _count(args.responses, args.column, mech, vocabulary, args.missing)
     est = estimate_sldp(mech, counts, level=args.level)
+    exit_status = EXIT_FIT if est.status == "not_converged" else 0
+    assert est.identified_low is not None and est.identified_high is not None
     if args.format == "json":
-        return render_json({"semantics": "sldp", "n": est.n, "dropped": dropped, "level": est.level,
-                            "method": est.method,
-                           "iterations": est.iterations, "converged": est.converged,
-                           "kkt_violation": json_value(est.kkt_violation),
-                           **{key: {x: json_value(float(v)) for x, v in zip(mech.inputs, values)} for key, values in
-                              (("estimate", est.estimate), ("stderr", est.stderr), ("ci_low", est.ci_low),
-                               ("ci_high", est.ci_high))}})
-    table = [[x, est.estimate[i], est.stderr[i], est.ci_low[i], est.ci_high[i]] for i, x in enumerate(mech.inputs)]
-    headers = ["input", "estimate", "stderr", "ci_low", "ci_high"]
+        return with_status(render_json({
+            "semantics": "sldp", "n": est.n, "dropped": dropped, "level": est.level, "method": est.method,
+            "status": est.status, "warnings": list(est.warnings), "iterations": est.iterations,
+            "converged": est.converged, "kkt_violation": json_value(est.kkt_violation),
+            **{key: {x: _share_cell(float(v)) for x, v in zip(mech.inputs, values)} for key, values in
+               (("estimate", est.estimate), ("stderr", est.stderr), ("ci_low", est.ci_low), ("ci_high", est.ci_high))},
+            "identified": {x: [float(lo), float(hi)] for x, lo, hi in
+                           zip(mech.inputs, est.identified_low, est.identified_high)}}), exit_status)
+    table = [[x, est.estimate[i], est.stderr[i], est.ci_low[i], est.ci_high[i], est.identified_low[i],
+              est.identified_high[i]] for i, x in enumerate(mech.inputs)]
+    headers = ["input", "estimate", "stderr", "ci_low", "ci_high", "identified_low", "identified_high"]
     if args.format == "csv":
-        return render_csv(headers, table)
+        return with_status(render_csv(["status", *headers], [[est.status, *(
+            "" if isinstance(v, float) and np.isnan(v) else v for v in r)] for r in table]), exit_status)
     state = (f"converged in {est.iterations} Newton steps (KKT violation {est.kkt_violation:.1e})" if est.converged
              else f"NOT converged (KKT violation {est.kkt_violation:.1e} after {est.iterations} iterations)")
-    return (f"{est.n} set-valued answers{_dropped(dropped)}; maximum likelihood, {state}; {est.level:g} intervals\n"
-            + render_table(headers, [[r[0], *(fmt(v) for v in r[1:])] for r in table]))
+    loose = est.status == "not_identified"
+    shown = [[r[0], *(("-" if np.isnan(v) else fmt(v)) for v in r[1:5])]
+             + ([f"[{fmt(r[5])}, {fmt(r[6])}]"] if loose else []) for r in table]
+    return with_status(
+        f"{est.n} set-valued answers{_dropped(dropped)}; maximum likelihood, {state}; {est.level:g} intervals"
+        + (" (projected confidence bands where a share is not identified)" if loose else "") + "\n"
+        f"status: {est.status.replace('_', ' ')}" + "".join(f"\nwarning: {w}" for w in est.warnings) + "\n"
+        + render_table(headers[:5] + (["identified"] if loose else []), shown), exit_status)
+
+
+def _share_cell(v: float) -> Any:
+    """A share's figure for JSON: ``null`` when absent (a standard error the information does not give)."""
+    return None if np.isnan(v) else json_value(v)
 
 
 #: Respondents written per chunk by ``synthesize``.

@@ -11,6 +11,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .design import leverages, weighted_gram
+
 __all__ = ["DECREMENT_TOL", "FIRTH_DECREMENT_TOL", "FirthPenalty", "Likelihood", "curvature", "fit_em", "fit_firth",
            "fit_newton", "softmax_columns"]
 
@@ -83,7 +85,7 @@ def curvature(z: NDArray[np.float64], others: list[int], weight: Any) -> NDArray
     out = np.zeros((q * len(others), q * len(others)))
     for s, j in enumerate(others):
         for t in range(s, len(others)):
-            block = z.T @ (weight(j, others[t])[:, None] * z)
+            block = weighted_gram(z, weight(j, others[t]))
             out[s * q:(s + 1) * q, t * q:(t + 1) * q] = block
             out[t * q:(t + 1) * q, s * q:(s + 1) * q] = block.T
     return out
@@ -183,7 +185,7 @@ class FirthPenalty:
         s = p * (1 - p)
         w = s**2 * g
         dlogw = 2 * (1 - 2 * p) - s * (self.a**3 / q**2).sum(axis=1) / np.maximum(g, 1e-300)
-        info = np.asarray(self.lik.z.T @ (w[:, None] * self.lik.z))
+        info = weighted_gram(self.lik.z, w)
         self._cache = (key, (w, dlogw, info))
         return w, dlogw, info
 
@@ -198,7 +200,7 @@ class FirthPenalty:
     def gradient(self, params: NDArray[np.float64]) -> NDArray[np.float64]:
         w, dlogw, info = self._parts(params)
         z = self.lik.z
-        h = w * np.einsum("ij,ji->i", z, np.linalg.solve(info, z.T))
+        h = w * leverages(z, info)
         return np.asarray(0.5 * z.T @ (h * dlogw))
 
 

@@ -29,15 +29,18 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from .._numeric import two_sided_z
 from .._validation import check_real
 from ..exceptions import RegressionError
+from ..identification import indistinguishable_inputs
 from ..mechanism import Mechanism
 from .data import prepare
+from .design import build_rows, column_norms, constant_columns, dependent_column, design_info
 from .likelihood import FirthPenalty, Likelihood, fit_em, fit_firth, fit_newton
-from .status import diagnose
+from .status import design_blind, diagnose
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -81,7 +84,7 @@ def _start(lik: Likelihood, channel: NDArray[np.float64], codes: NDArray[np.int6
     """Intercept-only start: log-odds of the shares' MLE (EM on the counts), slopes 0."""
     shares = np.clip(_shares(channel, codes)[0], 1e-4, None)
     start = np.zeros((lik.z.shape[1], lik.k - 1))
-    intercept = np.flatnonzero(np.all(lik.z == 1.0, axis=0))
+    intercept = constant_columns(lik.z)
     if intercept.size:
         start[intercept[0]] = np.log(shares[lik.others] / shares[lik.reference])
     return start.ravel(order="F")
@@ -109,7 +112,8 @@ class RegressionResult:
     method, reference, semantics : str
     level : float
     statsmodels : statsmodels results object
-        statsmodels' ``GenericLikelihoodModelResults`` at the estimate: ``summary()``, ``bse``, ``conf_int()``.
+        statsmodels' ``GenericLikelihoodModelResults`` at the estimate: ``summary()``, ``bse``, ``conf_int()``;
+        None when the design is sparse (many-level categoricals: statsmodels would hold a dense copy of it).
     dropped : int
         Rows left out for a missing value of the formula's variables (``missing="drop"``).
     status : str
@@ -156,7 +160,7 @@ class RegressionResult:
         import pandas as pd
 
         z = _covariates(self.design_info, data)
-        probs = Likelihood(z, np.ones((len(self.outcomes), len(z))), self.outcomes.index(self.reference)
+        probs = Likelihood(z, np.ones((len(self.outcomes), z.shape[0])), self.outcomes.index(self.reference)
                             ).probabilities(self.params)
         return pd.DataFrame(probs.T, columns=list(self.outcomes), index=data.index)
 
@@ -174,11 +178,11 @@ class RegressionResult:
         rows = []
         for g, idx in groups:
             z = z_all[idx]
-            lik = Likelihood(z, np.ones((len(self.outcomes), len(z))), reference)
+            lik = Likelihood(z, np.ones((len(self.outcomes), z.shape[0])), reference)
             p = lik.probabilities(self.params)
             for x, label in enumerate(self.outcomes):
                 # d mean_i p_xi / d beta_j = mean_i p_xi ([x = j] - p_ji) z_i
-                grad = np.concatenate([z.T @ (p[x] * ((x == j) - p[j])) / len(z) for j in lik.others])
+                grad = np.concatenate([z.T @ (p[x] * ((x == j) - p[j])) / z.shape[0] for j in lik.others])
                 se = float(np.sqrt(max(grad @ self.covariance @ grad, 0.0)))
                 est = float(p[x].mean())
                 rows.append({"group": "all" if g is None else g, "outcome": label, "estimate": est, "stderr": se,
@@ -190,7 +194,7 @@ def _covariates(design_info: Any, data: pd.DataFrame) -> NDArray[np.float64]:
     import patsy
 
     try:
-        return np.asarray(patsy.dmatrix(design_info, data, NA_action="raise"), dtype=np.float64)
+        return build_rows(design_info, data)
     except patsy.PatsyError as exc:
         raise RegressionError(f"cannot build the covariates: {_first_line(exc)}") from None
 
@@ -208,7 +212,7 @@ def _split_formula(formula: str, columns: list[str]) -> tuple[str, str]:
     return lhs, rhs or "1"
 
 
-def _design_matrix(rhs: str, data: pd.DataFrame) -> tuple[NDArray[np.float64], list[str], Any]:
+def _design_matrix(rhs: str, data: pd.DataFrame) -> tuple[Any, list[str], Any]:
     """The covariates through patsy, with one-line errors naming the column or row at fault."""
     import patsy
 
@@ -220,28 +224,25 @@ def _design_matrix(rhs: str, data: pd.DataFrame) -> tuple[NDArray[np.float64], l
                                   "fill or drop those rows")
     env = patsy.EvalEnvironment([{"np": np}])
     try:
-        dm = patsy.dmatrix(rhs, data, eval_env=env, NA_action="raise", return_type="dataframe")
+        info = design_info(rhs, data, env)
+        z = build_rows(info, data)
     except patsy.PatsyError as exc:
         unknown = re.search(r"name '([^']+)' is not defined", str(exc))
         if unknown:
             raise RegressionError(f"formula names {unknown.group(1)!r}, which is not a column of the data; "
                                   f"the columns are {columns}") from None
         raise RegressionError(f"formula {rhs!r}: {_first_line(exc)}") from None
-    z = dm.to_numpy(dtype=np.float64)
-    names = [re.sub(r"Q\(\"([^\"]+)\"\)", r"\1", str(c)) for c in dm.columns]  # cov.age as written
-    if not np.all(np.isfinite(z)):
+    names = [re.sub(r"Q\(\"([^\"]+)\"\)", r"\1", str(c)) for c in info.column_names]  # cov.age as written
+    values = z.data if sp.issparse(z) else z
+    if not np.all(np.isfinite(values)):
         raise RegressionError("the covariates contain inf or nan after the formula's transformations")
     if z.shape[1] == 0:
         raise RegressionError("the formula has no terms; write 'response ~ 1' for the intercept-only model")
-    r = np.linalg.qr(z / np.maximum(np.abs(z).max(axis=0), 1e-300), mode="r")
-    diag = np.abs(np.diag(r))
-    tol = max(z.shape) * np.finfo(float).eps * max(diag.max(), 1.0) * 1e3
-    dependent = np.flatnonzero(diag <= tol)
-    if dependent.size:
-        bad = names[int(dependent[0])]
-        raise RegressionError(f"the design matrix is singular: {bad!r} is a linear combination of the terms before "
-                              f"it ({', '.join(names[: int(dependent[0])])}); drop it from the formula")
-    return z, names, dm.design_info
+    dependent = dependent_column(z)
+    if dependent is not None:
+        raise RegressionError(f"the design matrix is singular: {names[dependent]!r} is a linear combination of the "
+                              f"terms before it ({', '.join(names[:dependent])}); drop it from the formula")
+    return z, names, info
 
 
 def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism, *, reference: str | None = None,
@@ -325,13 +326,23 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism, *, reference
         raise RegressionError(f"penalty must be None or 'firth', got {penalty!r}")
     else:
         params, iterations, decrement_ok = (fit_newton if method == "newton" else fit_em)(lik, start)
-    norms = np.tile(np.linalg.norm(z, axis=0), len(outcomes))  # parameters are outcome-major blocks of terms
-    fit = diagnose(objective, params, -lik.hessian(params), decrement_ok, labels, norms)
+    norms = np.tile(column_norms(z), len(outcomes))  # parameters are outcome-major blocks of terms
+    information = -lik.hessian(params)
+    fit = diagnose(objective, params, information, decrement_ok, labels, norms)
+    blind = [mechanism.inputs[x] for x in indistinguishable_inputs(channel)]
+    if blind:  # the design, not the data, leaves these outcomes' terms open
+        involved = outcomes if reference in blind else [o for o in outcomes if o in blind]
+        terms = [i for i, o in enumerate(o for o in outcomes for _ in names) if o in involved]
+        fit = design_blind(fit, information, terms, labels, blind)
     converged = fit.status == "converged"
-    sm_result = _statsmodels_results(lik, codes, params, labels, lhs, iterations, converged)
+    # statsmodels keeps a dense copy of the design: not for a sparse one (many-level categoricals)
+    sm_result = None if sp.issparse(z) else _statsmodels_results(lik, codes, params, labels, lhs, iterations,
+                                                                  converged)
     shown = params.copy()
     for j, sign in fit.diverging.items():
         shown[j] = sign * np.inf
+    if blind:
+        shown[terms] = np.nan  # any value fits the answers equally well: no estimate
     result = _result(lik, params, fit.covariance, names, outcomes, codes, channel, level, shown)
     return dataclasses.replace(
         result, converged=converged, iterations=iterations, method=method, reference=reference,

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["ABS_TOL", "FIT_STATUSES", "RCOND_TOL", "FitStatus", "diagnose"]
+__all__ = ["ABS_TOL", "FIT_STATUSES", "RCOND_TOL", "FitStatus", "design_blind", "diagnose"]
 
 #: The statuses a fit may end with.
 FIT_STATUSES = ("converged", "separation", "not_converged", "not_identified")
@@ -130,4 +130,37 @@ def diagnose(loglike: Callable[[NDArray[np.float64]], float], params: NDArray[np
                         "no standard errors for them")
     if not decrement_ok and status == "not_identified":
         warnings.append("the optimizer also stopped before its tolerance")
+    return FitStatus(status, tuple(warnings), diverging, tuple(sorted(flat)), cov)
+
+
+def design_blind(fit: FitStatus, information: NDArray[np.float64], terms: list[int], labels: list[str],
+                 inputs: list[str]) -> FitStatus:
+    """``fit`` with ``terms`` (parameter indices) unidentified by the design itself: ``inputs`` give answer
+    distributions that are linearly dependent, so no data identify these terms. The status becomes
+    ``not_identified`` (a separation found along these terms is the flat likelihood of the design, not
+    separation); the other terms keep their diagnosis and their covariance, from their own block."""
+    p = information.shape[0]
+    blind = set(terms)
+    diverging = {j: s for j, s in fit.diverging.items() if j not in blind}
+    flat = (set(fit.unidentified) | blind) - set(diverging)
+    good = [j for j in range(p) if j not in diverging and j not in flat]
+    cov = np.full((p, p), np.nan)
+    if good:
+        try:
+            cov[np.ix_(good, good)] = np.linalg.inv(information[np.ix_(good, good)])
+        except np.linalg.LinAlgError:
+            flat.update(good)
+    warnings = [f"the design cannot tell {', '.join(map(repr, inputs))} apart (their answer distributions are "
+                "linearly dependent): " + ", ".join(repr(labels[j]) for j in sorted(blind)) + " are not identified "
+                "by any data and have no estimate; merge those inputs, or see 'designer estimate' for the "
+                "identified interval of each share"]
+    if diverging:
+        warnings.append("separation: the estimates of " + ", ".join(repr(labels[j]) for j in sorted(diverging))
+                        + " run off to infinity (the log-likelihood keeps rising); use --penalty firth, or drop "
+                        "or merge those terms")
+    others = sorted(flat - blind)
+    if others:
+        warnings.append("not identified: " + ", ".join(repr(labels[j]) for j in others) + " (near-singular "
+                        "information); no standard errors for them")
+    status = "separation" if diverging else "not_identified"
     return FitStatus(status, tuple(warnings), diverging, tuple(sorted(flat)), cov)

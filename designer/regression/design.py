@@ -1,0 +1,123 @@
+"""The design matrix of a regression: dense for the usual model, sparse (``scipy.sparse`` CSR) when it would be
+large and mostly zeros, as with region, district or interviewer effects of hundreds of levels.
+
+patsy reads the formula and learns every factor's levels (and any stateful transform) in one pass over row
+chunks (:func:`patsy.incr_dbuilder`); the rows are then built chunk by chunk with
+:func:`patsy.build_design_matrices`, each chunk kept sparse, so the dense matrix never exists. Everything
+downstream (:class:`~designer.regression.likelihood.Likelihood`) takes either kind through :func:`weighted_gram`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+__all__ = ["CHUNK_ROWS", "SPARSE_CELLS", "Design", "build_rows", "column_norms", "constant_columns",
+           "dependent_column", "design_info", "leverages",
+           "weighted_gram"]
+
+#: A design of more cells than this (rows x columns) is built sparse when at most a quarter of its cells are
+#: non-zero (2e7 cells: 160 MB dense).
+SPARSE_CELLS = 20_000_000
+#: Rows per chunk when a design is built sparse.
+CHUNK_ROWS = 20_000
+
+#: A design matrix: a dense ``(n, q)`` array or a CSR matrix of that shape.
+Design = Any
+
+
+def _chunks(data: Any, rows: int) -> Any:
+    return (data.iloc[start:start + rows] for start in range(0, len(data), rows))
+
+
+def design_info(rhs: str, data: Any, eval_env: Any) -> Any:
+    """patsy's :class:`DesignInfo` of the right-hand side over all of ``data`` (levels, stateful transforms),
+    read in chunks of :data:`CHUNK_ROWS` rows."""
+    import patsy
+
+    return patsy.incr_dbuilder(rhs, lambda: _chunks(data, CHUNK_ROWS), eval_env=eval_env, NA_action="raise")
+
+
+def build_rows(info: Any, data: Any, *, sparse: bool | None = None) -> Design:
+    """The design matrix of ``data`` for ``info``, ``(n, q)``: dense unless ``sparse`` (or, when ``sparse`` is
+    None, unless it has more than :data:`SPARSE_CELLS` cells and at most a quarter of them are non-zero, judged
+    on the first chunk)."""
+    import patsy
+
+    n, q = len(data), len(info.column_names)
+    judge = sparse is None
+    if sparse is None:
+        sparse = n * q > SPARSE_CELLS
+    if not sparse:
+        return np.asarray(patsy.build_design_matrices([info], data, NA_action="raise")[0], dtype=np.float64)
+    parts: list[Any] = []
+    for chunk in _chunks(data, CHUNK_ROWS):
+        block = np.asarray(patsy.build_design_matrices([info], chunk, NA_action="raise")[0], dtype=np.float64)
+        if not parts and judge and np.count_nonzero(block) > 0.25 * block.size:
+            return build_rows(info, data, sparse=False)  # dense after all: most cells are non-zero
+        parts.append(sp.csr_matrix(block))
+    return sp.vstack(parts, format="csr") if parts else sp.csr_matrix((0, q))
+
+
+def weighted_gram(z: Design, weight: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``z' diag(weight) z``, ``(q, q)`` dense, for a dense or sparse ``z``."""
+    if sp.issparse(z):
+        return np.asarray((z.T @ sp.diags(weight) @ z).toarray())
+    return np.asarray(z.T @ (weight[:, None] * z))
+
+
+def column_norms(z: Design) -> NDArray[np.float64]:
+    """The Euclidean norm of every column, ``(q,)``."""
+    if sp.issparse(z):
+        return np.sqrt(np.asarray(z.multiply(z).sum(axis=0), dtype=np.float64).ravel())
+    return np.asarray(np.linalg.norm(z, axis=0))
+
+
+def constant_columns(z: Design, value: float = 1.0) -> NDArray[np.int64]:
+    """The columns whose every entry equals ``value`` (non-zero), in order."""
+    if sp.issparse(z):
+        hits = np.asarray((z == value).sum(axis=0)).ravel()
+        return np.flatnonzero(hits == z.shape[0])
+    return np.flatnonzero(np.all(z == value, axis=0))
+
+
+def dependent_column(z: Design) -> int | None:
+    """The first column that is a linear combination of the columns before it, or None.
+
+    Dense: the diagonal of ``R`` in a QR factorization of the column-scaled matrix. Sparse: the same diagonal
+    from the Cholesky factor of the scaled Gram matrix ``Z'Z`` (``R'R = Z'Z``), whose precision is the square
+    root of the QR's, so its tolerance is too.
+    """
+    if sp.issparse(z):
+        from scipy.linalg import lapack
+
+        scale = 1.0 / np.maximum(np.asarray(abs(z).max(axis=0).toarray()).ravel(), 1e-300)
+        zs = z @ sp.diags(scale)
+        gram = np.asarray((zs.T @ zs).toarray())
+        factor, info = lapack.dpotrf(gram, lower=0, clean=1)
+        if info != 0:
+            return int(info) - 1  # the leading minor of this order is not positive definite
+        diag = np.abs(np.diag(factor))
+        collapsed = np.flatnonzero(diag <= 1e-7 * max(float(diag.max()), 1.0))
+        return int(collapsed[0]) if collapsed.size else None
+    r = np.linalg.qr(z / np.maximum(np.abs(z).max(axis=0), 1e-300), mode="r")
+    diag = np.abs(np.diag(r))
+    tol = max(z.shape) * np.finfo(float).eps * max(diag.max(), 1.0) * 1e3
+    dependent = np.flatnonzero(diag <= tol)
+    return int(dependent[0]) if dependent.size else None
+
+
+def leverages(z: Design, info: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``z_i' info^-1 z_i`` of every row, ``(n,)`` (``info`` positive definite ``(q, q)``); a sparse ``z`` in row
+    chunks, so no ``(n, q)`` dense array is formed."""
+    if not sp.issparse(z):
+        return np.asarray(np.einsum("ij,ji->i", z, np.linalg.solve(info, z.T)))
+    inverse = np.linalg.inv(info)
+    out = np.empty(z.shape[0])
+    for start in range(0, z.shape[0], CHUNK_ROWS):
+        rows = z[start:start + CHUNK_ROWS]
+        out[start:start + rows.shape[0]] = np.asarray(rows.multiply(rows @ inverse).sum(axis=1)).ravel()
+    return out
