@@ -7,11 +7,13 @@ __all__ = [
     "CommandError",
     "DesignWarning",
     "DesignerError",
+    "DeviceError",
     "InfeasibleDesignError",
     "InvalidArgumentError",
     "InvalidArgumentTypeError",
     "InvalidMechanismError",
     "InvalidProblemError",
+    "PlanningError",
     "RegressionError",
     "SolverError",
 ]
@@ -70,3 +72,11 @@ class RegressionError(DesignerError, ValueError):
     def __init__(self, reason: str, *, row: int | None = None) -> None:
         self.reason, self.row = reason, row
         super().__init__(reason if row is None else f"data row {row + 1}: {reason}")
+
+
+class PlanningError(DesignerError, ValueError):
+    """A plan that cannot be made (the message says why and what would work)."""
+
+
+class DeviceError(DesignerError, ValueError):
+    """An unknown device or a grid that cannot hold the design (the message says what would)."""

@@ -26,7 +26,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ._native import silenced
-from .exceptions import SolverError
+from .exceptions import InvalidArgumentError, SolverError
 
 __all__ = ["DEFAULT_SOLVER", "LinearProgram", "SolverError", "SolverOutcome", "Status", "WarmStart",
            "require_solution", "solve_lp"]
@@ -256,13 +256,28 @@ class WarmStart:
         self._give_up.add(self.key(lp))
 
 
+def _bad_highs_option(h: Any, name: str, value: Any) -> str:
+    """Why HiGHS refused ``name = value``: an unknown name (with the close ones), or a value out of its type."""
+    import difflib
+
+    import highspy
+
+    if h.getOptionType(name)[0] == highspy.HighsStatus.kError:
+        known = [o for o in dir(h.getOptions()) if not o.startswith("_")]
+        close = difflib.get_close_matches(name, known, n=3)
+        hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else "; see HiGHS's list of options"
+        return f"solver option {name!r} is not a HiGHS option{hint}"
+    return f"solver option {name!r}: HiGHS refuses the value {value!r} (wrong type or out of range)"
+
+
 def _solve_highs(lp: LinearProgram, options: dict[str, Any], warm: WarmStart | None) -> SolverOutcome:
     import highspy
 
     h = highspy.Highs()
     h.silent()
     for name, value in {**HIGHS_TOLERANCES, **options}.items():
-        h.setOptionValue(name, value)
+        if h.setOptionValue(name, value) == highspy.HighsStatus.kError:
+            raise InvalidArgumentError(_bad_highs_option(h, name, value))
     h.passModel(_highs_model(lp))
     basis = warm.usable(lp, options) if warm is not None else None
     name = "HIGHS" if basis is None else "HIGHS (warm start)"

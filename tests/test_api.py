@@ -4,6 +4,7 @@ import pathlib
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import designer
@@ -185,3 +186,39 @@ def test_fast_commands_do_not_import_heavy_libraries(argv):
             "print(sorted({m.split('.')[0] for m in sys.modules} & {'cvxpy', 'matplotlib', 'scipy', 'pandas'}))")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False)
     assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stdout + proc.stderr
+
+
+def test_every_error_class_lives_in_exceptions_py():
+    """One family in one place: a class deriving from an exception or warning outside designer/exceptions.py is a
+    second home (a private BaseException used as a signal, the CLI's SIGTERM, is not an error)."""
+    import ast
+
+    import designer.exceptions as exceptions
+
+    names = {n for n in dir(exceptions) if isinstance(getattr(exceptions, n), type)}
+    strays = []
+    for path in (ROOT / "designer").rglob("*.py"):
+        if path.name == "exceptions.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                bases = {b.id if isinstance(b, ast.Name) else getattr(b, "attr", "") for b in node.bases}
+                if bases & (names | {"Exception", "ValueError", "TypeError", "RuntimeError", "UserWarning"}):
+                    strays.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}")
+    assert strays == []
+    from designer.devices import DeviceError
+    from designer.planning import PlanningError
+
+    assert PlanningError is exceptions.PlanningError and DeviceError is exceptions.DeviceError
+
+
+def test_designer_design_is_the_function_and_the_package():
+    """``from designer import design`` then ``design(problem)`` designs (it used to raise TypeError: the name is
+    the subpackage); the subpackage's modules are still reached through it."""
+    from designer import design
+    from designer.design import DesignProblem
+    from designer.design.engine import design as engine_design
+
+    problem = DesignProblem(inputs=("yes", "no"), epsilon=1.0)
+    assert np.array_equal(design(problem).mechanism.matrix, engine_design(problem).mechanism.matrix)
+    assert design.problem.DesignProblem is DesignProblem

@@ -66,3 +66,17 @@ def test_work_beyond_memory_is_refused_before_it_starts():
     wide = d.Mechanism(np.full((8, 3), 1 / 3), focal=[1, 2, 1 << 23])
     with pytest.raises(d.InvalidMechanismError, match="smaller frame"):
         wide.bel()
+
+
+def test_problems_compare_by_value():
+    """Two problems that state the same design are equal and hash alike, whatever their names; one number
+    apart, they differ (the prior, epsilon, a structure bound)."""
+    from designer.design import DesignProblem
+
+    base = {"inputs": ("yes", "no"), "epsilon": 1.0}
+    a, b = DesignProblem(**base, name="first"), DesignProblem(**base, source="x.toml")
+    assert a == b and hash(a) == hash(b) and len({a, b}) == 1
+    assert a != DesignProblem(**base, prior=[0.3, 0.7])
+    assert a != DesignProblem(inputs=("yes", "no"), epsilon=1.0 + 1e-12)
+    assert a != DesignProblem(**base, dont_know_max=0.2)
+    assert a != "not a problem"

@@ -9,6 +9,7 @@ from scipy.optimize import linprog
 
 import designer as d
 from designer.design import DesignProblem, design
+from designer.exceptions import InvalidArgumentError
 from designer.solvers import LinearProgram, SolverError, Status, minimize, require_solution, solve_lp
 
 SOLVERS = ["HIGHS"] + (["CLARABEL"] if importlib.util.find_spec("clarabel") else [])
@@ -38,6 +39,15 @@ def test_an_iteration_limit_is_a_solver_error_not_infeasibility():
         design(problem, solver="CLARABEL", solver_options={"max_iter": 1})
     with pytest.raises(SolverError, match=r"HIGHS .*'iteration limit'"):
         design(problem, solver_options={"simplex_iteration_limit": 1, "presolve": "off", "solver": "simplex"})
+
+
+def test_a_misspelled_highs_option_is_refused_with_the_close_names():
+    problem = DesignProblem(inputs=("yes", "no"), epsilon=1.0)
+    with pytest.raises(InvalidArgumentError, match=r"'simplex_iteraton_limit' is not a HiGHS option; did you mean "
+                                                     r"'simplex_iteration_limit'"):
+        design(problem, solver_options={"simplex_iteraton_limit": 10})
+    with pytest.raises(InvalidArgumentError, match=r"'presolve': HiGHS refuses the value 3"):
+        design(problem, solver_options={"presolve": 3})
 
 
 def test_sweep_rows_carry_the_solvers_status():

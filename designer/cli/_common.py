@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import math
 import os
 import sys
@@ -30,7 +28,6 @@ __all__ = [
     "parse_values",
     "probability_arg",
     "problem_from_args",
-    "read_table",
     "show_progress",
     "with_status",
     "write_mechanism",
@@ -256,31 +253,6 @@ def parse_gamble(text: str) -> dict[str, float]:
         except ValueError:
             raise CommandError(f"gamble {text!r}: {value.strip()!r} is not a number") from None
     return out
-
-
-def read_table(path: str) -> tuple[list[str], list[list[str]]]:
-    from .._io import read_text
-
-    text = read_text(path, error=CommandError)
-    try:
-        rows = [r for r in csv.reader(io.StringIO(text)) if r]
-    except csv.Error as exc:
-        raise CommandError(f"{path}: not valid CSV: {exc}") from None
-    if not rows:
-        raise CommandError(f"{path}: the file is empty; expected a header row")
-    header = [h.strip() for h in rows[0]]
-    for line, r in enumerate(rows[1:], start=2):
-        if len(r) != len(header):
-            raise CommandError(f"{path}: row {line} has {len(r)} fields, the header has {len(header)}")
-    if len(rows) < 2:
-        raise CommandError(f"{path}: a header but no rows")
-    return header, rows[1:]
-
-
-def column(path: str, header: list[str], name: str) -> int:
-    if name not in header:
-        raise CommandError(f"{path}: no column {name!r}; the columns are {header}")
-    return header.index(name)
 
 
 def add_format(p: argparse.ArgumentParser) -> None:

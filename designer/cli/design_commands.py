@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from .._render import fmt, json_value, render_csv, render_json, render_table
-from ..vocabulary import Objective, Semantics
+from ..vocabulary import Objective
 from ._common import (
     CommandError,
     add_format,
@@ -27,7 +27,6 @@ from ._common import (
 )
 
 OBJECTIVE_CHOICES = tuple(o.value for o in Objective)
-SEMANTICS_CHOICES = tuple(s.value for s in Semantics)
 
 
 def cmd_design(args: argparse.Namespace) -> str:

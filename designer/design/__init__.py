@@ -8,6 +8,10 @@ under WLDP), ``infeasible`` (explanations), ``compare`` (closed forms) and ``swe
 
 from __future__ import annotations
 
+import sys
+import types
+from typing import Any
+
 from .certify import Certificate, CertificationError, certify
 from .engine import design
 from .objectives import objective_value
@@ -30,3 +34,15 @@ __all__ = [
     "orbit_average",
     "parse_problem",
 ]
+
+
+class _DesignPackage(types.ModuleType):
+    """``designer.design`` is both this package and the function: ``from designer import design;
+    design(problem)`` designs, as a reader of the README expects, and ``designer.design.problem`` still names the
+    module."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> DesignResult:
+        return design(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _DesignPackage

@@ -211,6 +211,24 @@ class DesignProblem:
             u.setflags(write=False)
             set_(self, "utility", u)
 
+    # ------------------------------------------------------------------ value
+    #: The fields that make a problem what it is (``name`` and ``source`` only say where it came from).
+    _VALUE_FIELDS = ("inputs", "epsilon", "frame", "prior", "semantics", "objective", "dont_know", "dont_know_max",
+                     "lie_max", "focal_sets", "gain", "utility", "answers")
+
+    def _value(self) -> tuple[Any, ...]:
+        return tuple(v.tobytes() + str(v.shape).encode() if isinstance(v, np.ndarray) else v
+                     for v in (getattr(self, f) for f in self._VALUE_FIELDS))
+
+    def __eq__(self, other: object) -> bool:
+        """Two problems are equal when they state the same design problem (whatever their names or files)."""
+        if not isinstance(other, DesignProblem):
+            return NotImplemented
+        return self._value() == other._value()
+
+    def __hash__(self) -> int:
+        return hash(self._value())
+
     # ------------------------------------------------------------------ derived
     @property
     def k(self) -> int:

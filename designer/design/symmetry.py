@@ -39,13 +39,13 @@ def _permute_masks(masks: NDArray[np.int64], perm: NDArray[np.int64]) -> NDArray
     return out
 
 
-@functools.lru_cache(maxsize=256)  # problems are immutable and hashed by identity
+@functools.lru_cache(maxsize=256)  # problems are immutable and hashed by value
 def is_symmetric(problem: DesignProblem) -> bool:
     """Whether relabelling answers (with inputs alike) leaves the problem unchanged.
 
     Needs the inputs to be exactly the frame's labels, a uniform prior, and objective and structure
     invariant under the transposition and the cycle that generate all permutations (docs/theory.md,
-    5.3). Cached per problem object.
+    5.3). Cached per problem (equal problems share the answer).
     """
     k, l = problem.k, problem.l
     if k != l or set(problem.inputs) != set(problem.frame) or k < 2:

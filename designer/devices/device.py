@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..exceptions import DesignerError
+from ..exceptions import DeviceError
 
 __all__ = ["DEVICE_NAMES", "Device", "DeviceError", "parse_device"]
 
@@ -22,9 +22,6 @@ MAX_DENOMINATOR = 100_000
 _RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
 _SUITS = ("spades", "hearts", "diamonds", "clubs")
 
-
-class DeviceError(DesignerError, ValueError):
-    """An unknown device or a grid that cannot hold the design (the message says what would)."""
 
 
 def _ranges(values: list[int]) -> list[tuple[int, int]]:

@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 
 from .._numeric import two_sided_z
 from .._validation import check_int, check_prior, check_real
-from ..exceptions import DesignerError
+from ..exceptions import PlanningError
 from ..mechanism import Mechanism
 from ..vocabulary import Objective, Semantics
 
@@ -33,9 +33,6 @@ EPS_TOL = 2e-4
 #: Largest sample size reported (beyond it the plan says "not reachable").
 N_MAX = 10**12
 
-
-class PlanningError(DesignerError, ValueError):
-    """A plan that cannot be made (the message says why and what would work)."""
 
 
 @dataclass(frozen=True)
