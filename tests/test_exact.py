@@ -52,7 +52,7 @@ def test_to_integers_is_exact(values):
 def test_to_integers_handles_the_smallest_subnormal_and_refuses_nan():
     ints, shift = to_integers(np.array([5e-324, 1.0]))
     assert Fraction(int(ints[0]), 2**shift) == Fraction(5e-324)
-    with pytest.raises(ValueError, match="finite"):
+    with pytest.raises(ValueError, match=r"^exact arithmetic needs finite values$"):
         to_integers(np.array([math.nan]))
 
 
@@ -133,3 +133,30 @@ def test_huge_budgets_are_sound_and_decide_what_the_bit_lengths_can():
             assert _ln_ratio(num, den) <= decimal.Decimal(eps), (num.bit_length(), den.bit_length(), eps)
         if (num.bit_length() - den.bit_length() + 1) * math.log(2) < eps * (1 - 1e-9):
             assert decided
+
+
+@pytest.mark.parametrize("bits", [2100, 2500, 3000])
+def test_huge_budgets_refuse_a_ratio_just_above_e_to_the_eps(bits):
+    """From HUGE_EPSILON on the bit lengths decide, with a relative margin of 1e-12 towards refusing: a ratio
+    2**bits - 1 (just under the bit-length bound) against a budget 5e-13 below its logarithm is over budget
+    (60-digit Decimal logarithm), and must be refused; a margin turned the other way would accept it."""
+    num = 2**bits - 1
+    eps = bits * math.log(2) * (1 - 5e-13)
+    assert eps >= HUGE_EPSILON
+    over = decimal.Context(prec=60).ln(decimal.Decimal(num)) > decimal.Decimal(eps)
+    assert over and ratio_at_most_exp(num, 1, eps) is False
+    assert ratio_at_most_exp(2 ** (bits - 3), 1, eps) is True  # two bits of room: decided below
+
+
+@pytest.mark.parametrize("eps", [0.5, 1.0, 3.7])
+@pytest.mark.parametrize("side", [-1, 1])
+def test_a_ratio_within_1e_200_of_e_to_the_eps_is_decided_with_more_digits(eps, side):
+    """A ratio 1e-200 (relative) below or above e^eps sits inside the first 60-digit bracket: the answer needs
+    the 240-digit one. Truth from a 400-digit Decimal exponential."""
+    with decimal.localcontext(decimal.Context(prec=400)):
+        exact = decimal.Decimal(eps).exp()
+        den = 10**220
+        num = int((exact * den).to_integral_value(rounding=decimal.ROUND_FLOOR)) + side * 10**20
+        below = decimal.Decimal(num) / decimal.Decimal(den) <= exact
+    assert below is (side < 0)
+    assert ratio_at_most_exp(num, den, eps) is below
