@@ -160,3 +160,21 @@ def test_a_ratio_within_1e_200_of_e_to_the_eps_is_decided_with_more_digits(eps, 
         below = decimal.Decimal(num) / decimal.Decimal(den) <= exact
     assert below is (side < 0)
     assert ratio_at_most_exp(num, den, eps) is below
+
+
+def test_a_ratio_clearly_off_e_to_the_eps_needs_only_the_first_bracket():
+    """Precision grows only where it must: 3/1 and 2/1 against e^1 are decided by the 60-digit bracket alone
+    (one exponential computed), not after computing ever wider ones."""
+    exp_bounds.cache_clear()
+    assert ratio_at_most_exp(3, 1, 1.0) is False and ratio_at_most_exp(2, 1, 1.0) is True
+    assert exp_bounds.cache_info().misses == 1
+
+
+def test_a_ratio_no_bracket_separates_from_e_to_the_eps_is_refused():
+    """A ratio of 4,000-digit integers 1e-3950 above e^1 is closer than the widest bracket (3,840 digits) can
+    tell: it is refused (counted over budget), never accepted."""
+    with decimal.localcontext(decimal.Context(prec=4100)):
+        den = 10**3950
+        num = int((decimal.Decimal(1).exp() * den).to_integral_value(rounding=decimal.ROUND_CEILING)) + 1
+        assert decimal.Decimal(num) / decimal.Decimal(den) > decimal.Decimal(1).exp()
+    assert ratio_at_most_exp(num, den, 1.0) is False
