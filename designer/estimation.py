@@ -234,6 +234,14 @@ class Estimate:
     identified_high: NDArray[np.float64] | None = None
     warnings: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        for name in ("estimate", "stderr", "ci_low", "ci_high", "identified_low", "identified_high"):
+            value = getattr(self, name)
+            if isinstance(value, np.ndarray):
+                value = value.copy()
+                value.setflags(write=False)  # a result is read, not edited
+                object.__setattr__(self, name, value)
+
 
 def response_columns(mech: Mechanism, responses: Sequence[Any], words: Any = None) -> NDArray[np.int64]:
     """The column of ``mech`` (focal set) of every answer, shape ``(n,)``.
@@ -344,8 +352,10 @@ def estimate_sldp(mech: Mechanism, counts: ArrayLike, *, method: str = "newton",
         status = "not_identified" if converged else status
         warnings.append(f"not identified by the answers: {', '.join(map(repr, loose))}; every share in its "
                         "identified interval fits the answers equally well")
-    return Estimate(mech.inputs, pi, se, ci_low, ci_high, n, _loglik(m, c, pi), method, iterations, level,
-                    converged, violation, status, low, high, tuple(warnings))
+    return Estimate(inputs=mech.inputs, estimate=pi, stderr=se, ci_low=ci_low, ci_high=ci_high, n=n,
+                    loglik=_loglik(m, c, pi), method=method, iterations=iterations, level=level, converged=converged,
+                    kkt_violation=violation, status=status, identified_low=low, identified_high=high,
+                    warnings=tuple(warnings))
 
 
 def inversion_estimate(m: NDArray[np.float64], counts: ArrayLike) -> NDArray[np.float64]:

@@ -198,3 +198,10 @@ def test_estimate_cli_names_what_is_not_identified_in_every_format(tmp_path, cap
     assert main(base) == 0
     text = capsys.readouterr().out
     assert "status: not identified" in text and "identified" in text.splitlines()[3]
+
+
+def test_an_estimate_is_read_only():
+    est = estimate_sldp(FOUR, [1200, 1549])
+    for values in (est.estimate, est.stderr, est.ci_low, est.identified_high):
+        with pytest.raises(ValueError, match="read-only"):
+            values[0] = 0.5

@@ -13,6 +13,7 @@ from scipy.special import expit
 
 from designer import Q_GWRR, Mechanism
 from designer.cli import main
+from designer.exceptions import RegressionError
 from designer.regression import regress
 from designer.sampling import randomize
 
@@ -193,3 +194,14 @@ def test_a_design_that_identifies_nothing_marks_every_term():
     fit = regress("response ~ x", _blind_data(np.random.default_rng(6), mech), mech)
     assert fit.status == "not_identified" and fit.coefficients["estimate"].isna().all()
     assert "separation" not in " ".join(fit.warnings)
+
+
+def test_closed_words_are_read_case_insensitively_as_design_problems_read_them():
+    data = _sex2()
+    lower = regress("response ~ age + oc", data, IDENTITY)
+    upper = regress("response ~ age + oc", data, IDENTITY, semantics="SLDP", method="Newton")
+    assert upper.semantics == "sldp" and np.allclose(lower.params, upper.params)
+    firth = regress("response ~ age + oc", data, IDENTITY, penalty="Firth")
+    assert firth.penalty == "firth"
+    with pytest.raises(RegressionError, match="semantics must be 'sldp' or 'wldp'"):
+        regress("response ~ age", data, IDENTITY, semantics="ldp")

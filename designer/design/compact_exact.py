@@ -74,9 +74,11 @@ class _ExactBeliefs:
                 num = (sum(v * perm(k - s, k - t) for s, v in self.a)
                        + sum(v * perm(k - 1 - s, k - t) for s, v in self.b))
                 self._cache[key] = (num, perm(k - 1, k - t))
-            else:
+            elif kind == "bel_out":
                 num = sum(v * perm(k - 1 - s, k - 1 - t) for s, v in self.b)
                 self._cache[key] = (num, perm(k - 1, k - 1 - t))
+            else:
+                raise ValueError(f"belief kind must be 'bel_in' or 'bel_out', got {kind!r}")
         return self._cache[key]
 
     def pl(self, kind: str, t: int) -> tuple[int, int]:

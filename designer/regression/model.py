@@ -34,9 +34,10 @@ from numpy.typing import NDArray
 
 from .._numeric import two_sided_z
 from .._validation import check_real
-from ..exceptions import RegressionError
+from ..exceptions import InvalidArgumentError, RegressionError
 from ..identification import indistinguishable_inputs
 from ..mechanism import Mechanism
+from ..vocabulary import Semantics
 from .data import prepare
 from .design import build_rows, column_norms, constant_columns, dependent_column, design_info
 from .likelihood import FirthPenalty, Likelihood, fit_em, fit_firth, fit_newton
@@ -289,10 +290,16 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism, *, reference
     from ..sampling import precise_distributions
 
     level = check_real(level, "level", low=0.0, high=1.0, low_open=True, high_open=True)
+    method = method.strip().lower() if isinstance(method, str) else method
+    penalty = penalty.strip().lower() if isinstance(penalty, str) else penalty
     if method not in ("newton", "em"):
         raise RegressionError(f"method must be 'newton' or 'em', got {method!r}")
+    try:
+        semantics = Semantics.parse(semantics, "semantics").value  # as DesignProblem reads it: case ignored
+    except InvalidArgumentError:
+        semantics = str(semantics)
     if semantics not in ("sldp", "wldp"):
-        raise RegressionError(f"semantics must be 'sldp' or 'wldp', got {semantics!r}")
+        raise RegressionError(f"semantics must be 'sldp' or 'wldp' (case ignored), got {semantics!r}")
     if not isinstance(data, pd.DataFrame) or len(data) == 0:
         raise RegressionError("data must be a non-empty pandas DataFrame (one row per respondent)")
     reference = mechanism.inputs[-1] if reference is None else str(reference)

@@ -129,6 +129,8 @@ def test_symmetric_wldp_designs_are_certified_exactly(k: int) -> None:
     counts: dict[str, int] = {}
     assert compact_exact.walley_private(compact, 1.0, counts=counts)
     assert counts["exact"] >= 1  # the binding sizes are decided on the integers
+    # every (pl, bel) pair of sizes 1..k-1 is checked: in/out and out/in at every size, in/in from 2, out/out to k-2
+    assert counts["sizes"] == 2 * (k - 1) + 2 * (k - 2)
     if k == 100:
         ratio = _comb_walley_ratio(compact)
         assert _decide(ratio, 1.0)
@@ -184,3 +186,14 @@ def test_brute_force_helper_is_not_vacuous() -> None:
     assert ratio is not None and ratio == Fraction(float(a[0])) / (Fraction(float(b[0])) / 3)
     assert math.isclose(math.log(float(ratio)), 1.0, rel_tol=1e-12)
     assert _comb_walley_ratio(mech) == ratio
+
+
+def test_one_input_is_private_at_any_budget_and_unknown_belief_kinds_are_refused() -> None:
+    from designer.design.symmetric import SymmetricMechanism
+
+    alone = SymmetricMechanism(("only",), np.array([1.0]), np.array([0.0]))
+    assert compact_exact.walley_private(alone, 1e-3) and compact_exact.shafer_private(alone, 1e-3)
+    two = SymmetricMechanism(("a", "b"), np.array([0.6, 0.2]), np.array([0.2, 0.0]))
+    beliefs = compact_exact._ExactBeliefs(two)
+    with pytest.raises(ValueError, match="belief kind"):
+        beliefs.bel("bel_sideways", 1)
