@@ -21,6 +21,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from .. import setfunctions as sf
+from ..exceptions import SolverError
 from ..solvers import SolverOutcome, Status, solve_lp
 from ..vocabulary import Semantics
 from .problem import DesignProblem
@@ -58,7 +59,8 @@ def solve_walley_lazily(problem: DesignProblem, solver: str | None, options: dic
     Each event ``E`` that a row needs gets belief variables ``B_x(E) = sum_{F within E} m_x(F)`` for every
     input (one definition each, however many rows use it), so a row ``-B_x(E^c) - e^eps B_x'(E) <= -1`` has
     two entries. Returns ``(outcome, last program, rounds, Walley rows in it)``; the outcome is that of the
-    last program, whose optimum meets every Walley row to ``CUT_TOL``.
+    last program, whose optimum meets every Walley row to ``CUT_TOL``. Raises :class:`SolverError` when rows are
+    still violated after ``MAX_ROUNDS`` rounds (never the optimum of a program that misses some).
 
     ``start`` (bitmasks of proper events) are the events whose rows the first program holds; by default the
     singletons and their complements. With every singleton in, no further row can be violated: for disjoint
@@ -123,13 +125,17 @@ def solve_walley_lazily(problem: DesignProblem, solver: str | None, options: dic
                           b_eq=np.r_[base.b_eq, np.zeros(nrows)], lb=np.r_[base.lb, np.zeros(nb)],
                           ub=np.r_[base.ub, np.full(nb, np.inf)], A_ub_fixed=a_fixed, A_ub_exp=a_exp)
         outcome = solve_lp(program, solver=solver, options=options)
-        if outcome.status is not Status.OPTIMAL or outcome.z is None or rounds >= MAX_ROUNDS:
+        if outcome.status is not Status.OPTIMAL or outcome.z is None:
             return outcome, program, rounds, m
         v = _violations(program.mechanism(outcome.z), family, l, e)
         v[chosen] = -np.inf
         flat = np.flatnonzero(v.ravel() > CUT_TOL)
         if flat.size == 0:
             return outcome, program, rounds, m
+        if rounds >= MAX_ROUNDS:  # never release the optimum of a program that still misses Walley rows
+            raise SolverError(f"row generation stopped at its cap of {MAX_ROUNDS} rounds with {flat.size} Walley "
+                              f"row(s) still violated (the largest by {float(v.ravel()[flat].max()):.1e}); "
+                              "solve the full program instead (a smaller problem, or semantics 'sldp')")
         if flat.size > ROWS_PER_ROUND:
             flat = flat[np.argpartition(-v.ravel()[flat], ROWS_PER_ROUND)[:ROWS_PER_ROUND]]
         x, x2, ev = np.unravel_index(flat, v.shape)

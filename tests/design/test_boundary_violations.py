@@ -9,6 +9,7 @@ exponentials at 50 digits (not :mod:`designer._exact`), Fractions and brute-forc
 
 from __future__ import annotations
 
+import importlib.util
 import math
 from decimal import Decimal, getcontext
 from fractions import Fraction
@@ -326,3 +327,90 @@ def test_grid_structure_and_feasibility_at_one_count_over_each_rule():
         assert not g.feasible(shafer_over)
         walley_ok = counts(problem, [{yes: 8, no: 4}, {yes: 4, no: 8}])  # 2 <= e for both losses
         assert g.feasible(walley_ok)
+
+
+def test_row_generation_under_both_semantics_keeps_every_shafer_row():
+    """Under `both` the generated program holds every Shafer row from the start and Walley rows as needed: its
+    optimum is the full program's (independent dense LP with both families of rows), from either start."""
+    from designer.design.lazy import solve_walley_lazily
+
+    rng = np.random.default_rng(11)
+    for _ in range(5):
+        l = 3
+        k = int(rng.integers(2, 4))
+        labels = tuple(f"a{i}" for i in range(l))
+        problem = DesignProblem(inputs=labels[:k], frame=labels, epsilon=float(rng.uniform(0.3, 2.0)),
+                                semantics="both", objective="gain", gain=rng.uniform(-1, 1, size=(k, 1 << l)))
+        full = (1 << l) - 1
+        for start in (None, np.array([full ^ (1 << i) for i in range(l)])):
+            outcome = solve_walley_lazily(problem, None, None, start=start)[0]
+            assert outcome.objective == pytest.approx(independent_lp(problem), rel=1e-9, abs=1e-10)
+
+
+def _lazy_problem(rng, semantics="wldp", **structure):
+    l = 4
+    k = int(rng.integers(2, 5))
+    labels = tuple(f"a{i}" for i in range(l))
+    return DesignProblem(inputs=labels[:k], frame=labels, epsilon=float(rng.uniform(0.3, 2.0)), semantics=semantics,
+                         objective="gain", gain=rng.uniform(-1, 1, size=(k, 1 << l)), **structure)
+
+
+def test_row_generation_fails_loudly_at_its_cap(monkeypatch):
+    """A generator stopped by its cap with Walley rows still violated must not hand its optimum on."""
+    import designer.design.lazy as lazy
+    from designer.exceptions import SolverError
+
+    problem = _lazy_problem(np.random.default_rng(20261124))
+    complements = np.array([15 ^ (1 << i) for i in range(4)])
+    rounds = lazy.solve_walley_lazily(problem, None, None, start=complements)[2]
+    assert rounds >= 2
+    monkeypatch.setattr(lazy, "MAX_ROUNDS", rounds - 1)
+    with pytest.raises(SolverError, match=f"cap of {rounds - 1} rounds"):
+        lazy.solve_walley_lazily(problem, None, None, start=complements)
+    monkeypatch.setattr(lazy, "MAX_ROUNDS", rounds)
+    assert lazy.solve_walley_lazily(problem, None, None, start=complements)[2] == rounds
+
+
+def test_row_generation_adds_the_most_violated_rows_when_many_are(monkeypatch):
+    """With room for 2 rows a round, the generator still reaches the full program's optimum."""
+    import designer.design.lazy as lazy
+
+    monkeypatch.setattr(lazy, "ROWS_PER_ROUND", 2)
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        problem = _lazy_problem(rng)
+        complements = np.array([15 ^ (1 << i) for i in range(4)])
+        outcome = lazy.solve_walley_lazily(problem, None, None, start=complements)[0]
+        assert outcome.objective == pytest.approx(independent_lp(problem), rel=1e-9, abs=1e-10)
+
+
+def test_row_generation_keeps_structure_rows_and_passes_solver_and_options():
+    """Structure bounds (lying, don't-know) stay in the generated program (optimum of the full program), and the
+    solver and its options reach every round: Clarabel is named, an iteration limit of 1 stops HiGHS."""
+    from designer.design.lazy import solve_walley_lazily
+    from designer.solvers import Status
+
+    rng = np.random.default_rng(8)
+    for semantics in ("wldp", "both"):
+        problem = _lazy_problem(rng, semantics, lie_max=0.3, dont_know_max=0.2)
+        outcome = solve_walley_lazily(problem, None, None)[0]
+        assert outcome.objective == pytest.approx(independent_lp(problem), rel=1e-9, abs=1e-10)
+    problem = _lazy_problem(rng)
+    if importlib.util.find_spec("clarabel"):
+        assert solve_walley_lazily(problem, "CLARABEL", None)[0].solver.startswith("CLARABEL")
+    limited = solve_walley_lazily(problem, None, {"simplex_iteration_limit": 1, "presolve": "off",
+                                                  "solver": "simplex"})[0]
+    assert limited.status is Status.ITERATION_LIMIT
+
+
+def test_a_generated_program_rescales_with_the_budget():
+    """The generated program keeps its e^eps coefficients apart, like every design program: at another budget
+    its rows are A_fixed + e^eps' A_exp (the Walley rows' e^eps entries change, the others do not)."""
+    from designer.design.lazy import solve_walley_lazily
+
+    problem = _lazy_problem(np.random.default_rng(3))
+    program = solve_walley_lazily(problem, None, None)[1]
+    moved = program.at_epsilon(problem.epsilon + 0.5)
+    assert program.A_ub_fixed is not None and program.A_ub_exp is not None and program.A_ub_exp.nnz > 0
+    expected = program.A_ub_fixed + math.exp(problem.epsilon + 0.5) * program.A_ub_exp
+    assert abs(moved.A_ub - expected).max() < 1e-12 and abs(moved.A_ub - program.A_ub).max() > 0.1
