@@ -121,7 +121,8 @@ def test_device_certificate_checks_each_loss_at_the_boundary(semantics):
         if ok:
             certify_counts(problem, counts, 6)
         else:
-            with pytest.raises(CertificationError):
+            which = "Shafer" if semantics != "wldp" and not shafer_ok else "Walley"
+            with pytest.raises(CertificationError, match=f"^the grid design breaks the {which} budget"):
                 certify_counts(problem, counts, 6)
 
 
@@ -414,3 +415,38 @@ def test_a_generated_program_rescales_with_the_budget():
     assert program.A_ub_fixed is not None and program.A_ub_exp is not None and program.A_ub_exp.nnz > 0
     expected = program.A_ub_fixed + math.exp(problem.epsilon + 0.5) * program.A_ub_exp
     assert abs(moved.A_ub - expected).max() < 1e-12 and abs(moved.A_ub - program.A_ub).max() > 0.1
+
+
+def test_device_certificate_names_a_broken_structure_bound():
+    """Private counts (identical rows) whose don't-know count differs from the problem's: refused, in words."""
+    problem = DesignProblem(inputs=("yes", "no"), epsilon=1.0, semantics="both", dont_know=4 / 6)
+    counts = _counts(problem, [{1: 2, 2: 2, 3: 2}, {1: 2, 2: 2, 3: 2}])  # 2/6 don't know, the problem says 4/6
+    with pytest.raises(CertificationError, match=r"^the grid design breaks a structure constraint of the problem$"):
+        certify_counts(problem, counts, 6)
+
+
+def test_grid_feasibility_checks_structure_and_only_pairs_of_different_inputs():
+    """`feasible` refuses counts off the grid's rows whatever their privacy, and under WLDP compares pl of one
+    input with bel of *another*: an input whose own pl/bel ratio (9) exceeds the bound (7.9) is fine when every
+    cross ratio (at most 7) is within it."""
+    from designer.devices.program import GridProgram
+
+    problem = DesignProblem(inputs=("a", "b"), epsilon=math.log(7.95), semantics="wldp")
+    program = GridProgram(problem, 10)
+    rows = [{1: 1, 2: 1, 3: 8}, {1: 3, 2: 3, 3: 4}]  # a: pl_a({a}) = 9, bel_a({a}) = 1; b: 7 and 3
+    counts = _counts(problem, rows)
+    assert program.bound == Fraction(79, 10)
+    assert program.feasible(counts)
+    short = counts.copy()
+    short[0, 0] -= 1  # a row of 9 outcomes out of 10: off the grid, though still private
+    assert not program.feasible(short)
+
+
+@pytest.mark.parametrize("d", [1, 6, 36])
+def test_grid_bound_at_huge_budgets_and_a_single_outcome_grid(d):
+    """From 40 nats on, no ratio of counts up to d can reach the bound (only "zero follows zero" remains), and a
+    grid of one outcome still gets the best fraction with denominator 1."""
+    for eps in (40.0, 45.0, 700.0):
+        bound = grid_bound(eps, d)
+        assert all(Fraction(c1, c2) < bound for c1 in range(d + 1) for c2 in range(1, d + 1))
+    assert grid_bound(1.0, d) == _brute_grid_bound(1.0, d)
