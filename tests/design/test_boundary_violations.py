@@ -337,13 +337,8 @@ def test_row_generation_under_both_semantics_keeps_every_shafer_row():
 
     rng = np.random.default_rng(11)
     for _ in range(5):
-        l = 3
-        k = int(rng.integers(2, 4))
-        labels = tuple(f"a{i}" for i in range(l))
-        problem = DesignProblem(inputs=labels[:k], frame=labels, epsilon=float(rng.uniform(0.3, 2.0)),
-                                semantics="both", objective="gain", gain=rng.uniform(-1, 1, size=(k, 1 << l)))
-        full = (1 << l) - 1
-        for start in (None, np.array([full ^ (1 << i) for i in range(l)])):
+        problem = _lazy_problem(rng, "both")
+        for start in (None, np.array([15 ^ (1 << i) for i in range(4)])):
             outcome = solve_walley_lazily(problem, None, None, start=start)[0]
             assert outcome.objective == pytest.approx(independent_lp(problem), rel=1e-9, abs=1e-10)
 
