@@ -29,7 +29,7 @@ from .identification import (
     indistinguishable_inputs,
 )
 from .mechanism import Mechanism
-from .mle import KKT_TOL, _loglik, em, kkt_violation, mle_convex, mle_newton
+from .mle import KKT_TOL, _loglik, em, kkt_violation, mle_convex, mle_newton, share_functionals, tangent_form
 
 __all__ = [
     "Estimate",
@@ -132,15 +132,14 @@ def estimator_variance(
         return _reduce(per_input, reduce)
     info = fisher_information(mech, pi)
     # Coordinates d_1..d_{k-1} with d_k = -sum: B = [I; -1'] spans {sum d = 0}, reduced = B' I B.
-    a, b = info[:-1, :-1], info[:-1, -1]
-    reduced = a - b[:, None] - b[None, :] + info[-1, -1]
+    reduced = tangent_form(info)
     try:
         factor, _ = cho_factor(reduced, lower=True, check_finite=False)
         rcond, status = lapack.dpocon(factor, np.abs(reduced).sum(axis=0).max(), uplo="L")
         if status != 0 or not rcond > 1e-14:
             raise LinAlgError
         # diag(B reduced^-1 B') = column sums of X**2 with X = L^-1 B'.
-        x = solve_triangular(factor, np.hstack([np.eye(k - 1), -np.ones((k - 1, 1))]), lower=True,
+        x = solve_triangular(factor, share_functionals(k), lower=True,
                              check_finite=False)
         per_input = np.clip(np.sum(x * x, axis=0) / n, 0.0, None)
     except (LinAlgError, ValueError):

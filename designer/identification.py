@@ -12,6 +12,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .exceptions import InvalidArgumentError, InvalidMechanismError
 from .mechanism import Mechanism
+from .mle import share_functionals, tangent_form
 from .solvers import minimize
 
 __all__ = ["IDENTIFIED_TOL", "IdentifiedSet", "identified_interval", "identified_set", "indistinguishable_inputs"]
@@ -29,9 +30,7 @@ def _reduced_information(m: NDArray[np.float64], counts: NDArray[np.float64], pi
     cols = m[:, seen]
     p = pi @ cols
     weights = counts[seen] / counts.sum() / np.maximum(p, 1e-300) ** 2
-    info = (cols * weights) @ cols.T
-    a, b = info[:-1, :-1], info[:-1, -1]
-    return np.asarray(a - b[:, None] - b[None, :] + info[-1, -1])
+    return tangent_form((cols * weights) @ cols.T)
 
 
 def indistinguishable_inputs(matrix: NDArray[np.float64], tol: float = 1e-9) -> tuple[int, ...]:
@@ -66,7 +65,7 @@ def _pseudo_variance(m: NDArray[np.float64], counts: NDArray[np.float64], pi: ND
     eig, vec = np.linalg.eigh(_reduced_information(m, counts, pi))
     top = float(eig.max(initial=0.0))
     keep = eig > 1e-12 * top if top > 0 else np.zeros(eig.size, dtype=bool)
-    functionals = np.hstack([np.eye(k - 1), -np.ones((k - 1, 1))])  # share j in the tangent coordinates
+    functionals = share_functionals(k)
     along = vec.T @ functionals  # (k-1, k)
     reached = np.sum(along[~keep] ** 2, axis=0) <= 1e-12 * np.sum(functionals**2, axis=0)
     var = np.sum(along[keep] ** 2 / eig[keep, None], axis=0) / n

@@ -16,10 +16,22 @@ from numpy.typing import NDArray
 from ._native import native_output_silenced
 from .exceptions import InvalidMechanismError
 
-__all__ = ["KKT_TOL", "em", "kkt_violation", "mle_convex", "mle_newton"]
+__all__ = ["KKT_TOL", "em", "kkt_violation", "mle_convex", "mle_newton", "share_functionals", "tangent_form"]
 
 #: Largest relative KKT violation of a converged estimate.
 KKT_TOL = 1e-10
+
+
+def tangent_form(matrix: NDArray[np.float64]) -> NDArray[np.float64]:
+    """A ``(k, k)`` quadratic form restricted to the simplex's tangent space ``{d : sum d = 0}``, in the
+    coordinates ``d_1..d_{k-1}`` (``d_k = -sum``): ``B' A B`` with ``B = [I; -1']``, shape ``(k-1, k-1)``."""
+    column, row = matrix[:-1, -1], matrix[-1, :-1]
+    return np.asarray(matrix[:-1, :-1] - column[:, None] - row[None, :] + matrix[-1, -1])
+
+
+def share_functionals(k: int) -> NDArray[np.float64]:
+    """``B'`` of :func:`tangent_form`: column ``j`` is share ``j`` in the tangent coordinates, ``(k-1, k)``."""
+    return np.hstack([np.eye(k - 1), -np.ones((k - 1, 1))])
 
 
 def kkt_violation(m: NDArray[np.float64], counts: NDArray[np.float64], pi: NDArray[np.float64]) -> float:
@@ -106,7 +118,7 @@ def _face_step(a: NDArray[np.float64], freq: NDArray[np.float64], pi: NDArray[np
     hess = (a[s] * (freq / q**2)) @ a[s].T  # minus the Hessian on the face, positive semidefinite
     # coordinates on the face: the last support share follows from the others (sum of the shares fixed)
     reduced_grad = g[s[:-1]] - g[s[-1]]
-    reduced_hess = hess[:-1, :-1] - hess[:-1, -1:] - hess[-1:, :-1] + hess[-1, -1]
+    reduced_hess = tangent_form(hess)
     mu = float(np.abs(reduced_grad).max())  # Levenberg term: solvable when the shares are not identified
     try:
         y = np.linalg.solve(reduced_hess + mu * np.eye(s.size - 1), reduced_grad)

@@ -340,7 +340,7 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism, *, reference
     if blind:  # the design, not the data, leaves these outcomes' terms open
         involved = outcomes if reference in blind else [o for o in outcomes if o in blind]
         terms = [i for i, o in enumerate(o for o in outcomes for _ in names) if o in involved]
-        fit = design_blind(fit, information, terms, labels, blind)
+        fit = design_blind(fit, information, terms, labels, blind, decrement_ok)
     converged = fit.status == "converged"
     # statsmodels keeps a dense copy of the design: not for a sparse one (many-level categoricals)
     sm_result = None if sp.issparse(z) else _statsmodels_results(lik, codes, params, labels, lhs, iterations,

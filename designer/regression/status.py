@@ -107,16 +107,25 @@ def diagnose(loglike: Callable[[NDArray[np.float64]], float], params: NDArray[np
                 diverging[j] = float(np.sign(sign * direction[j]) or 1.0)
         else:
             flat.update(terms)  # curved, but too little to trust
-    flat -= set(diverging)
+    return _conclude(information, diverging, flat, labels, decrement_ok)
+
+
+def _conclude(information: NDArray[np.float64], diverging: dict[int, float], flat: set[int], labels: list[str],
+              decrement_ok: bool, *, lead: tuple[str, ...] = (), named: frozenset[int] = frozenset()) -> FitStatus:
+    """The status, warnings and covariance of a fit whose problem terms are known: ``diverging`` (run off) and
+    ``flat`` (not identified). The other terms get the inverse of their own block of ``information``.
+    ``lead`` warnings come first; terms in ``named`` are left out of the "not identified" list (a lead names
+    them already)."""
+    p = information.shape[0]
+    flat = set(flat) - set(diverging)
     good = [j for j in range(p) if j not in diverging and j not in flat]
-    cov = nan.copy()
+    cov = np.full((p, p), np.nan)
     if good:
-        block = information[np.ix_(good, good)]
         try:
-            cov[np.ix_(good, good)] = np.linalg.inv(block)
+            cov[np.ix_(good, good)] = np.linalg.inv(information[np.ix_(good, good)])
         except np.linalg.LinAlgError:
             flat.update(good)
-    warnings = []
+    warnings = list(lead)
     if diverging:
         status = "separation"
         warnings.append("separation: the estimates of " + ", ".join(repr(labels[j]) for j in sorted(diverging))
@@ -124,8 +133,9 @@ def diagnose(loglike: Callable[[NDArray[np.float64]], float], params: NDArray[np
                         "--penalty firth (Firth's penalized likelihood), or drop or merge those terms")
     else:
         status = "not_identified"
-    if flat:
-        warnings.append("not identified: " + ", ".join(repr(labels[j]) for j in sorted(flat))
+    listed = sorted(flat - named)
+    if listed:
+        warnings.append("not identified: " + ", ".join(repr(labels[j]) for j in listed)
                         + " (the information is near-singular along them: aliased terms, or too little data); "
                         "no standard errors for them")
     if not decrement_ok and status == "not_identified":
@@ -134,33 +144,16 @@ def diagnose(loglike: Callable[[NDArray[np.float64]], float], params: NDArray[np
 
 
 def design_blind(fit: FitStatus, information: NDArray[np.float64], terms: list[int], labels: list[str],
-                 inputs: list[str]) -> FitStatus:
+                 inputs: list[str], decrement_ok: bool) -> FitStatus:
     """``fit`` with ``terms`` (parameter indices) unidentified by the design itself: ``inputs`` give answer
     distributions that are linearly dependent, so no data identify these terms. The status becomes
     ``not_identified`` (a separation found along these terms is the flat likelihood of the design, not
     separation); the other terms keep their diagnosis and their covariance, from their own block."""
-    p = information.shape[0]
-    blind = set(terms)
+    blind = frozenset(terms)
+    lead = (f"the design cannot tell {', '.join(map(repr, inputs))} apart (their answer distributions are "
+            "linearly dependent): " + ", ".join(repr(labels[j]) for j in sorted(blind)) + " are not identified "
+            "by any data and have no estimate; merge those inputs, or see 'designer estimate' for the identified "
+            "interval of each share",)
     diverging = {j: s for j, s in fit.diverging.items() if j not in blind}
-    flat = (set(fit.unidentified) | blind) - set(diverging)
-    good = [j for j in range(p) if j not in diverging and j not in flat]
-    cov = np.full((p, p), np.nan)
-    if good:
-        try:
-            cov[np.ix_(good, good)] = np.linalg.inv(information[np.ix_(good, good)])
-        except np.linalg.LinAlgError:
-            flat.update(good)
-    warnings = [f"the design cannot tell {', '.join(map(repr, inputs))} apart (their answer distributions are "
-                "linearly dependent): " + ", ".join(repr(labels[j]) for j in sorted(blind)) + " are not identified "
-                "by any data and have no estimate; merge those inputs, or see 'designer estimate' for the "
-                "identified interval of each share"]
-    if diverging:
-        warnings.append("separation: the estimates of " + ", ".join(repr(labels[j]) for j in sorted(diverging))
-                        + " run off to infinity (the log-likelihood keeps rising); use --penalty firth, or drop "
-                        "or merge those terms")
-    others = sorted(flat - blind)
-    if others:
-        warnings.append("not identified: " + ", ".join(repr(labels[j]) for j in others) + " (near-singular "
-                        "information); no standard errors for them")
-    status = "separation" if diverging else "not_identified"
-    return FitStatus(status, tuple(warnings), diverging, tuple(sorted(flat)), cov)
+    return _conclude(information, diverging, set(fit.unidentified) | blind, labels, decrement_ok, lead=lead,
+                     named=blind)
