@@ -7,8 +7,11 @@ the form ``1 / (1 + m e^-eps)`` they are exact to rounding for every ``eps >= 0`
 from __future__ import annotations
 
 import math
+from typing import Any
 
-__all__ = ["EXP_MAX", "exp_capped", "rr_probabilities", "two_sided_z"]
+import numpy as np
+
+__all__ = ["EXP_MAX", "exp_capped", "rr_probabilities", "two_sided_z", "wald_interval"]
 
 #: Largest exponent whose ``exp`` is a finite float with room for a few products (e^700 ~ 1e304).
 EXP_MAX = 700.0
@@ -35,3 +38,30 @@ def two_sided_z(level: float) -> float:
     from scipy.stats import norm
 
     return float(norm.ppf(0.5 + level / 2))
+
+
+def wald_interval(estimate: Any, stderr: Any, level: float, *, low: float = -math.inf,
+                  high: float = math.inf) -> tuple[Any, Any]:
+    """The Wald interval ``estimate -+ z stderr`` at ``level`` (``z`` from :func:`two_sided_z`), clipped to
+    ``[low, high]`` (``[0, 1]`` for a share).
+
+    Parameters
+    ----------
+    estimate, stderr : float or array_like, the same shape
+        Point estimates and their standard errors; a NaN standard error gives a NaN interval.
+    level : float
+        Confidence level in (0, 1).
+    low, high : float, default -inf, inf
+        The parameter's range.
+
+    Returns
+    -------
+    ci_low, ci_high : float or ndarray
+        Floats for float arguments, else arrays of the arguments' shape.
+    """
+    half = two_sided_z(level) * np.asarray(stderr, dtype=np.float64)
+    centre = np.asarray(estimate, dtype=np.float64)
+    ci_low, ci_high = np.clip(centre - half, low, high), np.clip(centre + half, low, high)
+    if ci_low.ndim == 0:
+        return float(ci_low), float(ci_high)
+    return ci_low, ci_high

@@ -15,18 +15,17 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._numeric import two_sided_z
+from ._numeric import wald_interval
 from ._validation import check_prior, check_real
 from .exceptions import InvalidArgumentError, InvalidMechanismError
 from .identification import (
     IDENTIFIED_TOL,
     IdentifiedSet,
     _identified_by,
-    _pseudo_variance,
-    _share_range,
     identified_interval,
     identified_set,
     indistinguishable_inputs,
+    unidentified_intervals,
 )
 from .mechanism import Mechanism
 from .mle import KKT_TOL, _loglik, em, kkt_violation, mle_convex, mle_newton, share_functionals, tangent_form
@@ -325,23 +324,13 @@ def estimate_sldp(mech: Mechanism, counts: ArrayLike, *, method: str = "newton",
         raise InvalidArgumentError(f"method must be 'newton', 'em' or 'convex', got {method!r}")
     violation = kkt_violation(m, c, pi)
     converged = violation <= KKT_TOL
-    z = two_sided_z(level)
     low, high = pi.copy(), pi.copy()
     warnings: list[str] = []
     if _identified_by(m, c, pi):
         se = np.sqrt(np.asarray(estimator_variance(mech, pi, n, reduce="none")))
-        ci_low, ci_high = np.clip(pi - z * se, 0, 1), np.clip(pi + z * se, 0, 1)
+        ci_low, ci_high = wald_interval(pi, se, level, low=0.0, high=1.0)
     else:  # the observed answers do not pin every share down (e.g. all "don't know", fewer answers than inputs)
-        low, high = identified_interval(m, c, pi)
-        se = np.sqrt(_pseudo_variance(m, c, pi))
-        ci_low, ci_high = np.clip(pi - z * se, 0, 1), np.clip(pi + z * se, 0, 1)
-        fitted = pi @ m
-        spread = np.sqrt(np.maximum(fitted * (1 - fitted), 1.0 / n) / n)
-        z_all = two_sided_z(1 - (1 - level) / m.shape[1])  # simultaneous over the answer sets (Bonferroni)
-        band_low, band_high = _share_range(m, fitted, z_all * spread)
-        absent = np.isnan(se)
-        ci_low[absent] = np.minimum(band_low, low)[absent]
-        ci_high[absent] = np.maximum(band_high, high)[absent]
+        low, high, se, ci_low, ci_high = unidentified_intervals(m, c, pi, level)
     loose = [x for x, lo, hi in zip(mech.inputs, low, high) if hi - lo > IDENTIFIED_TOL]
     status = "converged" if converged else "not_converged"
     if not converged:

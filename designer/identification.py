@@ -6,16 +6,21 @@ docs/theory.md section 8.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._numeric import two_sided_z, wald_interval
 from .exceptions import InvalidArgumentError, InvalidMechanismError
 from .mechanism import Mechanism
 from .mle import share_functionals, tangent_form
 from .solvers import minimize
 
-__all__ = ["IDENTIFIED_TOL", "IdentifiedSet", "identified_interval", "identified_set", "indistinguishable_inputs"]
+__all__ = [
+    "IDENTIFIED_TOL", "IdentifiedSet", "identified_interval", "identified_set", "indistinguishable_inputs",
+    "unidentified_intervals",
+]
 
 
 #: Width above which a share's identified interval is an interval (the share is not identified).
@@ -72,22 +77,33 @@ def _pseudo_variance(m: NDArray[np.float64], counts: NDArray[np.float64], pi: ND
     return np.where(reached, var, np.nan)
 
 
-def _share_range(m: NDArray[np.float64], centre: NDArray[np.float64], band: NDArray[np.float64]
-                 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Smallest and largest ``pi_j`` over the simplex with ``|pi . m(E) - centre_E| <= band_E`` (2k LPs)."""
-    k = m.shape[0]
-    a_ub = np.vstack([m.T, -m.T])
-    b_ub = np.r_[centre + band, band - centre]
+def _extremes(k: int, n_vars: int, **program: Any) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Smallest and largest of each of the first ``k`` of ``n_vars`` variables over one LP's feasible set
+    (``program``: :func:`designer.solvers.minimize`'s constraint arguments), clipped to [0, 1]: ``2k`` LPs."""
     lower, upper = np.zeros(k), np.ones(k)
     for j in range(k):
-        obj = np.zeros(k)
+        obj = np.zeros(n_vars)
         obj[j] = 1.0
-        lo = minimize(obj, A_ub=a_ub, b_ub=b_ub, A_eq=np.ones((1, k)), b_eq=[1.0], bounds=(0, 1))
-        hi = minimize(-obj, A_ub=a_ub, b_ub=b_ub, A_eq=np.ones((1, k)), b_eq=[1.0], bounds=(0, 1))
+        lo, hi = minimize(obj, **program), minimize(-obj, **program)
         if lo.status != 0 or hi.status != 0:
             raise InvalidMechanismError(f"the identified-set program failed ({lo.message or hi.message})")
         lower[j], upper[j] = lo.fun, -hi.fun
     return np.clip(lower, 0, 1), np.clip(upper, 0, 1)
+
+
+def _share_range(m: NDArray[np.float64], centre: NDArray[np.float64], band: NDArray[np.float64]
+                 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Smallest and largest ``pi_j`` over the simplex with ``|pi . m(E) - centre_E| <= band_E`` (2k LPs)."""
+    k = m.shape[0]
+    return _extremes(k, k, A_ub=np.vstack([m.T, -m.T]), b_ub=np.r_[centre + band, band - centre],
+                     A_eq=np.ones((1, k)), b_eq=[1.0], bounds=(0, 1))
+
+
+def _bonferroni_bands(freq: NDArray[np.float64], n: float, level: float) -> NDArray[np.float64]:
+    """Half-widths of normal confidence bands for the frequencies ``freq`` of ``n`` answers, simultaneous at
+    ``level`` over all of them (Bonferroni); the variance is kept from 0 at ``1 / n`` for an empty cell."""
+    z = two_sided_z(1 - (1 - level) / freq.size)
+    return z * np.sqrt(np.maximum(freq * (1 - freq), 1.0 / n) / n)
 
 
 def identified_interval(m: NDArray[np.float64], counts: NDArray[np.float64], pi: NDArray[np.float64]
@@ -116,6 +132,43 @@ def identified_interval(m: NDArray[np.float64], counts: NDArray[np.float64], pi:
     fitted = pi @ m[:, seen]
     low, high = _share_range(m[:, seen], fitted, 1e-8 * fitted + 1e-12)
     return np.minimum(low, pi), np.maximum(high, pi)
+
+
+def unidentified_intervals(m: NDArray[np.float64], counts: NDArray[np.float64], pi: NDArray[np.float64],
+                           level: float) -> tuple[NDArray[np.float64], ...]:
+    """Identified intervals, standard errors and confidence intervals of a fit whose information is singular.
+
+    A share whose functional lies in the range of the singular observed information has the pseudo-inverse's
+    standard error and its Wald interval (clipped to [0, 1]). Any other share has no standard error; its
+    confidence interval is the range of the share over the priors whose answer distribution lies within
+    Bonferroni bands (simultaneous at ``level`` over the answer sets) of the fitted one, widened to contain
+    its identified interval (docs/theory.md section 8).
+
+    Parameters
+    ----------
+    m : (k, F) ndarray
+        Mass matrix (rows = inputs, columns = answer sets).
+    counts : (F,) ndarray
+        Answers per answer set.
+    pi : (k,) ndarray
+        A maximizer of the likelihood.
+    level : float
+        Confidence level in (0, 1).
+
+    Returns
+    -------
+    low, high, stderr, ci_low, ci_high : (k,) ndarray
+        ``stderr`` is NaN where absent.
+    """
+    low, high = identified_interval(m, counts, pi)
+    se = np.sqrt(_pseudo_variance(m, counts, pi))
+    ci_low, ci_high = wald_interval(pi, se, level, low=0.0, high=1.0)
+    fitted = pi @ m
+    band_low, band_high = _share_range(m, fitted, _bonferroni_bands(fitted, float(counts.sum()), level))
+    absent = np.isnan(se)
+    ci_low[absent] = np.minimum(band_low, low)[absent]
+    ci_high[absent] = np.maximum(band_high, high)[absent]
+    return low, high, se, ci_low, ci_high
 
 
 @dataclass(frozen=True)
@@ -160,7 +213,6 @@ def identified_set(mech: Mechanism, counts: ArrayLike, *, level: float | None = 
     level : float or None, default 0.95
     """
     import scipy.sparse as sp
-    from scipy import stats
 
     c = np.asarray(counts, dtype=np.float64)
     if c.shape != (mech.l,) or np.any(c < 0) or c.sum() <= 0:
@@ -189,8 +241,7 @@ def identified_set(mech: Mechanism, counts: ArrayLike, *, level: float | None = 
     if level is not None:
         if not 0 < level < 1:
             raise InvalidArgumentError(f"level must lie in (0, 1), got {level}")
-        z = float(stats.norm.ppf(1 - (1 - level) / (2 * l)))
-        band = z * np.sqrt(np.maximum(f * (1 - f), 1.0 / n) / n)
+        band = _bonferroni_bands(f, n, level)
     bounds = [(0, None)] * (k + nw) + [(0, b) for b in band] * 2
     slack = np.zeros(n_vars)
     slack[k + nw:] = 1.0
@@ -201,11 +252,5 @@ def identified_set(mech: Mechanism, counts: ArrayLike, *, level: float | None = 
         misfit = float(first.fun)
         bounds = [(0, None)] * n_vars
         a_ub, b_ub = sp.csr_matrix(slack[None, :]), [misfit * (1 + 1e-9) + 1e-12]
-    lower, upper = np.zeros(k), np.zeros(k)
-    for j in range(k):
-        obj = np.zeros(n_vars)
-        obj[j] = 1.0
-        lo = minimize(obj, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=bounds)
-        hi = minimize(-obj, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=bounds)
-        lower[j], upper[j] = lo.fun, -hi.fun
-    return IdentifiedSet(mech.inputs, np.clip(lower, 0, 1), np.clip(upper, 0, 1), level, misfit, round(n))
+    lower, upper = _extremes(k, n_vars, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=bounds)
+    return IdentifiedSet(mech.inputs, lower, upper, level, misfit, round(n))

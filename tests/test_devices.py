@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from designer.cli import main
-from designer.design import DesignProblem
+from designer.design import DesignProblem, load_problem
 from designer.devices import DeviceError, certify_counts, grid_design, make_rules, parse_device, render, verify
 from designer.exceptions import InfeasibleDesignError
 
@@ -216,3 +216,52 @@ def test_html_card_in_a_headless_browser(tmp_path, capsys):
 
     pixels = matplotlib.image.imread(shot)
     assert pixels.std() > 0.05
+
+
+def test_an_integer_program_stops_at_its_node_limit_and_says_so():
+    from scipy.optimize import Bounds, LinearConstraint
+
+    from designer.devices.search import run_milp
+
+    # a 40-item knapsack: its root relaxation is not integral, and branch and bound needs thousands of nodes
+    rng = np.random.default_rng(1)
+    w = rng.integers(10**5, 10**6, 40).astype(float)
+    value = w + rng.integers(0, 1000, 40)
+    cons = [LinearConstraint(w[None, :], -np.inf, w.sum() / 2)]
+    short = run_milp(-value, np.ones(40), Bounds(0, 1), cons, node_limit=10)
+    full = run_milp(-value, np.ones(40), Bounds(0, 1), cons)
+    assert short.x is not None and not short.proven and short.nodes <= 10
+    assert full.proven and full.nodes > 10
+    assert value @ full.x >= value @ short.x
+    # brute force would take 2^40; the proven optimum is at least every greedy fill and within the capacity
+    assert w @ full.x <= w.sum() / 2 + 1e-6
+
+
+def test_a_grid_design_cut_short_is_not_called_optimal():
+    from designer.devices.device import Device
+    from designer.devices.grid import _best
+
+    problem = load_problem(ROOT / "problems" / "survey-5-options-utility.toml")
+    cut = _best(problem, Device("grid:10", 10), None, node_limit=1)
+    assert cut.counts is not None and not cut.proven and cut.nodes == 1
+    assert any("not proven" in note and "1 branch-and-bound nodes" in note for note in cut.notes)
+    whole = _best(problem, Device("grid:10", 10), None)
+    assert whole.proven and whole.nodes > 1 and not any("not proven" in note for note in whole.notes)
+    certify_counts(problem, cut.counts, 10)  # a design found before the limit is still certified
+
+
+def test_the_within_1pct_search_is_bounded_by_nodes_not_by_the_clock(monkeypatch):
+    import time
+
+    from designer.design import design
+    from designer.devices import grid
+
+    problem = load_problem(ROOT / "problems" / "warner.toml")
+    continuous = design(problem).objective_value
+    # every candidate grid of Warner's design takes one node for the free and one for the symmetric program;
+    # 40 outcomes (the 15th candidate) are the first within 1%: 30 nodes
+    assert grid._within_1pct(problem, continuous, None, nodes=30) == 40
+    assert grid._within_1pct(problem, continuous, None, nodes=28) is None
+    clock = iter(range(0, 10**9, 1000))  # a machine so loaded that every look at the clock is 1,000 s later
+    monkeypatch.setattr(time, "perf_counter", lambda: float(next(clock)))
+    assert grid._within_1pct(problem, continuous, None) == 40

@@ -3,10 +3,12 @@ budget a float holds (no overflow, the subnormal tail rounded as the exact value
 
 import math
 from decimal import Decimal, getcontext
+from statistics import NormalDist
 
+import numpy as np
 import pytest
 
-from designer._numeric import EXP_MAX, exp_capped, rr_probabilities, two_sided_z
+from designer._numeric import EXP_MAX, exp_capped, rr_probabilities, two_sided_z, wald_interval
 
 getcontext().prec = 60
 
@@ -46,3 +48,23 @@ def test_two_sided_z_is_the_normal_quantile():
 
     for level in (0.5, 0.9, 0.95, 0.99, 0.999):
         assert two_sided_z(level) == pytest.approx(NormalDist().inv_cdf(0.5 + level / 2), rel=1e-12)
+
+
+@pytest.mark.parametrize("level", [0.5, 0.9, 0.95, 0.99])
+def test_wald_interval_is_estimate_plus_minus_the_quantile_times_stderr(level):
+    z = NormalDist().inv_cdf(0.5 + level / 2)
+    low, high = wald_interval(0.3, 0.1, level)
+    assert isinstance(low, float) and isinstance(high, float)
+    assert math.isclose(low, 0.3 - z * 0.1, rel_tol=1e-12) and math.isclose(high, 0.3 + z * 0.1, rel_tol=1e-12)
+    # unbounded by default (a logit coefficient), clipped to the range asked for (a share), per entry
+    low, high = wald_interval(np.array([0.05, 0.5, 0.97, -4.0]), np.array([0.1, 0.01, 0.1, 1.0]), level)
+    assert low[0] < 0 < low[1] and high[2] > 1 and low[3] < -4.0 < high[3]
+    clipped = wald_interval(np.array([0.05, 0.5, 0.97]), np.array([0.1, 0.01, 0.1]), level, low=0.0, high=1.0)
+    assert clipped[0][0] == 0.0 and clipped[1][2] == 1.0
+    assert math.isclose(clipped[0][1], 0.5 - z * 0.01, rel_tol=1e-12)
+    assert math.isclose(clipped[1][1], 0.5 + z * 0.01, rel_tol=1e-12)
+    assert math.isclose(clipped[1][0], 0.05 + z * 0.1, rel_tol=1e-12)
+    assert math.isclose(clipped[0][2], 0.97 - z * 0.1, rel_tol=1e-12)
+    # no standard error, no interval
+    nan_low, nan_high = wald_interval(np.array([0.2]), np.array([np.nan]), level, low=0.0, high=1.0)
+    assert np.isnan(nan_low[0]) and np.isnan(nan_high[0])

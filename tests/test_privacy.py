@@ -123,3 +123,18 @@ def test_bad_arguments():
         d.is_private(mech, 1.0, semantics="bayes")
     with pytest.raises(TypeError):
         d.eps_shafer(np.eye(2))
+
+
+def test_privacy_losses_name_each_loss_with_its_witness_in_words():
+    # Q_2x3(0.5, 0.2): m_yes = (0.5, 0.2, 0.3), m_no = (0.2, 0.5, 0.3); each loss worked out by hand.
+    losses = d.privacy_losses(d.Q_2x3(0.5, 0.2))
+    assert list(losses) == ["shafer", "bel", "pl", "walley"]
+    expected = {"shafer": (math.log(0.5 / 0.2), "m", "m"), "bel": (math.log(0.5 / 0.2), "bel", "bel"),
+                "pl": (math.log(0.8 / 0.5), "pl", "pl"), "walley": (math.log(0.8 / 0.2), "pl", "bel")}
+    for name, (eps, f, g) in expected.items():
+        w = losses[name]
+        assert w.eps == pytest.approx(eps, rel=1e-12)
+        assert w.describe() in {f"{f}_no({{no}}) / {g}_yes({{no}})", f"{f}_yes({{yes}}) / {g}_no({{yes}})"}
+    single = d.worst_case(Mechanism([[0.0, 0.25, 0.75, 0.0]], inputs=["only"]), "shafer")
+    assert (single.eps, single.x, single.event) == (0.0, None, None)
+    assert single.describe() == "no pair of inputs"

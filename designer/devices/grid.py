@@ -20,22 +20,22 @@ from fractions import Fraction
 import numpy as np
 from numpy.typing import NDArray
 
-from .._native import native_output_silenced
 from ..design.problem import DesignProblem
 from ..exceptions import InfeasibleDesignError
 from ..mechanism import Mechanism
 from ..vocabulary import Objective
 from .device import Device, DeviceError
-from .program import MILP_TIME_LIMIT, GridProgram, certify_counts, grid_bound, grid_mechanism, snap_count
-from .search import chi2_grid
+from .program import GridProgram, certify_counts, grid_bound, grid_mechanism, snap_count
+from .search import MILP_NODE_LIMIT, chi2_grid, run_milp
 
 __all__ = ["CANDIDATE_DENOMINATORS", "GridDesign", "certify_counts", "grid_bound", "grid_design", "is_invariant"]
 
 #: Denominators tried, in order, for "which D comes within 1% of the continuous optimum".
 CANDIDATE_DENOMINATORS = (2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 30, 32, 36, 40, 48, 52, 60, 64, 72, 100, 120,
                           128, 200, 256, 360, 500, 512, 1000)
-#: Time spent looking for the grid that comes within 1% of the continuous optimum (seconds).
-WITHIN_1PCT_SECONDS = 5.0
+#: Branch-and-bound nodes spent, over all candidates, looking for the grid that comes within 1% of the
+#: continuous optimum: work, not time, so the answer is the same on any machine.
+WITHIN_1PCT_NODES = 60
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,8 @@ class GridDesign:
         Whether the released counts are invariant under relabelling.
     notes : tuple of str
     within_1pct : int or None
-        The smallest candidate ``D`` whose grid optimum is within 1% of the continuous objective.
+        The smallest candidate ``D`` whose grid optimum is within 1% of the continuous objective; ``None`` when
+        none is found within :data:`WITHIN_1PCT_NODES` branch-and-bound nodes.
     variance_kind : str
         A key of :data:`~designer.design.objectives.VARIANCE_KINDS`.
     variance_reason : str
@@ -108,61 +109,74 @@ class GridDesign:
         return self.variance / self.continuous_variance if self.continuous_variance > 0 else math.nan
 
 
-def _solve(program: GridProgram, c: NDArray[np.float64], symmetric: bool) -> NDArray[np.int64] | None:
-    from scipy.optimize import milp
+@dataclass(frozen=True)
+class _Search:
+    """The best grid counts found, whether proven optimal, notes (symmetry, node limit), and the
+    branch-and-bound nodes it took."""
 
-    bounds, constraints = program.milp_parts()
-    if symmetric:
-        constraints.append(program.symmetry_rows())
-    with native_output_silenced():
-        res = milp(c, integrality=np.ones(c.size), bounds=bounds, constraints=constraints,
-                   options={"time_limit": MILP_TIME_LIMIT, "mip_rel_gap": 0.0, "disp": False})
-    if res.x is None:
-        return None
-    counts = np.rint(res.x).astype(np.int64).reshape(program.k, program.f)
-    return counts if program.feasible(counts) else None
+    counts: NDArray[np.int64] | None
+    proven: bool
+    notes: tuple[str, ...]
+    nodes: int
 
 
-def _linear_grid(program: GridProgram, problem: DesignProblem, symmetric: bool) -> NDArray[np.int64] | None:
+def _linear_grid(program: GridProgram, problem: DesignProblem, symmetric: bool, node_limit: int
+                 ) -> tuple[NDArray[np.int64] | None, bool, int]:
+    """The grid optimum of a linear objective (MIP gap 0): counts, whether proven optimal, nodes."""
     from ..design.objectives import objective_matrix
 
     c = -objective_matrix(problem, program.family).ravel() / program.d
-    return _solve(program, c, symmetric)
+    bounds, constraints = program.milp_parts()
+    if symmetric:
+        constraints.append(program.symmetry_rows())
+    res = run_milp(c, np.ones(c.size), bounds, constraints, node_limit=node_limit)
+    if res.x is None:
+        return None, False, res.nodes
+    counts = np.rint(res.x).astype(np.int64).reshape(program.k, program.f)
+    return (counts, res.proven, res.nodes) if program.feasible(counts) else (None, False, res.nodes)
 
 
-def _best(problem: DesignProblem, device: Device, target: NDArray[np.float64] | None
-          ) -> tuple[NDArray[np.int64] | None, bool, list[str]]:
-    """The best grid counts, whether proven optimal, and notes (symmetry)."""
+def _best(problem: DesignProblem, device: Device, target: NDArray[np.float64] | None, *,
+          node_limit: int = MILP_NODE_LIMIT) -> _Search:
+    """The best grid counts of ``problem`` on ``device`` (each integer program within ``node_limit`` nodes)."""
     from ..design.objectives import objective_value
     from ..design.symmetry import is_symmetric
 
     program = GridProgram(problem, device.denominator)
     linear = problem.objective is not Objective.CHI2
+    spent = 0
 
-    def solve(symmetric: bool) -> NDArray[np.int64] | None:
+    def solve(symmetric: bool) -> tuple[NDArray[np.int64] | None, bool]:
+        nonlocal spent
         if linear:
-            return _linear_grid(program, problem, symmetric)
-        assert target is not None
-        return chi2_grid(program, problem, target, symmetric)
+            counts, proven, nodes = _linear_grid(program, problem, symmetric, node_limit)
+        else:
+            assert target is not None
+            (counts, nodes), proven = chi2_grid(program, problem, target, symmetric, node_limit=node_limit), False
+        spent += nodes
+        return counts, proven
 
-    free = solve(False)
+    free, proven = solve(False)
     notes: list[str] = []
+    if linear and free is not None and not proven:
+        notes.append(f"the grid optimum is not proven: the integer program stopped at its limit of {node_limit:,} "
+                     "branch-and-bound nodes with the best design found so far")
     if free is None or not is_symmetric(problem):
-        return free, linear, notes
-    sym = solve(True)
+        return _Search(free, proven, tuple(notes), spent)
+    sym, _ = solve(True)
 
     def val(c: NDArray[np.int64]) -> float:
         return objective_value(problem, grid_mechanism(problem, program, c))
 
     if sym is not None and val(sym) >= val(free) - 1e-12:
-        return sym, linear, notes
+        return _Search(sym, proven, tuple(notes), spent)
     if sym is None:
         notes.append(f"no grid design with 1/{device.denominator} steps is symmetric under relabelling: the "
                      "released one is not")
     else:
         notes.append(f"the best grid design is not symmetric: the best symmetric one reaches {val(sym):.6g} "
                      f"({100 * (1 - val(sym) / val(free)):.3g}% lower)")
-    return free, linear, notes
+    return _Search(free, proven, tuple(notes), spent)
 
 
 def grid_design(problem: DesignProblem, device: Device, *, find_within_1pct: bool = True) -> GridDesign:
@@ -184,7 +198,8 @@ def grid_design(problem: DesignProblem, device: Device, *, find_within_1pct: boo
         for j, m in enumerate(problem.family()):
             if int(m) in cols:
                 target[:, j] = continuous.mechanism.matrix[:, cols[int(m)]]
-    counts, optimal, notes = _best(problem, device, target)
+    search = _best(problem, device, target)
+    counts, optimal, notes = search.counts, search.proven, list(search.notes)
     if counts is None:
         raise InfeasibleDesignError(f"no design with masses in steps of 1/{device.denominator} ({device.name}) meets "
                                     "the problem's budget and structure; try a device with more outcomes")
@@ -244,23 +259,25 @@ def is_invariant(problem: DesignProblem, program: GridProgram, counts: NDArray[n
     return bool(np.all(values == 0))
 
 
-def _within_1pct(problem: DesignProblem, continuous: float, target: NDArray[np.float64] | None) -> int | None:
-    import time
-
+def _within_1pct(problem: DesignProblem, continuous: float, target: NDArray[np.float64] | None,
+                 nodes: int = WITHIN_1PCT_NODES) -> int | None:
+    """The first candidate denominator whose grid design comes within 1% of ``continuous``, searched within
+    ``nodes`` branch-and-bound nodes in all; ``None`` when none is found within them."""
     from ..design.objectives import objective_value
 
-    start = time.perf_counter()
+    left = nodes
     for d in CANDIDATE_DENOMINATORS:
-        if time.perf_counter() - start > WITHIN_1PCT_SECONDS:
+        if left <= 0:
             return None
         try:
-            counts, _, _ = _best(problem, Device(f"grid:{d}", d), target)
+            search = _best(problem, Device(f"grid:{d}", d), target, node_limit=left)
         except DeviceError:
             continue
-        if counts is None:
+        left -= search.nodes
+        if search.counts is None:
             continue
         program = GridProgram(problem, d)
-        if objective_value(problem, grid_mechanism(problem, program, counts)) >= 0.99 * continuous - 1e-12:
+        if objective_value(problem, grid_mechanism(problem, program, search.counts)) >= 0.99 * continuous - 1e-12:
             return d
     return None
 

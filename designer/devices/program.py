@@ -17,10 +17,7 @@ from ..mechanism import Mechanism
 from ..vocabulary import Semantics
 from .device import DeviceError
 
-__all__ = ["MILP_TIME_LIMIT", "GridProgram", "certify_counts", "grid_bound", "grid_mechanism", "snap_count"]
-
-#: Time limit of one integer program (seconds).
-MILP_TIME_LIMIT = 60.0
+__all__ = ["GridProgram", "certify_counts", "grid_bound", "grid_mechanism", "snap_count"]
 
 
 def grid_bound(eps: float, denominator: int) -> Fraction:

@@ -3,21 +3,61 @@ chi-square information grows and every share stays identified (``docs/theory.md`
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 from numpy.typing import NDArray
 
 from .._native import native_output_silenced
 from ..design.problem import DesignProblem
 from ..vocabulary import Semantics
-from .program import MILP_TIME_LIMIT, GridProgram, grid_mechanism
+from .program import GridProgram, grid_mechanism
 
-__all__ = ["chi2_grid"]
+__all__ = ["MILP_NODE_LIMIT", "MilpOutcome", "chi2_grid", "run_milp"]
+
+#: Branch-and-bound nodes one grid program may explore. The search is bounded by work, not by time, so the
+#: same problem gives the same design on any machine, however loaded.
+MILP_NODE_LIMIT = 20_000
 
 
-def chi2_grid(program: GridProgram, problem: DesignProblem, target: NDArray[np.float64], symmetric: bool
-               ) -> NDArray[np.int64] | None:
-    """The feasible grid design nearest (L1) the continuous optimum, then one-outcome moves while chi2 grows."""
-    from scipy.optimize import Bounds, LinearConstraint, milp
+@dataclass(frozen=True)
+class MilpOutcome:
+    """What one integer program gave.
+
+    Attributes
+    ----------
+    x : ndarray or None
+        The best point found (``None``: infeasible, or no feasible point within the node limit).
+    proven : bool
+        Whether ``x`` is proven optimal (to the gap asked for) within the node limit.
+    nodes : int
+        Branch-and-bound nodes explored (at least 1: the root).
+    """
+
+    x: NDArray[np.float64] | None
+    proven: bool
+    nodes: int
+
+
+def run_milp(c: NDArray[np.float64], integrality: NDArray[np.float64], bounds: Any, constraints: list[Any], *,
+             node_limit: int = MILP_NODE_LIMIT, gap: float = 0.0) -> MilpOutcome:
+    """``scipy.optimize.milp`` (HiGHS) with at most ``node_limit`` nodes, no time limit and no output."""
+    from scipy.optimize import milp
+
+    with native_output_silenced():
+        res = milp(c, integrality=integrality, bounds=bounds, constraints=constraints,
+                   options={"node_limit": int(node_limit), "mip_rel_gap": gap, "disp": False})
+    nodes = max(1, int(getattr(res, "mip_node_count", 1) or 1))
+    return MilpOutcome(None if res.x is None else np.asarray(res.x), bool(res.status == 0 and res.x is not None),
+                       nodes)
+
+
+def chi2_grid(program: GridProgram, problem: DesignProblem, target: NDArray[np.float64], symmetric: bool, *,
+              node_limit: int = MILP_NODE_LIMIT) -> tuple[NDArray[np.int64] | None, int]:
+    """The feasible grid design nearest (L1) the continuous optimum, then one-outcome moves while chi2 grows;
+    with the branch-and-bound nodes the nearest design took."""
+    from scipy.optimize import Bounds, LinearConstraint
     from scipy.sparse import csr_matrix, hstack, vstack
     from scipy.sparse import eye as speye
 
@@ -33,17 +73,15 @@ def chi2_grid(program: GridProgram, problem: DesignProblem, target: NDArray[np.f
     lifted.append(LinearConstraint(vstack([hstack([eye, -eye]), hstack([-eye, -eye])]).tocsr(),
                                    np.concatenate([np.full(n, -np.inf), np.full(n, -np.inf)]),
                                    np.concatenate([goal, -goal])))
-    with native_output_silenced():
-        res = milp(np.concatenate([np.zeros(n), np.ones(n)]), integrality=np.concatenate([np.ones(n), np.zeros(n)]),
-                   bounds=Bounds(np.concatenate([bounds.lb, np.zeros(n)]),
-                                 np.concatenate([bounds.ub, np.full(n, np.inf)])),
-                   constraints=lifted, options={"time_limit": MILP_TIME_LIMIT, "disp": False})
+    res = run_milp(np.concatenate([np.zeros(n), np.ones(n)]), np.concatenate([np.ones(n), np.zeros(n)]),
+                   Bounds(np.concatenate([bounds.lb, np.zeros(n)]), np.concatenate([bounds.ub, np.full(n, np.inf)])),
+                   lifted, node_limit=node_limit, gap=1e-4)
     if res.x is None:
-        return None
+        return None, res.nodes
     counts = np.rint(res.x[:n]).astype(np.int64).reshape(program.k, program.f)
-    if not program.feasible(counts) or symmetric:
-        return counts if program.feasible(counts) else None
-    return _climb(program, problem, counts)
+    if not program.feasible(counts):
+        return None, res.nodes
+    return (counts if symmetric else _climb(program, problem, counts)), res.nodes
 
 
 def _climb(program: GridProgram, problem: DesignProblem, counts: NDArray[np.int64]) -> NDArray[np.int64]:

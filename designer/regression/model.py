@@ -32,7 +32,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from .._numeric import two_sided_z
+from .._numeric import wald_interval
 from .._validation import check_real
 from ..exceptions import InvalidArgumentError, RegressionError
 from ..identification import indistinguishable_inputs
@@ -175,7 +175,6 @@ class RegressionResult:
         levels = [] if by is None else pd.Series(pd.unique(data[by].dropna())).sort_values().tolist()
         groups = [(None, np.arange(len(data)))] if by is None else [
             (g, np.flatnonzero((data[by] == g).to_numpy())) for g in levels]
-        crit = two_sided_z(self.level)
         rows = []
         for g, idx in groups:
             z = z_all[idx]
@@ -186,8 +185,9 @@ class RegressionResult:
                 grad = np.concatenate([z.T @ (p[x] * ((x == j) - p[j])) / z.shape[0] for j in lik.others])
                 se = float(np.sqrt(max(grad @ self.covariance @ grad, 0.0)))
                 est = float(p[x].mean())
+                ci_low, ci_high = wald_interval(est, se, self.level, low=0.0, high=1.0)
                 rows.append({"group": "all" if g is None else g, "outcome": label, "estimate": est, "stderr": se,
-                             "ci_low": max(est - crit * se, 0.0), "ci_high": min(est + crit * se, 1.0)})
+                             "ci_low": ci_low, "ci_high": ci_high})
         return pd.DataFrame(rows)
 
 
@@ -399,13 +399,13 @@ def _result(lik: Likelihood, params: NDArray[np.float64], cov: NDArray[np.float6
 
     with np.errstate(invalid="ignore"):
         se = np.where(np.diag(cov) > 0, np.sqrt(np.abs(np.diag(cov))), np.nan)  # NaN: no standard error
-    crit = two_sided_z(level)
+    ci_low, ci_high = wald_interval(params, se, level)
     with np.errstate(divide="ignore", invalid="ignore"):
         zstat = params / se
     table = pd.DataFrame({
         "outcome": [o for o in outcomes for _ in names], "term": names * len(outcomes), "estimate": shown,
         "stderr": se, "z": zstat, "pvalue": 2 * norm.sf(np.abs(zstat)),
-        "ci_low": params - crit * se, "ci_high": params + crit * se})
+        "ci_low": ci_low, "ci_high": ci_high})
     loglik = lik.loglike(params)
     null_loglik = _shares(channel, codes)[1]
     n, npar = len(codes), params.size
