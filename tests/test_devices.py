@@ -6,6 +6,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from decimal import Decimal, getcontext
 from fractions import Fraction
 from pathlib import Path
@@ -17,6 +18,7 @@ from designer.cli import main
 from designer.design import DesignProblem, load_problem
 from designer.devices import DeviceError, certify_counts, grid_design, make_rules, parse_device, render, verify
 from designer.exceptions import InfeasibleDesignError
+from designer.privacy import eps_walley
 
 ROOT = Path(__file__).resolve().parents[1]
 EPSILONS = [0.25, 0.5, 1.0, 2.0, 3.0]
@@ -265,3 +267,27 @@ def test_the_within_1pct_search_is_bounded_by_nodes_not_by_the_clock(monkeypatch
     clock = iter(range(0, 10**9, 1000))  # a machine so loaded that every look at the clock is 1,000 s later
     monkeypatch.setattr(time, "perf_counter", lambda: float(next(clock)))
     assert grid._within_1pct(problem, continuous, None) == 40
+
+
+def test_a_device_grid_carries_the_same_certificate_as_every_design():
+    from designer.design import Certificate
+    from designer.vocabulary import Loss
+
+    problem = load_problem(ROOT / "problems" / "gwrr-dont-know-wldp.toml")
+    g = grid_design(problem, parse_device("spinner:10"), find_within_1pct=False)
+    cert = certify_counts(problem, g.counts, 10)
+    assert isinstance(cert, Certificate) and cert == g.certificate
+    assert cert.losses == (Loss.WALLEY,) and cert.method == "exact" and not cert.repaired
+    assert cert.arithmetic == "integer counts over 10"
+    assert cert.violation == pytest.approx(eps_walley(g.mechanism) - problem.epsilon, abs=1e-12)
+
+    def run(*extra: str) -> dict:
+        argv = [sys.executable, "-m", "designer", "design", str(ROOT / "problems" / "gwrr-dont-know.toml"), *extra]
+        return json.loads(subprocess.run([*argv, "--format", "json"], capture_output=True, text=True,
+                                         check=True).stdout)
+
+    device, designed = run("--device", "spinner:10"), run()
+    assert set(device["certificate_detail"]) == set(designed["certificate_detail"])
+    assert (device["certified"], device["certificate"]) == (designed["certified"], designed["certificate"])
+    assert device["certificate_detail"]["summary"] == "Shafer loss <= 1, checked exactly (integer counts over 10)"
+    assert designed["certificate_detail"]["arithmetic"] == "rational arithmetic"

@@ -73,6 +73,9 @@ class Certificate:
         The reference mechanism used for the repair, if any.
     violation : float
         Float loss of the cleaned solver answer minus the budget, before repair (<= 0 when none was needed).
+    arithmetic : str
+        What the exact check computed with: ``"rational arithmetic"`` on a design's stored floats, ``"integer
+        counts over D"`` on a device's grid.
     """
 
     epsilon: float
@@ -82,10 +85,11 @@ class Certificate:
     mix_weight: float
     reference: str
     violation: float
+    arithmetic: str = "rational arithmetic"
 
     def describe(self) -> str:
         """One line: what was checked, how, and whether the answer was repaired."""
-        how = "checked exactly (rational arithmetic)"
+        how = f"checked exactly ({self.arithmetic})"
         names = " and ".join(loss.value.capitalize() for loss in self.losses)
         text = f"{names} loss <= {self.epsilon:g}, {how}"
         if self.repaired:

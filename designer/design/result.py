@@ -19,7 +19,7 @@ from .objectives import variance_note
 from .problem import DesignProblem
 from .symmetric import SymmetricMechanism
 
-__all__ = ["DesignResult", "identification_warnings", "with_warnings"]
+__all__ = ["DesignResult", "certificate_fields", "identification_warnings", "with_warnings"]
 
 
 @dataclass(frozen=True)
@@ -111,20 +111,29 @@ class DesignResult:
             "status": self.status,
             "solver": self.solver,
             "path": self.path,
-            "certified": True,  # a result exists only for a certified mechanism
-            "certificate": self.certificate.method,
-            "certificate_detail": {
-                "losses": [loss.value for loss in self.certificate.losses],
-                "repaired": self.certificate.repaired,
-                "mix_weight": self.certificate.mix_weight,
-                "reference": self.certificate.reference,
-                "violation_before_repair": json_number(self.certificate.violation),
-                "summary": self.certificate.describe(),
-            },
+            **certificate_fields(self.certificate),  # a result exists only for a certified mechanism
             "seconds": self.seconds,
             "warnings": list(self.warnings),
         })
         return out
+
+
+def certificate_fields(certificate: Certificate) -> dict[str, Any]:
+    """The JSON fields of a release's certificate, one shape for every released object (a design, a device
+    grid): ``certified``, ``certificate`` (the method) and ``certificate_detail``."""
+    return {
+        "certified": True,
+        "certificate": certificate.method,
+        "certificate_detail": {
+            "losses": [loss.value for loss in certificate.losses],
+            "arithmetic": certificate.arithmetic,
+            "repaired": certificate.repaired,
+            "mix_weight": certificate.mix_weight,
+            "reference": certificate.reference,
+            "violation_before_repair": json_number(certificate.violation),
+            "summary": certificate.describe(),
+        },
+    }
 
 
 def identification_warnings(problem: DesignProblem, mech: Mechanism | None, variance: float | None,

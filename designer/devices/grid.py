@@ -20,6 +20,7 @@ from fractions import Fraction
 import numpy as np
 from numpy.typing import NDArray
 
+from ..design.certify import Certificate
 from ..design.problem import DesignProblem
 from ..exceptions import InfeasibleDesignError
 from ..mechanism import Mechanism
@@ -62,6 +63,9 @@ class GridDesign:
     within_1pct : int or None
         The smallest candidate ``D`` whose grid optimum is within 1% of the continuous objective; ``None`` when
         none is found within :data:`WITHIN_1PCT_NODES` branch-and-bound nodes.
+    certificate : Certificate
+        The exact check of the counts (:func:`~designer.devices.program.certify_counts`), the same kind of
+        certificate as every released design's.
     variance_kind : str
         A key of :data:`~designer.design.objectives.VARIANCE_KINDS`.
     variance_reason : str
@@ -80,6 +84,7 @@ class GridDesign:
     symmetric: bool
     notes: tuple[str, ...]
     within_1pct: int | None
+    certificate: Certificate
     variance_kind: str = "sldp_mle"
     variance_reason: str = ""
 
@@ -203,7 +208,7 @@ def grid_design(problem: DesignProblem, device: Device, *, find_within_1pct: boo
     if counts is None:
         raise InfeasibleDesignError(f"no design with masses in steps of 1/{device.denominator} ({device.name}) meets "
                                     "the problem's budget and structure; try a device with more outcomes")
-    certify_counts(problem, counts, device.denominator)
+    certificate = certify_counts(problem, counts, device.denominator)
     program = GridProgram(problem, device.denominator)
     mech = grid_mechanism(problem, program, counts)
     value = objective_value(problem, mech)
@@ -213,8 +218,11 @@ def grid_design(problem: DesignProblem, device: Device, *, find_within_1pct: boo
     sym = is_invariant(problem, program, counts)
     variance, kind, reason = variance_figure(problem, mech)
     cost = _variance_cost(problem, device, value, continuous.objective_value, variance, continuous.variance)
-    return GridDesign(device, problem, counts, mech, value, continuous.objective_value, variance, continuous.variance,
-                      optimal, sym, tuple(snapped + notes + cost), within, kind, reason)
+    return GridDesign(device=device, problem=problem, counts=counts, mechanism=mech, objective_value=value,
+                      continuous_objective_value=continuous.objective_value, variance=variance,
+                      continuous_variance=continuous.variance, optimal=optimal, symmetric=sym,
+                      notes=tuple(snapped + notes + cost), within_1pct=within, certificate=certificate,
+                      variance_kind=kind, variance_reason=reason)
 
 
 #: A grid design whose variance exceeds the continuous optimum's by this factor gets a note (the objective's

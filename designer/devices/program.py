@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._exact import exp_bounds, ratio_at_most_exp
+from ..design.certify import Certificate
 from ..design.problem import DesignProblem
 from ..exceptions import CertificationError
 from ..mechanism import Mechanism
@@ -207,9 +208,12 @@ class GridProgram:
         return True
 
 
-def certify_counts(problem: DesignProblem, counts: NDArray[np.int64], denominator: int) -> None:
-    """Raise :class:`CertificationError` unless the counts meet the budget and the structure exactly: every
-    loss ratio is decided against ``e^eps`` with integers (Def 3.1; Def 3.13 through Lemma 3.14)."""
+def certify_counts(problem: DesignProblem, counts: NDArray[np.int64], denominator: int) -> Certificate:
+    """The certificate of grid counts, the same :class:`~designer.design.certify.Certificate` as every released
+    design: every loss ratio decided against ``e^eps`` with integers (Def 3.1; Def 3.13 through Lemma 3.14) and
+    the structure checked in integers. Raises :class:`CertificationError` naming the broken rule."""
+    from ..privacy import worst_case
+
     program = GridProgram(problem, denominator)
     eps = problem.epsilon
     if program.sldp:
@@ -226,6 +230,11 @@ def certify_counts(problem: DesignProblem, counts: NDArray[np.int64], denominato
                     raise CertificationError("the grid design breaks the Walley budget")
     if not program.structure_ok(counts):  # privacy was decided above against e^eps itself
         raise CertificationError("the grid design breaks a structure constraint of the problem")
+    losses = problem.semantics.losses
+    mech = grid_mechanism(problem, program, counts)
+    float_loss = max(worst_case(mech, loss.value).eps for loss in losses)
+    return Certificate(epsilon=eps, losses=losses, method="exact", repaired=False, mix_weight=0.0, reference="",
+                       violation=float_loss - eps, arithmetic=f"integer counts over {denominator}")
 
 
 def grid_mechanism(problem: DesignProblem, program: GridProgram, counts: NDArray[np.int64]) -> Mechanism:
