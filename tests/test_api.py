@@ -32,7 +32,7 @@ LAYERS = [
     {"mechanism"},
     {"mle", "constructors", "privacy", "composition", "credal", "estimation", "identification", "closed_forms",
      "sampling", "answers", "covariates"},
-    {"hypothesis_tests", "simulation"},
+    {"hypothesis_tests", "simulation", "release"},
     {"design"},
     {"regression", "planning", "devices"},
     {"cli", "__main__"},

@@ -138,15 +138,19 @@ def problem_from_args(args: argparse.Namespace) -> Any:
     return problem.replace(**changes) if changes else problem
 
 
-def write_mechanism(mech: Any, path: str, problem: Any, overwrite: bool) -> str:
-    """Write a designed mechanism (CSV, or JSON for a ``.json`` name) with the problem's ``[answers]`` words in
-    the JSON; returns a note when a CSV file cannot keep them (else ``""``)."""
+def write_mechanism(mech: Any, path: str, problem: Any, certificate: Any, overwrite: bool) -> str:
+    """Write a released mechanism: JSON for a ``.json`` name, with its ``release`` (epsilon, semantics and the
+    certificate, :mod:`designer.release`) and the problem's ``[answers]`` words; CSV otherwise, which keeps
+    neither. Returns a note when a CSV file drops the answer words (else ``""``)."""
     from .._io import atomic_write_text
     from .._render import render_json
+    from ..design.result import certificate_fields
+    from ..release import RELEASE_KEY, release_block
 
     words = dict(getattr(problem, "answers", ()) or ())
     if path.lower().endswith(".json"):
         obj = mech.to_json_dict()
+        obj[RELEASE_KEY] = release_block(certificate.epsilon, problem.semantics, certificate_fields(certificate))
         if words:
             obj["answers"] = {w: list(labels) for w, labels in words.items()}
         atomic_write_text(path, render_json(obj) + "\n", overwrite=overwrite)
@@ -154,6 +158,13 @@ def write_mechanism(mech: Any, path: str, problem: Any, overwrite: bool) -> str:
     mech.write(path, overwrite=overwrite)
     stem = path[:-4] if path.lower().endswith(".csv") else path
     return f"the problem's [answers] words are not kept in a CSV file; write {stem}.json to keep them" if words else ""
+
+
+def read_mechanism(path: str) -> Any:
+    """The mechanism of a file, refused (exit 2) when it states a release its masses no longer meet."""
+    from ..release import read_mechanism_file
+
+    return read_mechanism_file(path)[0]
 
 
 def add_prior_override(p: argparse.ArgumentParser) -> None:

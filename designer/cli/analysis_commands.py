@@ -7,8 +7,7 @@ import math
 from typing import Any
 
 from .._render import fmt, json_number, render_csv, render_json, render_table
-from ..mechanism import Mechanism
-from ._common import EXIT_FIT, CommandError, add_format, level_arg, parse_allocation, with_status
+from ._common import EXIT_FIT, CommandError, add_format, level_arg, parse_allocation, read_mechanism, with_status
 
 #: Largest data file ``regress`` reads (it holds the whole survey in memory to fit).
 MAX_DATA_BYTES = 2 << 30
@@ -50,7 +49,7 @@ def cmd_regress(args: argparse.Namespace) -> str:
     from ..answers import read_answer_words
     from ..regression import RegressionError, regress, sensitivity
 
-    mech = Mechanism.read(args.mechanism)
+    mech = read_mechanism(args.mechanism)
     answers = args.formula.split("~", 1)[0].strip() if "~" in args.formula else ""
     if not answers:
         raise CommandError(f"--formula {args.formula!r} must read 'response ~ x1 + x2' (answers column ~ covariates)")

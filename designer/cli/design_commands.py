@@ -50,7 +50,7 @@ def cmd_design(args: argparse.Namespace) -> str:
     note = ""
     if args.out:
         assert mech is not None
-        note = write_mechanism(mech, args.out, result.problem, overwrite=args.force)
+        note = write_mechanism(mech, args.out, result.problem, result.certificate, overwrite=args.force)
         if note:
             print(f"designer: note: {note}", file=sys.stderr)
     if args.format == "json":

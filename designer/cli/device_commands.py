@@ -69,7 +69,7 @@ def cmd_design_on_device(args: argparse.Namespace) -> str:
     if not verify(device, rules, g.counts):  # the enumeration of every outcome must give the counts
         raise CommandError("internal check failed: the instructions do not reproduce the designed counts")
     if args.out:
-        note = write_mechanism(g.mechanism, args.out, g.problem, overwrite=args.force)
+        note = write_mechanism(g.mechanism, args.out, g.problem, g.certificate, overwrite=args.force)
         if note:
             print(f"designer: note: {note}", file=sys.stderr)
     if args.instructions:

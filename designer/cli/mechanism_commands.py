@@ -10,7 +10,7 @@ from .._render import fmt, json_number, render_csv, render_json, render_table
 from .._validation import format_set
 from ..mechanism import Mechanism
 from ..privacy import LOSSES, privacy_losses
-from ._common import CommandError, add_format, check_out, int_arg, parse_gamble, probability_arg
+from ._common import CommandError, add_format, check_out, int_arg, parse_gamble, probability_arg, read_mechanism
 
 #: Most levels a trade-off curve is drawn at, and most answers per respondent (the product frame grows
 #: as l**fold; composition refuses what would not fit in memory).
@@ -19,8 +19,11 @@ MAX_FOLD = 12
 
 
 def cmd_audit(args: argparse.Namespace) -> str:
-    mech = Mechanism.read(args.mechanism)
+    from ..release import read_mechanism_file, unmet_losses
+
+    mech, release = read_mechanism_file(args.mechanism, check=False)  # a broken release is reported, not refused
     losses = privacy_losses(mech)
+    unmet = unmet_losses(mech, release) if release is not None else []
     if args.format == "json":
         out: dict[str, Any] = {
             "inputs": list(mech.inputs),
@@ -34,6 +37,9 @@ def cmd_audit(args: argparse.Namespace) -> str:
             f"eps_{name}": None if w.x is None else {"x": w.x, "x2": w.x2, "event": list(w.event or ())}
             for name, w in losses.items()
         }
+        out["release"] = None if release is None else {
+            "epsilon": release.epsilon, "semantics": release.semantics.value, "met": not unmet,
+            "unmet": [loss.value for loss, _ in unmet]}
         return render_json(out)
     headers = ["loss", "eps", "e^eps", "attained at"]
     rows = [
@@ -48,7 +54,12 @@ def cmd_audit(args: argparse.Namespace) -> str:
     frame = ",".join(mech.frame) if mech.l <= 12 else ",".join(mech.frame[:10]) + f",... ({mech.l} answers)"
     title = (f"{args.mechanism}: {mech.k} inputs, frame {{{frame}}}, "
              f"{len(mech.focal)} focal sets ({kind})")
-    return title + "\n" + render_table(headers, rows)
+    text = title + "\n" + render_table(headers, rows)
+    if release is not None:
+        verdict = "met" if not unmet else "NOT met: " + ", ".join(
+            f"{loss.value.capitalize()} loss {value:.6g} > {release.epsilon:g}" for loss, value in unmet)
+        text += f"\nrelease: the file states {release.describe()}; re-checked exactly: {verdict}"
+    return text
 
 
 def _worst_pair(mech: Mechanism, kind: str, fold: int, alpha: float | None) -> tuple[int, int]:
@@ -79,7 +90,7 @@ def cmd_tradeoff(args: argparse.Namespace) -> str:
 
     if args.plot:
         check_out(args.plot, [args.mechanism], args.force)
-    mech = Mechanism.read(args.mechanism)
+    mech = read_mechanism(args.mechanism)
     if mech.k < 2:
         raise CommandError(f"{args.mechanism}: a test needs two inputs; the mechanism has {mech.k}")
     if (args.null is None) != (args.alt is None):
@@ -124,7 +135,7 @@ def cmd_tradeoff(args: argparse.Namespace) -> str:
 def cmd_credal(args: argparse.Namespace) -> str:
     from ..credal import lower_expectation, upper_expectation
 
-    mech = Mechanism.read(args.mechanism)
+    mech = read_mechanism(args.mechanism)
     bel, pl = mech.bel(), mech.pl()
     events = [format_set([mech.frame[i] for i in range(mech.l) if e >> i & 1]) for e in range(1, 1 << mech.l)]
     gamble = parse_gamble(args.gamble) if args.gamble else None

@@ -17,6 +17,7 @@ from ._common import (
     parse_grid,
     parse_prior,
     probability_arg,
+    read_mechanism,
 )
 
 
@@ -110,7 +111,6 @@ def _source(args: argparse.Namespace) -> tuple[str, Any]:
     """``("survey", Survey)``, ``("problem", DesignProblem)`` (with --epsilon / --dont-know applied) or
     ``("mechanism", Mechanism)``."""
     from ..design.problem import parse_problem, read_toml
-    from ..mechanism import Mechanism
     from ..planning.survey import is_survey, parse_survey
 
     if args.source.lower().endswith(".toml"):
@@ -120,7 +120,7 @@ def _source(args: argparse.Namespace) -> tuple[str, Any]:
         problem = parse_problem(data, source=args.source)
         changes = {k: v for k, v in (("epsilon", args.epsilon), ("dont_know", args.dont_know_value)) if v is not None}
         return "problem", problem.replace(**changes) if changes else problem
-    return "mechanism", Mechanism.read(args.source)
+    return "mechanism", read_mechanism(args.source)
 
 
 def _width_at(acc: Any, n: int, level: float) -> dict[str, Any]:

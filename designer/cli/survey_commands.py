@@ -20,6 +20,7 @@ from ._common import (
     level_arg,
     parse_allocation,
     parse_prior,
+    read_mechanism,
     show_progress,
     with_status,
 )
@@ -38,7 +39,7 @@ def cmd_simulate(args: argparse.Namespace) -> str:
     if args.n * args.reps > 10**12:
         raise CommandError(f"--n x --reps = {args.n * args.reps:.3g} draws is beyond what fits in reasonable "
                            "time; reduce --reps (the variance needs about 10**4 surveys)")
-    mech = Mechanism.read(args.mechanism)
+    mech = read_mechanism(args.mechanism)
     prior = parse_prior(args.prior, mech.inputs)
     allocation = parse_allocation(args.allocation)
     df = simulate(mech, prior, args.n, args.reps, args.seed, estimator=args.estimator, semantics=args.semantics,
@@ -102,7 +103,7 @@ def cmd_randomize(args: argparse.Namespace) -> str:
 
     check_out(args.out, [args.answers, args.mechanism], force=False,
               advice="randomize never replaces a file (choose another name)")
-    mech = Mechanism.read(args.mechanism)
+    mech = read_mechanism(args.mechanism)
     keep = [k.strip() for k in (args.keep or "").split(",") if k.strip()]
     if args.column in keep:
         raise CommandError(f"--keep names {args.column!r}, the true answers: they are never written out")
@@ -165,7 +166,7 @@ def cmd_estimate(args: argparse.Namespace) -> str:
     from ..answers import vocabulary_of
     from ..estimation import estimate_sldp, identified_set
 
-    mech = Mechanism.read(args.mechanism)
+    mech = read_mechanism(args.mechanism)
     vocabulary = vocabulary_of(args.mechanism, mech, precise=args.semantics == "wldp")
     if args.semantics == "wldp":
         counts, dropped = _count(args.responses, args.column, mech, vocabulary, args.missing)
@@ -236,7 +237,7 @@ def cmd_synthesize(args: argparse.Namespace) -> str:
             problem = load_problem(args.source)
             labels, prior = list(problem.inputs), [float(v) for v in problem.prior]
         else:
-            labels, prior = list(Mechanism.read(args.source).inputs), None
+            labels, prior = list(read_mechanism(args.source).inputs), None
         if args.prior is not None or prior is None:
             prior = parse_prior(args.prior, labels)
     else:

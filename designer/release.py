@@ -1,0 +1,122 @@
+"""A released mechanism file carries its guarantee: the budget, the semantics and the certificate it was
+released with, re-checked in exact arithmetic whenever the file is read (docs/theory.md, section 7).
+
+A JSON mechanism file written by ``designer design --out NAME.json`` holds, beside ``inputs``, ``frame``,
+``focal_sets`` and ``matrix``, a ``release`` object::
+
+    "release": {"epsilon": 1.0, "semantics": "sldp", "certified": true, "certificate": "exact",
+                "certificate_detail": {...}, "designer": "0.2.0"}
+
+Reading such a file decides every loss of its semantics against its epsilon exactly (Def 3.1, Def 3.13); a
+file whose masses were edited after the release no longer meets it and is refused where it would be used
+(``estimate``, ``randomize``, ``regress``, ...) and reported by ``audit``. CSV files carry no release.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ._io import read_text
+from .exceptions import InvalidMechanismError
+from .mechanism import Mechanism
+from .privacy import is_private, worst_case
+from .vocabulary import Loss, Semantics
+
+__all__ = ["RELEASE_KEY", "Release", "read_mechanism_file", "release_block", "unmet_losses"]
+
+#: The key of the release object in a mechanism JSON file.
+RELEASE_KEY = "release"
+
+
+@dataclass(frozen=True)
+class Release:
+    """The guarantee a mechanism file states.
+
+    Attributes
+    ----------
+    epsilon : float
+        The budget (nats) it was certified within.
+    semantics : Semantics
+        ``SLDP`` (Shafer loss), ``WLDP`` (Walley loss) or ``BOTH``.
+    certificate : Mapping
+        The certificate as written (``certified``, ``certificate``, ``certificate_detail``), for the record.
+    """
+
+    epsilon: float
+    semantics: Semantics
+    certificate: Mapping[str, Any]
+
+    def describe(self) -> str:
+        names = " and ".join(loss.value.capitalize() for loss in self.semantics.losses)
+        return f"{names} loss <= {self.epsilon:g} ({self.semantics.value})"
+
+
+def release_block(epsilon: float, semantics: Semantics, certificate: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``release`` object of a mechanism file: budget, semantics, the certificate's JSON fields
+    (:func:`designer.design.result.certificate_fields`) and the designer version that wrote it."""
+    from . import __version__
+
+    return {"epsilon": float(epsilon), "semantics": Semantics.parse(semantics).value, **certificate,
+            "designer": __version__}
+
+
+def _stated(obj: Any, source: str) -> Release | None:
+    raw = obj.get(RELEASE_KEY) if isinstance(obj, dict) else None
+    if raw is None:
+        return None
+    where = f"{source}: key '{RELEASE_KEY}'"
+    if not isinstance(raw, dict):
+        raise InvalidMechanismError(f"{where} must be an object with epsilon and semantics")
+    eps = raw.get("epsilon")
+    if isinstance(eps, bool) or not isinstance(eps, int | float) or not math.isfinite(eps) or eps <= 0:
+        raise InvalidMechanismError(f"{where}: epsilon must be a positive number, got {eps!r}")
+    semantics = Semantics.parse(raw.get("semantics"), f"{where}: semantics")
+    certificate = {k: v for k, v in raw.items() if k not in ("epsilon", "semantics")}
+    return Release(float(eps), semantics, certificate)
+
+
+def unmet_losses(mech: Mechanism, release: Release) -> list[tuple[Loss, float]]:
+    """The losses of ``release.semantics`` that ``mech`` does not keep within ``release.epsilon``, decided
+    exactly on the stored floats, each with its (float) value; empty when the release holds."""
+    return [(loss, worst_case(mech, loss.value).eps) for loss in release.semantics.losses
+            if not is_private(mech, release.epsilon, semantics=loss, exact=True)]
+
+
+def read_mechanism_file(path: str | os.PathLike[str], *, check: bool = True) -> tuple[Mechanism, Release | None]:
+    """A mechanism file and the release it states (``None`` for a CSV file or a JSON file without one).
+
+    Parameters
+    ----------
+    path : str or path-like
+        ``.json`` (the JSON layout, optionally with ``release``) or CSV.
+    check : bool, default True
+        Refuse a file whose masses do not meet its stated release (:class:`InvalidMechanismError` naming the
+        file, the loss and its value); ``audit`` reads with ``check=False`` to report it instead.
+
+    Returns
+    -------
+    mechanism : Mechanism
+    release : Release or None
+    """
+    from . import formats
+
+    p = Path(path)
+    if p.suffix.lower() != ".json":
+        return Mechanism.read(p), None
+    obj = formats.load_json_text(read_text(p, error=InvalidMechanismError), source=str(p))
+    mech = Mechanism.from_json_obj(obj, source=str(p))
+    release = _stated(obj, str(p))
+    if check and release is not None:
+        unmet = unmet_losses(mech, release)
+        if unmet:
+            loss, value = unmet[0]
+            raise InvalidMechanismError(
+                f"{p}: the file states {release.describe()}, but its masses have {loss.value.capitalize()} loss "
+                f"{value:.6g}: they were changed after designer certified them; design the mechanism again (or "
+                f"run 'designer audit {p}' to see its losses)")
+    return mech, release
