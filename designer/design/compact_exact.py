@@ -24,11 +24,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .._exact import exp_float_bounds, ratio_at_most_exp, to_integers
 from .symmetric import SymmetricMechanism, walley_pairs
 
-__all__ = ["FILTER_BAND", "shafer_private", "walley_private"]
+__all__ = ["FILTER_BAND", "float_verdicts", "shafer_private", "walley_private"]
 
 #: Relative half-width of the float filter's band. The proven error of a float belief is below
 #: ``(2k + 16) 2**-53`` (below 1e-10 for ``k <= 10**5``); the band is ten times that at least.
@@ -92,6 +93,41 @@ class _ExactBeliefs:
         return ratio_at_most_exp(pn * bd, bn * pd, eps)
 
 
+def float_verdicts(total: float, comp: NDArray[np.float64], den: NDArray[np.float64], eps: float
+                   ) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+    """Which ratios ``pl / den`` with ``pl = total - comp`` are surely at most ``e^eps``, and which surely above.
+
+    Sound whenever each float is within a relative ``FILTER_BAND`` of its exact value, the beliefs ``comp``
+    and ``den`` also within ``TINY`` absolute (products that ran into subnormals), ``total`` not (an exactly
+    rounded sum, ``math.fsum``): the bounds on ``pl`` carry the band of both terms, so a plausibility that
+    cancels to near 0 keeps a margin of ``FILTER_BAND (total + comp)``; the budget ``e^eps`` is bracketed
+    (:func:`~designer._exact.exp_float_bounds`) and narrowed by one more band. A ratio neither sure to pass
+    nor sure to fail is left to the integers.
+
+    Parameters
+    ----------
+    total : float
+        The row's total mass.
+    comp, den : (n,) ndarray
+        Beliefs of the complements (``pl = total - comp``) and of the denominators.
+    eps : float
+        Budget (nats).
+
+    Returns
+    -------
+    sure_pass, sure_fail : (n,) bool ndarray
+    """
+    e_lo, e_hi = exp_float_bounds(eps)
+    d = FILTER_BAND
+    num_hi = total * (1 + d) - comp * (1 - d) + TINY
+    num_lo = total * (1 - d) - comp * (1 + d) - TINY
+    den_lo, den_hi = den * (1 - d) - TINY, den * (1 + d) + TINY
+    with np.errstate(over="ignore", invalid="ignore"):
+        sure_pass = (num_hi <= 0) | ((den_lo > 0) & (num_hi <= e_lo * (1 - d) * den_lo))
+        sure_fail = (num_lo > 0) & (num_lo > e_hi * (1 + d) * den_hi)
+    return sure_pass, sure_fail
+
+
 def walley_private(mech: SymmetricMechanism, eps: float, *, counts: dict[str, int] | None = None) -> bool:
     """Decide exactly whether the compact mechanism's Walley loss is at most ``eps``.
 
@@ -112,20 +148,12 @@ def walley_private(mech: SymmetricMechanism, eps: float, *, counts: dict[str, in
         return True
     f = mech.bel_pl()
     total = float(f["total"][0])
-    e_lo, e_hi = exp_float_bounds(eps)
-    d = FILTER_BAND
     t = np.arange(1, k)
     exact = _ExactBeliefs(mech)
     checked = decided_exactly = 0
     for num_kind, den_kind, keep in walley_pairs(k):
         comp = f["bel_out" if num_kind == "pl_in" else "bel_in"][k - t]
-        den = f[den_kind][t]
-        num_hi = total * (1 + d) - comp * (1 - d) + TINY
-        num_lo = total * (1 - d) - comp * (1 + d) - TINY
-        den_lo, den_hi = den * (1 - d) - TINY, den * (1 + d) + TINY
-        with np.errstate(over="ignore", invalid="ignore"):
-            sure_pass = (num_hi <= 0) | ((den_lo > 0) & (num_hi <= e_lo * (1 - d) * den_lo))
-            sure_fail = (num_lo > 0) & (num_lo > e_hi * (1 + d) * den_hi)
+        sure_pass, sure_fail = float_verdicts(total, comp, f[den_kind][t], eps)
         if np.any(sure_fail & keep):
             return False
         unsure = np.flatnonzero(keep & ~sure_pass)

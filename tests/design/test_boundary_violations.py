@@ -445,3 +445,45 @@ def test_grid_bound_at_huge_budgets_and_a_single_outcome_grid(d):
         bound = grid_bound(eps, d)
         assert all(Fraction(c1, c2) < bound for c1 in range(d + 1) for c2 in range(1, d + 1))
     assert grid_bound(1.0, d) == _brute_grid_bound(1.0, d)
+
+
+def test_the_compact_float_filter_is_sound_for_every_error_within_its_band():
+    """``float_verdicts`` may be given any floats within a relative FILTER_BAND of the exact beliefs (its
+    contract); a plausibility that cancels (``pl`` down to 1e-12 of the total) must keep the margin of both
+    terms. Truth: exact Fractions against a 60-digit ``e^eps``, ratios 1e-14 to 1e-6 either side of it."""
+    import itertools
+
+    d = compact_exact.FILTER_BAND * (1 - 1e-6)  # within the band after the float rounding of the inputs
+    decided = 0
+    for eps, total, u, r in itertools.product([0.5, 1.0, 3.0, 10.0], [1.0, 0.37], [0, 1, 3, 6, 9, 12],
+                                              [1e-14, 1e-10, 1e-8, 1e-6, -1e-14, -1e-10, -1e-8, -1e-6]):
+        t = Fraction(total)
+        pl = t / 10**u if u else t / 2
+        den = pl / Fraction(_exp(eps) * (1 + Decimal(r)))
+        above = not _at_most_exp(pl / den, eps)
+        assert above == (r > 0)
+        comp = t - pl
+        for s_t, s_c, s_d in itertools.product((-1, 0, 1), repeat=3):
+            sure_pass, sure_fail = compact_exact.float_verdicts(
+                float(t * Fraction(1 + s_t * d)), np.array([float(comp * Fraction(1 + s_c * d))]),
+                np.array([float(den * Fraction(1 + s_d * d))]), eps)
+            assert not (sure_pass[0] and above), (eps, total, u, r, s_t, s_c, s_d)
+            assert not (sure_fail[0] and not above), (eps, total, u, r, s_t, s_c, s_d)
+            decided += bool(sure_pass[0] or sure_fail[0])
+    assert decided > 1000  # most are decided by the floats: the filter is not vacuous
+    # Near the smallest normal numbers the band is nothing and the absolute TINY (products that ran into
+    # subnormals) is the whole margin: beliefs a few TINY large, each off by up to TINY (the total is an
+    # exactly rounded sum, math.fsum: within the band, with no absolute error).
+    tiny, a = Fraction(compact_exact.TINY), 1 - Fraction(1, 10**6)
+    for eps, scale, share, r in itertools.product([0.5, 1.0, 3.0], [3, 8, 40], [Fraction(1, 2), Fraction(7, 8)],
+                                                  [0.3, 0.05, -0.05, -0.3]):
+        t = scale * tiny
+        pl = t * share
+        den = pl / Fraction(_exp(eps) * (1 + Decimal(r)))
+        above = r > 0
+        for s_t, s_c, s_d in itertools.product((-1, 0, 1), repeat=3):
+            sure_pass, sure_fail = compact_exact.float_verdicts(
+                float(t * (1 + s_t * Fraction(d))), np.array([float(t - pl + s_c * a * tiny)]),
+                np.array([float(den + s_d * a * tiny)]), eps)
+            assert not (sure_pass[0] and above), (eps, scale, share, r, s_t, s_c, s_d)
+            assert not (sure_fail[0] and not above), (eps, scale, share, r, s_t, s_c, s_d)
