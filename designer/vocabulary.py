@@ -16,7 +16,7 @@ from typing import Self
 
 from .exceptions import InvalidArgumentError
 
-__all__ = ["ESTIMATORS", "OBJECTIVE_MEANINGS", "Loss", "Objective", "Semantics"]
+__all__ = ["ESTIMATORS", "OBJECTIVE_MEANINGS", "Loss", "Objective", "Semantics", "VarianceFormula"]
 
 #: Estimators of the shares that ``simulate`` compares: maximum likelihood (EM), the linear inversion of a
 #: square Bayesian mechanism, and Eq 2 of the paper for ``Q_2x3``.
@@ -137,3 +137,22 @@ OBJECTIVE_MEANINGS = {
     "worst_case_utility": "expected utility of the worst precise answer in the reported set ([utility] table)",
     "best_case_utility": "expected utility of the best precise answer in the reported set ([utility] table)",
 }
+
+
+class VarianceFormula(_Word):
+    """How a plan's variance at ``n`` respondents is computed (docs/theory.md, section 10).
+
+    ``WARNER``: Warner's exact finite-n variance (Eq 1, Ex 3.7); ``THM_3_10``: the exact variance of Eq 2's
+    estimator given someone answered (Thm 3.10); ``ASYMPTOTIC``: the MLE's asymptotic variance ``V / n``.
+    """
+
+    WARNER = "warner"
+    THM_3_10 = "thm_3_10"
+    ASYMPTOTIC = "asymptotic"
+
+    def describe(self) -> str:
+        """The formula in words, as plans print it."""
+        return {VarianceFormula.WARNER: "exact: Warner's Eq 1 (Ex 3.7)",
+                VarianceFormula.THM_3_10: "exact: Thm 3.10 with 1/(1 - q3^n) (Eq 2's estimator, given someone "
+                                          "answered)",
+                VarianceFormula.ASYMPTOTIC: "asymptotic MLE variance V/n"}[self]

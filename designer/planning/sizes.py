@@ -21,7 +21,7 @@ from .._numeric import two_sided_z
 from .._validation import check_int, check_prior, check_real
 from ..exceptions import PlanningError
 from ..mechanism import Mechanism
-from ..vocabulary import Objective, Semantics
+from ..vocabulary import Objective, Semantics, VarianceFormula
 
 __all__ = ["BASES", "EPS_MAX", "Accuracy", "BudgetPlan", "DesignCache", "PlanningError", "SampleSize", "accuracy_of",
            "check_by_simulation", "power_at", "power_sample_size", "price_of_privacy", "sample_size", "smallest_budget"]
@@ -48,8 +48,8 @@ class Accuracy:
         Variance of each share's estimate from one respondent (``inf``: not identified).
     kind : str
         Which variance (``designer.design.objectives.VARIANCE_KINDS``).
-    formula : str
-        ``"warner"``, ``"thm_3_10"`` (exact finite-n formulas) or ``"asymptotic"``.
+    formula : VarianceFormula
+        ``WARNER``, ``THM_3_10`` (exact finite-n formulas) or ``ASYMPTOTIC``.
     """
 
     mechanism: Mechanism
@@ -57,7 +57,7 @@ class Accuracy:
     prior: NDArray[np.float64]
     per_share: NDArray[np.float64]
     kind: str
-    formula: str
+    formula: VarianceFormula
     _pq: tuple[float, float] = field(default=(0.0, 0.0), repr=False)
 
     @property
@@ -69,32 +69,32 @@ class Accuracy:
         """Largest per-share variance from ``n`` respondents (the exact formula where there is one)."""
         from ..closed_forms import q2x3_variance_exact, warner_variance
 
-        if self.formula == "warner":
+        if self.formula is VarianceFormula.WARNER:
             return warner_variance(self._pq[0], float(self.prior[0]), n)
-        if self.formula == "thm_3_10":
+        if self.formula is VarianceFormula.THM_3_10:
             return q2x3_variance_exact(self._pq[0], self._pq[1], float(self.prior[0]), n)
         return self.variance / n
 
     def describe(self) -> str:
-        return {"warner": "exact: Warner's Eq 1 (Ex 3.7)",
-                "thm_3_10": "exact: Thm 3.10 with 1/(1 - q3^n) (Eq 2's estimator, given someone answered)",
-                "asymptotic": "asymptotic MLE variance V/n"}[self.formula]
+        return self.formula.describe()
 
 
-def _closed_form(mech: Mechanism, semantics: Semantics) -> tuple[str, tuple[float, float]]:
-    """``("warner", (p, 1-p))`` or ``("thm_3_10", (p, q))`` for the symmetric binary mechanisms the paper
-    solves at finite n (under SLDP, or a precise Warner under either semantics), else ``("asymptotic", ...)``."""
+def _closed_form(mech: Mechanism, semantics: Semantics) -> tuple[VarianceFormula, tuple[float, float]]:
+    """``(WARNER, (p, 1-p))`` or ``(THM_3_10, (p, q))`` for the symmetric binary mechanisms the paper
+    solves at finite n (under SLDP, or a precise Warner under either semantics), else ``(ASYMPTOTIC, ...)``."""
     if mech.k != 2 or mech.l != 2 or list(mech.inputs) != list(mech.frame):
-        return "asymptotic", (0.0, 0.0)
+        return VarianceFormula.ASYMPTOTIC, (0.0, 0.0)
     rows = [mech.row(0), mech.row(1)]
     yes, no, both = (mech.frame[0],), (mech.frame[1],), tuple(mech.frame)
     p, q, d = rows[0].get(yes, 0.0), rows[0].get(no, 0.0), rows[0].get(both, 0.0)
     symmetric = abs(rows[1].get(no, 0.0) - p) <= 1e-12 and abs(rows[1].get(yes, 0.0) - q) <= 1e-12
     if not symmetric or p <= q:
-        return "asymptotic", (0.0, 0.0)
+        return VarianceFormula.ASYMPTOTIC, (0.0, 0.0)
     if d == 0.0:
-        return "warner", (p, q)
-    return ("thm_3_10", (p, q)) if semantics is Semantics.SLDP else ("asymptotic", (0.0, 0.0))
+        return VarianceFormula.WARNER, (p, q)
+    if semantics is Semantics.SLDP:
+        return VarianceFormula.THM_3_10, (p, q)
+    return VarianceFormula.ASYMPTOTIC, (0.0, 0.0)
 
 
 def accuracy_of(mech: Mechanism, semantics: Semantics | str = "sldp", prior: Any = None) -> Accuracy:
@@ -139,7 +139,7 @@ def sample_size(accuracy: Accuracy, width: float, level: float = 0.95) -> Sample
     def ok(n: int) -> bool:
         return z * math.sqrt(accuracy.variance_at(n)) <= width
 
-    if accuracy.formula == "asymptotic":
+    if accuracy.formula is VarianceFormula.ASYMPTOTIC:
         n = n0
         while not ok(n):  # rounding guard
             n += 1

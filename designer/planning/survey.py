@@ -45,7 +45,7 @@ class Survey:
 
     name: str
     epsilon: float
-    semantics: str
+    semantics: Semantics
     questions: tuple[DesignProblem, ...]
     weights: tuple[float, ...]
 
@@ -86,7 +86,7 @@ def parse_survey(data: dict[str, Any], source: str = "") -> Survey:
     if len(set(names)) != len(names):
         raise InvalidProblemError(f"{where}two questions share a name: {names}")
     return Survey(str(data.get("name", Path(source).stem if source else "")), float(questions[0].epsilon),
-                  questions[0].semantics.value, tuple(questions), tuple(weights))
+                  questions[0].semantics, tuple(questions), tuple(weights))
 
 
 def load_survey(path: str) -> Survey:
@@ -246,11 +246,11 @@ def joint_variance(survey: Survey) -> tuple[dict[str, Any] | None, str]:
     for q in survey.questions:
         labels = [f"{a}|{b}" if a else b for a in labels for b in q.inputs]
         prior = np.outer(prior, q.prior).ravel()
-    problem = DesignProblem(inputs=tuple(labels), epsilon=survey.epsilon, semantics=Semantics.parse(survey.semantics),
+    problem = DesignProblem(inputs=tuple(labels), epsilon=survey.epsilon, semantics=survey.semantics,
                             objective=Objective.CHI2, name=f"{survey.name}-joint")
     result = design(problem)
     mech = result.mechanism
-    if mech is None or (survey.semantics != "sldp" and not mech.is_bayesian):
+    if mech is None or (survey.semantics is not Semantics.SLDP and not mech.is_bayesian):
         return None, "under WLDP the joint design's marginal variances are not defined (set answers)"
     info = fisher_information(mech, prior)
     basis = np.vstack([np.eye(k - 1), -np.ones((1, k - 1))])
