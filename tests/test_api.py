@@ -222,3 +222,17 @@ def test_designer_design_is_the_function_and_the_package():
     problem = DesignProblem(inputs=("yes", "no"), epsilon=1.0)
     assert np.array_equal(design(problem).mechanism.matrix, engine_design(problem).mechanism.matrix)
     assert design.problem.DesignProblem is DesignProblem
+
+
+def test_the_readme_drawing_names_the_layers_of_this_table():
+    text = (pathlib.Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = text.split("## Layout", 1)[1].split("```", 2)[1]
+    drawn: dict[int, set[str]] = {}
+    layer = -1
+    for line in block.strip("\n").splitlines():
+        words = line.split("--")[0].split()  # after "--": what the layer does, in words
+        if words and words[0].isdigit():
+            layer = int(words[0])
+            words = words[1:]
+        drawn.setdefault(layer, set()).update(words)
+    assert drawn == dict(enumerate(LAYERS))
