@@ -16,7 +16,7 @@ from typing import Self
 
 from .exceptions import InvalidArgumentError
 
-__all__ = ["ESTIMATORS", "OBJECTIVE_MEANINGS", "Loss", "Objective", "Semantics", "VarianceFormula"]
+__all__ = ["ESTIMATORS", "OBJECTIVE_MEANINGS", "Loss", "Objective", "PlanMode", "Semantics", "VarianceFormula"]
 
 #: Estimators of the shares that ``simulate`` compares: maximum likelihood (EM), the linear inversion of a
 #: square Bayesian mechanism, and Eq 2 of the paper for ``Q_2x3``.
@@ -156,3 +156,13 @@ class VarianceFormula(_Word):
                 VarianceFormula.THM_3_10: "exact: Thm 3.10 with 1/(1 - q3^n) (Eq 2's estimator, given someone "
                                           "answered)",
                 VarianceFormula.ASYMPTOTIC: "asymptotic MLE variance V/n"}[self]
+
+
+class PlanMode(_Word):
+    """What a survey plan computes (docs/theory.md, section 10): the respondents for a width, the smallest budget
+    for a width at a given ``n``, the respondents for a power, or a questionnaire's budget split."""
+
+    SAMPLE_SIZE = "sample_size"
+    SMALLEST_BUDGET = "smallest_budget"
+    POWER = "power"
+    ALLOCATION = "allocation"

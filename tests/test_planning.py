@@ -216,3 +216,37 @@ def test_html_report_in_a_headless_browser(tmp_path, capsys):
 
     pixels = matplotlib.image.imread(shot)
     assert pixels.shape[0] >= 1000 and pixels.std() > 0.05  # something is drawn, not a blank page
+
+
+def test_a_plan_is_a_typed_object_the_cli_only_prints(capsys):
+    """make_plan / plan_survey give what `designer plan --format json` prints; the command computes nothing."""
+    import ast
+    import inspect
+    import json
+
+    from designer.cli import main, plan_commands
+    from designer.design import load_problem
+    from designer.planning import PlanRequest, make_plan, plan_survey
+    from designer.planning.survey import load_survey
+    from designer.vocabulary import PlanMode
+
+    warner = ROOT / "problems" / "warner.toml"
+    plan = make_plan(load_problem(warner), PlanRequest(width=0.03, prior=(0.05, 0.95)), name=str(warner))
+    assert plan.mode is PlanMode.SAMPLE_SIZE and plan.n == 4133 and plan.epsilon == 1.0
+    assert main(["plan", str(warner), "--prior", "yes=0.05", "--width", "0.03", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(plan.to_dict()))
+    power = make_plan(load_problem(warner), PlanRequest(detect=0.05, prior=(0.3, 0.7)), name="w")
+    assert power.mode is PlanMode.POWER and power.power_at_n is not None and power.power_at_n.power >= 0.8
+    budget = make_plan(load_problem(warner), PlanRequest(width=0.03, n=5000), name="w")
+    assert budget.mode is PlanMode.SMALLEST_BUDGET and budget.design is not None and budget.designs_solved
+    assert budget.width_at_n is not None and budget.width_at_n.width <= 0.03
+    survey_file = next((ROOT / "examples" / "surveys").glob("*.toml"))
+    questionnaire = plan_survey(load_survey(str(survey_file)), name=str(survey_file), width=0.05)
+    assert questionnaire.mode is PlanMode.ALLOCATION and questionnaire.sizes is not None
+    assert main(["plan", str(survey_file), "--width", "0.05", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(questionnaire.to_dict()))
+    # the command module calls no planner but make_plan / plan_survey (it parses and prints)
+    called = {node.func.id for node in ast.walk(ast.parse(inspect.getsource(plan_commands)))
+              if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
+    assert not called & {"sample_size", "smallest_budget", "power_sample_size", "power_at", "price_of_privacy",
+                         "check_by_simulation", "accuracy_of", "allocate", "DesignCache"}

@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 from .._render import fmt, render_csv, render_json, render_table
+from ..vocabulary import Semantics
 from ._common import (
     CommandError,
     add_format,
@@ -123,24 +124,8 @@ def _source(args: argparse.Namespace) -> tuple[str, Any]:
     return "mechanism", read_mechanism(args.source)
 
 
-def _width_at(acc: Any, n: int, level: float) -> dict[str, Any]:
-    from .._numeric import two_sided_z
-
-    return {"n": n, "width": two_sided_z(level) * math.sqrt(acc.variance_at(n)), "level": level}
-
-
 def cmd_plan(args: argparse.Namespace) -> str:
-    from ..planning import (
-        BASES,
-        accuracy_of,
-        check_by_simulation,
-        power_at,
-        power_sample_size,
-        price_of_privacy,
-        sample_size,
-        smallest_budget,
-    )
-    from ..planning.sizes import DesignCache
+    from ..planning.plan import PlanRequest, make_plan
 
     kind, source = _source(args)
     mode = _mode(args, kind)
@@ -153,82 +138,24 @@ def cmd_plan(args: argparse.Namespace) -> str:
             setattr(args, flag, value)
     if kind == "survey":
         return _plan_survey(args, source)
-    out: dict[str, Any] = {"source": args.source, "mode": mode}
-    design_result, by_epsilon = None, None
-    if kind == "problem":
-        problem = source
-        prior = parse_prior(args.prior, problem.inputs, problem.prior)
-        if mode == "smallest_budget":
-            budget = smallest_budget(problem, args.n, args.width, args.level, prior=prior)
-            design_result, acc, basis, eps = budget.design, budget.accuracy, budget.basis, budget.epsilon
-            out.update(designs_solved=budget.designs_solved)
-        else:
-            designs = DesignCache(problem, prior)
-            eps = problem.epsilon
-            design_result, acc, basis = designs(eps), designs.accuracy(eps), designs.basis(eps)
-        out.update(epsilon=eps, design_basis=basis, design_basis_note=BASES[basis])
-    else:
-        acc = accuracy_of(source, args.semantics or "sldp", parse_prior(args.prior, source.inputs))
-        out["epsilon"] = None
-    out.update(prior=dict(zip(acc.mechanism.inputs, (float(v) for v in acc.prior))), semantics=acc.semantics.value,
-               variance=acc.variance, variance_kind=acc.kind)
-    share = acc.mechanism.input_index(args.share) if args.share else 0
-    if mode == "power":
-        n_needed = power_sample_size(acc, args.detect, args.power, args.alpha, share=share, null=args.null,
-                                     groups=args.groups)
-        at = args.n if args.n is not None else n_needed
-        out.update(n=n_needed, power=args.power, power_at_n={"n": at, "power": power_at(
-            acc, at, args.detect, args.alpha, share=share, null=args.null, groups=args.groups)},
-            detect=args.detect, alpha=args.alpha, groups=args.groups, share=acc.mechanism.inputs[share],
-            null=args.null if args.null is not None else float(acc.prior[share]),
-            formula="asymptotic MLE variance V/n (Wald test)")
-        if args.width is not None:
-            out.update(width=args.width, level=args.level, width_at_n=_width_at(acc, at, args.level))
-    elif mode == "smallest_budget":
-        out.update(n=args.n, formula=acc.describe(), width=args.width, level=args.level,
-                   width_at_n=_width_at(acc, args.n, args.level))
-    else:
-        size = sample_size(acc, args.width, args.level)
-        out.update(n=size.n, formula=acc.describe(), width=args.width, level=args.level,
-                   achieved_width=size.achieved_width)
-        if args.n is not None:
-            out["width_at_n"] = _width_at(acc, args.n, args.level)
-    if kind == "problem" and args.width is not None and (args.grid is not None or args.plot or args.report):
-        grid = parse_grid(args.grid or "0.25:4:16", "--grid")
-        by_epsilon = price_of_privacy(source, grid, args.width, args.level,
-                                      prior=[float(v) for v in acc.prior])
-        out["by_epsilon"] = by_epsilon
-    if args.check:
-        out["check"] = check_by_simulation(acc, int(out["n"]), args.check, args.level, seed=args.seed,
-                                           detect=args.detect, alpha=args.alpha, share=share)
-    return _render(args, out, design_result, by_epsilon, None)
+    default_prior = source.prior if kind == "problem" else None
+    prior = parse_prior(args.prior, source.inputs, default_prior) if (args.prior or kind == "problem") else None
+    request = PlanRequest(width=args.width, level=args.level, n=args.n, detect=args.detect, power=args.power,
+                          alpha=args.alpha, groups=args.groups, share=args.share, null=args.null,
+                          prior=None if prior is None else tuple(prior),
+                          semantics=Semantics.parse(args.semantics or "sldp"),
+                          grid=None if args.grid is None else tuple(parse_grid(args.grid, "--grid")),
+                          check=args.check, seed=args.seed)
+    plan = make_plan(source, request, name=args.source, table=bool(args.plot or args.report))
+    return _render(args, plan.to_dict(), plan.design, plan.by_epsilon, None)
 
 
 def _plan_survey(args: argparse.Namespace, survey: Any) -> str:
     """A questionnaire: the best split of its budget, and with --width the respondents every question needs."""
-    from ..planning import allocate, sample_size
+    from ..planning.plan import plan_survey
 
-    allocation = allocate(survey)
-    rows = []
-    for q, w, e, v, eq, basis, reason in zip(survey.questions, survey.weights, allocation.epsilons,
-                                             allocation.variances, allocation.equal_split_variances,
-                                             allocation.bases, allocation.reasons):
-        rows.append({"question": q.name, "inputs": len(q.inputs), "weight": w, "epsilon": e, "variance": v,
-                     "equal_split_variance": eq, "design_basis": basis, "note": reason})
-    out: dict[str, Any] = {
-        "source": args.source, "mode": "allocation", "total_epsilon": survey.epsilon, "allocation": rows,
-        "total_variance": allocation.total_variance,
-        "equal_split_total_variance": allocation.equal_split_total_variance, "joint": allocation.joint,
-        "joint_note": allocation.joint_note, "convex": list(allocation.convex),
-        "designs_solved": allocation.designs_solved}
-    if args.width is not None:
-        needs = []
-        for row, acc in zip(rows, allocation.accuracies):
-            row["n"] = sample_size(acc, args.width, args.level).n if acc is not None else None
-            needs.append(row["n"])
-        known = [n for n in needs if n is not None]
-        out.update(width=args.width, level=args.level, n=max(known) if len(known) == len(needs) else None)
-    return _render(args, out, None, None, allocation)
+    plan = plan_survey(survey, name=args.source, width=args.width, level=args.level)
+    return _render(args, plan.to_dict(), None, None, plan.allocation)
 
 
 def _headline(out: dict[str, Any]) -> str:

@@ -1,0 +1,328 @@
+"""One survey plan from a design problem or a mechanism: what to compute (a :class:`PlanRequest`) in, a typed
+:class:`Plan` out (``docs/theory.md`` section 10). ``designer plan`` parses its flags into the request and prints
+the plan; every number is computed here, each design solved once.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from .._numeric import two_sided_z
+from ..mechanism import Mechanism
+from ..vocabulary import PlanMode, Semantics
+from .sizes import (
+    BASES,
+    Accuracy,
+    DesignCache,
+    accuracy_of,
+    check_by_simulation,
+    power_at,
+    power_sample_size,
+    price_of_privacy,
+    sample_size,
+    smallest_budget,
+)
+from .survey import Allocation, Survey, allocate
+
+__all__ = ["Plan", "PlanRequest", "PowerAt", "SurveyPlan", "WidthAt", "make_plan", "plan_survey"]
+
+#: Budgets of the respondents-against-epsilon table when a report or a plot asks for it without a grid.
+DEFAULT_GRID = tuple(0.25 + i * (4 - 0.25) / 15 for i in range(16))
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    """What a plan is asked for (the flags of ``designer plan``; ``None``: not asked).
+
+    Attributes
+    ----------
+    width : float or None
+        Target half-width of every share's interval (sample size; with ``n`` and a problem, the smallest budget).
+    level : float
+        Confidence level of ``width`` and of ``check``.
+    n : int or None
+        Respondents: the smallest budget's ``n``, or where the half-width (and the power) is reported.
+    detect, power, alpha, groups, share, null
+        A power plan: the difference in the share of input ``share`` (default the first) to detect, the power
+        wanted, the two-sided test level, one sample against ``null`` (default the prior) or two groups.
+    prior : sequence of float or None
+        The shares at which to plan (default the problem's prior, or uniform for a mechanism).
+    semantics : Semantics
+        For a mechanism (a problem states its own).
+    grid : tuple of float or None
+        Budgets of a respondents-against-epsilon table (problems only; needs ``width``).
+    check, seed : int or None
+        Simulate ``check`` surveys at the planned ``n``, seeded.
+    """
+
+    width: float | None = None
+    level: float = 0.95
+    n: int | None = None
+    detect: float | None = None
+    power: float = 0.8
+    alpha: float = 0.05
+    groups: int = 1
+    share: str | None = None
+    null: float | None = None
+    prior: tuple[float, ...] | None = None
+    semantics: Semantics = Semantics.SLDP
+    grid: tuple[float, ...] | None = None
+    check: int | None = None
+    seed: int | None = None
+
+    def mode(self, source: Any) -> PlanMode:
+        """Power with ``detect``; the smallest budget with ``n`` and ``width`` for a problem; else sample size."""
+        if self.detect is not None:
+            return PlanMode.POWER
+        if self.width is None:
+            raise ValueError("a plan needs a width or a difference to detect")
+        problem = not isinstance(source, Mechanism)
+        return PlanMode.SMALLEST_BUDGET if problem and self.n is not None else PlanMode.SAMPLE_SIZE
+
+
+@dataclass(frozen=True)
+class WidthAt:
+    """The half-width of every share's ``level`` interval with ``n`` respondents."""
+
+    n: int
+    width: float
+    level: float
+
+
+@dataclass(frozen=True)
+class PowerAt:
+    """The power of the plan's test with ``n`` respondents (per group with two)."""
+
+    n: int
+    power: float
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A survey plan (``docs/theory.md`` section 10).
+
+    Attributes
+    ----------
+    source : str
+        What was planned (a file name).
+    mode : PlanMode
+    request : PlanRequest
+    accuracy : Accuracy
+        The planned design's (or mechanism's) variances at the planning prior.
+    n : int
+        Respondents: needed for the width or the power, or the given ``n`` of a smallest-budget plan.
+    formula : str
+        How the variance at ``n`` is computed, in words.
+    epsilon : float or None
+        The budget of the planned design (the smallest one in that mode); ``None`` for a mechanism.
+    design : DesignResult or None
+        The certified design planned (problems).
+    basis : str or None
+        How the design was chosen (a key of :data:`~designer.planning.sizes.BASES`).
+    designs_solved : int or None
+        Designs the smallest-budget search solved.
+    achieved_width : float or None
+        The half-width at ``n`` (sample-size plans).
+    width_at_n : WidthAt or None
+    power_at_n : PowerAt or None
+    share : str or None
+        The tested input (power plans); ``null`` its null share.
+    by_epsilon : list of dict or None
+        Rows of :func:`~designer.planning.sizes.price_of_privacy`.
+    check : dict or None
+        :func:`~designer.planning.sizes.check_by_simulation`'s figures.
+    """
+
+    source: str
+    mode: PlanMode
+    request: PlanRequest
+    accuracy: Accuracy
+    n: int
+    formula: str
+    epsilon: float | None = None
+    design: Any = None
+    basis: str | None = None
+    designs_solved: int | None = None
+    achieved_width: float | None = None
+    width_at_n: WidthAt | None = None
+    power_at_n: PowerAt | None = None
+    share: str | None = None
+    null: float | None = None
+    by_epsilon: list[dict[str, Any]] | None = None
+    check: dict[str, float] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The plan as ``designer plan --format json`` writes it."""
+        r, acc = self.request, self.accuracy
+        out: dict[str, Any] = {"source": self.source, "mode": self.mode.value}
+        if self.designs_solved is not None:
+            out["designs_solved"] = self.designs_solved
+        out["epsilon"] = self.epsilon
+        if self.basis is not None:
+            out.update(design_basis=self.basis, design_basis_note=BASES[self.basis])
+        out.update(prior=dict(zip(acc.mechanism.inputs, (float(v) for v in acc.prior))),
+                   semantics=acc.semantics.value, variance=acc.variance, variance_kind=acc.kind)
+        if self.mode is PlanMode.POWER:
+            assert self.power_at_n is not None
+            out.update(n=self.n, power=r.power, power_at_n={"n": self.power_at_n.n, "power": self.power_at_n.power},
+                       detect=r.detect, alpha=r.alpha, groups=r.groups, share=self.share, null=self.null,
+                       formula=self.formula)
+            if r.width is not None:
+                out.update(width=r.width, level=r.level)
+        else:
+            out.update(n=self.n, formula=self.formula, width=r.width, level=r.level)
+            if self.achieved_width is not None:
+                out["achieved_width"] = self.achieved_width
+        if self.width_at_n is not None:
+            out["width_at_n"] = {"n": self.width_at_n.n, "width": self.width_at_n.width,
+                                 "level": self.width_at_n.level}
+        if self.by_epsilon is not None:
+            out["by_epsilon"] = self.by_epsilon
+        if self.check is not None:
+            out["check"] = self.check
+        return out
+
+
+def _width_at(acc: Accuracy, n: int, level: float) -> WidthAt:
+    return WidthAt(n, two_sided_z(level) * math.sqrt(acc.variance_at(n)), level)
+
+
+def make_plan(source: Any, request: PlanRequest, *, name: str = "", table: bool = False) -> Plan:
+    """Plan a survey of ``source`` (a :class:`~designer.design.problem.DesignProblem` or a
+    :class:`~designer.mechanism.Mechanism`).
+
+    Parameters
+    ----------
+    source : DesignProblem or Mechanism
+        A problem is designed as its file states it (:class:`~designer.planning.sizes.DesignCache`); a mechanism
+        is planned as it is.
+    request : PlanRequest
+    name : str
+        The source's name in the plan (a file name).
+    table : bool
+        Also tabulate the respondents against the budget (``request.grid``, else :data:`DEFAULT_GRID`); a problem
+        with a width only.
+
+    Returns
+    -------
+    Plan
+    """
+    mode = request.mode(source)
+    prior = None if request.prior is None else list(request.prior)
+    design = basis = eps = solved = None
+    if isinstance(source, Mechanism):
+        acc = accuracy_of(source, request.semantics, prior)
+    elif mode is PlanMode.SMALLEST_BUDGET:
+        assert request.n is not None and request.width is not None
+        budget = smallest_budget(source, request.n, request.width, request.level, prior=prior)
+        design, acc, basis, eps, solved = budget.design, budget.accuracy, budget.basis, budget.epsilon, \
+            budget.designs_solved
+    else:
+        designs = DesignCache(source, prior)
+        eps = source.epsilon
+        design, acc, basis = designs(eps), designs.accuracy(eps), designs.basis(eps)
+    share = acc.mechanism.input_index(request.share) if request.share else 0
+    fields: dict[str, Any] = {}
+    if mode is PlanMode.POWER:
+        assert request.detect is not None
+        n = power_sample_size(acc, request.detect, request.power, request.alpha, share=share, null=request.null,
+                              groups=request.groups)
+        at = request.n if request.n is not None else n
+        fields.update(power_at_n=PowerAt(at, power_at(acc, at, request.detect, request.alpha, share=share,
+                                                      null=request.null, groups=request.groups)),
+                      share=acc.mechanism.inputs[share],
+                      null=request.null if request.null is not None else float(acc.prior[share]))
+        formula = "asymptotic MLE variance V/n (Wald test)"
+        if request.width is not None:
+            fields["width_at_n"] = _width_at(acc, at, request.level)
+    elif mode is PlanMode.SMALLEST_BUDGET:
+        assert request.n is not None
+        n, formula = request.n, acc.describe()
+        fields["width_at_n"] = _width_at(acc, n, request.level)
+    else:
+        assert request.width is not None
+        size = sample_size(acc, request.width, request.level)
+        n, formula = size.n, acc.describe()
+        fields["achieved_width"] = size.achieved_width
+        if request.n is not None:
+            fields["width_at_n"] = _width_at(acc, request.n, request.level)
+    if not isinstance(source, Mechanism) and request.width is not None and (request.grid is not None or table):
+        fields["by_epsilon"] = price_of_privacy(source, list(request.grid or DEFAULT_GRID), request.width,
+                                                request.level, prior=[float(v) for v in acc.prior])
+    if request.check is not None:
+        fields["check"] = check_by_simulation(acc, n, request.check, request.level, seed=request.seed,
+                                              detect=request.detect, alpha=request.alpha, share=share)
+    return Plan(source=name, mode=mode, request=request, accuracy=acc, n=n, formula=formula, epsilon=eps,
+                design=design, basis=basis, designs_solved=solved, **fields)
+
+
+@dataclass(frozen=True)
+class SurveyPlan:
+    """A questionnaire's plan: the best split of its budget and, with a width, the respondents each question
+    needs (``docs/theory.md`` section 10).
+
+    Attributes
+    ----------
+    source : str
+    survey : Survey
+    allocation : Allocation
+    width, level : float or None
+        The half-width asked for and its level (``None`` without a width).
+    sizes : tuple of (int or None) or None
+        Respondents each question needs for ``width`` at its budget (``None`` for a question without an
+        expanded design).
+    """
+
+    source: str
+    survey: Survey
+    allocation: Allocation
+    width: float | None = None
+    level: float | None = None
+    sizes: tuple[int | None, ...] | None = None
+
+    @property
+    def mode(self) -> PlanMode:
+        return PlanMode.ALLOCATION
+
+    @property
+    def n(self) -> int | None:
+        """Respondents for every question's width (the largest need), ``None`` if one is not known."""
+        if self.sizes is None or any(n is None for n in self.sizes):
+            return None
+        return max(n for n in self.sizes if n is not None)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The plan as ``designer plan --format json`` writes it."""
+        a, survey = self.allocation, self.survey
+        rows = []
+        for i, (q, w, e, v, eq, basis, reason) in enumerate(zip(survey.questions, survey.weights, a.epsilons,
+                                                                a.variances, a.equal_split_variances, a.bases,
+                                                                a.reasons)):
+            row = {"question": q.name, "inputs": len(q.inputs), "weight": w, "epsilon": e, "variance": v,
+                   "equal_split_variance": eq, "design_basis": basis, "note": reason}
+            if self.sizes is not None:
+                row["n"] = self.sizes[i]
+            rows.append(row)
+        out: dict[str, Any] = {
+            "source": self.source, "mode": self.mode.value, "total_epsilon": survey.epsilon, "allocation": rows,
+            "total_variance": a.total_variance, "equal_split_total_variance": a.equal_split_total_variance,
+            "joint": a.joint, "joint_note": a.joint_note, "convex": list(a.convex),
+            "designs_solved": a.designs_solved}
+        if self.width is not None:
+            known = [n for n in (self.sizes or ()) if n is not None]
+            out.update(width=self.width, level=self.level,
+                       n=max(known) if self.sizes is not None and len(known) == len(self.sizes) else None)
+        return out
+
+
+def plan_survey(survey: Survey, *, name: str = "", width: float | None = None, level: float = 0.95) -> SurveyPlan:
+    """The best split of ``survey``'s budget (:func:`~designer.planning.survey.allocate`) and, with ``width``,
+    the respondents each question needs at its share of the budget."""
+    allocation = allocate(survey)
+    sizes = None
+    if width is not None:
+        sizes = tuple(sample_size(acc, width, level).n if acc is not None else None for acc in allocation.accuracies)
+    return SurveyPlan(source=name, survey=survey, allocation=allocation, width=width,
+                      level=level if width is not None else None, sizes=sizes)
