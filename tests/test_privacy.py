@@ -138,3 +138,69 @@ def test_privacy_losses_name_each_loss_with_its_witness_in_words():
     single = d.worst_case(Mechanism([[0.0, 0.25, 0.75, 0.0]], inputs=["only"]), "shafer")
     assert (single.eps, single.x, single.event) == (0.0, None, None)
     assert single.describe() == "no pair of inputs"
+
+
+def test_is_private_reads_the_semantics_it_is_given_on_both_paths():
+    # Q_2x3(0.5, 0.2): Shafer loss ln 2.5 = 0.916, Walley loss ln 4 = 1.386
+    mech = d.Q_2x3(0.5, 0.2)
+    assert d.is_private(mech, 1.2, semantics="sldp") and not d.is_private(mech, 1.2, semantics="wldp")  # floats
+    # GWRR meets its Shafer budget with equality (Cor 3.12): decided exactly, for the Shafer loss only
+    gwrr = d.Q_GWRR(1.0, 0.8)
+    assert d.eps_walley(gwrr) > 1.25  # 1.294
+    assert d.is_private(gwrr, 1.0, semantics="sldp") and d.is_private(gwrr, 1.0, semantics="sldp", exact=True)
+    assert not d.is_private(gwrr, 1.0, semantics="wldp")
+    single = Mechanism([[0.0, 0.25, 0.75, 0.0]], inputs=["only"])
+    assert all(d.is_private(single, 1e-9, semantics=s, exact=True) for s in ("sldp", "wldp", "bel", "pl"))
+
+
+def test_is_private_with_a_tolerance_accepts_up_to_eps_plus_tol_and_checks_tol():
+    mech = d.Q_2x3(0.5, 0.2)
+    value = d.eps_shafer(mech)  # ln 2.5
+    tol = value - 0.9
+    assert 0.9 + tol == value  # the sum is the float loss exactly: the bound is inclusive
+    assert d.is_private(mech, 0.9, tol=tol) and not d.is_private(mech, 0.9)
+    assert d.is_private(mech, 0.5, tol=0.5) and not d.is_private(mech, 0.5, tol=0.4)
+    for bad in (-0.1, -1.0):
+        with pytest.raises(ValueError, match=r"^tol must lie in \[0, inf\)"):
+            d.is_private(mech, 1.0, tol=bad)
+    with pytest.raises(TypeError, match=r"^tol must be a real number"):
+        d.is_private(mech, 1.0, tol="0.1")
+
+
+def _never_c():
+    """Frame {a, b, c}; u: {a} 0.3, {b} 0.3, {a,b} 0.4; v: {a} 0.35, {b} 0.35, {a,b} 0.3 (not Bayesian)."""
+    masses = np.zeros((2, 8))
+    masses[0, [1, 2, 3]] = [0.3, 0.3, 0.4]
+    masses[1, [1, 2, 3]] = [0.35, 0.35, 0.3]
+    return Mechanism(masses, inputs=["u", "v"], frame=["a", "b", "c"])
+
+
+def test_losses_of_masses_with_zeros_warn_nothing():
+    import warnings
+
+    # 0/0 cells, a/0 cells and 0/b cells in every loss's tables
+    mechs = [Mechanism([[0, 1, 0, 0], [0, 1, 0, 0]]), Mechanism([[0, 0.5, 0.5, 0], [0, 1, 0, 0]]),
+             d.Q_2x3(0.0, 0.0), Mechanism([[0, 0.2, 0.0, 0.8], [0, 0.0, 0.3, 0.7]]), _never_c()]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a RuntimeWarning of numpy (divide, invalid) fails the test
+        for mech in mechs:
+            for loss in ("shafer", "bel", "pl", "walley"):
+                d.worst_case(mech, loss)
+
+
+def test_a_witness_attains_its_loss_and_zero_over_zero_says_nothing():
+    # every input always answers {a}: pl and bel of {b} are 0 for both, 0/0 says nothing: no loss
+    constant = Mechanism([[0, 1, 0, 0], [0, 1, 0, 0]], inputs=["u", "v"], frame=["a", "b"])
+    assert d.eps_walley(constant) == 0.0 and d.eps_pl(constant) == 0.0
+    # nobody ever says c: pl({c}) = bel({c}) = 0 for both (0/0, no information); by hand the Walley loss is
+    # pl_v({a}) / bel_u({a}) = 0.65 / 0.3
+    assert d.eps_walley(_never_c()) == pytest.approx(math.log(0.65 / 0.3), rel=1e-12)
+    # v never says a set with b while u does: the Walley loss is inf, attained at pl_u({b}) / bel_v({b}) (the
+    # ratio pl_v({b}) / bel_u({b}) = 0 / 0.3 comes first in the table and is no witness)
+    mech = Mechanism([[0, 0.3, 0.3, 0.4], [0, 1.0, 0, 0]], inputs=["u", "v"], frame=["a", "b"])
+    w = d.worst_case(mech, "walley")
+    assert w.eps == math.inf and (w.x, w.x2, w.event) == ("u", "v", ("b",))
+    # one answer set for everyone: every ratio is 1, attained by the first pair
+    one = Mechanism([[0, 0, 0, 1.0], [0, 0, 0, 1.0]], inputs=["yes", "no"], frame=["yes", "no"])
+    w = d.worst_case(one, "shafer")
+    assert w.eps == 0.0 and (w.x, w.x2, w.event) == ("no", "yes", ("yes", "no"))
