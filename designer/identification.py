@@ -253,4 +253,4 @@ def identified_set(mech: Mechanism, counts: ArrayLike, *, level: float | None = 
         bounds = [(0, None)] * n_vars
         a_ub, b_ub = sp.csr_matrix(slack[None, :]), [misfit * (1 + 1e-9) + 1e-12]
     lower, upper = _extremes(k, n_vars, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=bounds)
-    return IdentifiedSet(mech.inputs, lower, upper, level, misfit, round(n))
+    return IdentifiedSet(inputs=mech.inputs, lower=lower, upper=upper, level=level, misfit=misfit, n=round(n))

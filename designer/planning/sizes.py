@@ -105,7 +105,8 @@ def accuracy_of(mech: Mechanism, semantics: Semantics | str = "sldp", prior: Any
     pi = check_prior(prior, mech.k)
     per_share, kind = share_variances(mech, pi, sem)
     formula, pq = _closed_form(mech, sem)
-    return Accuracy(mech, sem, pi, np.asarray(per_share, dtype=np.float64), kind, formula, pq)
+    return Accuracy(mechanism=mech, semantics=sem, prior=pi, per_share=np.asarray(per_share, dtype=np.float64),
+                    kind=kind, formula=formula, _pq=pq)
 
 
 @dataclass(frozen=True)

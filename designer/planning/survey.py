@@ -301,10 +301,12 @@ def allocate(survey: Survey, *, joint: bool = True) -> Allocation:
                        f"equal split: no design identifies every share at eps {survey.epsilon / len(curves):.4g}"
                        + _needed(c, survey.epsilon / len(curves)))
     joint_result, note = joint_variance(survey) if joint else (None, "not asked")
-    return Allocation(survey, tuple(float(e) for e in eps), variances, float(np.dot(weights, variances)), equal,
-                      float(np.dot(weights, equal)), joint_result, note, tuple(_convex(c) for c in curves),
-                      sum(len(c.values) for c in curves), tuple(bases), tuple(reasons), tuple(accuracies),
-                      tuple(dict(sorted(c.values.items())) for c in curves))
+    return Allocation(survey=survey, epsilons=tuple(float(e) for e in eps), variances=variances,
+                      total_variance=float(np.dot(weights, variances)), equal_split_variances=equal,
+                      equal_split_total_variance=float(np.dot(weights, equal)), joint=joint_result, joint_note=note,
+                      convex=tuple(_convex(c) for c in curves), designs_solved=sum(len(c.values) for c in curves),
+                      bases=tuple(bases), reasons=tuple(reasons), accuracies=tuple(accuracies),
+                      curves=tuple(dict(sorted(c.values.items())) for c in curves))
 
 
 def _needed(curve: _Curve, above: float) -> str:
