@@ -204,3 +204,22 @@ def test_a_witness_attains_its_loss_and_zero_over_zero_says_nothing():
     one = Mechanism([[0, 0, 0, 1.0], [0, 0, 0, 1.0]], inputs=["yes", "no"], frame=["yes", "no"])
     w = d.worst_case(one, "shafer")
     assert w.eps == 0.0 and (w.x, w.x2, w.event) == ("no", "yes", ("yes", "no"))
+
+
+def test_a_witness_names_the_largest_numerator_and_skips_columns_that_say_nothing():
+    from designer.vocabulary import Loss
+
+    # three inputs on {a}: 0.6, 0.3, 0.1 -> the Shafer loss is ln 6, m_u({a}) / m_w({a})
+    mech = Mechanism([[0, 0.6, 0.2, 0.2], [0, 0.3, 0.5, 0.2], [0, 0.1, 0.6, 0.3]], inputs=["u", "v", "w"],
+                     frame=["a", "b"])
+    w = d.worst_case(mech)  # the default loss is Shafer's
+    assert w.loss is Loss.SHAFER and (w.x, w.x2, w.event) == ("u", "w", ("a",))
+    assert w.eps == pytest.approx(math.log(6), rel=1e-12)
+    # identical rows: every ratio is 1; bel({a}) = 0 for both says nothing, so the witness is {b}'s 0.5 / 0.5
+    same = Mechanism([[0, 0, 0.5, 0.5], [0, 0, 0.5, 0.5]], inputs=["yes", "no"], frame=["a", "b"])
+    w = d.worst_case(same, "bel")
+    assert w.eps == 0.0 and (w.x, w.x2, w.event) == ("no", "yes", ("b",))
+    single = d.worst_case(Mechanism([[0.0, 0.25, 0.75, 0.0]], inputs=["only"]), "walley")
+    assert single.loss is Loss.WALLEY and single.x is None
+    with pytest.raises(TypeError, match=r"^expected a Mechanism, got list$"):
+        d.worst_case([[0.5, 0.5]])
