@@ -274,19 +274,14 @@ def add_format(p: argparse.ArgumentParser) -> None:
 
 
 
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
-    return value
+def positive_arg(text: str) -> float:
+    """argparse ``type=`` of a finite number > 0: a decimal or a fraction (argparse names the flag in its error)."""
+    return _number_within(text, lambda v: 0.0 < v < math.inf, "must be a finite number > 0")
 
 
 def epsilon_arg(text: str) -> float:
-    """argparse ``type=`` of a budget in nats: finite and > 0 (argparse names the flag in its error)."""
-    return _positive_float(text)
+    """argparse ``type=`` of a budget in nats: finite and > 0, the rule of a problem file's ``epsilon``."""
+    return positive_arg(text)
 
 
 def level_arg(text: str) -> float:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import math
 from typing import Any
 
 from .._render import fmt, render_csv, render_json, render_table
@@ -17,23 +16,14 @@ from ._common import (
     level_arg,
     parse_grid,
     parse_prior,
+    positive_arg,
     probability_arg,
     read_mechanism,
 )
 
 
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not (value > 0 and math.isfinite(value)):
-        raise argparse.ArgumentTypeError(f"{text} must be a positive number")
-    return value
-
-
 def _width(text: str) -> float:
-    value = _positive(text)
+    value = positive_arg(text)
     if value >= 0.5:
         raise argparse.ArgumentTypeError(f"a half-width of {text} covers every share in [0, 1] (one respondent "
                                          "would do); give a half-width below 0.5, e.g. 0.03")
@@ -299,7 +289,7 @@ def _configure_plan(p: argparse.ArgumentParser) -> None:
     p.add_argument("--n", type=int_arg(1, 10**12), help="respondents: with a problem file and --width, find the "
                                                         "smallest budget; with a mechanism file and --width, "
                                                         "report the half-width at n; with --detect, the power at n")
-    p.add_argument("--detect", type=_positive, help="difference in a share to detect (power mode)")
+    p.add_argument("--detect", type=positive_arg, help="difference in a share to detect (power mode)")
     p.add_argument("--power", type=level_arg, help="power wanted, in (0, 1) (default 0.8)")
     p.add_argument("--alpha", type=level_arg, help="two-sided test level (default 0.05)")
     p.add_argument("--groups", type=int_arg(1, 2), help="1: against a null value (default); 2: two groups")
