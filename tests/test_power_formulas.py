@@ -11,6 +11,7 @@ power. Every argument's domain is checked at its edges, naming the argument.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from statistics import NormalDist
 
 import pytest
@@ -172,3 +173,75 @@ def test_one_respondent_can_be_enough_and_an_unidentified_share_has_no_power():
     blind = accuracy_of(Mechanism(np.array([[0, 0.5, 0.5, 0], [0, 0.5, 0.5, 0]])), "sldp", [0.3, 0.7])  # alike
     with pytest.raises(DesignerError, match="not identified"):
         power_sample_size(blind, 0.1)
+
+
+def test_simulation_check_names_its_arguments_and_refuses_wldp_set_answers_only():
+    from designer import Q_2x3
+    from designer.planning import check_by_simulation
+
+    with pytest.raises(DesignerError, match=r"^reps must be an integer >= 2, got 1$"):
+        check_by_simulation(_accuracy(), 100, 1, seed=1)
+    with pytest.raises(DesignerError, match=r"^n must be an integer >= 1, got 0$"):
+        check_by_simulation(_accuracy(), 0, 10, seed=1)
+    with pytest.raises(DesignerError, match=r"^--check simulates set answers and their MLE: under WLDP the answers "
+                                            r"come from an unknown credal member, so there is no interval to check; "
+                                            r"plan under SLDP$"):
+        check_by_simulation(accuracy_of(Q_2x3(0.5, 0.2), "wldp", [0.3, 0.7]), 100, 10, seed=1)
+    # precise answers (Warner) have no credal freedom: the check runs under WLDP as under SLDP
+    wldp = check_by_simulation(accuracy_of(Q_WRR(1.0), "wldp", [0.3, 0.7]), 200, 20, seed=3)
+    assert wldp == check_by_simulation(_accuracy(), 200, 20, seed=3)
+
+
+def test_price_of_privacy_rows_are_warners_sample_sizes_at_the_planning_prior():
+    """Each budget's row against Eq 1 at the prior asked for (not the file's), and the reason of a row
+    without n."""
+    from designer.design import load_problem
+    from designer.planning import price_of_privacy
+    from designer.vocabulary import VarianceFormula
+
+    problem = load_problem(Path(__file__).resolve().parents[1] / "problems" / "warner.toml")
+    z = N01.inv_cdf(0.975)
+    rows = price_of_privacy(problem, [0.5, 1.0, 2.0], 0.03, 0.95, prior=[0.2, 0.8])
+    assert [r["epsilon"] for r in rows] == [0.5, 1.0, 2.0]
+    for row in rows:
+        p = math.exp(row["epsilon"]) / (1 + math.exp(row["epsilon"]))
+        v = 0.2 * 0.8 + p * (1 - p) / (2 * p - 1) ** 2
+        assert set(row) == {"epsilon", "variance", "n", "formula", "basis", "reason"}
+        assert row["variance"] == pytest.approx(v, rel=1e-9)
+        assert row["n"] == math.ceil(z**2 * v / 0.03**2 - 1e-9)
+        assert (row["formula"], row["basis"], row["reason"]) == (VarianceFormula.WARNER, "file", "")
+    (row,) = price_of_privacy(problem, [1.0], 1e-9, 0.95, prior=[0.2, 0.8])
+    assert row["n"] is None and row["reason"].startswith("more than 1e+12 respondents would be needed")
+    assert row["variance"] == pytest.approx(rows[1]["variance"]) and row["basis"] == "file"
+
+
+def test_power_of_a_share_identified_at_the_null_only():
+    """Q_2x3(0.4, 0) under WLDP: the share's variance is finite at 0 and infinite at 0.3 (worked out by
+    share_variances); no sample size has power, and the power at any n is the test's level on one side."""
+    import numpy as np
+
+    from designer import Q_2x3
+    from designer.design.objectives import share_variances
+    from designer.vocabulary import Semantics
+
+    mech = Q_2x3(0.4, 0.0)
+    v = [float(share_variances(mech, np.array([p, 1 - p]), Semantics.WLDP)[0][0]) for p in (0.0, 0.3)]
+    assert math.isfinite(v[0]) and v[1] == math.inf
+    acc = accuracy_of(mech, "wldp", [0.5, 0.5])
+    with pytest.raises(DesignerError, match=r"^the share is not identified by this mechanism \(variance inf\): "
+                                            r"no test has power$"):
+        power_sample_size(acc, 0.3, null=0.0)
+    assert power_at(acc, 500, 0.3, 0.05, null=0.0) == 0.025
+
+
+def test_a_share_moved_from_certainty_spreads_the_rest_evenly_without_warnings():
+    import warnings
+
+    import numpy as np
+
+    from designer.planning.sizes import _share_prior
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _share_prior(np.array([1.0, 0.0, 0.0]), 0, 0.4).tolist() == [0.4, 0.3, 0.3]
+        assert _share_prior(np.array([0.5, 0.25, 0.25]), 0, 0.2).tolist() == [0.2, 0.4, 0.4]
