@@ -13,10 +13,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from designer.cli import main
 from designer.design import DesignProblem, load_problem
 from designer.devices import DeviceError, certify_counts, grid_design, make_rules, parse_device, render, verify
+from designer.devices.program import snap_count
 from designer.exceptions import InfeasibleDesignError
 from designer.privacy import eps_walley
 
@@ -291,3 +294,34 @@ def test_a_device_grid_carries_the_same_certificate_as_every_design():
     assert (device["certified"], device["certificate"]) == (designed["certified"], designed["certificate"])
     assert device["certificate_detail"]["summary"] == "Shafer loss <= 1, checked exactly (integer counts over 10)"
     assert designed["certificate_detail"]["arithmetic"] == "rational arithmetic"
+
+
+@settings(max_examples=200, deadline=None)
+@given(d=st.sampled_from([6, 10, 16, 20, 36, 52, 100]), data=st.data())
+def test_snap_count_reads_a_decimal_as_the_one_multiple_it_rounds(d, data):
+    c = data.draw(st.integers(0, d))
+    assert snap_count(float(Fraction(c, d)), d) == c
+    written = round(c / d, data.draw(st.integers(1, 8)))
+    places = -Decimal(repr(written)).as_tuple().exponent  # the decimals as written (0.5 has one)
+    near = [m for m in range(d + 1) if abs(Fraction(m, d) - Fraction(repr(written))) <= Fraction(1, 2 * 10**places)]
+    expected = near[0] if len(near) == 1 else None
+    if abs(written * d - round(written * d)) <= 1e-9:
+        expected = round(written * d)
+    assert snap_count(written, d) == expected
+
+
+def test_an_off_grid_dont_know_mass_gets_the_nearest_counts_and_the_devices_that_fit():
+    from designer.devices.program import GridProgram
+
+    problem = load_problem(ROOT / "problems" / "gwrr-dont-know.toml")  # dont_know = 0.2
+    with pytest.raises(DeviceError) as info:
+        GridProgram(problem, 36).milp_parts()
+    assert str(info.value) == (
+        "an exact don't-know mass of 0.2 is not a multiple of 1/36: the nearest feasible values are 7/36 (0.1944) "
+        "or 8/36 (0.2222), written as such (--dont-know 7/36, or dont_know = 0.19444444444444445 in the file); "
+        "or use a device whose outcomes divide it: spinner:10, spinner:20, spinner:100")
+    quarter = GridProgram(problem.replace(dont_know=0.25), 6)
+    assert quarter._dont_know_advice(0.25).endswith(
+        "divide it: dice2, cards, spinner:20, coins:4, spinner:100")
+    assert quarter._dont_know_advice(1 / 7).endswith("divide it: spinner:7")
+    assert "the nearest feasible values are 1/6 (0.1667) or 2/6 (0.3333)" in quarter._dont_know_advice(0.25)

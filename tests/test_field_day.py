@@ -3,19 +3,14 @@ ignored, questionnaires whose split never degenerates. Each test fails on the co
 
 import json
 import math
-from decimal import Decimal
-from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from scipy.stats import norm
 
 from designer.cli import main
 from designer.design.problem import load_problem
-from designer.devices.program import snap_count
 from designer.exceptions import DesignWarning
 from designer.planning import allocate, parse_survey
 from designer.planning.sizes import DesignCache
@@ -204,20 +199,6 @@ def test_a_dont_know_mass_as_a_fraction_or_its_rounded_decimal(capsys):
         assert any("7/36" in note for note in snapped["notes"])
     code, _, err = _dice2_counts("0.2", capsys)  # 7/36 and 8/36 both round to 0.2: no guess
     assert code == 2 and "7/36" in err and "--dont-know 7/36" in err
-
-
-@settings(max_examples=200, deadline=None)
-@given(d=st.sampled_from([6, 10, 16, 20, 36, 52, 100]), data=st.data())
-def test_snap_count_reads_a_decimal_as_the_one_multiple_it_rounds(d, data):
-    c = data.draw(st.integers(0, d))
-    assert snap_count(float(Fraction(c, d)), d) == c
-    written = round(c / d, data.draw(st.integers(1, 8)))
-    places = -Decimal(repr(written)).as_tuple().exponent  # the decimals as written (0.5 has one)
-    near = [m for m in range(d + 1) if abs(Fraction(m, d) - Fraction(repr(written))) <= Fraction(1, 2 * 10**places)]
-    expected = near[0] if len(near) == 1 else None
-    if abs(written * d - round(written * d)) <= 1e-9:
-        expected = round(written * d)
-    assert snap_count(written, d) == expected
 
 
 QUESTIONNAIRE = """name = "three"
