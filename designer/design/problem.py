@@ -135,6 +135,8 @@ class DesignProblem:
     answers: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def __post_init__(self) -> None:
+        """Validate every field once (the rules a problem file, the CLI and the Python API share) and store
+        them normalised: labels as tuples, words as enums, arrays read-only."""
         where = f"{self.source}: " if self.source else ""
         set_ = object.__setattr__
         try:
@@ -144,9 +146,21 @@ class DesignProblem:
             raise InvalidProblemError(f"{where}{exc}") from None
         set_(self, "inputs", inputs)
         set_(self, "frame", frame)
-        k, l = len(inputs), len(frame)
         set_(self, "epsilon", _real(self.epsilon, where, "epsilon", "a finite number > 0", low=0,
                                     low_open=True))
+        self._check_words(where)
+        try:
+            prior = check_prior(self.prior if len(self.prior) else None, len(inputs), "prior")
+        except (TypeError, ValueError):
+            raise _fail(where, "prior", f"{len(inputs)} non-negative numbers summing to 1 (one per input)",
+                        _as_list(self.prior)) from None
+        set_(self, "prior", prior)
+        self._check_structure(where)
+        self._check_objective(where)
+
+    def _check_words(self, where: str) -> None:
+        """``semantics`` and ``objective`` as enums (case-insensitive), or the choices in the error."""
+        set_ = object.__setattr__
         try:
             set_(self, "semantics", Semantics.parse(self.semantics))
         except ValueError:
@@ -156,33 +170,37 @@ class DesignProblem:
         except ValueError:
             raise _fail(where, "objective", f"one of {list(OBJECTIVES)}", self.objective) from None
 
-        try:
-            prior = check_prior(self.prior if len(self.prior) else None, k, "prior")
-        except (TypeError, ValueError):
-            raise _fail(where, "prior", f"{k} non-negative numbers summing to 1 (one per input)",
-                        _as_list(self.prior)) from None
-        set_(self, "prior", prior)
-
-        for key, high in (("dont_know", 1.0), ("dont_know_max", 1.0), ("lie_max", 1.0)):
+    def _check_structure(self, where: str) -> None:
+        """The masses in [0, 1], don't-know exact or at most (not both), and the focal sets as sorted masks of
+        nonempty subsets of the frame (holding the whole frame when a don't-know mass is fixed)."""
+        set_ = object.__setattr__
+        for key in ("dont_know", "dont_know_max", "lie_max"):
             value = getattr(self, key)
             if value is not None:
-                set_(self, key, _real(value, where, f"structure.{key}", "a number in [0, 1]", low=0, high=high))
+                set_(self, key, _real(value, where, f"structure.{key}", "a number in [0, 1]", low=0, high=1.0))
         if self.dont_know is not None and self.dont_know_max is not None:
             raise InvalidProblemError(f"{where}key 'structure': give dont_know or dont_know_max, not both")
-        full = (1 << l) - 1
-        if self.focal_sets is not None:
-            if any(isinstance(m, bool) or not isinstance(m, numbers.Integral) for m in self.focal_sets):
-                raise _fail(where, "structure.focal_sets", "bitmasks (integers) of nonempty subsets of the frame",
-                            list(self.focal_sets))
-            masks = tuple(dict.fromkeys(int(m) for m in self.focal_sets))
-            if not masks or any(m <= 0 or m > full for m in masks):
-                raise _fail(where, "structure.focal_sets", "nonempty subsets of the frame", list(self.focal_sets))
-            set_(self, "focal_sets", tuple(sorted(masks)))
-            if (self.dont_know or 0) > 0 and full not in masks:
-                raise InvalidProblemError(
-                    f"{where}key 'structure.focal_sets': dont_know = {self.dont_know:g} puts mass on the "
-                    f"whole frame {format_set(frame)}, which is not among the focal sets; add it"
-                )
+        if self.focal_sets is None:
+            return
+        full = (1 << len(self.frame)) - 1
+        if any(isinstance(m, bool) or not isinstance(m, numbers.Integral) for m in self.focal_sets):
+            raise _fail(where, "structure.focal_sets", "bitmasks (integers) of nonempty subsets of the frame",
+                        list(self.focal_sets))
+        masks = tuple(dict.fromkeys(int(m) for m in self.focal_sets))
+        if not masks or any(m <= 0 or m > full for m in masks):
+            raise _fail(where, "structure.focal_sets", "nonempty subsets of the frame", list(self.focal_sets))
+        set_(self, "focal_sets", tuple(sorted(masks)))
+        if (self.dont_know or 0) > 0 and full not in masks:
+            raise InvalidProblemError(
+                f"{where}key 'structure.focal_sets': dont_know = {self.dont_know:g} puts mass on the "
+                f"whole frame {format_set(self.frame)}, which is not among the focal sets; add it"
+            )
+
+    def _check_objective(self, where: str) -> None:
+        """What the objective needs: two inputs (chi2), the true answers in the frame (truthful, lie_max), a
+        finite ``[gain]`` or ``[utility]`` table of the right shape (stored read-only)."""
+        set_ = object.__setattr__
+        k, l = len(self.inputs), len(self.frame)
         if self.objective is Objective.CHI2 and k < 2:
             raise InvalidProblemError(f"{where}objective 'chi2' measures how well the shares of the inputs can be "
                                       f"estimated; it needs at least two inputs, got {k}")
@@ -193,7 +211,6 @@ class DesignProblem:
                 f"{where}inputs {self.missing_truth()} have no frame label of the same name; "
                 f"'{needs}' needs the true answer of every input in the frame"
             )
-
         if self.objective is Objective.GAIN:
             if self.gain is None:
                 raise InvalidProblemError(f"{where}objective 'gain' needs a [gain] table")
@@ -361,59 +378,18 @@ def parse_problem(data: Mapping[str, Any], *, source: str = "") -> DesignProblem
     name = data.get("name", Path(source).stem if source else "")
     if not isinstance(name, str):
         raise _fail(where, "name", "a string", name)
-    prior = data.get("prior")
-    if prior is not None:
-        if not isinstance(prior, list) or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                                                  for v in prior):
-            raise _fail(where, "prior", "a list of numbers, one per input", prior)
-        prior = [_real(v, where, "prior", "numbers in [0, 1] summing to 1") for v in prior]
+    prior = _prior(data.get("prior"), where)
     for key in ("semantics", "objective"):
         if key in data and not isinstance(data[key], str):
             raise _fail(where, key, "a string", data[key])
-
     structure = data.get("structure", {})
     if not isinstance(structure, dict):
         raise _fail(where, "structure", "a table", structure)
     _check_keys(structure, _STRUCTURE_KEYS, where, "structure.")
-    focal = None
-    if "focal_sets" in structure:
-        raw = structure["focal_sets"]
-        if not isinstance(raw, list) or not raw:
-            raise _fail(where, "structure.focal_sets", "a non-empty list of sets", raw)
-        focal = tuple(_set_mask(s, frame, where, "structure.focal_sets") for s in raw)
-
-    gain = None
-    if "gain" in data:
-        if len(frame) > MAX_GAIN_FRAME:
-            raise InvalidProblemError(
-                f"{where}key 'gain': a gain table has one entry per subset of the frame (2**{len(frame)}); "
-                f"it is supported up to {MAX_GAIN_FRAME} answers; use worst_case_utility or best_case_utility"
-            )
-        rows = _table_rows(data["gain"], inputs, where, "gain")
-        gain = np.zeros((len(inputs), 1 << len(frame)))
-        for x, row in rows.items():
-            seen: dict[int, str] = {}
-            for s, v in row.items():
-                mask = _set_mask(s, frame, where, f"gain.{x}")
-                if mask in seen:
-                    raise InvalidProblemError(f"{where}key 'gain.{x}': {seen[mask]!r} and {s!r} are the same set; "
-                                              "give each set once")
-                seen[mask] = s
-                gain[inputs.index(x), mask] = _real(v, where, f"gain.{x}.{s}", TABLE_VALUES, low=-MAX_TABLE_VALUE,
-                                                    high=MAX_TABLE_VALUE)
+    focal = _focal_sets(structure, frame, where)
+    gain = _gain(data["gain"], inputs, frame, where) if "gain" in data else None
     answers = _answer_words(data.get("answers", {}), frame, where)
-    utility = None
-    if "utility" in data:
-        rows = _table_rows(data["utility"], inputs, where, "utility")
-        utility = np.zeros((len(inputs), len(frame)))
-        for x, row in rows.items():
-            for y, v in row.items():
-                if y not in frame:
-                    raise InvalidProblemError(
-                        f"{where}key 'utility.{x}': '{y}' is not in the frame {list(frame)}"
-                    )
-                utility[inputs.index(x), frame.index(y)] = _real(v, where, f"utility.{x}.{y}", TABLE_VALUES,
-                                                                 low=-MAX_TABLE_VALUE, high=MAX_TABLE_VALUE)
+    utility = _utility(data["utility"], inputs, frame, where) if "utility" in data else None
     if len(set(inputs)) != len(inputs):
         raise InvalidProblemError(f"{where}key 'inputs': duplicate labels in {inputs}")
     try:
@@ -436,6 +412,58 @@ def parse_problem(data: Mapping[str, Any], *, source: str = "") -> DesignProblem
         )
     except TypeError as exc:
         raise InvalidProblemError(f"{where}{exc}") from None
+
+
+def _prior(prior: object, where: str) -> list[float] | None:
+    """``prior``: numbers, one per input (their range and sum are checked with the problem)."""
+    if prior is None:
+        return None
+    if not isinstance(prior, list) or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in prior):
+        raise _fail(where, "prior", "a list of numbers, one per input", prior)
+    return [_real(v, where, "prior", "numbers in [0, 1] summing to 1") for v in prior]
+
+
+def _focal_sets(structure: Mapping[str, Any], frame: Sequence[str], where: str) -> tuple[int, ...] | None:
+    """``structure.focal_sets``: the allowed answer sets as masks over ``frame``."""
+    if "focal_sets" not in structure:
+        return None
+    raw = structure["focal_sets"]
+    if not isinstance(raw, list) or not raw:
+        raise _fail(where, "structure.focal_sets", "a non-empty list of sets", raw)
+    return tuple(_set_mask(s, frame, where, "structure.focal_sets") for s in raw)
+
+
+def _gain(table: object, inputs: Sequence[str], frame: Sequence[str], where: str) -> NDArray[np.float64]:
+    """``[gain]``: per input, a value per answered set, as a ``(k, 2**l)`` array (0 where not given)."""
+    if len(frame) > MAX_GAIN_FRAME:
+        raise InvalidProblemError(
+            f"{where}key 'gain': a gain table has one entry per subset of the frame (2**{len(frame)}); "
+            f"it is supported up to {MAX_GAIN_FRAME} answers; use worst_case_utility or best_case_utility"
+        )
+    gain = np.zeros((len(inputs), 1 << len(frame)))
+    for x, row in _table_rows(table, inputs, where, "gain").items():
+        seen: dict[int, str] = {}
+        for s, v in row.items():
+            mask = _set_mask(s, frame, where, f"gain.{x}")
+            if mask in seen:
+                raise InvalidProblemError(f"{where}key 'gain.{x}': {seen[mask]!r} and {s!r} are the same set; "
+                                          "give each set once")
+            seen[mask] = s
+            gain[inputs.index(x), mask] = _real(v, where, f"gain.{x}.{s}", TABLE_VALUES, low=-MAX_TABLE_VALUE,
+                                                high=MAX_TABLE_VALUE)
+    return gain
+
+
+def _utility(table: object, inputs: Sequence[str], frame: Sequence[str], where: str) -> NDArray[np.float64]:
+    """``[utility]``: per input, a value per frame label, as a ``(k, l)`` array (0 where not given)."""
+    utility = np.zeros((len(inputs), len(frame)))
+    for x, row in _table_rows(table, inputs, where, "utility").items():
+        for y, v in row.items():
+            if y not in frame:
+                raise InvalidProblemError(f"{where}key 'utility.{x}': '{y}' is not in the frame {list(frame)}")
+            utility[inputs.index(x), frame.index(y)] = _real(v, where, f"utility.{x}.{y}", TABLE_VALUES,
+                                                             low=-MAX_TABLE_VALUE, high=MAX_TABLE_VALUE)
+    return utility
 
 
 def _answer_words(table: Any, frame: Sequence[str], where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
