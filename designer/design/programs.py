@@ -142,8 +142,17 @@ def inclusion(family: NDArray[np.int64], l: int, sets: NDArray[np.int64]) -> sp.
     return sp.csr_matrix((np.ones(r.size), (r, c)), shape=(sets.size, family.size))
 
 
+#: An inequality block: (fixed part, right-hand side, part multiplied by e^eps or None).
+UbBlock = tuple[sp.spmatrix, NDArray[np.float64], sp.spmatrix | None]
+#: An equality block: (matrix, right-hand side).
+EqBlock = tuple[sp.spmatrix, NDArray[np.float64]]
+
+
 def linear_program(problem: DesignProblem, *, privacy: bool = True) -> DesignProgram:
     """Assemble the LP of a problem with a linear objective.
+
+    Variables: the masses ``M[x, E]`` (row-major, ``k F`` of them), then per semantics the auxiliary ones
+    (Shafer: a column's smallest and largest mass; Walley: every input's belief of every proper event).
 
     Parameters
     ----------
@@ -153,77 +162,19 @@ def linear_program(problem: DesignProblem, *, privacy: bool = True) -> DesignPro
     """
     k, l = problem.k, problem.l
     family = problem.family()
-    F = family.size
-    nm = k * F
-    full = (1 << l) - 1
-    truth = problem.truth()
-    # Inequality blocks: (fixed part, right-hand side, part multiplied by e^eps or None).
-    ub_blocks: list[tuple[sp.spmatrix, NDArray[np.float64], sp.spmatrix | None]] = []
-    eq_blocks: list[tuple[sp.spmatrix, NDArray[np.float64]]] = []
+    nm = k * family.size
+    rows = np.repeat(np.arange(k), family.size)  # rows sum to 1
+    eq_blocks: list[EqBlock] = [(sp.csr_matrix((np.ones(nm), (rows, np.arange(nm))), shape=(k, nm)), np.ones(k))]
+    ub_blocks, structure_eq, bound_rows = _structure_blocks(problem, family)
+    eq_blocks += structure_eq
     n = nm
-
-    def mcol(x: NDArray[np.int64], j: NDArray[np.int64]) -> NDArray[np.int64]:
-        return x * F + j
-
-    # Rows sum to 1.
-    rows = np.repeat(np.arange(k), F)
-    eq_blocks.append((sp.csr_matrix((np.ones(nm), (rows, np.arange(nm))), shape=(k, nm)), np.ones(k)))
-
-    # Structure.
-    bound_rows: dict[str, tuple[str, slice]] = {}
-    if problem.dont_know is not None or problem.dont_know_max is not None:
-        jy = np.flatnonzero(family == full)
-        if jy.size:
-            a = sp.csr_matrix((np.ones(k), (np.arange(k), mcol(np.arange(k), np.full(k, jy[0])))), shape=(k, nm))
-            if problem.dont_know is not None:
-                bound_rows["dont_know"] = ("eq", slice(k, 2 * k))
-                eq_blocks.append((a, np.full(k, problem.dont_know)))
-            else:
-                bound_rows["dont_know_max"] = ("ub", slice(0, k))
-                ub_blocks.append((a, np.full(k, problem.dont_know_max), None))
-    if problem.lie_max is not None:
-        lies = ((family[None, :] >> truth[:, None]) & 1) == 0  # (k, F): set without the true answer
-        x, j = np.nonzero(lies)
-        a = sp.csr_matrix((np.ones(x.size), (x, mcol(x, j))), shape=(k, nm))
-        bound_rows["lie_max"] = ("ub", slice(k * len(ub_blocks), k * len(ub_blocks) + k))
-        ub_blocks.append((a, np.full(k, problem.lie_max), None))
-
-    sldp = privacy and problem.semantics.shafer
-    wldp = privacy and problem.semantics.walley
-    if sldp and k > 1:
-        lo, hi = n, n + F
-        n += 2 * F
-        x = np.repeat(np.arange(k), F)
-        j = np.tile(np.arange(F), k)
-        r = np.arange(nm)
-        upper = sp.csr_matrix((np.r_[np.ones(nm), -np.ones(nm)], (np.r_[r, r], np.r_[mcol(x, j), hi + j])),
-                              shape=(nm, n))
-        lower = sp.csr_matrix((np.r_[-np.ones(nm), np.ones(nm)], (np.r_[r, r], np.r_[mcol(x, j), lo + j])),
-                              shape=(nm, n))
-        jj = np.arange(F)
-        ratio = sp.csr_matrix((np.ones(F), (jj, hi + jj)), shape=(F, n))
-        ratio_exp = sp.csr_matrix((-np.ones(F), (jj, lo + jj)), shape=(F, n))
-        ub_blocks += [(upper, np.zeros(nm), None), (lower, np.zeros(nm), None), (ratio, np.zeros(F), ratio_exp)]
-    if wldp and k > 1 and l > 1:
-        proper = np.arange(1, full, dtype=np.int64)  # proper nonempty subsets E
-        P = proper.size
-        b0 = n
-        n += k * P
-        inc = inclusion(family, l, proper)  # (P, F)
-        bel_map = sp.kron(sp.eye(k), inc, format="csr")  # (kP, kF): B = Inc M, per input
-        define = sp.hstack([-bel_map, sp.csr_matrix((k * P, n - nm - k * P)), sp.eye(k * P)], format="csr")
-        eq_blocks.append((define, np.zeros(k * P)))
-        xs, x2s = np.nonzero(~np.eye(k, dtype=bool))
-        npairs = xs.size
-        E = np.tile(proper, npairs)
-        X = np.repeat(xs, P)
-        X2 = np.repeat(x2s, P)
-        comp_col = b0 + X * P + ((full ^ E) - 1)
-        e_col = b0 + X2 * P + (E - 1)
-        r = np.arange(E.size)
-        pairs = sp.csr_matrix((-np.ones(E.size), (r, comp_col)), shape=(E.size, n))
-        pairs_exp = sp.csr_matrix((-np.ones(E.size), (r, e_col)), shape=(E.size, n))
-        ub_blocks.append((pairs, -np.ones(E.size), pairs_exp))
+    if privacy and problem.semantics.shafer and k > 1:
+        shafer, n = _shafer_blocks(k, family.size, n)
+        ub_blocks += shafer
+    if privacy and problem.semantics.walley and k > 1 and l > 1:
+        walley, define, n = _walley_blocks(k, l, family, n)
+        ub_blocks.append(walley)
+        eq_blocks.append(define)
 
     def widen(a: sp.spmatrix) -> sp.csr_matrix:
         a = sp.csr_matrix(a)
@@ -245,6 +196,78 @@ def linear_program(problem: DesignProblem, *, privacy: bool = True) -> DesignPro
                             ub=np.full(n, np.inf), warm_start=False, k=k, family=family,
                             A_ub_exp=A_exp if A_exp.nnz else None, A_ub_fixed=A_fixed, bound_rows=bound_rows)
     return program.at_epsilon(problem.epsilon)
+
+
+def _structure_blocks(problem: DesignProblem, family: NDArray[np.int64]
+                      ) -> tuple[list[UbBlock], list[EqBlock], dict[str, tuple[str, slice]]]:
+    """The don't-know (exact or at most) and lying rows over the masses, and where each sits (``bound_rows``:
+    name -> (``"eq"`` or ``"ub"``, its rows), for the infeasibility diagnosis)."""
+    k, F = problem.k, family.size
+    nm = k * F
+    full = (1 << problem.l) - 1
+    ub_blocks: list[UbBlock] = []
+    eq_blocks: list[EqBlock] = []
+    bound_rows: dict[str, tuple[str, slice]] = {}
+    if problem.dont_know is not None or problem.dont_know_max is not None:
+        jy = np.flatnonzero(family == full)
+        if jy.size:
+            a = sp.csr_matrix((np.ones(k), (np.arange(k), np.arange(k) * F + jy[0])), shape=(k, nm))
+            if problem.dont_know is not None:
+                bound_rows["dont_know"] = ("eq", slice(k, 2 * k))
+                eq_blocks.append((a, np.full(k, problem.dont_know)))
+            else:
+                bound_rows["dont_know_max"] = ("ub", slice(0, k))
+                ub_blocks.append((a, np.full(k, problem.dont_know_max), None))
+    if problem.lie_max is not None:
+        lies = ((family[None, :] >> problem.truth()[:, None]) & 1) == 0  # (k, F): set without the true answer
+        x, j = np.nonzero(lies)
+        a = sp.csr_matrix((np.ones(x.size), (x, x * F + j)), shape=(k, nm))
+        bound_rows["lie_max"] = ("ub", slice(k * len(ub_blocks), k * len(ub_blocks) + k))
+        ub_blocks.append((a, np.full(k, problem.lie_max), None))
+    return ub_blocks, eq_blocks, bound_rows
+
+
+def _shafer_blocks(k: int, F: int, n: int) -> tuple[list[UbBlock], int]:
+    """Shafer's rows (Def 3.1) through each column's smallest ``lo_j`` and largest ``hi_j`` mass, two new
+    variables per column placed after the first ``n``: ``M[x, j] <= hi_j``, ``lo_j <= M[x, j]``,
+    ``hi_j <= e^eps lo_j``. Returns the blocks and the new number of variables."""
+    nm = k * F
+    lo, hi = n, n + F
+    n += 2 * F
+    x = np.repeat(np.arange(k), F)
+    j = np.tile(np.arange(F), k)
+    r = np.arange(nm)
+    upper = sp.csr_matrix((np.r_[np.ones(nm), -np.ones(nm)], (np.r_[r, r], np.r_[x * F + j, hi + j])), shape=(nm, n))
+    lower = sp.csr_matrix((np.r_[-np.ones(nm), np.ones(nm)], (np.r_[r, r], np.r_[x * F + j, lo + j])), shape=(nm, n))
+    jj = np.arange(F)
+    ratio = sp.csr_matrix((np.ones(F), (jj, hi + jj)), shape=(F, n))
+    ratio_exp = sp.csr_matrix((-np.ones(F), (jj, lo + jj)), shape=(F, n))
+    return [(upper, np.zeros(nm), None), (lower, np.zeros(nm), None), (ratio, np.zeros(F), ratio_exp)], n
+
+
+def _walley_blocks(k: int, l: int, family: NDArray[np.int64], n: int) -> tuple[UbBlock, EqBlock, int]:
+    """Walley's rows (Def 3.13, through Lemma 3.14) over beliefs ``B[x, E]`` of every proper event, ``k P``
+    new variables after the first ``n`` defined by ``B = Inc M``: ``pl_x(E) = 1 - B[x, E^c] <= e^eps
+    B[x2, E]`` for ``x != x2``. Returns the pair rows, the definition and the new number of variables."""
+    nm = k * family.size
+    full = (1 << l) - 1
+    proper = np.arange(1, full, dtype=np.int64)  # proper nonempty subsets E
+    P = proper.size
+    b0 = n
+    n += k * P
+    inc = inclusion(family, l, proper)  # (P, F)
+    bel_map = sp.kron(sp.eye(k), inc, format="csr")  # (kP, kF): B = Inc M, per input
+    define = sp.hstack([-bel_map, sp.csr_matrix((k * P, n - nm - k * P)), sp.eye(k * P)], format="csr")
+    xs, x2s = np.nonzero(~np.eye(k, dtype=bool))
+    E = np.tile(proper, xs.size)
+    X = np.repeat(xs, P)
+    X2 = np.repeat(x2s, P)
+    comp_col = b0 + X * P + ((full ^ E) - 1)
+    e_col = b0 + X2 * P + (E - 1)
+    r = np.arange(E.size)
+    pairs = sp.csr_matrix((-np.ones(E.size), (r, comp_col)), shape=(E.size, n))
+    pairs_exp = sp.csr_matrix((-np.ones(E.size), (r, e_col)), shape=(E.size, n))
+    return (pairs, -np.ones(E.size), pairs_exp), (define, np.zeros(k * P)), n
 
 
 # ---------------------------------------------------------------------------- staircase (chi2)
