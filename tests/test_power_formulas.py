@@ -245,3 +245,84 @@ def test_a_share_moved_from_certainty_spreads_the_rest_evenly_without_warnings()
         warnings.simplefilter("error")
         assert _share_prior(np.array([1.0, 0.0, 0.0]), 0, 0.4).tolist() == [0.4, 0.3, 0.3]
         assert _share_prior(np.array([0.5, 0.25, 0.25]), 0, 0.2).tolist() == [0.2, 0.4, 0.4]
+
+
+class _Counting:
+    """An Accuracy that counts how often its variance at n is asked for (sample_size's work)."""
+
+    def __init__(self, acc):
+        self.acc, self.calls = acc, 0
+        self.variance, self.formula = acc.variance, acc.formula
+
+    def variance_at(self, n):
+        self.calls += 1
+        return self.acc.variance_at(n)
+
+
+def test_sample_size_from_the_asymptotic_formula_is_read_off_it_and_exact_at_integers():
+    from designer import Q_kRR
+    from designer._numeric import two_sided_z  # tested against NormalDist in test_numeric
+    from designer.planning import sample_size
+    from designer.vocabulary import VarianceFormula
+
+    acc = accuracy_of(Q_kRR(1.0, 3), "sldp", [0.2, 0.3, 0.5])
+    assert acc.formula is VarianceFormula.ASYMPTOTIC
+    z = two_sided_z(0.95)
+    assert z == pytest.approx(N01.inv_cdf(0.975), rel=1e-12)
+    for n in (1, 7, 1000, 123_457):
+        width = z * math.sqrt(acc.variance_at(n))  # the half-width at n, computed as sample_size computes it
+        if width >= 0.5 or n == 1:
+            continue
+        spy = first = _Counting(acc)
+        size = sample_size(spy, width, 0.95)
+        # n itself when the half-width at n equals the target exactly (the bound is inclusive, no 1e-12 slack
+        # upwards), n + 1 for the next float below it; read off the formula, not searched
+        assert size.n == n and spy.calls <= 3
+        spy = _Counting(acc)
+        assert sample_size(spy, math.nextafter(width, 0.0), 0.95).n == n + 1 and spy.calls <= 4
+        assert size.width == width and size.level == 0.95 and size.accuracy is first
+        assert size.achieved_width == pytest.approx(z * math.sqrt(acc.variance / n), rel=1e-12)
+        assert size.achieved_width <= width
+
+
+@pytest.mark.parametrize(("eps", "pi"), [(0.5, 0.3), (1.0, 0.1), (3.0, 0.45), (20.0, 0.01)])
+def test_sample_size_from_warners_exact_formula_is_the_smallest_n(eps, pi):
+    """Eq 1: Var_n = (pi (1 - pi) + p (1 - p) / (2p - 1)^2) / n; the smallest n is checked at n and n - 1."""
+    from designer.planning import sample_size
+
+    acc = accuracy_of(Q_WRR(eps), "sldp", [pi, 1 - pi])
+    p = math.exp(eps) / (1 + math.exp(eps))
+    v1 = pi * (1 - pi) + p * (1 - p) / (2 * p - 1) ** 2
+    z = N01.inv_cdf(0.975)
+    for width in (0.49, 0.3, 0.1, 0.05, 0.021, 0.01, 0.003):
+        n = max(1, math.ceil(z * z * v1 / width**2))
+        while n > 1 and z * math.sqrt(v1 / (n - 1)) <= width * (1 + 1e-13):
+            n -= 1
+        size = sample_size(acc, width, 0.95)
+        assert abs(size.n - n) <= 1 and (size.n == n or abs(z * math.sqrt(v1 / n) - width) < 1e-12 * width)
+        assert z * math.sqrt(v1 / size.n) <= width * (1 + 1e-12)
+        assert size.n == 1 or z * math.sqrt(v1 / (size.n - 1)) > width * (1 - 1e-12)
+        assert (size.width, size.level, size.accuracy) == (width, 0.95, acc)
+        assert size.achieved_width == pytest.approx(z * math.sqrt(v1 / size.n), rel=1e-9)
+
+
+def test_sample_size_refuses_what_no_sample_size_can_meet_in_words():
+    from designer.planning import sample_size
+
+    acc = _accuracy()
+    for bad, message in ((0.0, r"^width must lie in \(0, inf\), got 0.0$"), (-0.1, r"^width must lie in")):
+        with pytest.raises(DesignerError, match=message):
+            sample_size(acc, bad)
+    for level in (0.0, 1.0, 1.5):
+        with pytest.raises(DesignerError, match=r"^level must lie in \(0, 1\), got"):
+            sample_size(acc, 0.03, level)
+    with pytest.raises(DesignerError, match=r"^more than 1e\+12 respondents would be needed \(variance 1\.131 per "
+                                            r"respondent\); raise the budget or the width$"):
+        sample_size(acc, 1e-9)
+    from designer import Mechanism
+
+    blind = accuracy_of(Mechanism([[0, 0.5, 0.5, 0], [0, 0.5, 0.5, 0]]), "sldp", [0.3, 0.7])
+    with pytest.raises(DesignerError, match=r"^a share is not identified by this mechanism \(variance inf\): no "
+                                            r"sample size gives it an interval; choose a design that separates "
+                                            r"every input$"):
+        sample_size(blind, 0.1)
