@@ -270,7 +270,7 @@ def test_sample_size_from_the_asymptotic_formula_is_read_off_it_and_exact_at_int
     z = two_sided_z(0.95)
     assert z == pytest.approx(N01.inv_cdf(0.975), rel=1e-12)
     for n in (1, 7, 1000, 123_457):
-        width = z * math.sqrt(acc.variance_at(n))  # the half-width at n, computed as sample_size computes it
+        width = z * math.sqrt(acc.variance / n)  # the half-width at n, V / n as the asymptotic formula has it
         if width >= 0.5 or n == 1:
             continue
         spy = first = _Counting(acc)
@@ -326,3 +326,51 @@ def test_sample_size_refuses_what_no_sample_size_can_meet_in_words():
                                             r"sample size gives it an interval; choose a design that separates "
                                             r"every input$"):
         sample_size(blind, 0.1)
+
+
+@pytest.mark.parametrize(("n", "width"), [(2000, 0.03), (5000, 0.05), (400, 0.2), (30_000, 0.006)])
+def test_smallest_budget_inverts_warners_formula(n, width):
+    """Warner at prior 0.3: z sqrt(V(eps) / n) = width with p(1-p)/(2p-1)^2 = e/(e-1)^2, e = e^eps, solved in
+    closed form; the search is exact to its tolerance (2e-4 nats)."""
+    from designer.design import load_problem
+    from designer.planning import smallest_budget
+
+    z = N01.inv_cdf(0.975)
+    r = n * width**2 / z**2 - 0.3 * 0.7
+    e = ((2 * r + 1) + math.sqrt(4 * r + 1)) / (2 * r)
+    problem = load_problem(Path(__file__).resolve().parents[1] / "problems" / "warner.toml")
+    plan = smallest_budget(problem, n, width, 0.95, prior=[0.3, 0.7])
+    assert plan.epsilon == pytest.approx(math.log(e), abs=2.5e-4) and plan.epsilon >= math.log(e) - 1e-9
+    assert z * math.sqrt(plan.accuracy.variance_at(n)) <= width
+
+
+def test_smallest_budget_where_the_structure_or_a_floor_decides():
+    from designer.design import load_problem
+    from designer.planning import accuracy_of as acc_of
+    from designer.planning import smallest_budget
+
+    root = Path(__file__).resolve().parents[1] / "problems"
+    warner = load_problem(root / "warner.toml")
+    # at most 5% lies: infeasible below ln 19 (a lie has probability 1/(1 + e^eps) at least)
+    capped = warner.replace(lie_max=0.05)
+    plan = smallest_budget(capped, 1000, 0.3, 0.95, prior=[0.3, 0.7])
+    assert plan.epsilon == pytest.approx(math.log(19), abs=2.5e-4) and plan.epsilon >= math.log(19) - 1e-9
+    # a fixed don't-know mass of 0.2 puts a floor under the variance: no budget meets 0.005 with 1000 answers
+    gwrr = load_problem(root / "gwrr-dont-know.toml")
+    from designer.design import design
+
+    floor = acc_of(design(gwrr.replace(epsilon=20.0)).mechanism, "sldp", [0.3, 0.7]).variance
+    z = N01.inv_cdf(0.975)
+    needed = math.ceil(z**2 * floor / 0.005**2)
+    with pytest.raises(DesignerError) as info:
+        smallest_budget(gwrr, 1000, 0.005, 0.95, prior=[0.3, 0.7])
+    assert str(info.value) == (f"no budget up to 20 reaches width 0.005 with n = 1000: the variance stays above "
+                               f"{floor:.4g} per respondent even at eps = 20 (don't-know mass 0.2: those answers carry "
+                               f"no information); at least {needed} respondents would be needed")
+    for args, message in (((0, 0.1), r"^n must be an integer >= 1, got 0$"),
+                          ((100, 0.0), r"^width must lie in \(0, inf\), got 0.0$")):
+        with pytest.raises(DesignerError, match=message):
+            smallest_budget(warner, *args)
+    for level in (0.0, 1.0):
+        with pytest.raises(DesignerError, match=r"^level must lie in \(0, 1\), got"):
+            smallest_budget(warner, 100, 0.1, level)
