@@ -374,3 +374,41 @@ def test_smallest_budget_where_the_structure_or_a_floor_decides():
     for level in (0.0, 1.0):
         with pytest.raises(DesignerError, match=r"^level must lie in \(0, 1\), got"):
             smallest_budget(warner, 100, 0.1, level)
+
+
+def test_the_exact_finite_n_formula_is_used_exactly_where_the_paper_gives_one():
+    """Warner (Eq 1) for a precise symmetric binary design under either semantics, Thm 3.10 for GWRR under SLDP,
+    the asymptotic V / n for anything else (docs/theory.md section 10)."""
+    from designer import Q_GWRR, Mechanism, Q_2x3, Q_kRR
+    from designer.vocabulary import VarianceFormula as F
+
+    def yn(rows):
+        return Mechanism(rows, inputs=["yes", "no"], frame=["yes", "no"])
+
+    def formula(mech, semantics="sldp"):
+        acc = accuracy_of(mech, semantics, [0.3, 0.7] if mech.k == 2 else None)
+        return acc.formula, acc._pq
+
+    p = math.e / (1 + math.e)
+    assert formula(Q_WRR(1.0)) == (F.WARNER, pytest.approx((p, 1 - p)))
+    assert formula(Q_WRR(1.0), "wldp")[0] is F.WARNER
+    assert formula(Q_2x3(0.6, 0.1)) == (F.THM_3_10, (0.6, 0.1))
+    assert formula(Q_GWRR(1.0, 0.8), "wldp")[0] is F.ASYMPTOTIC
+    asymmetric = yn([[0, 0.6, 0.3, 0.1], [0, 0.2, 0.6, 0.2]])
+    assert formula(asymmetric)[0] is F.ASYMPTOTIC
+    almost = yn([[0, 0.6, 0.3, 0.1], [0, 0.3 + 2e-12, 0.6 - 2e-12, 0.1]])
+    assert formula(almost)[0] is F.ASYMPTOTIC
+    assert formula(yn([[0, 0.6, 0.4, 0], [0, 0.4 + 1e-13, 0.6 - 1e-13, 0]]))[0] is F.WARNER
+    assert formula(yn([[0, 0.4, 0.6, 0], [0, 0.6, 0.4, 0]]))[0] is F.ASYMPTOTIC  # p < q
+    assert formula(yn([[0, 0.5, 0.5, 0], [0, 0.5, 0.5, 0]]))[0] is F.ASYMPTOTIC  # p = q: not identified
+    assert formula(Q_kRR(1.0, 3))[0] is F.ASYMPTOTIC
+    other_labels = Mechanism([[0, 0.7, 0.3, 0], [0, 0.3, 0.7, 0]], inputs=["u", "v"], frame=["yes", "no"])
+    assert formula(other_labels)[0] is F.ASYMPTOTIC
+    # a row that never says {no}: its missing entry is 0, the design is not symmetric
+    one_sided = yn([[0, 0.8, 0, 0.2], [0, 0, 0.8, 0.2]])
+    assert formula(one_sided)[0] is F.THM_3_10
+    no_yes = yn([[0, 0, 0.8, 0.2], [0, 0.8, 0, 0.2]])
+    assert formula(no_yes)[0] is F.ASYMPTOTIC
+    three_labels = Mechanism([[0, 0.7, 0.3, 0, 0, 0, 0, 0], [0, 0.3, 0.7, 0, 0, 0, 0, 0]], inputs=["a", "b"],
+                             frame=["a", "b", "c"])
+    assert formula(three_labels)[0] is F.ASYMPTOTIC
