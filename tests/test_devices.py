@@ -280,7 +280,8 @@ def test_a_device_grid_carries_the_same_certificate_as_every_design():
     g = grid_design(problem, parse_device("spinner:10"), find_within_1pct=False)
     cert = certify_counts(problem, g.counts, 10)
     assert isinstance(cert, Certificate) and cert == g.certificate
-    assert cert.losses == (Loss.WALLEY,) and cert.method == "exact" and not cert.repaired
+    assert cert.losses == (Loss.WALLEY,) and cert.method == "exact"
+    assert cert.repaired is False and cert.mix_weight == 0.0 and cert.reference == ""
     assert cert.arithmetic == "integer counts over 10"
     assert cert.violation == pytest.approx(eps_walley(g.mechanism) - problem.epsilon, abs=1e-12)
 
@@ -325,3 +326,34 @@ def test_an_off_grid_dont_know_mass_gets_the_nearest_counts_and_the_devices_that
         "divide it: dice2, cards, spinner:20, coins:4, spinner:100")
     assert quarter._dont_know_advice(1 / 7).endswith("divide it: spinner:7")
     assert "the nearest feasible values are 1/6 (0.1667) or 2/6 (0.3333)" in quarter._dont_know_advice(0.25)
+
+
+def test_snap_count_on_every_count_of_small_grids_against_brute_force():
+    """Every count of grids up to 100 outcomes, rounded to 1-8 decimals: the one multiple of 1/d that rounds to
+    the decimal as written, else None (brute force over every count); scientific notation is never read."""
+    for d in (2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 36, 52, 100):
+        for c in range(d + 1):
+            for digits in range(1, 9):
+                written = round(c / d, digits)
+                text = repr(written)
+                if abs(written * d - round(written * d)) <= 1e-9:
+                    expected = round(written * d)
+                elif "e" in text:
+                    expected = None
+                else:
+                    half = Fraction(1, 2 * 10 ** len(text.split(".")[1]))
+                    near = [m for m in range(d + 1) if abs(Fraction(m, d) - Fraction(text)) <= half]
+                    expected = near[0] if len(near) == 1 else None
+                assert snap_count(written, d) == expected, (written, d)
+            for tiny in ((c + 0.5) / d * 1e-5, (c + 0.25) / d * 1e-6):
+                assert "e" in repr(tiny) and snap_count(tiny, d) is None
+
+
+def test_the_dont_know_advice_names_every_device_that_fits_and_a_spinner_otherwise():
+    from designer.devices.program import GridProgram
+
+    problem = load_problem(ROOT / "problems" / "gwrr-dont-know.toml")
+    program = GridProgram(problem.replace(dont_know=0.4), 5)
+    assert program._dont_know_advice(0.5).endswith(
+        "divide it: die, dice2, cards, spinner:10, spinner:20, coins:4, spinner:100")
+    assert program._dont_know_advice(1 / 97).endswith("divide it: spinner:97")
