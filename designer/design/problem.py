@@ -135,8 +135,7 @@ class DesignProblem:
     answers: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def __post_init__(self) -> None:
-        """Validate every field once (the rules a problem file, the CLI and the Python API share) and store
-        them normalised: labels as tuples, words as enums, arrays read-only."""
+        """Validate every field once (one rule for file, flag and API); store labels, enums, read-only arrays."""
         where = f"{self.source}: " if self.source else ""
         set_ = object.__setattr__
         try:
@@ -171,8 +170,7 @@ class DesignProblem:
             raise _fail(where, "objective", f"one of {list(OBJECTIVES)}", self.objective) from None
 
     def _check_structure(self, where: str) -> None:
-        """The masses in [0, 1], don't-know exact or at most (not both), and the focal sets as sorted masks of
-        nonempty subsets of the frame (holding the whole frame when a don't-know mass is fixed)."""
+        """Masses in [0, 1], don't-know exact or capped (not both), focal sets as sorted masks of the frame."""
         set_ = object.__setattr__
         for key in ("dont_know", "dont_know_max", "lie_max"):
             value = getattr(self, key)
@@ -197,8 +195,7 @@ class DesignProblem:
             )
 
     def _check_objective(self, where: str) -> None:
-        """What the objective needs: two inputs (chi2), the true answers in the frame (truthful, lie_max), a
-        finite ``[gain]`` or ``[utility]`` table of the right shape (stored read-only)."""
+        """What the objective needs: two inputs (chi2), true answers (truthful, lie_max), its finite table."""
         set_ = object.__setattr__
         k, l = len(self.inputs), len(self.frame)
         if self.objective is Objective.CHI2 and k < 2:
@@ -415,7 +412,7 @@ def parse_problem(data: Mapping[str, Any], *, source: str = "") -> DesignProblem
 
 
 def _prior(prior: object, where: str) -> list[float] | None:
-    """``prior``: numbers, one per input (their range and sum are checked with the problem)."""
+    """``prior``: numbers, one per input (range and sum checked by the problem)."""
     if prior is None:
         return None
     if not isinstance(prior, list) or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in prior):
