@@ -1,5 +1,5 @@
 """A released mechanism file carries its guarantee: the budget, the semantics and the certificate it was
-released with, re-checked in exact arithmetic whenever the file is read (docs/theory.md, section 7).
+released with, re-checked in exact arithmetic whenever the file is read (docs/theory.md, section 7.4).
 
 A JSON mechanism file written by ``designer design --out NAME.json`` holds, beside ``inputs``, ``frame``,
 ``focal_sets`` and ``matrix``, a ``release`` object::
