@@ -357,3 +357,24 @@ def test_the_dont_know_advice_names_every_device_that_fits_and_a_spinner_otherwi
     assert program._dont_know_advice(0.5).endswith(
         "divide it: die, dice2, cards, spinner:10, spinner:20, coins:4, spinner:100")
     assert program._dont_know_advice(1 / 97).endswith("divide it: spinner:97")
+
+
+@pytest.mark.parametrize("k", [2, 3, 4])
+def test_the_symmetry_rows_hold_exactly_for_tables_invariant_under_every_relabelling(k):
+    """Counts that depend only on a set's size and on whether it holds the input are invariant under every
+    relabelling of k labels; the rows (a transposition and a k-cycle) must vanish on them and on nothing
+    else: moving one count breaks them."""
+    from designer.devices.program import GridProgram
+
+    labels = [f"l{i}" for i in range(k)]
+    problem = DesignProblem(inputs=tuple(labels), epsilon=1.0, objective="chi2")
+    program = GridProgram(problem, 60)
+    family = [int(m) for m in program.family]
+    table = np.array([[10 * bin(m).count("1") + (5 if m >> x & 1 else 0) for m in family] for x in range(k)])
+    rows = program.symmetry_rows().A
+    assert np.all(rows @ table.ravel() == 0)
+    for x in range(k):
+        for j in range(len(family)):
+            moved = table.copy()
+            moved[x, j] += 1
+            assert np.any(rows @ moved.ravel() != 0), (x, family[j])
