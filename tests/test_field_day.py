@@ -10,10 +10,7 @@ import pytest
 from scipy.stats import norm
 
 from designer.cli import main
-from designer.design.problem import load_problem
-from designer.exceptions import DesignWarning
 from designer.planning import allocate, parse_survey
-from designer.planning.sizes import DesignCache
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEMS = ROOT / "problems"
@@ -70,33 +67,6 @@ def test_a_rare_trait_plan_is_confirmed_by_simulation(problem, capsys):
     check = _strict(out)["check"]
     assert 0.92 <= check["coverage"] <= 0.98
     assert check["mean_half_width"] <= 0.04 * 1.05
-
-
-def test_the_kept_design_is_the_files_and_not_one_reoptimised_at_the_prior():
-    """The truthful design re-optimised at prior (0.2, 0.8) answers "no" whatever the truth (what `plan` used to
-    plan); the kept design is Warner's, certified at eps = 1."""
-    problem = load_problem(PROBLEMS / "warner.toml")
-    designs = DesignCache(problem, [0.2, 0.8])
-    mech = designs(1.0).mechanism
-    p = math.e / (1 + math.e)
-    assert designs.basis(1.0) == "file"
-    assert np.allclose(np.sort(mech.matrix, axis=1), [[1 - p, p], [1 - p, p]], atol=1e-9)
-
-
-def test_a_design_that_identifies_nothing_falls_back_to_one_that_does():
-    """A 4-answer chi2 question at a skewed prior: at eps = 0.5 its own design merges inputs (inf); the plan
-    uses the chi2 design at the uniform prior, finite, and says so."""
-    problem = parse_survey({"epsilon": 0.5, "question": [
-        {"name": "q", "inputs": ["a", "b", "c", "d"], "prior": [0.093, 0.159, 0.179, 0.569]}]}).questions[0]
-    designs = DesignCache(problem)
-    from designer.design.engine import design
-    from designer.planning import accuracy_of
-
-    with pytest.warns(DesignWarning, match="answer alike"):
-        own = accuracy_of(design(problem).mechanism, "sldp", problem.prior)
-    assert not math.isfinite(own.variance)
-    assert designs.basis(0.5) in ("chi2_prior", "chi2_uniform") and designs.basis(0.5) != "file"
-    assert math.isfinite(designs.accuracy(0.5).variance)
 
 
 def test_a_questionnaire_split_never_degenerates():

@@ -250,3 +250,38 @@ def test_a_plan_is_a_typed_object_the_cli_only_prints(capsys):
               if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
     assert not called & {"sample_size", "smallest_budget", "power_sample_size", "power_at", "price_of_privacy",
                          "check_by_simulation", "accuracy_of", "allocate", "DesignCache"}
+
+
+def test_the_kept_design_is_the_files_and_not_one_reoptimised_at_the_prior():
+    """The truthful design re-optimised at prior (0.2, 0.8) answers "no" whatever the truth (what `plan` used to
+    plan); the kept design is Warner's, certified at eps = 1."""
+    from designer.planning.sizes import DesignCache
+
+    problem = load_problem(ROOT / "problems" / "warner.toml")
+    designs = DesignCache(problem, [0.2, 0.8])
+    mech = designs(1.0).mechanism
+    p = math.e / (1 + math.e)
+    assert designs.basis(1.0) == "file"
+    assert np.allclose(np.sort(mech.matrix, axis=1), [[1 - p, p], [1 - p, p]], atol=1e-9)
+
+
+def test_a_design_that_identifies_nothing_falls_back_to_one_that_does():
+    """A 4-answer chi2 question at a skewed prior: at eps = 0.5 its own design merges inputs (inf); the plan
+    uses the chi2 design at the uniform prior, finite, and says so."""
+    from designer.exceptions import DesignWarning
+    from designer.planning import parse_survey
+    from designer.planning.sizes import DesignCache
+
+    problem = parse_survey({"epsilon": 0.5, "question": [
+        {"name": "q", "inputs": ["a", "b", "c", "d"], "prior": [0.093, 0.159, 0.179, 0.569]}]}).questions[0]
+    designs = DesignCache(problem)
+
+    with pytest.warns(DesignWarning, match="answer alike"):
+        own = accuracy_of(design(problem).mechanism, "sldp", problem.prior)
+    assert not math.isfinite(own.variance)
+    # chi2 at the file's own prior is the file's design, so the fallback is chi2 at the uniform prior
+    assert designs.basis(0.5) == "chi2_uniform"
+    expected = design(problem.replace(epsilon=0.5, objective="chi2", prior=np.full(4, 0.25)))
+    assert designs(0.5).mechanism.allclose(expected.mechanism, atol=1e-9)
+    assert math.isfinite(designs.accuracy(0.5).variance) and designs.solved == 2
+    assert designs.accuracy(0.5) is designs.accuracy(0.5000000000000001)  # one plan per budget, kept
