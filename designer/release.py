@@ -80,10 +80,10 @@ def _stated(obj: Any, source: str) -> Release | None:
     return Release(float(eps), semantics, certificate)
 
 
-def unmet_losses(mech: Mechanism, release: Release) -> list[tuple[Loss, float]]:
+def unmet_losses(mech: Mechanism, release: Release) -> list[Loss]:
     """The losses of ``release.semantics`` that ``mech`` does not keep within ``release.epsilon``, decided
-    exactly on the stored floats, each with its (float) value; empty when the release holds."""
-    return [(loss, worst_case(mech, loss.value).eps) for loss in release.semantics.losses
+    exactly on the stored floats; empty when the release holds."""
+    return [loss for loss in release.semantics.losses
             if not is_private(mech, release.epsilon, semantics=loss, exact=True)]
 
 
@@ -114,7 +114,8 @@ def read_mechanism_file(path: str | os.PathLike[str], *, check: bool = True) -> 
     if check and release is not None:
         unmet = unmet_losses(mech, release)
         if unmet:
-            loss, value = unmet[0]
+            loss = unmet[0]
+            value = worst_case(mech, loss.value).eps
             raise InvalidMechanismError(
                 f"{p}: the file states {release.describe()}, but its masses have {loss.value.capitalize()} loss "
                 f"{value:.6g}: they were changed after designer certified them; design the mechanism again (or "

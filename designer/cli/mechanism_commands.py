@@ -39,7 +39,7 @@ def cmd_audit(args: argparse.Namespace) -> str:
         }
         out["release"] = None if release is None else {
             "epsilon": release.epsilon, "semantics": release.semantics.value, "met": not unmet,
-            "unmet": [loss.value for loss, _ in unmet]}
+            "unmet": [loss.value for loss in unmet]}
         return render_json(out)
     headers = ["loss", "eps", "e^eps", "attained at"]
     rows = [
@@ -57,7 +57,7 @@ def cmd_audit(args: argparse.Namespace) -> str:
     text = title + "\n" + render_table(headers, rows)
     if release is not None:
         verdict = "met" if not unmet else "NOT met: " + ", ".join(
-            f"{loss.value.capitalize()} loss {value:.6g} > {release.epsilon:g}" for loss, value in unmet)
+            f"{loss.value.capitalize()} loss {losses[loss.value].eps:.6g} > {release.epsilon:g}" for loss in unmet)
         text += f"\nrelease: the file states {release.describe()}; re-checked exactly: {verdict}"
     return text
 

@@ -87,15 +87,16 @@ def _refuse_unused(args: argparse.Namespace, kind: str, mode: str) -> None:
                            "the test's level is --alpha")
 
 
-def _mode(args: argparse.Namespace, kind: str) -> str:
+def _mode(args: argparse.Namespace, kind: str, source: Any) -> str:
+    """The plan's mode (the rule of :meth:`PlanRequest.mode`), ``"survey"`` for a questionnaire."""
+    from ..planning.plan import PlanRequest
+
     if kind == "survey":
         return "survey"
-    if args.detect is not None:
-        return "power"
-    if args.width is None:
+    if args.width is None and args.detect is None:
         raise CommandError("say what to plan: --width W (sample size), --n N --width W (smallest budget with a "
                            "problem file; the half-width at n with a mechanism file), --detect D [--power P] (power)")
-    return "smallest_budget" if kind == "problem" and args.n is not None else "sample_size"
+    return PlanRequest(width=args.width, n=args.n, detect=args.detect).mode(source).value
 
 
 def _source(args: argparse.Namespace) -> tuple[str, Any]:
@@ -118,7 +119,7 @@ def cmd_plan(args: argparse.Namespace) -> str:
     from ..planning.plan import PlanRequest, make_plan
 
     kind, source = _source(args)
-    mode = _mode(args, kind)
+    mode = _mode(args, kind, source)
     _refuse_unused(args, kind, mode)
     for path in (args.report, args.plot):
         if path:

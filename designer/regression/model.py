@@ -184,11 +184,12 @@ class RegressionResult:
                 # d mean_i p_xi / d beta_j = mean_i p_xi ([x = j] - p_ji) z_i
                 grad = np.concatenate([z.T @ (p[x] * ((x == j) - p[j])) / z.shape[0] for j in lik.others])
                 se = float(np.sqrt(max(grad @ self.covariance @ grad, 0.0)))
-                est = float(p[x].mean())
-                ci_low, ci_high = wald_interval(est, se, self.level, low=0.0, high=1.0)
-                rows.append({"group": "all" if g is None else g, "outcome": label, "estimate": est, "stderr": se,
-                             "ci_low": ci_low, "ci_high": ci_high})
-        return pd.DataFrame(rows)
+                rows.append({"group": "all" if g is None else g, "outcome": label, "estimate": float(p[x].mean()),
+                             "stderr": se})
+        table = pd.DataFrame(rows, columns=["group", "outcome", "estimate", "stderr"])
+        table["ci_low"], table["ci_high"] = wald_interval(table["estimate"].to_numpy(), table["stderr"].to_numpy(),
+                                                          self.level, low=0.0, high=1.0)
+        return table
 
 
 def _covariates(design_info: Any, data: pd.DataFrame) -> NDArray[np.float64]:
