@@ -18,7 +18,7 @@ __version__ = "0.2.0"
 _EXPORTS = {
     "image": "composition", "power": "composition", "product": "composition",
     "Q_GWRR": "constructors", "Q_WRR": "constructors", "Q_2x3": "constructors", "Q_kRR": "constructors",
-    "Q_lambda": "constructors",
+    "Q_lambda": "constructors", "Budget": "budget",
     "DesignProblem": "design.problem", "load_problem": "design.problem", "DesignResult": "design.result",
     "DesignerError": "exceptions", "DesignWarning": "exceptions", "InfeasibleDesignError": "exceptions",
     "InvalidMechanismError": "exceptions", "InvalidProblemError": "exceptions",
@@ -34,6 +34,7 @@ _EXPORTS = {
 __all__ = [
     "Q_GWRR",
     "Q_WRR",
+    "Budget",
     "CertificationError",
     "DesignProblem",
     "DesignResult",
@@ -85,6 +86,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
+    from .budget import Budget
     from .composition import image, power, product
     from .constructors import Q_GWRR, Q_WRR, Q_2x3, Q_kRR, Q_lambda
     from .design.problem import DesignProblem, load_problem

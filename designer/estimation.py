@@ -207,6 +207,9 @@ class Estimate:
         ``estimate`` where the share is identified.
     warnings : tuple of str
         What the status means for these inputs, in words.
+    variance : str
+        How ``stderr`` was computed, in words: the inverse Fisher information at the estimate, or a choice of
+        :func:`designer.survey.estimate_survey` (sandwich, cluster-robust, weights).
 
     Notes
     -----
@@ -231,6 +234,7 @@ class Estimate:
     identified_low: NDArray[np.float64] | None = None
     identified_high: NDArray[np.float64] | None = None
     warnings: tuple[str, ...] = ()
+    variance: str = "Fisher information"
 
     def __post_init__(self) -> None:
         for name in ("estimate", "stderr", "ci_low", "ci_high", "identified_low", "identified_high"):

@@ -85,8 +85,9 @@ def _extremes(k: int, n_vars: int, **program: Any) -> tuple[NDArray[np.float64],
         obj = np.zeros(n_vars)
         obj[j] = 1.0
         lo, hi = minimize(obj, **program), minimize(-obj, **program)
-        if lo.status != 0 or hi.status != 0:
-            raise InvalidMechanismError(f"the identified-set program failed ({lo.message or hi.message})")
+        failed = [res for res in (lo, hi) if res.status != 0]
+        if failed:
+            raise InvalidMechanismError(f"the identified-set program failed ({failed[0].message})")
         lower[j], upper[j] = lo.fun, -hi.fun
     return np.clip(lower, 0, 1), np.clip(upper, 0, 1)
 

@@ -16,7 +16,8 @@ from typing import Self
 
 from .exceptions import InvalidArgumentError
 
-__all__ = ["ESTIMATORS", "OBJECTIVE_MEANINGS", "Loss", "Objective", "PlanMode", "Semantics", "VarianceFormula"]
+__all__ = ["ESTIMATORS", "OBJECTIVE_MEANINGS", "Covariance", "Loss", "Objective", "PlanMode", "Semantics",
+           "VarianceFormula", "WeightKind"]
 
 #: Estimators of the shares that ``simulate`` compares: maximum likelihood (EM), the linear inversion of a
 #: square Bayesian mechanism, and Eq 2 of the paper for ``Q_2x3``.
@@ -166,3 +167,40 @@ class PlanMode(_Word):
     SMALLEST_BUDGET = "smallest_budget"
     POWER = "power"
     ALLOCATION = "allocation"
+
+
+class Covariance(_Word):
+    """How the standard errors of a fit are computed (docs/theory.md, section 9.1).
+
+    ``OIM``: the inverse observed information (the default; with frequency weights, that of the replicated
+    rows). ``OPG``: the inverse outer product of the per-respondent scores (what the R package rr reports).
+    ``ROBUST``: the sandwich ``I^-1 B I^-1`` with ``B`` the outer product of the (weighted) scores, summed
+    within clusters when there are clusters (Huber-White; the only choice under sampling weights).
+    """
+
+    OIM = "oim"
+    OPG = "opg"
+    ROBUST = "robust"
+
+    @classmethod
+    def settle(cls, value: object, *, sampling_weights: bool, clusters: bool) -> Covariance:
+        """The choice for a survey: ``value`` (None: ``oim``, or ``robust`` under sampling weights or clusters,
+        which admit nothing else: the information of a pseudo-likelihood, or of correlated answers, is not the
+        variance)."""
+        sandwich_only = sampling_weights or clusters
+        chosen = (cls.ROBUST if sandwich_only else cls.OIM) if value is None else cls.parse(value, "cov")
+        if sandwich_only and chosen is not cls.ROBUST:
+            why = "clusters" if clusters else "sampling weights"
+            raise InvalidArgumentError(f"cov {chosen.value!r} is not valid with {why} (the information of a "
+                                       "pseudo-likelihood, or of correlated answers, is not the variance): use cov "
+                                       "robust")
+        return chosen
+
+
+class WeightKind(_Word):
+    """What a weight column means: ``SAMPLING`` (inverse inclusion probabilities: a pseudo-likelihood with a
+    sandwich variance) or ``FREQUENCY`` (a row stands for that many identical respondents: exactly the fit of
+    the replicated rows)."""
+
+    SAMPLING = "sampling"
+    FREQUENCY = "frequency"

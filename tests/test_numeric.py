@@ -68,3 +68,11 @@ def test_wald_interval_is_estimate_plus_minus_the_quantile_times_stderr(level):
     # no standard error, no interval
     nan_low, nan_high = wald_interval(np.array([0.2]), np.array([np.nan]), level, low=0.0, high=1.0)
     assert np.isnan(nan_low[0]) and np.isnan(nan_high[0])
+
+
+def test_wald_interval_clips_both_ends_to_the_range():
+    """Both ends lie in [low, high], also for an estimate outside it (each end clipped on both sides)."""
+    assert wald_interval(1.2, 0.01, 0.95, low=0.0, high=1.0) == (1.0, 1.0)
+    assert wald_interval(-0.2, 0.01, 0.95, low=0.0, high=1.0) == (0.0, 0.0)
+    low, high = wald_interval([1, 0], [0, 0], 0.9)  # integer lists are numbers too
+    assert (low.dtype, list(low), list(high)) == (np.float64, [1.0, 0.0], [1.0, 0.0])

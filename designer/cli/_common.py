@@ -300,3 +300,16 @@ def int_arg(low: int, high: int) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"must be a whole number from {low} to {high}, got {text!r}")
         return value
     return parse
+
+
+def add_survey_arguments(p: argparse.ArgumentParser) -> None:
+    """``--weights``, ``--weight-kind``, ``--cluster``, ``--cov``: the survey's design and the variance."""
+    p.add_argument("--weights", metavar="COLUMN", help="column of positive row weights (see --weight-kind)")
+    p.add_argument("--weight-kind", choices=("sampling", "frequency"), default="sampling",
+                   help="sampling (default): inverse inclusion probabilities, weighted pseudo-likelihood with a "
+                        "sandwich variance; frequency: a row stands for that many respondents")
+    p.add_argument("--cluster", metavar="COLUMN", help="column naming each row's cluster (school, interviewer): "
+                                                       "cluster-robust standard errors")
+    p.add_argument("--cov", choices=("oim", "opg", "robust"),
+                   help="standard errors: oim (observed information, default), opg (outer product of the scores, "
+                        "rr's), robust (sandwich; the default and only choice with sampling weights or --cluster)")

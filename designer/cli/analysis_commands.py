@@ -7,7 +7,16 @@ import math
 from typing import Any
 
 from .._render import fmt, json_number, render_csv, render_json, render_table
-from ._common import EXIT_FIT, CommandError, add_format, level_arg, parse_allocation, read_mechanism, with_status
+from ._common import (
+    EXIT_FIT,
+    CommandError,
+    add_format,
+    add_survey_arguments,
+    level_arg,
+    parse_allocation,
+    read_mechanism,
+    with_status,
+)
 
 #: Largest data file ``regress`` reads (it holds the whole survey in memory to fit).
 MAX_DATA_BYTES = 2 << 30
@@ -66,7 +75,8 @@ def cmd_regress(args: argparse.Namespace) -> str:
         allocation = parse_allocation(args.allocation or "uniform")
         fit = regress(args.formula, data, mech, reference=args.reference, semantics=args.semantics,
                       allocation=allocation, level=args.level, method=args.method, answers=words,
-                      missing=args.missing, penalty=args.penalty)
+                      missing=args.missing, penalty=args.penalty, weights=args.weights,
+                      weight_kind=args.weight_kind, cluster=args.cluster, cov=args.cov)
     except RegressionError as exc:  # a data row is the file's line: the header is line 1
         where = f"line {exc.row + 2}: " if exc.row is not None else ""
         raise CommandError(f"{args.data}: {where}{exc.reason}") from None
@@ -84,6 +94,16 @@ def _coefficient(v: Any) -> Any:
     return json_number(v) if isinstance(v, float) else v
 
 
+#: Why a fit with a sandwich variance has no likelihood-ratio test.
+NO_LR_TEST = "a sandwich variance: the weighted pseudo-likelihood, or correlated answers, is not a likelihood"
+
+
+def _lr_test(fit: Any) -> dict[str, Any]:
+    if not math.isfinite(fit.lr_statistic):
+        return {"statistic": None, "df": fit.lr_df, "pvalue": None, "note": f"no test under {NO_LR_TEST}"}
+    return {"statistic": json_number(fit.lr_statistic), "df": fit.lr_df, "pvalue": json_number(fit.lr_pvalue)}
+
+
 def _render_fit(args: argparse.Namespace, fit: Any) -> str:
     table = fit.coefficients
     headers = ["outcome", "term", "estimate", "stderr", "z", "pvalue", "ci_low", "ci_high"]
@@ -94,20 +114,23 @@ def _render_fit(args: argparse.Namespace, fit: Any) -> str:
             "formula": args.formula, "mechanism": args.mechanism, "semantics": fit.semantics,
             "reference": fit.reference, "n": fit.n, "dropped": fit.dropped, "level": fit.level, "method": fit.method,
             "penalty": fit.penalty, "status": fit.status, "warnings": list(fit.warnings),
+            "variance": fit.variance, "weights": args.weights,
+            "weight_kind": args.weight_kind if args.weights else None, "cluster": args.cluster,
             "converged": fit.converged, "iterations": fit.iterations, "loglik": json_number(fit.loglik),
             "aic": json_number(fit.aic), "bic": json_number(fit.bic),
-            "lr_test": {"statistic": json_number(fit.lr_statistic), "df": fit.lr_df,
-                        "pvalue": json_number(fit.lr_pvalue)},
+            "lr_test": _lr_test(fit),
             "coefficients": [{h: _coefficient(v) for h, v in zip(headers, r)} for r in rows]}), status)
     if args.format == "csv":
-        return with_status(render_csv(["status", *headers], [[fit.status, *(
+        return with_status(render_csv(["status", "variance", *headers], [[fit.status, fit.variance, *(
             "" if isinstance(v, float) and math.isnan(v) else v for v in r)] for r in rows]), status)
     how = "Firth's penalized likelihood" if fit.penalty == "firth" else fit.method
     head = (f"{fit.n} respondents, {args.semantics} answers through {args.mechanism}; multinomial logit of the "
-            f"true answer, log-odds against {fit.reference!r}; {fit.level:g} Wald intervals"
+            f"true answer, log-odds against {fit.reference!r}; {fit.level:g} Wald intervals, standard errors from "
+            f"the {fit.variance}"
             f"{_dropped_note(fit.dropped)}\n"
             f"log-likelihood {fit.loglik:.6g}   AIC {fit.aic:.6g}   LR test against the intercept-only model: "
-            f"chi2({fit.lr_df}) = {fit.lr_statistic:.4g}, p = {fit.lr_pvalue:.3g}\n"
+            + (f"chi2({fit.lr_df}) = {fit.lr_statistic:.4g}, p = {fit.lr_pvalue:.3g}\n"
+               if math.isfinite(fit.lr_statistic) else f"none ({NO_LR_TEST})\n") +
             f"status: {fit.status.replace('_', ' ')} after {fit.iterations} iterations ({how})"
             + "".join(f"\nwarning: {w}" for w in fit.warnings))
     cells = [[r[0], r[1], *("-" if isinstance(v, float) and math.isnan(v) else fmt(v) for v in r[2:])] for r in rows]
@@ -151,4 +174,5 @@ def _configure_regress(p: argparse.ArgumentParser) -> None:
     p.add_argument("--missing", choices=("error", "drop"), default="error",
                    help="a row missing a value of the formula's variables: error (default, naming the line) or "
                         "drop (R's na.omit; the count is reported)")
+    add_survey_arguments(p)
     add_format(p)

@@ -221,10 +221,11 @@ def _solve_program(problem: DesignProblem, settings: _Settings) -> Solved:
     solver, warm = settings.solver, settings.warm
     if problem.objective.linear:
         if problem.semantics.walley and problem.l >= LAZY_MIN_FRAME and problem.k > 1:
-            out, lp, rounds, rows = solve_walley_lazily(problem, solver, _options(settings, LAZY_OPTIONS))
+            gen = solve_walley_lazily(problem, solver, _options(settings, LAZY_OPTIONS))
             full_rows = problem.k * (problem.k - 1) * ((1 << problem.l) - 2)
-            path = f"linear program, Walley rows generated ({rows} of {full_rows}, {rounds} rounds)"
-            return Solved(out, None if out.z is None else lp.mechanism(out.z), lp.family, path)
+            path = f"linear program, Walley rows generated ({gen.rows} of {full_rows}, {gen.rounds} rounds)"
+            out = gen.outcome
+            return Solved(out, None if out.z is None else gen.program.mechanism(out.z), gen.program.family, path)
         lp = linear_program(problem)
         out = solve_lp(lp, solver=solver, warm=warm,
                        options=_options(settings, WLDP_OPTIONS if problem.semantics.walley else None))

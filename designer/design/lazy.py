@@ -12,9 +12,8 @@ optimum satisfies every row; the released mechanism is still certified exactly (
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -25,15 +24,25 @@ from ..exceptions import SolverError
 from ..solvers import SolverOutcome, Status, solve_lp
 from ..vocabulary import Semantics
 from .problem import DesignProblem
-from .programs import LAZY_MIN_FRAME, LP_EPSILON_CAP, DesignProgram, inclusion, linear_program
+from .programs import LAZY_MIN_FRAME, DesignProgram, inclusion, linear_program
 
-__all__ = ["CUT_TOL", "LAZY_MIN_FRAME", "solve_walley_lazily"]
+__all__ = ["CUT_TOL", "LAZY_MIN_FRAME", "RowGeneration", "solve_walley_lazily"]
 
 #: Rows violated by more than this (in probability) join the program.
 CUT_TOL = 1e-10
 #: Most rows added per round (the most violated first), and most rounds.
 ROWS_PER_ROUND = 4000
 MAX_ROUNDS = 60
+
+
+class RowGeneration(NamedTuple):
+    """What row generation returns: the last program's outcome, that program, the rounds it took and the
+    Walley rows the program holds."""
+
+    outcome: SolverOutcome
+    program: DesignProgram
+    rounds: int
+    rows: int
 
 
 def _violations(cols: NDArray[np.float64], family: NDArray[np.int64], l: int, e: float
@@ -53,14 +62,15 @@ def _violations(cols: NDArray[np.float64], family: NDArray[np.int64], l: int, e:
 
 
 def solve_walley_lazily(problem: DesignProblem, solver: str | None, options: dict[str, Any] | None,
-                        start: NDArray[np.int64] | None = None) -> tuple[SolverOutcome, DesignProgram, int, int]:
+                        start: NDArray[np.int64] | None = None) -> RowGeneration:
     """Solve the linear design program of ``problem`` (WLDP or both) by row generation.
 
     Each event ``E`` that a row needs gets belief variables ``B_x(E) = sum_{F within E} m_x(F)`` for every
     input (one definition each, however many rows use it), so a row ``-B_x(E^c) - e^eps B_x'(E) <= -1`` has
-    two entries. Returns ``(outcome, last program, rounds, Walley rows in it)``; the outcome is that of the
-    last program, whose optimum meets every Walley row to ``CUT_TOL``. Raises :class:`SolverError` when rows are
-    still violated after ``MAX_ROUNDS`` rounds (never the optimum of a program that misses some).
+    two entries. Returns a :class:`RowGeneration` (outcome, last program, rounds, Walley rows in it); the
+    outcome is that of the last program, whose optimum meets every Walley row to ``CUT_TOL``. Raises
+    :class:`SolverError` when rows are still violated after ``MAX_ROUNDS`` rounds (never the optimum of a
+    program that misses some).
 
     ``start`` (bitmasks of proper events) are the events whose rows the first program holds; by default the
     singletons and their complements. With every singleton in, no further row can be violated: for disjoint
@@ -74,7 +84,7 @@ def solve_walley_lazily(problem: DesignProblem, solver: str | None, options: dic
                           else problem, privacy=problem.semantics is Semantics.BOTH)
     family = base.family
     f = family.size
-    e = math.exp(min(problem.epsilon, LP_EPSILON_CAP))
+    e = problem.budget.lp_factor
     full = (1 << l) - 1
     xs, x2s = np.nonzero(~np.eye(k, dtype=bool))
     if start is None:
@@ -126,12 +136,12 @@ def solve_walley_lazily(problem: DesignProblem, solver: str | None, options: dic
                           ub=np.r_[base.ub, np.full(nb, np.inf)], A_ub_fixed=a_fixed, A_ub_exp=a_exp)
         outcome = solve_lp(program, solver=solver, options=options)
         if outcome.status is not Status.OPTIMAL or outcome.z is None:
-            return outcome, program, rounds, m
+            return RowGeneration(outcome, program, rounds, m)
         v = _violations(program.mechanism(outcome.z), family, l, e)
         v[chosen] = -np.inf
         flat = np.flatnonzero(v.ravel() > CUT_TOL)
         if flat.size == 0:
-            return outcome, program, rounds, m
+            return RowGeneration(outcome, program, rounds, m)
         if rounds >= MAX_ROUNDS:  # never release the optimum of a program that still misses Walley rows
             raise SolverError(f"row generation stopped at its cap of {MAX_ROUNDS} rounds with {flat.size} Walley "
                               f"row(s) still violated (the largest by {float(v.ravel()[flat].max()):.1e}); "

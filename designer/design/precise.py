@@ -15,12 +15,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..budget import Budget
 from ..constructors import within_budget
 from ..exceptions import InvalidProblemError
 from ..solvers import SolverOutcome, Status, WarmStart, solve_lp
 from ..vocabulary import Objective, Semantics
 from .problem import DesignProblem
-from .programs import LP_EPSILON_CAP, Solved, staircase_program
+from .programs import Solved, staircase_program
 from .symmetric import chi2_class_information
 from .symmetry import is_symmetric
 
@@ -182,7 +183,7 @@ def cyclic_design(k: int, d: int, eps: float, high: NDArray[np.bool_] | None = N
         if high is None:
             raise InvalidProblemError(f"no nonsingular design of {k} outputs with subset size {d} exists or "
                                       "was found; use d = 1 or d = k - 1")
-    e = math.exp(min(eps, LP_EPSILON_CAP))
+    e = Budget(eps).lp_factor
     theta = 1.0 / (d * e + k - d)
     # the high entry rounded down where needed so that the stored ratio is at most e^eps exactly
     return np.where(high, within_budget(e * theta, theta, eps), theta)

@@ -40,6 +40,7 @@ from numpy.typing import NDArray
 from .. import setfunctions as sf
 from .._io import read_text
 from .._validation import check_labels, check_prior, format_set, parse_set
+from ..budget import Budget
 from ..exceptions import InvalidProblemError
 from ..vocabulary import Objective, Semantics
 
@@ -243,7 +244,11 @@ class DesignProblem:
     def __hash__(self) -> int:
         return hash(self._value())
 
-    # ------------------------------------------------------------------ derived
+    @property
+    def budget(self) -> Budget:
+        """The budget as one value: the programs' coefficient ``e^eps`` and exact bounds on it."""
+        return Budget(self.epsilon)
+
     @property
     def k(self) -> int:
         """Number of inputs."""
@@ -275,10 +280,8 @@ class DesignProblem:
 
     @functools.cached_property
     def _family(self) -> NDArray[np.int64]:
-        if self.focal_sets is not None:
-            out = np.asarray(self.focal_sets, dtype=np.int64)
-        else:
-            out = np.arange(1, 1 << self.l, dtype=np.int64)
+        out = (np.asarray(self.focal_sets, dtype=np.int64) if self.focal_sets is not None
+               else np.arange(1, 1 << self.l, dtype=np.int64))
         out.setflags(write=False)
         return out
 
@@ -291,12 +294,9 @@ class DesignProblem:
         eps = budget if budget is not None else f"eps={self.epsilon:g}"
         parts = [f"{self.name or 'problem'}: k={self.k}, l={self.l}, {eps}, {self.semantics.value}, "
                  f"objective {self.objective.value}"]
-        if self.dont_know is not None:
-            parts.append(f"dont_know={self.dont_know:g}")
-        if self.dont_know_max is not None:
-            parts.append(f"dont_know_max={self.dont_know_max:g}")
-        if self.lie_max is not None:
-            parts.append(f"lie_max={self.lie_max:g}")
+        for key in ("dont_know", "dont_know_max", "lie_max"):
+            if getattr(self, key) is not None:
+                parts.append(f"{key}={getattr(self, key):g}")
         if self.focal_sets is not None:
             parts.append(f"{len(self.focal_sets)} focal sets allowed")
         return ", ".join(parts)

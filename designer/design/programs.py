@@ -19,7 +19,6 @@ without rebuilding.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -28,6 +27,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from .. import setfunctions as sf
+from ..budget import Budget
 from ..estimation import column_information
 from ..exceptions import InvalidProblemError
 from ..solvers import LinearProgram, SolverOutcome
@@ -43,10 +43,6 @@ MAX_STAIRCASE_INPUTS = 20
 #: WLDP programs with frames from this size on are solved by row generation (designer.design.lazy).
 LAZY_MIN_FRAME = 3
 
-#: Budgets above this are solved at this budget (e^30 ~ 1e13 is the largest coefficient HiGHS handles
-#: reliably); a mechanism within 30 nats is within any larger budget, and what it gives up is below
-#: the objective's tolerance for every bundled problem (docs/theory.md, section 6.2).
-LP_EPSILON_CAP = 30.0
 
 
 @dataclass
@@ -78,7 +74,7 @@ class DesignProgram(LinearProgram):
         """The same program at another budget (only the ``e^eps`` coefficients change)."""
         if self.A_ub_exp is None or self.A_ub_fixed is None:
             return self
-        e = math.exp(min(eps, LP_EPSILON_CAP))
+        e = Budget(eps).lp_factor
         return replace(self, A_ub=(self.A_ub_fixed + e * self.A_ub_exp).tocsr())
 
     def with_bound(self, key: str, value: float) -> DesignProgram | None:
@@ -312,7 +308,7 @@ def staircase_program(problem: DesignProblem) -> Staircase:
     allowed = set(problem.family().tolist())
     keep = np.array([s in allowed for s in sets.tolist()], dtype=bool)
     patterns, sets, bits = patterns[keep], sets[keep], bits[:, keep]
-    e = math.exp(min(problem.epsilon, LP_EPSILON_CAP))
+    e = problem.budget.lp_factor
     values = np.where(bits == 1, e, 1.0)
     S = patterns.size
     constant = full in allowed and (problem.dont_know is not None or problem.dont_know_max is not None

@@ -32,12 +32,12 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln
 
 from .. import setfunctions as sf
+from ..budget import Budget
 from ..exceptions import InvalidProblemError
 from ..mechanism import Mechanism
 from ..solvers import LinearProgram
 from ..vocabulary import Objective
 from .problem import DesignProblem
-from .programs import LP_EPSILON_CAP
 
 __all__ = [
     "SymmetricMechanism",
@@ -222,7 +222,7 @@ def chi2_class_information(k: int, eps: float) -> NDArray[np.float64]:
     best ``s < k`` is subset selection's best subset size.
     """
     s = np.arange(1, k + 1, dtype=np.float64)
-    e = math.exp(min(eps, LP_EPSILON_CAP))
+    e = Budget(eps).lp_factor
     m = (s * e + (k - s)) / k
     mu = (s * (e - m) ** 2 + (k - s) * (1.0 - m) ** 2) / (k * m)
     return mu / m
@@ -281,7 +281,7 @@ def _allowed_sizes(problem: DesignProblem) -> tuple[NDArray[np.bool_], NDArray[n
 def symmetric_program(problem: DesignProblem) -> LinearProgram:
     """The size-class LP of an invariant problem: variables ``z = [A_1..A_k, B_1..B_k]`` (``B_k = 0``)."""
     k = problem.k
-    e = math.exp(min(problem.epsilon, LP_EPSILON_CAP))
+    e = problem.budget.lp_factor
     n = 2 * k
     s = np.arange(1, k + 1, dtype=float)
     ca, cb = symmetric_objective(problem)
@@ -418,7 +418,7 @@ def from_solution(problem: DesignProblem, z: NDArray[np.float64]) -> SymmetricMe
     b[b < 1e-15] = 0.0
     if problem.objective is Objective.CHI2:
         s = np.arange(1, k + 1, dtype=float)
-        e = math.exp(min(problem.epsilon, LP_EPSILON_CAP))
+        e = problem.budget.lp_factor
         w = a
         a, b = w * s * e / (s * e + k - s), w * (k - s) / (s * e + k - s)
     b[k - 1] = 0.0

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -90,8 +91,8 @@ def _check_numeric(data: pd.DataFrame, rhs: str, names: list[str], rows: np.ndar
                                   "categories", row=int(rows[row]))
 
 
-def prepare(formula_rhs: str, answers: str, data: pd.DataFrame, missing: str = "error"
-            ) -> tuple[pd.DataFrame, str, np.ndarray]:
+def prepare(formula_rhs: str, answers: str, data: pd.DataFrame, missing: str = "error",
+            extra: Sequence[str] = ()) -> tuple[pd.DataFrame, str, np.ndarray]:
     """``(data, rhs, rows)``: the rows to fit, the formula as patsy reads it, and the position in the given
     ``data`` of every row kept (``len(data) - len(rows)`` were dropped).
 
@@ -102,7 +103,10 @@ def prepare(formula_rhs: str, answers: str, data: pd.DataFrame, missing: str = "
         raise RegressionError(f"missing must be one of {list(MISSING)}, got {missing!r}")
     columns = [str(c) for c in data.columns]
     names = formula_columns(formula_rhs, columns)
-    used = [answers, *[c for c in names if c != answers]]
+    for column in extra:  # weights, clusters: needed like the formula's variables
+        if column not in columns:
+            raise RegressionError(f"column {column!r} is not in the data (columns: {columns})")
+    used = [answers, *[c for c in [*names, *extra] if c != answers]]
     incomplete = data[used].isna().any(axis=1).to_numpy()
     rows = np.arange(len(data))
     if incomplete.any():

@@ -36,10 +36,14 @@ class Likelihood:
 
     ``z`` is the ``(n, q)`` design matrix, ``a`` the ``(k, n)`` likelihood of each respondent's recorded
     answer under each true answer (``a[x, i] = M[x, E_i]``). Arrays are kept answer-major, ``(k, n)``.
+    ``weights`` ``(n,)`` (positive; None: all 1) multiply each respondent's log-likelihood, score and Hessian
+    (docs/theory.md, section 9.1).
     """
 
-    def __init__(self, z: NDArray[np.float64], a: NDArray[np.float64], reference: int) -> None:
+    def __init__(self, z: NDArray[np.float64], a: NDArray[np.float64], reference: int,
+                 weights: NDArray[np.float64] | None = None) -> None:
         self.z, self.a, self.reference = z, a, reference
+        self.weights = weights
         self.k = a.shape[0]
         self.others = [j for j in range(self.k) if j != reference]
         self._cache: tuple[bytes, tuple[NDArray[np.float64], NDArray[np.float64], float]] | None = None
@@ -61,7 +65,8 @@ class Likelihood:
         w = self.a * p
         lik = np.add.reduce(list(w))
         with np.errstate(divide="ignore"):
-            loglik = float(np.log(lik).sum())
+            logs = np.log(lik)
+            loglik = float(logs.sum() if self.weights is None else logs @ self.weights)
         w /= np.where(lik > 0, lik, 1.0)
         self._cache = (key, (p, w, loglik))
         return p, w, loglik
@@ -69,14 +74,22 @@ class Likelihood:
     def loglike(self, params: NDArray[np.float64]) -> float:
         return self.posterior(params)[2]
 
-    def score(self, params: NDArray[np.float64]) -> NDArray[np.float64]:
+    def residuals(self, params: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``weight_i (w_ji - p_ji)`` for every non-reference input ``j``, ``(k-1, n)``: respondent ``i``'s score
+        is ``z_i`` times column ``i``."""
         p, w, _ = self.posterior(params)
-        return np.asarray((self.z.T @ (w - p)[self.others].T).ravel(order="F"))
+        r = (w - p)[self.others]
+        return r if self.weights is None else r * self.weights
+
+    def score(self, params: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.asarray((self.z.T @ self.residuals(params).T).ravel(order="F"))
 
     def hessian(self, params: NDArray[np.float64]) -> NDArray[np.float64]:
         # d2 log L_i / d eta_j d eta_m = (w_j [j=m] - w_j w_m) - (p_j [j=m] - p_j p_m)
         p, w, _ = self.posterior(params)
-        return curvature(self.z, self.others, lambda j, m: p[j] * p[m] - w[j] * w[m] + (j == m) * (w[j] - p[j]))
+        v = 1.0 if self.weights is None else self.weights
+        return curvature(self.z, self.others,
+                         lambda j, m: v * (p[j] * p[m] - w[j] * w[m] + (j == m) * (w[j] - p[j])))
 
 
 def curvature(z: NDArray[np.float64], others: list[int], weight: Any) -> NDArray[np.float64]:
@@ -107,11 +120,12 @@ def fit_em(lik: Likelihood, start: NDArray[np.float64], *, max_iter: int = 100_0
                 return params, iteration, True
         except np.linalg.LinAlgError:
             pass
-        target = Likelihood(lik.z, w, lik.reference)  # maximise sum_i sum_x w_xi log p_xi over params
+        target = Likelihood(lik.z, w, lik.reference)  # maximise sum_i v_i sum_x w_xi log p_xi over params
+        v = 1.0 if lik.weights is None else lik.weights
         for _ in range(25):  # Newton on the concave M-step objective
             p = target.probabilities(params)
-            grad = np.asarray((lik.z.T @ (w - p)[lik.others].T).ravel(order="F"))
-            info = curvature(lik.z, lik.others, lambda j, m, p=p: p[j] * ((j == m) - p[m]))
+            grad = np.asarray((lik.z.T @ ((w - p)[lik.others] * v).T).ravel(order="F"))
+            info = curvature(lik.z, lik.others, lambda j, m, p=p, v=v: v * p[j] * ((j == m) - p[m]))
             step = np.linalg.solve(info, grad)
             params = params + step
             if np.abs(step).max() < 1e-12:

@@ -37,11 +37,12 @@ from .._validation import check_real
 from ..exceptions import InvalidArgumentError, RegressionError
 from ..identification import indistinguishable_inputs
 from ..mechanism import Mechanism
-from ..vocabulary import Semantics
+from ..vocabulary import Covariance, Semantics, WeightKind
 from .data import prepare
 from .design import build_rows, column_norms, constant_columns, dependent_column, design_info
 from .likelihood import FirthPenalty, Likelihood, fit_em, fit_firth, fit_newton
 from .status import design_blind, diagnose
+from .variance import SurveyDesign, covariance, survey_design
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -70,11 +71,12 @@ def answer_columns(mech: Mechanism, answers: Any, *, precise: bool = False, word
     return codes
 
 
-def _shares(channel: NDArray[np.float64], codes: NDArray[np.int64]) -> tuple[NDArray[np.float64], float]:
-    """The intercept-only model: the shares' MLE from the answer counts, and its log-likelihood."""
+def _shares(channel: NDArray[np.float64], codes: NDArray[np.int64], weights: NDArray[np.float64] | None = None
+            ) -> tuple[NDArray[np.float64], float]:
+    """The intercept-only model: the shares' MLE from the (weighted) answer counts, and its log-likelihood."""
     from ..mle import mle_newton
 
-    counts = np.bincount(codes, minlength=channel.shape[1]).astype(np.float64)
+    counts = np.bincount(codes, weights=weights, minlength=channel.shape[1]).astype(np.float64)
     shares = mle_newton(channel, counts)[0]
     q = shares @ channel
     used = counts > 0
@@ -83,7 +85,7 @@ def _shares(channel: NDArray[np.float64], codes: NDArray[np.int64]) -> tuple[NDA
 
 def _start(lik: Likelihood, channel: NDArray[np.float64], codes: NDArray[np.int64]) -> NDArray[np.float64]:
     """Intercept-only start: log-odds of the shares' MLE (EM on the counts), slopes 0."""
-    shares = np.clip(_shares(channel, codes)[0], 1e-4, None)
+    shares = np.clip(_shares(channel, codes, lik.weights)[0], 1e-4, None)
     start = np.zeros((lik.z.shape[1], lik.k - 1))
     intercept = constant_columns(lik.z)
     if intercept.size:
@@ -125,6 +127,9 @@ class RegressionResult:
         What went wrong, naming the terms, and what to do.
     penalty : str or None
         ``"firth"`` when the fit maximised Firth's penalized likelihood.
+    variance : str
+        How the standard errors were computed (observed information, rr's outer product of the scores, robust
+        or cluster-robust sandwich, and the kind of weights), in words.
     """
 
     coefficients: pd.DataFrame
@@ -151,6 +156,7 @@ class RegressionResult:
     status: str = "converged"
     warnings: tuple[str, ...] = ()
     penalty: str | None = None
+    variance: str = "observed information"
 
     def summary(self) -> Any:
         """statsmodels' summary table of the fit."""
@@ -250,7 +256,8 @@ def _design_matrix(rhs: str, data: pd.DataFrame) -> tuple[Any, list[str], Any]:
 def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism, *, reference: str | None = None,
             semantics: str = "sldp", allocation: str | float = "uniform", method: str = "newton",
             level: float = 0.95, answers: Mapping[str, Sequence[str]] | None = None,
-            missing: str = "error", penalty: str | None = None) -> RegressionResult:
+            missing: str = "error", penalty: str | None = None, weights: str | None = None,
+            weight_kind: str = "sampling", cluster: str | None = None, cov: str | None = None) -> RegressionResult:
     """Fit a (multinomial) logistic regression of the true answer on covariates from randomized answers.
 
     Parameters
@@ -281,6 +288,15 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism, *, reference
         ``"firth"``: maximise ``loglik + 1/2 log det I`` (Firth 1993; ``I`` the expected information of the
         randomized answers; two inputs), whose maximum exists even under separation. Intervals are Wald
         intervals from the observed information at the penalized estimate.
+    weights : str, optional
+        Column of positive row weights; ``weight_kind`` says what they mean: ``"sampling"`` (default; inverse
+        inclusion probabilities: the weighted pseudo-likelihood, with a sandwich variance) or ``"frequency"``
+        (a row stands for that many respondents: exactly the fit of the replicated rows).
+    cluster : str, optional
+        Column naming each row's cluster (school, interviewer, household): a cluster-robust variance.
+    cov : {None, "oim", "opg", "robust"}
+        Standard errors from the observed information (default), the outer product of the scores (rr's), or
+        the sandwich (default and only choice under sampling weights or clusters). docs/theory.md section 9.1.
 
     Returns
     -------
@@ -310,20 +326,23 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism, *, reference
     precise = semantics == "wldp"
     channel = precise_distributions(mechanism, allocation) if precise else mechanism.matrix
     n_rows = len(data)
-    data, rhs, rows = prepare(rhs, lhs, data, missing)
+    data, rhs, rows = prepare(rhs, lhs, data, missing, extra=[c for c in (weights, cluster) if c is not None])
+    survey = survey_design(data, rows, weights=weights, weight_kind=weight_kind, cluster=cluster, cov=cov)
     try:
         codes = answer_columns(mechanism, data[lhs].to_numpy(), precise=precise, words=answers)
     except RegressionError as exc:
         raise RegressionError(exc.reason, row=None if exc.row is None else int(rows[exc.row])) from None
     z, names, design_info = _design_matrix(rhs, data)
-    lik = Likelihood(z, channel[:, codes], mechanism.inputs.index(reference))
+    lik = Likelihood(z, channel[:, codes], mechanism.inputs.index(reference), survey.weights)
     start = _start(lik, channel, codes)
     outcomes = [mechanism.inputs[j] for j in lik.others]
     labels = [f"{o}:{t}" if len(outcomes) > 1 else t for o in outcomes for t in names]
     objective: Callable[[NDArray[np.float64]], float] = lik.loglike
     if penalty == "firth":
-        if lik.k != 2:
-            raise RegressionError(f"--penalty firth is implemented for two inputs; the mechanism has {lik.k}")
+        if lik.k != 2 or survey.weights is not None:
+            weighted = ", and the rows are weighted" if survey.weights is not None else ""
+            raise RegressionError("--penalty firth is implemented for two inputs without weights; the mechanism "
+                                  f"has {lik.k}{weighted}")
         firth = FirthPenalty(lik, channel)
         params, iterations, decrement_ok = fit_firth(lik, firth, start)
 
@@ -351,12 +370,13 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism, *, reference
         shown[j] = sign * np.inf
     if blind:
         shown[terms] = np.nan  # any value fits the answers equally well: no estimate
-    result = _result(lik, params, fit.covariance, names, outcomes, codes, channel, level, shown)
+    cov_matrix, cov_warning = covariance(survey, fit.covariance, lik, params)
+    result = _result(lik, params, cov_matrix, names, outcomes, codes, channel, level, shown, survey)
     return dataclasses.replace(
         result, converged=converged, iterations=iterations, method=method, reference=reference,
         outcomes=tuple(mechanism.inputs), semantics=semantics, formula=formula, design_info=design_info,
-        statsmodels=sm_result, dropped=n_rows - len(data), status=fit.status, warnings=fit.warnings,
-        penalty=penalty)
+        statsmodels=sm_result, dropped=n_rows - len(data), status=fit.status,
+        warnings=fit.warnings + ((cov_warning,) if cov_warning else ()), penalty=penalty, variance=survey.describe())
 
 
 def _statsmodels_results(lik: Likelihood, codes: NDArray[np.int64], params: NDArray[np.float64], labels: list[str],
@@ -392,7 +412,7 @@ def _statsmodels_results(lik: Likelihood, codes: NDArray[np.int64], params: NDAr
 
 def _result(lik: Likelihood, params: NDArray[np.float64], cov: NDArray[np.float64], names: list[str],
             outcomes: list[str], codes: NDArray[np.int64], channel: NDArray[np.float64], level: float,
-            shown: NDArray[np.float64]) -> RegressionResult:
+            shown: NDArray[np.float64], survey: SurveyDesign) -> RegressionResult:
     """The coefficient table and the fit statistics; the fields about how it was fitted are filled in by
     :func:`regress` (``dataclasses.replace``)."""
     import pandas as pd
@@ -408,13 +428,16 @@ def _result(lik: Likelihood, params: NDArray[np.float64], cov: NDArray[np.float6
         "stderr": se, "z": zstat, "pvalue": 2 * norm.sf(np.abs(zstat)),
         "ci_low": ci_low, "ci_high": ci_high})
     loglik = lik.loglike(params)
-    null_loglik = _shares(channel, codes)[1]
-    n, npar = len(codes), params.size
-    lr = max(2.0 * (loglik - null_loglik), 0.0)
+    null_loglik = _shares(channel, codes, lik.weights)[1]
+    npar = params.size
+    frequency = survey.weights is not None and survey.weight_kind is WeightKind.FREQUENCY
+    n = round(float(survey.weights.sum())) if frequency and survey.weights is not None else len(codes)
+    # a likelihood-ratio test needs a likelihood: not a pseudo-likelihood (sampling weights) or correlated rows
+    lr = max(2.0 * (loglik - null_loglik), 0.0) if survey.cov is not Covariance.ROBUST else float("nan")
     df = npar - (lik.k - 1)
     return RegressionResult(
         coefficients=table, n=n, loglik=loglik, aic=2 * npar - 2 * loglik, bic=math.log(n) * npar - 2 * loglik,
-        lr_statistic=lr, lr_df=df, lr_pvalue=float(chi2.sf(lr, df)) if df > 0 else float("nan"),
+        lr_statistic=lr, lr_df=df, lr_pvalue=float(chi2.sf(lr, df)) if df > 0 and lr == lr else float("nan"),
         converged=False, iterations=0, method="", reference="", outcomes=(), semantics="", level=level,
         params=params, covariance=cov, formula="", design_info=None, statsmodels=None)
 

@@ -188,7 +188,7 @@ def test_row_generation_needs_and_counts_several_rounds():
         assert _walley_violation(m, program.family, l, problem.epsilon) <= 10 * CUT_TOL
         assert outcome.objective == pytest.approx(independent_lp(problem), rel=1e-9, abs=1e-10)
         # the default start (with the singletons) needs one round: every other row is implied
-        assert solve_walley_lazily(problem, None, None)[2] == 1
+        assert solve_walley_lazily(problem, None, None).rounds == 1
     assert min(rounds_seen) >= 2, rounds_seen
 
 
@@ -339,7 +339,7 @@ def test_row_generation_under_both_semantics_keeps_every_shafer_row():
     for _ in range(5):
         problem = _lazy_problem(rng, "both")
         for start in (None, np.array([15 ^ (1 << i) for i in range(4)])):
-            outcome = solve_walley_lazily(problem, None, None, start=start)[0]
+            outcome = solve_walley_lazily(problem, None, None, start=start).outcome
             assert outcome.objective == pytest.approx(independent_lp(problem), rel=1e-9, abs=1e-10)
 
 
@@ -358,13 +358,13 @@ def test_row_generation_fails_loudly_at_its_cap(monkeypatch):
 
     problem = _lazy_problem(np.random.default_rng(20261124))
     complements = np.array([15 ^ (1 << i) for i in range(4)])
-    rounds = lazy.solve_walley_lazily(problem, None, None, start=complements)[2]
+    rounds = lazy.solve_walley_lazily(problem, None, None, start=complements).rounds
     assert rounds >= 2
     monkeypatch.setattr(lazy, "MAX_ROUNDS", rounds - 1)
     with pytest.raises(SolverError, match=f"cap of {rounds - 1} rounds"):
         lazy.solve_walley_lazily(problem, None, None, start=complements)
     monkeypatch.setattr(lazy, "MAX_ROUNDS", rounds)
-    assert lazy.solve_walley_lazily(problem, None, None, start=complements)[2] == rounds
+    assert lazy.solve_walley_lazily(problem, None, None, start=complements).rounds == rounds
 
 
 def test_row_generation_adds_the_most_violated_rows_when_many_are(monkeypatch):
@@ -376,7 +376,7 @@ def test_row_generation_adds_the_most_violated_rows_when_many_are(monkeypatch):
     for _ in range(3):
         problem = _lazy_problem(rng)
         complements = np.array([15 ^ (1 << i) for i in range(4)])
-        outcome = lazy.solve_walley_lazily(problem, None, None, start=complements)[0]
+        outcome = lazy.solve_walley_lazily(problem, None, None, start=complements).outcome
         assert outcome.objective == pytest.approx(independent_lp(problem), rel=1e-9, abs=1e-10)
 
 
@@ -389,11 +389,11 @@ def test_row_generation_keeps_structure_rows_and_passes_solver_and_options():
     rng = np.random.default_rng(8)
     for semantics in ("wldp", "both"):
         problem = _lazy_problem(rng, semantics, lie_max=0.3, dont_know_max=0.2)
-        outcome = solve_walley_lazily(problem, None, None)[0]
+        outcome = solve_walley_lazily(problem, None, None).outcome
         assert outcome.objective == pytest.approx(independent_lp(problem), rel=1e-9, abs=1e-10)
     problem = _lazy_problem(rng)
     if importlib.util.find_spec("clarabel"):
-        assert solve_walley_lazily(problem, "CLARABEL", None)[0].solver.startswith("CLARABEL")
+        assert solve_walley_lazily(problem, "CLARABEL", None).outcome.solver.startswith("CLARABEL")
     limited = solve_walley_lazily(problem, None, {"simplex_iteration_limit": 1, "presolve": "off",
                                                   "solver": "simplex"})[0]
     assert limited.status is Status.ITERATION_LIMIT
@@ -405,7 +405,7 @@ def test_a_generated_program_rescales_with_the_budget():
     from designer.design.lazy import solve_walley_lazily
 
     problem = _lazy_problem(np.random.default_rng(3))
-    program = solve_walley_lazily(problem, None, None)[1]
+    program = solve_walley_lazily(problem, None, None).program
     moved = program.at_epsilon(problem.epsilon + 0.5)
     assert program.A_ub_fixed is not None and program.A_ub_exp is not None and program.A_ub_exp.nnz > 0
     expected = program.A_ub_fixed + math.exp(problem.epsilon + 0.5) * program.A_ub_exp

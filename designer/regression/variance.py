@@ -1,0 +1,143 @@
+"""Standard errors of a regression fit under the survey's design: the observed information, the outer product
+of the scores, and the sandwich (robust, cluster-robust, sampling weights). docs/theory.md section 9.1.
+
+Every choice starts from the fit's :class:`~designer.regression.status.FitStatus` covariance (the inverse
+observed information of the well-conditioned terms; NaN rows for the others) and keeps its NaN pattern: a term
+without a well-conditioned information has no standard error under any choice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from ..exceptions import InvalidArgumentError, RegressionError
+from ..vocabulary import Covariance, WeightKind
+from .likelihood import Likelihood, curvature
+from .status import RCOND_TOL
+
+__all__ = ["SurveyDesign", "covariance", "score_meat", "survey_design"]
+
+
+@dataclass(frozen=True)
+class SurveyDesign:
+    """Weights, clusters and the variance asked for, validated against the data.
+
+    Attributes
+    ----------
+    weights : (n,) ndarray or None
+        Positive weights of the rows kept, or None.
+    weight_kind : WeightKind
+    clusters : (n,) int ndarray or None
+        Cluster index of each row (0..G-1), or None.
+    n_clusters : int
+        ``G`` (0 without clusters).
+    cov : Covariance
+        The variance to report.
+    """
+
+    weights: NDArray[np.float64] | None
+    weight_kind: WeightKind
+    clusters: NDArray[np.int64] | None
+    n_clusters: int
+    cov: Covariance
+
+    def describe(self) -> str:
+        """The choice in words, as the output names it."""
+        what = {Covariance.OIM: "observed information", Covariance.OPG: "outer product of the scores (rr's)",
+                Covariance.ROBUST: "robust sandwich (HC0)"}[self.cov]
+        if self.clusters is not None:
+            what = f"cluster-robust sandwich over {self.n_clusters} clusters (G/(G-1) (N-1)/(N-P))"
+        if self.weights is not None:
+            what += f", {self.weight_kind.value} weights"
+        return what
+
+
+def survey_design(data: Any, rows: NDArray[np.int64], *, weights: str | None, weight_kind: Any,
+                  cluster: str | None, cov: Any) -> SurveyDesign:
+    """Read ``weights`` and ``cluster`` (column names of ``data``, the rows kept for the fit) and settle the
+    variance: ``cov=None`` is ``oim``, or ``robust`` under sampling weights or clusters, which admit nothing else.
+
+    Raises :class:`RegressionError` naming the column and the row (0-based in the caller's data, via ``rows``).
+    """
+    import pandas as pd
+
+    kind = WeightKind.parse(weight_kind, "weight_kind")
+    w = None
+    if weights is not None:
+        if weights not in data.columns:
+            raise RegressionError(f"weights column {weights!r} is not in the data (columns: {list(data.columns)})")
+        w = pd.to_numeric(data[weights], errors="coerce").to_numpy(dtype=np.float64)
+        bad = ~(np.isfinite(w) & (w > 0))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise RegressionError(f"weight {str(data[weights].iloc[i])!r} in column {weights!r} is not a positive "
+                                  "number: every weight must be > 0 (leave out rows outside the population)",
+                                  row=int(rows[i]))
+    codes, groups = None, 0
+    if cluster is not None:
+        if cluster not in data.columns:
+            raise RegressionError(f"cluster column {cluster!r} is not in the data (columns: {list(data.columns)})")
+        labels = data[cluster]
+        if labels.isna().any():
+            i = int(np.flatnonzero(labels.isna().to_numpy())[0])
+            raise RegressionError(f"no value in the cluster column {cluster!r}", row=int(rows[i]))
+        codes_, uniques = pd.factorize(labels.astype(str))
+        codes, groups = np.asarray(codes_, dtype=np.int64), len(uniques)
+        if groups < 2:
+            raise RegressionError(f"cluster column {cluster!r} has {groups} cluster; a cluster-robust variance "
+                                  "needs at least 2 (and is only trustworthy with many)")
+    try:
+        chosen = Covariance.settle(cov, sampling_weights=w is not None and kind is WeightKind.SAMPLING,
+                                   clusters=codes is not None)
+    except InvalidArgumentError as exc:
+        raise RegressionError(str(exc)) from None
+    return SurveyDesign(w, kind, codes, groups, chosen)
+
+
+def score_meat(lik: Likelihood, params: NDArray[np.float64], clusters: NDArray[np.int64] | None = None,
+               n_clusters: int = 0) -> NDArray[np.float64]:
+    """``B = sum_i s_i s_i'`` (or ``sum_g S_g S_g'`` with ``S_g`` the sum of the scores in cluster ``g``), the
+    scores ``s_i`` including each row's weight; ``(P, P)`` in the parameters' order (outcome-major blocks)."""
+    r = lik.residuals(params)
+    if clusters is None:
+        return curvature(lik.z, list(range(r.shape[0])), lambda j, m: r[j] * r[m])
+    n = lik.z.shape[0]
+    member = sp.csr_matrix((np.ones(n), (clusters, np.arange(n))), shape=(n_clusters, n))
+    blocks = []
+    for j in range(r.shape[0]):
+        z: Any = lik.z
+        total = member @ (z.multiply(r[j][:, None]).tocsr() if sp.issparse(z) else z * r[j][:, None])
+        blocks.append(total.toarray() if sp.issparse(total) else np.asarray(total))
+    sums = np.hstack(blocks)  # (G, P)
+    return np.asarray(sums.T @ sums)
+
+
+def covariance(survey: SurveyDesign, bread: NDArray[np.float64], lik: Likelihood,
+               params: NDArray[np.float64]) -> tuple[NDArray[np.float64], str | None]:
+    """The covariance ``survey.cov`` asks for, from ``bread`` (the fit's inverse observed information, NaN
+    rows for terms without one), and a warning when the scores' outer product is not well conditioned."""
+    if survey.cov is Covariance.OIM:
+        return bread, None
+    good = np.flatnonzero(np.isfinite(np.diag(bread)))
+    out = np.full_like(bread, np.nan)
+    if good.size == 0:
+        return out, None
+    meat = score_meat(lik, params, survey.clusters, survey.n_clusters)[np.ix_(good, good)]
+    if survey.clusters is not None:  # statsmodels' and R sandwich's (vcovCL, HC1) small-sample factors
+        n, g = lik.z.shape[0], survey.n_clusters
+        meat *= g / (g - 1) * (n - 1) / max(n - good.size, 1)
+    if survey.cov is Covariance.OPG:
+        values = np.linalg.eigvalsh(meat)
+        if not values[0] > RCOND_TOL * values[-1]:
+            return out, ("the outer product of the scores is singular or ill-conditioned (too few respondents "
+                         "for rr's variance): no standard errors under cov opg; use cov oim")
+        out[np.ix_(good, good)] = np.linalg.inv(meat)
+        return out, None
+    a = bread[np.ix_(good, good)]
+    out[np.ix_(good, good)] = a @ meat @ a
+    return out, None
