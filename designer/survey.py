@@ -34,7 +34,7 @@ from .mechanism import Mechanism
 from .mle import share_functionals
 from .vocabulary import Covariance, WeightKind
 
-__all__ = ["SurveyCounts", "estimate_survey"]
+__all__ = ["SurveyCounts", "estimate_survey", "share_covariance"]
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,8 @@ class SurveyCounts:
         Respondents.
     weight_kind : WeightKind or None
         None without weights.
+    answered : (F,) ndarray or None
+        Respondents per answer set (the unweighted counts; None: ``weighted``).
     """
 
     weighted: NDArray[np.float64]
@@ -60,6 +62,7 @@ class SurveyCounts:
     clusters: NDArray[np.float64] | None
     rows: int
     weight_kind: WeightKind | None
+    answered: NDArray[np.int64] | None = None
 
     @classmethod
     def from_rows(cls, n_sets: int, codes: ArrayLike, *, weights: ArrayLike | None = None,
@@ -94,7 +97,7 @@ class SurveyCounts:
             np.add.at(table, (index, c), w)
         weighted = np.bincount(c, weights=w, minlength=n_sets).astype(np.float64)
         squared = np.bincount(c, weights=w * w, minlength=n_sets).astype(np.float64)
-        return cls(weighted, squared, table, int(c.size), kind)
+        return cls(weighted, squared, table, int(c.size), kind, np.bincount(c, minlength=n_sets))
 
 
 def _answer_scores(m: NDArray[np.float64], pi: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -140,26 +143,36 @@ def estimate_survey(mech: Mechanism, counts: SurveyCounts, *, cov: Any = None, l
         words = f"cluster-robust sandwich over {counts.clusters.shape[0]} clusters (G/(G-1) (N-1)/(N-P))"
     if counts.weight_kind is not None:
         words += f", {counts.weight_kind.value} weights"
-    m, pi = mech.matrix, est.estimate
-    if not _identified_by(m, counts.weighted, pi) or mech.k < 2:
+    cov_shares = share_covariance(mech.matrix, counts, est.estimate, chosen)
+    if cov_shares is None:
         note = ("the shares are not all identified: no standard errors under a survey variance; the intervals "
                 "are the projected bands of the weighted counts")
         return dataclasses.replace(est, n=n, variance=words, warnings=(*est.warnings, note))
+    se = np.sqrt(np.maximum(np.diag(cov_shares), 0.0))
+    ci_low, ci_high = wald_interval(est.estimate, se, level, low=0.0, high=1.0)
+    return dataclasses.replace(est, n=n, stderr=se, ci_low=ci_low, ci_high=ci_high, variance=words)
+
+
+def share_covariance(m: NDArray[np.float64], counts: SurveyCounts, pi: NDArray[np.float64], cov: Covariance
+                     ) -> NDArray[np.float64] | None:
+    """The ``(k, k)`` covariance of the shares' estimate ``pi`` under ``cov`` (module docstring), or None when
+    the observed information does not identify every share."""
+    k = m.shape[0]
+    if k < 2 or not _identified_by(m, counts.weighted, pi):
+        return None
     g = _answer_scores(m, pi)
     bread = np.linalg.inv((g * counts.weighted[:, None]).T @ g)
     if counts.clusters is not None:
         sums = counts.clusters @ g  # (G, k-1)
-        groups, params = counts.clusters.shape[0], mech.k - 1
-        meat = sums.T @ sums * groups / (groups - 1) * (counts.rows - 1) / max(counts.rows - params, 1)
+        groups = counts.clusters.shape[0]
+        meat = sums.T @ sums * groups / (groups - 1) * (counts.rows - 1) / max(counts.rows - (k - 1), 1)
     else:
         meat = (g * counts.squared[:, None]).T @ g
-    if chosen is Covariance.OIM:
+    if cov is Covariance.OIM:
         cov_t = bread
-    elif chosen is Covariance.OPG:
+    elif cov is Covariance.OPG:
         cov_t = np.linalg.inv(meat)
     else:
         cov_t = bread @ meat @ bread
-    functionals = share_functionals(mech.k)
-    se = np.sqrt(np.maximum(np.einsum("ij,ik,kj->j", functionals, cov_t, functionals), 0.0))
-    ci_low, ci_high = wald_interval(pi, se, level, low=0.0, high=1.0)
-    return dataclasses.replace(est, n=n, stderr=se, ci_low=ci_low, ci_high=ci_high, variance=words)
+    functionals = share_functionals(k)
+    return np.asarray(functionals.T @ cov_t @ functionals)

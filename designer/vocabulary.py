@@ -16,8 +16,8 @@ from typing import Self
 
 from .exceptions import InvalidArgumentError
 
-__all__ = ["ESTIMATORS", "OBJECTIVE_MEANINGS", "Covariance", "Loss", "Objective", "PlanMode", "Semantics",
-           "VarianceFormula", "WeightKind"]
+__all__ = ["ESTIMATORS", "OBJECTIVE_MEANINGS", "Covariance", "Loss", "NoncomplianceScope", "Objective", "PlanMode",
+           "Semantics", "VarianceFormula", "WeightKind"]
 
 #: Estimators of the shares that ``simulate`` compares: maximum likelihood (EM), the linear inversion of a
 #: square Bayesian mechanism, and Eq 2 of the paper for ``Q_2x3``.
@@ -204,3 +204,11 @@ class WeightKind(_Word):
 
     SAMPLING = "sampling"
     FREQUENCY = "frequency"
+
+
+class NoncomplianceScope(_Word):
+    """Who may give one answer whatever the randomizer says (docs/theory.md section 8.2): ``CARRIERS`` of the
+    trait (the stochastic lie detector) or ``EVERYONE`` (cheater detection)."""
+
+    CARRIERS = "carriers"
+    EVERYONE = "everyone"

@@ -31,7 +31,7 @@ LAYERS = [
      "setfunctions", "solvers", "plots"},
     {"mechanism"},
     {"mle", "constructors", "privacy", "composition", "credal", "estimation", "identification", "closed_forms",
-     "sampling", "answers", "covariates", "survey"},
+     "sampling", "answers", "covariates", "survey", "groups"},
     {"hypothesis_tests", "simulation", "release"},
     {"design"},
     {"regression", "planning", "devices"},

@@ -28,6 +28,7 @@ from .design_commands import (
     cmd_design,
     cmd_sweep,
 )
+from .estimate_command import _configure_estimate, cmd_estimate
 from .mechanism_commands import (
     _configure_audit,
     _configure_credal,
@@ -38,11 +39,9 @@ from .mechanism_commands import (
 )
 from .plan_commands import _configure_plan, cmd_plan
 from .survey_commands import (
-    _configure_estimate,
     _configure_randomize,
     _configure_simulate,
     _configure_synthesize,
-    cmd_estimate,
     cmd_randomize,
     cmd_simulate,
     cmd_synthesize,

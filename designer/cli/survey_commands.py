@@ -1,4 +1,4 @@
-"""Commands on survey data: randomize, estimate, simulate."""
+"""Commands on survey data: randomize, synthesize, simulate (estimate: ``estimate_command``)."""
 
 from __future__ import annotations
 
@@ -12,20 +12,16 @@ from numpy.typing import NDArray
 from .._render import fmt, json_value, render_csv, render_json, render_table
 from ..mechanism import Mechanism
 from ._common import (
-    EXIT_FIT,
     CommandError,
     add_format,
-    add_survey_arguments,
     check_out,
     int_arg,
-    level_arg,
     parse_allocation,
     parse_prior,
     read_mechanism,
     show_progress,
-    with_status,
 )
-from ._stream import answer_codes, read_chunks, text_writer
+from ._stream import read_chunks, text_writer
 
 
 def cmd_simulate(args: argparse.Namespace) -> str:
@@ -136,153 +132,6 @@ def cmd_randomize(args: argparse.Namespace) -> str:
     return f"randomized {n} answers with {args.mechanism} ({args.semantics}) into {args.out}"
 
 
-#: Cells that mean "no answer" in an answers file (empty, R's NA, spreadsheet and database spellings).
-MISSING_CELLS = ("", "NA", "N/A", "NaN", "nan", "NULL", "null", "#N/A")
-
-
-def _count(path: str, column_name: str, mech: Mechanism, vocabulary: Any, missing: str = "error"
-           ) -> tuple[NDArray[np.float64], int]:
-    """Answers per focal set (SLDP) or per frame label (WLDP, ``vocabulary.precise``), counted chunk by chunk,
-    and the rows without an answer dropped (``missing="drop"``; with ``"error"`` the first is an error)."""
-    counts = np.zeros(mech.l if vocabulary.precise else len(mech.focal))
-    dropped = 0
-    for line, chunk in read_chunks(path, [column_name]):
-        values = chunk[column_name]
-        absent = values.isin(MISSING_CELLS).to_numpy()
-        if absent.any() and missing == "error":
-            raise CommandError(f"{path}: line {line + int(np.flatnonzero(absent)[0])}: no answer in column "
-                               f"{column_name!r} ({int(absent.sum())} such row(s) in this part of the file); "
-                               "fill them in, or drop them (--missing drop)")
-        dropped += int(absent.sum())
-        codes = answer_codes(path, values, line, vocabulary, skip=absent)
-        counts += np.bincount(codes, minlength=counts.size)
-    return counts, dropped
-
-
-def _survey_counts(args: argparse.Namespace, mech: Mechanism, vocabulary: Any) -> tuple[Any, int]:
-    """The answers' columns, weights and clusters of every row, read chunk by chunk, as
-    :class:`~designer.survey.SurveyCounts`; rows without an answer, weight or cluster are an error naming the
-    line, or dropped (``--missing drop``)."""
-    from ..exceptions import DesignerError
-    from ..survey import SurveyCounts
-
-    path, extra = args.responses, [c for c in (args.weights, args.cluster) if c]
-    codes, weights, clusters, dropped = [], [], [], 0
-    for line, chunk in read_chunks(path, [args.column, *extra]):
-        absent = np.zeros(len(chunk), dtype=bool)
-        for name in (args.column, *extra):
-            gap = chunk[name].isin(MISSING_CELLS).to_numpy()
-            if gap.any() and args.missing == "error":
-                raise CommandError(f"{path}: line {line + int(np.flatnonzero(gap)[0])}: no value in column {name!r} "
-                                   f"({int(gap.sum())} such row(s) in this part of the file); fill them in, or drop "
-                                   "them (--missing drop)")
-            absent |= gap
-        dropped += int(absent.sum())
-        codes.append(answer_codes(path, chunk[args.column], line, vocabulary, skip=absent))
-        kept = chunk.loc[~absent]
-        if args.weights:
-            values = pd_numeric(kept[args.weights])
-            bad = np.flatnonzero(~(np.isfinite(values) & (values > 0)))
-            if bad.size:
-                row = line + int(np.flatnonzero(~absent)[bad[0]])
-                raise CommandError(f"{path}: line {row}: weight {kept[args.weights].iloc[bad[0]]!r} in column "
-                                   f"{args.weights!r} is not a positive number; every weight must be > 0")
-            weights.append(values)
-        if args.cluster:
-            clusters.append(kept[args.cluster].to_numpy(dtype=object))
-    all_codes = np.concatenate(codes) if codes else np.zeros(0, dtype=np.int64)
-    if all_codes.size == 0:
-        raise CommandError(f"{path}: no answers to estimate from")
-    try:
-        return SurveyCounts.from_rows(len(mech.focal), all_codes, weights=np.concatenate(weights) if weights else None,
-                                      weight_kind=args.weight_kind,
-                                      cluster=np.concatenate(clusters) if clusters else None), dropped
-    except DesignerError as exc:
-        raise CommandError(f"{path}: {exc}") from None
-
-
-def pd_numeric(values: Any) -> NDArray[np.float64]:
-    """A text column as floats, NaN where a cell is not a number."""
-    import pandas as pd
-
-    return np.asarray(pd.to_numeric(values, errors="coerce"), dtype=np.float64)
-
-
-def _dropped(dropped: int) -> str:
-    return f" ({dropped} row(s) without an answer dropped)" if dropped else ""
-
-
-def cmd_estimate(args: argparse.Namespace) -> str:
-    from ..answers import vocabulary_of
-    from ..estimation import estimate_sldp, identified_set
-    from ..survey import estimate_survey
-
-    mech = read_mechanism(args.mechanism)
-    vocabulary = vocabulary_of(args.mechanism, mech, precise=args.semantics == "wldp")
-    if args.semantics == "wldp":
-        if args.weights or args.cluster or args.cov:
-            raise CommandError("--weights, --cluster and --cov apply to set answers (--semantics sldp); the "
-                               "identified set of precise answers has no standard errors")
-        counts, dropped = _count(args.responses, args.column, mech, vocabulary, args.missing)
-        result = identified_set(mech, counts, level=args.level)
-        if args.format == "json":
-            return render_json({"semantics": "wldp", "n": result.n, "dropped": dropped, "level": result.level,
-                                "misfit": result.misfit,
-                               "lower": dict(zip(mech.inputs, result.lower.tolist())),
-                               "upper": dict(zip(mech.inputs, result.upper.tolist()))})
-        rows_out = [[x, result.lower[i], result.upper[i]] for i, x in enumerate(mech.inputs)]
-        if args.format == "csv":
-            return render_csv(["input", "lower", "upper"], rows_out)
-        return (f"{result.n} precise answers{_dropped(dropped)}; identified set of each share at level "
-                f"{result.level:g} (misfit {result.misfit:.3g})\n"
-                + render_table(["input", "lower", "upper"], [[r[0], fmt(r[1]), fmt(r[2])] for r in rows_out]))
-    if args.weights or args.cluster or args.cov:
-        from ..vocabulary import Covariance
-
-        Covariance.settle(args.cov, sampling_weights=bool(args.weights) and args.weight_kind == "sampling",
-                          clusters=bool(args.cluster))  # a wrong choice is refused before the data are read
-        survey, dropped = _survey_counts(args, mech, vocabulary)
-        est = estimate_survey(mech, survey, cov=args.cov, level=args.level)
-    else:
-        counts, dropped = _count(args.responses, args.column, mech, vocabulary, args.missing)
-        est = estimate_sldp(mech, counts, level=args.level)
-    exit_status = EXIT_FIT if est.status == "not_converged" else 0
-    assert est.identified_low is not None and est.identified_high is not None
-    if args.format == "json":
-        return with_status(render_json({
-            "semantics": "sldp", "n": est.n, "dropped": dropped, "level": est.level, "method": est.method,
-            "status": est.status, "warnings": list(est.warnings), "iterations": est.iterations,
-            "variance": est.variance, "weights": args.weights,
-            "weight_kind": args.weight_kind if args.weights else None, "cluster": args.cluster,
-            "converged": est.converged, "kkt_violation": json_value(est.kkt_violation),
-            **{key: {x: _share_cell(float(v)) for x, v in zip(mech.inputs, values)} for key, values in
-               (("estimate", est.estimate), ("stderr", est.stderr), ("ci_low", est.ci_low), ("ci_high", est.ci_high))},
-            "identified": {x: [float(lo), float(hi)] for x, lo, hi in
-                           zip(mech.inputs, est.identified_low, est.identified_high)}}), exit_status)
-    table = [[x, est.estimate[i], est.stderr[i], est.ci_low[i], est.ci_high[i], est.identified_low[i],
-              est.identified_high[i]] for i, x in enumerate(mech.inputs)]
-    headers = ["input", "estimate", "stderr", "ci_low", "ci_high", "identified_low", "identified_high"]
-    if args.format == "csv":
-        return with_status(render_csv(["status", "variance", *headers], [[est.status, est.variance, *(
-            "" if isinstance(v, float) and np.isnan(v) else v for v in r)] for r in table]), exit_status)
-    state = (f"converged in {est.iterations} Newton steps (KKT violation {est.kkt_violation:.1e})" if est.converged
-             else f"NOT converged (KKT violation {est.kkt_violation:.1e} after {est.iterations} iterations)")
-    loose = est.status == "not_identified"
-    shown = [[r[0], *(("-" if np.isnan(v) else fmt(v)) for v in r[1:5])]
-             + ([f"[{fmt(r[5])}, {fmt(r[6])}]"] if loose else []) for r in table]
-    return with_status(
-        f"{est.n} set-valued answers{_dropped(dropped)}; maximum likelihood, {state}; {est.level:g} intervals, "
-        f"standard errors from the {est.variance}"
-        + (" (projected confidence bands where a share is not identified)" if loose else "") + "\n"
-        f"status: {est.status.replace('_', ' ')}" + "".join(f"\nwarning: {w}" for w in est.warnings) + "\n"
-        + render_table(headers[:5] + (["identified"] if loose else []), shown), exit_status)
-
-
-def _share_cell(v: float) -> Any:
-    """A share's figure for JSON: ``null`` when absent (a standard error the information does not give)."""
-    return None if np.isnan(v) else json_value(v)
-
-
 #: Respondents written per chunk by ``synthesize``.
 SYNTH_CHUNK = 1_000_000
 
@@ -376,20 +225,6 @@ def _configure_randomize(p: argparse.ArgumentParser) -> None:
                    help="sldp: report focal sets; wldp: report precise answers (default sldp)")
     p.add_argument("--allocation", default="uniform",
                    help="wldp: member of the credal set, 'uniform' or lambda in [0, 1] (default uniform)")
-    add_format(p)
-
-
-def _configure_estimate(p: argparse.ArgumentParser) -> None:
-    p.add_argument("responses", help="CSV of randomized responses: {yes}, {yes,no}, a bare label (yes), the card's "
-                                     "words (I don't know) or the mechanism JSON's 'answers' words")
-    p.add_argument("--mechanism", required=True, help="mechanism CSV or JSON file")
-    p.add_argument("--column", default="response", help="column of the responses (default response)")
-    p.add_argument("--semantics", choices=("sldp", "wldp"), default="sldp",
-                   help="sldp: MLE from set answers; wldp: identified set from precise answers")
-    p.add_argument("--level", type=level_arg, default=0.95, help="confidence level in (0, 1) (default 0.95)")
-    p.add_argument("--missing", choices=("error", "drop"), default="error",
-                   help="a row without an answer (empty, NA): error (default, naming the line) or drop (counted)")
-    add_survey_arguments(p)
     add_format(p)
 
 

@@ -1,0 +1,303 @@
+"""The estimate command: shares from randomized answers, with several designs, non-compliance, weights and
+clusters (docs/theory.md section 8)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._render import fmt, json_value, render_csv, render_json, render_table
+from ..mechanism import Mechanism
+from ._common import (
+    EXIT_FIT,
+    CommandError,
+    add_format,
+    add_survey_arguments,
+    level_arg,
+    read_mechanism,
+    with_status,
+)
+from ._stream import answer_codes, read_chunks
+
+#: Cells that mean "no answer" in an answers file (empty, R's NA, spreadsheet and database spellings).
+MISSING_CELLS = ("", "NA", "N/A", "NaN", "nan", "NULL", "null", "#N/A")
+
+
+def _count(path: str, column_name: str, mech: Mechanism, vocabulary: Any, missing: str = "error"
+           ) -> tuple[NDArray[np.float64], int]:
+    """Answers per focal set (SLDP) or per frame label (WLDP, ``vocabulary.precise``), counted chunk by chunk,
+    and the rows without an answer dropped (``missing="drop"``; with ``"error"`` the first is an error)."""
+    counts = np.zeros(mech.l if vocabulary.precise else len(mech.focal))
+    dropped = 0
+    for line, chunk in read_chunks(path, [column_name]):
+        values = chunk[column_name]
+        absent = values.isin(MISSING_CELLS).to_numpy()
+        if absent.any() and missing == "error":
+            raise CommandError(f"{path}: line {line + int(np.flatnonzero(absent)[0])}: no answer in column "
+                               f"{column_name!r} ({int(absent.sum())} such row(s) in this part of the file); "
+                               "fill them in, or drop them (--missing drop)")
+        dropped += int(absent.sum())
+        codes = answer_codes(path, values, line, vocabulary, skip=absent)
+        counts += np.bincount(codes, minlength=counts.size)
+    return counts, dropped
+
+
+def _estimate_groups(args: argparse.Namespace) -> str:
+    """``estimate`` with several mechanisms (``--mechanism NAME=FILE``, ``--group COLUMN``) or non-compliance."""
+    from ..answers import vocabulary_of
+    from ..exceptions import DesignerError
+    from ..groups import estimate_groups, stack_mechanisms
+    from ..survey import SurveyCounts
+
+    if args.semantics == "wldp":
+        raise CommandError("several mechanisms and --noncompliance apply to set answers (--semantics sldp)")
+    files: dict[str, str] = {}
+    for item in args.mechanism:
+        name, sep, path = item.partition("=")
+        if not sep:
+            if len(args.mechanism) > 1:
+                raise CommandError(f"--mechanism {item!r}: with several mechanisms write NAME=FILE, NAME the value "
+                                   "of the --group column for the respondents who used FILE")
+            name, path = "", item
+        if name in files:
+            raise CommandError(f"--mechanism: group {name!r} is given twice")
+        files[name.strip()] = path.strip()
+    if len(files) > 1 and not args.group:
+        raise CommandError("several mechanisms need --group COLUMN: the column naming each respondent's mechanism")
+    mechanisms = {name: read_mechanism(path) for name, path in files.items()}
+    vocabularies = {name: vocabulary_of(path, mechanisms[name]) for name, path in files.items()}
+    try:
+        stacked, offsets = stack_mechanisms(mechanisms, None)
+    except DesignerError as exc:
+        raise CommandError(str(exc)) from None
+    offset = dict(zip(files, offsets))
+    path = args.responses
+    extra = [c for c in (args.group, args.weights, args.cluster) if c]
+    codes, weights, clusters, dropped = [], [], [], 0
+    for line, chunk in read_chunks(path, [args.column, *extra]):
+        absent = np.zeros(len(chunk), dtype=bool)
+        for name in (args.column, *extra):
+            gap = chunk[name].isin(MISSING_CELLS).to_numpy()
+            if gap.any() and args.missing == "error":
+                raise CommandError(f"{path}: line {line + int(np.flatnonzero(gap)[0])}: no value in column {name!r}; "
+                                   "fill it in, or drop such rows (--missing drop)")
+            absent |= gap
+        dropped += int(absent.sum())
+        kept = chunk.loc[~absent].reset_index(drop=True)
+        lines = line + np.flatnonzero(~absent)
+        groups = kept[args.group].to_numpy(dtype=object) if args.group else np.full(len(kept), "", dtype=object)
+        unknown = [i for i, g in enumerate(groups) if g not in mechanisms]
+        if unknown:
+            raise CommandError(f"{path}: line {lines[unknown[0]]}: group {groups[unknown[0]]!r} in column "
+                               f"{args.group!r} has no mechanism; the groups are {list(mechanisms)}")
+        column = np.zeros(len(kept), dtype=np.int64)
+        for name in mechanisms:
+            rows = np.flatnonzero(groups == name)
+            if rows.size:
+                column[rows] = offset[name] + answer_codes(path, kept[args.column].iloc[rows], int(lines[rows[0]]),
+                                                            vocabularies[name])
+        codes.append(column)
+        if args.weights:
+            weights.append(_weights(path, kept[args.weights], lines, args.weights))
+        if args.cluster:
+            clusters.append(kept[args.cluster].to_numpy(dtype=object))
+    all_codes = np.concatenate(codes) if codes else np.zeros(0, dtype=np.int64)
+    if all_codes.size == 0:
+        raise CommandError(f"{path}: no answers to estimate from")
+    try:
+        counts = SurveyCounts.from_rows(len(stacked.focal), all_codes,
+                                        weights=np.concatenate(weights) if weights else None,
+                                        weight_kind=args.weight_kind,
+                                        cluster=np.concatenate(clusters) if clusters else None)
+        est = estimate_groups(mechanisms, counts, noncompliance=args.noncompliance, cov=args.cov, level=args.level)
+    except DesignerError as exc:
+        raise CommandError(f"{path}: {exc}") from None
+    return _render_groups(args, est, files, dropped)
+
+
+def _weights(path: str, values: Any, lines: NDArray[np.int64], name: str) -> NDArray[np.float64]:
+    """A weights column as positive floats; a bad cell is one error naming its line."""
+    out = pd_numeric(values)
+    bad = np.flatnonzero(~(np.isfinite(out) & (out > 0)))
+    if bad.size:
+        raise CommandError(f"{path}: line {lines[bad[0]]}: weight {values.iloc[bad[0]]!r} in column {name!r} is not "
+                           "a positive number; every weight must be > 0")
+    return out
+
+
+def _render_groups(args: argparse.Namespace, est: Any, files: dict[str, str], dropped: int) -> str:
+    exit_status = EXIT_FIT if est.status == "not_converged" else 0
+    nc = est.noncompliance
+    if args.format == "json":
+        cells = {key: {x: _share_cell(float(v)) for x, v in zip(est.inputs, values)} for key, values in
+                 (("estimate", est.estimate), ("stderr", est.stderr), ("ci_low", est.ci_low),
+                  ("ci_high", est.ci_high), ("low", est.low), ("high", est.high))}
+        return with_status(render_json({
+            "semantics": "sldp", "n": int(sum(est.group_sizes)), "dropped": dropped, "level": est.level,
+            "groups": {name: {"mechanism": files[name], "n": size} for name, size in zip(est.groups, est.group_sizes)},
+            "status": est.status, "warnings": list(est.warnings), "variance": est.variance,
+            "loglik": json_value(est.loglik), **cells,
+            "noncompliance": None if nc is None else {key: (_share_cell(float(v)) if key not in ("scope", "answer")
+                                                           else v) for key, v in nc.items()}}), exit_status)
+    headers = ["input", "estimate", "stderr", "ci_low", "ci_high", "low", "high"]
+    table = [[x, est.estimate[i], est.stderr[i], est.ci_low[i], est.ci_high[i], est.low[i], est.high[i]]
+             for i, x in enumerate(est.inputs)]
+    if nc is not None:
+        table.append([f"non-compliant ({nc['scope']}:{nc['answer']})", nc["share"], nc["stderr"], nc["ci_low"],
+                      nc["ci_high"], nc["share"], nc["share"]])
+    if args.format == "csv":
+        return with_status(render_csv(["status", "variance", *headers], [[est.status, est.variance, *(
+            "" if isinstance(v, float) and np.isnan(v) else v for v in r)] for r in table]), exit_status)
+    groups = ", ".join(f"{name or 'all'}: {size} through {files[name]}" for name, size in zip(est.groups,
+                                                                                             est.group_sizes))
+    shown = [[r[0], *(("-" if np.isnan(float(v)) else fmt(float(v))) for v in r[1:])] for r in table]
+    return with_status(
+        f"{sum(est.group_sizes)} set-valued answers{_dropped(dropped)} in {len(est.groups)} group(s) ({groups}); "
+        f"maximum likelihood, {est.level:g} intervals, standard errors from the {est.variance}\n"
+        f"status: {est.status.replace('_', ' ')}" + "".join(f"\nwarning: {w}" for w in est.warnings) + "\n"
+        + render_table(headers, shown), exit_status)
+
+
+def _survey_counts(args: argparse.Namespace, mech: Mechanism, vocabulary: Any) -> tuple[Any, int]:
+    """The answers' columns, weights and clusters of every row, read chunk by chunk, as
+    :class:`~designer.survey.SurveyCounts`; rows without an answer, weight or cluster are an error naming the
+    line, or dropped (``--missing drop``)."""
+    from ..exceptions import DesignerError
+    from ..survey import SurveyCounts
+
+    path, extra = args.responses, [c for c in (args.weights, args.cluster) if c]
+    codes, weights, clusters, dropped = [], [], [], 0
+    for line, chunk in read_chunks(path, [args.column, *extra]):
+        absent = np.zeros(len(chunk), dtype=bool)
+        for name in (args.column, *extra):
+            gap = chunk[name].isin(MISSING_CELLS).to_numpy()
+            if gap.any() and args.missing == "error":
+                raise CommandError(f"{path}: line {line + int(np.flatnonzero(gap)[0])}: no value in column {name!r} "
+                                   f"({int(gap.sum())} such row(s) in this part of the file); fill them in, or drop "
+                                   "them (--missing drop)")
+            absent |= gap
+        dropped += int(absent.sum())
+        codes.append(answer_codes(path, chunk[args.column], line, vocabulary, skip=absent))
+        kept = chunk.loc[~absent]
+        if args.weights:
+            weights.append(_weights(path, kept[args.weights], line + np.flatnonzero(~absent), args.weights))
+        if args.cluster:
+            clusters.append(kept[args.cluster].to_numpy(dtype=object))
+    all_codes = np.concatenate(codes) if codes else np.zeros(0, dtype=np.int64)
+    if all_codes.size == 0:
+        raise CommandError(f"{path}: no answers to estimate from")
+    try:
+        return SurveyCounts.from_rows(len(mech.focal), all_codes, weights=np.concatenate(weights) if weights else None,
+                                      weight_kind=args.weight_kind,
+                                      cluster=np.concatenate(clusters) if clusters else None), dropped
+    except DesignerError as exc:
+        raise CommandError(f"{path}: {exc}") from None
+
+
+def pd_numeric(values: Any) -> NDArray[np.float64]:
+    """A text column as floats, NaN where a cell is not a number."""
+    import pandas as pd
+
+    return np.asarray(pd.to_numeric(values, errors="coerce"), dtype=np.float64)
+
+
+def _dropped(dropped: int) -> str:
+    return f" ({dropped} row(s) without an answer dropped)" if dropped else ""
+
+
+def cmd_estimate(args: argparse.Namespace) -> str:
+    from ..answers import vocabulary_of
+    from ..estimation import estimate_sldp, identified_set
+    from ..survey import estimate_survey
+
+    if len(args.mechanism) > 1 or "=" in args.mechanism[0] or args.group or args.noncompliance:
+        return _estimate_groups(args)
+    args.mechanism = args.mechanism[0]
+    mech = read_mechanism(args.mechanism)
+    vocabulary = vocabulary_of(args.mechanism, mech, precise=args.semantics == "wldp")
+    if args.semantics == "wldp":
+        if args.weights or args.cluster or args.cov:
+            raise CommandError("--weights, --cluster and --cov apply to set answers (--semantics sldp); the "
+                               "identified set of precise answers has no standard errors")
+        counts, dropped = _count(args.responses, args.column, mech, vocabulary, args.missing)
+        result = identified_set(mech, counts, level=args.level)
+        if args.format == "json":
+            return render_json({"semantics": "wldp", "n": result.n, "dropped": dropped, "level": result.level,
+                                "misfit": result.misfit,
+                               "lower": dict(zip(mech.inputs, result.lower.tolist())),
+                               "upper": dict(zip(mech.inputs, result.upper.tolist()))})
+        rows_out = [[x, result.lower[i], result.upper[i]] for i, x in enumerate(mech.inputs)]
+        if args.format == "csv":
+            return render_csv(["input", "lower", "upper"], rows_out)
+        return (f"{result.n} precise answers{_dropped(dropped)}; identified set of each share at level "
+                f"{result.level:g} (misfit {result.misfit:.3g})\n"
+                + render_table(["input", "lower", "upper"], [[r[0], fmt(r[1]), fmt(r[2])] for r in rows_out]))
+    if args.weights or args.cluster or args.cov:
+        from ..vocabulary import Covariance
+
+        Covariance.settle(args.cov, sampling_weights=bool(args.weights) and args.weight_kind == "sampling",
+                          clusters=bool(args.cluster))  # a wrong choice is refused before the data are read
+        survey, dropped = _survey_counts(args, mech, vocabulary)
+        est = estimate_survey(mech, survey, cov=args.cov, level=args.level)
+    else:
+        counts, dropped = _count(args.responses, args.column, mech, vocabulary, args.missing)
+        est = estimate_sldp(mech, counts, level=args.level)
+    exit_status = EXIT_FIT if est.status == "not_converged" else 0
+    assert est.identified_low is not None and est.identified_high is not None
+    if args.format == "json":
+        return with_status(render_json({
+            "semantics": "sldp", "n": est.n, "dropped": dropped, "level": est.level, "method": est.method,
+            "status": est.status, "warnings": list(est.warnings), "iterations": est.iterations,
+            "variance": est.variance, "weights": args.weights,
+            "weight_kind": args.weight_kind if args.weights else None, "cluster": args.cluster,
+            "converged": est.converged, "kkt_violation": json_value(est.kkt_violation),
+            **{key: {x: _share_cell(float(v)) for x, v in zip(mech.inputs, values)} for key, values in
+               (("estimate", est.estimate), ("stderr", est.stderr), ("ci_low", est.ci_low), ("ci_high", est.ci_high))},
+            "identified": {x: [float(lo), float(hi)] for x, lo, hi in
+                           zip(mech.inputs, est.identified_low, est.identified_high)}}), exit_status)
+    table = [[x, est.estimate[i], est.stderr[i], est.ci_low[i], est.ci_high[i], est.identified_low[i],
+              est.identified_high[i]] for i, x in enumerate(mech.inputs)]
+    headers = ["input", "estimate", "stderr", "ci_low", "ci_high", "identified_low", "identified_high"]
+    if args.format == "csv":
+        return with_status(render_csv(["status", "variance", *headers], [[est.status, est.variance, *(
+            "" if isinstance(v, float) and np.isnan(v) else v for v in r)] for r in table]), exit_status)
+    state = (f"converged in {est.iterations} Newton steps (KKT violation {est.kkt_violation:.1e})" if est.converged
+             else f"NOT converged (KKT violation {est.kkt_violation:.1e} after {est.iterations} iterations)")
+    loose = est.status == "not_identified"
+    shown = [[r[0], *(("-" if np.isnan(v) else fmt(v)) for v in r[1:5])]
+             + ([f"[{fmt(r[5])}, {fmt(r[6])}]"] if loose else []) for r in table]
+    return with_status(
+        f"{est.n} set-valued answers{_dropped(dropped)}; maximum likelihood, {state}; {est.level:g} intervals, "
+        f"standard errors from the {est.variance}"
+        + (" (projected confidence bands where a share is not identified)" if loose else "") + "\n"
+        f"status: {est.status.replace('_', ' ')}" + "".join(f"\nwarning: {w}" for w in est.warnings) + "\n"
+        + render_table(headers[:5] + (["identified"] if loose else []), shown), exit_status)
+
+
+def _share_cell(v: float) -> Any:
+    """A share's figure for JSON: ``null`` when absent (a standard error the information does not give)."""
+    return None if np.isnan(v) else json_value(v)
+
+
+def _configure_estimate(p: argparse.ArgumentParser) -> None:
+    p.add_argument("responses", help="CSV of randomized responses: {yes}, {yes,no}, a bare label (yes), the card's "
+                                     "words (I don't know) or the mechanism JSON's 'answers' words")
+    p.add_argument("--mechanism", required=True, action="append",
+                   help="mechanism CSV or JSON file; several designs in one survey: NAME=FILE, repeated, with --group")
+    p.add_argument("--column", default="response", help="column of the responses (default response)")
+    p.add_argument("--group", metavar="COLUMN", help="column naming each respondent's mechanism (the NAME of "
+                                                     "--mechanism NAME=FILE)")
+    p.add_argument("--noncompliance", metavar="SCOPE:ANSWER",
+                   help="carriers:ANSWER (a share of the trait's carriers answer ANSWER whatever the randomizer "
+                        "says; the stochastic lie detector) or everyone:ANSWER (cheater detection); estimated with "
+                        "the shares from two or more groups")
+    p.add_argument("--semantics", choices=("sldp", "wldp"), default="sldp",
+                   help="sldp: MLE from set answers; wldp: identified set from precise answers")
+    p.add_argument("--level", type=level_arg, default=0.95, help="confidence level in (0, 1) (default 0.95)")
+    p.add_argument("--missing", choices=("error", "drop"), default="error",
+                   help="a row without an answer (empty, NA): error (default, naming the line) or drop (counted)")
+    add_survey_arguments(p)
+    add_format(p)

@@ -1,0 +1,236 @@
+"""Several designs in one survey, and respondents who do not follow the randomizer (docs/theory.md section 8.2).
+
+Respondents are split into groups by design (a split sample with two randomization probabilities, a direct
+question for a control group, two devices); group ``g`` answers through its own mechanism ``M_g``, all over the
+same inputs. The shares are common to the groups, so the log-likelihood is ``sum_g sum_E c_gE log(pi M_g(E))``.
+That is, up to the constant ``n log G``, the likelihood of one mechanism whose columns are every group's
+columns, each scaled by ``1/G`` (rows sum to 1): every estimator of designer then applies unchanged.
+
+Non-compliance adds a latent class of respondents who give one answer whatever the randomizer says:
+
+- ``carriers:ANSWER`` (the stochastic lie detector, Moshagen, Musch and Erdfelder 2012): a share of the
+  respondents who hold the trait (the input other than ANSWER's, two inputs) answer ANSWER;
+- ``everyone:ANSWER`` (cheater detection, Clark and Desharnais 1998): a share of all respondents do.
+
+The class's row has mass 1 on ANSWER's column in every group. With one group the class is not identified
+(its row is a mixture of the others' in any single design); two groups with different mechanisms identify it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ._numeric import wald_interval
+from .estimation import Estimate
+from .exceptions import InvalidArgumentError, InvalidMechanismError
+from .mechanism import Mechanism
+from .survey import SurveyCounts, estimate_survey, share_covariance
+from .vocabulary import Covariance, NoncomplianceScope, WeightKind
+
+__all__ = ["GroupEstimate", "Noncompliance", "estimate_groups", "stack_mechanisms"]
+
+#: The latent class of respondents who answer regardless.
+CHEATERS = "(non-compliant)"
+
+
+@dataclass(frozen=True)
+class Noncompliance:
+    """Who may answer ``answer`` whatever the randomizer says: ``scope`` carriers of the trait, or everyone."""
+
+    scope: NoncomplianceScope
+    answer: str
+
+    @classmethod
+    def parse(cls, text: object) -> Noncompliance:
+        """``"carriers:no"`` or ``"everyone:no"``."""
+        if isinstance(text, Noncompliance):
+            return text
+        scope, sep, answer = str(text).partition(":")
+        if not sep or not answer.strip():
+            raise InvalidArgumentError(f"noncompliance must read 'carriers:ANSWER' or 'everyone:ANSWER', got {text!r}")
+        return cls(NoncomplianceScope.parse(scope, "noncompliance scope"), answer.strip())
+
+
+@dataclass(frozen=True)
+class GroupEstimate:
+    """The shares from several groups, each answering through its own mechanism, and non-compliance.
+
+    Attributes
+    ----------
+    inputs : tuple of str
+    estimate, stderr, ci_low, ci_high : (k,) ndarray
+        Each input's share (prevalence) and its Wald interval. Under ``everyone`` non-compliance an input's
+        share is not identified (the non-compliant hide theirs): ``estimate`` is the share of compliant
+        respondents who hold it, ``high`` adds every non-compliant respondent.
+    low, high : (k,) ndarray
+        The identified range of each share (equal to ``estimate`` where it is identified).
+    noncompliance : dict or None
+        ``scope``, ``answer``, ``share`` (of the carriers, or of everyone, who answer regardless), ``stderr``,
+        ``ci_low``, ``ci_high``.
+    groups : tuple of str
+    group_sizes : tuple of int
+        Respondents per group.
+    classes : Estimate
+        The fit of the latent classes (the inputs, and the non-compliant class if any) over the stacked design.
+    loglik : float
+        Log-likelihood of the answers (every group's, at the estimate).
+    status : str
+        The class fit's status (converged, not_converged, not_identified).
+    warnings : tuple of str
+    variance : str
+    """
+
+    inputs: tuple[str, ...]
+    estimate: NDArray[np.float64]
+    stderr: NDArray[np.float64]
+    ci_low: NDArray[np.float64]
+    ci_high: NDArray[np.float64]
+    low: NDArray[np.float64]
+    high: NDArray[np.float64]
+    noncompliance: dict[str, Any] | None
+    groups: tuple[str, ...]
+    group_sizes: tuple[int, ...]
+    classes: Estimate
+    loglik: float
+    status: str
+    warnings: tuple[str, ...]
+    variance: str
+    level: float
+
+
+def stack_mechanisms(mechanisms: Mapping[str, Mechanism], noncompliance: Noncompliance | None = None
+                     ) -> tuple[Mechanism, list[int]]:
+    """One mechanism over the groups' disjoint frames (labels ``GROUP|label``), columns scaled by ``1/G``, with the
+    non-compliant class as a last row when asked; and the offset of each group's columns.
+
+    Raises :class:`InvalidMechanismError` when the groups' inputs differ or ANSWER is not an answer of a group.
+    """
+    names = list(mechanisms)
+    if not names:
+        raise InvalidArgumentError("give at least one mechanism")
+    first = mechanisms[names[0]]
+    for name in names[1:]:
+        if mechanisms[name].inputs != first.inputs:
+            raise InvalidMechanismError(f"group {name!r} has inputs {list(mechanisms[name].inputs)}, group "
+                                        f"{names[0]!r} has {list(first.inputs)}: every group answers about the "
+                                        "same inputs")
+    frame: list[str] = []
+    masks: list[int] = []
+    blocks: list[NDArray[np.float64]] = []
+    offsets: list[int] = []
+    for name in names:
+        mech = mechanisms[name]
+        shift = len(frame)
+        offsets.append(sum(b.shape[1] for b in blocks))
+        frame += [f"{name}|{y}" for y in mech.frame]
+        masks += [int(b) << shift for b in mech.focal]
+        block = mech.matrix / len(names)
+        if noncompliance is not None:
+            if noncompliance.answer not in mech.frame:
+                raise InvalidMechanismError(f"non-compliant answer {noncompliance.answer!r} is not an answer of group "
+                                            f"{name!r} (its frame is {list(mech.frame)})")
+            single = 1 << mech.frame.index(noncompliance.answer)
+            column = [j for j, b in enumerate(mech.focal) if int(b) == single]
+            if not column:
+                raise InvalidMechanismError(f"group {name!r} never answers {{{noncompliance.answer}}} alone: a "
+                                            "non-compliant answer must be a single label the design can give")
+            cheat = np.zeros((1, block.shape[1]))
+            cheat[0, column[0]] = 1.0 / len(names)
+            block = np.vstack([block, cheat])
+        blocks.append(block)
+    if len(frame) > 26:
+        raise InvalidMechanismError(f"the groups' frames have {len(frame)} labels together; at most 26")
+    inputs = list(first.inputs) + ([CHEATERS] if noncompliance is not None else [])
+    return Mechanism(np.hstack(blocks), inputs=inputs, frame=frame, focal=masks), offsets
+
+
+def estimate_groups(mechanisms: Mapping[str, Mechanism], counts: SurveyCounts, *,
+                    noncompliance: Any = None, cov: Any = None, level: float = 0.95) -> GroupEstimate:
+    """The shares (and the non-compliant share) from groups that answer through different mechanisms.
+
+    Parameters
+    ----------
+    mechanisms : mapping of str to Mechanism
+        Each group's ``(k, F_g)`` mechanism (Def 3.1), over the same inputs.
+    counts : SurveyCounts
+        The answers over the stacked columns: group ``g``'s answer in its column ``j`` is column
+        ``offsets[g] + j`` of :func:`stack_mechanisms` (weights and clusters as in :func:`estimate_survey`).
+    noncompliance : str or Noncompliance, optional
+        ``"carriers:ANSWER"`` or ``"everyone:ANSWER"``.
+    cov : {None, "oim", "opg", "robust"}
+        As in :func:`designer.survey.estimate_survey`.
+    level : float
+
+    Returns
+    -------
+    GroupEstimate
+    """
+    rule = None if noncompliance is None else Noncompliance.parse(noncompliance)
+    first = next(iter(mechanisms.values()))
+    k = first.k
+    if rule is not None and rule.scope is NoncomplianceScope.CARRIERS:
+        if k != 2 or rule.answer not in first.inputs:
+            raise InvalidArgumentError("carriers:ANSWER needs two inputs, ANSWER one of them (the carriers hold the "
+                                       f"other); the inputs are {list(first.inputs)}")
+    stacked, offsets = stack_mechanisms(mechanisms, rule)
+    if counts.weighted.size != len(stacked.focal):
+        raise InvalidArgumentError(f"counts must cover the {len(stacked.focal)} stacked columns, got "
+                                   f"{counts.weighted.size}")
+    fit = estimate_survey(stacked, counts, cov=cov, level=level)
+    chosen = Covariance.settle(cov, sampling_weights=counts.weight_kind is WeightKind.SAMPLING,
+                               clusters=counts.clusters is not None)
+    theta = fit.estimate
+    identified = fit.status != "not_identified"
+    cov_classes = share_covariance(stacked.matrix, counts, theta, chosen) if identified else None
+    # the prevalence of each input as a linear (or, for the non-compliant share, rational) function of the classes
+    jac = np.zeros((k, theta.size))
+    jac[:, :k] = np.eye(k)
+    low, high = theta[:k].copy(), theta[:k].copy()
+    warnings = list(fit.warnings)
+    extra = None
+    if rule is not None:
+        c = theta[k]
+        if rule.scope is NoncomplianceScope.CARRIERS:
+            trait = 1 - first.inputs.index(rule.answer)
+            jac[trait, k] = 1.0  # carriers = compliant carriers + non-compliant
+            carriers = theta[trait] + c
+            share = c / carriers if carriers > 0 else math.nan
+            grad = np.zeros(theta.size)
+            if carriers > 0:
+                grad[trait], grad[k] = -c / carriers**2, theta[trait] / carriers**2
+            low[trait] = high[trait] = carriers
+        else:
+            share, grad = c, np.eye(theta.size)[k]
+            high = high + c
+            warnings.append(f"non-compliance of everyone: the {c:.3g} who answer {rule.answer!r} regardless hide "
+                            "their inputs, so each share is only bounded (estimate: compliant holders; high: all of "
+                            "the non-compliant added)")
+        se_share = math.sqrt(max(float(grad @ cov_classes @ grad), 0.0)) if cov_classes is not None else math.nan
+        lo_share, hi_share = wald_interval(share, se_share, level, low=0.0, high=1.0)
+        extra = {"scope": rule.scope.value, "answer": rule.answer, "share": share, "stderr": se_share,
+                 "ci_low": lo_share, "ci_high": hi_share}
+    estimate = jac @ theta
+    if cov_classes is not None:
+        stderr = np.sqrt(np.maximum(np.diag(jac @ cov_classes @ jac.T), 0.0))
+        ci_low, ci_high = wald_interval(estimate, stderr, level, low=0.0, high=1.0)
+    else:
+        stderr = np.full(k, np.nan)
+        ci_low, ci_high = jac @ fit.ci_low, np.minimum(jac @ fit.ci_high, 1.0)
+        if fit.identified_low is not None and fit.identified_high is not None:
+            low, high = jac @ fit.identified_low, np.minimum(jac @ fit.identified_high, 1.0)
+    answered = counts.answered if counts.answered is not None else counts.weighted
+    bounds = [*offsets, counts.weighted.size]
+    sizes = [round(float(answered[bounds[g]:bounds[g + 1]].sum())) for g in range(len(offsets))]
+    loglik = fit.loglik + float(counts.weighted.sum()) * math.log(len(offsets))
+    return GroupEstimate(inputs=first.inputs, estimate=estimate, stderr=stderr, ci_low=np.asarray(ci_low),
+                         ci_high=np.asarray(ci_high), low=low, high=high, noncompliance=extra,
+                         groups=tuple(mechanisms), group_sizes=tuple(sizes),
+                         classes=dataclasses.replace(fit), loglik=loglik, status=fit.status,
+                         warnings=tuple(warnings), variance=fit.variance, level=level)

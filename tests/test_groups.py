@@ -1,0 +1,170 @@
+"""Several designs in one survey and non-compliance (designer.groups), against likelihoods written out by hand.
+
+Two groups answer through Warner's design at different probabilities. The expected values come from the
+groups' binomial likelihoods maximised directly (scipy, in the textbook parameters: prevalence ``pi`` and the
+stochastic lie detector's honesty ``t``), their standard errors from a numerical Hessian there, and the cheater
+detection model's estimate from its closed form (two groups, two unknowns: the fit is exact).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+from designer.cli import main
+from designer.constructors import Q_WRR
+from designer.exceptions import DesignerError
+from designer.groups import estimate_groups, stack_mechanisms
+from designer.survey import SurveyCounts
+
+P = (0.8, 0.65)
+MECHS = {"a": Q_WRR(math.log(P[0] / (1 - P[0]))), "b": Q_WRR(math.log(P[1] / (1 - P[1])))}
+
+
+def _counts(yes: tuple[int, int], n: tuple[int, int]) -> SurveyCounts:
+    """Stacked columns: a|{yes}, a|{no}, b|{yes}, b|{no} (Q_WRR's columns are {yes}, {no})."""
+    codes = np.concatenate([np.repeat([0, 1], [yes[0], n[0] - yes[0]]), np.repeat([2, 3], [yes[1], n[1] - yes[1]])])
+    return SurveyCounts.from_rows(4, codes)
+
+
+def _fit(neg_loglik, start):
+    res = minimize(neg_loglik, start, method="L-BFGS-B", bounds=[(1e-9, 1 - 1e-9)] * len(start),
+                   options={"ftol": 1e-15, "gtol": 1e-12})
+    x = res.x
+    h = 1e-5
+    hess = np.zeros((x.size, x.size))
+    for i in range(x.size):
+        for j in range(x.size):
+            ei, ej = np.eye(x.size)[i] * h, np.eye(x.size)[j] * h
+            hess[i, j] = (neg_loglik(x + ei + ej) - neg_loglik(x + ei - ej) - neg_loglik(x - ei + ej)
+                          + neg_loglik(x - ei - ej)) / (4 * h * h)
+    return x, np.linalg.inv(hess)
+
+
+def _binomial(yes, n, probs):
+    return -sum(y * math.log(p) + (m - y) * math.log(1 - p) for y, m, p in zip(yes, n, probs))
+
+
+def test_two_warner_groups_share_one_prevalence():
+    yes, n = (700, 480), (1500, 1100)
+    est = estimate_groups(MECHS, _counts(yes, n))
+
+    def neg(v):
+        return _binomial(yes, n, [p * v[0] + (1 - p) * (1 - v[0]) for p in P])
+
+    x, cov = _fit(neg, [0.4])
+    assert est.estimate[0] == pytest.approx(x[0], abs=1e-6)
+    assert est.stderr[0] == pytest.approx(math.sqrt(cov[0, 0]), rel=1e-4)
+    assert est.group_sizes == (1500, 1100) and est.noncompliance is None and est.status == "converged"
+    assert est.loglik == pytest.approx(-neg(x), abs=1e-6)
+
+
+def test_stochastic_lie_detector_against_its_own_likelihood():
+    """carriers:no: P_g(yes) = pi t p_g + (1 - pi)(1 - p_g); designer reports pi and the share 1 - t."""
+    yes, n = (620, 560), (2000, 2000)
+    est = estimate_groups(MECHS, _counts(yes, n), noncompliance="carriers:no")
+
+    def neg(v):
+        pi, t = v
+        return _binomial(yes, n, [pi * t * p + (1 - pi) * (1 - p) for p in P])
+
+    x, cov = _fit(neg, [0.4, 0.7])
+    assert est.estimate[0] == pytest.approx(x[0], abs=1e-5)
+    assert est.stderr[0] == pytest.approx(math.sqrt(cov[0, 0]), rel=1e-3)
+    nc = est.noncompliance
+    assert nc["scope"] == "carriers" and nc["answer"] == "no"
+    assert nc["share"] == pytest.approx(1 - x[1], abs=1e-5)
+    assert nc["stderr"] == pytest.approx(math.sqrt(cov[1, 1]), rel=1e-3)
+
+
+def test_cheater_detection_is_the_closed_form_of_two_groups():
+    """everyone:no with two groups is saturated: lambda_g = h_yes p_g + h_no (1 - p_g) solved exactly; every
+    share is bounded by [h_x, h_x + gamma]."""
+    yes, n = (930, 1065), (3000, 3000)  # from h = (0.25, 0.55), gamma = 0.2
+    est = estimate_groups(MECHS, _counts(yes, n), noncompliance="everyone:no")
+    lam = np.array(yes) / np.array(n)
+    h = np.linalg.solve(np.array([[P[0], 1 - P[0]], [P[1], 1 - P[1]]]), lam)
+    gamma = 1 - h.sum()
+    assert est.estimate == pytest.approx(h, abs=1e-7)
+    assert est.noncompliance["share"] == pytest.approx(gamma, abs=1e-7)
+    assert est.high == pytest.approx(h + gamma, abs=1e-7) and est.low == pytest.approx(h, abs=1e-7)
+    assert any("hide their inputs" in w for w in est.warnings)
+
+
+def test_lie_detector_intervals_cover_in_simulation():
+    """500 surveys of 6,000 respondents a group, 30% carriers of whom 25% answer no regardless: the 95% intervals
+    of the prevalence and of the non-compliant share cover within Monte Carlo error (3 standard errors)."""
+    rng = np.random.default_rng(2026)
+    pi, cheat, n = 0.3, 0.25, 6000
+    lam = [pi * (1 - cheat) * p + (1 - pi) * (1 - p) for p in P]
+    hits = np.zeros(2)
+    surveys = 500
+    for _ in range(surveys):
+        yes = tuple(int(v) for v in rng.binomial(n, lam))
+        est = estimate_groups(MECHS, _counts(yes, (n, n)), noncompliance="carriers:no")
+        hits += [est.ci_low[0] <= pi <= est.ci_high[0],
+                 est.noncompliance["ci_low"] <= cheat <= est.noncompliance["ci_high"]]
+    assert np.all(hits / surveys >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / surveys)), hits
+
+
+def test_one_group_does_not_identify_non_compliance():
+    est = estimate_groups({"a": MECHS["a"]}, SurveyCounts.from_rows(2, np.repeat([0, 1], [300, 700])),
+                          noncompliance="carriers:no")
+    assert est.status == "not_identified" and math.isnan(est.noncompliance["stderr"])
+
+
+def test_groups_are_refused_in_words():
+    from designer import Mechanism
+
+    three = Mechanism(np.eye(3), inputs=["a", "b", "c"], frame=["a", "b", "c"], focal=[1, 2, 4])
+    with pytest.raises(DesignerError, match="every group answers about the same inputs"):
+        stack_mechanisms({"a": MECHS["a"], "t": three})
+    with pytest.raises(DesignerError, match="non-compliant answer 'maybe' is not an answer of group 'a'"):
+        estimate_groups(MECHS, _counts((1, 1), (2, 2)), noncompliance="everyone:maybe")
+    with pytest.raises(DesignerError, match="carriers:ANSWER needs two inputs"):
+        estimate_groups({"t": three, "u": three}, SurveyCounts.from_rows(6, [0, 1, 2, 3, 4, 5]),
+                        noncompliance="carriers:a")
+    with pytest.raises(DesignerError, match="must read 'carriers:ANSWER' or 'everyone:ANSWER'"):
+        estimate_groups(MECHS, _counts((1, 1), (2, 2)), noncompliance="carriers")
+    with pytest.raises(DesignerError, match="noncompliance scope must be one of 'carriers', 'everyone'"):
+        estimate_groups(MECHS, _counts((1, 1), (2, 2)), noncompliance="some:no")
+
+
+def test_estimate_cli_with_two_mechanisms_and_a_lie_detector(tmp_path, capsys):
+    rng = np.random.default_rng(4)
+    rows = []
+    for group, p in zip("ab", P):
+        for _ in range(800):
+            carrier = rng.random() < 0.3
+            if carrier and rng.random() < 0.2:
+                answer = "no"
+            else:
+                truthful = rng.random() < p
+                answer = ("yes" if carrier else "no") if truthful else ("no" if carrier else "yes")
+            rows.append(f"{group},{answer}")
+    data = tmp_path / "split.csv"
+    data.write_text("arm,response\n" + "\n".join(rows) + "\n")
+    files = []
+    for name, mech in MECHS.items():
+        path = tmp_path / f"{name}.csv"
+        mech.to_csv(path)
+        files += ["--mechanism", f"{name}={path}"]
+    args = ["estimate", str(data), *files, "--group", "arm", "--noncompliance", "carriers:no"]
+    assert main([*args, "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    yes = [sum(1 for r in rows if r == f"{g},yes") for g in "ab"]
+    expected = estimate_groups(MECHS, _counts(tuple(yes), (800, 800)), noncompliance="carriers:no")
+    assert out["estimate"]["yes"] == pytest.approx(expected.estimate[0], abs=1e-9)
+    assert out["noncompliance"]["share"] == pytest.approx(expected.noncompliance["share"], abs=1e-9)
+    assert out["groups"]["a"]["n"] == 800 and out["status"] == "converged"
+    assert main([*args, "--format", "csv"]) == 0
+    assert "non-compliant (carriers:no)" in capsys.readouterr().out
+    data.write_text("arm,response\na,yes\nc,no\n")
+    assert main(args) == 2
+    assert "line 3: group 'c' in column 'arm' has no mechanism" in capsys.readouterr().err
+    assert main(["estimate", str(data), *files]) == 2
+    assert "several mechanisms need --group COLUMN" in capsys.readouterr().err
