@@ -31,10 +31,10 @@ LAYERS = [
      "setfunctions", "solvers", "plots"},
     {"mechanism"},
     {"mle", "constructors", "privacy", "composition", "credal", "estimation", "identification", "closed_forms",
-     "sampling", "answers", "covariates", "survey", "groups"},
+     "sampling", "answers", "covariates", "survey", "groups", "exact_table"},
     {"hypothesis_tests", "simulation", "release"},
     {"design"},
-    {"regression", "planning", "devices"},
+    {"regression", "planning", "devices", "exports"},
     {"cli", "__main__"},
 ]
 

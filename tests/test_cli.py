@@ -195,7 +195,7 @@ def test_randomize_estimate_round_trip(tmp_path, capsys):
     answers = _answers(tmp_path)
     out = tmp_path / "responses.csv"
     code, _, err = run(["randomize", str(answers), "--mechanism", "examples/mechanisms/q2x3.csv", "--column",
-                        "answer", "--out", str(out), "--seed", "4", "--keep", "id,region"], capsys)
+                        "answer", "--out", str(out), "--seed", "4", "--simulation", "--keep", "id,region"], capsys)
     assert code == 0, err
     header = out.read_text().splitlines()[0]
     assert header == "id,region,response"  # never the true answer
@@ -228,7 +228,8 @@ def test_randomize_wldp_and_estimate_interval(tmp_path, capsys):
     answers = _answers(tmp_path)
     out = tmp_path / "precise.csv"
     code, _, err = run(["randomize", str(answers), "--mechanism", "examples/mechanisms/q2x3.csv", "--column",
-                        "answer", "--out", str(out), "--seed", "1", "--semantics", "wldp", "--allocation", "0.5"],
+                        "answer", "--out", str(out), "--seed", "1", "--simulation", "--semantics", "wldp",
+                        "--allocation", "0.5"],
                        capsys)
     assert code == 0, err
     code, text, err = run(["estimate", str(out), "--mechanism", "examples/mechanisms/q2x3.csv", "--semantics",
@@ -282,22 +283,26 @@ def test_randomize_formats(tmp_path, capsys):
     answers = _answers(tmp_path, n=50)
     out = tmp_path / "r.csv"
     code, text, err = run(["randomize", str(answers), "--mechanism", "examples/mechanisms/q2x3.csv", "--column",
-                           "answer", "--out", str(out), "--seed", "2", "--format", "json"], capsys)
+                           "answer", "--out", str(out), "--seed", "2", "--simulation", "--format", "json"], capsys)
     assert code == 0, err
-    assert json.loads(text) == {"n": 50, "mechanism": "examples/mechanisms/q2x3.csv", "semantics": "sldp",
-                                "out": str(out), "seed": 2}
+    summary = json.loads(text)
+    assert {k: summary[k] for k in ("n", "out", "manifest", "random_source")} == {
+        "n": 50, "out": str(out), "manifest": f"{out}.manifest.json",
+        "random_source": "seeded simulation (numpy PCG64)"}
+    assert summary["variables"] == {"answer": summary["epsilon_total"]} and "seed" not in summary
+    assert "anyone who knows the seed can undo it" in err
 
 
 @pytest.mark.parametrize("stage", ["drawing", "writing"])
 def test_interrupted_randomize_leaves_no_output(tmp_path, capsys, monkeypatch, stage):
     import designer._io
-    import designer.sampling
+    import designer.exact_table
 
     def interrupt(*args, **kwargs):
         raise KeyboardInterrupt
 
     if stage == "drawing":
-        monkeypatch.setattr(designer.sampling, "draw_rows", interrupt)
+        monkeypatch.setattr(designer.exact_table.ExactTable, "sample", interrupt)
     else:  # after part of the temporary file was written, before the rename
         monkeypatch.setattr(designer._io.os, "fsync", interrupt)
     answers = _answers(tmp_path, n=2000)

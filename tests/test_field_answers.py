@@ -196,7 +196,7 @@ def test_simulated_covariates_and_effects_are_recovered_by_regress(tmp_path, cap
     assert truth.read_text().splitlines()[0] == "id,age,region,answer"
     assert _run(["design", problem, "--out", mech], capsys)[0] == 0
     assert _run(["randomize", truth, "--mechanism", mech, "--column", "answer", "--keep", "age,region", "--out",
-                 answers, "--seed", "2"], capsys)[0] == 0
+                 answers, "--seed", "2", "--simulation"], capsys)[0] == 0
     code, out, err = _run(["regress", answers, "--mechanism", mech, "--formula", "response ~ age + C(region)",
                            "--level", "0.999", "--format", "json"], capsys)
     assert code == 0, err
@@ -229,7 +229,7 @@ def test_randomize_reads_true_answers_as_the_field_writes_them(tmp_path, capsys)
     for src in (exact, loose):
         out = tmp_path / f"r-{src.stem}.csv"
         code, _, err = _run(["randomize", src, "--mechanism", GWRR, "--column", "answer", "--keep", "id", "--out", out,
-                             "--seed", "3"], capsys)
+                             "--seed", "3", "--simulation"], capsys)
         assert code == 0, err
         outs.append(out.read_text())
     assert outs[0] == outs[1]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -20,6 +21,9 @@ from designer.constructors import Q_WRR
 from designer.exceptions import DesignerError
 from designer.groups import estimate_groups, stack_mechanisms
 from designer.survey import SurveyCounts
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 P = (0.8, 0.65)
 MECHS = {"a": Q_WRR(math.log(P[0] / (1 - P[0]))), "b": Q_WRR(math.log(P[1] / (1 - P[1])))}
@@ -168,3 +172,76 @@ def test_estimate_cli_with_two_mechanisms_and_a_lie_detector(tmp_path, capsys):
     assert "line 3: group 'c' in column 'arm' has no mechanism" in capsys.readouterr().err
     assert main(["estimate", str(data), *files]) == 2
     assert "several mechanisms need --group COLUMN" in capsys.readouterr().err
+
+
+def _split_frame(seed: int, n: int, slope: float = 0.8) -> pd.DataFrame:
+    """Two arms of n through Warner at P; carriers with log-odds -1 + slope x, a quarter of them answer no."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    frames = []
+    for arm, p in zip("ab", P):
+        x = rng.normal(size=n)
+        carrier = rng.random(n) < 1 / (1 + np.exp(-(-1 + slope * x)))
+        truthful = rng.random(n) < p
+        yes = np.where(carrier, truthful, ~truthful)
+        yes[carrier & (rng.random(n) < 0.25)] = False
+        frames.append(pd.DataFrame({"response": np.where(yes, "yes", "no"), "x": x, "arm": arm}))
+    return pd.concat(frames, ignore_index=True)
+
+
+@pytest.mark.parametrize("rule", [None, "carriers:no", "everyone:no"])
+def test_intercept_only_regression_is_the_groups_estimate(rule):
+    """The same model parametrised by log-odds (regression, delta method) and by the classes' shares."""
+    from designer.regression import regress
+
+    data = _split_frame(3, 2500, slope=0.0)
+    fit = regress("response ~ 1", data, MECHS, group="arm", noncompliance=rule)
+    yes = tuple(int(((data["arm"] == g) & (data["response"] == "yes")).sum()) for g in "ab")
+    est = estimate_groups(MECHS, _counts(yes, (2500, 2500)), noncompliance=rule)
+    if rule is None:
+        prevalence = fit.prevalence(data)
+        assert prevalence["estimate"].iloc[0] == pytest.approx(est.estimate[0], abs=1e-7)
+        assert prevalence["stderr"].iloc[0] == pytest.approx(est.stderr[0], rel=1e-5)
+    else:
+        for key in ("share", "stderr"):
+            assert fit.noncompliance[key] == pytest.approx(est.noncompliance[key], rel=1e-5), key
+    assert fit.loglik == pytest.approx(est.loglik, abs=1e-6)
+
+
+def test_lie_detector_regression_recovers_its_coefficients():
+    """20,000 respondents a group: carriers' log-odds -1 + 0.8 x, a constant quarter of them non-compliant, so
+    yes-compliant vs non-carrier has log-odds ln 0.75 - 1 + 0.8 x and non-compliant vs non-carrier ln 0.25 - 1 + 0.8 x;
+    every coefficient within 4 standard errors, the share within 4 of 0.25."""
+    from designer.regression import regress
+
+    data = _split_frame(7, 20_000)
+    fit = regress("response ~ x", data, MECHS, group="arm", noncompliance="carriers:no")
+    table = fit.coefficients
+    truth = [math.log(0.75) - 1, 0.8, math.log(0.25) - 1, 0.8]
+    assert list(table["outcome"]) == ["yes", "yes", "(non-compliant)", "(non-compliant)"]
+    assert np.all(np.abs(table["estimate"].to_numpy() - truth) <= 4 * table["stderr"].to_numpy())
+    nc = fit.noncompliance
+    assert abs(nc["share"] - 0.25) <= 4 * nc["stderr"] and fit.status == "converged"
+
+
+def test_regress_cli_with_two_mechanisms(tmp_path, capsys):
+    data = _split_frame(5, 1500)
+    path = tmp_path / "split.csv"
+    data.to_csv(path, index=False)
+    files = []
+    for name, mech in MECHS.items():
+        target = tmp_path / f"{name}.csv"
+        mech.to_csv(target)
+        files += ["--mechanism", f"{name}={target}"]
+    args = ["regress", str(path), *files, "--formula", "response ~ x", "--group", "arm"]
+    assert main([*args, "--noncompliance", "carriers:no", "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["noncompliance"]["scope"] == "carriers" and 0 < out["noncompliance"]["share"] < 1
+    assert out["group"] == "arm" and [c["outcome"] for c in out["coefficients"]][-1] == "(non-compliant)"
+    assert main(args) == 0
+    assert "(non-compliant)" not in capsys.readouterr().out
+    data.loc[3, "arm"] = "c"
+    data.to_csv(path, index=False)
+    assert main(args) == 2
+    assert "line 5: group 'c' in column 'arm' has no mechanism" in capsys.readouterr().err

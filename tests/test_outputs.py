@@ -33,7 +33,10 @@ CASES = [
     "credal examples/mechanisms/q2x3.csv",
     "credal examples/mechanisms/q2x3.csv --gamble yes=1,no=0",
     "synthesize problems/gwrr-dont-know.toml --n 500 --seed 1 --out {tmp}",
-    "randomize examples/answers.csv --mechanism examples/mechanisms/q2x3.csv --column answer --out {tmp} --seed 1",
+    "randomize examples/answers.csv --mechanism examples/mechanisms/q2x3.csv --column answer --out {tmp} --seed 1 "
+    "--simulation",
+    "randomize examples/answers.csv --variable answer=examples/mechanisms/q2x3.csv --out {tmp}",
+    "export examples/mechanisms/q2x3.csv --out {tmp}",
     "estimate responses.csv --mechanism examples/mechanisms/q2x3.csv",
     "estimate precise.csv --mechanism examples/mechanisms/q2x3.csv --semantics wldp",
     "simulate examples/mechanisms/q2x3.csv --n 100 --reps 50 --seed 1",
@@ -76,9 +79,9 @@ def folder(tmp_path_factory):
     os.chdir(path)
     try:
         for line in ("randomize examples/answers.csv --mechanism examples/mechanisms/q2x3.csv --column answer "
-                     "--out responses.csv --seed 7",
+                     "--out responses.csv --seed 7 --simulation",
                      "randomize examples/answers.csv --mechanism examples/mechanisms/q2x3.csv --column answer "
-                     "--out precise.csv --semantics wldp --allocation 0.5 --seed 8"):
+                     "--out precise.csv --semantics wldp --allocation 0.5 --seed 8 --simulation"):
             assert main(shlex.split(line)) == 0
     finally:
         os.chdir(cwd)

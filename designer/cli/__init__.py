@@ -29,6 +29,7 @@ from .design_commands import (
     cmd_sweep,
 )
 from .estimate_command import _configure_estimate, cmd_estimate
+from .export_command import _configure_export, cmd_export
 from .mechanism_commands import (
     _configure_audit,
     _configure_credal,
@@ -38,14 +39,8 @@ from .mechanism_commands import (
     cmd_tradeoff,
 )
 from .plan_commands import _configure_plan, cmd_plan
-from .survey_commands import (
-    _configure_randomize,
-    _configure_simulate,
-    _configure_synthesize,
-    cmd_randomize,
-    cmd_simulate,
-    cmd_synthesize,
-)
+from .randomize_command import _configure_randomize, cmd_randomize
+from .survey_commands import _configure_simulate, _configure_synthesize, cmd_simulate, cmd_synthesize
 
 __all__ = ["COMMANDS", "build_parser", "main", "show_progress"]
 
@@ -79,8 +74,10 @@ COMMANDS: list[tuple[str, str, str, Callable[[argparse.ArgumentParser], None], C
      _configure_synthesize, cmd_synthesize),
     ("randomize", "randomize true survey answers with a mechanism (the true answers are not written)",
      "designer randomize examples/answers.csv --mechanism examples/mechanisms/q2x3.csv --column answer "
-     "--out responses.csv --keep id,region --seed 7",
+     "--out responses.csv --keep id,region",
      _configure_randomize, cmd_randomize),
+    ("export", "a certified randomizer for the respondent's screen: an ES module drawing exactly from the table",
+     "designer export examples/mechanisms/q2x3.csv --to js --out q2x3.js", _configure_export, cmd_export),
     ("estimate", "estimate the answer distribution from randomized responses",
      "designer estimate responses.csv --mechanism examples/mechanisms/q2x3.csv --format json",
      _configure_estimate, cmd_estimate),

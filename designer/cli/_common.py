@@ -313,3 +313,29 @@ def add_survey_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cov", choices=("oim", "opg", "robust"),
                    help="standard errors: oim (observed information, default), opg (outer product of the scores, "
                         "rr's), robust (sandwich; the default and only choice with sampling weights or --cluster)")
+
+
+def add_group_arguments(p: argparse.ArgumentParser) -> None:
+    """``--group`` and ``--noncompliance``: several designs in one survey, and respondents who answer regardless."""
+    p.add_argument("--group", metavar="COLUMN", help="column naming each respondent's mechanism (the NAME of "
+                                                     "--mechanism NAME=FILE)")
+    p.add_argument("--noncompliance", metavar="SCOPE:ANSWER",
+                   help="carriers:ANSWER (a share of the trait's carriers answer ANSWER whatever the randomizer "
+                        "says; the stochastic lie detector) or everyone:ANSWER (cheater detection); estimated with "
+                        "the shares from two or more groups")
+
+
+def mechanism_files(items: list[str]) -> dict[str, str]:
+    """``--mechanism`` values as ``{group name: file}``: one bare FILE is the group ``""``; several need NAME=FILE."""
+    files: dict[str, str] = {}
+    for item in items:
+        name, sep, path = item.partition("=")
+        if not sep:
+            if len(items) > 1:
+                raise CommandError(f"--mechanism {item!r}: with several mechanisms write NAME=FILE, NAME the value "
+                                   "of the --group column for the respondents who used FILE")
+            name, path = "", item
+        if name.strip() in files:
+            raise CommandError(f"--mechanism: group {name.strip()!r} is given twice")
+        files[name.strip()] = path.strip()
+    return files

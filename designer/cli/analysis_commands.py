@@ -11,8 +11,10 @@ from ._common import (
     EXIT_FIT,
     CommandError,
     add_format,
+    add_group_arguments,
     add_survey_arguments,
     level_arg,
+    mechanism_files,
     parse_allocation,
     read_mechanism,
     with_status,
@@ -58,12 +60,16 @@ def cmd_regress(args: argparse.Namespace) -> str:
     from ..answers import read_answer_words
     from ..regression import RegressionError, regress, sensitivity
 
-    mech = read_mechanism(args.mechanism)
+    files = mechanism_files(args.mechanism)
+    grouped = len(files) > 1 or "" not in files or args.noncompliance is not None
+    mechs = {name: read_mechanism(path) for name, path in files.items()}
+    mech: Any = mechs if grouped else mechs[""]
+    args.mechanism = ", ".join(f"{name}={path}" if name else path for name, path in files.items())
     answers = args.formula.split("~", 1)[0].strip() if "~" in args.formula else ""
     if not answers:
         raise CommandError(f"--formula {args.formula!r} must read 'response ~ x1 + x2' (answers column ~ covariates)")
     data = _read_data(args.data, answers)
-    words = read_answer_words(args.mechanism)
+    words = {word: labels for path in files.values() for word, labels in read_answer_words(path).items()}
     try:
         if args.semantics == "wldp" and args.allocation is None:
             if args.penalty:
@@ -76,7 +82,8 @@ def cmd_regress(args: argparse.Namespace) -> str:
         fit = regress(args.formula, data, mech, reference=args.reference, semantics=args.semantics,
                       allocation=allocation, level=args.level, method=args.method, answers=words,
                       missing=args.missing, penalty=args.penalty, weights=args.weights,
-                      weight_kind=args.weight_kind, cluster=args.cluster, cov=args.cov)
+                      weight_kind=args.weight_kind, cluster=args.cluster, cov=args.cov, group=args.group,
+                      noncompliance=args.noncompliance)
     except RegressionError as exc:  # a data row is the file's line: the header is line 1
         where = f"line {exc.row + 2}: " if exc.row is not None else ""
         raise CommandError(f"{args.data}: {where}{exc.reason}") from None
@@ -114,7 +121,10 @@ def _render_fit(args: argparse.Namespace, fit: Any) -> str:
             "formula": args.formula, "mechanism": args.mechanism, "semantics": fit.semantics,
             "reference": fit.reference, "n": fit.n, "dropped": fit.dropped, "level": fit.level, "method": fit.method,
             "penalty": fit.penalty, "status": fit.status, "warnings": list(fit.warnings),
-            "variance": fit.variance, "weights": args.weights,
+            "variance": fit.variance, "weights": args.weights, "group": args.group,
+            "noncompliance": None if fit.noncompliance is None else {
+                key: (json_number(v) if isinstance(v, float) and math.isfinite(v) else None if isinstance(v, float)
+                      else v) for key, v in fit.noncompliance.items()},
             "weight_kind": args.weight_kind if args.weights else None, "cluster": args.cluster,
             "converged": fit.converged, "iterations": fit.iterations, "loglik": json_number(fit.loglik),
             "aic": json_number(fit.aic), "bic": json_number(fit.bic),
@@ -132,7 +142,10 @@ def _render_fit(args: argparse.Namespace, fit: Any) -> str:
             + (f"chi2({fit.lr_df}) = {fit.lr_statistic:.4g}, p = {fit.lr_pvalue:.3g}\n"
                if math.isfinite(fit.lr_statistic) else f"none ({NO_LR_TEST})\n") +
             f"status: {fit.status.replace('_', ' ')} after {fit.iterations} iterations ({how})"
-            + "".join(f"\nwarning: {w}" for w in fit.warnings))
+            + "".join(f"\nwarning: {w}" for w in fit.warnings)
+            + ("" if fit.noncompliance is None else "\nnon-compliant ({scope}:{answer}) share, averaged over the "
+               "respondents: {share:.4g} (stderr {stderr:.3g}; {ci_low:.4g} to {ci_high:.4g})".format(
+                   **fit.noncompliance)))
     cells = [[r[0], r[1], *("-" if isinstance(v, float) and math.isnan(v) else fmt(v) for v in r[2:])] for r in rows]
     return with_status(head + "\n" + render_table(headers, cells), status)
 
@@ -157,7 +170,10 @@ def _render_sensitivity(args: argparse.Namespace, table: Any, n: int, dropped: i
 
 def _configure_regress(p: argparse.ArgumentParser) -> None:
     p.add_argument("data", help="CSV, one row per respondent: the randomized answers and the covariates")
-    p.add_argument("--mechanism", required=True, help="mechanism CSV or JSON file that produced the answers")
+    p.add_argument("--mechanism", required=True, action="append",
+                   help="mechanism CSV or JSON file that produced the answers; several designs in one survey: "
+                        "NAME=FILE, repeated, with --group")
+    add_group_arguments(p)
     p.add_argument("--formula", required=True,
                    help="'response ~ x1 + x2' (patsy syntax, R habits welcome: dotted names such as cov.age, "
                         "I(x^2), C(region) for categories): the answers column, then the covariates")

@@ -15,8 +15,10 @@ from ._common import (
     EXIT_FIT,
     CommandError,
     add_format,
+    add_group_arguments,
     add_survey_arguments,
     level_arg,
+    mechanism_files,
     read_mechanism,
     with_status,
 )
@@ -50,21 +52,10 @@ def _estimate_groups(args: argparse.Namespace) -> str:
     from ..answers import vocabulary_of
     from ..exceptions import DesignerError
     from ..groups import estimate_groups, stack_mechanisms
-    from ..survey import SurveyCounts
 
     if args.semantics == "wldp":
         raise CommandError("several mechanisms and --noncompliance apply to set answers (--semantics sldp)")
-    files: dict[str, str] = {}
-    for item in args.mechanism:
-        name, sep, path = item.partition("=")
-        if not sep:
-            if len(args.mechanism) > 1:
-                raise CommandError(f"--mechanism {item!r}: with several mechanisms write NAME=FILE, NAME the value "
-                                   "of the --group column for the respondents who used FILE")
-            name, path = "", item
-        if name in files:
-            raise CommandError(f"--mechanism: group {name!r} is given twice")
-        files[name.strip()] = path.strip()
+    files = mechanism_files(args.mechanism)
     if len(files) > 1 and not args.group:
         raise CommandError("several mechanisms need --group COLUMN: the column naming each respondent's mechanism")
     mechanisms = {name: read_mechanism(path) for name, path in files.items()}
@@ -73,48 +64,11 @@ def _estimate_groups(args: argparse.Namespace) -> str:
         stacked, offsets = stack_mechanisms(mechanisms, None)
     except DesignerError as exc:
         raise CommandError(str(exc)) from None
-    offset = dict(zip(files, offsets))
-    path = args.responses
-    extra = [c for c in (args.group, args.weights, args.cluster) if c]
-    codes, weights, clusters, dropped = [], [], [], 0
-    for line, chunk in read_chunks(path, [args.column, *extra]):
-        absent = np.zeros(len(chunk), dtype=bool)
-        for name in (args.column, *extra):
-            gap = chunk[name].isin(MISSING_CELLS).to_numpy()
-            if gap.any() and args.missing == "error":
-                raise CommandError(f"{path}: line {line + int(np.flatnonzero(gap)[0])}: no value in column {name!r}; "
-                                   "fill it in, or drop such rows (--missing drop)")
-            absent |= gap
-        dropped += int(absent.sum())
-        kept = chunk.loc[~absent].reset_index(drop=True)
-        lines = line + np.flatnonzero(~absent)
-        groups = kept[args.group].to_numpy(dtype=object) if args.group else np.full(len(kept), "", dtype=object)
-        unknown = [i for i, g in enumerate(groups) if g not in mechanisms]
-        if unknown:
-            raise CommandError(f"{path}: line {lines[unknown[0]]}: group {groups[unknown[0]]!r} in column "
-                               f"{args.group!r} has no mechanism; the groups are {list(mechanisms)}")
-        column = np.zeros(len(kept), dtype=np.int64)
-        for name in mechanisms:
-            rows = np.flatnonzero(groups == name)
-            if rows.size:
-                column[rows] = offset[name] + answer_codes(path, kept[args.column].iloc[rows], int(lines[rows[0]]),
-                                                            vocabularies[name])
-        codes.append(column)
-        if args.weights:
-            weights.append(_weights(path, kept[args.weights], lines, args.weights))
-        if args.cluster:
-            clusters.append(kept[args.cluster].to_numpy(dtype=object))
-    all_codes = np.concatenate(codes) if codes else np.zeros(0, dtype=np.int64)
-    if all_codes.size == 0:
-        raise CommandError(f"{path}: no answers to estimate from")
+    counts, dropped = _read_survey(args, mechanisms, vocabularies, offsets, len(stacked.focal))
     try:
-        counts = SurveyCounts.from_rows(len(stacked.focal), all_codes,
-                                        weights=np.concatenate(weights) if weights else None,
-                                        weight_kind=args.weight_kind,
-                                        cluster=np.concatenate(clusters) if clusters else None)
         est = estimate_groups(mechanisms, counts, noncompliance=args.noncompliance, cov=args.cov, level=args.level)
     except DesignerError as exc:
-        raise CommandError(f"{path}: {exc}") from None
+        raise CommandError(f"{args.responses}: {exc}") from None
     return _render_groups(args, est, files, dropped)
 
 
@@ -161,14 +115,18 @@ def _render_groups(args: argparse.Namespace, est: Any, files: dict[str, str], dr
         + render_table(headers, shown), exit_status)
 
 
-def _survey_counts(args: argparse.Namespace, mech: Mechanism, vocabulary: Any) -> tuple[Any, int]:
-    """The answers' columns, weights and clusters of every row, read chunk by chunk, as
-    :class:`~designer.survey.SurveyCounts`; rows without an answer, weight or cluster are an error naming the
-    line, or dropped (``--missing drop``)."""
+def _read_survey(args: argparse.Namespace, mechanisms: dict[str, Mechanism], vocabularies: dict[str, Any],
+                 offsets: list[int], n_columns: int) -> tuple[Any, int]:
+    """Every row's answer column (group ``g``'s answers at ``offsets[g]`` on), weight and cluster, read chunk by
+    chunk, as :class:`~designer.survey.SurveyCounts` over ``n_columns``; a row without an answer, group, weight or
+    cluster is an error naming its line, or dropped (``--missing drop``)."""
     from ..exceptions import DesignerError
     from ..survey import SurveyCounts
 
-    path, extra = args.responses, [c for c in (args.weights, args.cluster) if c]
+    group = getattr(args, "group", None)
+    offset = dict(zip(mechanisms, offsets))
+    path = args.responses
+    extra = [c for c in (group, args.weights, args.cluster) if c]
     codes, weights, clusters, dropped = [], [], [], 0
     for line, chunk in read_chunks(path, [args.column, *extra]):
         absent = np.zeros(len(chunk), dtype=bool)
@@ -180,17 +138,30 @@ def _survey_counts(args: argparse.Namespace, mech: Mechanism, vocabulary: Any) -
                                    "them (--missing drop)")
             absent |= gap
         dropped += int(absent.sum())
-        codes.append(answer_codes(path, chunk[args.column], line, vocabulary, skip=absent))
-        kept = chunk.loc[~absent]
+        kept = chunk.loc[~absent].reset_index(drop=True)
+        lines = line + np.flatnonzero(~absent)
+        first = next(iter(mechanisms))
+        names = kept[group].to_numpy(dtype=object) if group else np.full(len(kept), first, dtype=object)
+        unknown = [i for i, g in enumerate(names) if g not in mechanisms]
+        if unknown:
+            raise CommandError(f"{path}: line {lines[unknown[0]]}: group {names[unknown[0]]!r} in column "
+                               f"{group!r} has no mechanism; the groups are {list(mechanisms)}")
+        column = np.zeros(len(kept), dtype=np.int64)
+        for name in mechanisms:
+            rows = np.flatnonzero(names == name)
+            if rows.size:
+                column[rows] = offset[name] + answer_codes(path, kept[args.column].iloc[rows], int(lines[rows[0]]),
+                                                            vocabularies[name])
+        codes.append(column)
         if args.weights:
-            weights.append(_weights(path, kept[args.weights], line + np.flatnonzero(~absent), args.weights))
+            weights.append(_weights(path, kept[args.weights], lines, args.weights))
         if args.cluster:
             clusters.append(kept[args.cluster].to_numpy(dtype=object))
     all_codes = np.concatenate(codes) if codes else np.zeros(0, dtype=np.int64)
     if all_codes.size == 0:
         raise CommandError(f"{path}: no answers to estimate from")
     try:
-        return SurveyCounts.from_rows(len(mech.focal), all_codes, weights=np.concatenate(weights) if weights else None,
+        return SurveyCounts.from_rows(n_columns, all_codes, weights=np.concatenate(weights) if weights else None,
                                       weight_kind=args.weight_kind,
                                       cluster=np.concatenate(clusters) if clusters else None), dropped
     except DesignerError as exc:
@@ -240,7 +211,7 @@ def cmd_estimate(args: argparse.Namespace) -> str:
 
         Covariance.settle(args.cov, sampling_weights=bool(args.weights) and args.weight_kind == "sampling",
                           clusters=bool(args.cluster))  # a wrong choice is refused before the data are read
-        survey, dropped = _survey_counts(args, mech, vocabulary)
+        survey, dropped = _read_survey(args, {"": mech}, {"": vocabulary}, [0], len(mech.focal))
         est = estimate_survey(mech, survey, cov=args.cov, level=args.level)
     else:
         counts, dropped = _count(args.responses, args.column, mech, vocabulary, args.missing)
@@ -288,12 +259,7 @@ def _configure_estimate(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mechanism", required=True, action="append",
                    help="mechanism CSV or JSON file; several designs in one survey: NAME=FILE, repeated, with --group")
     p.add_argument("--column", default="response", help="column of the responses (default response)")
-    p.add_argument("--group", metavar="COLUMN", help="column naming each respondent's mechanism (the NAME of "
-                                                     "--mechanism NAME=FILE)")
-    p.add_argument("--noncompliance", metavar="SCOPE:ANSWER",
-                   help="carriers:ANSWER (a share of the trait's carriers answer ANSWER whatever the randomizer "
-                        "says; the stochastic lie detector) or everyone:ANSWER (cheater detection); estimated with "
-                        "the shares from two or more groups")
+    add_group_arguments(p)
     p.add_argument("--semantics", choices=("sldp", "wldp"), default="sldp",
                    help="sldp: MLE from set answers; wldp: identified set from precise answers")
     p.add_argument("--level", type=level_arg, default=0.95, help="confidence level in (0, 1) (default 0.95)")

@@ -1,4 +1,4 @@
-"""Commands on survey data: randomize, synthesize, simulate (estimate: ``estimate_command``)."""
+"""Commands on survey data: synthesize, simulate (estimate and randomize have modules of their own)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from ._common import (
     read_mechanism,
     show_progress,
 )
-from ._stream import read_chunks, text_writer
+from ._stream import text_writer
 
 
 def cmd_simulate(args: argparse.Namespace) -> str:
@@ -90,46 +90,6 @@ def _codes(values: Any, labels: Sequence[str], path: str, first_line: int, what:
         raise CommandError(f"{path}: line {first_line + row}: {values.iloc[row]!r} is not {what} {list(labels)}; "
                            f"{bad.size} such row(s) in this part of the file")
     return codes
-
-
-def cmd_randomize(args: argparse.Namespace) -> str:
-    import csv
-
-    from .._io import atomic_writer
-    from ..sampling import as_rng, draw_rows, precise_distributions
-
-    check_out(args.out, [args.answers, args.mechanism], force=False,
-              advice="randomize never replaces a file (choose another name)")
-    mech = read_mechanism(args.mechanism)
-    keep = [k.strip() for k in (args.keep or "").split(",") if k.strip()]
-    if args.column in keep:
-        raise CommandError(f"--keep names {args.column!r}, the true answers: they are never written out")
-    rng = as_rng(args.seed)  # None: fresh entropy from the operating system
-    if args.semantics == "wldp":
-        probs, outputs = precise_distributions(mech, parse_allocation(args.allocation)), list(mech.frame)
-    else:
-        probs, outputs = mech.matrix, mech.columns
-    labels = np.asarray(outputs, dtype=object)
-    n = 0
-    with atomic_writer(args.out, overwrite=False) as binary:
-        text = text_writer(binary)
-        writer = csv.writer(text, lineterminator="\n")
-        writer.writerow([*keep, "response"])
-        for line, chunk in read_chunks(args.answers, [*keep, args.column]):
-            rows = _codes(chunk[args.column], mech.inputs, args.answers, line,
-                          f"an input of the mechanism (column {args.column!r})")
-            drawn = labels[draw_rows(probs, rows, rng)]
-            writer.writerows(zip(*(chunk[k] for k in keep), drawn))
-            n += len(chunk)
-        text.flush()
-        text.detach()
-    summary = {"n": n, "mechanism": args.mechanism, "semantics": args.semantics, "out": args.out,
-               "seed": args.seed}
-    if args.format == "json":
-        return render_json(summary)
-    if args.format == "csv":
-        return render_csv(list(summary), [["" if v is None else v for v in summary.values()]])
-    return f"randomized {n} answers with {args.mechanism} ({args.semantics}) into {args.out}"
 
 
 #: Respondents written per chunk by ``synthesize``.
@@ -211,20 +171,6 @@ def _configure_synthesize(p: argparse.ArgumentParser) -> None:
                         "yes:region[s]=0.5, yes:Intercept=-1; the model designer regress fits")
     p.add_argument("--seed", type=int, help="seed for a reproducible draw")
     p.add_argument("--force", action="store_true", help="let --out replace an existing file")
-    add_format(p)
-
-
-def _configure_randomize(p: argparse.ArgumentParser) -> None:
-    p.add_argument("answers", help="CSV of true answers (one respondent per row)")
-    p.add_argument("--mechanism", required=True, help="mechanism CSV or JSON file")
-    p.add_argument("--column", required=True, help="column of the true answers (never written out)")
-    p.add_argument("--out", required=True, help="new CSV of randomized responses (an existing file is refused)")
-    p.add_argument("--keep", help="comma-separated columns to copy to the output (not the answer column)")
-    p.add_argument("--seed", type=int, help="seed for a reproducible draw (default: randomness from the OS)")
-    p.add_argument("--semantics", choices=("sldp", "wldp"), default="sldp",
-                   help="sldp: report focal sets; wldp: report precise answers (default sldp)")
-    p.add_argument("--allocation", default="uniform",
-                   help="wldp: member of the credal set, 'uniform' or lambda in [0, 1] (default uniform)")
     add_format(p)
 
 

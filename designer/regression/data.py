@@ -15,16 +15,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..exceptions import RegressionError
+from ..mechanism import Mechanism
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["MISSING", "formula_columns", "prepare", "rewrite_formula"]
+__all__ = ["MISSING", "answer_columns", "formula_columns", "prepare", "rewrite_formula", "split_formula"]
 
 #: What to do with rows missing a value of the formula's variables.
 MISSING = ("error", "drop")
@@ -121,3 +123,31 @@ def prepare(formula_rhs: str, answers: str, data: pd.DataFrame, missing: str = "
             raise RegressionError(f"every row misses a value of the formula's variables {used}; nothing to fit")
     _check_numeric(data, formula_rhs, names, rows)
     return data, rewrite_formula(formula_rhs, columns), rows
+
+
+def split_formula(formula: str, columns: list[str]) -> tuple[str, str]:
+    """``(answers column, right-hand side)`` of ``"response ~ x1 + x2"`` (``"1"`` for an empty right side)."""
+    if not isinstance(formula, str) or formula.count("~") != 1:
+        raise RegressionError(f"formula {formula!r} must read 'response ~ x1 + x2' (one '~')")
+    lhs, rhs = (part.strip() for part in formula.split("~"))
+    if lhs not in columns:
+        raise RegressionError(f"formula: the answers column {lhs!r} is not in the data; the columns are {columns}")
+    return lhs, rhs or "1"
+
+
+def answer_columns(mech: Mechanism, answers: Any, *, precise: bool = False, words: Any = None) -> NDArray[np.int64]:
+    """The mechanism column (frame index with ``precise=True``, WLDP) of every recorded answer, shape ``(n,)``.
+
+    Answers are written as :mod:`designer.answers` reads them: ``{yes}``, ``{yes,no}`` in any label order, a bare
+    label, the card's words (``I don't know``) or ``words`` (an ``[answers]`` table: word -> frame labels). An
+    unknown answer raises :class:`RegressionError` naming its data row (1-based, the header not counted).
+    """
+    from ..answers import AnswerVocabulary, describe_unknown
+
+    vocabulary = AnswerVocabulary(mech, words, precise=precise)
+    values = np.asarray(answers, dtype=object)
+    codes = vocabulary.columns(values)
+    if np.any(codes < 0):
+        pos, message = describe_unknown(values, codes, vocabulary)
+        raise RegressionError(f"answer {message}", row=pos)
+    return codes

@@ -38,8 +38,9 @@ from ..exceptions import InvalidArgumentError, RegressionError
 from ..identification import indistinguishable_inputs
 from ..mechanism import Mechanism
 from ..vocabulary import Covariance, Semantics, WeightKind
-from .data import prepare
+from .data import answer_columns, prepare, split_formula
 from .design import build_rows, column_norms, constant_columns, dependent_column, design_info
+from .groups import grouped_answers, noncompliance_summary
 from .likelihood import FirthPenalty, Likelihood, fit_em, fit_firth, fit_newton
 from .status import design_blind, diagnose
 from .variance import SurveyDesign, covariance, survey_design
@@ -51,24 +52,6 @@ __all__ = ["RegressionError", "RegressionResult", "answer_columns", "regress", "
 
 #: Members of the credal sets :func:`sensitivity` tries by default: uniform split, then lambda on a grid.
 DEFAULT_MEMBERS: tuple[str | float, ...] = ("uniform", 0.0, 0.25, 0.5, 0.75, 1.0)
-
-
-def answer_columns(mech: Mechanism, answers: Any, *, precise: bool = False, words: Any = None) -> NDArray[np.int64]:
-    """The mechanism column (frame index with ``precise=True``, WLDP) of every recorded answer, shape ``(n,)``.
-
-    Answers are written as :mod:`designer.answers` reads them: ``{yes}``, ``{yes,no}`` in any label order, a bare
-    label, the card's words (``I don't know``) or ``words`` (an ``[answers]`` table: word -> frame labels). An
-    unknown answer raises :class:`RegressionError` naming its data row (1-based, the header not counted).
-    """
-    from ..answers import AnswerVocabulary, describe_unknown
-
-    vocabulary = AnswerVocabulary(mech, words, precise=precise)
-    values = np.asarray(answers, dtype=object)
-    codes = vocabulary.columns(values)
-    if np.any(codes < 0):
-        pos, message = describe_unknown(values, codes, vocabulary)
-        raise RegressionError(f"answer {message}", row=pos)
-    return codes
 
 
 def _shares(channel: NDArray[np.float64], codes: NDArray[np.int64], weights: NDArray[np.float64] | None = None
@@ -130,6 +113,9 @@ class RegressionResult:
     variance : str
         How the standard errors were computed (observed information, rr's outer product of the scores, robust
         or cluster-robust sandwich, and the kind of weights), in words.
+    noncompliance : dict or None
+        With non-compliance: ``scope``, ``answer``, ``share`` (averaged over the respondents), ``stderr``,
+        ``ci_low``, ``ci_high``.
     """
 
     coefficients: pd.DataFrame
@@ -157,6 +143,7 @@ class RegressionResult:
     warnings: tuple[str, ...] = ()
     penalty: str | None = None
     variance: str = "observed information"
+    noncompliance: dict[str, Any] | None = None
 
     def summary(self) -> Any:
         """statsmodels' summary table of the fit."""
@@ -211,15 +198,6 @@ def _first_line(exc: BaseException) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
-def _split_formula(formula: str, columns: list[str]) -> tuple[str, str]:
-    if not isinstance(formula, str) or formula.count("~") != 1:
-        raise RegressionError(f"formula {formula!r} must read 'response ~ x1 + x2' (one '~')")
-    lhs, rhs = (part.strip() for part in formula.split("~"))
-    if lhs not in columns:
-        raise RegressionError(f"formula: the answers column {lhs!r} is not in the data; the columns are {columns}")
-    return lhs, rhs or "1"
-
-
 def _design_matrix(rhs: str, data: pd.DataFrame) -> tuple[Any, list[str], Any]:
     """The covariates through patsy, with one-line errors naming the column or row at fault."""
     import patsy
@@ -253,11 +231,13 @@ def _design_matrix(rhs: str, data: pd.DataFrame) -> tuple[Any, list[str], Any]:
     return z, names, info
 
 
-def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism, *, reference: str | None = None,
+def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism | Mapping[str, Mechanism], *,
+            reference: str | None = None,
             semantics: str = "sldp", allocation: str | float = "uniform", method: str = "newton",
             level: float = 0.95, answers: Mapping[str, Sequence[str]] | None = None,
             missing: str = "error", penalty: str | None = None, weights: str | None = None,
-            weight_kind: str = "sampling", cluster: str | None = None, cov: str | None = None) -> RegressionResult:
+            weight_kind: str = "sampling", cluster: str | None = None, cov: str | None = None,
+            group: str | None = None, noncompliance: str | None = None) -> RegressionResult:
     """Fit a (multinomial) logistic regression of the true answer on covariates from randomized answers.
 
     Parameters
@@ -267,8 +247,9 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism, *, reference
         names the column of recorded answers, as :func:`designer.sampling.randomize` writes them.
     data : pandas.DataFrame
         One row per respondent.
-    mechanism : Mechanism
-        The ``(k, F)`` mechanism that produced the answers (Def 3.1).
+    mechanism : Mechanism or mapping of str to Mechanism
+        The ``(k, F)`` mechanism that produced the answers (Def 3.1); several designs in one survey: one per
+        value of the ``group`` column (docs/theory.md section 9.2).
     reference : str, optional
         The input whose log-odds are 0 (default: the last input, e.g. ``no``).
     semantics : {"sldp", "wldp"}
@@ -297,6 +278,11 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism, *, reference
     cov : {None, "oim", "opg", "robust"}
         Standard errors from the observed information (default), the outer product of the scores (rr's), or
         the sandwich (default and only choice under sampling weights or clusters). docs/theory.md section 9.1.
+    group : str, optional
+        Column naming each row's mechanism (a key of ``mechanism``).
+    noncompliance : str, optional
+        ``"carriers:ANSWER"`` or ``"everyone:ANSWER"``: respondents who answer regardless form one more outcome,
+        fitted with the others from two or more groups; :attr:`RegressionResult.noncompliance` averages its share.
 
     Returns
     -------
@@ -319,19 +305,31 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism, *, reference
         raise RegressionError(f"semantics must be 'sldp' or 'wldp' (case ignored), got {semantics!r}")
     if not isinstance(data, pd.DataFrame) or len(data) == 0:
         raise RegressionError("data must be a non-empty pandas DataFrame (one row per respondent)")
-    reference = mechanism.inputs[-1] if reference is None else str(reference)
-    if reference not in mechanism.inputs:
-        raise RegressionError(f"reference {reference!r} is not an input of the mechanism {list(mechanism.inputs)}")
-    lhs, rhs = _split_formula(formula, [str(c) for c in data.columns])
+    grouped = not isinstance(mechanism, Mechanism) or noncompliance is not None
+    mechanisms = {"": mechanism} if isinstance(mechanism, Mechanism) else dict(mechanism)
+    if grouped and semantics == "wldp":
+        raise RegressionError("several mechanisms and non-compliance apply to set answers (semantics 'sldp')")
+    base = next(iter(mechanisms.values()))
+    reference = base.inputs[-1] if reference is None else str(reference)
+    if reference not in base.inputs:
+        raise RegressionError(f"reference {reference!r} is not an input of the mechanism {list(base.inputs)}")
+    lhs, rhs = split_formula(formula, [str(c) for c in data.columns])
     precise = semantics == "wldp"
-    channel = precise_distributions(mechanism, allocation) if precise else mechanism.matrix
     n_rows = len(data)
-    data, rhs, rows = prepare(rhs, lhs, data, missing, extra=[c for c in (weights, cluster) if c is not None])
+    data, rhs, rows = prepare(rhs, lhs, data, missing,
+                              extra=[c for c in (weights, cluster, group) if c is not None])
     survey = survey_design(data, rows, weights=weights, weight_kind=weight_kind, cluster=cluster, cov=cov)
-    try:
-        codes = answer_columns(mechanism, data[lhs].to_numpy(), precise=precise, words=answers)
-    except RegressionError as exc:
-        raise RegressionError(exc.reason, row=None if exc.row is None else int(rows[exc.row])) from None
+    rule = None
+    if grouped:
+        mechanism, codes, rule = grouped_answers(mechanisms, group, data, lhs, rows, noncompliance, answers)
+        channel = mechanism.matrix
+    else:
+        assert isinstance(mechanism, Mechanism)
+        channel = precise_distributions(mechanism, allocation) if precise else mechanism.matrix
+        try:
+            codes = answer_columns(mechanism, data[lhs].to_numpy(), precise=precise, words=answers)
+        except RegressionError as exc:
+            raise RegressionError(exc.reason, row=None if exc.row is None else int(rows[exc.row])) from None
     z, names, design_info = _design_matrix(rhs, data)
     lik = Likelihood(z, channel[:, codes], mechanism.inputs.index(reference), survey.weights)
     start = _start(lik, channel, codes)
@@ -372,6 +370,12 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism, *, reference
         shown[terms] = np.nan  # any value fits the answers equally well: no estimate
     cov_matrix, cov_warning = covariance(survey, fit.covariance, lik, params)
     result = _result(lik, params, cov_matrix, names, outcomes, codes, channel, level, shown, survey)
+    if grouped:  # the stacked columns carry 1/G: the groups' own log-likelihood adds n log G back
+        shift = (float(survey.weights.sum()) if survey.weights is not None else len(codes)) * math.log(len(mechanisms))
+        result = dataclasses.replace(result, loglik=result.loglik + shift, aic=result.aic - 2 * shift,
+                                     bic=result.bic - 2 * shift,
+                                     noncompliance=None if rule is None else noncompliance_summary(
+                                         lik, params, cov_matrix, list(mechanism.inputs), rule, level))
     return dataclasses.replace(
         result, converged=converged, iterations=iterations, method=method, reference=reference,
         outcomes=tuple(mechanism.inputs), semantics=semantics, formula=formula, design_info=design_info,

@@ -1,0 +1,176 @@
+"""The randomize command: true answers in, randomized answers out, drawn exactly from certified integer tables with
+the operating system's cryptographic generator, one or several variables, with a release manifest
+(docs/theory.md section 7.5)."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime
+import json
+import sys
+from typing import Any
+
+import numpy as np
+
+from .._render import render_csv, render_json
+from ._common import CommandError, add_format, check_out, parse_allocation, with_status
+from ._stream import read_chunks, text_writer
+
+SEED_WARNING = ("designer: warning: --seed makes this draw reproducible: anyone who knows the seed can undo it "
+                "and recover the true answers; never release it")
+
+
+def _variables(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """``(column, mechanism file)`` of every variable to randomize."""
+    if args.variable:
+        if args.mechanism or args.column:
+            raise CommandError("give either --variable COLUMN=MECHANISM (repeatable) or --mechanism with --column, "
+                               "not both")
+        out: list[tuple[str, str]] = []
+        for item in args.variable:
+            column, sep, path = item.partition("=")
+            if not sep or not column.strip() or not path.strip():
+                raise CommandError(f"--variable {item!r} must read COLUMN=MECHANISM (a mechanism file or a problem)")
+            if column.strip() in [c for c, _ in out]:
+                raise CommandError(f"--variable: column {column.strip()!r} is given twice")
+            out.append((column.strip(), path.strip()))
+        return out
+    if not (args.mechanism and args.column):
+        raise CommandError("give --mechanism and --column (one variable) or --variable COLUMN=MECHANISM")
+    return [(args.column, args.mechanism)]
+
+
+def design_of(path: str) -> tuple[Any, float | None, str]:
+    """The mechanism a file or a TOML problem (designed on the fly) gives, the budget it states (None: none
+    stated), and where that budget comes from."""
+    from ..design import design
+    from ..design.problem import load_problem
+    from ..release import read_mechanism_file
+
+    if path.endswith(".toml"):
+        problem = load_problem(path)
+        return design(problem).mechanism, problem.epsilon, f"the problem's budget ({path})"
+    mech, release = read_mechanism_file(path)
+    if release is not None:
+        return mech, release.epsilon, "the file's release"
+    return mech, None, "the mechanism's own loss"
+
+
+def _table(path: str, semantics: str, allocation: str) -> tuple[Any, Any, str]:
+    """The certified exact table of one variable's design, its mechanism, and where its budget comes from."""
+    from ..exact_table import exact_table
+    from ..sampling import precise_distributions
+
+    mech, epsilon, basis = design_of(path)
+    if semantics == "wldp":
+        probs = precise_distributions(mech, parse_allocation(allocation))
+        return exact_table(mech, epsilon=epsilon, semantics="wldp", probabilities=probs,
+                           outputs=tuple(mech.frame)), mech, basis
+    return exact_table(mech, epsilon=epsilon, semantics="sldp"), mech, basis
+
+
+def cmd_randomize(args: argparse.Namespace) -> str:
+    from .._io import atomic_writer
+    from ..exact_table import OsRandom, SeededRandom
+    from .survey_commands import _codes
+
+    if args.seed is not None and not args.simulation:
+        raise CommandError("--seed lets anyone who knows the seed undo the draw: add --simulation to say this is a "
+                           "simulation, or leave --seed out (the default draws from the operating system's CSPRNG)")
+    variables = _variables(args)
+    manifest = args.manifest or f"{args.out}.manifest.json"
+    inputs = [args.answers, *(p for _, p in variables)]
+    check_out(args.out, inputs, force=False, advice="randomize never replaces a file (choose another name)")
+    check_out(manifest, [*inputs, args.out], force=False, advice="randomize never replaces a file (--manifest)")
+    keep = [k.strip() for k in (args.keep or "").split(",") if k.strip()]
+    randomized = [c for c, _ in variables]
+    for k in keep:
+        if k in randomized:
+            raise CommandError(f"--keep names {k!r}, a column being randomized: its true values are never written out")
+    tables = [_table(path, args.semantics, args.allocation) for _, path in variables]
+    totals = {"shafer": 0.0, "walley": 0.0}
+    for table, _, _ in tables:
+        for loss in (("shafer", "walley") if args.semantics == "wldp" else ("shafer",)):
+            totals[loss] += table.epsilon
+    composed = max(totals.values())
+    if args.budget is not None and composed > args.budget:
+        raise CommandError(f"the release composes to {composed:.6g} nats per respondent (the sum of "
+                           f"{', '.join(f'{t.epsilon:.4g}' for t, _, _ in tables)}), above --budget {args.budget:g}")
+    if args.seed is not None:
+        print(SEED_WARNING, file=sys.stderr)
+        source: Any = SeededRandom(args.seed)
+    else:
+        source = OsRandom()
+    n = 0
+    with atomic_writer(args.out, overwrite=False) as binary:
+        text = text_writer(binary)
+        writer = csv.writer(text, lineterminator="\n")
+        writer.writerow([*keep, *(("response",) if not args.variable else randomized)])
+        for line, chunk in read_chunks(args.answers, [*keep, *randomized]):
+            drawn = []
+            for (column, _), (table, mech, _) in zip(variables, tables):
+                rows = _codes(chunk[column], mech.inputs, args.answers, line,
+                              f"an input of the mechanism (column {column!r})")
+                drawn.append(np.asarray(table.outputs, dtype=object)[table.sample(rows, source)])
+            writer.writerows(zip(*(chunk[k] for k in keep), *drawn))
+            n += len(chunk)
+        text.flush()
+        text.detach()
+    record = _manifest(args, variables, tables, totals, source.name, n)
+    with atomic_writer(manifest, overwrite=False) as binary:
+        binary.write((json.dumps(record, indent=2) + "\n").encode())
+    summary = {"n": n, "out": args.out, "manifest": manifest, "random_source": source.name,
+               "epsilon_total": composed, "epsilon_shafer_total": totals["shafer"],
+               "epsilon_walley_total": totals["walley"] if args.semantics == "wldp" else None,
+               "variables": {c: t.epsilon for (c, _), (t, _, _) in zip(variables, tables)}}
+    if args.format == "json":
+        return render_json(summary)
+    if args.format == "csv":
+        return render_csv(["column", "mechanism", "epsilon", "sha256"],
+                          [[c, p, t.epsilon, t.sha256] for (c, p), (t, _, _) in zip(variables, tables)])
+    lines = [f"randomized {n} rows into {args.out} ({source.name}); manifest {manifest}"]
+    lines += [f"  {c}: {p}, within eps = {t.epsilon:.6g} (exact table over 2^32, SHA-256 {t.sha256[:16]}...)"
+              for (c, p), (t, _, _) in zip(variables, tables)]
+    lines.append(f"composed loss per respondent: {composed:.6g} nats (losses add across variables, Lemma 3.3 "
+                 "and Lemma 3.15)")
+    return with_status("\n".join(lines), 0)
+
+
+def _manifest(args: argparse.Namespace, variables: list[tuple[str, str]], tables: list[Any], totals: dict[str, float],
+              source: str, n: int) -> dict[str, Any]:
+    from .. import __version__
+
+    return {
+        "designer": __version__, "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "random_source": source, "rows": n, "semantics": args.semantics,
+        "variables": [{"column": c, "design": p, "budget_from": basis, "epsilon": t.epsilon,
+                       "sha256": t.sha256, "outputs": list(t.outputs),
+                       "certificate": {"method": "exact", "arithmetic": "integer counts over 2^32",
+                                       "mix_weight": t.mix_weight, "max_change": t.max_change}}
+                      for (c, p), (t, _, basis) in zip(variables, tables)],
+        "epsilon_total": max(totals.values()), "epsilon_shafer_total": totals["shafer"],
+        "epsilon_walley_total": totals["walley"] if args.semantics == "wldp" else None,
+        "note": "losses add across the variables of one respondent (Lemma 3.3, Lemma 3.15); no seed is recorded",
+    }
+
+
+def _configure_randomize(p: argparse.ArgumentParser) -> None:
+    p.add_argument("answers", help="CSV of true answers (one respondent per row)")
+    p.add_argument("--mechanism", help="mechanism CSV or JSON file (one variable, with --column)")
+    p.add_argument("--column", help="column of the true answers (never written out)")
+    p.add_argument("--variable", action="append", metavar="COLUMN=MECHANISM",
+                   help="randomize COLUMN with MECHANISM (a mechanism file or a TOML problem, designed on the fly); "
+                        "repeatable: the columns are replaced by their randomized values")
+    p.add_argument("--out", required=True, help="new CSV of randomized responses (an existing file is refused)")
+    p.add_argument("--keep", help="comma-separated columns to copy to the output (not a randomized column)")
+    p.add_argument("--budget", type=float, help="refuse a release whose composed loss per respondent exceeds this")
+    p.add_argument("--manifest", help="release manifest (JSON; default OUT.manifest.json)")
+    p.add_argument("--seed", type=int, help="with --simulation only: a reproducible draw (anyone with the seed can "
+                                            "undo it); default: the operating system's CSPRNG")
+    p.add_argument("--simulation", action="store_true", help="this is a simulation, not a release (allows --seed)")
+    p.add_argument("--semantics", choices=("sldp", "wldp"), default="sldp",
+                   help="sldp: report focal sets; wldp: report precise answers (default sldp)")
+    p.add_argument("--allocation", default="uniform",
+                   help="wldp: member of the credal set, 'uniform' or lambda in [0, 1] (default uniform)")
+    add_format(p)
