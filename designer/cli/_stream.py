@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from numpy.typing import NDArray
 
-__all__ = ["CHUNK_ROWS", "SEPARATORS", "answer_codes", "read_chunks", "sniff", "text_writer"]
+__all__ = ["CHUNK_ROWS", "SEPARATORS", "answer_codes", "is_parquet", "read_chunks", "sniff", "text_writer"]
 
 #: Respondents per chunk (about 100 MB of strings at most for a few short columns).
 CHUNK_ROWS = 500_000
@@ -56,15 +56,53 @@ def sniff(path: str, what: str = "a CSV table (a header row, then one row per re
     return [h.strip() for h in header], sep
 
 
+def is_parquet(path: str) -> bool:
+    """Whether ``path`` names a Parquet file (by its extension, ``.parquet`` or ``.pq``)."""
+    return str(path).lower().endswith((".parquet", ".pq"))
+
+
+def _parquet_chunks(path: str, columns: list[str], chunk_rows: int) -> Iterator[tuple[int, pd.DataFrame]]:
+    """Row batches of a Parquet file as text, like a CSV read: missing values empty, numbers as written by
+    ``str`` (``line`` numbers count the header as line 1, as for CSV, so messages name the same row)."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from .._io import opening_errors
+
+    try:
+        with opening_errors(path, CommandError):
+            source = pq.ParquetFile(path)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise CommandError(f"{path}: not a readable Parquet file ({' '.join(str(exc).split())[:200]})") from None
+    header = list(source.schema_arrow.names)
+    for name in columns:
+        if name not in header:
+            raise CommandError(f"{path}: no column {name!r}; the columns are {header}")
+    line, seen = 2, 0
+    for batch in source.iter_batches(batch_size=chunk_rows, columns=columns):
+        frame = batch.to_pandas()
+        chunk = frame.apply(lambda col: col.map(lambda v: "" if pd.isna(v) else str(v).strip()))
+        yield line, chunk
+        line += len(chunk)
+        seen += len(chunk)
+    if seen == 0:
+        raise CommandError(f"{path}: a schema but no rows")
+
+
 def read_chunks(path: str, columns: list[str], *, chunk_rows: int = CHUNK_ROWS
                 ) -> Iterator[tuple[int, pd.DataFrame]]:
-    """The named columns of a CSV file as string DataFrames of at most ``chunk_rows`` rows.
+    """The named columns of a CSV or Parquet file as string DataFrames of at most ``chunk_rows`` rows.
 
     Yields ``(first_line, chunk)`` with the file line number of the chunk's first row (the header is
-    line 1). Errors (missing file or column, malformed rows, no rows) are one :class:`CommandError` line.
+    line 1; for Parquet, the row number plus one). Errors (missing file or column, malformed rows, no rows)
+    are one :class:`CommandError` line.
     """
     import pandas as pd
 
+    if is_parquet(path):
+        yield from _parquet_chunks(path, columns, chunk_rows)
+        return
     header, sep = sniff(path)
     for name in columns:
         if name not in header:

@@ -32,10 +32,23 @@ def _read_data(path: str, answers: str) -> Any:
     import pandas as pd
 
     from .._io import opening_errors
-    from ._stream import sniff
+    from ._stream import is_parquet, sniff
 
     with opening_errors(path, CommandError):
         size = os.path.getsize(path)
+    if is_parquet(path):
+        import pyarrow as pa
+
+        try:
+            data = pd.read_parquet(path)
+        except (pa.ArrowInvalid, OSError, ValueError) as exc:
+            raise CommandError(f"{path}: not a readable Parquet file ({' '.join(str(exc).split())[:200]})") from None
+        data.columns = [str(c).strip() for c in data.columns]
+        if answers in data.columns:
+            data[answers] = data[answers].map(lambda v: None if pd.isna(v) else str(v).strip())
+        if len(data) == 0:
+            raise CommandError(f"{path}: no rows")
+        return data
     if size > MAX_DATA_BYTES:
         raise CommandError(f"{path}: {size / 2**30:.1f} GiB is more than regress reads ({MAX_DATA_BYTES >> 30} GiB); "
                            "keep only the columns of the formula")

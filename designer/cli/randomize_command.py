@@ -15,7 +15,7 @@ import numpy as np
 
 from .._render import render_csv, render_json
 from ._common import CommandError, add_format, check_out, parse_allocation, with_status
-from ._stream import read_chunks, text_writer
+from ._stream import is_parquet, read_chunks, text_writer
 
 SEED_WARNING = ("designer: warning: --seed makes this draw reproducible: anyone who knows the seed can undo it "
                 "and recover the true answers; never release it")
@@ -103,20 +103,18 @@ def cmd_randomize(args: argparse.Namespace) -> str:
     else:
         source = OsRandom()
     n = 0
+    names = [*keep, *(("response",) if not args.variable else randomized)]
     with atomic_writer(args.out, overwrite=False) as binary:
-        text = text_writer(binary)
-        writer = csv.writer(text, lineterminator="\n")
-        writer.writerow([*keep, *(("response",) if not args.variable else randomized)])
+        sink = _ParquetSink(binary, names) if is_parquet(args.out) else _CsvSink(binary, names)
         for line, chunk in read_chunks(args.answers, [*keep, *randomized]):
             drawn = []
             for (column, _), (table, mech, _) in zip(variables, tables):
                 rows = _codes(chunk[column], mech.inputs, args.answers, line,
                               f"an input of the mechanism (column {column!r})")
                 drawn.append(np.asarray(table.outputs, dtype=object)[table.sample(rows, source)])
-            writer.writerows(zip(*(chunk[k] for k in keep), *drawn))
+            sink.write([chunk[k].to_numpy(dtype=object) for k in keep] + drawn)
             n += len(chunk)
-        text.flush()
-        text.detach()
+        sink.close()
     record = _manifest(args, variables, tables, totals, source.name, n)
     with atomic_writer(manifest, overwrite=False) as binary:
         binary.write((json.dumps(record, indent=2) + "\n").encode())
@@ -135,6 +133,42 @@ def cmd_randomize(args: argparse.Namespace) -> str:
     lines.append(f"composed loss per respondent: {composed:.6g} nats (losses add across variables, Lemma 3.3 "
                  "and Lemma 3.15)")
     return with_status("\n".join(lines), 0)
+
+
+class _CsvSink:
+    """Rows of text columns into a CSV file (the header first)."""
+
+    def __init__(self, binary: Any, names: list[str]) -> None:
+        self.text = text_writer(binary)
+        self.writer = csv.writer(self.text, lineterminator="\n")
+        self.writer.writerow(names)
+
+    def write(self, columns: list[Any]) -> None:
+        self.writer.writerows(zip(*columns))
+
+    def close(self) -> None:
+        self.text.flush()
+        self.text.detach()
+
+
+class _ParquetSink:
+    """Chunks of text columns into one Parquet file (row groups of a chunk each)."""
+
+    def __init__(self, binary: Any, names: list[str]) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        self.names = names
+        self.schema = pa.schema([(name, pa.string()) for name in names])
+        self.writer = pq.ParquetWriter(binary, self.schema)
+
+    def write(self, columns: list[Any]) -> None:
+        import pyarrow as pa
+
+        self.writer.write_table(pa.table([pa.array(list(c), type=pa.string()) for c in columns], schema=self.schema))
+
+    def close(self) -> None:
+        self.writer.close()
 
 
 def _manifest(args: argparse.Namespace, variables: list[tuple[str, str]], tables: list[Any], totals: dict[str, float],
