@@ -16,7 +16,7 @@ from typing import Any
 from .exact_table import DENOMINATOR, ExactTable, exact_table
 from .mechanism import Mechanism
 
-__all__ = ["ExportedRandomizer", "export_js", "randomizer_for"]
+__all__ = ["ExportedRandomizer", "export_html", "export_js", "randomizer_for"]
 
 
 @dataclass(frozen=True)
@@ -96,4 +96,155 @@ export function sample(input, randomWords) {{
   }}
   throw new Error("the table's rows must sum to the denominator");
 }}
+"""
+
+
+#: The page's style (hashed into its Content-Security-Policy).
+PAGE_STYLE = """
+body { font: 18px/1.5 system-ui, sans-serif; margin: 0; background: #f6f7f9; color: #1b1f24; }
+main { max-width: 34rem; margin: 0 auto; padding: 1.5rem 1rem; }
+h1 { font-size: 1.35rem; line-height: 1.3; }
+fieldset { border: 1px solid #c5cad3; border-radius: 8px; padding: 0.75rem 1rem; background: #fff; }
+legend { font-weight: 600; padding: 0 0.25rem; }
+label { display: flex; gap: 0.6rem; align-items: center; padding: 0.45rem 0; cursor: pointer; }
+input[type=radio] { width: 1.25rem; height: 1.25rem; }
+button { font: inherit; margin-top: 1rem; padding: 0.7rem 1.2rem; border: 0; border-radius: 8px;
+         background: #1f5fbf; color: #fff; min-width: 12rem; }
+button:focus-visible, input:focus-visible { outline: 3px solid #f2a900; outline-offset: 2px; }
+.note { color: #4a5260; font-size: 0.95rem; }
+.report { font-size: 1.6rem; font-weight: 700; background: #fff; border: 2px solid #1f5fbf; border-radius: 8px;
+          padding: 0.75rem 1rem; display: inline-block; }
+""".strip()
+
+#: The page's script (hashed into its Content-Security-Policy): builds the choices from the JSON table with
+#: textContent (labels are never parsed as markup), draws with crypto.getRandomValues, then removes every trace
+#: of the true answer from the page before showing the report.
+PAGE_SCRIPT = """
+"use strict";
+(function () {
+  const t = JSON.parse(document.getElementById("table").textContent);
+  document.getElementById("question").textContent = t.question;
+  const choices = document.getElementById("choices");
+  t.inputs.forEach(function (label, i) {
+    const row = document.createElement("label");
+    const radio = document.createElement("input");
+    radio.type = "radio";
+    radio.name = "truth";
+    radio.value = String(i);
+    radio.required = true;
+    const text = document.createElement("span");
+    text.textContent = label;
+    row.appendChild(radio);
+    row.appendChild(text);
+    choices.appendChild(row);
+  });
+  function draw(x) {
+    const buffer = new Uint32Array(1);
+    crypto.getRandomValues(buffer);
+    const w = buffer[0];
+    let total = 0;
+    for (let j = 0; j < t.counts[x].length; j++) {
+      total += t.counts[x][j];
+      if (w < total) { return t.answers[j]; }
+    }
+    throw new Error("the table's rows must sum to the denominator");
+  }
+  const form = document.getElementById("ask");
+  form.addEventListener("submit", function (event) {
+    event.preventDefault();
+    const chosen = form.querySelector("input[name=truth]:checked");
+    if (!chosen) { return; }
+    const report = draw(Number(chosen.value));
+    form.remove(); // the true answer leaves the page here: only the report remains
+    const result = document.getElementById("result");
+    document.getElementById("report").textContent = report;
+    result.hidden = false;
+    const heading = document.getElementById("result-heading");
+    heading.focus();
+    const send = document.getElementById("send");
+    if (t.submitUrl || t.postMessage) {
+      send.hidden = false;
+      send.addEventListener("click", function () {
+        const body = JSON.stringify({ report: report, table: t.sha256 });
+        if (t.postMessage && window.parent !== window) {
+          window.parent.postMessage({ designerReport: report, table: t.sha256 }, t.postMessage);
+        }
+        if (t.submitUrl) {
+          fetch(t.submitUrl, { method: "POST", headers: { "Content-Type": "application/json" }, body: body,
+                               credentials: "omit" });
+        }
+        send.disabled = true;
+        send.textContent = "Sent";
+      });
+    }
+  });
+})();
+""".strip()
+
+
+def _csp_hash(text: str) -> str:
+    import base64
+    import hashlib
+
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+
+def export_html(randomizer: ExportedRandomizer, *, question: str = "Your answer", submit_url: str | None = None,
+                post_message: str | None = None) -> str:
+    """One self-contained page (works offline, from ``file://``): the respondent picks the true answer, the page
+    draws the report with ``crypto.getRandomValues`` from the certified table and shows only the report.
+
+    The Content-Security-Policy allows the page's own style and script (by hash) and no network at all, or only
+    ``submit_url`` (its origin, for ``fetch``) when given; ``post_message`` names the origin of an embedding survey
+    that receives ``{designerReport, table}``. Every label reaches the page as JSON (``<`` escaped) and becomes
+    text with ``textContent``.
+    """
+    from html import escape
+    from urllib.parse import urlsplit
+
+    table = randomizer.table
+    connect = "'none'"
+    if submit_url is not None:
+        parts = urlsplit(submit_url)
+        if parts.scheme != "https" or not parts.netloc:
+            raise ValueError(f"submit URL must be an https:// address, got {submit_url!r}")
+        connect = f"{parts.scheme}://{parts.netloc}"
+    data = {"question": question, "inputs": list(table.inputs), "answers": list(randomizer.answers),
+            "counts": [[int(c) for c in row] for row in table.counts], "denominator": DENOMINATOR,
+            "epsilon": table.epsilon, "semantics": table.semantics.value, "sha256": table.sha256,
+            "submitUrl": submit_url, "postMessage": post_message}
+    payload = json.dumps(data, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
+    policy = (f"default-src 'none'; style-src {_csp_hash(PAGE_STYLE)}; script-src {_csp_hash(PAGE_SCRIPT)}; "
+              f"connect-src {connect}; img-src 'none'; form-action 'none'; base-uri 'none'")
+    return f"""<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="{escape(policy)}">
+<title>{escape(question)}</title>
+<style>{PAGE_STYLE}</style>
+</head>
+<body>
+<main>
+<h1 id="question"></h1>
+<form id="ask">
+<p class="note" id="how">Choose your true answer. It stays on this device: the page draws a randomized report from
+it, and only the report is shown and sent.</p>
+<fieldset aria-describedby="how"><legend>Your true answer</legend><div id="choices"></div></fieldset>
+<button type="submit">Randomize my answer</button>
+</form>
+<section id="result" hidden aria-live="polite">
+<h2 id="result-heading" tabindex="-1">Your randomized report</h2>
+<p class="report" id="report"></p>
+<p class="note">Your true answer is no longer on this page. Only this report is recorded.</p>
+<button type="button" id="send" hidden>Send the report</button>
+</section>
+<p class="note">Certified randomizer: eps = {table.epsilon:.4g} nats ({escape(table.semantics.value)}), table SHA-256
+<code>{table.sha256[:16]}</code>&hellip;, drawn with the browser's cryptographic generator.</p>
+</main>
+<script type="application/json" id="table">{payload}</script>
+<script>{PAGE_SCRIPT}</script>
+</body>
+</html>
 """

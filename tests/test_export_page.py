@@ -1,0 +1,175 @@
+"""The exported page in a real browser: Debian's Chromium, headless, driven through the DevTools protocol over a
+pipe (``--remote-debugging-pipe``: no driver, no extra package). The respondent's flow by keyboard alone, no
+request leaves the page, the true answer is gone from the DOM after the draw, a label holding markup stays text,
+and the page is photographed (the screenshot is kept under the test's folder and was looked at)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import select
+import shutil
+import subprocess
+from typing import Any
+
+import pytest
+
+from designer import Mechanism
+from designer.cli import main
+from designer.exports import export_html, randomizer_for
+
+BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = pytest.mark.skipif(BROWSER is None, reason="no Chromium on this machine (.ci/run installs Debian's)")
+
+EVIL = "<img src=x onerror=window.pwned=1>"
+
+
+class Browser:
+    """A headless Chromium and one page, commanded by DevTools messages (JSON, NUL-terminated) on fds 3 and 4."""
+
+    def __init__(self, binary: str, profile: str) -> None:
+        to_browser_r, self._to_browser = os.pipe()
+        self._from_browser, from_browser_w = os.pipe()
+
+        def wire() -> None:  # in the child: the protocol reads fd 3 and writes fd 4
+            a, b = os.dup(to_browser_r), os.dup(from_browser_w)
+            os.dup2(a, 3)
+            os.dup2(b, 4)
+
+        self.proc = subprocess.Popen(
+            [binary, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe", "--no-first-run",
+             f"--user-data-dir={profile}", "--window-size=420,800", "about:blank"],
+            pass_fds=(3, 4), preexec_fn=wire,  # 3 and 4 stay open: the child closes fds after preexec_fn
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(to_browser_r)
+        os.close(from_browser_w)
+        self._buffer = b""
+        self._next = 0
+        self.events: list[dict[str, Any]] = []
+        target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+        self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        for domain in ("Page", "Network", "Runtime"):
+            self.call(f"{domain}.enable", session=True)
+
+    def _read(self, timeout: float = 30.0) -> dict[str, Any]:
+        while b"\0" not in self._buffer:
+            ready, _, _ = select.select([self._from_browser], [], [], timeout)
+            if not ready:
+                raise TimeoutError("Chromium did not answer")
+            chunk = os.read(self._from_browser, 1 << 16)
+            if not chunk:
+                raise RuntimeError("Chromium closed the pipe")
+            self._buffer += chunk
+        message, self._buffer = self._buffer.split(b"\0", 1)
+        return json.loads(message)
+
+    def call(self, method: str, params: dict[str, Any] | None = None, *, session: bool = False) -> dict[str, Any]:
+        self._next += 1
+        message: dict[str, Any] = {"id": self._next, "method": method, "params": params or {}}
+        if session:
+            message["sessionId"] = self.session
+        os.write(self._to_browser, json.dumps(message).encode() + b"\0")
+        while True:
+            reply = self._read()
+            if reply.get("id") == self._next:
+                if "error" in reply:
+                    raise RuntimeError(f"{method}: {reply['error']}")
+                return reply.get("result", {})
+            self.events.append(reply)
+
+    def wait_for(self, method: str) -> None:
+        while not any(e.get("method") == method for e in self.events):
+            self.events.append(self._read())
+
+    def evaluate(self, expression: str, *, wait: bool = False) -> Any:
+        result = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True,
+                                                "awaitPromise": wait}, session=True)
+        return result["result"].get("value")
+
+    def key(self, key: str, code: str, vk: int, text: str = "") -> None:
+        for kind in ("keyDown", "keyUp"):
+            params = {"type": kind, "key": key, "code": code, "windowsVirtualKeyCode": vk}
+            if text and kind == "keyDown":
+                params["text"] = text
+            self.call("Input.dispatchKeyEvent", params, session=True)
+
+    def close(self) -> None:
+        self.proc.kill()
+        self.proc.wait(timeout=10)
+        os.close(self._to_browser)
+        os.close(self._from_browser)
+
+
+@pytest.fixture
+def browser(tmp_path):
+    assert BROWSER is not None
+    b = Browser(BROWSER, str(tmp_path / "profile"))
+    yield b
+    b.close()
+
+
+def _page(tmp_path, **kwargs) -> str:
+    mech = Mechanism([[0.6, 0.2, 0.2], [0.2, 0.6, 0.2]], inputs=["yes", EVIL], frame=["yes", EVIL],
+                     focal=[1, 2, 3])
+    path = tmp_path / "page.html"
+    path.write_text(export_html(randomizer_for(mech), question="Have you <em>ever</em> cheated?", **kwargs))
+    return path.as_uri()
+
+
+def test_the_page_works_by_keyboard_offline_and_forgets_the_true_answer(tmp_path, browser):
+    url = _page(tmp_path)
+    browser.call("Page.navigate", {"url": url}, session=True)
+    browser.wait_for("Page.loadEventFired")
+    assert browser.evaluate("document.title") == "Have you <em>ever</em> cheated?"
+    assert browser.evaluate("document.querySelectorAll('img, em').length") == 0  # labels are text, not markup
+    assert browser.evaluate("[...document.querySelectorAll('label span')].map(s => s.textContent)") == ["yes", EVIL]
+    assert browser.evaluate("document.querySelectorAll('input[type=radio]').length") == 2
+    shot = browser.call("Page.captureScreenshot", {"format": "png"}, session=True)
+    (tmp_path / "page-before.png").write_bytes(base64.b64decode(shot["data"]))
+    browser.key("Tab", "Tab", 9)  # into the radio group
+    browser.key(" ", "Space", 32, " ")  # choose the first answer
+    browser.key("ArrowDown", "ArrowDown", 40)  # move to the second (the label with markup)
+    assert browser.evaluate("document.querySelector('input[name=truth]:checked').value") == "1"
+    browser.key("Tab", "Tab", 9)  # to the button
+    browser.key("Enter", "Enter", 13, "\r")
+    report = browser.evaluate("document.getElementById('report').textContent")
+    assert report in ("{yes}", "{" + EVIL + "}", "{yes," + EVIL + "}")
+    assert browser.evaluate("document.getElementById('result').hidden") is False
+    assert browser.evaluate("document.activeElement.id") == "result-heading"
+    # the true answer is gone: no radio, no form, nothing checked anywhere in the DOM
+    assert browser.evaluate("document.querySelectorAll('input, form').length") == 0
+    shown = browser.evaluate("document.querySelector('main').outerHTML")
+    assert "checked" not in shown and 'name="truth"' not in shown
+    shot = browser.call("Page.captureScreenshot", {"format": "png"}, session=True)
+    (tmp_path / "page-after.png").write_bytes(base64.b64decode(shot["data"]))
+    requests = [e["params"]["request"]["url"] for e in browser.events if e.get("method") == "Network.requestWillBeSent"]
+    assert requests == [url]  # the page itself, nothing else
+    assert browser.evaluate("typeof window.pwned") == "undefined"
+
+
+def test_a_submit_url_is_the_only_address_the_page_may_reach(tmp_path, browser):
+    url = _page(tmp_path, submit_url="https://survey.example.org/collect")
+    browser.call("Page.navigate", {"url": url}, session=True)
+    browser.wait_for("Page.loadEventFired")
+    policy = browser.evaluate("document.querySelector('meta[http-equiv]').content")
+    assert "connect-src https://survey.example.org;" in policy and "default-src 'none'" in policy
+    blocked = browser.evaluate("""(async () => { try { await fetch('https://elsewhere.example.net/x'); return 'sent'; }
+                                  catch (e) { return 'blocked'; } })()""", wait=True)
+    assert blocked == "blocked"  # the policy refuses the fetch before any request is made
+    requests = [e["params"]["request"]["url"] for e in browser.events if e.get("method") == "Network.requestWillBeSent"]
+    assert all(not r.startswith("https://elsewhere") for r in requests)
+
+
+def test_export_html_cli(tmp_path, capsys):
+    out = tmp_path / "q.html"
+    assert main(["export", "examples/mechanisms/q2x3.csv", "--to", "html", "--out", str(out), "--question",
+                 "Did you?"]) == 0
+    assert "a self-contained page" in capsys.readouterr().out
+    import html
+
+    page = html.unescape(out.read_text())
+    assert "Content-Security-Policy" in page and "connect-src 'none'" in page and "Math.random" not in page
+    assert main(["export", "examples/mechanisms/q2x3.csv", "--to", "html", "--out", str(tmp_path / "x.html"),
+                 "--submit-url", "http://plain.example.org"]) == 2
+    assert "https://" in capsys.readouterr().err
