@@ -13,7 +13,8 @@ if TYPE_CHECKING:
     import pandas as pd
     from numpy.typing import NDArray
 
-__all__ = ["CHUNK_ROWS", "SEPARATORS", "answer_codes", "is_parquet", "read_chunks", "sniff", "text_writer"]
+__all__ = ["CHUNK_ROWS", "SEPARATORS", "answer_codes", "is_parquet", "is_qualtrics_export", "read_chunks", "sniff",
+           "text_writer"]
 
 #: Respondents per chunk (about 100 MB of strings at most for a few short columns).
 CHUNK_ROWS = 500_000
@@ -54,6 +55,15 @@ def sniff(path: str, what: str = "a CSV table (a header row, then one row per re
     except csv.Error as exc:
         raise CommandError(f"{path}: not valid CSV: {exc}") from None
     return [h.strip() for h in header], sep
+
+
+def is_qualtrics_export(frame: pd.DataFrame) -> bool:
+    """Whether a table's first two rows are a Qualtrics CSV export's extra header rows (question texts, then
+    ``{"ImportId": ...}`` in every non-empty cell of the second)."""
+    if len(frame) < 2:
+        return False
+    cells = [str(v) for v in frame.iloc[1].tolist() if str(v) not in ("", "nan", "None")]
+    return bool(cells) and all(c.startswith('{"ImportId"') for c in cells)
 
 
 def is_parquet(path: str) -> bool:
@@ -115,6 +125,8 @@ def read_chunks(path: str, columns: list[str], *, chunk_rows: int = CHUNK_ROWS
             for chunk in reader:
                 chunk.columns = [str(c).strip() for c in chunk.columns]
                 chunk = chunk.apply(lambda col: col.str.strip())
+                if seen == 0 and is_qualtrics_export(chunk):  # two rows of question texts and import ids
+                    chunk, line = chunk.iloc[2:].reset_index(drop=True), line + 2
                 yield line, chunk
                 line += len(chunk)
                 seen += len(chunk)

@@ -32,7 +32,7 @@ def _read_data(path: str, answers: str) -> Any:
     import pandas as pd
 
     from .._io import opening_errors
-    from ._stream import is_parquet, sniff
+    from ._stream import is_parquet, is_qualtrics_export, sniff
 
     with opening_errors(path, CommandError):
         size = os.path.getsize(path)
@@ -56,7 +56,11 @@ def _read_data(path: str, answers: str) -> Any:
                               "respondent)")
     try:
         with opening_errors(path, CommandError):
-            data = pd.read_csv(path, sep=sep, dtype={answers: str}, encoding="utf-8-sig", skipinitialspace=True)
+            head = pd.read_csv(path, sep=sep, dtype=str, encoding="utf-8-sig", nrows=2, keep_default_na=False)
+            skip = [1, 2] if is_qualtrics_export(head) else None  # a Qualtrics export's two extra header rows
+            data = pd.read_csv(path, sep=sep, dtype={answers: str}, encoding="utf-8-sig", skipinitialspace=True,
+                               skiprows=skip)
+            data.attrs["first_line"] = 4 if skip else 2
     except pd.errors.EmptyDataError:
         raise CommandError(f"{path}: the file is empty; expected a header row and one row per respondent") from None
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
@@ -98,7 +102,7 @@ def cmd_regress(args: argparse.Namespace) -> str:
                       weight_kind=args.weight_kind, cluster=args.cluster, cov=args.cov, group=args.group,
                       noncompliance=args.noncompliance)
     except RegressionError as exc:  # a data row is the file's line: the header is line 1
-        where = f"line {exc.row + 2}: " if exc.row is not None else ""
+        where = f"line {exc.row + data.attrs.get('first_line', 2)}: " if exc.row is not None else ""
         raise CommandError(f"{args.data}: {where}{exc.reason}") from None
     return _render_fit(args, fit)
 

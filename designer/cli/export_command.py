@@ -11,7 +11,7 @@ from ._common import CommandError, add_format, check_out
 
 def cmd_export(args: argparse.Namespace) -> str:
     from .._io import atomic_writer
-    from ..exports import export_html, export_js, randomizer_for
+    from ..exports import export_html, export_js, export_platform, randomizer_for
     from .randomize_command import design_of
 
     check_out(args.out, [args.mechanism], args.force)
@@ -26,6 +26,8 @@ def cmd_export(args: argparse.Namespace) -> str:
                                post_message=args.post_message)
         except ValueError as exc:
             raise CommandError(f"--submit-url: {exc}") from None
+    elif args.to in ("qualtrics", "limesurvey"):
+        text = export_platform(randomizer, args.to, question=args.question, mechanism=args.mechanism)
     else:
         text = export_js(randomizer)
     with atomic_writer(args.out, overwrite=args.force) as binary:
@@ -40,15 +42,17 @@ def cmd_export(args: argparse.Namespace) -> str:
         return render_csv(["out", "to", "sha256", "epsilon", "semantics", "inputs", "answers", "bytes"],
                           [[args.out, args.to, table.sha256, table.epsilon, table.semantics.value, len(table.inputs),
                             len(randomizer.answers), summary["bytes"]]])
-    what = "a self-contained page" if args.to == "html" else "an ES module"
+    what = {"html": "a self-contained page", "js": "an ES module"}.get(args.to, f"{args.to} set-up text with "
+                                                                            "the question's HTML and JavaScript,")
     return (f"wrote {args.out} ({summary['bytes']} bytes): {what} drawing exactly from a table over 2^32 "
             f"certified within eps = {table.epsilon:.6g} ({table.semantics.value}); SHA-256 {table.sha256}")
 
 
 def _configure_export(p: argparse.ArgumentParser) -> None:
     p.add_argument("mechanism", help="mechanism CSV or JSON file, or a TOML problem (designed on the fly)")
-    p.add_argument("--to", choices=("js", "html"), default="js",
-                   help="js: an ES module with sample(input); html: a self-contained page for the respondent")
+    p.add_argument("--to", choices=("js", "html", "qualtrics", "limesurvey"), default="js",
+                   help="js: an ES module with sample(input); html: a self-contained page for the respondent; "
+                        "qualtrics, limesurvey: step-by-step set-up text with the question's HTML and JavaScript")
     p.add_argument("--question", default="Your answer", help="html: the question shown above the choices")
     p.add_argument("--submit-url", help="html: an https:// address the page may POST the report to (JSON "
                                         "{report, table}); default: no network at all")
