@@ -173,3 +173,54 @@ def test_export_html_cli(tmp_path, capsys):
     assert main(["export", "examples/mechanisms/q2x3.csv", "--to", "html", "--out", str(tmp_path / "x.html"),
                  "--submit-url", "http://plain.example.org"]) == 2
     assert "https://" in capsys.readouterr().err
+
+
+def test_the_submitted_data_hold_the_report_only(tmp_path, browser):
+    """The submit address is intercepted (DevTools Fetch domain) before anything leaves the machine: the page
+    POSTs exactly {report, table} and nothing else."""
+    url = _page(tmp_path, submit_url="https://survey.example.org/collect")
+    browser.call("Fetch.enable", {"patterns": [{"urlPattern": "https://survey.example.org/*"}]}, session=True)
+    browser.call("Page.navigate", {"url": url}, session=True)
+    browser.wait_for("Page.loadEventFired")
+    browser.evaluate("document.querySelector('input[name=truth]').click();"
+                     "document.querySelector('form button').click();")
+    report = browser.evaluate("document.getElementById('report').textContent")
+    browser.evaluate("document.getElementById('send').click()")
+    cors = [{"name": "Access-Control-Allow-Origin", "value": "*"},
+            {"name": "Access-Control-Allow-Methods", "value": "POST"},
+            {"name": "Access-Control-Allow-Headers", "value": "Content-Type"}]
+    seen: list[dict] = []
+    while not any(p["request"]["method"] == "POST" for p in seen):
+        browser.wait_for("Fetch.requestPaused")
+        for event in [e for e in browser.events if e.get("method") == "Fetch.requestPaused"]:
+            browser.events.remove(event)
+            paused = event["params"]
+            seen.append(paused)  # a JSON POST from a file:// page is preflighted (OPTIONS) first
+            browser.call("Fetch.fulfillRequest", {"requestId": paused["requestId"], "responseCode": 204,
+                                                  "responseHeaders": cors}, session=True)
+    post = next(p for p in seen if p["request"]["method"] == "POST")
+    body = json.loads(post["request"]["postData"])
+    assert set(body) == {"report", "table"} and body["report"] == report
+    assert {p["request"]["method"] for p in seen} <= {"OPTIONS", "POST"}
+
+
+def test_the_module_draws_fit_the_table_in_chromium(tmp_path, browser):
+    """The ES module's own code, run by Chromium's engine with its crypto: 40,000 draws per input fit the table."""
+    from scipy.stats import chisquare
+
+    from designer.constructors import Q_2x3
+    from designer.exports import export_js
+
+    randomizer = randomizer_for(Q_2x3(0.6, 0.2))
+    code = export_js(randomizer).replace("export const ", "const ").replace("export function ", "function ")
+    browser.call("Page.navigate", {"url": "about:blank"}, session=True)
+    draws = 40_000
+    tallies = browser.evaluate(code + f"""
+        ;(() => {{ const out = {{}};
+          for (const x of inputs) {{ const t = Object.fromEntries(answers.map(a => [a, 0]));
+            for (let i = 0; i < {draws}; i++) t[sample(x)] += 1; out[x] = t; }}
+          return out; }})()""")
+    table = randomizer.table
+    for x, label in enumerate(table.inputs):
+        observed = [tallies[label][a] for a in randomizer.answers]
+        assert chisquare(observed, table.counts[x] / 2**32 * draws).pvalue > 1e-6
