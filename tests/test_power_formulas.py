@@ -412,3 +412,55 @@ def test_the_exact_finite_n_formula_is_used_exactly_where_the_paper_gives_one():
     three_labels = Mechanism([[0, 0.7, 0.3, 0, 0, 0, 0, 0], [0, 0.3, 0.7, 0, 0, 0, 0, 0]], inputs=["a", "b"],
                              frame=["a", "b", "c"])
     assert formula(three_labels)[0] is F.ASYMPTOTIC
+
+
+def test_sample_size_at_its_edges():
+    """The asymptotic formula at n = 1, at exactly N_MAX respondents (allowed) and one more (refused), and the
+    rounding guard: a width the 1e-12 slack puts one respondent short is met at the next n."""
+    from designer import Q_kRR
+    from designer._numeric import two_sided_z
+    from designer.planning import sample_size
+    from designer.planning.sizes import N_MAX
+
+    acc = accuracy_of(Q_kRR(1.0, 3), "sldp", [0.2, 0.3, 0.5])
+    z = two_sided_z(0.95)
+    assert sample_size(acc, z * math.sqrt(acc.variance) * 2, 0.95).n == 1
+    # z^2 V / width^2 = N_MAX + 0.5: the formula's n (with its 1e-12 slack) is N_MAX exactly, still allowed
+    assert sample_size(acc, z * math.sqrt(acc.variance / (N_MAX + 0.5)), 0.95).n == N_MAX + 1
+    with pytest.raises(DesignerError, match="more than 1e\\+12 respondents"):
+        sample_size(acc, z * math.sqrt(acc.variance / (N_MAX + 2)), 0.95)
+    m = 4321
+    width = z * math.sqrt(acc.variance / (m * (1 + 5e-13)))  # ceil(m (1 + 5e-13)(1 - 1e-12)) = m, not met at m
+    assert z * math.sqrt(acc.variance / m) > width
+    assert sample_size(acc, width, 0.95).n == m + 1
+
+
+def test_smallest_budget_floor_messages_without_dont_know_and_without_any_information():
+    """A floor that no budget lifts, said in full: Warner's variance at eps = 20 is the prior's own
+    pi (1 - pi) / n (no don't-know note); a design that says nothing has an infinite variance (no count of
+    respondents)."""
+    from designer.design import DesignProblem, load_problem
+    from designer.planning import smallest_budget
+
+    warner = load_problem(Path(__file__).resolve().parents[1] / "problems" / "warner.toml")
+    with pytest.raises(DesignerError) as info:
+        smallest_budget(warner, 100, 0.01, 0.95, prior=[0.3, 0.7])
+    message = str(info.value)
+    assert message.startswith("no budget up to 20 reaches width 0.01 with n = 100: the variance stays above 0.21")
+    assert "don't-know" not in message and message.endswith("respondents would be needed")
+    silent = DesignProblem(inputs=("yes", "no"), epsilon=1.0, dont_know=1.0)
+    with pytest.raises(DesignerError) as info:
+        smallest_budget(silent, 100, 0.1, 0.95)
+    message = str(info.value)
+    assert message == ("no budget up to 20 reaches width 0.1 with n = 100: the variance stays above inf per "
+                       "respondent even at eps = 20 (don't-know mass 1: those answers carry no information)")
+
+
+def test_price_of_privacy_uses_the_level_asked_for():
+    from designer.design import load_problem
+    from designer.planning import price_of_privacy
+
+    problem = load_problem(Path(__file__).resolve().parents[1] / "problems" / "warner.toml")
+    z = N01.inv_cdf(0.95)  # level 0.9
+    (row,) = price_of_privacy(problem, [1.0], 0.03, 0.9, prior=[0.2, 0.8])
+    assert row["n"] == math.ceil(z**2 * row["variance"] / 0.03**2 - 1e-9)
