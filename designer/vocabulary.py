@@ -16,8 +16,8 @@ from typing import Self
 
 from .exceptions import InvalidArgumentError
 
-__all__ = ["ESTIMATORS", "OBJECTIVE_MEANINGS", "Covariance", "Loss", "NoncomplianceScope", "Objective", "PlanMode",
-           "Semantics", "VarianceFormula", "WeightKind"]
+__all__ = ["ESTIMATORS", "OBJECTIVE_MEANINGS", "Alternative", "Covariance", "Loss", "NoncomplianceScope",
+           "NullVariance", "Objective", "PlanMode", "Semantics", "VarianceFormula", "WeightKind"]
 
 #: Estimators of the shares that ``simulate`` compares: maximum likelihood (EM), the linear inversion of a
 #: square Bayesian mechanism, and Eq 2 of the paper for ``Q_2x3``.
@@ -212,3 +212,20 @@ class NoncomplianceScope(_Word):
 
     CARRIERS = "carriers"
     EVERYONE = "everyone"
+
+
+class Alternative(_Word):
+    """The alternative hypothesis of a test of a share: ``TWO_SIDED`` (the share differs from its null; power
+    counts both tails), ``GREATER`` (it is larger), ``LESS`` (it is smaller)."""
+
+    TWO_SIDED = "two-sided"
+    GREATER = "greater"
+    LESS = "less"
+
+
+class NullVariance(_Word):
+    """Where a two-group test takes its variance under the null: ``POOLED`` (both groups at the mean of the
+    alternative's shares) or ``NULL`` (each group at its stated null share, the R package rr's convention)."""
+
+    POOLED = "pooled"
+    NULL = "null"

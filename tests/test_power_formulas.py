@@ -28,14 +28,21 @@ def _v(pi: float) -> float:
     return pi * (1 - pi) + P * (1 - P) / (2 * P - 1) ** 2
 
 
-def _power(n: int, detect: float, alpha: float, null: float, groups: int) -> float:
-    z = N01.inv_cdf(1 - alpha / 2)
-    p1 = null + detect
+def _power(n: int, detect: float, alpha: float, null: float, groups: int, alternative: str = "two-sided",
+           null_variance: str = "pooled", null_difference: float = 0.0) -> float:
+    """The Wald test's power from Eq 1 with NormalDist: both tails when two-sided."""
+    z = N01.inv_cdf(1 - alpha / 2) if alternative == "two-sided" else N01.inv_cdf(1 - alpha)
+    q0 = null + null_difference
+    p1 = q0 - detect if alternative == "less" else q0 + detect
     if groups == 1:
         s0, s1 = math.sqrt(_v(null)), math.sqrt(_v(p1))
     else:
-        s0, s1 = math.sqrt(2 * _v((null + p1) / 2)), math.sqrt(_v(null) + _v(p1))
-    return N01.cdf((detect * math.sqrt(n) - z * s0) / s1)
+        s0 = math.sqrt(2 * _v((null + p1) / 2)) if null_variance == "pooled" else math.sqrt(_v(null) + _v(q0))
+        s1 = math.sqrt(_v(null) + _v(p1))
+    power = N01.cdf((detect * math.sqrt(n) - z * s0) / s1)
+    if alternative == "two-sided":
+        power += N01.cdf((-detect * math.sqrt(n) - z * s0) / s1)
+    return power
 
 
 def _accuracy(prior=(0.3, 0.7)):
@@ -231,7 +238,7 @@ def test_power_of_a_share_identified_at_the_null_only():
     with pytest.raises(DesignerError, match=r"^the share is not identified by this mechanism \(variance inf\): "
                                             r"no test has power$"):
         power_sample_size(acc, 0.3, null=0.0)
-    assert power_at(acc, 500, 0.3, 0.05, null=0.0) == 0.025
+    assert power_at(acc, 500, 0.3, 0.05, null=0.0) == 0.05
 
 
 def test_a_share_moved_from_certainty_spreads_the_rest_evenly_without_warnings():
@@ -464,3 +471,35 @@ def test_price_of_privacy_uses_the_level_asked_for():
     z = N01.inv_cdf(0.95)  # level 0.9
     (row,) = price_of_privacy(problem, [1.0], 0.03, 0.9, prior=[0.2, 0.8])
     assert row["n"] == math.ceil(z**2 * row["variance"] / 0.03**2 - 1e-9)
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+@pytest.mark.parametrize("groups, null_variance, null_difference", [(1, "pooled", 0.0), (2, "pooled", 0.0),
+                                                                     (2, "null", 0.0), (2, "null", 0.1),
+                                                                     (2, "pooled", -0.05)])
+def test_power_under_each_alternative_and_null_variance(alternative, groups, null_variance, null_difference):
+    """One- and two-sided tests (two-sided counting both tails, as rr does), two groups with a null difference and
+    the null variance pooled or at the stated null shares: power against NormalDist, and the smallest n whose power
+    reaches the target (checked at n and n - 1)."""
+    acc = _accuracy()
+    kw = {"alternative": alternative, "null_variance": null_variance, "null_difference": null_difference}
+    for n in (20, 400, 5000):
+        assert power_at(acc, n, 0.08, 0.05, null=0.4, groups=groups, **kw) == pytest.approx(
+            _power(n, 0.08, 0.05, 0.4, groups, **kw), rel=1e-9)
+    for target in (0.5, 0.8, 0.9):
+        n = power_sample_size(acc, 0.08, target, 0.05, null=0.4, groups=groups, **kw)
+        assert _power(n, 0.08, 0.05, 0.4, groups, **kw) >= target
+        assert n == 1 or _power(n - 1, 0.08, 0.05, 0.4, groups, **kw) < target
+
+
+def test_both_tails_make_a_small_effect_more_powerful():
+    """rr's convention: at a small effect the second tail is not negligible (one tail alone understates it)."""
+    acc = _accuracy()
+    both = power_at(acc, 200, 0.02, 0.05, null=0.3)
+    one = _power(200, 0.02, 0.05, 0.3, 1) - N01.cdf((-0.02 * math.sqrt(200) - N01.inv_cdf(0.975)
+                                                      * math.sqrt(_v(0.3))) / math.sqrt(_v(0.32)))
+    assert both > one + 0.004
+    with pytest.raises(DesignerError, match="alternative must be one of 'two-sided', 'greater', 'less'"):
+        power_at(acc, 200, 0.02, alternative="bigger")
+    with pytest.raises(DesignerError, match="null_difference is the difference of two groups' shares"):
+        power_at(acc, 200, 0.02, null_difference=0.1)

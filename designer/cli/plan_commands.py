@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from .._render import fmt, render_csv, render_json, render_table
-from ..vocabulary import Semantics
+from ..vocabulary import Alternative, NullVariance, Semantics
 from ._common import (
     CommandError,
     add_format,
@@ -32,7 +32,8 @@ def _width(text: str) -> float:
 
 #: Defaults of the flags whose use is checked against the mode (``None`` in argparse, so a flag given
 #: explicitly can be told from one left out).
-_DEFAULTS = {"level": 0.95, "power": 0.8, "alpha": 0.05, "groups": 1}
+_DEFAULTS = {"level": 0.95, "power": 0.8, "alpha": 0.05, "groups": 1, "alternative": "two-sided",
+             "null_variance": "pooled", "null_difference": 0.0}
 
 #: Flags each kind of plan reads; any other flag given is refused with the reason (never silently ignored).
 _USES = {
@@ -42,7 +43,8 @@ _USES = {
     "smallest_budget": {"prior", "width", "level", "n", "grid", "plot", "check", "seed", "report", "force",
                         "dont_know_value"},
     "power": {"prior", "detect", "power", "alpha", "groups", "share", "null", "n", "width", "level", "grid", "plot",
-              "check", "seed", "report", "force", "semantics", "epsilon", "dont_know_value"},
+              "check", "seed", "report", "force", "semantics", "epsilon", "dont_know_value", "alternative",
+              "null_variance", "null_difference"},
 }
 _WHY = {
     "survey": "a questionnaire plan splits its own budget at its questions' priors; it reads --width (and --level, "
@@ -133,6 +135,9 @@ def cmd_plan(args: argparse.Namespace) -> str:
     prior = parse_prior(args.prior, source.inputs, default_prior) if (args.prior or kind == "problem") else None
     request = PlanRequest(width=args.width, level=args.level, n=args.n, detect=args.detect, power=args.power,
                           alpha=args.alpha, groups=args.groups, share=args.share, null=args.null,
+                          alternative=Alternative.parse(args.alternative, "--alternative"),
+                          null_variance=NullVariance.parse(args.null_variance, "--null-variance"),
+                          null_difference=args.null_difference,
                           prior=None if prior is None else tuple(prior),
                           semantics=Semantics.parse(args.semantics or "sldp"),
                           grid=None if args.grid is None else tuple(parse_grid(args.grid, "--grid")),
@@ -160,7 +165,8 @@ def _headline(out: dict[str, Any]) -> str:
     if mode == "power":
         who = "per group" if out["groups"] == 2 else "respondents"
         return (f"{out['n']} {who} detect a difference of {out['detect']:g} in the share of {out['share']!r} "
-                f"(null {out['null']:g}) with power {out['power']:g} at alpha {out['alpha']:g}; power at n = "
+                f"(null {out['null']:g}, {out['alternative']}) with power {out['power']:g} at alpha {out['alpha']:g}"
+                f"{'; null variance ' + out['null_variance'] if 'null_variance' in out else ''}; power at n = "
                 f"{out['power_at_n']['n']}: {out['power_at_n']['power']:.4f}")
     joint = out["joint"]
     return (f"best split: total variance {fmt(out['total_variance'])}; "
@@ -292,7 +298,13 @@ def _configure_plan(p: argparse.ArgumentParser) -> None:
                                                         "report the half-width at n; with --detect, the power at n")
     p.add_argument("--detect", type=positive_arg, help="difference in a share to detect (power mode)")
     p.add_argument("--power", type=level_arg, help="power wanted, in (0, 1) (default 0.8)")
-    p.add_argument("--alpha", type=level_arg, help="two-sided test level (default 0.05)")
+    p.add_argument("--alpha", type=level_arg, help="test level (default 0.05)")
+    p.add_argument("--alternative", choices=("two-sided", "greater", "less"),
+                   help="two-sided (default; the power counts both tails), greater or less")
+    p.add_argument("--null-variance", choices=("pooled", "null"),
+                   help="two groups: the null variance pooled (default) or at the stated null shares (rr's)")
+    p.add_argument("--null-difference", type=float, help="two groups: their shares' difference under the null "
+                                                          "(default 0)")
     p.add_argument("--groups", type=int_arg(1, 2), help="1: against a null value (default); 2: two groups")
     p.add_argument("--share", help="input whose share is tested (default the first input)")
     p.add_argument("--null", type=probability_arg, help="null value of the share (default its prior)")

@@ -11,7 +11,7 @@ from typing import Any
 
 from .._numeric import two_sided_z
 from ..mechanism import Mechanism
-from ..vocabulary import PlanMode, Semantics
+from ..vocabulary import Alternative, NullVariance, PlanMode, Semantics
 from .sizes import (
     BASES,
     Accuracy,
@@ -46,7 +46,10 @@ class PlanRequest:
         Respondents: the smallest budget's ``n``, or where the half-width (and the power) is reported.
     detect, power, alpha, groups, share, null
         A power plan: the difference in the share of input ``share`` (default the first) to detect, the power
-        wanted, the two-sided test level, one sample against ``null`` (default the prior) or two groups.
+        wanted, the test level, one sample against ``null`` (default the prior) or two groups.
+    alternative, null_variance, null_difference
+        ``two-sided`` (both tails counted), ``greater`` or ``less``; for two groups, the null variance pooled or at
+        the stated null shares (rr's), and the groups' difference under the null (default 0).
     prior : sequence of float or None
         The shares at which to plan (default the problem's prior, or uniform for a mechanism).
     semantics : Semantics
@@ -66,6 +69,9 @@ class PlanRequest:
     groups: int = 1
     share: str | None = None
     null: float | None = None
+    alternative: Alternative = Alternative.TWO_SIDED
+    null_variance: NullVariance = NullVariance.POOLED
+    null_difference: float = 0.0
     prior: tuple[float, ...] | None = None
     semantics: Semantics = Semantics.SLDP
     grid: tuple[float, ...] | None = None
@@ -168,7 +174,9 @@ class Plan:
             assert self.power_at_n is not None
             out.update(n=self.n, power=r.power, power_at_n={"n": self.power_at_n.n, "power": self.power_at_n.power},
                        detect=r.detect, alpha=r.alpha, groups=r.groups, share=self.share, null=self.null,
-                       formula=self.formula)
+                       alternative=r.alternative.value, formula=self.formula)
+            if r.groups == 2:
+                out.update(null_variance=r.null_variance.value, null_difference=r.null_difference)
             if r.width is not None:
                 out.update(width=r.width, level=r.level)
         else:
@@ -227,11 +235,13 @@ def make_plan(source: Any, request: PlanRequest, *, name: str = "", table: bool 
     fields: dict[str, Any] = {}
     if mode is PlanMode.POWER:
         assert request.detect is not None
+        test: dict[str, Any] = {"alternative": request.alternative, "null_variance": request.null_variance,
+                                "null_difference": request.null_difference}
         n = power_sample_size(acc, request.detect, request.power, request.alpha, share=share, null=request.null,
-                              groups=request.groups)
+                              groups=request.groups, **test)
         at = request.n if request.n is not None else n
         fields.update(power_at_n=PowerAt(at, power_at(acc, at, request.detect, request.alpha, share=share,
-                                                      null=request.null, groups=request.groups)),
+                                                      null=request.null, groups=request.groups, **test)),
                       share=acc.mechanism.inputs[share],
                       null=request.null if request.null is not None else float(acc.prior[share]))
         formula = "asymptotic MLE variance V/n (Wald test)"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,7 @@ from .._numeric import two_sided_z
 from .._validation import check_int, check_prior, check_real
 from ..exceptions import PlanningError
 from ..mechanism import Mechanism
-from ..vocabulary import Objective, Semantics, VarianceFormula
+from ..vocabulary import Alternative, NullVariance, Objective, Semantics, VarianceFormula
 
 __all__ = ["BASES", "EPS_MAX", "Accuracy", "BudgetPlan", "DesignCache", "PlanningError", "SampleSize", "accuracy_of",
            "check_by_simulation", "power_at", "power_sample_size", "price_of_privacy", "sample_size", "smallest_budget"]
@@ -174,46 +175,88 @@ def _variances(accuracy: Accuracy, index: int, values: list[float]) -> list[floa
 
 
 def _power_setup(accuracy: Accuracy, detect: float, alpha: float, share: int, null: float | None,
-                 groups: int) -> tuple[float, float, float, float]:
-    """``(z_alpha, D, sd under the null, sd under the alternative)`` per respondent."""
+                 groups: int, alternative: Any = "two-sided", null_variance: Any = "pooled",
+                 null_difference: float = 0.0) -> tuple[float, float, float, float, Alternative]:
+    """``(z, D, sd under the null, sd under the alternative, alternative)`` per respondent; ``z`` is the
+    quantile of ``1 - alpha / 2`` (two-sided) or ``1 - alpha`` (one-sided)."""
     detect = check_real(detect, "detect", low=0.0, low_open=True)
     alpha = check_real(alpha, "alpha", low=0.0, high=1.0, low_open=True, high_open=True)
+    alt = Alternative.parse(alternative, "alternative")
+    pooled = NullVariance.parse(null_variance, "null_variance") is NullVariance.POOLED
     if groups not in (1, 2):
         raise PlanningError(f"groups must be 1 (one sample against a null value) or 2 (two groups), got {groups}")
     p0 = float(accuracy.prior[share]) if null is None else check_real(null, "null", low=0.0, high=1.0)
-    p1 = p0 + detect
-    if not p1 < 1.0:
-        raise PlanningError(f"the share {p0:g} + detect {detect:g} leaves (0, 1); detect a smaller difference")
-    v0, v1 = _variances(accuracy, share, [p0, p1])
-    z = two_sided_z(1.0 - alpha)
+    sign = -1.0 if alt is Alternative.LESS else 1.0
+    if groups == 1 and null_difference != 0.0:
+        raise PlanningError("null_difference is the difference of two groups' shares under the null: give groups=2")
+    q0 = p0 + check_real(null_difference, "null_difference", low=-1.0, high=1.0)  # the second group under the null
+    p1 = q0 + sign * detect
+    if not (0.0 < p1 < 1.0 and 0.0 <= q0 <= 1.0):
+        raise PlanningError(f"the share {q0:g} {'-' if sign < 0 else '+'} detect {detect:g} leaves (0, 1); detect "
+                            "a smaller difference")
+    z = two_sided_z(1.0 - alpha) if alt is Alternative.TWO_SIDED else float(NormalDist().inv_cdf(1.0 - alpha))
     if groups == 1:
-        return z, detect, math.sqrt(v0), math.sqrt(v1)
-    vbar = _variances(accuracy, share, [(p0 + p1) / 2])[0]
-    return z, detect, math.sqrt(2 * vbar), math.sqrt(v0 + v1)
+        v0, v1 = _variances(accuracy, share, [p0, p1])
+        return z, detect, math.sqrt(v0), math.sqrt(v1), alt
+    va, vq, v1 = _variances(accuracy, share, [p0, q0, p1])
+    null_sd = math.sqrt(2 * _variances(accuracy, share, [(p0 + p1) / 2])[0]) if pooled else math.sqrt(va + vq)
+    return z, detect, null_sd, math.sqrt(va + v1), alt
+
+
+def _power(d: float, n: float, z: float, s0: float, s1: float, alt: Alternative) -> float:
+    """Power of the Wald test with ``n`` respondents (per group): ``Phi((D sqrt(n) - z s0) / s1)``, plus the other
+    tail ``Phi((-D sqrt(n) - z s0) / s1)`` when two-sided."""
+    from scipy.stats import norm
+
+    power = float(norm.cdf((d * math.sqrt(n) - z * s0) / s1))
+    if alt is Alternative.TWO_SIDED:
+        power += float(norm.cdf((-d * math.sqrt(n) - z * s0) / s1))
+    return power
 
 
 def power_sample_size(accuracy: Accuracy, detect: float, power: float = 0.8, alpha: float = 0.05, *,
-                      share: int = 0, null: float | None = None, groups: int = 1) -> int:
-    """Respondents (per group when ``groups = 2``) for a two-sided Wald test at ``alpha`` to detect a share
-    ``null + detect`` against ``null`` (one sample) or two groups' shares differing by ``detect``, with
-    probability ``power``: ``n = ((z_{1-alpha/2} s0 + z_power s1) / detect)^2``."""
+                      share: int = 0, null: float | None = None, groups: int = 1, alternative: Any = "two-sided",
+                      null_variance: Any = "pooled", null_difference: float = 0.0) -> int:
+    """Respondents (per group when ``groups = 2``) for a Wald test at ``alpha`` to detect a share ``null +- detect``
+    against ``null`` (one sample) or two groups' shares differing by ``null_difference + -detect`` against
+    ``null_difference``, with probability ``power``. One-sided: ``n = ((z_{1-alpha} s0 + z_power s1) / D)^2``
+    rounded up. Two-sided: the smallest ``n`` whose power, both tails counted, reaches ``power`` (at most the
+    one-tail formula's ``n``, found by bisection: the power increases with ``n``).
+
+    ``null_variance``: ``"pooled"`` (both groups at the mean of the alternative's shares) or ``"null"`` (each group
+    at its null share, the R package rr's convention); docs/theory.md section 10.
+    """
     from scipy.stats import norm
 
     power = check_real(power, "power", low=0.0, high=1.0, low_open=True, high_open=True)
-    z, d, s0, s1 = _power_setup(accuracy, detect, alpha, share, null, groups)
+    z, d, s0, s1, alt = _power_setup(accuracy, detect, alpha, share, null, groups, alternative, null_variance,
+                                     null_difference)
     if not (math.isfinite(s0) and math.isfinite(s1)):
         raise PlanningError("the share is not identified by this mechanism (variance inf): no test has power")
-    return max(1, math.ceil(((z * s0 + float(norm.ppf(power)) * s1) / d) ** 2 * (1 - 1e-12)))
+    target = power * (1 - 1e-12)  # a power read off the formula at n gives n itself, whatever the last ulps
+    one_tail = max(1, math.ceil(((z * s0 + float(norm.ppf(power)) * s1) / d) ** 2 * (1 - 1e-12)))
+    while _power(d, one_tail, z, s0, s1, Alternative.GREATER) < target:  # rounding guard
+        one_tail += 1
+    if alt is not Alternative.TWO_SIDED:
+        return one_tail
+    lo, hi = 0, one_tail  # power(hi) >= target; power(lo) < target (or lo = 0)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if _power(d, mid, z, s0, s1, alt) >= target else (mid, hi)
+    return hi
 
 
 def power_at(accuracy: Accuracy, n: int, detect: float, alpha: float = 0.05, *, share: int = 0,
-             null: float | None = None, groups: int = 1) -> float:
-    """Power of the same test with ``n`` respondents (per group): ``Phi((D sqrt(n) - z s0) / s1)``."""
-    from scipy.stats import norm
-
+             null: float | None = None, groups: int = 1, alternative: Any = "two-sided",
+             null_variance: Any = "pooled", null_difference: float = 0.0) -> float:
+    """Power of the same test with ``n`` respondents (per group): ``Phi((D sqrt(n) - z s0) / s1)``, both tails
+    when two-sided; ``alpha`` (the test's level) when the share is not identified at the null or the alternative."""
     n = check_int(n, "n", low=1)
-    z, d, s0, s1 = _power_setup(accuracy, detect, alpha, share, null, groups)
-    return float(norm.cdf((d * math.sqrt(n) - z * s0) / s1)) if math.isfinite(s0 + s1) else alpha / 2
+    z, d, s0, s1, alt = _power_setup(accuracy, detect, alpha, share, null, groups, alternative, null_variance,
+                                     null_difference)
+    if not math.isfinite(s0 + s1):  # nothing to test with: the test rejects at its level
+        return float(alpha)
+    return _power(d, n, z, s0, s1, alt)
 
 
 #: How a plan's design was chosen (``Plan.basis``), in words.
