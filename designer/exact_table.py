@@ -25,7 +25,7 @@ from .mechanism import Mechanism
 from .privacy import is_private, worst_case
 from .vocabulary import Semantics
 
-__all__ = ["DENOMINATOR", "ExactTable", "OsRandom", "SeededRandom", "exact_table"]
+__all__ = ["DENOMINATOR", "ExactTable", "OsRandom", "SeededRandom", "exact_table", "round_rows", "sample_counts"]
 
 #: Every table's denominator: counts are integers over 2**32, so count / D is a double exactly.
 DENOMINATOR = 2**32
@@ -103,17 +103,33 @@ class ExactTable:
         """One output column per respondent of row ``rows[i]``: column ``j`` with probability
         ``counts[rows[i], j] / D`` exactly (one 32-bit word each)."""
         rows = np.asarray(rows, dtype=np.int64)
-        words = source.words(rows.size)
-        cum = np.cumsum(self.counts, axis=1, dtype=np.uint64)
+        return sample_counts(self.counts, rows, source.words(rows.size))
+
+
+#: Up to this many columns a draw counts the cumulative counts below its word column by column (else by row).
+FEW_COLUMNS = 32
+
+
+def sample_counts(counts: NDArray[np.int64], rows: NDArray[np.int64], words: NDArray[np.uint64]
+                  ) -> NDArray[np.int64]:
+    """The column whose cumulative counts bracket each word: ``j`` with ``S_{j-1} <= words[i] < S_j`` in row
+    ``rows[i]`` of ``counts`` (``(k, F)``, rows summing to :data:`DENOMINATOR`); the one sampler of designer."""
+    cum = np.cumsum(counts, axis=1, dtype=np.uint64)
+    if cum.shape[1] <= FEW_COLUMNS:
         out = np.zeros(rows.size, dtype=np.int64)
         for j in range(cum.shape[1] - 1):  # the number of cumulative counts <= w
             out += np.take(cum[:, j], rows) <= words
         return out
+    out = np.empty(rows.size, dtype=np.int64)
+    for r in np.unique(rows):
+        sel = rows == r
+        out[sel] = np.searchsorted(cum[r], words[sel], side="right")
+    return out
 
 
-def _round_rows(matrix: NDArray[np.float64]) -> NDArray[np.int64]:
+def round_rows(matrix: NDArray[np.float64]) -> NDArray[np.int64]:
     """Counts over D with each row summing to D exactly: floors, then the largest remainders get one more."""
-    scaled = matrix * DENOMINATOR
+    scaled = np.clip(matrix, 0.0, None) * DENOMINATOR
     base = np.floor(scaled).astype(np.int64)
     short = DENOMINATOR - base.sum(axis=1)
     order = np.argsort(-(scaled - base), axis=1, kind="stable")
@@ -156,7 +172,7 @@ def exact_table(mech: Mechanism, *, epsilon: float | None = None, semantics: Any
         uniform[:] = 1.0 / matrix.shape[1]
     weight = 0.0
     while weight < 0.5:
-        counts = _round_rows((1 - weight) * matrix + weight * uniform)
+        counts = round_rows((1 - weight) * matrix + weight * uniform)
         used = counts.sum(axis=0) > 0
         table = Mechanism(counts[:, used] / DENOMINATOR, inputs=mech.inputs, frame=frame,
                           focal=[b for b, u in zip(focal, used) if u])

@@ -63,27 +63,16 @@ def input_indices(mech: Mechanism, true_inputs: Sequence[Any] | ArrayLike) -> ND
     return idx
 
 
-#: Up to this many answers a draw counts the cumulative sums below it column by column (else grouped by row).
-FEW_COLUMNS = 32
-
-
 def draw_rows(probs: NDArray[np.float64], rows: NDArray[np.int64], rng: np.random.Generator) -> NDArray[np.int64]:
-    """One categorical draw per respondent: column ``j`` with probability ``probs[rows[i], j]`` (inverse CDF,
-    grouped by row; successive calls continue the generator's stream, so chunks draw as one call would)."""
-    cum = np.cumsum(probs, axis=1)
-    cum[:, -1] = np.inf  # rows sum to 1 within 1e-9: never fall off the end
-    u = rng.random(rows.size)
-    if cum.shape[1] <= FEW_COLUMNS:
-        # searchsorted(side="right") counts the cumulative sums <= u: one vectorised pass per column.
-        out = np.zeros(rows.size, dtype=np.int64)
-        for j in range(cum.shape[1] - 1):
-            out += np.take(cum[:, j], rows) <= u
-        return out
-    out = np.empty(rows.size, dtype=np.int64)
-    for r in np.unique(rows):
-        sel = rows == r
-        out[sel] = np.searchsorted(cum[r], u[sel], side="right")
-    return out
+    """One categorical draw per respondent from row ``rows[i]`` of ``probs``, by the sampler of every release:
+    the rows written as counts over 2^32 (:func:`designer.exact_table.round_rows`) and one uniform 32-bit word
+    from ``rng`` per respondent, the column whose cumulative counts bracket it
+    (:func:`designer.exact_table.sample_counts`). Successive calls continue the generator's stream, so chunks draw
+    as one call would."""
+    from .exact_table import DENOMINATOR, round_rows, sample_counts
+
+    words = rng.integers(0, DENOMINATOR, size=rows.size, dtype=np.uint64)
+    return sample_counts(round_rows(np.asarray(probs, dtype=np.float64)), rows, words)
 
 
 def randomize(mech: Mechanism, true_inputs: Sequence[Any] | ArrayLike,

@@ -183,3 +183,20 @@ def test_three_variables_in_one_release(tmp_path, capsys):
     assert [v["column"] for v in manifest["variables"]] == ["drugs", "tax", "vote"]
     assert manifest["epsilon_total"] == pytest.approx(sum(eps), rel=1e-9)
     assert all(len(v["sha256"]) == 64 for v in manifest["variables"])
+
+
+@pytest.mark.parametrize("name", ["frequency-16", "gwrr-dont-know-wldp", "gwrr-dont-know", "survey-5-options-utility",
+                                  "survey-5-options", "warner"])
+def test_every_bundled_problem_exports_a_table_within_its_budget(name):
+    """The table `designer export` writes for each bundled problem, checked within the problem's budget with
+    Fractions (Shafer) and every event (Walley), as its semantics asks."""
+    from designer.exports import randomizer_for
+
+    problem = load_problem(f"problems/{name}.toml")
+    mech = design(problem).mechanism
+    table = randomizer_for(mech, epsilon=problem.epsilon, semantics=problem.semantics.value).table
+    assert table.epsilon == problem.epsilon and np.all(table.counts.sum(axis=1) == DENOMINATOR)
+    if problem.semantics.shafer:
+        assert _shafer_ok(table.counts, problem.epsilon)
+    if problem.semantics.walley:
+        assert _walley_ok(table, [int(b) for b in mech.focal], mech.l, problem.epsilon)

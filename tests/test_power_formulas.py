@@ -446,15 +446,18 @@ def test_smallest_budget_floor_messages_without_dont_know_and_without_any_inform
     """A floor that no budget lifts, said in full: Warner's variance at eps = 20 is the prior's own
     pi (1 - pi) / n (no don't-know note); a design that says nothing has an infinite variance (no count of
     respondents)."""
-    from designer.design import DesignProblem, load_problem
+    from designer.design import DesignProblem, design, load_problem
+    from designer.planning import accuracy_of as acc_of
     from designer.planning import smallest_budget
 
     warner = load_problem(Path(__file__).resolve().parents[1] / "problems" / "warner.toml")
     with pytest.raises(DesignerError) as info:
         smallest_budget(warner, 100, 0.01, 0.95, prior=[0.3, 0.7])
-    message = str(info.value)
-    assert message.startswith("no budget up to 20 reaches width 0.01 with n = 100: the variance stays above 0.21")
-    assert "don't-know" not in message and message.endswith("respondents would be needed")
+    floor = acc_of(design(warner.replace(epsilon=20.0)).mechanism, "sldp", [0.3, 0.7]).variance
+    needed = math.ceil(N01.inv_cdf(0.975) ** 2 * floor / 0.01**2)
+    assert str(info.value) == (f"no budget up to 20 reaches width 0.01 with n = 100: the variance stays above "
+                               f"{floor:.4g} per respondent even at eps = 20; at least {needed} respondents would be "
+                               "needed")
     silent = DesignProblem(inputs=("yes", "no"), epsilon=1.0, dont_know=1.0)
     with pytest.raises(DesignerError) as info:
         smallest_budget(silent, 100, 0.1, 0.95)
