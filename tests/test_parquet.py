@@ -70,3 +70,46 @@ def test_an_empty_parquet_file_is_named(tmp_path, capsys, rows):
     pd.DataFrame({"response": pd.Series([], dtype=str)}).to_parquet(path)
     assert main(["estimate", str(path), "--mechanism", Q2X3]) == 2
     assert "no rows" in capsys.readouterr().err
+
+
+def _dataset(tmp_path, parts: int = 3):
+    """examples/answers.csv randomized once, then split into Parquet parts (one folder per region, as a
+    partitioned dataset is laid out)."""
+    import numpy as np
+
+    from designer import Q_2x3
+    from designer.sampling import randomize
+
+    data = pd.read_csv("examples/answers.csv", dtype=str)
+    q = Q_2x3(0.6, 0.2)
+    data["response"] = [q.columns[j] for j in randomize(q, data["answer"].to_numpy(), rng=4)]
+    folder = tmp_path / "dataset"
+    for i, idx in enumerate(np.array_split(np.arange(len(data)), parts)):
+        (folder / f"part={i}").mkdir(parents=True)
+        data.iloc[idx][["id", "response"]].to_parquet(folder / f"part={i}" / "data.parquet")
+    whole = tmp_path / "whole.csv"
+    data[["id", "response"]].to_csv(whole, index=False)
+    return folder, whole
+
+
+def test_a_folder_of_parquet_parts_is_the_whole_file(tmp_path, capsys):
+    folder, whole = _dataset(tmp_path)
+    assert _json(["estimate", str(folder), "--mechanism", Q2X3], capsys) == \
+        _json(["estimate", str(whole), "--mechanism", Q2X3], capsys)
+    assert main(["estimate", str(whole), "--mechanism", Q2X3, "--scheduler", "tcp://127.0.0.1:1"]) == 2
+    assert "is one file: drop --scheduler" in capsys.readouterr().err
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["estimate", str(empty), "--mechanism", Q2X3]) == 2
+    assert "without .parquet parts" in capsys.readouterr().err
+
+
+def test_the_parts_counted_on_a_dask_cluster_give_the_same_estimate(tmp_path, capsys):
+    distributed = pytest.importorskip("distributed")
+    folder, whole = _dataset(tmp_path, parts=4)
+    local = _json(["estimate", str(whole), "--mechanism", Q2X3], capsys)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  silence_logs=50) as cluster:
+        remote = _json(["estimate", str(folder), "--mechanism", Q2X3, "--scheduler", cluster.scheduler_address],
+                       capsys)
+    assert remote == local

@@ -4,6 +4,8 @@ clusters (docs/theory.md section 8)."""
 from __future__ import annotations
 
 import argparse
+import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,7 +24,7 @@ from ._common import (
     read_mechanism,
     with_status,
 )
-from ._stream import answer_codes, read_chunks
+from ._stream import answer_codes, is_parquet, read_chunks
 
 #: Cells that mean "no answer" in an answers file (empty, R's NA, spreadsheet and database spellings).
 MISSING_CELLS = ("", "NA", "N/A", "NaN", "nan", "NULL", "null", "#N/A")
@@ -45,6 +47,61 @@ def _count(path: str, column_name: str, mech: Mechanism, vocabulary: Any, missin
         codes = answer_codes(path, values, line, vocabulary, skip=absent)
         counts += np.bincount(codes, minlength=counts.size)
     return counts, dropped
+
+
+def partition_counts(path: str, column: str, mechanism: str, precise: bool, missing: str
+                     ) -> tuple[NDArray[np.float64], int]:
+    """Answers per column of one part of a dataset, and the rows dropped: what each worker computes (the
+    counts are sufficient for the shares, so the parts' sums give the whole file's estimate exactly)."""
+    from ..answers import vocabulary_of
+
+    mech = read_mechanism(mechanism)
+    return _count(path, column, mech, vocabulary_of(mechanism, mech, precise=precise), missing)
+
+
+def _counts_of(args: argparse.Namespace, mech: Mechanism, vocabulary: Any, *, precise: bool
+               ) -> tuple[NDArray[np.float64], int]:
+    """The answer counts of one file, or summed over the Parquet parts of a folder (on a Dask cluster with
+    ``--scheduler``, one part a task; the same counts as one machine's, exactly)."""
+    if not os.path.isdir(args.responses):
+        return _count(args.responses, args.column, mech, vocabulary, args.missing)
+    parts = sorted(str(p) for p in Path(args.responses).rglob("*") if p.is_file() and is_parquet(str(p)))
+    if not parts:
+        raise CommandError(f"{args.responses}: a folder without .parquet parts; give a CSV or Parquet file, or the "
+                           "folder of a partitioned Parquet dataset")
+    task = (args.column, args.mechanism, precise, args.missing)
+    if args.scheduler:
+        results = _on_cluster(args.scheduler, parts, task)
+    else:
+        results = [partition_counts(part, *task) for part in parts]
+    return np.sum([r[0] for r in results], axis=0), sum(r[1] for r in results)
+
+
+def _on_cluster(scheduler: str, parts: list[str], task: tuple[Any, ...]) -> list[tuple[Any, int]]:
+    """``partition_counts`` of every part on the Dask cluster at ``scheduler``."""
+    from ..design.sweep import check_scheduler_address
+    from ..exceptions import DesignerError
+
+    try:
+        from distributed import Client
+    except ImportError:
+        raise CommandError("--scheduler needs Dask's distributed scheduler: pip install 'designer[dask]'") from None
+    try:
+        check_scheduler_address(scheduler)
+    except DesignerError as exc:
+        raise CommandError(str(exc)) from None
+    client = Client(scheduler, timeout="10s", set_as_default=False)
+    try:
+        futures = client.map(partition_counts, parts, *[[value] * len(parts) for value in task], pure=False)
+        try:
+            return list(client.gather(futures))
+        except DesignerError as exc:  # a bad part: the worker's one line
+            raise CommandError(str(exc)) from None
+        except Exception as exc:
+            raise CommandError(f"a Dask worker failed ({type(exc).__name__}: {' '.join(str(exc).split())}); the "
+                               "workers need designer installed and the parts' paths readable") from None
+    finally:
+        client.close()
 
 
 def _estimate_groups(args: argparse.Namespace) -> str:
@@ -193,7 +250,7 @@ def cmd_estimate(args: argparse.Namespace) -> str:
         if args.weights or args.cluster or args.cov:
             raise CommandError("--weights, --cluster and --cov apply to set answers (--semantics sldp); the "
                                "identified set of precise answers has no standard errors")
-        counts, dropped = _count(args.responses, args.column, mech, vocabulary, args.missing)
+        counts, dropped = _counts_of(args, mech, vocabulary, precise=True)
         result = identified_set(mech, counts, level=args.level)
         if args.format == "json":
             return render_json({"semantics": "wldp", "n": result.n, "dropped": dropped, "level": result.level,
@@ -206,7 +263,13 @@ def cmd_estimate(args: argparse.Namespace) -> str:
         return (f"{result.n} precise answers{_dropped(dropped)}; identified set of each share at level "
                 f"{result.level:g} (misfit {result.misfit:.3g})\n"
                 + render_table(["input", "lower", "upper"], [[r[0], fmt(r[1]), fmt(r[2])] for r in rows_out]))
+    if args.scheduler and not os.path.isdir(args.responses):
+        raise CommandError(f"--scheduler counts the parts of a partitioned Parquet dataset (a folder); "
+                           f"{args.responses} is one file: drop --scheduler")
     if args.weights or args.cluster or args.cov:
+        if os.path.isdir(args.responses):
+            raise CommandError(f"{args.responses}: --weights, --cluster and --cov read one file (a folder of parts "
+                               "is counted without them)")
         from ..vocabulary import Covariance
 
         Covariance.settle(args.cov, sampling_weights=bool(args.weights) and args.weight_kind == "sampling",
@@ -214,7 +277,7 @@ def cmd_estimate(args: argparse.Namespace) -> str:
         survey, dropped = _read_survey(args, {"": mech}, {"": vocabulary}, [0], len(mech.focal))
         est = estimate_survey(mech, survey, cov=args.cov, level=args.level)
     else:
-        counts, dropped = _count(args.responses, args.column, mech, vocabulary, args.missing)
+        counts, dropped = _counts_of(args, mech, vocabulary, precise=False)
         est = estimate_sldp(mech, counts, level=args.level)
     exit_status = EXIT_FIT if est.status == "not_converged" else 0
     assert est.identified_low is not None and est.identified_high is not None
@@ -266,4 +329,6 @@ def _configure_estimate(p: argparse.ArgumentParser) -> None:
     p.add_argument("--missing", choices=("error", "drop"), default="error",
                    help="a row without an answer (empty, NA): error (default, naming the line) or drop (counted)")
     add_survey_arguments(p)
+    p.add_argument("--scheduler", help="with a folder of Parquet parts: count them on the Dask cluster at this "
+                                       "address (e.g. tcp://127.0.0.1:8786); without it the parts are counted here")
     add_format(p)
