@@ -474,6 +474,8 @@ def test_price_of_privacy_uses_the_level_asked_for():
     z = N01.inv_cdf(0.95)  # level 0.9
     (row,) = price_of_privacy(problem, [1.0], 0.03, 0.9, prior=[0.2, 0.8])
     assert row["n"] == math.ceil(z**2 * row["variance"] / 0.03**2 - 1e-9)
+    (default,) = price_of_privacy(problem, [1.0], 0.03, prior=[0.2, 0.8])  # level 0.95 by default
+    assert default["n"] == math.ceil(N01.inv_cdf(0.975) ** 2 * default["variance"] / 0.03**2 - 1e-9)
 
 
 @pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
