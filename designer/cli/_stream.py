@@ -13,8 +13,8 @@ if TYPE_CHECKING:
     import pandas as pd
     from numpy.typing import NDArray
 
-__all__ = ["CHUNK_ROWS", "SEPARATORS", "answer_codes", "is_parquet", "is_qualtrics_export", "read_chunks", "sniff",
-           "text_writer"]
+__all__ = ["CHUNK_ROWS", "SEPARATORS", "answer_codes", "is_parquet", "is_qualtrics_export", "parquet_text",
+           "read_chunks", "sniff", "text_writer"]
 
 #: Respondents per chunk (about 100 MB of strings at most for a few short columns).
 CHUNK_ROWS = 500_000
@@ -66,6 +66,18 @@ def is_qualtrics_export(frame: pd.DataFrame) -> bool:
     return bool(cells) and all(c.startswith('{"ImportId"') for c in cells)
 
 
+def parquet_text(column: Any) -> list[str]:
+    """An Arrow column as the text a CSV cell would hold: Arrow's own cast to string (integers as ``1``, not
+    through a float), nulls empty, surrounding space stripped."""
+    import pyarrow as pa
+
+    try:
+        values = column.cast(pa.string()).to_pylist()
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        values = [None if v is None else str(v) for v in column.to_pylist()]
+    return ["" if v is None else str(v).strip() for v in values]
+
+
 def is_parquet(path: str) -> bool:
     """Whether ``path`` names a Parquet file (by its extension, ``.parquet`` or ``.pq``)."""
     return str(path).lower().endswith((".parquet", ".pq"))
@@ -91,8 +103,8 @@ def _parquet_chunks(path: str, columns: list[str], chunk_rows: int) -> Iterator[
             raise CommandError(f"{path}: no column {name!r}; the columns are {header}")
     line, seen = 2, 0
     for batch in source.iter_batches(batch_size=chunk_rows, columns=columns):
-        frame = batch.to_pandas()
-        chunk = frame.apply(lambda col: col.map(lambda v: "" if pd.isna(v) else str(v).strip()))
+        chunk = pd.DataFrame({name: parquet_text(batch.column(batch.schema.get_field_index(name)))
+                              for name in columns}, dtype=object)
         yield line, chunk
         line += len(chunk)
         seen += len(chunk)

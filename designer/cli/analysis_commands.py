@@ -32,20 +32,22 @@ def _read_data(path: str, answers: str) -> Any:
     import pandas as pd
 
     from .._io import opening_errors
-    from ._stream import is_parquet, is_qualtrics_export, sniff
+    from ._stream import is_parquet, is_qualtrics_export, parquet_text, sniff
 
     with opening_errors(path, CommandError):
         size = os.path.getsize(path)
     if is_parquet(path):
         import pyarrow as pa
+        import pyarrow.parquet as pq
 
         try:
-            data = pd.read_parquet(path)
+            table = pq.read_table(path)
         except (pa.ArrowInvalid, OSError, ValueError) as exc:
             raise CommandError(f"{path}: not a readable Parquet file ({' '.join(str(exc).split())[:200]})") from None
+        data = table.to_pandas()
         data.columns = [str(c).strip() for c in data.columns]
-        if answers in data.columns:
-            data[answers] = data[answers].map(lambda v: None if pd.isna(v) else str(v).strip())
+        if answers in table.column_names:  # as CSV text: integers as 1, not 1.0; a null is missing
+            data[answers] = [v or None for v in parquet_text(table.column(answers))]
         if len(data) == 0:
             raise CommandError(f"{path}: no rows")
         return data
