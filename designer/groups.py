@@ -31,8 +31,8 @@ from ._numeric import wald_interval
 from .estimation import Estimate
 from .exceptions import InvalidArgumentError, InvalidMechanismError
 from .mechanism import Mechanism
-from .survey import SurveyCounts, estimate_survey, share_covariance
-from .vocabulary import Covariance, NoncomplianceScope, WeightKind
+from .survey import SurveyCounts, fit_survey
+from .vocabulary import NoncomplianceScope
 
 __all__ = ["GroupEstimate", "Noncompliance", "estimate_groups", "stack_mechanisms"]
 
@@ -183,12 +183,9 @@ def estimate_groups(mechanisms: Mapping[str, Mechanism], counts: SurveyCounts, *
     if counts.weighted.size != len(stacked.focal):
         raise InvalidArgumentError(f"counts must cover the {len(stacked.focal)} stacked columns, got "
                                    f"{counts.weighted.size}")
-    fit = estimate_survey(stacked, counts, cov=cov, level=level)
-    chosen = Covariance.settle(cov, sampling_weights=counts.weight_kind is WeightKind.SAMPLING,
-                               clusters=counts.clusters is not None)
+    fit, cov_shares = fit_survey(stacked, counts, cov=cov, level=level)
     theta = fit.estimate
-    identified = fit.status != "not_identified"
-    cov_classes = share_covariance(stacked.matrix, counts, theta, chosen) if identified else None
+    cov_classes = cov_shares if fit.status != "not_identified" else None
     # the prevalence of each input as a linear (or, for the non-compliant share, rational) function of the classes
     jac = np.zeros((k, theta.size))
     jac[:, :k] = np.eye(k)

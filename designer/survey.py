@@ -34,7 +34,32 @@ from .mechanism import Mechanism
 from .mle import share_functionals
 from .vocabulary import Covariance, WeightKind
 
-__all__ = ["SurveyCounts", "estimate_survey", "share_covariance"]
+__all__ = ["SurveyCounts", "cluster_correction", "estimate_survey", "first_bad_weight", "fit_survey",
+           "share_covariance", "variance_words"]
+
+
+def first_bad_weight(weights: NDArray[np.float64]) -> int | None:
+    """Position of the first weight that is not a finite number > 0 (NaN included), or None: the one rule for
+    weights, in the Python API and in every command."""
+    bad = np.flatnonzero(~(np.isfinite(weights) & (weights > 0)))
+    return int(bad[0]) if bad.size else None
+
+
+def cluster_correction(groups: int, rows: int, params: int) -> float:
+    """``G/(G-1) (N-1)/(N-P)``: the small-sample factor of a cluster-robust meat (statsmodels' default and R
+    sandwich's ``vcovCL`` with ``HC1``)."""
+    return groups / (groups - 1) * (rows - 1) / max(rows - params, 1)
+
+
+def variance_words(cov: Covariance, n_clusters: int, weight_kind: WeightKind | None) -> str:
+    """How standard errors were computed, in the words every output uses (shares and coefficients alike)."""
+    words = {Covariance.OIM: "observed information", Covariance.OPG: "outer product of the scores (rr's)",
+             Covariance.ROBUST: "robust sandwich (HC0)"}[cov]
+    if n_clusters:
+        words = f"cluster-robust sandwich over {n_clusters} clusters (G/(G-1) (N-1)/(N-P))"
+    if weight_kind is not None:
+        words += f", {weight_kind.value} weights"
+    return words
 
 
 @dataclass(frozen=True)
@@ -81,10 +106,10 @@ class SurveyCounts:
             w = np.asarray(weights, dtype=np.float64)
             if w.shape != c.shape:
                 raise InvalidArgumentError(f"weights must have one entry per answer ({c.size}), got shape {w.shape}")
-            bad = np.flatnonzero(~(np.isfinite(w) & (w > 0)))
-            if bad.size:
-                raise InvalidArgumentError(f"weight {float(w[bad[0]])!r} of answer {int(bad[0]) + 1} is not a positive "
-                                           "number: every weight must be > 0")
+            bad = first_bad_weight(w)
+            if bad is not None:
+                raise InvalidArgumentError(f"weight {float(w[bad])!r} of answer {bad + 1} is not a positive number: "
+                                           "every weight must be > 0")
         table = None
         if cluster is not None:
             labels = pd.Series(np.asarray(cluster, dtype=object))
@@ -132,25 +157,27 @@ def estimate_survey(mech: Mechanism, counts: SurveyCounts, *, cov: Any = None, l
         choice. Where a share is not identified the standard errors are absent and the intervals are those of
         :func:`estimate_sldp` from the weighted counts, as its warning says.
     """
-    sampling = counts.weight_kind is WeightKind.SAMPLING
-    chosen = Covariance.settle(cov, sampling_weights=sampling, clusters=counts.clusters is not None)
+    return fit_survey(mech, counts, cov=cov, level=level, method=method)[0]
+
+
+def fit_survey(mech: Mechanism, counts: SurveyCounts, *, cov: Any = None, level: float = 0.95,
+               method: str = "newton") -> tuple[Estimate, NDArray[np.float64] | None]:
+    """:func:`estimate_survey`'s estimate and the ``(k, k)`` covariance of the shares behind its standard errors
+    (None where they are not all identified), for callers that need functions of several shares."""
+    chosen = Covariance.settle(cov, sampling_weights=counts.weight_kind is WeightKind.SAMPLING,
+                               clusters=counts.clusters is not None)
     est = estimate_sldp(mech, counts.weighted, method=method, level=level)
     frequency = counts.weight_kind is WeightKind.FREQUENCY
     n = round(float(counts.weighted.sum())) if frequency else counts.rows
-    words = {Covariance.OIM: "observed information", Covariance.OPG: "outer product of the scores",
-             Covariance.ROBUST: "robust sandwich (HC0)"}[chosen]
-    if counts.clusters is not None:
-        words = f"cluster-robust sandwich over {counts.clusters.shape[0]} clusters (G/(G-1) (N-1)/(N-P))"
-    if counts.weight_kind is not None:
-        words += f", {counts.weight_kind.value} weights"
+    words = variance_words(chosen, 0 if counts.clusters is None else counts.clusters.shape[0], counts.weight_kind)
     cov_shares = share_covariance(mech.matrix, counts, est.estimate, chosen)
     if cov_shares is None:
         note = ("the shares are not all identified: no standard errors under a survey variance; the intervals "
                 "are the projected bands of the weighted counts")
-        return dataclasses.replace(est, n=n, variance=words, warnings=(*est.warnings, note))
+        return dataclasses.replace(est, n=n, variance=words, warnings=(*est.warnings, note)), None
     se = np.sqrt(np.maximum(np.diag(cov_shares), 0.0))
     ci_low, ci_high = wald_interval(est.estimate, se, level, low=0.0, high=1.0)
-    return dataclasses.replace(est, n=n, stderr=se, ci_low=ci_low, ci_high=ci_high, variance=words)
+    return dataclasses.replace(est, n=n, stderr=se, ci_low=ci_low, ci_high=ci_high, variance=words), cov_shares
 
 
 def share_covariance(m: NDArray[np.float64], counts: SurveyCounts, pi: NDArray[np.float64], cov: Covariance
@@ -165,7 +192,7 @@ def share_covariance(m: NDArray[np.float64], counts: SurveyCounts, pi: NDArray[n
     if counts.clusters is not None:
         sums = counts.clusters @ g  # (G, k-1)
         groups = counts.clusters.shape[0]
-        meat = sums.T @ sums * groups / (groups - 1) * (counts.rows - 1) / max(counts.rows - (k - 1), 1)
+        meat = sums.T @ sums * cluster_correction(groups, counts.rows, k - 1)
     else:
         meat = (g * counts.squared[:, None]).T @ g
     if cov is Covariance.OIM:

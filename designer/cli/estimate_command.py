@@ -131,10 +131,12 @@ def _estimate_groups(args: argparse.Namespace) -> str:
 
 def _weights(path: str, values: Any, lines: NDArray[np.int64], name: str) -> NDArray[np.float64]:
     """A weights column as positive floats; a bad cell is one error naming its line."""
+    from ..survey import first_bad_weight
+
     out = pd_numeric(values)
-    bad = np.flatnonzero(~(np.isfinite(out) & (out > 0)))
-    if bad.size:
-        raise CommandError(f"{path}: line {lines[bad[0]]}: weight {values.iloc[bad[0]]!r} in column {name!r} is not "
+    bad = first_bad_weight(out)
+    if bad is not None:
+        raise CommandError(f"{path}: line {lines[bad]}: weight {values.iloc[bad]!r} in column {name!r} is not "
                            "a positive number; every weight must be > 0")
     return out
 

@@ -16,6 +16,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ..exceptions import InvalidArgumentError, RegressionError
+from ..survey import cluster_correction, first_bad_weight, variance_words
 from ..vocabulary import Covariance, WeightKind
 from .likelihood import Likelihood, curvature
 from .status import RCOND_TOL
@@ -48,13 +49,7 @@ class SurveyDesign:
 
     def describe(self) -> str:
         """The choice in words, as the output names it."""
-        what = {Covariance.OIM: "observed information", Covariance.OPG: "outer product of the scores (rr's)",
-                Covariance.ROBUST: "robust sandwich (HC0)"}[self.cov]
-        if self.clusters is not None:
-            what = f"cluster-robust sandwich over {self.n_clusters} clusters (G/(G-1) (N-1)/(N-P))"
-        if self.weights is not None:
-            what += f", {self.weight_kind.value} weights"
-        return what
+        return variance_words(self.cov, self.n_clusters, self.weight_kind if self.weights is not None else None)
 
 
 def survey_design(data: Any, rows: NDArray[np.int64], *, weights: str | None, weight_kind: Any,
@@ -72,9 +67,8 @@ def survey_design(data: Any, rows: NDArray[np.int64], *, weights: str | None, we
         if weights not in data.columns:
             raise RegressionError(f"weights column {weights!r} is not in the data (columns: {list(data.columns)})")
         w = pd.to_numeric(data[weights], errors="coerce").to_numpy(dtype=np.float64)
-        bad = ~(np.isfinite(w) & (w > 0))
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
+        i = first_bad_weight(w)
+        if i is not None:
             raise RegressionError(f"weight {str(data[weights].iloc[i])!r} in column {weights!r} is not a positive "
                                   "number: every weight must be > 0 (leave out rows outside the population)",
                                   row=int(rows[i]))
@@ -129,8 +123,7 @@ def covariance(survey: SurveyDesign, bread: NDArray[np.float64], lik: Likelihood
         return out, None
     meat = score_meat(lik, params, survey.clusters, survey.n_clusters)[np.ix_(good, good)]
     if survey.clusters is not None:  # statsmodels' and R sandwich's (vcovCL, HC1) small-sample factors
-        n, g = lik.z.shape[0], survey.n_clusters
-        meat *= g / (g - 1) * (n - 1) / max(n - good.size, 1)
+        meat *= cluster_correction(survey.n_clusters, lik.z.shape[0], good.size)
     if survey.cov is Covariance.OPG:
         values = np.linalg.eigvalsh(meat)
         if not values[0] > RCOND_TOL * values[-1]:
