@@ -213,7 +213,7 @@ def export_html(randomizer: ExportedRandomizer, *, question: str = "Your answer"
             "counts": [[int(c) for c in row] for row in table.counts], "denominator": DENOMINATOR,
             "epsilon": table.epsilon, "semantics": table.semantics.value, "sha256": table.sha256,
             "submitUrl": submit_url, "postMessage": post_message}
-    payload = json.dumps(data, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
+    payload = _script_json(data)
     policy = (f"default-src 'none'; style-src {_csp_hash(PAGE_STYLE)}; script-src {_csp_hash(PAGE_SCRIPT)}; "
               f"connect-src {connect}; img-src 'none'; form-action 'none'; base-uri 'none'")
     return f"""<!doctype html>
@@ -297,11 +297,15 @@ PLATFORM_HTML = """<div id="rr-form">
 <div id="rr-result" hidden aria-live="polite"><p>Your randomized report: <strong id="rr-report"></strong></p></div>"""
 
 
+def _script_json(data: Any) -> str:
+    """JSON that can sit inside a ``<script>`` element: ``<`` and ``>`` escaped, so no label closes it."""
+    return json.dumps(data, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
+
+
 def _table_json(randomizer: ExportedRandomizer) -> str:
     table = randomizer.table
-    data = {"inputs": list(table.inputs), "answers": list(randomizer.answers),
-            "counts": [[int(c) for c in row] for row in table.counts], "sha256": table.sha256}
-    return json.dumps(data, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
+    return _script_json({"inputs": list(table.inputs), "answers": list(randomizer.answers),
+                         "counts": [[int(c) for c in row] for row in table.counts], "sha256": table.sha256})
 
 
 def platform_script(randomizer: ExportedRandomizer, platform: str, field: str = "rr_report") -> str:

@@ -30,6 +30,22 @@ from ._stream import answer_codes, is_parquet, read_chunks
 MISSING_CELLS = ("", "NA", "N/A", "NaN", "nan", "NULL", "null", "#N/A")
 
 
+def _absent_rows(path: str, line: int, chunk: Any, names: list[str], answers: str, missing: str
+                 ) -> NDArray[np.bool_]:
+    """The rows of a chunk (its first at file ``line``) without a value in one of ``names``; with
+    ``missing="error"`` the first such row is an error naming its line and column (an answer, or a value)."""
+    absent = np.zeros(len(chunk), dtype=bool)
+    for name in names:
+        gap = chunk[name].isin(MISSING_CELLS).to_numpy()
+        if gap.any() and missing == "error":
+            what = "answer" if name == answers else "value"
+            raise CommandError(f"{path}: line {line + int(np.flatnonzero(gap)[0])}: no {what} in column {name!r} "
+                               f"({int(gap.sum())} such row(s) in this part of the file); fill them in, or drop "
+                               "them (--missing drop)")
+        absent |= gap
+    return absent
+
+
 def _count(path: str, column_name: str, mech: Mechanism, vocabulary: Any, missing: str = "error"
            ) -> tuple[NDArray[np.float64], int]:
     """Answers per focal set (SLDP) or per frame label (WLDP, ``vocabulary.precise``), counted chunk by chunk,
@@ -37,14 +53,9 @@ def _count(path: str, column_name: str, mech: Mechanism, vocabulary: Any, missin
     counts = np.zeros(mech.l if vocabulary.precise else len(mech.focal))
     dropped = 0
     for line, chunk in read_chunks(path, [column_name]):
-        values = chunk[column_name]
-        absent = values.isin(MISSING_CELLS).to_numpy()
-        if absent.any() and missing == "error":
-            raise CommandError(f"{path}: line {line + int(np.flatnonzero(absent)[0])}: no answer in column "
-                               f"{column_name!r} ({int(absent.sum())} such row(s) in this part of the file); "
-                               "fill them in, or drop them (--missing drop)")
+        absent = _absent_rows(path, line, chunk, [column_name], column_name, missing)
         dropped += int(absent.sum())
-        codes = answer_codes(path, values, line, vocabulary, skip=absent)
+        codes = answer_codes(path, chunk[column_name], line, vocabulary, skip=absent)
         counts += np.bincount(codes, minlength=counts.size)
     return counts, dropped
 
@@ -186,20 +197,13 @@ def _read_survey(args: argparse.Namespace, mechanisms: dict[str, Mechanism], voc
     offset = dict(zip(mechanisms, offsets))
     path = args.responses
     extra = [c for c in (group, args.weights, args.cluster) if c]
+    first = next(iter(mechanisms))
     codes, weights, clusters, dropped = [], [], [], 0
     for line, chunk in read_chunks(path, [args.column, *extra]):
-        absent = np.zeros(len(chunk), dtype=bool)
-        for name in (args.column, *extra):
-            gap = chunk[name].isin(MISSING_CELLS).to_numpy()
-            if gap.any() and args.missing == "error":
-                raise CommandError(f"{path}: line {line + int(np.flatnonzero(gap)[0])}: no value in column {name!r} "
-                                   f"({int(gap.sum())} such row(s) in this part of the file); fill them in, or drop "
-                                   "them (--missing drop)")
-            absent |= gap
+        absent = _absent_rows(path, line, chunk, [args.column, *extra], args.column, args.missing)
         dropped += int(absent.sum())
         kept = chunk.loc[~absent].reset_index(drop=True)
         lines = line + np.flatnonzero(~absent)
-        first = next(iter(mechanisms))
         names = kept[group].to_numpy(dtype=object) if group else np.full(len(kept), first, dtype=object)
         unknown = [i for i, g in enumerate(names) if g not in mechanisms]
         if unknown:
