@@ -7,6 +7,11 @@ generator can be re-run by anyone who learns the seed. Here each row of the mech
 the denominator ``D = 2**32`` (every ``count / D`` is a double exactly), the table is certified against the budget
 by :func:`designer.privacy.is_private` in exact arithmetic, and a draw takes one 32-bit word ``w`` and returns
 the column whose cumulative counts bracket it: the probability of column ``j`` is exactly ``C[x, j] / D``.
+
+A design whose masses are a device's fractions (every mass the double nearest ``c / D`` for one ``D`` up to
+:data:`MAX_GRID`, e.g. sixths for a die) keeps them: its table is the counts over that ``D``, certified with
+integers (:func:`counts_private`), and a draw rejects the words at or above the largest multiple of ``D`` below
+``2**32`` (no modulo bias) before bracketing ``w`` by the cumulative counts times ``2**32 // D``.
 """
 
 from __future__ import annotations
@@ -14,21 +19,27 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ._exact import ratio_at_most_exp
 from .exceptions import CertificationError, InvalidArgumentError
 from .mechanism import Mechanism
 from .privacy import is_private, worst_case
 from .vocabulary import Semantics
 
-__all__ = ["DENOMINATOR", "ExactTable", "OsRandom", "SeededRandom", "exact_table", "round_rows", "sample_counts"]
+__all__ = ["DENOMINATOR", "MAX_GRID", "ExactTable", "OsRandom", "SeededRandom", "counts_private", "exact_table",
+           "grid_counts", "round_rows", "sample_counts", "sample_grid", "table_of"]
 
 #: Every table's denominator: counts are integers over 2**32, so count / D is a double exactly.
 DENOMINATOR = 2**32
+#: Largest denominator recognised as a design's exact grid (a device's outcomes: designer.devices' limit).
+MAX_GRID = 100_000
 #: First weight of the uniform row mixed in before rounding, doubled until the rounded table certifies.
 FIRST_MIX = 2.0**-24
 
@@ -73,14 +84,17 @@ class ExactTable:
     inputs, outputs : tuple of str
         Row and column labels (outputs: the answer sets, or the frame labels of precise answers).
     counts : (k, F) ndarray of int64
-        Each row sums to :data:`DENOMINATOR`.
+        Each row sums to ``denominator``.
     epsilon : float
         The budget the table is certified within (exactly).
     semantics : Semantics
     mix_weight : float
         Weight of the input-independent row mixed in before rounding (0: the rounding alone certified).
     max_change : float
-        Largest ``|count / D - mass|`` over the table: the rounding's cost.
+        Largest ``|count / D - mass|`` over the table: the rounding's cost (0 up to the masses' own float
+        rounding for a design's exact grid).
+    denominator : int
+        ``D``: :data:`DENOMINATOR` (``2**32``) for a rounded table, else the design's own grid (a die's 6).
     """
 
     inputs: tuple[str, ...]
@@ -90,20 +104,51 @@ class ExactTable:
     semantics: Semantics
     mix_weight: float
     max_change: float
+    denominator: int = DENOMINATOR
+
+    @property
+    def scale(self) -> int:
+        """``2**32 // D``: the 32-bit words per outcome of the grid."""
+        return DENOMINATOR // self.denominator
+
+    @property
+    def limit(self) -> int:
+        """Words at or above ``scale * D`` are drawn again (none when ``D`` divides ``2**32``)."""
+        return self.scale * self.denominator
+
+    @property
+    def arithmetic(self) -> str:
+        """How the table was obtained, in words."""
+        if self.denominator == DENOMINATOR:
+            return "integer counts over 2^32"
+        return f"the design's exact fractions: integer counts over {self.denominator}"
 
     @property
     def sha256(self) -> str:
         """SHA-256 of the table (labels, denominator and counts, one canonical text)."""
-        text = "\n".join(["designer exact table v1", f"denominator {DENOMINATOR}", "inputs " + "\t".join(self.inputs),
-                          "outputs " + "\t".join(self.outputs),
+        text = "\n".join(["designer exact table v1", f"denominator {self.denominator}",
+                          "inputs " + "\t".join(self.inputs), "outputs " + "\t".join(self.outputs),
                           *("\t".join(str(int(c)) for c in row) for row in self.counts)])
         return hashlib.sha256(text.encode()).hexdigest()
 
     def sample(self, rows: NDArray[np.int64], source: WordSource) -> NDArray[np.int64]:
         """One output column per respondent of row ``rows[i]``: column ``j`` with probability
-        ``counts[rows[i], j] / D`` exactly (one 32-bit word each)."""
-        rows = np.asarray(rows, dtype=np.int64)
-        return sample_counts(self.counts, rows, source.words(rows.size))
+        ``counts[rows[i], j] / D`` exactly (one 32-bit word each, drawn again while at or above :attr:`limit`)."""
+        return sample_grid(self.counts, self.denominator, np.asarray(rows, dtype=np.int64), source.words)
+
+
+def sample_grid(counts: NDArray[np.int64], denominator: int, rows: NDArray[np.int64],
+                words: Callable[[int], NDArray[np.uint64]]) -> NDArray[np.int64]:
+    """One column per respondent of row ``rows[i]`` of ``counts`` (``(k, F)``, rows summing to ``denominator``):
+    32-bit words from ``words(n)``, those at or above the largest multiple of ``denominator`` below ``2**32``
+    drawn again, then :func:`sample_counts` on the counts in words (times ``2**32 // denominator``)."""
+    scale = DENOMINATOR // denominator
+    drawn = words(rows.size)
+    again = np.flatnonzero(drawn >= scale * denominator)
+    while again.size:
+        drawn[again] = words(again.size)
+        again = again[drawn[again] >= scale * denominator]
+    return sample_counts(np.asarray(counts, dtype=np.int64) * scale, rows, drawn)
 
 
 #: Up to this many columns a draw counts the cumulative counts below its word column by column (else by row).
@@ -113,7 +158,8 @@ FEW_COLUMNS = 32
 def sample_counts(counts: NDArray[np.int64], rows: NDArray[np.int64], words: NDArray[np.uint64]
                   ) -> NDArray[np.int64]:
     """The column whose cumulative counts bracket each word: ``j`` with ``S_{j-1} <= words[i] < S_j`` in row
-    ``rows[i]`` of ``counts`` (``(k, F)``, rows summing to :data:`DENOMINATOR`); the one sampler of designer."""
+    ``rows[i]`` of ``counts`` (``(k, F)``, rows summing to at most :data:`DENOMINATOR`, every word below the
+    sum); the one sampler of designer."""
     cum = np.cumsum(counts, axis=1, dtype=np.uint64)
     if cum.shape[1] <= FEW_COLUMNS:
         out = np.zeros(rows.size, dtype=np.int64)
@@ -138,14 +184,79 @@ def round_rows(matrix: NDArray[np.float64]) -> NDArray[np.int64]:
     return base
 
 
+def grid_counts(matrix: NDArray[np.float64]) -> tuple[NDArray[np.int64], int] | None:
+    """The counts and denominator ``D <= MAX_GRID`` whose fractions ``c / D`` round to exactly the given masses
+    (``(k, F)``), rows summing to ``D``; ``None`` when the masses are not such a grid (``D`` the least common
+    denominator)."""
+    fractions: list[Fraction] = []
+    denominator = 1
+    for value in np.asarray(matrix, dtype=np.float64).ravel():
+        fraction = Fraction(float(value)).limit_denominator(MAX_GRID)
+        if float(fraction) != float(value) or fraction < 0:
+            return None
+        denominator = math.lcm(denominator, fraction.denominator)
+        if denominator > MAX_GRID:
+            return None
+        fractions.append(fraction)
+    counts = np.array([int(f * denominator) for f in fractions], dtype=np.int64).reshape(np.shape(matrix))
+    if not np.all(counts.sum(axis=1) == denominator):
+        return None
+    return counts, denominator
+
+
+def table_of(probabilities: NDArray[np.float64]) -> tuple[NDArray[np.int64], int]:
+    """The integer table a simulation draws from: a grid's exact counts (:func:`grid_counts`), else the rows
+    rounded over ``2**32`` (:func:`round_rows`); with its denominator."""
+    grid = grid_counts(probabilities)
+    if grid is not None and DENOMINATOR % grid[1] != 0:
+        return grid
+    return round_rows(np.asarray(probabilities, dtype=np.float64)), DENOMINATOR
+
+
+def counts_private(counts: NDArray[np.int64], focal: list[int], eps: float, loss: str) -> bool:
+    """Whether the table ``counts / D`` (``(k, F)`` integers, columns the focal sets as bitmasks) is within
+    ``eps``, decided with integers: Shafer (Def 3.1) per column the largest count against the smallest; Walley
+    (Def 3.13 through Lemma 3.14) per proper event ``E`` the largest ``pl_x(E)`` against the smallest
+    ``bel_x'(E)`` over ``x != x'``."""
+    counts = np.asarray(counts, dtype=np.int64)
+    if counts.shape[0] < 2:
+        return True
+    if loss in ("sldp", "shafer"):
+        pairs = zip(counts.max(axis=0), counts.min(axis=0))
+    else:
+        size = max(int(b) for b in focal).bit_length()
+        masses = np.zeros((counts.shape[0], 1 << size), dtype=np.int64)
+        masses[:, focal] = counts
+        bel = masses.copy()
+        for i in range(size):  # zeta transform: bel(E) = sum of the masses of the subsets of E
+            view = bel.reshape(counts.shape[0], -1, 2, 1 << i)
+            view[:, :, 1, :] += view[:, :, 0, :]
+        total = counts.sum(axis=1, keepdims=True)
+        pl = total - bel[:, ::-1]  # pl(E) = 1 - bel(complement of E)
+        proper = slice(1, (1 << size) - 1)
+        pl, bel = pl[:, proper], bel[:, proper]
+        top = np.argsort(-pl, axis=0, kind="stable")[:2]
+        low = np.argsort(bel, axis=0, kind="stable")[:2]
+        cols = np.arange(pl.shape[1])
+        p1, p2 = pl[top[0], cols], pl[top[1], cols]
+        b1, b2 = bel[low[0], cols], bel[low[1], cols]
+        same = top[0] == low[0]  # the largest pl and the smallest bel in one row: pair each with the runner-up
+        nums = np.concatenate([p1, np.where(same, p2, p1)])
+        dens = np.concatenate([np.where(same, b2, b1), np.where(same, b1, b1)])
+        pairs = zip(*np.unique(np.stack([nums, dens]), axis=1))
+    return all(ratio_at_most_exp(int(a), int(b), eps) for a, b in pairs)
+
+
 def exact_table(mech: Mechanism, *, epsilon: float | None = None, semantics: Any = "sldp",
                 probabilities: NDArray[np.float64] | None = None, outputs: tuple[str, ...] | None = None
                 ) -> ExactTable:
     """The table of ``mech`` (or of the precise ``probabilities`` of a credal member, ``(k, l)``, with their
     ``outputs``) certified within ``epsilon`` (default: the mechanism's own loss under ``semantics``).
 
-    The rows are mixed with a row every input shares (uniform over the singleton answers when each label has one,
-    whose plausibility equals its belief; else uniform over the answers) by the smallest weight ``2^-24 * 2^j``
+    A mechanism whose masses are a grid's fractions (:func:`grid_counts`; a device design) gets those counts over
+    their own denominator when they are within ``epsilon``. Otherwise the rows are mixed with a row every input
+    shares (uniform over the singleton answers when each label has one, whose plausibility equals its belief;
+    else uniform over the answers) by the smallest weight ``2^-24 * 2^j``
     whose rounded table is private in exact arithmetic, so a mechanism exactly at its budget stays within it:
     such a mixture never raises a Shafer loss, nor a Walley loss when the shared row is Bayesian. Raises
     :class:`CertificationError` when no weight below 1/2 certifies.
@@ -170,6 +281,13 @@ def exact_table(mech: Mechanism, *, epsilon: float | None = None, semantics: Any
         uniform[:, singles] = 1.0 / len(singles)
     else:
         uniform[:] = 1.0 / matrix.shape[1]
+    grid = grid_counts(matrix)
+    if grid is not None and DENOMINATOR % grid[1] != 0:  # a device's fractions (a power of two is one over 2^32)
+        counts, denominator = grid
+        if all(counts_private(counts, focal, float(epsilon), loss) for loss in losses):
+            change = float(np.abs(counts / denominator - matrix).max())
+            return ExactTable(inputs=tuple(mech.inputs), outputs=labels, counts=counts, epsilon=float(epsilon),
+                              semantics=sem, mix_weight=0.0, max_change=change, denominator=denominator)
     weight = 0.0
     while weight < 0.5:
         counts = round_rows((1 - weight) * matrix + weight * uniform)

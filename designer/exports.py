@@ -1,10 +1,11 @@
 """Certified randomizers for the respondent's screen: an ES module that draws exactly from the certified integer
 table with the browser's or Node's cryptographic generator (docs/theory.md section 7.5).
 
-The module holds the table of :func:`designer.exact_table.exact_table` (counts over 2^32 per input, certified
-within the budget in exact arithmetic) and one function, ``sample(input, randomWords)``: it takes one 32-bit word
-from ``crypto.getRandomValues`` (or from ``randomWords``, for tests) and returns the answer whose cumulative counts
-bracket it, so every answer has exactly its certified probability; no float, no modulo, no ``Math.random``.
+The module holds the table of :func:`designer.exact_table.exact_table` (counts over 2^32 per input, or over a
+device design's own denominator, certified within the budget in exact arithmetic) and one function,
+``sample(input, randomWords)``: it takes 32-bit words from ``crypto.getRandomValues`` (or from ``randomWords``,
+for tests) until one is below the rejection limit (none for 2^32) and returns the answer whose cumulative counts
+bracket it, so every answer has exactly its certified probability; no float, no modulo bias, no ``Math.random``.
 """
 
 from __future__ import annotations
@@ -13,24 +14,43 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from .exact_table import DENOMINATOR, ExactTable, exact_table
+import numpy as np
+
+from .exact_table import ExactTable, exact_table
+from .exceptions import CertificationError
 from .mechanism import Mechanism
 
-__all__ = ["ExportedRandomizer", "export_html", "export_js", "export_platform", "platform_script", "randomizer_for"]
+__all__ = ["DeviceView", "ExportedRandomizer", "device_view", "export_html", "export_js", "export_platform",
+           "platform_script", "randomizer_for"]
 
 
 @dataclass(frozen=True)
 class ExportedRandomizer:
-    """A table ready to export: the certified table and the answer labels the analyst will receive."""
+    """A table ready to export: the certified table and the answer labels the analyst will receive.
+
+    Attributes
+    ----------
+    table : ExactTable
+    answers : tuple of str
+    objective : tuple of (str, float, float) or None
+        The problem's objective, its value at the design and at the exported table (the rounding's cost); None
+        without a problem, or for a precise member (under ``wldp`` the objective is the mass function's).
+    """
 
     table: ExactTable
     answers: tuple[str, ...]
+    objective: tuple[str, float, float] | None = None
 
 
 def randomizer_for(mech: Mechanism, *, epsilon: float | None = None, semantics: Any = "sldp",
-                   allocation: Any = "uniform") -> ExportedRandomizer:
+                   allocation: Any = "uniform", problem: Any = None) -> ExportedRandomizer:
     """The certified table of ``mech`` for export: set answers under ``sldp`` (labels ``{yes,no}``, which
-    ``designer estimate`` reads), precise answers of the credal member ``allocation`` under ``wldp``."""
+    ``designer estimate`` reads), precise answers of the credal member ``allocation`` under ``wldp``.
+
+    With the ``problem`` ``mech`` was designed for (a :class:`~designer.DesignProblem`), an ``sldp`` export
+    reports the objective at the design and at the table: what rounding to the table's grid costs.
+    """
+    from .design.objectives import objective_value
     from .sampling import precise_distributions
     from .vocabulary import Semantics
 
@@ -38,26 +58,32 @@ def randomizer_for(mech: Mechanism, *, epsilon: float | None = None, semantics: 
     if sem is Semantics.WLDP:
         table = exact_table(mech, epsilon=epsilon, semantics="wldp",
                             probabilities=precise_distributions(mech, allocation), outputs=tuple(mech.frame))
-    else:
-        table = exact_table(mech, epsilon=epsilon, semantics=sem)
-    return ExportedRandomizer(table=table, answers=table.outputs)
+        return ExportedRandomizer(table=table, answers=table.outputs)
+    table = exact_table(mech, epsilon=epsilon, semantics=sem)
+    objective = None
+    if problem is not None:
+        drawn = Mechanism(table.counts / table.denominator, inputs=mech.inputs, frame=mech.frame,
+                          focal=[int(b) for b in mech.focal])
+        objective = (problem.objective.value, objective_value(problem, mech), objective_value(problem, drawn))
+    return ExportedRandomizer(table=table, answers=table.outputs, objective=objective)
 
 
 def export_js(randomizer: ExportedRandomizer) -> str:
     """The ES module's text (no dependency; a few KB for 16 inputs)."""
     table = randomizer.table
-    certificate = {"method": "exact", "arithmetic": "integer counts over 2^32", "sha256": table.sha256,
+    certificate = {"method": "exact", "arithmetic": table.arithmetic, "sha256": table.sha256,
                    "mixWeight": table.mix_weight, "maxChange": table.max_change,
                    "losses": [loss.value for loss in table.semantics.losses]}
     from . import __version__
 
     counts = ",\n  ".join(json.dumps([int(c) for c in row]) for row in table.counts)
     return f"""// A certified randomizer written by designer {__version__} (its docs/theory.md, section 7.5).
-// Each row of `counts` sums to `denominator`; an answer's probability is its count / denominator, exactly.
+// Each row of `counts` sums to `denominator`; an answer's probability is its count / denominator, exactly
+// ({table.arithmetic}).
 // The table is within eps = {table.epsilon!r} nats ({table.semantics.value}), decided in exact arithmetic.
 export const inputs = {json.dumps(list(table.inputs), ensure_ascii=False)};
 export const answers = {json.dumps(list(randomizer.answers), ensure_ascii=False)};
-export const denominator = {DENOMINATOR};
+export const denominator = {table.denominator};
 export const counts = [
   {counts}
 ];
@@ -65,39 +91,70 @@ export const epsilon = {table.epsilon!r};
 export const semantics = {json.dumps(table.semantics.value)};
 export const certificate = Object.freeze({json.dumps(certificate)});
 
-function word(randomWords) {{
-  if (randomWords !== undefined) {{
-    const w = randomWords[0];
-    if (!Number.isInteger(w) || w < 0 || w >= denominator) {{
-      throw new RangeError("randomWords[0] must be an integer in [0, 2^32)");
+{DRAW_JS}
+
+// The next of the test's words, checked, or a word from the platform's CSPRNG.
+function words(randomWords) {{
+  let i = 0;
+  return function () {{
+    if (randomWords === undefined) {{
+      const buffer = new Uint32Array(1);
+      globalThis.crypto.getRandomValues(buffer); // the platform's CSPRNG
+      return buffer[0];
+    }}
+    if (i >= randomWords.length) {{
+      throw new RangeError("randomWords ran out: every word given was at or above the rejection limit");
+    }}
+    const w = randomWords[i++];
+    if (!Number.isInteger(w) || w < 0 || w >= 4294967296) {{
+      throw new RangeError("randomWords must be integers in [0, 2^32)");
     }}
     return w;
-  }}
-  const buffer = new Uint32Array(1);
-  globalThis.crypto.getRandomValues(buffer); // the platform's CSPRNG
-  return buffer[0];
+  }};
 }}
 
-// The reported answer for a respondent whose true answer is `input`: one uniform 32-bit word, and the answer
-// whose cumulative counts bracket it.
+// The reported answer for a respondent whose true answer is `input`: uniform 32-bit words until one is below
+// the rejection limit, and the answer whose cumulative counts (times 2^32 / denominator) bracket it.
 export function sample(input, randomWords) {{
   const x = inputs.indexOf(input);
   if (x < 0) {{
     throw new RangeError("unknown input " + JSON.stringify(input) + "; the inputs are " + JSON.stringify(inputs));
   }}
-  const w = word(randomWords);
-  const row = counts[x];
-  let total = 0;
-  for (let j = 0; j < row.length; j++) {{
-    total += row[j];
-    if (w < total) {{
-      return answers[j];
-    }}
-  }}
-  throw new Error("the table's rows must sum to the denominator");
+  return answers[designerDraw(counts[x], denominator, words(randomWords))];
 }}
 """
 
+
+#: The one draw every export runs (the module, the page, the platform snippet; ES5, so any survey platform runs
+#: it). ``designerOutcome``: one of ``denominator`` equally likely outcomes from 32-bit words, rejecting the words
+#: at or above the largest multiple of ``denominator`` below 2^32 (no modulo bias), the outcome being the word's
+#: block of ``2^32 / denominator`` words; ``designerDraw``: the column whose cumulative counts bracket the outcome.
+#: Integers below 2^33 only, so every operation on JavaScript's doubles is exact.
+DRAW_JS = """
+function designerOutcome(denominator, nextWord) {
+  var scale = (4294967296 - 4294967296 % denominator) / denominator;
+  var w = nextWord();
+  while (w >= scale * denominator) { w = nextWord(); }
+  return (w - w % scale) / scale;
+}
+function designerDraw(row, denominator, nextWord) {
+  var outcome = designerOutcome(denominator, nextWord), total = 0;
+  for (var j = 0; j < row.length; j++) {
+    total += row[j];
+    if (outcome < total) { return j; }
+  }
+  throw new Error("the table's rows must sum to the denominator");
+}
+""".strip()
+
+#: The page's and the platform snippet's source of words.
+CRYPTO_WORD_JS = """
+function designerCryptoWord() {
+  var buffer = new Uint32Array(1);
+  window.crypto.getRandomValues(buffer); // the browser's CSPRNG, not a survey platform's randomizer
+  return buffer[0];
+}
+""".strip()
 
 #: The page's style (hashed into its Content-Security-Policy).
 PAGE_STYLE = """
@@ -112,6 +169,7 @@ button { font: inherit; margin-top: 1rem; padding: 0.7rem 1.2rem; border: 0; bor
          background: #1f5fbf; color: #fff; min-width: 12rem; }
 button:focus-visible, input:focus-visible { outline: 3px solid #f2a900; outline-offset: 2px; }
 .note { color: #4a5260; font-size: 0.95rem; }
+.outcome { font-size: 1.1rem; background: #fff8e1; border-left: 4px solid #f2a900; padding: 0.4rem 0.75rem; }
 .report { font-size: 1.6rem; font-weight: 700; background: #fff; border: 2px solid #1f5fbf; border-radius: 8px;
           padding: 0.75rem 1rem; display: inline-block; }
 """.strip()
@@ -138,26 +196,29 @@ PAGE_SCRIPT = """
     row.appendChild(text);
     choices.appendChild(row);
   });
-  function draw(x) {
-    const buffer = new Uint32Array(1);
-    crypto.getRandomValues(buffer);
-    const w = buffer[0];
-    let total = 0;
-    for (let j = 0; j < t.counts[x].length; j++) {
-      total += t.counts[x][j];
-      if (w < total) { return t.answers[j]; }
+  DRAW_JS_HERE
+  function draw(x) { // the report, and the device's outcome when the page shows one
+    if (t.device) {
+      const outcome = designerOutcome(t.device.outcomes.length, designerCryptoWord);
+      return { report: t.answers[t.device.answerOf[x][outcome]], outcome: t.device.outcomes[outcome] };
     }
-    throw new Error("the table's rows must sum to the denominator");
+    return { report: t.answers[designerDraw(t.counts[x], t.denominator, designerCryptoWord)], outcome: null };
   }
   const form = document.getElementById("ask");
   form.addEventListener("submit", function (event) {
     event.preventDefault();
     const chosen = form.querySelector("input[name=truth]:checked");
     if (!chosen) { return; }
-    const report = draw(Number(chosen.value));
+    const drawn = draw(Number(chosen.value));
+    const report = drawn.report;
     form.remove(); // the true answer leaves the page here: only the report remains
     const result = document.getElementById("result");
     document.getElementById("report").textContent = report;
+    const shown = document.getElementById("outcome");
+    if (drawn.outcome !== null) {
+      shown.textContent = t.device.says + " " + drawn.outcome + ".";
+      shown.hidden = false;
+    }
     result.hidden = false;
     const heading = document.getElementById("result-heading");
     heading.focus();
@@ -175,11 +236,12 @@ PAGE_SCRIPT = """
         }
         send.disabled = true;
         send.textContent = "Sent";
+        shown.remove(); // the outcome with the report could tell the true answer: gone once sent
       });
     }
   });
 })();
-""".strip()
+""".strip().replace("DRAW_JS_HERE", (DRAW_JS + "\n" + CRYPTO_WORD_JS).replace("\n", "\n  "))
 
 
 def _csp_hash(text: str) -> str:
@@ -189,15 +251,68 @@ def _csp_hash(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
 
 
+@dataclass(frozen=True)
+class DeviceView:
+    """A device design's outcomes as the page shows them (``--show-device``): the page throws the device for the
+    respondent and shows the outcome, which gives the report by the printed card's rules.
+
+    Attributes
+    ----------
+    says : str
+        The words before an outcome ("The die shows").
+    outcomes : tuple of str
+        Each of the ``D`` equally likely outcomes in words, in the device's order.
+    answer_of : tuple of tuple of int
+        ``(k, D)``: per input, the answer column each outcome gives (the card's rules).
+    """
+
+    says: str
+    outcomes: tuple[str, ...]
+    answer_of: tuple[tuple[int, ...], ...]
+
+
+#: Largest device the page shows (its table grows as inputs x outcomes).
+MAX_SHOWN_OUTCOMES = 360
+_SAYS = {"die": "The die shows", "dice2": "The dice show", "cards": "The card drawn is", "coins": "The coins read",
+         "spinner": "The spinner stops at sector", "grid": "The number drawn is"}
+
+
+def device_view(g: Any) -> DeviceView:
+    """The :class:`DeviceView` of a :class:`~designer.devices.GridDesign`: its outcomes in the device's words and,
+    per input, each outcome's answer by the rules of its printed instructions (:func:`~designer.devices.make_rules`,
+    checked by enumeration)."""
+    from .devices import make_rules, verify
+
+    device = g.device
+    if device.denominator > MAX_SHOWN_OUTCOMES:
+        raise ValueError(f"the page shows devices of up to {MAX_SHOWN_OUTCOMES} outcomes; {device.name} has "
+                         f"{device.denominator}")
+    rules = make_rules(device, g.counts, g.problem.inputs)
+    if not verify(device, rules, g.counts):
+        raise ValueError("internal check failed: the device's rules do not give the designed counts")
+    column = {tuple(s): j for j, s in enumerate(g.mechanism.focal_sets)}
+    answer_of = []
+    for rule in rules:
+        row = [-1] * device.denominator
+        for focal, positions in zip(g.focal_sets, rule.outcomes):
+            for p in positions:
+                row[p] = column[tuple(focal)]
+        answer_of.append(tuple(row))
+    return DeviceView(says=_SAYS[device.kind], outcomes=tuple(device.outcome(p) for p in range(device.denominator)),
+                      answer_of=tuple(answer_of))
+
+
 def export_html(randomizer: ExportedRandomizer, *, question: str = "Your answer", submit_url: str | None = None,
-                post_message: str | None = None) -> str:
+                post_message: str | None = None, device: DeviceView | None = None) -> str:
     """One self-contained page (works offline, from ``file://``): the respondent picks the true answer, the page
     draws the report with ``crypto.getRandomValues`` from the certified table and shows only the report.
 
     The Content-Security-Policy allows the page's own style and script (by hash) and no network at all, or only
     ``submit_url`` (its origin, for ``fetch``) when given; ``post_message`` names the origin of an embedding survey
     that receives ``{designerReport, table}``. Every label reaches the page as JSON (``<`` escaped) and becomes
-    text with ``textContent``.
+    text with ``textContent``. With ``device`` (a device design's :func:`device_view`, checked against the table)
+    the page draws one of the device's outcomes, shows it, and reports what the card's rules give for it; the
+    outcome is removed when the report is sent.
     """
     from html import escape
     from urllib.parse import urlsplit
@@ -210,9 +325,18 @@ def export_html(randomizer: ExportedRandomizer, *, question: str = "Your answer"
             raise ValueError(f"submit URL must be an https:// address, got {submit_url!r}")
         connect = f"{parts.scheme}://{parts.netloc}"
     data = {"question": question, "inputs": list(table.inputs), "answers": list(randomizer.answers),
-            "counts": [[int(c) for c in row] for row in table.counts], "denominator": DENOMINATOR,
+            "counts": [[int(c) for c in row] for row in table.counts], "denominator": table.denominator,
             "epsilon": table.epsilon, "semantics": table.semantics.value, "sha256": table.sha256,
-            "submitUrl": submit_url, "postMessage": post_message}
+            "submitUrl": submit_url, "postMessage": post_message, "device": None}
+    if device is not None:
+        d = len(device.outcomes)
+        for x, row in enumerate(device.answer_of):  # the outcomes' answers must be the table's counts, exactly
+            tally = np.bincount(np.asarray(row), minlength=table.counts.shape[1])
+            if min(row) < 0 or not np.array_equal(tally * table.denominator, table.counts[x] * d):
+                raise CertificationError(f"the device's outcomes for input {table.inputs[x]!r} do not give the "
+                                         "certified table")
+        data["device"] = {"says": device.says, "outcomes": list(device.outcomes),
+                          "answerOf": [list(row) for row in device.answer_of]}
     payload = _script_json(data)
     policy = (f"default-src 'none'; style-src {_csp_hash(PAGE_STYLE)}; script-src {_csp_hash(PAGE_SCRIPT)}; "
               f"connect-src {connect}; img-src 'none'; form-action 'none'; base-uri 'none'")
@@ -236,6 +360,7 @@ it, and only the report is shown and sent.</p>
 </form>
 <section id="result" hidden aria-live="polite">
 <h2 id="result-heading" tabindex="-1">Your randomized report</h2>
+<p class="outcome" id="outcome" hidden></p>
 <p class="report" id="report"></p>
 <p class="note">Your true answer is no longer on this page. Only this report is recorded.</p>
 <button type="button" id="send" hidden>Send the report</button>
@@ -255,6 +380,7 @@ it, and only the report is shown and sent.</p>
 PLATFORM_SCRIPT = """
 (function (question) {{
   var t = {table};
+  {draw}
   var box = document.getElementById("rr-choices");
   t.inputs.forEach(function (label, i) {{
     var row = document.createElement("label");
@@ -273,14 +399,7 @@ PLATFORM_SCRIPT = """
   document.getElementById("rr-draw").addEventListener("click", function () {{
     var chosen = box.querySelector("input[name=rr-truth]:checked");
     if (!chosen) {{ return; }}
-    var x = Number(chosen.value);
-    var buffer = new Uint32Array(1);
-    window.crypto.getRandomValues(buffer); // the browser's CSPRNG, not the platform's randomizer
-    var w = buffer[0], total = 0, report = null;
-    for (var j = 0; j < t.counts[x].length; j++) {{
-      total += t.counts[x][j];
-      if (w < total) {{ report = t.answers[j]; break; }}
-    }}
+    var report = t.answers[designerDraw(t.counts[Number(chosen.value)], t.denominator, designerCryptoWord)];
     document.getElementById("rr-form").remove(); // the true answer is never submitted
     document.getElementById("rr-report").textContent = report;
     document.getElementById("rr-result").hidden = false;
@@ -305,7 +424,12 @@ def _script_json(data: Any) -> str:
 def _table_json(randomizer: ExportedRandomizer) -> str:
     table = randomizer.table
     return _script_json({"inputs": list(table.inputs), "answers": list(randomizer.answers),
-                         "counts": [[int(c) for c in row] for row in table.counts], "sha256": table.sha256})
+                         "counts": [[int(c) for c in row] for row in table.counts],
+                         "denominator": table.denominator, "sha256": table.sha256})
+
+
+def _indented_draw() -> str:
+    return (DRAW_JS + "\n" + CRYPTO_WORD_JS).replace("\n", "\n  ")
 
 
 def platform_script(randomizer: ExportedRandomizer, platform: str, field: str = "rr_report") -> str:
@@ -316,7 +440,8 @@ def platform_script(randomizer: ExportedRandomizer, platform: str, field: str = 
                  f"    if (Qualtrics.SurveyEngine.setJSEmbeddedData) {{ "
                  f"Qualtrics.SurveyEngine.setJSEmbeddedData({json.dumps(field)}, report); }}\n"
                  "    question.enableNextButton();")
-        body = PLATFORM_SCRIPT.format(table=_table_json(randomizer), before=before, after=after, question="this")
+        body = PLATFORM_SCRIPT.format(table=_table_json(randomizer), before=before, after=after, question="this",
+                                      draw=_indented_draw())
         return "Qualtrics.SurveyEngine.addOnload(function () {\n" + body + "\n});"
     if platform == "limesurvey":
         before = ("var field = document.querySelector('#question{QID} input[type=text]');\n"
@@ -324,7 +449,8 @@ def platform_script(randomizer: ExportedRandomizer, platform: str, field: str = 
                   "  var next = document.getElementById('ls-button-submit');\n  if (next) { next.disabled = true; }")
         after = ("field.value = report;\n    field.dispatchEvent(new Event('change', { bubbles: true }));\n"
                  "    if (next) { next.disabled = false; }")
-        return PLATFORM_SCRIPT.format(table=_table_json(randomizer), before=before, after=after, question="null")
+        return PLATFORM_SCRIPT.format(table=_table_json(randomizer), before=before, after=after, question="null",
+                                      draw=_indented_draw())
     raise ValueError(f"platform must be 'qualtrics' or 'limesurvey', got {platform!r}")
 
 
@@ -341,7 +467,7 @@ def export_platform(randomizer: ExportedRandomizer, platform: str, *, question: 
     script = platform_script(randomizer, platform, field)
     head = (f"# {question}: a certified randomizer for {'Qualtrics' if platform == 'qualtrics' else 'LimeSurvey'}\n\n"
             f"Table: {len(table.inputs)} inputs, answers {', '.join(randomizer.answers)}; within eps = "
-            f"{table.epsilon:.6g} nats ({table.semantics.value}), counts over 2^32 certified exactly; SHA-256 "
+            f"{table.epsilon:.6g} nats ({table.semantics.value}), {table.arithmetic} certified exactly; SHA-256 "
             f"{table.sha256}. The draw uses the browser's cryptographic generator (crypto.getRandomValues), not the "
             "platform's randomizer, which is neither cryptographic nor exact.\n\n")
     if platform == "qualtrics":

@@ -65,14 +65,15 @@ def input_indices(mech: Mechanism, true_inputs: Sequence[Any] | ArrayLike) -> ND
 
 def draw_rows(probs: NDArray[np.float64], rows: NDArray[np.int64], rng: np.random.Generator) -> NDArray[np.int64]:
     """One categorical draw per respondent from row ``rows[i]`` of ``probs``, by the sampler of every release:
-    the rows written as counts over 2^32 (:func:`designer.exact_table.round_rows`) and one uniform 32-bit word
-    from ``rng`` per respondent, the column whose cumulative counts bracket it
-    (:func:`designer.exact_table.sample_counts`). Successive calls continue the generator's stream, so chunks draw
+    the rows written as integer counts (:func:`designer.exact_table.table_of`: a device's exact fractions, else
+    over 2^32) and uniform 32-bit words from ``rng``, the column whose cumulative counts bracket each
+    (:func:`designer.exact_table.sample_grid`). Successive calls continue the generator's stream, so chunks draw
     as one call would."""
-    from .exact_table import DENOMINATOR, round_rows, sample_counts
+    from .exact_table import DENOMINATOR, sample_grid, table_of
 
-    words = rng.integers(0, DENOMINATOR, size=rows.size, dtype=np.uint64)
-    return sample_counts(round_rows(np.asarray(probs, dtype=np.float64)), rows, words)
+    counts, denominator = table_of(probs)
+    return sample_grid(counts, denominator, rows,
+                       lambda n: rng.integers(0, DENOMINATOR, size=n, dtype=np.uint64))
 
 
 def randomize(mech: Mechanism, true_inputs: Sequence[Any] | ArrayLike,

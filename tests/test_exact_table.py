@@ -14,13 +14,24 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.stats import chisquare
 
-from designer import Mechanism, design, load_problem
+from designer import DesignProblem, Mechanism, design, load_problem
 from designer.cli import main
 from designer.constructors import Q_GWRR, Q_WRR, Q_2x3
-from designer.exact_table import DENOMINATOR, ExactTable, OsRandom, SeededRandom, exact_table
-from designer.sampling import precise_distributions
+from designer.exact_table import (
+    DENOMINATOR,
+    ExactTable,
+    OsRandom,
+    SeededRandom,
+    counts_private,
+    exact_table,
+    grid_counts,
+)
+from designer.sampling import draw_rows, precise_distributions
+from designer.vocabulary import Semantics
 
 
 def _exp(eps: float) -> Fraction:
@@ -200,3 +211,82 @@ def test_every_bundled_problem_exports_a_table_within_its_budget(name):
         assert _shafer_ok(table.counts, problem.epsilon)
     if problem.semantics.walley:
         assert _walley_ok(table, [int(b) for b in mech.focal], mech.l, problem.epsilon)
+
+
+class _Stream:
+    """Injected words served in order, however many each call asks for."""
+
+    name = "injected stream"
+
+    def __init__(self, words):
+        self._words = list(words)
+
+    def words(self, n):
+        taken, self._words = self._words[:n], self._words[n:]
+        assert len(taken) == n
+        return np.asarray(taken, dtype=np.uint64)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_integer_certificates_agree_with_fractions_over_every_event(data):
+    """counts_private against Fractions and every event enumerated, at budgets on both sides of the table's own
+    loss (ln of its worst ratio, rounded either way)."""
+    k, l = data.draw(st.integers(2, 3)), data.draw(st.integers(2, 3))
+    focal = data.draw(st.lists(st.integers(1, 2**l - 1), min_size=1, max_size=2**l - 1, unique=True))
+    d = data.draw(st.integers(2, 12))
+    counts = np.array([np.bincount(data.draw(st.lists(st.integers(0, len(focal) - 1), min_size=d, max_size=d)),
+                                   minlength=len(focal)) for _ in range(k)])
+    table = ExactTable(inputs=tuple(f"x{i}" for i in range(k)), outputs=tuple(map(str, focal)), counts=counts,
+                       epsilon=1.0, semantics=Semantics.SLDP, mix_weight=0.0, max_change=0.0, denominator=d)
+    for loss in ("sldp", "wldp"):
+        ratios = [Fraction(int(a), int(b)) for a, b in _pairs(counts, focal, l, loss) if a > 0 and b > 0]
+        budgets = [0.3, 2.5] + [math.log(float(max(ratios))) * f for f in (1 - 1e-12, 1 + 1e-12) if ratios and
+                                max(ratios) > 1]
+        for eps in budgets:
+            expected = _shafer_ok(counts, eps) if loss == "sldp" else _walley_ok(table, focal, l, eps)
+            assert counts_private(counts, focal, eps, loss) is expected
+
+
+def _pairs(counts, focal, l, loss):
+    k = counts.shape[0]
+    if loss == "sldp":
+        return [(counts[x, j], counts[y, j]) for x in range(k) for y in range(k) if x != y
+                for j in range(len(focal))]
+    out = []
+    for event in range(1, 2**l - 1):
+        pl = [sum(int(c) for c, b in zip(row, focal) if b & event) for row in counts]
+        bel = [sum(int(c) for c, b in zip(row, focal) if b & ~event == 0) for row in counts]
+        out += [(pl[x], bel[y]) for x in range(k) for y in range(k) if x != y]
+    return out
+
+
+def test_a_device_design_keeps_its_fractions_and_words_past_the_limit_are_drawn_again():
+    """A die's design: the table is its sixths in lowest terms; a word at or above 3 * floor(2^32 / 3) is drawn
+    again, and the words of each third are exactly floor(2^32 / 3) long. A float design is no grid."""
+    from designer.devices import grid_design, parse_device
+
+    problem = DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="chi2", dont_know_max=0.3)
+    mech = grid_design(problem, parse_device("die")).mechanism
+    counts, d = grid_counts(mech.matrix)
+    assert [[Fraction(int(c), d) for c in row] for row in counts] == [
+        [Fraction(v).limit_denominator(6) for v in row] for row in mech.matrix]
+    table = exact_table(mech, epsilon=1.0)
+    assert table.denominator == d == 3 and table.max_change < 1e-16 and table.mix_weight == 0
+    assert np.array_equal(table.counts, counts) and table.arithmetic.endswith("over 3")
+    scale = 2**32 // 3
+    assert (table.scale, table.limit) == (scale, 3 * scale)
+    x = 0
+    first = int(np.flatnonzero(counts[x])[0])
+    edge = int(counts[x, first]) * scale  # the first word of the second column
+    second = int(np.flatnonzero(counts[x])[1])
+    # three words, the first two past the limit: they are replaced by the next two, in order
+    words = [3 * scale, 2**32 - 1, edge - 1, edge, 0]
+    got = table.sample(np.zeros(3, dtype=np.int64), _Stream(words))
+    assert list(got) == [second, first, first]
+    assert grid_counts(Q_WRR(1.0).matrix) is None and exact_table(Q_WRR(1.0)).denominator == DENOMINATOR
+    n = 120_000
+    drawn = table.sample(np.full(n, 1), OsRandom())
+    assert chisquare(np.bincount(drawn, minlength=2), counts[1] / 3 * n).pvalue > 1e-6
+    simulated = draw_rows(mech.matrix, np.full(n, 1), np.random.default_rng(5))
+    assert chisquare(np.bincount(simulated, minlength=2), counts[1] / 3 * n).pvalue > 1e-6

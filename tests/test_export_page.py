@@ -204,14 +204,27 @@ def test_the_submitted_data_hold_the_report_only(tmp_path, browser):
     assert {p["request"]["method"] for p in seen} <= {"OPTIONS", "POST"}
 
 
-def test_the_module_draws_fit_the_table_in_chromium(tmp_path, browser):
-    """The ES module's own code, run by Chromium's engine with its crypto: 40,000 draws per input fit the table."""
+@pytest.mark.parametrize("case", ["q2x3", "five-options", "die"])
+def test_the_module_draws_fit_the_table_in_chromium(tmp_path, browser, case):
+    """The ES module's own code, run by Chromium's engine with its crypto: 40,000 draws per input fit the table
+    (over 2^32, or a die design's thirds with rejection of the words past the limit)."""
     from scipy.stats import chisquare
 
+    from designer import DesignProblem, design
     from designer.constructors import Q_2x3
+    from designer.devices import grid_design, parse_device
     from designer.exports import export_js
 
-    randomizer = randomizer_for(Q_2x3(0.6, 0.2))
+    if case == "q2x3":
+        mech = Q_2x3(0.6, 0.2)
+    elif case == "five-options":
+        five = tuple(f"o{i}" for i in range(5))
+        mech = design(DesignProblem(inputs=five, epsilon=1.5, objective="chi2", dont_know_max=0.2)).mechanism
+    else:
+        problem = DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="chi2", dont_know_max=0.3)
+        mech = grid_design(problem, parse_device("die")).mechanism
+    randomizer = randomizer_for(mech)
+    assert (randomizer.table.denominator == 3) is (case == "die")
     code = export_js(randomizer).replace("export const ", "const ").replace("export function ", "function ")
     browser.call("Page.navigate", {"url": "about:blank"}, session=True)
     draws = 40_000
@@ -223,4 +236,52 @@ def test_the_module_draws_fit_the_table_in_chromium(tmp_path, browser):
     table = randomizer.table
     for x, label in enumerate(table.inputs):
         observed = [tallies[label][a] for a in randomizer.answers]
-        assert chisquare(observed, table.counts[x] / 2**32 * draws).pvalue > 1e-6
+        keep = table.counts[x] > 0
+        assert sum(o for o, k in zip(observed, keep) if not k) == 0
+        assert chisquare([o for o, k in zip(observed, keep) if k],
+                         table.counts[x][keep] / table.denominator * draws).pvalue > 1e-6
+
+
+def test_a_shown_die_gives_the_report_its_card_gives(tmp_path, browser):
+    """--show-device: the page throws the die design's die, shows the outcome and reports what the printed card's
+    rules give for it (checked against the rules, not the page's table), 300 times with the page reloaded; the
+    outcomes are the die's six faces, each answer's share fits the table, and the outcome is gone once sent."""
+    from scipy.stats import chisquare
+
+    from designer import DesignProblem
+    from designer.devices import grid_design, make_rules, parse_device
+    from designer.exports import device_view
+
+    problem = DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="chi2", dont_know_max=0.3)
+    g = grid_design(problem, parse_device("die"))
+    randomizer = randomizer_for(g.mechanism)
+    path = tmp_path / "die.html"
+    path.write_text(export_html(randomizer, question="Ever?", device=device_view(g), post_message="https://x.org"))
+    rules = make_rules(g.device, g.counts, problem.inputs)
+    card = {}  # (input, face) -> the answer the card gives
+    for x, rule in enumerate(rules):
+        for focal, positions in zip(g.focal_sets, rule.outcomes):
+            for p in positions:
+                card[x, str(p + 1)] = "{" + ",".join(focal) + "}"
+    faces, reports = [], []
+    for _ in range(80):
+        browser.call("Page.navigate", {"url": path.as_uri()}, session=True)
+        browser.evaluate("document.readyState === 'complete' || new Promise(r => addEventListener('load', r))",
+                         wait=True)
+        said = browser.evaluate("""(() => { document.querySelector('input[value="0"]').click();
+            document.querySelector('button[type=submit]').click();
+            return [document.getElementById('outcome').textContent, document.getElementById('report').textContent,
+                    document.getElementById('outcome').hidden]; })()""")
+        assert said[0].startswith("The die shows ") and said[2] is False
+        face = said[0].removeprefix("The die shows ").rstrip(".")
+        assert said[1] == card[0, face]
+        faces.append(face)
+        reports.append(said[1])
+    assert set(faces) <= {"1", "2", "3", "4", "5", "6"} and len(set(faces)) >= 5
+    shot = browser.call("Page.captureScreenshot", {"format": "png"}, session=True)
+    (tmp_path / "die-after.png").write_bytes(base64.b64decode(shot["data"]))
+    table = randomizer.table
+    observed = [reports.count(a) for a in randomizer.answers]
+    assert chisquare(observed, table.counts[0] / table.denominator * len(reports)).pvalue > 1e-4
+    browser.evaluate("document.getElementById('send').click()")
+    assert browser.evaluate("document.getElementById('outcome')") is None

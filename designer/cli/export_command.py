@@ -11,19 +11,26 @@ from ._common import CommandError, add_format, check_out
 
 def cmd_export(args: argparse.Namespace) -> str:
     from .._io import atomic_writer
-    from ..exports import export_html, export_js, export_platform, randomizer_for
-    from .randomize_command import design_of
+    from ..exports import device_view, export_html, export_js, export_platform, randomizer_for
 
     check_out(args.out, [args.mechanism], args.force)
-    mech, epsilon, _ = design_of(args.mechanism)
+    if args.show_device and (args.to != "html" or (args.device is None and args.denominator is None)):
+        raise CommandError("--show-device is for --to html with --device (the page throws the device it was "
+                           "designed on)")
+    mech, epsilon, problem, grid = _design(args)
     try:
-        randomizer = randomizer_for(mech, epsilon=epsilon, semantics=args.semantics, allocation=args.allocation)
+        randomizer = randomizer_for(mech, epsilon=epsilon, semantics=args.semantics, allocation=args.allocation,
+                                    problem=problem)
     except ValueError as exc:
         raise CommandError(f"{args.mechanism}: {exc}") from None
     if args.to == "html":
         try:
+            view = device_view(grid) if args.show_device else None
+        except ValueError as exc:
+            raise CommandError(f"--show-device: {exc}") from None
+        try:
             text = export_html(randomizer, question=args.question, submit_url=args.submit_url,
-                               post_message=args.post_message)
+                               post_message=args.post_message, device=view)
         except ValueError as exc:
             raise CommandError(f"--submit-url: {exc}") from None
     elif args.to in ("qualtrics", "limesurvey"):
@@ -34,8 +41,12 @@ def cmd_export(args: argparse.Namespace) -> str:
         binary.write(text.encode())
     table = randomizer.table
     summary: dict[str, Any] = {"out": args.out, "to": args.to, "sha256": table.sha256, "epsilon": table.epsilon,
-                               "semantics": table.semantics.value, "inputs": list(table.inputs),
+                               "semantics": table.semantics.value, "denominator": table.denominator,
+                               "max_change": table.max_change, "inputs": list(table.inputs),
                                "answers": list(randomizer.answers), "bytes": len(text.encode())}
+    if randomizer.objective is not None:
+        name, designed, drawn = randomizer.objective
+        summary.update(objective=name, objective_value=designed, table_objective_value=drawn)
     if args.format == "json":
         return render_json(summary)
     if args.format == "csv":
@@ -44,8 +55,42 @@ def cmd_export(args: argparse.Namespace) -> str:
                             len(randomizer.answers), summary["bytes"]]])
     what = {"html": "a self-contained page", "js": "an ES module"}.get(args.to, f"{args.to} set-up text with "
                                                                             "the question's HTML and JavaScript,")
-    return (f"wrote {args.out} ({summary['bytes']} bytes): {what} drawing exactly from a table over 2^32 "
-            f"certified within eps = {table.epsilon:.6g} ({table.semantics.value}); SHA-256 {table.sha256}")
+    lines = [f"wrote {args.out} ({summary['bytes']} bytes): {what} drawing exactly from {table.arithmetic}, "
+             f"certified within eps = {table.epsilon:.6g} ({table.semantics.value}); SHA-256 {table.sha256}"]
+    if randomizer.objective is not None:
+        name, designed, drawn = randomizer.objective
+        change = abs(drawn - designed) / abs(designed) if designed else abs(drawn - designed)
+        lines.append(f"objective {name}: {designed:.10g} designed, {drawn:.10g} as drawn (the table's cost: "
+                     f"{100 * change:.2g}%)")
+    lines.append(f"largest change of a probability by the table: {table.max_change:.3g}")
+    return "\n".join(lines)
+
+
+def _design(args: argparse.Namespace) -> tuple[Any, float | None, Any, Any]:
+    """The mechanism to export, the budget it is certified within (None: its own loss), the problem it was
+    designed for (None for a mechanism file) and the grid design (None without ``--device``): a TOML problem is
+    designed on the fly, on ``--device`` if given."""
+    from .randomize_command import design_of
+
+    if not args.mechanism.endswith(".toml"):
+        if args.device is not None or args.denominator is not None:
+            raise CommandError(f"--device designs a TOML problem on the device's grid; {args.mechanism} is a "
+                               "mechanism file (design it with 'designer design PROBLEM --device ... --out FILE', "
+                               "whose fractions the export keeps)")
+        mech, epsilon, _ = design_of(args.mechanism)
+        return mech, epsilon, None, None
+    from ..design import design
+    from ..design.problem import load_problem
+
+    problem = load_problem(args.mechanism)
+    if args.device is None and args.denominator is None:
+        return design(problem).mechanism, problem.epsilon, problem, None
+    from ..devices import grid_design, parse_device
+
+    if args.device is not None and args.denominator is not None:
+        raise CommandError("give --device or --denominator, not both (a device fixes its denominator)")
+    grid = grid_design(problem, parse_device(args.device, args.denominator))
+    return grid.mechanism, problem.epsilon, problem, grid
 
 
 def _configure_export(p: argparse.ArgumentParser) -> None:
@@ -63,4 +108,10 @@ def _configure_export(p: argparse.ArgumentParser) -> None:
                    help="sldp: report focal sets; wldp: precise answers of the --allocation member")
     p.add_argument("--allocation", default="uniform", help="wldp: 'uniform' or lambda in [0, 1]")
     p.add_argument("--force", action="store_true", help="replace an existing --out")
+    p.add_argument("--device", help="with a TOML problem: design it on a device's grid (die, dice2, cards, "
+                                    "coins:N, spinner:D) and draw with exactly its fractions")
+    p.add_argument("--denominator", type=int, help="with a TOML problem: design it on a grid of D outcomes")
+    p.add_argument("--show-device", action="store_true",
+                   help="html with --device: the page throws the device and shows its outcome (which gives the "
+                        "report by the printed card's rules) to the respondent; it is never sent")
     add_format(p)

@@ -128,7 +128,7 @@ def cmd_randomize(args: argparse.Namespace) -> str:
         return render_csv(["column", "mechanism", "epsilon", "sha256"],
                           [[c, p, t.epsilon, t.sha256] for (c, p), (t, _, _) in zip(variables, tables)])
     lines = [f"randomized {n} rows into {args.out} ({source.name}); manifest {manifest}"]
-    lines += [f"  {c}: {p}, within eps = {t.epsilon:.6g} (exact table over 2^32, SHA-256 {t.sha256[:16]}...)"
+    lines += [f"  {c}: {p}, within eps = {t.epsilon:.6g} ({t.arithmetic}, SHA-256 {t.sha256[:16]}...)"
               for (c, p), (t, _, _) in zip(variables, tables)]
     lines.append(f"composed loss per respondent: {composed:.6g} nats (losses add across variables, Lemma 3.3 "
                  "and Lemma 3.15)")
@@ -180,7 +180,7 @@ def _manifest(args: argparse.Namespace, variables: list[tuple[str, str]], tables
         "random_source": source, "rows": n, "semantics": args.semantics,
         "variables": [{"column": c, "design": p, "budget_from": basis, "epsilon": t.epsilon,
                        "sha256": t.sha256, "outputs": list(t.outputs),
-                       "certificate": {"method": "exact", "arithmetic": "integer counts over 2^32",
+                       "certificate": {"method": "exact", "arithmetic": t.arithmetic, "denominator": t.denominator,
                                        "mix_weight": t.mix_weight, "max_change": t.max_change}}
                       for (c, p), (t, _, basis) in zip(variables, tables)],
         "epsilon_total": max(totals.values()), "epsilon_shafer_total": totals["shafer"],
