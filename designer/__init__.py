@@ -19,7 +19,7 @@ _EXPORTS = {
     "image": "composition", "power": "composition", "product": "composition",
     "Q_GWRR": "constructors", "Q_WRR": "constructors", "Q_2x3": "constructors", "Q_kRR": "constructors",
     "Q_lambda": "constructors", "Budget": "budget",
-    "DesignProblem": "design.problem", "load_problem": "design.problem", "DesignResult": "design.result",
+    "DesignProblem": "design.problem", "load_problem": "design.problem_toml", "DesignResult": "design.result",
     "DesignerError": "exceptions", "DesignWarning": "exceptions", "InfeasibleDesignError": "exceptions",
     "InvalidMechanismError": "exceptions", "InvalidProblemError": "exceptions",
     "Mechanism": "mechanism",
@@ -89,7 +89,8 @@ if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
     from .budget import Budget
     from .composition import image, power, product
     from .constructors import Q_GWRR, Q_WRR, Q_2x3, Q_kRR, Q_lambda
-    from .design.problem import DesignProblem, load_problem
+    from .design.problem import DesignProblem
+    from .design.problem_toml import load_problem
     from .design.result import DesignResult
     from .exceptions import (
         CertificationError,

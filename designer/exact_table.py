@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Protocol
@@ -34,7 +34,7 @@ from .privacy import is_private, worst_case
 from .vocabulary import Semantics
 
 __all__ = ["DENOMINATOR", "MAX_GRID", "ExactTable", "OsRandom", "SeededRandom", "counts_private", "exact_table",
-           "grid_counts", "round_rows", "sample_counts", "sample_grid", "table_of"]
+           "grid_counts", "invariance_holds", "round_rows", "sample_counts", "sample_grid", "table_of"]
 
 #: Every table's denominator: counts are integers over 2**32, so count / D is a double exactly.
 DENOMINATOR = 2**32
@@ -95,6 +95,9 @@ class ExactTable:
         rounding for a design's exact grid).
     denominator : int
         ``D``: :data:`DENOMINATOR` (``2**32``) for a rounded table, else the design's own grid (a die's 6).
+    denominators : tuple of int
+        Per-row denominators (an invariant design's rows ``x`` are over ``a_x M``, docs/theory.md section 12);
+        empty when every row is over ``denominator``.
     """
 
     inputs: tuple[str, ...]
@@ -105,6 +108,14 @@ class ExactTable:
     mix_weight: float
     max_change: float
     denominator: int = DENOMINATOR
+    denominators: tuple[int, ...] = ()
+
+    @property
+    def row_denominators(self) -> NDArray[np.int64]:
+        """``(k,)``: each row's denominator."""
+        if self.denominators:
+            return np.asarray(self.denominators, dtype=np.int64)
+        return np.full(len(self.inputs), self.denominator, dtype=np.int64)
 
     @property
     def scale(self) -> int:
@@ -119,6 +130,8 @@ class ExactTable:
     @property
     def arithmetic(self) -> str:
         """How the table was obtained, in words."""
+        if self.denominators:
+            return "the design's exact fractions: integer counts over a denominator per row"
         if self.denominator == DENOMINATOR:
             return "integer counts over 2^32"
         return f"the design's exact fractions: integer counts over {self.denominator}"
@@ -126,7 +139,9 @@ class ExactTable:
     @property
     def sha256(self) -> str:
         """SHA-256 of the table (labels, denominator and counts, one canonical text)."""
-        text = "\n".join(["designer exact table v1", f"denominator {self.denominator}",
+        over = (f"denominators {' '.join(map(str, self.denominators))}" if self.denominators
+                else f"denominator {self.denominator}")
+        text = "\n".join(["designer exact table v1", over,
                           "inputs " + "\t".join(self.inputs), "outputs " + "\t".join(self.outputs),
                           *("\t".join(str(int(c)) for c in row) for row in self.counts)])
         return hashlib.sha256(text.encode()).hexdigest()
@@ -134,21 +149,24 @@ class ExactTable:
     def sample(self, rows: NDArray[np.int64], source: WordSource) -> NDArray[np.int64]:
         """One output column per respondent of row ``rows[i]``: column ``j`` with probability
         ``counts[rows[i], j] / D`` exactly (one 32-bit word each, drawn again while at or above :attr:`limit`)."""
-        return sample_grid(self.counts, self.denominator, np.asarray(rows, dtype=np.int64), source.words)
+        return sample_grid(self.counts, self.row_denominators, np.asarray(rows, dtype=np.int64), source.words)
 
 
-def sample_grid(counts: NDArray[np.int64], denominator: int, rows: NDArray[np.int64],
+def sample_grid(counts: NDArray[np.int64], denominator: int | NDArray[np.int64], rows: NDArray[np.int64],
                 words: Callable[[int], NDArray[np.uint64]]) -> NDArray[np.int64]:
-    """One column per respondent of row ``rows[i]`` of ``counts`` (``(k, F)``, rows summing to ``denominator``):
-    32-bit words from ``words(n)``, those at or above the largest multiple of ``denominator`` below ``2**32``
-    drawn again, then :func:`sample_counts` on the counts in words (times ``2**32 // denominator``)."""
-    scale = DENOMINATOR // denominator
+    """One column per respondent of row ``rows[i]`` of ``counts`` (``(k, F)``, row ``x`` summing to
+    ``denominator`` or ``denominator[x]``): 32-bit words from ``words(n)``, those at or above the largest
+    multiple of the row's denominator below ``2**32`` drawn again, then :func:`sample_counts` on the counts in
+    words (times ``2**32 //`` the row's denominator)."""
+    dens = np.broadcast_to(np.asarray(denominator, dtype=np.int64), (np.shape(counts)[0],))
+    scale = (DENOMINATOR // dens).astype(np.int64)
+    limit = (scale * dens).astype(np.uint64)[rows]
     drawn = words(rows.size)
-    again = np.flatnonzero(drawn >= scale * denominator)
+    again = np.flatnonzero(drawn >= limit)
     while again.size:
         drawn[again] = words(again.size)
-        again = again[drawn[again] >= scale * denominator]
-    return sample_counts(np.asarray(counts, dtype=np.int64) * scale, rows, drawn)
+        again = again[drawn[again] >= limit[again]]
+    return sample_counts(np.asarray(counts, dtype=np.int64) * scale[:, None], rows, drawn)
 
 
 #: Up to this many columns a draw counts the cumulative counts below its word column by column (else by row).
@@ -213,19 +231,33 @@ def table_of(probabilities: NDArray[np.float64]) -> tuple[NDArray[np.int64], int
     return round_rows(np.asarray(probabilities, dtype=np.float64)), DENOMINATOR
 
 
-def counts_private(counts: NDArray[np.int64], focal: list[int], eps: float, loss: str) -> bool:
-    """Whether the table ``counts / D`` (``(k, F)`` integers, columns the focal sets as bitmasks) is within
-    ``eps``, decided with integers: Shafer (Def 3.1) per column the largest count against the smallest; Walley
-    (Def 3.13 through Lemma 3.14) per proper event ``E`` the largest ``pl_x(E)`` against the smallest
-    ``bel_x'(E)`` over ``x != x'``."""
+def invariance_holds(counts: NDArray[np.int64], denominators: NDArray[np.int64], prior: Sequence[Fraction],
+                     column: Sequence[int]) -> bool:
+    """Whether the table keeps ``prior`` invariant: ``sum_x pi_x C[x, y(z)] / d_x == pi_z`` for every input ``z``
+    (``column[z]`` its category's column), in rational arithmetic (docs/theory.md section 12)."""
+    return all(sum((prior[x] * Fraction(int(counts[x, column[z]]), int(denominators[x]))
+                    for x in range(len(prior))), Fraction(0)) == prior[z] for z in range(len(prior)))
+
+
+def counts_private(counts: NDArray[np.int64], focal: list[int], eps: float, loss: str,
+                   denominators: NDArray[np.int64] | None = None) -> bool:
+    """Whether the table ``counts / D`` (``(k, F)`` integers, columns the focal sets as bitmasks; row ``x`` over
+    ``denominators[x]`` when given) is within ``eps``, decided with integers: Shafer (Def 3.1) per column the
+    largest count against the smallest; Walley (Def 3.13 through Lemma 3.14) per proper event ``E`` the largest
+    ``pl_x(E)`` against the smallest ``bel_x'(E)`` over ``x != x'``. Rows over different denominators are first
+    brought to their least common multiple (Python integers, any size)."""
     counts = np.asarray(counts, dtype=np.int64)
+    if denominators is not None and len(set(int(d) for d in denominators)) > 1:
+        common = math.lcm(*(int(d) for d in denominators))
+        counts = np.array([[int(c) * (common // int(d)) for c in row] for row, d in zip(counts, denominators)],
+                          dtype=object)
     if counts.shape[0] < 2:
         return True
     if loss in ("sldp", "shafer"):
-        pairs = zip(counts.max(axis=0), counts.min(axis=0))
+        pairs = list(zip(counts.max(axis=0), counts.min(axis=0)))
     else:
         size = max(int(b) for b in focal).bit_length()
-        masses = np.zeros((counts.shape[0], 1 << size), dtype=np.int64)
+        masses = np.zeros((counts.shape[0], 1 << size), dtype=counts.dtype)
         masses[:, focal] = counts
         bel = masses.copy()
         for i in range(size):  # zeta transform: bel(E) = sum of the masses of the subsets of E
@@ -243,16 +275,18 @@ def counts_private(counts: NDArray[np.int64], focal: list[int], eps: float, loss
         same = top[0] == low[0]  # the largest pl and the smallest bel in one row: pair each with the runner-up
         nums = np.concatenate([p1, np.where(same, p2, p1)])
         dens = np.concatenate([np.where(same, b2, b1), np.where(same, b1, b1)])
-        pairs = zip(*np.unique(np.stack([nums, dens]), axis=1))
+        pairs = list(set(zip(nums.tolist(), dens.tolist())))
     return all(ratio_at_most_exp(int(a), int(b), eps) for a, b in pairs)
 
 
 def exact_table(mech: Mechanism, *, epsilon: float | None = None, semantics: Any = "sldp",
-                probabilities: NDArray[np.float64] | None = None, outputs: tuple[str, ...] | None = None
-                ) -> ExactTable:
+                probabilities: NDArray[np.float64] | None = None, outputs: tuple[str, ...] | None = None,
+                exact: tuple[NDArray[np.int64], NDArray[np.int64]] | None = None) -> ExactTable:
     """The table of ``mech`` (or of the precise ``probabilities`` of a credal member, ``(k, l)``, with their
     ``outputs``) certified within ``epsilon`` (default: the mechanism's own loss under ``semantics``).
 
+    ``exact``: the design's own integer table, counts ``(k, F)`` with a denominator per row (an invariant design,
+    :mod:`designer.design.invariant`), used as it is when within ``epsilon`` (else :class:`CertificationError`).
     A mechanism whose masses are a grid's fractions (:func:`grid_counts`; a device design) gets those counts over
     their own denominator when they are within ``epsilon``. Otherwise the rows are mixed with a row every input
     shares (uniform over the singleton answers when each label has one, whose plausibility equals its belief;
@@ -281,6 +315,19 @@ def exact_table(mech: Mechanism, *, epsilon: float | None = None, semantics: Any
         uniform[:, singles] = 1.0 / len(singles)
     else:
         uniform[:] = 1.0 / matrix.shape[1]
+    if exact is not None:
+        counts, dens = np.asarray(exact[0], dtype=np.int64), np.asarray(exact[1], dtype=np.int64)
+        if not (counts.shape == matrix.shape and np.all(counts >= 0) and np.array_equal(counts.sum(axis=1), dens)
+                and np.all(dens <= DENOMINATOR)):
+            raise InvalidArgumentError("exact: counts must match the mechanism's shape, be >= 0 and sum per row to "
+                                       "that row's denominator (at most 2^32)")
+        if not all(counts_private(counts, focal, float(epsilon), loss, dens) for loss in losses):
+            raise CertificationError(f"the design's exact table is not within eps = {epsilon:g}")
+        change = float(np.abs(counts / dens[:, None] - matrix).max())
+        uniform_rows = bool(np.all(dens == dens[0]))
+        return ExactTable(inputs=tuple(mech.inputs), outputs=labels, counts=counts, epsilon=float(epsilon),
+                          semantics=sem, mix_weight=0.0, max_change=change, denominator=int(dens[0]),
+                          denominators=() if uniform_rows else tuple(int(d) for d in dens))
     grid = grid_counts(matrix)
     if grid is not None and DENOMINATOR % grid[1] != 0:  # a device's fractions (a power of two is one over 2^32)
         counts, denominator = grid

@@ -43,12 +43,13 @@ class ExportedRandomizer:
 
 
 def randomizer_for(mech: Mechanism, *, epsilon: float | None = None, semantics: Any = "sldp",
-                   allocation: Any = "uniform", problem: Any = None) -> ExportedRandomizer:
+                   allocation: Any = "uniform", problem: Any = None, exact: Any = None) -> ExportedRandomizer:
     """The certified table of ``mech`` for export: set answers under ``sldp`` (labels ``{yes,no}``, which
     ``designer estimate`` reads), precise answers of the credal member ``allocation`` under ``wldp``.
 
     With the ``problem`` ``mech`` was designed for (a :class:`~designer.DesignProblem`), an ``sldp`` export
-    reports the objective at the design and at the table: what rounding to the table's grid costs.
+    reports the objective at the design and at the table: what rounding to the table's grid costs. ``exact``: an
+    invariant design's table (counts, per-row denominators), drawn from as it is.
     """
     from .design.objectives import objective_value
     from .sampling import precise_distributions
@@ -56,13 +57,13 @@ def randomizer_for(mech: Mechanism, *, epsilon: float | None = None, semantics: 
 
     sem = Semantics.parse(semantics, "semantics")
     if sem is Semantics.WLDP:
-        table = exact_table(mech, epsilon=epsilon, semantics="wldp",
+        table = exact_table(mech, epsilon=epsilon, semantics="wldp", exact=exact,
                             probabilities=precise_distributions(mech, allocation), outputs=tuple(mech.frame))
         return ExportedRandomizer(table=table, answers=table.outputs)
-    table = exact_table(mech, epsilon=epsilon, semantics=sem)
+    table = exact_table(mech, epsilon=epsilon, semantics=sem, exact=exact)
     objective = None
     if problem is not None:
-        drawn = Mechanism(table.counts / table.denominator, inputs=mech.inputs, frame=mech.frame,
+        drawn = Mechanism(table.counts / table.row_denominators[:, None], inputs=mech.inputs, frame=mech.frame,
                           focal=[int(b) for b in mech.focal])
         objective = (problem.objective.value, objective_value(problem, mech), objective_value(problem, drawn))
     return ExportedRandomizer(table=table, answers=table.outputs, objective=objective)
@@ -78,12 +79,14 @@ def export_js(randomizer: ExportedRandomizer) -> str:
 
     counts = ",\n  ".join(json.dumps([int(c) for c in row]) for row in table.counts)
     return f"""// A certified randomizer written by designer {__version__} (its docs/theory.md, section 7.5).
-// Each row of `counts` sums to `denominator`; an answer's probability is its count / denominator, exactly
+// Each row of `counts` sums to its entry of `denominators` (all `denominator` unless that is null); an answer's
+// probability is its count / the row's denominator, exactly
 // ({table.arithmetic}).
 // The table is within eps = {table.epsilon!r} nats ({table.semantics.value}), decided in exact arithmetic.
 export const inputs = {json.dumps(list(table.inputs), ensure_ascii=False)};
 export const answers = {json.dumps(list(randomizer.answers), ensure_ascii=False)};
-export const denominator = {table.denominator};
+export const denominators = {json.dumps([int(d) for d in table.row_denominators])};
+export const denominator = {"null" if table.denominators else table.denominator};
 export const counts = [
   {counts}
 ];
@@ -120,7 +123,7 @@ export function sample(input, randomWords) {{
   if (x < 0) {{
     throw new RangeError("unknown input " + JSON.stringify(input) + "; the inputs are " + JSON.stringify(inputs));
   }}
-  return answers[designerDraw(counts[x], denominator, words(randomWords))];
+  return answers[designerDraw(counts[x], denominators[x], words(randomWords))];
 }}
 """
 
@@ -202,7 +205,7 @@ PAGE_SCRIPT = """
       const outcome = designerOutcome(t.device.outcomes.length, designerCryptoWord);
       return { report: t.answers[t.device.answerOf[x][outcome]], outcome: t.device.outcomes[outcome] };
     }
-    return { report: t.answers[designerDraw(t.counts[x], t.denominator, designerCryptoWord)], outcome: null };
+    return { report: t.answers[designerDraw(t.counts[x], t.denominators[x], designerCryptoWord)], outcome: null };
   }
   const form = document.getElementById("ask");
   form.addEventListener("submit", function (event) {
@@ -325,14 +328,15 @@ def export_html(randomizer: ExportedRandomizer, *, question: str = "Your answer"
             raise ValueError(f"submit URL must be an https:// address, got {submit_url!r}")
         connect = f"{parts.scheme}://{parts.netloc}"
     data = {"question": question, "inputs": list(table.inputs), "answers": list(randomizer.answers),
-            "counts": [[int(c) for c in row] for row in table.counts], "denominator": table.denominator,
+            "counts": [[int(c) for c in row] for row in table.counts],
+            "denominators": [int(d) for d in table.row_denominators],
             "epsilon": table.epsilon, "semantics": table.semantics.value, "sha256": table.sha256,
             "submitUrl": submit_url, "postMessage": post_message, "device": None}
     if device is not None:
         d = len(device.outcomes)
         for x, row in enumerate(device.answer_of):  # the outcomes' answers must be the table's counts, exactly
             tally = np.bincount(np.asarray(row), minlength=table.counts.shape[1])
-            if min(row) < 0 or not np.array_equal(tally * table.denominator, table.counts[x] * d):
+            if min(row) < 0 or not np.array_equal(tally * table.row_denominators[x], table.counts[x] * d):
                 raise CertificationError(f"the device's outcomes for input {table.inputs[x]!r} do not give the "
                                          "certified table")
         data["device"] = {"says": device.says, "outcomes": list(device.outcomes),
@@ -399,7 +403,8 @@ PLATFORM_SCRIPT = """
   document.getElementById("rr-draw").addEventListener("click", function () {{
     var chosen = box.querySelector("input[name=rr-truth]:checked");
     if (!chosen) {{ return; }}
-    var report = t.answers[designerDraw(t.counts[Number(chosen.value)], t.denominator, designerCryptoWord)];
+    var x = Number(chosen.value);
+    var report = t.answers[designerDraw(t.counts[x], t.denominators[x], designerCryptoWord)];
     document.getElementById("rr-form").remove(); // the true answer is never submitted
     document.getElementById("rr-report").textContent = report;
     document.getElementById("rr-result").hidden = false;
@@ -425,7 +430,7 @@ def _table_json(randomizer: ExportedRandomizer) -> str:
     table = randomizer.table
     return _script_json({"inputs": list(table.inputs), "answers": list(randomizer.answers),
                          "counts": [[int(c) for c in row] for row in table.counts],
-                         "denominator": table.denominator, "sha256": table.sha256})
+                         "denominators": [int(d) for d in table.row_denominators], "sha256": table.sha256})
 
 
 def _indented_draw() -> str:

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ._io import read_text
 from .exceptions import InvalidMechanismError
 from .mechanism import Mechanism
@@ -85,6 +87,44 @@ def unmet_losses(mech: Mechanism, release: Release) -> list[Loss]:
     exactly on the stored floats; empty when the release holds."""
     return [loss for loss in release.semantics.losses
             if not is_private(mech, release.epsilon, semantics=loss, exact=True)]
+
+
+def read_exact_table(path: str | os.PathLike[str], mech: Mechanism) -> tuple[tuple[Any, Any], Any] | None:
+    """An invariant design's exact table from a JSON mechanism file (its ``exact`` block: counts and per-row
+    denominators) and the prior it keeps (Fractions, or None when the block states none), checked against the
+    file's masses (each the double nearest its fraction) and the invariance in rational arithmetic; ``None``
+    for a file without one."""
+    from fractions import Fraction
+
+    from . import formats
+
+    p = Path(path)
+    if p.suffix.lower() != ".json":
+        return None
+    obj = formats.load_json_text(read_text(p, error=InvalidMechanismError), source=str(p))
+    block = obj.get("exact") if isinstance(obj, dict) else None
+    if block is None:
+        return None
+    try:
+        counts = np.array(block["counts"], dtype=np.int64)
+        dens = np.array(block["denominators"], dtype=np.int64)
+        prior = [Fraction(v) for v in block.get("invariant_prior", [])]
+    except (KeyError, TypeError, ValueError, OverflowError, ZeroDivisionError):
+        raise InvalidMechanismError(f"{p}: key 'exact': expected counts (integers, one row per input), "
+                                    "denominators (one per input) and invariant_prior (fractions)") from None
+    if counts.shape != mech.matrix.shape or dens.shape != (mech.k,) or np.any(counts < 0) or np.any(dens <= 0):
+        raise InvalidMechanismError(f"{p}: key 'exact': the table's shape does not match the masses")
+    if any(float(Fraction(int(c), int(d))) != float(v) for row, d, mrow in zip(counts, dens, mech.matrix)
+           for c, v in zip(row, mrow)) or not np.array_equal(counts.sum(axis=1), dens):
+        raise InvalidMechanismError(f"{p}: the exact table does not give the file's masses: one of them was "
+                                    "changed after designer wrote it; design the mechanism again")
+    if prior:
+        from .exact_table import invariance_holds
+
+        column = [list(mech.frame).index(x) if x in mech.frame else -1 for x in mech.inputs]
+        if len(prior) != mech.k or min(column) < 0 or not invariance_holds(counts, dens, prior, column):
+            raise InvalidMechanismError(f"{p}: the exact table does not keep the prior it states invariant")
+    return (counts, dens), (tuple(prior) if prior else None)
 
 
 def read_mechanism_file(path: str | os.PathLike[str], *, check: bool = True) -> tuple[Mechanism, Release | None]:

@@ -191,7 +191,7 @@ def test_synthetic_answers_follow_the_prior():
                                           ("gwrr-dont-know-wldp.toml", 3.0), ("survey-5-options.toml", 2.0)])
 def test_one_variance_in_design_compare_sweep_and_python(folder, capsys, problem, eps):
     from designer.design import design
-    from designer.design.problem import load_problem
+    from designer.design.problem_toml import load_problem
 
     python = design(load_problem(folder / "problems" / problem).replace(epsilon=eps)).variance
     _, out, _ = _run(folder, f"design problems/{problem} --eps {eps}", "json", capsys)

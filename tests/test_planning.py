@@ -16,7 +16,7 @@ import designer as d
 from designer import closed_forms as cf
 from designer.cli import main
 from designer.design import design
-from designer.design.problem import load_problem
+from designer.design.problem_toml import load_problem
 from designer.planning import (
     PlanningError,
     accuracy_of,

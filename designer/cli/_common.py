@@ -120,7 +120,7 @@ def parse_values(text: str, what: str, *, low: float, high: float, low_open: boo
 
 
 def problem_from_args(args: argparse.Namespace) -> Any:
-    from ..design.problem import load_problem
+    from ..design.problem_toml import load_problem
 
     problem = load_problem(args.problem)
     changes: dict[str, Any] = {}
@@ -138,10 +138,11 @@ def problem_from_args(args: argparse.Namespace) -> Any:
     return problem.replace(**changes) if changes else problem
 
 
-def write_mechanism(mech: Any, path: str, problem: Any, certificate: Any, overwrite: bool) -> str:
+def write_mechanism(mech: Any, path: str, problem: Any, certificate: Any, overwrite: bool, table: Any = None) -> str:
     """Write a released mechanism: JSON for a ``.json`` name, with its ``release`` (epsilon, semantics and the
-    certificate, :mod:`designer.release`) and the problem's ``[answers]`` words; CSV otherwise, which keeps
-    neither. Returns a note when a CSV file drops the answer words (else ``""``)."""
+    certificate, :mod:`designer.release`), the problem's ``[answers]`` words and an invariant design's exact
+    ``table`` (``exact``); CSV otherwise, which keeps none of them. Returns a note when a CSV file drops the
+    answer words or the exact table (else ``""``)."""
     from .._io import atomic_write_text
     from .._render import render_json
     from ..design.result import certificate_fields
@@ -153,10 +154,17 @@ def write_mechanism(mech: Any, path: str, problem: Any, certificate: Any, overwr
         obj[RELEASE_KEY] = release_block(certificate.epsilon, problem.semantics, certificate_fields(certificate))
         if words:
             obj["answers"] = {w: list(labels) for w, labels in words.items()}
+        if table is not None:
+            from ..design.result import exact_block
+
+            obj["exact"] = exact_block(table)
         atomic_write_text(path, render_json(obj) + "\n", overwrite=overwrite)
         return ""
     mech.write(path, overwrite=overwrite)
     stem = path[:-4] if path.lower().endswith(".csv") else path
+    if table is not None:
+        return (f"a CSV file keeps the masses as decimals, not the invariant design's exact table; write "
+                f"{stem}.json to keep it (randomize and export draw from it, keeping the prior exactly)")
     return f"the problem's [answers] words are not kept in a CSV file; write {stem}.json to keep them" if words else ""
 
 

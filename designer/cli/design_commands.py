@@ -50,7 +50,8 @@ def cmd_design(args: argparse.Namespace) -> str:
     note = ""
     if args.out:
         assert mech is not None
-        note = write_mechanism(mech, args.out, result.problem, result.certificate, overwrite=args.force)
+        note = write_mechanism(mech, args.out, result.problem, result.certificate, overwrite=args.force,
+                               table=result.table)
         if note:
             print(f"designer: note: {note}", file=sys.stderr)
     if args.format == "json":

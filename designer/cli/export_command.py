@@ -17,10 +17,10 @@ def cmd_export(args: argparse.Namespace) -> str:
     if args.show_device and (args.to != "html" or (args.device is None and args.denominator is None)):
         raise CommandError("--show-device is for --to html with --device (the page throws the device it was "
                            "designed on)")
-    mech, epsilon, problem, grid = _design(args)
+    mech, epsilon, problem, grid, exact = _design(args)
     try:
         randomizer = randomizer_for(mech, epsilon=epsilon, semantics=args.semantics, allocation=args.allocation,
-                                    problem=problem)
+                                    problem=problem, exact=exact)
     except ValueError as exc:
         raise CommandError(f"{args.mechanism}: {exc}") from None
     if args.to == "html":
@@ -66,10 +66,10 @@ def cmd_export(args: argparse.Namespace) -> str:
     return "\n".join(lines)
 
 
-def _design(args: argparse.Namespace) -> tuple[Any, float | None, Any, Any]:
+def _design(args: argparse.Namespace) -> tuple[Any, float | None, Any, Any, Any]:
     """The mechanism to export, the budget it is certified within (None: its own loss), the problem it was
-    designed for (None for a mechanism file) and the grid design (None without ``--device``): a TOML problem is
-    designed on the fly, on ``--device`` if given."""
+    designed for (None for a mechanism file), the grid design (None without ``--device``) and an invariant
+    design's exact table (None for others): a TOML problem is designed on the fly, on ``--device`` if given."""
     from .randomize_command import design_of
 
     if not args.mechanism.endswith(".toml"):
@@ -77,20 +77,22 @@ def _design(args: argparse.Namespace) -> tuple[Any, float | None, Any, Any]:
             raise CommandError(f"--device designs a TOML problem on the device's grid; {args.mechanism} is a "
                                "mechanism file (design it with 'designer design PROBLEM --device ... --out FILE', "
                                "whose fractions the export keeps)")
-        mech, epsilon, _ = design_of(args.mechanism)
-        return mech, epsilon, None, None
+        found = design_of(args.mechanism)
+        return found.mechanism, found.epsilon, None, None, found.exact
     from ..design import design
-    from ..design.problem import load_problem
+    from ..design.problem_toml import load_problem
 
     problem = load_problem(args.mechanism)
     if args.device is None and args.denominator is None:
-        return design(problem).mechanism, problem.epsilon, problem, None
+        result = design(problem)
+        exact = None if result.table is None else (result.table.counts, result.table.denominators)
+        return result.mechanism, problem.epsilon, problem, None, exact
     from ..devices import grid_design, parse_device
 
     if args.device is not None and args.denominator is not None:
         raise CommandError("give --device or --denominator, not both (a device fixes its denominator)")
     grid = grid_design(problem, parse_device(args.device, args.denominator))
-    return grid.mechanism, problem.epsilon, problem, grid
+    return grid.mechanism, problem.epsilon, problem, grid, None
 
 
 def _configure_export(p: argparse.ArgumentParser) -> None:

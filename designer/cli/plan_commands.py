@@ -104,7 +104,7 @@ def _mode(args: argparse.Namespace, kind: str, source: Any) -> str:
 def _source(args: argparse.Namespace) -> tuple[str, Any]:
     """``("survey", Survey)``, ``("problem", DesignProblem)`` (with --epsilon / --dont-know applied) or
     ``("mechanism", Mechanism)``."""
-    from ..design.problem import parse_problem, read_toml
+    from ..design.problem_toml import parse_problem, read_toml
     from ..planning.survey import is_survey, parse_survey
 
     if args.source.lower().endswith(".toml"):

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import datetime
 import json
 import sys
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -41,33 +42,56 @@ def _variables(args: argparse.Namespace) -> list[tuple[str, str]]:
     return [(args.column, args.mechanism)]
 
 
-def design_of(path: str) -> tuple[Any, float | None, str]:
-    """The mechanism a file or a TOML problem (designed on the fly) gives, the budget it states (None: none
-    stated), and where that budget comes from."""
+class Design(NamedTuple):
+    """A design to draw from: the mechanism, the budget it states (None: none stated), where that budget comes
+    from, and an invariant design's exact table (counts, per-row denominators; None for other designs)."""
+
+    mechanism: Any
+    epsilon: float | None
+    basis: str
+    exact: tuple[Any, Any] | None = None
+    prior: tuple[Any, ...] | None = None
+
+
+def design_of(path: str, data_prior: Any = None) -> Design:
+    """The design a file or a TOML problem (designed on the fly; an invariant one keeping ``data_prior``, exact
+    fractions, when given) gives."""
     from ..design import design
-    from ..design.problem import load_problem
-    from ..release import read_mechanism_file
+    from ..design.invariant import design_invariant
+    from ..design.problem_toml import load_problem
+    from ..release import read_exact_table, read_mechanism_file
 
     if path.endswith(".toml"):
         problem = load_problem(path)
-        return design(problem).mechanism, problem.epsilon, f"the problem's budget ({path})"
+        result = design(problem) if data_prior is None else design_invariant(problem, prior=data_prior)
+        if result.table is None:
+            return Design(result.mechanism, problem.epsilon, f"the problem's budget ({path})")
+        table = result.table
+        return Design(result.mechanism, problem.epsilon, f"the problem's budget ({path})",
+                      (table.counts, table.denominators), table.prior)
     mech, release = read_mechanism_file(path)
+    exact, prior = read_exact_table(path, mech) or (None, None)
     if release is not None:
-        return mech, release.epsilon, "the file's release"
-    return mech, None, "the mechanism's own loss"
+        return Design(mech, release.epsilon, "the file's release", exact, prior)
+    return Design(mech, None, "the mechanism's own loss", exact, prior)
 
 
-def _table(path: str, semantics: str, allocation: str) -> tuple[Any, Any, str]:
-    """The certified exact table of one variable's design, its mechanism, and where its budget comes from."""
+def _table(path: str, semantics: str, allocation: str, data_prior: Any = None) -> tuple[Any, Any, str, Any]:
+    """The certified exact table of one variable's design, its mechanism, where its budget comes from, and the
+    prior an invariant design keeps (None for others). An invariant design releases the categories themselves
+    (``b``, not ``{b}``: PRAM's microdata)."""
     from ..exact_table import exact_table
     from ..sampling import precise_distributions
 
-    mech, epsilon, basis = design_of(path)
+    mech, epsilon, basis, exact, prior = design_of(path, data_prior)
+    if exact is not None:
+        table = exact_table(mech, epsilon=epsilon, semantics="sldp", exact=exact)
+        return dataclasses.replace(table, outputs=tuple(s[0] for s in mech.focal_sets)), mech, basis, prior
     if semantics == "wldp":
         probs = precise_distributions(mech, parse_allocation(allocation))
         return exact_table(mech, epsilon=epsilon, semantics="wldp", probabilities=probs,
-                           outputs=tuple(mech.frame)), mech, basis
-    return exact_table(mech, epsilon=epsilon, semantics="sldp"), mech, basis
+                           outputs=tuple(mech.frame)), mech, basis, None
+    return exact_table(mech, epsilon=epsilon, semantics="sldp"), mech, basis, None
 
 
 def cmd_randomize(args: argparse.Namespace) -> str:
@@ -88,15 +112,16 @@ def cmd_randomize(args: argparse.Namespace) -> str:
     for k in keep:
         if k in randomized:
             raise CommandError(f"--keep names {k!r}, a column being randomized: its true values are never written out")
-    tables = [_table(path, args.semantics, args.allocation) for _, path in variables]
+    priors = _data_priors(args, variables) if args.invariant_prior == "data" else {}
+    tables = [_table(path, args.semantics, args.allocation, priors.get(column)) for column, path in variables]
     totals = {"shafer": 0.0, "walley": 0.0}
-    for table, _, _ in tables:
+    for table, *_ in tables:
         for loss in (("shafer", "walley") if args.semantics == "wldp" else ("shafer",)):
             totals[loss] += table.epsilon
     composed = max(totals.values())
     if args.budget is not None and composed > args.budget:
         raise CommandError(f"the release composes to {composed:.6g} nats per respondent (the sum of "
-                           f"{', '.join(f'{t.epsilon:.4g}' for t, _, _ in tables)}), above --budget {args.budget:g}")
+                           f"{', '.join(f'{t.epsilon:.4g}' for t, *_ in tables)}), above --budget {args.budget:g}")
     if args.seed is not None:
         print(SEED_WARNING, file=sys.stderr)
         source: Any = SeededRandom(args.seed)
@@ -108,7 +133,7 @@ def cmd_randomize(args: argparse.Namespace) -> str:
         sink = _ParquetSink(binary, names) if is_parquet(args.out) else _CsvSink(binary, names)
         for line, chunk in read_chunks(args.answers, [*keep, *randomized]):
             drawn = []
-            for (column, _), (table, mech, _) in zip(variables, tables):
+            for (column, _), (table, mech, *_) in zip(variables, tables):
                 rows = _codes(chunk[column], mech.inputs, args.answers, line,
                               f"an input of the mechanism (column {column!r})")
                 drawn.append(np.asarray(table.outputs, dtype=object)[table.sample(rows, source)])
@@ -121,15 +146,15 @@ def cmd_randomize(args: argparse.Namespace) -> str:
     summary = {"n": n, "out": args.out, "manifest": manifest, "random_source": source.name,
                "epsilon_total": composed, "epsilon_shafer_total": totals["shafer"],
                "epsilon_walley_total": totals["walley"] if args.semantics == "wldp" else None,
-               "variables": {c: t.epsilon for (c, _), (t, _, _) in zip(variables, tables)}}
+               "variables": {c: t.epsilon for (c, _), (t, *_) in zip(variables, tables)}}
     if args.format == "json":
         return render_json(summary)
     if args.format == "csv":
         return render_csv(["column", "mechanism", "epsilon", "sha256"],
-                          [[c, p, t.epsilon, t.sha256] for (c, p), (t, _, _) in zip(variables, tables)])
+                          [[c, p, t.epsilon, t.sha256] for (c, p), (t, *_) in zip(variables, tables)])
     lines = [f"randomized {n} rows into {args.out} ({source.name}); manifest {manifest}"]
     lines += [f"  {c}: {p}, within eps = {t.epsilon:.6g} ({t.arithmetic}, SHA-256 {t.sha256[:16]}...)"
-              for (c, p), (t, _, _) in zip(variables, tables)]
+              for (c, p), (t, *_) in zip(variables, tables)]
     lines.append(f"composed loss per respondent: {composed:.6g} nats (losses add across variables, Lemma 3.3 "
                  "and Lemma 3.15)")
     return with_status("\n".join(lines), 0)
@@ -171,6 +196,55 @@ class _ParquetSink:
         self.writer.close()
 
 
+#: What --invariant-prior data costs, on stderr and in the manifest.
+DATA_PRIOR_WARNING = ("the invariant design keeps the distribution of the very file being released: its privacy "
+                      "certificate holds given that marginal, which the release then reveals exactly in expectation")
+
+
+def _data_priors(args: argparse.Namespace, variables: list[tuple[str, str]]) -> dict[str, Any]:
+    """Each invariant variable's prior from the file: the column's counts per category, as exact fractions."""
+    from fractions import Fraction
+
+    from ..design.problem_toml import load_problem
+
+    wanted = {}
+    for column, path in variables:
+        problem = load_problem(path) if path.endswith(".toml") else None
+        if problem is None or not problem.invariant:
+            raise CommandError(f"--invariant-prior data: {path} is not a TOML problem with invariant = true (a "
+                               "design file keeps the prior it was designed for)")
+        wanted[column] = problem.inputs
+    counts = {column: dict.fromkeys(inputs, 0) for column, inputs in wanted.items()}
+    for line, chunk in read_chunks(args.answers, list(wanted)):
+        for column, tally in counts.items():
+            for value, n in chunk[column].astype(str).str.strip().value_counts().items():
+                if value not in tally:
+                    raise CommandError(f"{args.answers}: column {column!r} holds {value!r} (from line {line}), "
+                                       f"not an input of the problem {list(tally)}")
+                tally[value] += int(n)
+    print(f"designer: warning: {DATA_PRIOR_WARNING}", file=sys.stderr)
+    out = {}
+    for column, tally in counts.items():
+        total = sum(tally.values())
+        if total == 0 or min(tally.values()) == 0:
+            empty = [x for x, n in tally.items() if n == 0]
+            raise CommandError(f"--invariant-prior data: column {column!r} has no {empty or 'rows'}; an invariant "
+                               "design needs every category present (give the prior in the problem)")
+        out[column] = [Fraction(tally[x], total) for x in wanted[column]]
+    return out
+
+
+def _invariance(args: argparse.Namespace, prior: Any, mech: Any) -> dict[str, Any]:
+    """The manifest's record of an invariant design: the prior kept, exactly, and where it came from."""
+    if prior is None:
+        return {}
+    record = {"invariant_prior": {x: f"{p.numerator}/{p.denominator}" for x, p in zip(mech.inputs, prior)},
+              "invariant_prior_from": "the problem"}
+    if args.invariant_prior == "data":
+        record.update(invariant_prior_from="the released file", invariant_warning=DATA_PRIOR_WARNING)
+    return record
+
+
 def _manifest(args: argparse.Namespace, variables: list[tuple[str, str]], tables: list[Any], totals: dict[str, float],
               source: str, n: int) -> dict[str, Any]:
     from .. import __version__
@@ -180,9 +254,11 @@ def _manifest(args: argparse.Namespace, variables: list[tuple[str, str]], tables
         "random_source": source, "rows": n, "semantics": args.semantics,
         "variables": [{"column": c, "design": p, "budget_from": basis, "epsilon": t.epsilon,
                        "sha256": t.sha256, "outputs": list(t.outputs),
-                       "certificate": {"method": "exact", "arithmetic": t.arithmetic, "denominator": t.denominator,
-                                       "mix_weight": t.mix_weight, "max_change": t.max_change}}
-                      for (c, p), (t, _, basis) in zip(variables, tables)],
+                       "certificate": {"method": "exact", "arithmetic": t.arithmetic,
+                                       "denominators": [int(d) for d in t.row_denominators],
+                                       "mix_weight": t.mix_weight, "max_change": t.max_change},
+                       **_invariance(args, prior, mech)}
+                      for (c, p), (t, mech, basis, prior) in zip(variables, tables)],
         "epsilon_total": max(totals.values()), "epsilon_shafer_total": totals["shafer"],
         "epsilon_walley_total": totals["walley"] if args.semantics == "wldp" else None,
         "note": "losses add across the variables of one respondent (Lemma 3.3, Lemma 3.15); no seed is recorded",
@@ -198,6 +274,10 @@ def _configure_randomize(p: argparse.ArgumentParser) -> None:
                         "repeatable: the columns are replaced by their randomized values")
     p.add_argument("--out", required=True, help="new CSV of randomized responses (an existing file is refused)")
     p.add_argument("--keep", help="comma-separated columns to copy to the output (not a randomized column)")
+    p.add_argument("--invariant-prior", choices=("problem", "data"), default="problem",
+                   help="invariant designs (a TOML problem with invariant = true): keep the problem's prior "
+                        "(default), or the file's own distribution of the column (a warning: the certificate then "
+                        "holds given that marginal, and the manifest says so)")
     p.add_argument("--budget", type=float, help="refuse a release whose composed loss per respondent exceeds this")
     p.add_argument("--manifest", help="release manifest (JSON; default OUT.manifest.json)")
     p.add_argument("--seed", type=int, help="with --simulation only: a reproducible draw (anyone with the seed can "

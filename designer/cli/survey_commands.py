@@ -106,7 +106,7 @@ def cmd_synthesize(args: argparse.Namespace) -> str:
     check_out(args.out, [args.source] if args.source else [], args.force)
     if args.source:
         if args.source.lower().endswith(".toml"):
-            from ..design.problem import load_problem
+            from ..design.problem_toml import load_problem
 
             problem = load_problem(args.source)
             labels, prior = list(problem.inputs), [float(v) for v in problem.prior]

@@ -15,7 +15,8 @@ from typing import Any
 from .certify import Certificate, CertificationError, certify
 from .engine import design
 from .objectives import objective_value
-from .problem import OBJECTIVES, SEMANTICS, DesignProblem, load_problem, parse_problem
+from .problem import OBJECTIVES, SEMANTICS, DesignProblem
+from .problem_toml import load_problem, parse_problem
 from .result import DesignResult
 from .symmetry import is_symmetric, orbit_average
 

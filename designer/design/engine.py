@@ -130,6 +130,10 @@ def design(problem: DesignProblem, *, solver: str | None = None, solver_options:
     """
     t0 = time.perf_counter()
     settings = _settings(problem, solver, solver_options, solver_args, symmetrize, path, warm)
+    if problem.invariant:
+        from .invariant import design_invariant
+
+        return with_warnings(design_invariant(problem))
     route = _route(problem, path)
     _check_size(problem, route)
     if route == "symmetric":

@@ -1,7 +1,7 @@
 """A design problem: inputs, frame, prior, budget, semantics, objective and structure (docs/theory.md section 5).
 
 The same fields are accepted from Python (:class:`DesignProblem`) and from a TOML file
-(:func:`load_problem`)::
+(:func:`designer.design.problem_toml.load_problem`)::
 
     name = "gwrr-dont-know"
     inputs = ["yes", "no"]        # X
@@ -10,6 +10,7 @@ The same fields are accepted from Python (:class:`DesignProblem`) and from a TOM
     epsilon = 1.0
     semantics = "sldp"            # "sldp" | "wldp" | "both"
     objective = "truthful"        # "truthful" | "chi2" | "gain" | "worst_case_utility" | "best_case_utility"
+    invariant = false             # true: keep the prior's distribution (PRAM; singleton answers only)
     [structure]                   # all optional
     dont_know = 0.2               # exact mass on the whole frame, every input (or dont_know_max = ...)
     lie_max = 0.3                 # mass on sets without the true answer, per input
@@ -23,33 +24,26 @@ The same fields are accepted from Python (:class:`DesignProblem`) and from a TOM
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import functools
 import math
 import numbers
-import os
-import tomllib
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import setfunctions as sf
-from .._io import read_text
-from .._validation import check_labels, check_prior, format_set, parse_set
+from .._validation import check_labels, check_prior, format_set
 from ..budget import Budget
 from ..exceptions import InvalidProblemError
 from ..vocabulary import Objective, Semantics
 
-__all__ = ["OBJECTIVES", "SEMANTICS", "DesignProblem", "load_problem", "parse_problem"]
+__all__ = ["OBJECTIVES", "SEMANTICS", "DesignProblem"]
 
 SEMANTICS = tuple(s.value for s in Semantics)
 OBJECTIVES = tuple(o.value for o in Objective)
 _TOP_KEYS = ("name", "inputs", "frame", "prior", "epsilon", "semantics", "objective", "structure", "gain",
-             "utility", "answers")
+             "utility", "answers", "invariant")
 _STRUCTURE_KEYS = ("dont_know", "dont_know_max", "lie_max", "focal_sets")
 #: Gains and utilities beyond this magnitude are refused (an LP solver cannot weigh 1e15 against 1).
 MAX_TABLE_VALUE = 1e12
@@ -80,6 +74,13 @@ def _real(value: object, where: str, key: str, expected: str, *, low: float | No
     if high is not None and x > high:
         raise _fail(where, key, expected, value)
     return x
+
+
+def _as_list(values: object) -> list[object]:
+    try:
+        return [float(v) for v in np.ravel(np.asarray(values, dtype=object))]
+    except (TypeError, ValueError, OverflowError):
+        return [values]
 
 
 @dataclass(frozen=True, eq=False)
@@ -114,6 +115,9 @@ class DesignProblem:
     utility : mapping {input: {frame label: value}} or (k, l) array, optional
         For the utility objectives; missing entries are 0.
     name : str, optional
+    invariant : bool, default False
+        Keep the prior invariant: ``sum_x pi_x M[x, y] = pi_y`` (PRAM; singleton answers, the frame the inputs;
+        :mod:`designer.design.invariant`, docs/theory.md section 12).
     answers : tuple of (word, labels) pairs, optional
         The words the field writes for a reported set (``[answers]``: ``"Weiss nicht" = ["yes", "no"]``), read
         by :mod:`designer.answers`; kept in a JSON mechanism file written from the design.
@@ -134,6 +138,7 @@ class DesignProblem:
     name: str = ""
     source: str = ""
     answers: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    invariant: bool = False
 
     def __post_init__(self) -> None:
         """Validate every field once (one rule for file, flag and API); store labels, enums, read-only arrays."""
@@ -157,6 +162,14 @@ class DesignProblem:
         set_(self, "prior", prior)
         self._check_structure(where)
         self._check_objective(where)
+        if not isinstance(self.invariant, bool):
+            raise _fail(where, "invariant", "true or false", self.invariant)
+        if self.invariant:
+            why = self.invariant_refusal()
+            if why:
+                raise InvalidProblemError(f"{where}key 'invariant': {why}")
+            if self.focal_sets is None:  # the categories: every singleton of the frame
+                set_(self, "focal_sets", tuple(1 << j for j in range(len(self.frame))))
 
     def _check_words(self, where: str) -> None:
         """``semantics`` and ``objective`` as enums (case-insensitive), or the choices in the error."""
@@ -229,7 +242,7 @@ class DesignProblem:
     # ------------------------------------------------------------------ value
     #: The fields that make a problem what it is (``name`` and ``source`` only say where it came from).
     _VALUE_FIELDS = ("inputs", "epsilon", "frame", "prior", "semantics", "objective", "dont_know", "dont_know_max",
-                     "lie_max", "focal_sets", "gain", "utility", "answers")
+                     "lie_max", "focal_sets", "gain", "utility", "answers", "invariant")
 
     def _value(self) -> tuple[Any, ...]:
         return tuple(v.tobytes() + str(v.shape).encode() if isinstance(v, np.ndarray) else v
@@ -299,202 +312,28 @@ class DesignProblem:
                 parts.append(f"{key}={getattr(self, key):g}")
         if self.focal_sets is not None:
             parts.append(f"{len(self.focal_sets)} focal sets allowed")
+        if self.invariant:
+            parts.append("invariant (keeps the prior)")
         return ", ".join(parts)
 
-
-# ---------------------------------------------------------------------------- TOML
-def _check_keys(table: Mapping[str, Any], known: Sequence[str], where: str, prefix: str = "") -> None:
-    for key in table:
-        if key not in known:
-            close = difflib.get_close_matches(key, known, n=1)
-            hint = f" (did you mean '{prefix}{close[0]}'?)" if close else f"; known keys: {', '.join(known)}"
-            raise InvalidProblemError(f"{where}unknown key '{prefix}{key}'{hint}")
-
-
-def _labels(value: object, where: str, key: str) -> list[str]:
-    if not isinstance(value, list) or not value:
-        raise _fail(where, key, "a non-empty list of labels", value)
-    for v in value:
-        if isinstance(v, bool) or not isinstance(v, (str, int)):
-            raise _fail(where, key, "labels (strings)", v)
-    return [str(v) for v in value]
-
-
-def _set_mask(raw: object, frame: Sequence[str], where: str, key: str) -> int:
-    if isinstance(raw, str):
-        try:
-            labels = parse_set(raw) if raw.strip().startswith("{") else (raw.strip(),)
-        except ValueError as exc:
-            raise InvalidProblemError(f"{where}key '{key}': {exc}") from None
-    elif isinstance(raw, list):
-        if not all(isinstance(v, str) for v in raw):
-            raise _fail(where, key, "a list of frame labels (strings)", raw)
-        labels = tuple(v.strip() for v in raw)
-        if len(set(labels)) != len(labels):
-            raise _fail(where, key, "a set naming each label once", raw)
-    else:
-        raise _fail(where, key, "a set of frame labels such as [\"yes\", \"no\"] or \"{yes,no}\"", raw)
-    unknown = [lab for lab in labels if lab not in frame]
-    if unknown:
-        raise InvalidProblemError(f"{where}key '{key}': label(s) {unknown} are not in the frame {list(frame)}")
-    if not labels:
-        raise _fail(where, key, "a nonempty set", raw)
-    return sf.subset_mask(labels, frame)
+    def invariant_refusal(self) -> str:
+        """Why this problem cannot be designed invariant ("" when it can)."""
+        if set(self.frame) != set(self.inputs) or len(self.frame) != len(self.inputs):
+            return ("invariant designs release a category of the same variable: the frame must be the inputs "
+                    f"(frame {list(self.frame)}, inputs {list(self.inputs)})")
+        sets = [m for m in (self.focal_sets or ()) if m & (m - 1)]
+        if sets or self.dont_know is not None or self.dont_know_max is not None:
+            return ("invariant designs have singleton answers only: a set ('don't know', 'one of') is not a "
+                    "category of the released variable, so no distribution of categories can be kept; remove the "
+                    "sets (structure.focal_sets, dont_know)")
+        if self.objective is Objective.CHI2:
+            return ("objective 'chi2' is maximised over staircase patterns, which do not keep a prior invariant; "
+                    "use objective 'truthful' (the share of records released unchanged, PRAM's measure) or a gain")
+        if self.lie_max is not None:
+            return "structure.lie_max is not supported with invariant (the mixing that certifies the table moves it)"
+        if np.any(self.prior <= 0):
+            return "invariant designs need every input's prior > 0 (a category that never occurs has no row to keep)"
+        return ""
 
 
-def _table_rows(value: object, inputs: Sequence[str], where: str, key: str) -> Mapping[str, Any]:
-    if not isinstance(value, dict):
-        raise _fail(where, key, "a table with one sub-table per input", value)
-    unknown = [x for x in value if x not in inputs]
-    if unknown:
-        raise InvalidProblemError(f"{where}key '{key}': {unknown} are not inputs; the inputs are {list(inputs)}")
-    for x, row in value.items():
-        if not isinstance(row, dict):
-            raise _fail(where, f"{key}.{x}", "a table {set = value}", row)
-    return value
-
-
-def _as_list(values: object) -> list[object]:
-    try:
-        return [float(v) for v in np.ravel(np.asarray(values, dtype=object))]
-    except (TypeError, ValueError, OverflowError):
-        return [values]
-
-
-def parse_problem(data: Mapping[str, Any], *, source: str = "") -> DesignProblem:
-    """Build a :class:`DesignProblem` from parsed TOML (a dict), with errors naming ``source`` and the key."""
-    where = f"{source}: " if source else ""
-    if not isinstance(data, Mapping):
-        raise InvalidProblemError(f"{where}expected a table of settings")
-    _check_keys(data, _TOP_KEYS, where)
-    for required in ("inputs", "epsilon"):
-        if required not in data:
-            raise InvalidProblemError(f"{where}missing key '{required}'")
-    inputs = _labels(data["inputs"], where, "inputs")
-    frame = _labels(data["frame"], where, "frame") if "frame" in data else list(inputs)
-    name = data.get("name", Path(source).stem if source else "")
-    if not isinstance(name, str):
-        raise _fail(where, "name", "a string", name)
-    prior = _prior(data.get("prior"), where)
-    for key in ("semantics", "objective"):
-        if key in data and not isinstance(data[key], str):
-            raise _fail(where, key, "a string", data[key])
-    structure = data.get("structure", {})
-    if not isinstance(structure, dict):
-        raise _fail(where, "structure", "a table", structure)
-    _check_keys(structure, _STRUCTURE_KEYS, where, "structure.")
-    focal = _focal_sets(structure, frame, where)
-    gain = _gain(data["gain"], inputs, frame, where) if "gain" in data else None
-    answers = _answer_words(data.get("answers", {}), frame, where)
-    utility = _utility(data["utility"], inputs, frame, where) if "utility" in data else None
-    if len(set(inputs)) != len(inputs):
-        raise InvalidProblemError(f"{where}key 'inputs': duplicate labels in {inputs}")
-    try:
-        return DesignProblem(
-            inputs=tuple(inputs),
-            frame=tuple(frame),
-            prior=np.asarray(prior, dtype=float) if prior is not None else np.zeros(0),
-            epsilon=data["epsilon"],
-            semantics=data.get("semantics", "sldp"),
-            objective=data.get("objective", "truthful"),
-            dont_know=structure.get("dont_know"),
-            dont_know_max=structure.get("dont_know_max"),
-            lie_max=structure.get("lie_max"),
-            focal_sets=focal,
-            gain=gain,
-            utility=utility,
-            name=name,
-            source=source,
-            answers=answers,
-        )
-    except TypeError as exc:
-        raise InvalidProblemError(f"{where}{exc}") from None
-
-
-def _prior(prior: object, where: str) -> list[float] | None:
-    """``prior``: numbers, one per input (range and sum checked by the problem)."""
-    if prior is None:
-        return None
-    if not isinstance(prior, list) or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in prior):
-        raise _fail(where, "prior", "a list of numbers, one per input", prior)
-    return [_real(v, where, "prior", "numbers in [0, 1] summing to 1") for v in prior]
-
-
-def _focal_sets(structure: Mapping[str, Any], frame: Sequence[str], where: str) -> tuple[int, ...] | None:
-    """``structure.focal_sets``: the allowed answer sets as masks over ``frame``."""
-    if "focal_sets" not in structure:
-        return None
-    raw = structure["focal_sets"]
-    if not isinstance(raw, list) or not raw:
-        raise _fail(where, "structure.focal_sets", "a non-empty list of sets", raw)
-    return tuple(_set_mask(s, frame, where, "structure.focal_sets") for s in raw)
-
-
-def _gain(table: object, inputs: Sequence[str], frame: Sequence[str], where: str) -> NDArray[np.float64]:
-    """``[gain]``: per input, a value per answered set, as a ``(k, 2**l)`` array (0 where not given)."""
-    if len(frame) > MAX_GAIN_FRAME:
-        raise InvalidProblemError(
-            f"{where}key 'gain': a gain table has one entry per subset of the frame (2**{len(frame)}); "
-            f"it is supported up to {MAX_GAIN_FRAME} answers; use worst_case_utility or best_case_utility"
-        )
-    gain = np.zeros((len(inputs), 1 << len(frame)))
-    for x, row in _table_rows(table, inputs, where, "gain").items():
-        seen: dict[int, str] = {}
-        for s, v in row.items():
-            mask = _set_mask(s, frame, where, f"gain.{x}")
-            if mask in seen:
-                raise InvalidProblemError(f"{where}key 'gain.{x}': {seen[mask]!r} and {s!r} are the same set; "
-                                          "give each set once")
-            seen[mask] = s
-            gain[inputs.index(x), mask] = _real(v, where, f"gain.{x}.{s}", TABLE_VALUES, low=-MAX_TABLE_VALUE,
-                                                high=MAX_TABLE_VALUE)
-    return gain
-
-
-def _utility(table: object, inputs: Sequence[str], frame: Sequence[str], where: str) -> NDArray[np.float64]:
-    """``[utility]``: per input, a value per frame label, as a ``(k, l)`` array (0 where not given)."""
-    utility = np.zeros((len(inputs), len(frame)))
-    for x, row in _table_rows(table, inputs, where, "utility").items():
-        for y, v in row.items():
-            if y not in frame:
-                raise InvalidProblemError(f"{where}key 'utility.{x}': '{y}' is not in the frame {list(frame)}")
-            utility[inputs.index(x), frame.index(y)] = _real(v, where, f"utility.{x}.{y}", TABLE_VALUES,
-                                                             low=-MAX_TABLE_VALUE, high=MAX_TABLE_VALUE)
-    return utility
-
-
-def _answer_words(table: Any, frame: Sequence[str], where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """``[answers]``: the words the field writes for a reported set, ``"Weiss nicht" = ["yes", "no"]``."""
-    if not isinstance(table, dict):
-        raise _fail(where, "answers", 'a table of words, e.g. "Weiss nicht" = ["yes", "no"]', table)
-    out = []
-    for word, labels in table.items():
-        if not isinstance(labels, list) or not labels or not all(isinstance(x, str) for x in labels):
-            raise _fail(where, f"answers.{word}", "a list of frame labels (the reported set)", labels)
-        unknown = [x for x in labels if x not in frame]
-        if unknown:
-            raise InvalidProblemError(f"{where}key 'answers.{word}': {unknown} not in the frame {list(frame)}")
-        out.append((str(word), tuple(labels)))
-    return tuple(out)
-
-
-def read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The parsed TOML of ``path``; an unreadable or malformed file is one :class:`InvalidProblemError` line."""
-    p = Path(path)
-    text = read_text(p, error=InvalidProblemError)
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise InvalidProblemError(f"{p}: not valid TOML: {exc}") from None
-
-
-def load_problem(path: str | os.PathLike[str]) -> DesignProblem:
-    """Read a design problem from a TOML file.
-
-    Raises
-    ------
-    InvalidProblemError
-        Unreadable or malformed file, unknown keys, wrong types or values; the message names the file
-        and the key and says what was expected.
-    """
-    return parse_problem(read_toml(path), source=str(path))
+# The TOML reader lives in problem_toml (it needs DesignProblem, defined above).

@@ -58,6 +58,9 @@ class DesignResult:
         The size-class form on the symmetric path (docs/theory.md, 5.3).
     variance_reason : str
         Why ``variance`` is ``None`` (empty otherwise).
+    table : InvariantTable or None
+        An invariant design's exact table (:mod:`designer.design.invariant`): integer counts with a denominator
+        per row, the prior kept as Fractions; None for other designs.
     warnings : tuple of str
         What the user should know about the released design, also issued as :class:`DesignWarning`
         (e.g. a chi2 optimum at a skewed prior that lumps rare inputs together and so does not identify
@@ -80,6 +83,7 @@ class DesignResult:
     compact: SymmetricMechanism | None = None
     warnings: tuple[str, ...] = ()
     variance_reason: str = ""
+    table: Any = None
 
     @property
     def variance_note(self) -> str:
@@ -115,7 +119,18 @@ class DesignResult:
             "seconds": self.seconds,
             "warnings": list(self.warnings),
         })
+        if self.table is not None:
+            out["exact"] = exact_block(self.table)
         return out
+
+
+def exact_block(table: Any) -> dict[str, Any]:
+    """The JSON of an invariant design's exact table: ``counts``, ``denominators`` (per row) and the ``prior`` kept
+    (exact fractions as text); a mechanism file keeps it, and ``randomize`` and ``export`` draw from it."""
+    return {"counts": [[int(c) for c in row] for row in table.counts],
+            "denominators": [int(d) for d in table.denominators],
+            "invariant_prior": [f"{p.numerator}/{p.denominator}" for p in table.prior],
+            "mix_weight": table.mix_weight}
 
 
 def certificate_fields(certificate: Certificate) -> dict[str, Any]:

@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..design.problem import DesignProblem, parse_problem, read_toml
+from ..design.problem import DesignProblem
+from ..design.problem_toml import parse_problem, read_toml
 from ..exceptions import InfeasibleDesignError, InvalidProblemError
 from ..vocabulary import Objective, Semantics
 from .sizes import DesignCache, PlanningError

@@ -1,0 +1,242 @@
+"""Invariant designs (the post-randomization method, PRAM): the best mechanism among those that keep a prior's
+distribution of the released variable, with an exact integer table (docs/theory.md section 12).
+
+A released categorical variable keeps its distribution ``pi`` in expectation when ``sum_x pi_x P[x, y] = pi_y``
+for every category ``y``: linear constraints, added to the design's linear program (singleton answers only; a
+set is not a category of the released variable). The program is solved in floats; the release is integers. With
+``pi = a / Q`` exactly (the prior as written, or a file's counts), row ``x`` becomes counts ``J[x, :]`` over
+``a_x M`` whose column sums are ``a_y M``: then ``sum_x pi_x J[x, y] / (a_x M) = a_y / Q = pi_y`` exactly. ``J``
+is the program's joint table ``a_x M P[x, y]`` rounded with its margins kept (each entry down or up, the ups
+placed by a maximum flow), after mixing ``P`` with the shared row ``pi`` by the smallest weight ``2^-24 2^j``
+whose table certifies: a shared row keeps the prior invariant and never raises a ratio.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._exact import ratio_at_most_exp
+from ..exact_table import invariance_holds
+from ..exceptions import CertificationError, InfeasibleDesignError, InvalidProblemError, SolverError
+from ..mechanism import Mechanism
+from ..privacy import eps_shafer
+from .certify import Certificate
+from .objectives import objective_matrix, variance_figure
+from .problem import DesignProblem
+from .result import DesignResult
+
+__all__ = ["InvariantTable", "design_invariant", "exact_prior", "invariant_program",
+           "invariant_table"]
+
+#: Largest row denominator ``a_x M`` (one 32-bit word per draw, rejection above the largest multiple).
+MAX_ROW_DENOMINATOR = 2**32
+#: Fewest counts per unit of ``a_x``: below it the table would be too coarse to keep the optimum (a prior written
+#: with too many digits, or a file of more than about 400,000 rows, whose counts are its prior).
+MIN_SCALE = 10_000
+#: First weight of the shared row ``pi`` mixed in before rounding, doubled until the table certifies.
+FIRST_MIX = 2.0**-24
+
+
+def exact_prior(values: Sequence[float | Fraction] | NDArray[np.float64]) -> tuple[Fraction, ...]:
+    """The prior kept, exactly: each float as the shortest decimal that reads back as it (``0.3`` is 3/10),
+    Fractions as they are, divided by their sum."""
+    parts = [v if isinstance(v, Fraction) else Fraction(repr(float(v))) for v in values]
+    total = sum(parts, Fraction(0))
+    if total <= 0 or any(p <= 0 for p in parts):
+        raise InvalidProblemError("an invariant prior needs positive shares")
+    return tuple(p / total for p in parts)
+
+
+def invariant_program(problem: DesignProblem, prior: Sequence[float] | NDArray[np.float64]
+                      ) -> tuple[NDArray[np.float64], float]:
+    """Solve the invariant program in floats: ``max sum pi_x G[x, y] P[x, y]`` over row-stochastic ``P``
+    (``(k, l)``, columns in frame order) with ``P[x, y] <= e^eps P[x', y]`` (Def 3.1; for singleton answers every
+    loss of the paper is this one) and ``sum_x pi_x P[x, y(z)] = pi_z``. Returns ``P`` and the optimum."""
+    from scipy.optimize import linprog
+    from scipy.sparse import coo_matrix
+
+    k = problem.k
+    column = [problem.frame.index(x) for x in problem.inputs]  # the category y(z) of input z
+    family = np.array([1 << j for j in range(problem.l)], dtype=np.int64)
+    gain = objective_matrix(problem, family)
+    e = problem.budget.lp_factor
+    rows, cols, vals = [], [], []
+    n = 0
+    for y in range(k):
+        for x in range(k):
+            for x2 in range(k):
+                if x != x2:
+                    rows += [n, n]
+                    cols += [x * k + y, x2 * k + y]
+                    vals += [1.0, -e]
+                    n += 1
+    a_ub = coo_matrix((vals, (rows, cols)), shape=(n, k * k)).tocsr()
+    a_eq = np.zeros((2 * k, k * k))
+    b_eq = np.zeros(2 * k)
+    for x in range(k):
+        a_eq[x, x * k:(x + 1) * k] = 1.0
+        b_eq[x] = 1.0
+    for z in range(k):
+        for x in range(k):
+            a_eq[k + z, x * k + column[z]] = prior[x]
+        b_eq[k + z] = prior[z]
+    res = linprog(-gain.ravel(), A_ub=a_ub, b_ub=np.zeros(n), A_eq=a_eq, b_eq=b_eq, bounds=(0, None),
+                  method="highs")
+    if res.status == 2:
+        raise InfeasibleDesignError("no invariant design meets the problem")  # P = 1 pi^T always does
+    if res.status != 0:
+        raise SolverError(f"the invariant program did not solve: {res.message}")
+    return np.clip(res.x.reshape(k, k), 0.0, None), float(-res.fun)
+
+
+@dataclass(frozen=True)
+class InvariantTable:
+    """An invariant design's exact table.
+
+    Attributes
+    ----------
+    counts : (k, l) ndarray of int64
+        Row ``x`` over ``denominators[x]``; columns in frame order.
+    denominators : (k,) ndarray of int64
+        ``a_x M``.
+    prior : tuple of Fraction
+        The prior kept, exactly.
+    mix_weight : float
+        Weight of the shared row ``pi`` mixed in before rounding.
+    """
+
+    counts: NDArray[np.int64]
+    denominators: NDArray[np.int64]
+    prior: tuple[Fraction, ...]
+    mix_weight: float
+
+
+def _rows_private(counts: NDArray[np.int64], denominators: NDArray[np.int64], eps: float) -> bool:
+    """Every ratio ``(C[x, y] / d_x) / (C[x', y] / d_x')`` at most ``e^eps``, decided with integers."""
+    k = counts.shape[0]
+    return all(ratio_at_most_exp(int(counts[x, y]) * int(denominators[x2]), int(counts[x2, y]) *
+                                 int(denominators[x]), eps)
+               for y in range(counts.shape[1]) for x in range(k) for x2 in range(k) if x != x2)
+
+
+def _round_with_margins(target: NDArray[np.float64], row_sums: NDArray[np.int64], col_sums: NDArray[np.int64]
+                        ) -> NDArray[np.int64] | None:
+    """Integers, each ``target`` entry rounded down or up, with exactly the given margins (the ups placed by a
+    maximum flow: rows with a shortfall to columns with one, through cells with a fractional part)."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import maximum_flow
+
+    base = np.floor(target).astype(np.int64)
+    short_rows = row_sums - base.sum(axis=1)
+    short_cols = col_sums - base.sum(axis=0)
+    if np.any(short_rows < 0) or np.any(short_cols < 0) or short_rows.sum() != short_cols.sum():
+        return None
+    k, l = target.shape
+    source, sink = 0, k + l + 1
+    edges = [(source, 1 + x, int(short_rows[x])) for x in range(k) if short_rows[x] > 0]
+    edges += [(1 + x, 1 + k + y, 1) for x in range(k) for y in range(l) if target[x, y] > base[x, y]]
+    edges += [(1 + k + y, sink, int(short_cols[y])) for y in range(l) if short_cols[y] > 0]
+    if not edges:
+        return base if short_rows.sum() == 0 else None
+    u, v, c = (np.array(t, dtype=np.int32) for t in zip(*edges))
+    graph = csr_matrix((c, (u, v)), shape=(k + l + 2, k + l + 2))
+    flow = maximum_flow(graph, source, sink)
+    if flow.flow_value != short_rows.sum():
+        return None
+    moved = flow.flow.toarray()[1:1 + k, 1 + k:1 + k + l]
+    return base + np.clip(moved, 0, None).astype(np.int64)
+
+
+def _balance(target: NDArray[np.float64], row_sums: NDArray[np.float64], col_sums: NDArray[np.float64]
+             ) -> NDArray[np.float64]:
+    """Scale rows and columns until both margins are the given ones (iterative proportional fitting)."""
+    t = target.copy()
+    for _ in range(200):
+        t *= (row_sums / np.maximum(t.sum(axis=1), 1e-300))[:, None]
+        t *= (col_sums / np.maximum(t.sum(axis=0), 1e-300))[None, :]
+        if np.abs(t.sum(axis=1) - row_sums).max() <= 1e-6:  # counts: far below the rounding's unit
+            break
+    return t
+
+
+def invariant_table(problem: DesignProblem, matrix: NDArray[np.float64], prior: Sequence[Fraction]
+                    ) -> InvariantTable:
+    """The exact, certified table of a solved invariant program ``matrix`` (``(k, l)``, frame order) keeping
+    ``prior`` (Fractions summing to 1). Raises :class:`CertificationError` when no mix below 1/2 certifies, and
+    :class:`InvalidProblemError` when the prior's denominators leave no room for a table over 32-bit words."""
+    k = problem.k
+    column = [problem.frame.index(x) for x in problem.inputs]
+    q = math.lcm(*(p.denominator for p in prior))
+    a = np.array([int(p * q) for p in prior], dtype=np.int64)
+    scale = MAX_ROW_DENOMINATOR // int(a.max())
+    if scale < MIN_SCALE:
+        raise InvalidProblemError(
+            f"the prior's exact shares have denominator {q}: a row of an exact table would get fewer than "
+            f"{MIN_SCALE} counts per unit; give the prior to fewer digits (e.g. rounded to 1e-4) in the problem")
+    rows = a * scale
+    cols = np.zeros(k, dtype=np.int64)
+    cols[column] = a * scale  # column y(z) sums to a_z M
+    pi = np.array([float(p) for p in prior])
+    shared = np.zeros_like(matrix)
+    shared[:, column] = pi
+    weight = 0.0
+    while weight < 0.5:
+        mixed = (1 - weight) * matrix + weight * shared
+        mixed[mixed < 1e-13] = 0.0
+        target = _balance(rows[:, None] * mixed, rows.astype(float), cols.astype(float))
+        joint = _round_with_margins(target, rows, cols)
+        if joint is not None and _rows_private(joint, rows, problem.epsilon) \
+                and invariance_holds(joint, rows, prior, column):
+            return InvariantTable(counts=joint, denominators=rows, prior=tuple(prior), mix_weight=weight)
+        weight = FIRST_MIX if weight == 0 else 2 * weight
+    raise CertificationError(f"no exact table of the invariant design certifies within eps = {problem.epsilon:g}")
+
+
+def design_invariant(problem: DesignProblem, prior: Sequence[float | Fraction] | NDArray[np.float64] | None = None
+                     ) -> DesignResult:
+    """The optimal design of ``problem`` among those keeping ``prior`` (default the problem's) invariant, with its
+    exact table (``result.table``). See the module's docstring; docs/theory.md section 12.
+
+    Raises
+    ------
+    InvalidProblemError
+        With :meth:`DesignProblem.invariant_refusal`'s reason (sets among the answers, chi2, a frame that is
+        not the inputs, ...).
+    """
+    t0 = time.perf_counter()
+    exact = exact_prior(problem.prior if prior is None else prior)
+    floats = np.array([float(p) for p in exact])
+    problem = problem.replace(prior=floats, invariant=True)
+    why = problem.invariant_refusal()
+    if why:
+        raise InvalidProblemError(why)
+    matrix, optimum = invariant_program(problem, floats)
+    table = invariant_table(problem, matrix, exact)
+    focal = [1 << j for j in range(problem.l)]
+    mech = Mechanism(table.counts / table.denominators[:, None], inputs=problem.inputs, frame=problem.frame,
+                     focal=focal)
+    gain = objective_matrix(problem, np.asarray(focal, dtype=np.int64))
+    value = float(sum(Fraction(float(gain[x, y])) * Fraction(int(table.counts[x, y]), int(table.denominators[x]))
+                      for x in range(problem.k) for y in range(problem.l)))
+    solved = Mechanism(matrix / matrix.sum(axis=1, keepdims=True), inputs=problem.inputs, frame=problem.frame,
+                       focal=focal)
+    certificate = Certificate(
+        epsilon=problem.epsilon, losses=problem.semantics.losses, method="exact", repaired=table.mix_weight > 0,
+        mix_weight=table.mix_weight,
+        reference="mechanism answering by the prior, which keeps the prior invariant" if table.mix_weight else "",
+        violation=eps_shafer(solved) - problem.epsilon,
+        arithmetic="integer counts over a_x M per row; invariance checked in rational arithmetic")
+    variance, kind, reason = variance_figure(problem, mech)
+    return DesignResult(problem=problem, mechanism=mech, objective_value=value, solver_objective=optimum,
+                        eps_shafer=eps_shafer(mech), eps_walley=eps_shafer(mech), variance=variance,
+                        variance_kind=kind, status="optimal", solver="HiGHS (scipy linprog)",
+                        path="invariant linear program + exact table", certificate=certificate,
+                        seconds=time.perf_counter() - t0, variance_reason=reason, table=table)
+
