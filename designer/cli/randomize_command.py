@@ -202,7 +202,8 @@ DATA_PRIOR_WARNING = ("the invariant design keeps the distribution of the very f
 
 
 def _data_priors(args: argparse.Namespace, variables: list[tuple[str, str]]) -> dict[str, Any]:
-    """Each invariant variable's prior from the file: the column's counts per category, as exact fractions."""
+    """Each invariant variable's prior from the file (a TOML problem with ``invariant = true``; the others keep
+    their designs): the column's counts per category, as exact fractions."""
     from fractions import Fraction
 
     from ..design.problem_toml import load_problem
@@ -210,10 +211,11 @@ def _data_priors(args: argparse.Namespace, variables: list[tuple[str, str]]) -> 
     wanted = {}
     for column, path in variables:
         problem = load_problem(path) if path.endswith(".toml") else None
-        if problem is None or not problem.invariant:
-            raise CommandError(f"--invariant-prior data: {path} is not a TOML problem with invariant = true (a "
-                               "design file keeps the prior it was designed for)")
-        wanted[column] = problem.inputs
+        if problem is not None and problem.invariant:
+            wanted[column] = problem.inputs
+    if not wanted:
+        raise CommandError(f"--invariant-prior data: no variable is a TOML problem with invariant = true "
+                           f"({', '.join(p for _, p in variables)}; a design file keeps the prior it was designed for)")
     counts = {column: dict.fromkeys(inputs, 0) for column, inputs in wanted.items()}
     for line, chunk in read_chunks(args.answers, list(wanted)):
         for column, tally in counts.items():

@@ -44,10 +44,23 @@ MIN_SCALE = 10_000
 FIRST_MIX = 2.0**-24
 
 
+#: A prior share is read as the simplest fraction this close to its float (the float of 0.3, or of 1/3, or one a
+#: normalisation moved by a unit in the last place).
+PRIOR_MATCH = 1e-12
+
+
+def _simplest(value: float) -> Fraction:
+    for digits in range(1, 10):
+        fraction = Fraction(value).limit_denominator(10**digits)
+        if abs(fraction - Fraction(value)) <= PRIOR_MATCH:
+            return fraction
+    return Fraction(value)
+
+
 def exact_prior(values: Sequence[float | Fraction] | NDArray[np.float64]) -> tuple[Fraction, ...]:
-    """The prior kept, exactly: each float as the shortest decimal that reads back as it (``0.3`` is 3/10),
-    Fractions as they are, divided by their sum."""
-    parts = [v if isinstance(v, Fraction) else Fraction(repr(float(v))) for v in values]
+    """The prior kept, exactly: each float as the simplest fraction within :data:`PRIOR_MATCH` of it (``0.3`` is
+    3/10, ``1/3`` is 1/3), Fractions as they are, divided by their sum."""
+    parts = [v if isinstance(v, Fraction) else _simplest(float(v)) for v in values]
     total = sum(parts, Fraction(0))
     if total <= 0 or any(p <= 0 for p in parts):
         raise InvalidProblemError("an invariant prior needs positive shares")

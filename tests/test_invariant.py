@@ -1,0 +1,211 @@
+"""Invariant designs (PRAM; designer.design.invariant, docs/theory.md section 12).
+
+Checked against computations designer does not use: the optimum against a second linear program written over the
+joint table ``J = diag(pi) P`` in cvxpy and solved by Clarabel (an interior-point method, not HiGHS' simplex); the
+invariance and the budget with Fractions of the exact table and 60-digit Decimal exponentials; k-RR's closed form
+at the uniform prior; the released file's categories against the prior by a chi-square test.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from decimal import Decimal, localcontext
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from scipy.stats import chisquare
+
+from designer import DesignProblem, design
+from designer.cli import main
+from designer.constructors import Q_kRR
+from designer.exact_table import OsRandom, exact_table
+from designer.exceptions import InvalidProblemError
+
+
+def _joint_lp(problem: DesignProblem) -> float:
+    """The best invariant design's objective, over the joint table J[x, y] = pi_x P[x, y]: both margins pi, and
+    J[x, y] / pi_x <= e^eps J[x', y] / pi_x'; the objective sum_x,y G[x, y] J[x, y] (G unweighted)."""
+    import cvxpy as cp
+
+    k = problem.k
+    pi = problem.prior
+    col = [problem.frame.index(x) for x in problem.inputs]
+    joint = cp.Variable((k, k), nonneg=True)
+    e = math.exp(problem.epsilon)
+    cons = [cp.sum(joint, axis=1) == pi]
+    cons += [cp.sum(joint[:, col[z]]) == pi[z] for z in range(k)]
+    cons += [joint[x, y] * pi[x2] <= e * joint[x2, y] * pi[x] for y in range(k) for x in range(k) for x2 in range(k)
+             if x != x2]
+    if problem.objective.value == "truthful":
+        gain = np.zeros((k, k))
+        gain[range(k), col] = 1.0
+    else:
+        gain = np.asarray(problem.utility)
+    prob = cp.Problem(cp.Maximize(cp.sum(cp.multiply(gain, joint))), cons)
+    prob.solve(solver=cp.CLARABEL)
+    return float(prob.value)
+
+
+def _within(table, eps: float) -> bool:
+    with localcontext() as ctx:
+        ctx.prec = 60
+        bound = Fraction(Decimal(eps).exp()) * (1 + Fraction(1, 10**50))
+    k = table.counts.shape[0]
+    p = [[Fraction(int(c), int(d)) for c in row] for row, d in zip(table.counts, table.denominators)]
+    return all(p[x][y] <= bound * p[x2][y] for y in range(k) for x in range(k) for x2 in range(k) if x != x2)
+
+
+def _random_problem(rng: np.random.Generator) -> DesignProblem:
+    k = int(rng.integers(2, 6))
+    labels = tuple(f"c{i}" for i in range(k))
+    raw = rng.dirichlet(np.ones(k)) * 0.9 + 0.1 / k
+    prior = np.round(raw, 3)
+    prior[-1] = round(1 - prior[:-1].sum(), 3)
+    frame = tuple(rng.permutation(labels))  # the frame in another order than the inputs
+    objective = "truthful" if rng.random() < 0.6 else "worst_case_utility"
+    utility = rng.uniform(0, 1, (k, k)) if objective != "truthful" else None
+    return DesignProblem(inputs=labels, frame=frame, prior=prior, epsilon=float(rng.uniform(0.2, 3.0)),
+                         objective=objective, utility=utility, invariant=True)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_invariant_designs_are_optimal_exactly_invariant_and_private(seed):
+    problem = _random_problem(np.random.default_rng(seed))
+    result = design(problem)
+    table = result.table
+    pi = [Fraction(float(v)).limit_denominator(1000) for v in problem.prior]
+    pi = [v / sum(pi) for v in pi]
+    assert list(table.prior) == pi
+    col = [problem.frame.index(x) for x in problem.inputs]
+    k = problem.k
+    for x in range(k):  # rows sum to their denominators; the mechanism's masses are those fractions
+        assert int(table.counts[x].sum()) == int(table.denominators[x])
+        assert np.allclose(result.mechanism.matrix[x], table.counts[x] / table.denominators[x], rtol=0, atol=1e-15)
+    for z in range(k):  # sum_x pi_x P[x, y(z)] = pi_z, in Fractions
+        kept = sum(pi[x] * Fraction(int(table.counts[x, col[z]]), int(table.denominators[x])) for x in range(k))
+        assert kept == pi[z]
+    assert _within(table, problem.epsilon)
+    best = _joint_lp(problem)
+    assert result.objective_value <= best + 1e-7
+    assert result.objective_value == pytest.approx(best, rel=1e-6, abs=1e-7)
+
+
+@pytest.mark.parametrize("k, eps", [(2, 1.0), (3, 0.5), (5, 2.0)])
+def test_at_the_uniform_prior_the_invariant_design_is_k_rr(k, eps):
+    labels = tuple(f"c{i}" for i in range(k))
+    result = design(DesignProblem(inputs=labels, epsilon=eps, invariant=True))
+    assert np.allclose(result.mechanism.matrix, Q_kRR(eps, k).matrix, atol=1e-7)
+    free = design(DesignProblem(inputs=labels, epsilon=eps, focal_sets=[1 << j for j in range(k)]))
+    assert result.objective_value == pytest.approx(free.objective_value, abs=1e-7)  # k-RR is invariant there
+
+
+def test_a_skewed_prior_costs_truthfulness_and_keeps_the_released_distribution():
+    """At a skewed prior the unconstrained optimum moves the released distribution; the invariant one keeps it,
+    and 200,000 released records drawn from its table have the prior's distribution (chi-square)."""
+    prior = np.array([0.6, 0.3, 0.1])
+    common = dict(inputs=("a", "b", "c"), prior=prior, epsilon=1.0)
+    free = design(DesignProblem(**common, focal_sets=[1, 2, 4]))
+    fixed = design(DesignProblem(**common, invariant=True))
+    assert fixed.objective_value <= free.objective_value + 1e-9
+    released = np.zeros(3)  # the free design's released distribution over a, b, c (it may drop a category)
+    for j, focal in enumerate(free.mechanism.focal_sets):
+        released["abc".index(focal[0])] += prior @ free.mechanism.matrix[:, j]
+    assert np.abs(released - prior).max() > 1e-3  # the free design moves the marginal
+    table = exact_table(fixed.mechanism, epsilon=1.0, exact=(fixed.table.counts, fixed.table.denominators))
+    n = 200_000
+    truth = np.random.default_rng(3).choice(3, size=n, p=prior)
+    released = table.sample(truth, OsRandom())
+    observed = np.bincount(released, minlength=3)
+    assert chisquare(observed, prior * n).pvalue > 1e-6
+
+
+@pytest.mark.parametrize("changes, words", [
+    (dict(dont_know=0.2), "singleton answers only"),
+    (dict(focal_sets=[1, 2, 3]), "singleton answers only"),
+    (dict(objective="chi2"), "staircase patterns"),
+    (dict(frame=("a", "b", "c", "d")), "the frame must be the inputs"),
+    (dict(prior=[0.5, 0.5, 0.0]), "prior > 0"),
+])
+def test_what_cannot_be_invariant_is_refused_with_the_reason(changes, words):
+    base = dict(inputs=("a", "b", "c"), epsilon=1.0, invariant=True)
+    with pytest.raises(InvalidProblemError, match=words):
+        DesignProblem(**{**base, **changes})
+
+
+def test_cli_refuses_sets_and_too_fine_priors(tmp_path, capsys):
+    sets = tmp_path / "sets.toml"
+    sets.write_text('inputs = ["yes", "no"]\nepsilon = 1.0\ninvariant = true\n[structure]\ndont_know = 0.2\n')
+    assert main(["design", str(sets)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "key 'invariant'" in err and "singleton answers only" in err
+    fine = tmp_path / "fine.toml"
+    fine.write_text('inputs = ["a", "b"]\nepsilon = 1.0\ninvariant = true\nprior = [0.1234567, 0.8765433]\n')
+    assert main(["design", str(fine)]) == 2
+    assert "give the prior to fewer digits" in capsys.readouterr().err
+
+
+def _write_cats(path, n=3000, seed=0):
+    rng = np.random.default_rng(seed)
+    cats = rng.choice(["a", "b", "c"], size=n, p=[0.5, 0.3, 0.2])
+    other = rng.choice(["x", "y"], size=n)
+    path.write_text("id,cat,smoke,age\n" + "".join(f"{i},{c},{o},{20 + i % 50}\n"
+                                                   for i, (c, o) in enumerate(zip(cats, other))))
+    return cats
+
+
+def test_a_design_file_keeps_its_exact_table_and_a_changed_one_is_refused(tmp_path, capsys):
+    problem = tmp_path / "pram.toml"
+    problem.write_text('inputs = ["a", "b", "c"]\nprior = [0.5, 0.3, 0.2]\nepsilon = 1.0\ninvariant = true\n')
+    out = tmp_path / "pram.json"
+    assert main(["design", str(problem), "--out", str(out)]) == 0
+    capsys.readouterr()
+    obj = json.loads(out.read_text())
+    assert obj["exact"]["invariant_prior"] == ["1/2", "3/10", "1/5"]
+    data = tmp_path / "cats.csv"
+    _write_cats(data)
+    released = tmp_path / "released.csv"
+    assert main(["randomize", str(data), "--variable", f"cat={out}", "--out", str(released)]) == 0
+    capsys.readouterr()
+    manifest = json.loads((tmp_path / "released.csv.manifest.json").read_text())
+    record = manifest["variables"][0]
+    assert record["invariant_prior"] == {"a": "1/2", "b": "3/10", "c": "1/5"}
+    assert record["certificate"]["denominators"] == obj["exact"]["denominators"]
+    assert set(released.read_text().split()[1:]) <= {"a", "b", "c"}  # categories, not {a}
+    obj["exact"]["counts"][0][0] -= 1
+    obj["exact"]["counts"][0][1] += 1
+    tampered = tmp_path / "tampered.json"
+    tampered.write_text(json.dumps(obj))
+    assert main(["randomize", str(data), "--variable", f"cat={tampered}", "--out", str(tmp_path / "t.csv")]) == 2
+    assert "changed after designer wrote it" in capsys.readouterr().err
+
+
+def test_three_variables_one_invariant_with_the_files_prior(tmp_path, capsys):
+    """The README's release: three columns, the invariant one keeping the file's own distribution (a warning on
+    stderr and in the manifest), composed loss printed, no true value of a randomized column written."""
+    problem = tmp_path / "pram.toml"
+    problem.write_text('inputs = ["a", "b", "c"]\nepsilon = 1.0\ninvariant = true\n')
+    smoke = tmp_path / "smoke.toml"
+    smoke.write_text('inputs = ["x", "y"]\nepsilon = 0.5\n[structure]\ndont_know = 0.2\n')
+    data = tmp_path / "cats.csv"
+    cats = _write_cats(data, n=2000)
+    out = tmp_path / "release.csv"
+    assert main(["randomize", str(data), "--variable", f"cat={problem}", "--variable", f"smoke={smoke}",
+                 "--keep", "id", "--invariant-prior", "data", "--out", str(out), "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    assert "holds given that marginal" in captured.err
+    summary = json.loads(captured.out)
+    assert summary["epsilon_total"] == pytest.approx(1.5)
+    manifest = json.loads((tmp_path / "release.csv.manifest.json").read_text())
+    record = manifest["variables"][0]
+    counts = {c: int((cats == c).sum()) for c in "abc"}
+    shares = {c: Fraction(counts[c], 2000) for c in "abc"}
+    assert record["invariant_prior"] == {c: f"{f.numerator}/{f.denominator}" for c, f in shares.items()}
+    assert record["invariant_prior_from"] == "the released file" and "marginal" in record["invariant_warning"]
+    assert manifest["random_source"].startswith("os.urandom")
+    header = out.read_text().splitlines()[0]
+    assert header == "id,cat,smoke"
+    assert main(["randomize", str(data), "--variable", f"cat={tmp_path / 'release.csv.manifest.json'}",
+                 "--invariant-prior", "data", "--out", str(tmp_path / "no.csv")]) == 2
+    assert "no variable is a TOML problem with invariant = true" in capsys.readouterr().err
