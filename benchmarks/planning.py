@@ -25,8 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def main() -> None:
+    from designer import load_problem
     from designer.design import design
-    from designer.design.problem import load_problem
     from designer.exceptions import DesignWarning
     from designer.planning import accuracy_of, allocate, parse_survey, sample_size, smallest_budget
 

@@ -20,8 +20,8 @@ from .exact_table import ExactTable, exact_table
 from .exceptions import CertificationError
 from .mechanism import Mechanism
 
-__all__ = ["DeviceView", "ExportedRandomizer", "device_view", "export_html", "export_js", "export_platform",
-           "platform_script", "randomizer_for"]
+__all__ = ["CRYPTO_WORD_JS", "DRAW_JS", "DeviceView", "ExportedRandomizer", "device_view", "export_html",
+           "export_js", "randomizer_for", "script_json"]
 
 
 @dataclass(frozen=True)
@@ -341,7 +341,7 @@ def export_html(randomizer: ExportedRandomizer, *, question: str = "Your answer"
                                          "certified table")
         data["device"] = {"says": device.says, "outcomes": list(device.outcomes),
                           "answerOf": [list(row) for row in device.answer_of]}
-    payload = _script_json(data)
+    payload = script_json(data)
     policy = (f"default-src 'none'; style-src {_csp_hash(PAGE_STYLE)}; script-src {_csp_hash(PAGE_SCRIPT)}; "
               f"connect-src {connect}; img-src 'none'; form-action 'none'; base-uri 'none'")
     return f"""<!doctype html>
@@ -379,125 +379,6 @@ it, and only the report is shown and sent.</p>
 """
 
 
-#: The platform snippet's script: the same table and draw as the page, wired to the platform's hooks by
-#: ``{hooks}`` (set the field, enable the platform's Next button).
-PLATFORM_SCRIPT = """
-(function (question) {{
-  var t = {table};
-  {draw}
-  var box = document.getElementById("rr-choices");
-  t.inputs.forEach(function (label, i) {{
-    var row = document.createElement("label");
-    var radio = document.createElement("input");
-    radio.type = "radio";
-    radio.name = "rr-truth";
-    radio.value = String(i);
-    var text = document.createElement("span");
-    text.textContent = " " + label;
-    row.appendChild(radio);
-    row.appendChild(text);
-    row.style.display = "block";
-    box.appendChild(row);
-  }});
-  {before}
-  document.getElementById("rr-draw").addEventListener("click", function () {{
-    var chosen = box.querySelector("input[name=rr-truth]:checked");
-    if (!chosen) {{ return; }}
-    var x = Number(chosen.value);
-    var report = t.answers[designerDraw(t.counts[x], t.denominators[x], designerCryptoWord)];
-    document.getElementById("rr-form").remove(); // the true answer is never submitted
-    document.getElementById("rr-report").textContent = report;
-    document.getElementById("rr-result").hidden = false;
-    {after}
-  }});
-}})({question});
-""".strip()
-
-PLATFORM_HTML = """<div id="rr-form">
-<p>Choose your true answer. It stays on this device: only a randomized report is recorded.</p>
-<div id="rr-choices" role="radiogroup" aria-label="Your true answer"></div>
-<button type="button" id="rr-draw">Randomize my answer</button>
-</div>
-<div id="rr-result" hidden aria-live="polite"><p>Your randomized report: <strong id="rr-report"></strong></p></div>"""
-
-
-def _script_json(data: Any) -> str:
+def script_json(data: Any) -> str:
     """JSON that can sit inside a ``<script>`` element: ``<`` and ``>`` escaped, so no label closes it."""
     return json.dumps(data, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
-
-
-def _table_json(randomizer: ExportedRandomizer) -> str:
-    table = randomizer.table
-    return _script_json({"inputs": list(table.inputs), "answers": list(randomizer.answers),
-                         "counts": [[int(c) for c in row] for row in table.counts],
-                         "denominators": [int(d) for d in table.row_denominators], "sha256": table.sha256})
-
-
-def _indented_draw() -> str:
-    return (DRAW_JS + "\n" + CRYPTO_WORD_JS).replace("\n", "\n  ")
-
-
-def platform_script(randomizer: ExportedRandomizer, platform: str, field: str = "rr_report") -> str:
-    """The JavaScript a survey platform runs for the question (``qualtrics`` or ``limesurvey``)."""
-    if platform == "qualtrics":
-        before = "question.disableNextButton();"
-        after = (f"Qualtrics.SurveyEngine.setEmbeddedData({json.dumps(field)}, report);\n"
-                 f"    if (Qualtrics.SurveyEngine.setJSEmbeddedData) {{ "
-                 f"Qualtrics.SurveyEngine.setJSEmbeddedData({json.dumps(field)}, report); }}\n"
-                 "    question.enableNextButton();")
-        body = PLATFORM_SCRIPT.format(table=_table_json(randomizer), before=before, after=after, question="this",
-                                      draw=_indented_draw())
-        return "Qualtrics.SurveyEngine.addOnload(function () {\n" + body + "\n});"
-    if platform == "limesurvey":
-        before = ("var field = document.querySelector('#question{QID} input[type=text]');\n"
-                  "  field.readOnly = true;\n  field.closest('.answer-container, .answer').hidden = true;\n"
-                  "  var next = document.getElementById('ls-button-submit');\n  if (next) { next.disabled = true; }")
-        after = ("field.value = report;\n    field.dispatchEvent(new Event('change', { bubbles: true }));\n"
-                 "    if (next) { next.disabled = false; }")
-        return PLATFORM_SCRIPT.format(table=_table_json(randomizer), before=before, after=after, question="null",
-                                      draw=_indented_draw())
-    raise ValueError(f"platform must be 'qualtrics' or 'limesurvey', got {platform!r}")
-
-
-def export_platform(randomizer: ExportedRandomizer, platform: str, *, question: str = "Your answer",
-                    mechanism: str = "MECHANISM", field: str = "rr_report") -> str:
-    """Step-by-step set-up text (Markdown) for Qualtrics or LimeSurvey, with the question's HTML and JavaScript.
-
-    The draw uses the browser's ``crypto.getRandomValues`` on the certified table, never the platform's own
-    randomizer (Qualtrics' and LimeSurvey's randomizers are for assignment to blocks and questions: not
-    cryptographic, and their probabilities are not the table's). The report lands in one field whose column
-    in the platform's CSV export ``designer estimate`` reads as it is.
-    """
-    table = randomizer.table
-    script = platform_script(randomizer, platform, field)
-    head = (f"# {question}: a certified randomizer for {'Qualtrics' if platform == 'qualtrics' else 'LimeSurvey'}\n\n"
-            f"Table: {len(table.inputs)} inputs, answers {', '.join(randomizer.answers)}; within eps = "
-            f"{table.epsilon:.6g} nats ({table.semantics.value}), {table.arithmetic} certified exactly; SHA-256 "
-            f"{table.sha256}. The draw uses the browser's cryptographic generator (crypto.getRandomValues), not the "
-            "platform's randomizer, which is neither cryptographic nor exact.\n\n")
-    if platform == "qualtrics":
-        steps = f"""## Set up (once)
-
-1. Survey flow: add **Set Embedded Data** at the top with the field `{field}` (no value). In the simple layout
-   name it `__js_{field}`.
-2. Add a question of type **Text / Graphic** (it records nothing). In its text, switch to the HTML view and
-   paste the HTML below. Put the question on a page of its own.
-3. Question behaviour: **JavaScript**; replace everything with the script below.
-4. Ask the true answer nowhere else: every question's response is recorded.
-5. Preview: Next stays disabled until the respondent draws; the page then shows only the report.
-6. Data & Analysis: export CSV; then `designer estimate export.csv --mechanism {mechanism} --column {field}`
-   (the export's two extra header rows are recognised and skipped).
-"""
-    else:
-        steps = f"""## Set up (once)
-
-1. Add a question of type **Short free text** with the code `{field.replace('_', '')}`; it will hold the report.
-2. In its question text (source view), paste the HTML below, then the script inside `<script>` tags. The
-   global setting "Filter HTML for XSS" must be off for the script to run (Global settings, Security).
-3. Ask the true answer nowhere else: every question's response is recorded.
-4. Preview: Next stays disabled until the respondent draws; the field is filled with the report and hidden.
-5. Responses: export CSV; then `designer estimate export.csv --mechanism {mechanism} --column
-   {field.replace('_', '')}`.
-"""
-    return (head + steps + "\n## HTML (question text)\n\n```html\n" + PLATFORM_HTML + "\n```\n\n## JavaScript\n\n"
-            "```javascript\n" + script + "\n```\n")

@@ -20,8 +20,8 @@ import pandas as pd
 import statsmodels.api as sm
 import statsmodels.formula.api as smf
 
+from designer import load_problem
 from designer.design import design
-from designer.design.problem import load_problem
 from designer.regression import regress
 from designer.sampling import randomize
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from designer import load_problem
 from designer.design import DesignProblem
-from designer.design.problem import load_problem
 from designer.devices import grid_design, make_rules, parse_device, render, verify
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -34,7 +34,7 @@ LAYERS = [
      "sampling", "answers", "covariates", "survey", "groups", "exact_table"},
     {"hypothesis_tests", "simulation", "release"},
     {"design"},
-    {"regression", "planning", "devices", "exports"},
+    {"regression", "planning", "devices", "exports", "platforms"},
     {"cli", "__main__"},
 ]
 

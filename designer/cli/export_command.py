@@ -11,7 +11,8 @@ from ._common import CommandError, add_format, check_out
 
 def cmd_export(args: argparse.Namespace) -> str:
     from .._io import atomic_writer
-    from ..exports import device_view, export_html, export_js, export_platform, randomizer_for
+    from ..exports import device_view, export_html, export_js, randomizer_for
+    from ..platforms import export_platform
 
     check_out(args.out, [args.mechanism], args.force)
     if args.show_device and (args.to != "html" or (args.device is None and args.denominator is None)):
