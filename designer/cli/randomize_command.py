@@ -85,13 +85,107 @@ def _table(path: str, semantics: str, allocation: str, data_prior: Any = None) -
 
     mech, epsilon, basis, exact, prior = design_of(path, data_prior)
     if exact is not None:
-        table = exact_table(mech, epsilon=epsilon, semantics="sldp", exact=exact)
-        return dataclasses.replace(table, outputs=tuple(s[0] for s in mech.focal_sets)), mech, basis, prior
+        return _categories_table(mech, epsilon, exact), mech, basis, prior
     if semantics == "wldp":
         probs = precise_distributions(mech, parse_allocation(allocation))
         return exact_table(mech, epsilon=epsilon, semantics="wldp", probabilities=probs,
                            outputs=tuple(mech.frame)), mech, basis, None
     return exact_table(mech, epsilon=epsilon, semantics="sldp"), mech, basis, None
+
+
+def _categories_table(mech: Any, epsilon: float | None, exact: tuple[Any, Any]) -> Any:
+    """An invariant design's certified table, releasing the categories themselves (``b``, not ``{b}``)."""
+    from ..exact_table import exact_table
+
+    table = exact_table(mech, epsilon=epsilon, semantics="sldp", exact=exact)
+    return dataclasses.replace(table, outputs=tuple(s[0] for s in mech.focal_sets))
+
+
+class Stratified(NamedTuple):
+    """One variable's designs, one per stratum (an invariant problem with ``--strata``): stratum name to
+    ``(table, mechanism, basis, prior kept, design result)``."""
+
+    designs: dict[str, tuple[Any, Any, str, Any, Any]]
+
+    @property
+    def epsilon(self) -> float:
+        """The variable's loss per respondent: a respondent meets one stratum's design, so the largest of them."""
+        return max(t.epsilon for t, *_ in self.designs.values())
+
+
+def _is_invariant(path: str) -> bool:
+    from ..design.problem_toml import load_problem
+
+    return path.endswith(".toml") and load_problem(path).invariant
+
+
+def _stratified(args: argparse.Namespace, variables: list[tuple[str, str]]) -> dict[str, Stratified]:
+    """``--strata COLUMN``: every invariant variable (a TOML problem with ``invariant = true``) designed once per
+    stratum of the file, each stratum's prior from the problem's ``[strata]`` table or, with ``--invariant-prior
+    data``, from that stratum's own rows (a warning). One pass over the file finds the strata (and counts)."""
+    from fractions import Fraction
+
+    from ..design.invariant import design_strata
+    from ..design.problem_toml import load_problem
+    from .survey_commands import _codes
+
+    wanted = {column: load_problem(path) for column, path in variables if _is_invariant(path)}
+    if not wanted:
+        raise CommandError(f"--strata designs one invariant mechanism per stratum, but no variable is a TOML problem "
+                           f"with invariant = true ({', '.join(p for _, p in variables)})")
+    if args.strata in [c for c, _ in variables]:
+        raise CommandError(f"--strata names {args.strata!r}, a column being randomized; name the stratum column")
+    first: dict[str, int] = {}
+    counts: dict[tuple[str, str], Any] = {}
+    from_data = args.invariant_prior == "data"
+    for line, chunk in read_chunks(args.answers, [args.strata, *(wanted if from_data else [])]):
+        strata = chunk[args.strata].to_numpy(dtype=object)
+        if np.any(strata == ""):
+            row = int(np.flatnonzero(strata == "")[0])
+            raise CommandError(f"{args.answers}: line {line + row}: no stratum in column {args.strata!r}; every "
+                               "row needs one (its design is chosen by it)")
+        for i, value in enumerate(strata):
+            first.setdefault(value, line + i)
+        for column, problem in (wanted.items() if from_data else ()):
+            codes = _codes(chunk[column], problem.inputs, args.answers, line,
+                           f"an input of the problem (column {column!r})")
+            for value in first:
+                tally = counts.setdefault((column, value), np.zeros(problem.k, dtype=np.int64))
+                tally += np.bincount(codes[strata == value], minlength=problem.k)
+    out = {}
+    for column, problem in wanted.items():
+        path = dict(variables)[column]
+        if from_data:
+            empty = {s: [x for x, n in zip(problem.inputs, counts[(column, s)]) if n == 0] for s in first}
+            bad = next((s for s, e in empty.items() if e), None)
+            if bad is not None:
+                raise CommandError(f"--invariant-prior data: stratum {bad!r} has no {empty[bad]} in column "
+                                   f"{column!r}; an invariant design needs every category present in every stratum "
+                                   f"(give the strata's priors in {path}'s [strata] table)")
+            priors: dict[str, Any] = {s: [Fraction(int(n), int(counts[(column, s)].sum()))
+                                          for n in counts[(column, s)]] for s in first}
+            basis = f"the problem's budget ({path}), each stratum's prior from the released file"
+        else:
+            known = dict(problem.strata)
+            if not known:
+                raise CommandError(f"{path} has no [strata] table: give each stratum's prior there (e.g. "
+                                   f"{next(iter(first))} = [...]), or use --invariant-prior data")
+            missing = [s for s in first if s not in known]
+            if missing:
+                raise CommandError(f"{args.answers}: column {args.strata!r} holds {missing[0]!r} (from line "
+                                   f"{first[missing[0]]}), which {path} has no prior for; add it to its [strata] "
+                                   "table, or use --invariant-prior data")
+            priors = {s: known[s] for s in first}
+            basis = f"the problem's budget ({path}), each stratum's prior from its [strata] table"
+        designs = {}
+        for stratum, result in design_strata(problem, priors).items():
+            exact = (result.table.counts, result.table.denominators)
+            designs[stratum] = (_categories_table(result.mechanism, problem.epsilon, exact), result.mechanism, basis,
+                                result.table.prior, result)
+        out[column] = Stratified(designs)
+    if from_data:
+        print(f"designer: warning: {DATA_PRIOR_WARNING} (each stratum's)", file=sys.stderr)
+    return out
 
 
 def cmd_randomize(args: argparse.Namespace) -> str:
@@ -104,60 +198,140 @@ def cmd_randomize(args: argparse.Namespace) -> str:
                            "simulation, or leave --seed out (the default draws from the operating system's CSPRNG)")
     variables = _variables(args)
     manifest = args.manifest or f"{args.out}.manifest.json"
+    designs_dir = args.designs or f"{args.out}.designs"
     inputs = [args.answers, *(p for _, p in variables)]
     check_out(args.out, inputs, force=False, advice="randomize never replaces a file (choose another name)")
     check_out(manifest, [*inputs, args.out], force=False, advice="randomize never replaces a file (--manifest)")
+    if args.strata:
+        check_out(designs_dir, [*inputs, args.out, manifest], force=False,
+                  advice="randomize never replaces a file (--designs)")
     keep = [k.strip() for k in (args.keep or "").split(",") if k.strip()]
     randomized = [c for c, _ in variables]
     for k in keep:
         if k in randomized:
             raise CommandError(f"--keep names {k!r}, a column being randomized: its true values are never written out")
-    priors = _data_priors(args, variables) if args.invariant_prior == "data" else {}
-    tables = [_table(path, args.semantics, args.allocation, priors.get(column)) for column, path in variables]
+    stratified = _stratified(args, variables) if args.strata else {}
+    priors = _data_priors(args, variables) if args.invariant_prior == "data" and not args.strata else {}
+    tables: list[Any] = [stratified.get(column) or _table(path, args.semantics, args.allocation, priors.get(column))
+                         for column, path in variables]
     totals = {"shafer": 0.0, "walley": 0.0}
-    for table, *_ in tables:
+    for entry in tables:
         for loss in (("shafer", "walley") if args.semantics == "wldp" else ("shafer",)):
-            totals[loss] += table.epsilon
+            totals[loss] += _epsilon(entry)
     composed = max(totals.values())
     if args.budget is not None and composed > args.budget:
         raise CommandError(f"the release composes to {composed:.6g} nats per respondent (the sum of "
-                           f"{', '.join(f'{t.epsilon:.4g}' for t, *_ in tables)}), above --budget {args.budget:g}")
+                           f"{', '.join(f'{_epsilon(t):.4g}' for t in tables)}), above --budget {args.budget:g}")
     if args.seed is not None:
         print(SEED_WARNING, file=sys.stderr)
         source: Any = SeededRandom(args.seed)
     else:
         source = OsRandom()
     n = 0
-    names = [*keep, *(("response",) if not args.variable else randomized)]
+    written = [*keep, *([args.strata] if args.strata and args.strata not in keep else [])]
+    names = [*written, *(("response",) if not args.variable else randomized)]
     with atomic_writer(args.out, overwrite=False) as binary:
         sink = _ParquetSink(binary, names) if is_parquet(args.out) else _CsvSink(binary, names)
-        for line, chunk in read_chunks(args.answers, [*keep, *randomized]):
+        for line, chunk in read_chunks(args.answers, list(dict.fromkeys([*written, *randomized]))):
             drawn = []
-            for (column, _), (table, mech, *_) in zip(variables, tables):
-                rows = _codes(chunk[column], mech.inputs, args.answers, line,
+            for (column, _), entry in zip(variables, tables):
+                first = next(iter(entry.designs.values())) if isinstance(entry, Stratified) else entry
+                rows = _codes(chunk[column], first[1].inputs, args.answers, line,
                               f"an input of the mechanism (column {column!r})")
-                drawn.append(np.asarray(table.outputs, dtype=object)[table.sample(rows, source)])
-            sink.write([chunk[k].to_numpy(dtype=object) for k in keep] + drawn)
+                if isinstance(entry, Stratified):
+                    strata = chunk[args.strata].to_numpy(dtype=object)
+                    out = np.empty(len(chunk), dtype=object)
+                    for stratum in dict.fromkeys(strata.tolist()):
+                        table = entry.designs[stratum][0]
+                        mask = strata == stratum
+                        out[mask] = np.asarray(table.outputs, dtype=object)[table.sample(rows[mask], source)]
+                    drawn.append(out)
+                else:
+                    table = entry[0]
+                    drawn.append(np.asarray(table.outputs, dtype=object)[table.sample(rows, source)])
+            sink.write([chunk[k].to_numpy(dtype=object) for k in written] + drawn)
             n += len(chunk)
         sink.close()
-    record = _manifest(args, variables, tables, totals, source.name, n)
+    files = _write_stratum_designs(designs_dir, stratified) if stratified else {}
+    record = _manifest(args, variables, tables, totals, source.name, n, files)
     with atomic_writer(manifest, overwrite=False) as binary:
         binary.write((json.dumps(record, indent=2) + "\n").encode())
     summary = {"n": n, "out": args.out, "manifest": manifest, "random_source": source.name,
                "epsilon_total": composed, "epsilon_shafer_total": totals["shafer"],
                "epsilon_walley_total": totals["walley"] if args.semantics == "wldp" else None,
-               "variables": {c: t.epsilon for (c, _), (t, *_) in zip(variables, tables)}}
+               "variables": {c: _epsilon(t) for (c, _), t in zip(variables, tables)},
+               "strata": {c: {"column": args.strata, "designs": f} for c, f in files.items()} or None}
     if args.format == "json":
         return render_json(summary)
     if args.format == "csv":
-        return render_csv(["column", "mechanism", "epsilon", "sha256"],
-                          [[c, p, t.epsilon, t.sha256] for (c, p), (t, *_) in zip(variables, tables)])
+        return render_csv(["column", "stratum", "mechanism", "epsilon", "sha256"],
+                          [[c, s, p if s == "" else files[c][s], t.epsilon, t.sha256]
+                           for (c, p), entry in zip(variables, tables) for s, t in _each_table(entry)])
     lines = [f"randomized {n} rows into {args.out} ({source.name}); manifest {manifest}"]
-    lines += [f"  {c}: {p}, within eps = {t.epsilon:.6g} ({t.arithmetic}, SHA-256 {t.sha256[:16]}...)"
-              for (c, p), (t, *_) in zip(variables, tables)]
+    for (c, p), entry in zip(variables, tables):
+        for s, t in _each_table(entry):
+            where = f"{c}: {p}" if s == "" else f"{c} in stratum {s}: {files[c][s]}"
+            lines.append(f"  {where}, within eps = {t.epsilon:.6g} ({t.arithmetic}, SHA-256 {t.sha256[:16]}...)")
     lines.append(f"composed loss per respondent: {composed:.6g} nats (losses add across variables, Lemma 3.3 "
                  "and Lemma 3.15)")
+    for column, paths in files.items():
+        mechanisms = " ".join(f"--mechanism {s}={f}" for s, f in paths.items())
+        lines.append(f"analyse {column} by stratum (each stratum its own distribution): designer regress {args.out} "
+                     f"--formula '{column} ~ C({args.strata})' --group {args.strata} {mechanisms}")
     return with_status("\n".join(lines), 0)
+
+
+def _epsilon(entry: Any) -> float:
+    return float(entry.epsilon if isinstance(entry, Stratified) else entry[0].epsilon)
+
+
+def _each_table(entry: Any) -> list[tuple[str, Any]]:
+    """``(stratum, table)`` of a variable: one pair with stratum ``""`` unless it is stratified."""
+    if isinstance(entry, Stratified):
+        return [(s, d[0]) for s, d in entry.designs.items()]
+    return [("", entry[0])]
+
+
+def _write_stratum_designs(folder: str, stratified: dict[str, Stratified]) -> dict[str, dict[str, str]]:
+    """Each stratum's design as a JSON mechanism file (with its release and exact table) in a new ``folder``,
+    made whole in a temporary folder beside it and renamed into place (nothing left when interrupted)."""
+    import os
+    import re
+    import shutil
+    import tempfile
+
+    from ._common import write_mechanism
+
+    parent = os.path.dirname(os.path.abspath(folder))
+    work = tempfile.mkdtemp(prefix=".designs-", dir=parent)
+    os.chmod(work, 0o777 & ~_umask())
+    names: dict[str, dict[str, str]] = {}
+    try:
+        used: set[str] = set()
+        for column, entry in stratified.items():
+            for stratum, (_, mech, _, _, result) in entry.designs.items():
+                stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{column}-{stratum}").strip(".") or "stratum"
+                name, i = f"{stem}.json", 1
+                while name.lower() in used:
+                    i += 1
+                    name = f"{stem}-{i}.json"
+                used.add(name.lower())
+                write_mechanism(mech, os.path.join(work, name), result.problem, result.certificate, False,
+                                result.table)
+                names.setdefault(column, {})[stratum] = os.path.join(folder, name)
+        os.rename(work, folder)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    return names
+
+
+def _umask() -> int:
+    import os
+
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 class _CsvSink:
@@ -241,29 +415,40 @@ def _invariance(args: argparse.Namespace, prior: Any, mech: Any) -> dict[str, An
     if prior is None:
         return {}
     record = {"invariant_prior": {x: f"{p.numerator}/{p.denominator}" for x, p in zip(mech.inputs, prior)},
-              "invariant_prior_from": "the problem"}
+              "invariant_prior_from": "the problem's [strata] table" if args.strata else "the problem"}
     if args.invariant_prior == "data":
-        record.update(invariant_prior_from="the released file", invariant_warning=DATA_PRIOR_WARNING)
+        record.update(invariant_prior_from="the released file" + (" (the stratum's rows)" if args.strata else ""),
+                      invariant_warning=DATA_PRIOR_WARNING)
     return record
 
 
 def _manifest(args: argparse.Namespace, variables: list[tuple[str, str]], tables: list[Any], totals: dict[str, float],
-              source: str, n: int) -> dict[str, Any]:
+              source: str, n: int, files: dict[str, dict[str, str]]) -> dict[str, Any]:
     from .. import __version__
+
+    def certificate(t: Any) -> dict[str, Any]:
+        return {"method": "exact", "arithmetic": t.arithmetic, "denominators": [int(d) for d in t.row_denominators],
+                "mix_weight": t.mix_weight, "max_change": t.max_change}
+
+    def variable(column: str, path: str, entry: Any) -> dict[str, Any]:
+        if isinstance(entry, Stratified):
+            return {"column": column, "design": path, "epsilon": entry.epsilon, "strata_column": args.strata,
+                    "strata": [{"stratum": s, "design_file": files[column][s], "budget_from": basis,
+                                "epsilon": t.epsilon, "sha256": t.sha256, "outputs": list(t.outputs),
+                                "certificate": certificate(t), **_invariance(args, prior, mech)}
+                               for s, (t, mech, basis, prior, _) in entry.designs.items()]}
+        t, mech, basis, prior = entry
+        return {"column": column, "design": path, "budget_from": basis, "epsilon": t.epsilon, "sha256": t.sha256,
+                "outputs": list(t.outputs), "certificate": certificate(t), **_invariance(args, prior, mech)}
 
     return {
         "designer": __version__, "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "random_source": source, "rows": n, "semantics": args.semantics,
-        "variables": [{"column": c, "design": p, "budget_from": basis, "epsilon": t.epsilon,
-                       "sha256": t.sha256, "outputs": list(t.outputs),
-                       "certificate": {"method": "exact", "arithmetic": t.arithmetic,
-                                       "denominators": [int(d) for d in t.row_denominators],
-                                       "mix_weight": t.mix_weight, "max_change": t.max_change},
-                       **_invariance(args, prior, mech)}
-                      for (c, p), (t, mech, basis, prior) in zip(variables, tables)],
+        "variables": [variable(c, p, entry) for (c, p), entry in zip(variables, tables)],
         "epsilon_total": max(totals.values()), "epsilon_shafer_total": totals["shafer"],
         "epsilon_walley_total": totals["walley"] if args.semantics == "wldp" else None,
-        "note": "losses add across the variables of one respondent (Lemma 3.3, Lemma 3.15); no seed is recorded",
+        "note": "losses add across the variables of one respondent (Lemma 3.3, Lemma 3.15); a stratified variable "
+                "randomizes each respondent by its stratum's design only; no seed is recorded",
     }
 
 
@@ -280,6 +465,12 @@ def _configure_randomize(p: argparse.ArgumentParser) -> None:
                    help="invariant designs (a TOML problem with invariant = true): keep the problem's prior "
                         "(default), or the file's own distribution of the column (a warning: the certificate then "
                         "holds given that marginal, and the manifest says so)")
+    p.add_argument("--strata", metavar="COLUMN",
+                   help="invariant designs: one design per stratum of COLUMN, each keeping its stratum's prior (the "
+                        "problem's [strata] table, or the stratum's rows with --invariant-prior data); COLUMN is "
+                        "written to the output and the stratum designs to --designs, for estimate --group")
+    p.add_argument("--designs", metavar="FOLDER",
+                   help="with --strata: new folder for the stratum designs (JSON; default OUT.designs)")
     p.add_argument("--budget", type=float, help="refuse a release whose composed loss per respondent exceeds this")
     p.add_argument("--manifest", help="release manifest (JSON; default OUT.manifest.json)")
     p.add_argument("--seed", type=int, help="with --simulation only: a reproducible draw (anyone with the seed can "

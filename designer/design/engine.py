@@ -133,7 +133,7 @@ def design(problem: DesignProblem, *, solver: str | None = None, solver_options:
     if problem.invariant:
         from .invariant import design_invariant
 
-        return with_warnings(design_invariant(problem))
+        return with_warnings(design_invariant(problem, solver=settings.solver, options=settings.options))
     route = _route(problem, path)
     _check_size(problem, route)
     if route == "symmetric":

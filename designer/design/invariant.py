@@ -15,16 +15,17 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .._exact import ratio_at_most_exp
 from ..exact_table import invariance_holds
-from ..exceptions import CertificationError, InfeasibleDesignError, InvalidProblemError, SolverError
+from ..exceptions import CertificationError, InfeasibleDesignError, InvalidProblemError
 from ..mechanism import Mechanism
 from ..privacy import eps_shafer
 from .certify import Certificate
@@ -32,7 +33,7 @@ from .objectives import objective_matrix, variance_figure
 from .problem import DesignProblem
 from .result import DesignResult
 
-__all__ = ["InvariantTable", "design_invariant", "exact_prior", "invariant_program",
+__all__ = ["InvariantTable", "design_invariant", "design_strata", "exact_prior", "invariant_program",
            "invariant_table"]
 
 #: Largest row denominator ``a_x M`` (one 32-bit word per draw, rejection above the largest multiple).
@@ -67,13 +68,17 @@ def exact_prior(values: Sequence[float | Fraction] | NDArray[np.float64]) -> tup
     return tuple(p / total for p in parts)
 
 
-def invariant_program(problem: DesignProblem, prior: Sequence[float] | NDArray[np.float64]
-                      ) -> tuple[NDArray[np.float64], float]:
+def invariant_program(problem: DesignProblem, prior: Sequence[float] | NDArray[np.float64], *,
+                      solver: str | None = None, options: dict[str, Any] | None = None
+                      ) -> tuple[NDArray[np.float64], float, str]:
     """Solve the invariant program in floats: ``max sum pi_x G[x, y] P[x, y]`` over row-stochastic ``P``
     (``(k, l)``, columns in frame order) with ``P[x, y] <= e^eps P[x', y]`` (Def 3.1; for singleton answers every
-    loss of the paper is this one) and ``sum_x pi_x P[x, y(z)] = pi_z``. Returns ``P`` and the optimum."""
-    from scipy.optimize import linprog
-    from scipy.sparse import coo_matrix
+    loss of the paper is this one) and ``sum_x pi_x P[x, y(z)] = pi_z``, through :func:`designer.solvers.solve_lp`
+    (``solver`` and ``options`` as in :func:`designer.design.design`). Returns ``P``, the optimum and the solver's
+    name."""
+    import scipy.sparse as sp
+
+    from ..solvers import LinearProgram, Status, require_solution, solve_lp
 
     k = problem.k
     column = [problem.frame.index(x) for x in problem.inputs]  # the category y(z) of input z
@@ -90,7 +95,7 @@ def invariant_program(problem: DesignProblem, prior: Sequence[float] | NDArray[n
                     cols += [x * k + y, x2 * k + y]
                     vals += [1.0, -e]
                     n += 1
-    a_ub = coo_matrix((vals, (rows, cols)), shape=(n, k * k)).tocsr()
+    a_ub = sp.coo_matrix((vals, (rows, cols)), shape=(n, k * k)).tocsr()
     a_eq = np.zeros((2 * k, k * k))
     b_eq = np.zeros(2 * k)
     for x in range(k):
@@ -100,13 +105,12 @@ def invariant_program(problem: DesignProblem, prior: Sequence[float] | NDArray[n
         for x in range(k):
             a_eq[k + z, x * k + column[z]] = prior[x]
         b_eq[k + z] = prior[z]
-    res = linprog(-gain.ravel(), A_ub=a_ub, b_ub=np.zeros(n), A_eq=a_eq, b_eq=b_eq, bounds=(0, None),
-                  method="highs")
-    if res.status == 2:
+    program = LinearProgram(c=gain.ravel().astype(np.float64), A_ub=a_ub, b_ub=np.zeros(n),
+                            A_eq=sp.csr_matrix(a_eq), b_eq=b_eq, lb=np.zeros(k * k), ub=np.full(k * k, np.inf))
+    outcome = require_solution(solve_lp(program, solver=solver, options=options), "the invariant program")
+    if outcome.status is Status.INFEASIBLE or outcome.z is None:
         raise InfeasibleDesignError("no invariant design meets the problem")  # P = 1 pi^T always does
-    if res.status != 0:
-        raise SolverError(f"the invariant program did not solve: {res.message}")
-    return np.clip(res.x.reshape(k, k), 0.0, None), float(-res.fun)
+    return np.clip(outcome.z.reshape(k, k), 0.0, None), float(outcome.objective), outcome.solver
 
 
 @dataclass(frozen=True)
@@ -212,10 +216,11 @@ def invariant_table(problem: DesignProblem, matrix: NDArray[np.float64], prior: 
     raise CertificationError(f"no exact table of the invariant design certifies within eps = {problem.epsilon:g}")
 
 
-def design_invariant(problem: DesignProblem, prior: Sequence[float | Fraction] | NDArray[np.float64] | None = None
-                     ) -> DesignResult:
+def design_invariant(problem: DesignProblem, prior: Sequence[float | Fraction] | NDArray[np.float64] | None = None,
+                     *, solver: str | None = None, options: dict[str, Any] | None = None) -> DesignResult:
     """The optimal design of ``problem`` among those keeping ``prior`` (default the problem's) invariant, with its
-    exact table (``result.table``). See the module's docstring; docs/theory.md section 12.
+    exact table (``result.table``). See the module's docstring; docs/theory.md section 12. ``solver`` and
+    ``options`` choose the LP solver as in :func:`designer.design.design`.
 
     Raises
     ------
@@ -230,7 +235,7 @@ def design_invariant(problem: DesignProblem, prior: Sequence[float | Fraction] |
     why = problem.invariant_refusal()
     if why:
         raise InvalidProblemError(why)
-    matrix, optimum = invariant_program(problem, floats)
+    matrix, optimum, used = invariant_program(problem, floats, solver=solver, options=options)
     table = invariant_table(problem, matrix, exact)
     focal = [1 << j for j in range(problem.l)]
     mech = Mechanism(table.counts / table.denominators[:, None], inputs=problem.inputs, frame=problem.frame,
@@ -249,7 +254,28 @@ def design_invariant(problem: DesignProblem, prior: Sequence[float | Fraction] |
     variance, kind, reason = variance_figure(problem, mech)
     return DesignResult(problem=problem, mechanism=mech, objective_value=value, solver_objective=optimum,
                         eps_shafer=eps_shafer(mech), eps_walley=eps_shafer(mech), variance=variance,
-                        variance_kind=kind, status="optimal", solver="HiGHS (scipy linprog)",
+                        variance_kind=kind, status="optimal", solver=used,
                         path="invariant linear program + exact table", certificate=certificate,
                         seconds=time.perf_counter() - t0, variance_reason=reason, table=table)
 
+
+
+def design_strata(problem: DesignProblem,
+                  priors: Mapping[str, Sequence[float | Fraction] | NDArray[np.float64]] | None = None, *,
+                  solver: str | None = None, options: dict[str, Any] | None = None) -> dict[str, DesignResult]:
+    """One invariant design per stratum: each keeps its stratum's prior (``priors``, default the problem's
+    ``[strata]`` table), with its own exact table; the same budget and objective for all (docs/theory.md
+    section 12.4). A respondent is randomized by the design of its stratum only, so the release's loss per
+    respondent is one design's (the largest of them), not their sum.
+
+    Returns
+    -------
+    dict
+        Stratum name to :class:`DesignResult`, in the order given.
+    """
+    chosen = dict(problem.strata) if priors is None else dict(priors)
+    if not chosen:
+        raise InvalidProblemError(f"{problem.source or 'the problem'}: no strata: give a [strata] table (one prior "
+                                  "per stratum) or the priors")
+    return {name: design_invariant(problem, prior=prior, solver=solver, options=options)
+            for name, prior in chosen.items()}

@@ -11,6 +11,8 @@ The same fields are accepted from Python (:class:`DesignProblem`) and from a TOM
     semantics = "sldp"            # "sldp" | "wldp" | "both"
     objective = "truthful"        # "truthful" | "chi2" | "gain" | "worst_case_utility" | "best_case_utility"
     invariant = false             # true: keep the prior's distribution (PRAM; singleton answers only)
+    [strata]                      # invariant only: a prior to keep per stratum (randomize --strata COLUMN)
+    north = [0.6, 0.4]
     [structure]                   # all optional
     dont_know = 0.2               # exact mass on the whole frame, every input (or dont_know_max = ...)
     lie_max = 0.3                 # mass on sets without the true answer, per input
@@ -43,7 +45,7 @@ __all__ = ["OBJECTIVES", "SEMANTICS", "DesignProblem"]
 SEMANTICS = tuple(s.value for s in Semantics)
 OBJECTIVES = tuple(o.value for o in Objective)
 _TOP_KEYS = ("name", "inputs", "frame", "prior", "epsilon", "semantics", "objective", "structure", "gain",
-             "utility", "answers", "invariant")
+             "utility", "answers", "invariant", "strata")
 _STRUCTURE_KEYS = ("dont_know", "dont_know_max", "lie_max", "focal_sets")
 #: Gains and utilities beyond this magnitude are refused (an LP solver cannot weigh 1e15 against 1).
 MAX_TABLE_VALUE = 1e12
@@ -121,6 +123,10 @@ class DesignProblem:
     answers : tuple of (word, labels) pairs, optional
         The words the field writes for a reported set (``[answers]``: ``"Weiss nicht" = ["yes", "no"]``), read
         by :mod:`designer.answers`; kept in a JSON mechanism file written from the design.
+    strata : tuple of (stratum, prior) pairs, optional
+        With ``invariant``: the prior to keep in each stratum of a release (``[strata]``; ``randomize --strata``
+        designs one invariant mechanism per stratum, :func:`designer.design.invariant.design_strata`). Each prior
+        has one positive share per input, summing to 1.
     """
 
     inputs: tuple[str, ...]
@@ -139,6 +145,7 @@ class DesignProblem:
     source: str = ""
     answers: tuple[tuple[str, tuple[str, ...]], ...] = ()
     invariant: bool = False
+    strata: tuple[tuple[str, tuple[float, ...]], ...] = ()
 
     def __post_init__(self) -> None:
         """Validate every field once (one rule for file, flag and API); store labels, enums, read-only arrays."""
@@ -170,6 +177,35 @@ class DesignProblem:
                 raise InvalidProblemError(f"{where}key 'invariant': {why}")
             if self.focal_sets is None:  # the categories: every singleton of the frame
                 set_(self, "focal_sets", tuple(1 << j for j in range(len(self.frame))))
+        self._check_strata(where)
+
+    def _check_strata(self, where: str) -> None:
+        """``strata``: only with ``invariant``; names unique, each prior ``k`` positive shares summing to 1."""
+        if not self.strata:
+            set_ = object.__setattr__
+            set_(self, "strata", ())
+            return
+        if not self.invariant:
+            raise InvalidProblemError(f"{where}key 'strata': a prior per stratum is kept only by an invariant "
+                                      "design; add invariant = true")
+        out: list[tuple[str, tuple[float, ...]]] = []
+        for item in self.strata:
+            if not (isinstance(item, tuple | list) and len(item) == 2 and isinstance(item[0], str)):
+                raise _fail(where, "strata", "(stratum name, prior) pairs", item)
+            name, prior = item[0].strip(), item[1]
+            key = f"strata.{name}"
+            if not name or name in (n for n, _ in out):
+                raise _fail(where, "strata", "each stratum named once (a non-empty name)", item[0])
+            try:
+                values = check_prior(prior, len(self.inputs), key)
+            except (TypeError, ValueError):
+                raise _fail(where, key, f"{len(self.inputs)} positive numbers summing to 1 (one per input)",
+                            _as_list(prior)) from None
+            if np.any(values <= 0):
+                raise _fail(where, key, "every share > 0 (a category that never occurs has no row to keep)",
+                            _as_list(prior))
+            out.append((name, tuple(float(v) for v in values)))
+        object.__setattr__(self, "strata", tuple(out))
 
     def _check_words(self, where: str) -> None:
         """``semantics`` and ``objective`` as enums (case-insensitive), or the choices in the error."""
@@ -242,7 +278,7 @@ class DesignProblem:
     # ------------------------------------------------------------------ value
     #: The fields that make a problem what it is (``name`` and ``source`` only say where it came from).
     _VALUE_FIELDS = ("inputs", "epsilon", "frame", "prior", "semantics", "objective", "dont_know", "dont_know_max",
-                     "lie_max", "focal_sets", "gain", "utility", "answers", "invariant")
+                     "lie_max", "focal_sets", "gain", "utility", "answers", "invariant", "strata")
 
     def _value(self) -> tuple[Any, ...]:
         return tuple(v.tobytes() + str(v.shape).encode() if isinstance(v, np.ndarray) else v
@@ -314,6 +350,8 @@ class DesignProblem:
             parts.append(f"{len(self.focal_sets)} focal sets allowed")
         if self.invariant:
             parts.append("invariant (keeps the prior)")
+        if self.strata:
+            parts.append(f"{len(self.strata)} strata")
         return ", ".join(parts)
 
     def invariant_refusal(self) -> str:

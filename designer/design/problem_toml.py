@@ -128,6 +128,7 @@ def parse_problem(data: Mapping[str, Any], *, source: str = "") -> DesignProblem
             source=source,
             answers=answers,
             invariant=data.get("invariant", False),
+            strata=_strata(data.get("strata"), where),
         )
     except TypeError as exc:
         raise InvalidProblemError(f"{where}{exc}") from None
@@ -140,6 +141,22 @@ def _prior(prior: object, where: str) -> list[float] | None:
     if not isinstance(prior, list) or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in prior):
         raise _fail(where, "prior", "a list of numbers, one per input", prior)
     return [_real(v, where, "prior", "numbers in [0, 1] summing to 1") for v in prior]
+
+
+def _strata(strata: object, where: str) -> tuple[tuple[str, tuple[float, ...]], ...]:
+    """``[strata]``: one prior (a list of numbers, one per input) per stratum name (checked by the problem)."""
+    if strata is None:
+        return ()
+    if not isinstance(strata, dict) or not strata:
+        raise _fail(where, "strata", "a table with one prior per stratum, e.g. north = [0.6, 0.4]", strata)
+    out = []
+    for name, prior in strata.items():
+        if not isinstance(prior, list) or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                  for v in prior):
+            raise _fail(where, f"strata.{name}", "a list of numbers, one per input", prior)
+        out.append((str(name), tuple(_real(v, where, f"strata.{name}", "numbers in (0, 1] summing to 1")
+                                     for v in prior)))
+    return tuple(out)
 
 
 def _focal_sets(structure: Mapping[str, Any], frame: Sequence[str], where: str) -> tuple[int, ...] | None:

@@ -1,0 +1,229 @@
+"""Strata in a microdata release (``[strata]``, ``randomize --strata``; docs/theory.md section 12.4).
+
+Each stratum's design is checked against computations the code does not use: its invariance in Fractions of the
+written exact table against the stratum's prior as written, its budget with integer cross-products against a
+60-digit Decimal exponential, its optimum against the single-prior design solved at that prior, and the released
+file's categories in each stratum against that stratum's prior (chi-square, a seeded simulation of 40,000 rows).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from decimal import Decimal, localcontext
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from scipy.stats import chisquare
+
+from designer import DesignProblem, design
+from designer.cli import main
+from designer.design.invariant import design_strata
+from designer.design.problem_toml import parse_problem
+from designer.exceptions import InvalidProblemError
+from designer.release import read_exact_table, read_mechanism_file
+
+LABELS = ("left", "centre", "right", "other")
+STRATA = {"north": (0.40, 0.30, 0.20, 0.10), "south": (0.25, 0.30, 0.35, 0.10), "east": (0.1, 0.2, 0.3, 0.4)}
+PROBLEM = """inputs = ["left", "centre", "right", "other"]
+prior = [0.35, 0.30, 0.25, 0.10]
+epsilon = 1.5
+invariant = true
+[strata]
+north = [0.40, 0.30, 0.20, 0.10]
+south = [0.25, 0.30, 0.35, 0.10]
+east = [0.1, 0.2, 0.3, 0.4]
+"""
+
+
+def _exp(eps: float) -> Decimal:
+    with localcontext() as ctx:
+        ctx.prec = 60
+        return Decimal(eps).exp()
+
+
+def _write(path, rows: list[tuple[str, ...]], header: tuple[str, ...]) -> None:
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(rows)
+
+
+def _regions(path, n_per: int, seed: int = 5, strata=("north", "south")) -> None:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for s in strata:
+        cats = rng.choice(LABELS, size=n_per, p=STRATA[s])
+        rows += [(str(len(rows) + i), s, c) for i, c in enumerate(cats)]
+    _write(path, rows, ("id", "region", "party"))
+
+
+def test_the_strata_table_is_read_and_checked():
+    problem = parse_problem({"inputs": ["a", "b"], "epsilon": 1.0, "invariant": True,
+                             "strata": {"n": [0.6, 0.4], "s": [0.25, 0.75]}}, source="p.toml")
+    assert problem.strata == (("n", (0.6, 0.4)), ("s", (0.25, 0.75)))
+    assert problem != problem.replace(strata=(("n", (0.6, 0.4)),))  # strata are part of the problem's value
+    bad = [({"strata": {"n": [0.6, 0.4]}}, "add invariant = true"),
+           ({"invariant": True, "strata": {"n": [0.6, 0.5]}}, "key 'strata.n': expected 2 positive numbers"),
+           ({"invariant": True, "strata": {"n": [1.0, 0.0]}}, "every share > 0"),
+           ({"invariant": True, "strata": {"n": [0.5]}}, "key 'strata.n'"),
+           ({"invariant": True, "strata": {"n": "0.5, 0.5"}}, "key 'strata.n': expected a list of numbers"),
+           ({"invariant": True, "strata": [0.5, 0.5]}, "key 'strata': expected a table")]
+    for extra, words in bad:
+        with pytest.raises(InvalidProblemError, match=r"p\.toml: ") as info:
+            parse_problem({"inputs": ["a", "b"], "epsilon": 1.0, **extra}, source="p.toml")
+        assert words in str(info.value)
+
+
+def test_each_stratums_design_keeps_its_prior_exactly_and_is_the_optimum_at_that_prior():
+    problem = parse_problem({**_toml_dict(), "epsilon": 1.5})
+    results = design_strata(problem)
+    assert list(results) == list(STRATA)
+    e = _exp(1.5)
+    for name, result in results.items():
+        table = result.table
+        pi = [Fraction(v).limit_denominator(100) for v in STRATA[name]]
+        assert table.prior == tuple(pi)
+        for y in range(4):  # sum_x pi_x C[x, y] / d_x = pi_y, in Fractions
+            assert sum(pi[x] * Fraction(int(table.counts[x, y]), int(table.denominators[x])) for x in range(4)) == pi[y]
+        for y in range(4):
+            for x in range(4):
+                for x2 in range(4):
+                    num = int(table.counts[x, y]) * int(table.denominators[x2])
+                    den = int(table.counts[x2, y]) * int(table.denominators[x])
+                    assert num == 0 or (den > 0 and Decimal(num) <= e * Decimal(den))
+        alone = design(DesignProblem(inputs=LABELS, prior=STRATA[name], epsilon=1.5, invariant=True))
+        assert result.objective_value == pytest.approx(alone.objective_value, abs=1e-7)
+        assert result.solver_objective == pytest.approx(alone.solver_objective, abs=1e-9)
+    with pytest.raises(InvalidProblemError, match="no strata"):
+        design_strata(problem.replace(strata=()))
+
+
+def _toml_dict() -> dict:
+    import tomllib
+
+    return tomllib.loads(PROBLEM)
+
+
+def test_a_stratified_release_keeps_each_stratums_distribution(tmp_path, capsys):
+    """40,000 rows in two strata, seeded simulation: each stratum's released categories fit its own prior
+    (invariance), the designs written for the analysis read back with their exact tables, and estimate by group
+    recovers the strata's shares."""
+    problem = tmp_path / "party.toml"
+    problem.write_text(PROBLEM)
+    data = tmp_path / "survey.csv"
+    _regions(data, 20_000)
+    out = tmp_path / "release.csv"
+    assert main(["randomize", str(data), "--variable", f"party={problem}", "--strata", "region", "--keep", "id",
+                 "--out", str(out), "--seed", "3", "--simulation", "--format", "json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["epsilon_total"] == pytest.approx(1.5)  # one stratum's design per respondent: not a sum
+    designs = summary["strata"]["party"]["designs"]
+    assert summary["strata"]["party"]["column"] == "region" and set(designs) == {"north", "south"}
+    with open(out, newline="") as f:
+        rows = list(csv.reader(f))
+    assert rows[0] == ["id", "region", "party"]
+    for stratum, path in designs.items():
+        assert os.path.dirname(path) == f"{out}.designs"
+        mech, release = read_mechanism_file(path)
+        (counts, dens), prior = read_exact_table(path, mech)
+        assert np.array_equal(counts.sum(axis=1), dens)
+        assert prior == tuple(Fraction(v).limit_denominator(100) for v in STRATA[stratum])
+        assert release is not None and release.epsilon == 1.5
+        released = [r[2] for r in rows[1:] if r[1] == stratum]
+        observed = [released.count(c) for c in LABELS]
+        assert chisquare(observed, [len(released) * p for p in STRATA[stratum]]).pvalue > 1e-4
+    manifest = json.loads((tmp_path / "release.csv.manifest.json").read_text())
+    record = manifest["variables"][0]
+    assert record["strata_column"] == "region" and record["epsilon"] == 1.5
+    assert {s["stratum"]: s["design_file"] for s in record["strata"]} == designs
+    assert all(s["invariant_prior_from"] == "the problem's [strata] table" for s in record["strata"])
+    # Each stratum has its own distribution: the regression on the stratum (the command the release prints)
+    # gives each stratum's shares, which must be its prior (the released file's frequencies, by invariance).
+    args = ["regress", str(out), "--formula", "party ~ C(region)", "--group", "region", "--format", "json",
+            *(a for s, p in designs.items() for a in ("--mechanism", f"{s}={p}"))]
+    assert main(args) == 0
+    fit = json.loads(capsys.readouterr().out)
+    assert fit["status"] == "converged"
+    coef = {(c["outcome"], c["term"]): c["estimate"] for c in fit["coefficients"]}
+    for stratum in ("north", "south"):
+        extra = "C(region)[T.south]" if stratum == "south" else None
+        logits = np.array([coef[(c, "Intercept")] + (coef[(c, extra)] if extra else 0.0) for c in LABELS[:3]] + [0.0])
+        shares = np.exp(logits) / np.exp(logits).sum()
+        assert shares == pytest.approx(STRATA[stratum], abs=0.03)
+
+
+def test_stratum_priors_from_the_file_warn_and_are_the_strata_counts(tmp_path, capsys):
+    problem = tmp_path / "party.toml"
+    problem.write_text(PROBLEM.split("[strata]")[0])
+    data = tmp_path / "survey.csv"
+    _regions(data, 300, strata=("north", "east"))
+    out = tmp_path / "release.parquet"
+    assert main(["randomize", str(data), "--variable", f"party={problem}", "--strata", "region",
+                 "--invariant-prior", "data", "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "holds given that marginal" in captured.err and "designer regress" in captured.out
+    with open(data, newline="") as f:
+        rows = list(csv.DictReader(f))
+    manifest = json.loads((tmp_path / "release.parquet.manifest.json").read_text())
+    for record in manifest["variables"][0]["strata"]:
+        mine = [r["party"] for r in rows if r["region"] == record["stratum"]]
+        expected = {c: Fraction(mine.count(c), len(mine)) for c in LABELS}
+        assert record["invariant_prior"] == {c: f"{f.numerator}/{f.denominator}" for c, f in expected.items()}
+        assert record["invariant_prior_from"] == "the released file (the stratum's rows)"
+
+
+@pytest.mark.parametrize(("change", "words"), [
+    ("missing", "column 'region' holds 'west' (from line 4), which"),
+    ("blank", "line 3: no stratum in column 'region'"),
+    ("no-table", "has no [strata] table"),
+    ("randomized", "--strata names 'party', a column being randomized"),
+    ("not-invariant", "no variable is a TOML problem with invariant = true"),
+    ("exists", "already exists"),
+    ("absent-category", "stratum 'north' has no ['right', 'other'] in column 'party'"),
+])
+def test_strata_refusals_name_the_fix_and_write_nothing(tmp_path, capsys, change, words):
+    problem = tmp_path / "party.toml"
+    problem.write_text(PROBLEM.split("[strata]")[0] if change == "no-table" else PROBLEM)
+    plain = tmp_path / "plain.toml"
+    plain.write_text('inputs = ["left", "centre", "right", "other"]\nepsilon = 1.0\n')
+    data = tmp_path / "survey.csv"
+    rows = [("1", "north", "left"), ("2", "" if change == "blank" else "south", "right"),
+            ("3", "west" if change == "missing" else "north", "centre")]
+    _write(data, rows, ("id", "region", "party"))
+    args = ["randomize", str(data), "--variable", f"party={plain if change == 'not-invariant' else problem}",
+            "--strata", "party" if change == "randomized" else "region", "--out", str(tmp_path / "out.csv")]
+    if change == "exists":
+        (tmp_path / "out.csv.designs").mkdir()
+    if change == "absent-category":
+        args += ["--invariant-prior", "data"]
+    before = sorted(os.listdir(tmp_path))
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert words in err and err.count("\n") == 1
+    assert sorted(os.listdir(tmp_path)) == before
+
+
+def test_an_interrupted_release_leaves_no_design_folder(tmp_path, capsys, monkeypatch):
+    from designer.cli import _common
+
+    problem = tmp_path / "party.toml"
+    problem.write_text(PROBLEM)
+    data = tmp_path / "survey.csv"
+    _regions(data, 50)
+    calls = []
+    real = _common.write_mechanism
+
+    def stop_on_second(*args, **kwargs):
+        calls.append(args[1])
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_common, "write_mechanism", stop_on_second)  # looked up when the designs are written
+    assert main(["randomize", str(data), "--variable", f"party={problem}", "--strata", "region",
+                 "--out", str(tmp_path / "out.csv")]) == 130  # Ctrl-C
+    assert len(calls) == 2 and "interrupted" in capsys.readouterr().err
+    assert not [n for n in os.listdir(tmp_path) if "designs" in n]
