@@ -43,6 +43,13 @@ MAX_ROW_DENOMINATOR = 2**32
 MIN_SCALE = 10_000
 #: First weight of the shared row ``pi`` mixed in before rounding, doubled until the table certifies.
 FIRST_MIX = 2.0**-24
+#: Bisection steps from the first passing doubled weight down towards the last failing one (each step keeps a
+#: weight only if its table certifies).
+REFINE_STEPS = 6
+#: An invariant table's objective may fall short of the program's optimum by at most this (relative): a row's
+#: counts are ``2^32 pi_x / max pi`` at most, so rows of rare categories hold a ratio at the budget only to about
+#: ``max pi / (2^32 pi_x P[x, y])`` (docs/theory.md section 12.2); the shortfall is printed with every design.
+INVARIANT_RTOL = 1e-3
 
 
 #: A prior share is read as the simplest fraction this close to its float (the float of 0.3, or of 1/3, or one a
@@ -85,18 +92,21 @@ def invariant_program(problem: DesignProblem, prior: Sequence[float] | NDArray[n
     family = np.array([1 << j for j in range(problem.l)], dtype=np.int64)
     gain = objective_matrix(problem, family)
     e = problem.budget.lp_factor
-    rows, cols, vals = [], [], []
-    n = 0
-    for y in range(k):
-        for x in range(k):
-            for x2 in range(k):
-                if x != x2:
-                    rows += [n, n]
-                    cols += [x * k + y, x2 * k + y]
-                    vals += [1.0, -e]
-                    n += 1
-    a_ub = sp.coo_matrix((vals, (rows, cols)), shape=(n, k * k)).tocsr()
-    a_eq = np.zeros((2 * k, k * k))
+    # Privacy through each column's smallest and largest mass (as the design programs write it, docs/theory.md
+    # section 5.1): P[x, y] <= hi_y, lo_y <= P[x, y], hi_y <= e^eps lo_y; e^eps stands in k rows, not k^2 - k.
+    n = k * k + 2 * k
+    lo, hi = k * k, k * k + k
+    x_of = np.repeat(np.arange(k), k)
+    y_of = np.tile(np.arange(k), k)
+    r = np.arange(k * k)
+    upper = sp.csr_matrix((np.r_[np.ones(k * k), -np.ones(k * k)], (np.r_[r, r], np.r_[x_of * k + y_of, hi + y_of])),
+                          shape=(k * k, n))
+    lower = sp.csr_matrix((np.r_[-np.ones(k * k), np.ones(k * k)], (np.r_[r, r], np.r_[x_of * k + y_of, lo + y_of])),
+                          shape=(k * k, n))
+    y = np.arange(k)
+    ratio = sp.csr_matrix((np.r_[np.ones(k), -e * np.ones(k)], (np.r_[y, y], np.r_[hi + y, lo + y])), shape=(k, n))
+    a_ub = sp.vstack([upper, lower, ratio]).tocsr()
+    a_eq = np.zeros((2 * k, n))
     b_eq = np.zeros(2 * k)
     for x in range(k):
         a_eq[x, x * k:(x + 1) * k] = 1.0
@@ -105,12 +115,13 @@ def invariant_program(problem: DesignProblem, prior: Sequence[float] | NDArray[n
         for x in range(k):
             a_eq[k + z, x * k + column[z]] = prior[x]
         b_eq[k + z] = prior[z]
-    program = LinearProgram(c=gain.ravel().astype(np.float64), A_ub=a_ub, b_ub=np.zeros(n),
-                            A_eq=sp.csr_matrix(a_eq), b_eq=b_eq, lb=np.zeros(k * k), ub=np.full(k * k, np.inf))
+    c = np.r_[gain.ravel().astype(np.float64), np.zeros(2 * k)]
+    program = LinearProgram(c=c, A_ub=a_ub, b_ub=np.zeros(a_ub.shape[0]), A_eq=sp.csr_matrix(a_eq), b_eq=b_eq,
+                            lb=np.zeros(n), ub=np.full(n, np.inf))
     outcome = require_solution(solve_lp(program, solver=solver, options=options), "the invariant program")
     if outcome.status is Status.INFEASIBLE or outcome.z is None:
         raise InfeasibleDesignError("no invariant design meets the problem")  # P = 1 pi^T always does
-    return np.clip(outcome.z.reshape(k, k), 0.0, None), float(outcome.objective), outcome.solver
+    return np.clip(outcome.z[:k * k].reshape(k, k), 0.0, None), float(outcome.objective), outcome.solver
 
 
 @dataclass(frozen=True)
@@ -203,15 +214,29 @@ def invariant_table(problem: DesignProblem, matrix: NDArray[np.float64], prior: 
     pi = np.array([float(p) for p in prior])
     shared = np.zeros_like(matrix)
     shared[:, column] = pi
-    weight = 0.0
-    while weight < 0.5:
+    def attempt(weight: float) -> NDArray[np.int64] | None:
         mixed = (1 - weight) * matrix + weight * shared
         mixed[mixed < 1e-13] = 0.0
         target = _balance(rows[:, None] * mixed, rows.astype(float), cols.astype(float))
         joint = _round_with_margins(target, rows, cols)
         if joint is not None and _rows_private(joint, rows, problem.epsilon) \
                 and invariance_holds(joint, rows, prior, column):
+            return joint
+        return None
+
+    weight, failed = 0.0, 0.0
+    while weight < 0.5:
+        joint = attempt(weight)
+        if joint is not None:
+            for _ in range(REFINE_STEPS if weight > FIRST_MIX else 0):  # the least passing weight, by bisection
+                middle = (failed + weight) / 2
+                closer = attempt(middle)
+                if closer is None:
+                    failed = middle
+                else:
+                    weight, joint = middle, closer
             return InvariantTable(counts=joint, denominators=rows, prior=tuple(prior), mix_weight=weight)
+        failed = weight
         weight = FIRST_MIX if weight == 0 else 2 * weight
     raise CertificationError(f"no exact table of the invariant design certifies within eps = {problem.epsilon:g}")
 
@@ -243,6 +268,11 @@ def design_invariant(problem: DesignProblem, prior: Sequence[float | Fraction] |
     gain = objective_matrix(problem, np.asarray(focal, dtype=np.int64))
     value = float(sum(Fraction(float(gain[x, y])) * Fraction(int(table.counts[x, y]), int(table.denominators[x]))
                       for x in range(problem.k) for y in range(problem.l)))
+    if value < optimum - INVARIANT_RTOL * abs(optimum) - 1e-12:  # the release rule, at a table's granularity
+        raise CertificationError(
+            f"the invariant design's exact table gives objective {value:.10g}, more than {INVARIANT_RTOL:g} "
+            f"(relative) below the program's optimum {optimum:.10g} (mixed with the prior by {table.mix_weight:g} to "
+            "certify); nothing is released: give the prior to fewer digits or a slightly larger budget")
     solved = Mechanism(matrix / matrix.sum(axis=1, keepdims=True), inputs=problem.inputs, frame=problem.frame,
                        focal=focal)
     certificate = Certificate(
