@@ -378,3 +378,14 @@ def test_the_symmetry_rows_hold_exactly_for_tables_invariant_under_every_relabel
             moved = table.copy()
             moved[x, j] += 1
             assert np.any(rows @ moved.ravel() != 0), (x, family[j])
+
+
+def test_a_grid_design_keeps_inputs_that_are_not_frame_labels():
+    """Inputs u0, u1 answered over the frame yes / no (a gain table): the device design's mechanism names the
+    problem's inputs, and its die counts are the best for that gain (2 of 3 faces on the favoured answer at
+    eps = 1: 4/6 over 2/6 is 2 < e, 5/6 over 1/6 is 5 > e)."""
+    problem = DesignProblem(inputs=("u0", "u1"), frame=("yes", "no"), epsilon=1.0, objective="gain",
+                            gain=np.array([[0.0, 1.0, 0.0, 0.5], [0.0, 0.0, 1.0, 0.5]]))
+    g = grid_design(problem, parse_device("die"), find_within_1pct=False)
+    assert g.mechanism.inputs == ("u0", "u1") and g.mechanism.frame == ("yes", "no")
+    assert np.allclose(g.mechanism.matrix, [[4 / 6, 2 / 6], [2 / 6, 4 / 6]], atol=1e-12)

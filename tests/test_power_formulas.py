@@ -508,3 +508,160 @@ def test_both_tails_make_a_small_effect_more_powerful():
         power_at(acc, 200, 0.02, alternative="bigger")
     with pytest.raises(DesignerError, match="null_difference is the difference of two groups' shares"):
         power_at(acc, 200, 0.02, null_difference=0.1)
+
+
+def test_the_finite_n_formula_is_read_only_off_symmetric_binary_mechanisms():
+    """Warner's Eq 1 and Thm 3.10 apply to the symmetric binary mechanisms only: a row with no {yes} or no {no}
+    mass, or a second row whose {no} is not the first row's {yes}, is planned by the asymptotic variance."""
+    import numpy as np
+
+    from designer import Mechanism
+    from designer.planning.sizes import VarianceFormula
+
+    def mech(rows: list[list[float]]) -> Mechanism:
+        return Mechanism(np.array(rows), inputs=("yes", "no"), frame=("yes", "no"), focal=[1, 2, 3])
+
+    asymptotic = [[[0.0, 0.0, 1.0], [0.0, 1.0, 0.0]],  # "yes" always "don't know": no {yes} mass in row 0
+                  [[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]],  # "no" always "don't know": no {no} mass in row 1
+                  [[0.8, 0.2, 0.0], [0.2, 0.7, 0.1]],  # {yes} of row 1 is {no} of row 0, but not the converse
+                  [[0.7, 0.2, 0.1], [0.3, 0.7, 0.0]]]  # {no} of row 1 is {yes} of row 0, but not the converse
+    for rows in asymptotic:
+        assert accuracy_of(mech(rows), "sldp").formula is VarianceFormula.ASYMPTOTIC, rows
+    warner = accuracy_of(mech([[0.8, 0.2, 0.0], [0.2, 0.8, 0.0]]), "sldp")
+    assert warner.formula is VarianceFormula.WARNER
+    assert warner.variance_at(10) == pytest.approx(0.25 / 10 + 0.16 / 0.36 / 10, rel=1e-12)
+    thm = mech([[0.6, 0.1, 0.3], [0.1, 0.6, 0.3]])
+    assert accuracy_of(thm, "sldp").formula is VarianceFormula.THM_3_10
+    assert accuracy_of(thm, "wldp").formula is VarianceFormula.ASYMPTOTIC
+
+
+def test_the_design_cache_keeps_one_design_per_budget_to_twelve_digits():
+    """Budgets that agree to 12 decimals are one design and one plan (a bisection over budgets asks for many
+    neighbours): one solve, designed at the rounded budget."""
+    from designer import DesignProblem
+    from designer.planning.sizes import DesignCache
+
+    cache = DesignCache(DesignProblem(inputs=("yes", "no"), epsilon=1.0))
+    first = cache(1.0 + 2e-13)
+    assert cache(1.0) is first and cache(1.0 - 3e-13) is first
+    assert cache.solved == 1 and len(cache.plans) == 1 and first.problem.epsilon == 1.0
+    assert cache(1.0 + 2e-12).problem.epsilon == pytest.approx(1.0 + 2e-12, abs=1e-15) and cache.solved == 2
+
+
+def test_the_fallback_is_the_chi2_design_at_the_planning_prior():
+    """A truthful 4-answer design at eps = 0.5 merges inputs (nothing identified); planned at prior (0.2, 0.25,
+    0.25, 0.3), the fallback is the chi2 design at that prior (not at the uniform one, which differs), two solves."""
+    import warnings
+
+    import numpy as np
+
+    from designer import design
+    from designer.exceptions import DesignWarning
+    from designer.planning import parse_survey
+    from designer.planning.sizes import DesignCache
+
+    problem = parse_survey({"epsilon": 0.5, "question": [
+        {"name": "q", "inputs": ["a", "b", "c", "d"], "prior": [0.093, 0.159, 0.179, 0.569],
+         "objective": "truthful"}]}).questions[0]
+    planning = np.array([0.2, 0.25, 0.25, 0.3])
+    cache = DesignCache(problem, planning)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DesignWarning)
+        assert not math.isfinite(accuracy_of(design(problem).mechanism, "sldp", planning).variance)
+        at_prior = design(problem.replace(epsilon=0.5, objective="chi2", prior=planning))
+        uniform = design(problem.replace(epsilon=0.5, objective="chi2", prior=np.full(4, 0.25)))
+    assert cache.basis(0.5) == "chi2_prior" and cache.solved == 2
+    assert cache(0.5).mechanism.allclose(at_prior.mechanism, atol=1e-9)
+    assert not cache(0.5).mechanism.allclose(uniform.mechanism, atol=1e-6)
+    assert cache.accuracy(0.5).variance == pytest.approx(
+        accuracy_of(at_prior.mechanism, "sldp", planning).variance, rel=1e-9)
+
+
+@pytest.mark.parametrize(("prior", "solves"), [((0.5, 0.5), 2), ((0.5 + 1e-9, 0.5 - 1e-9), 3), ((0.3, 0.7), 3)])
+def test_nothing_is_solved_twice_when_no_design_identifies(prior, solves):
+    """Every answer "don't know" (dont_know = 1): no design identifies anything. The file's design is planned
+    (infinite variance) after trying chi2 at the planning prior and, unless that prior is exactly uniform (then it
+    is the same design), at the uniform prior."""
+    from designer import DesignProblem
+    from designer.planning.sizes import DesignCache
+
+    cache = DesignCache(DesignProblem(inputs=("yes", "no"), epsilon=1.0, dont_know=1.0), prior)
+    assert cache.basis(1.0) == "file" and not math.isfinite(cache.accuracy(1.0).variance)
+    assert cache.solved == solves
+
+
+def test_a_file_design_that_is_infeasible_is_the_planners_error():
+    """Half the mass on "don't know" with no lie allowed cannot be private: the file's own infeasibility is raised
+    (not a fallback's), also for a chi2 problem at the uniform prior, whose fallbacks are all skipped."""
+    from designer import DesignProblem
+    from designer.exceptions import InfeasibleDesignError
+    from designer.planning.sizes import DesignCache
+
+    for objective in ("truthful", "chi2"):
+        problem = DesignProblem(inputs=("yes", "no"), epsilon=1.0, dont_know=0.5, lie_max=0.0, objective=objective)
+        with pytest.raises(InfeasibleDesignError):
+            DesignCache(problem)(1.0)
+
+
+def test_a_design_too_large_to_expand_cannot_be_planned():
+    from designer import DesignProblem
+    from designer.planning import PlanningError
+    from designer.planning.sizes import DesignCache
+
+    cache = DesignCache(DesignProblem(inputs=tuple(f"c{i}" for i in range(17)), epsilon=1.0))
+    assert cache(1.0).mechanism is None
+    with pytest.raises(PlanningError) as info:
+        cache.accuracy(1.0)
+    assert str(info.value) == "the design is too large to expand for planning; plan a smaller problem"
+
+
+def test_accuracy_defaults_to_shafer_and_names_its_variance():
+    from designer.design.objectives import VARIANCE_KINDS
+
+    mech = Q_WRR(0.8)
+    default, sldp = accuracy_of(mech), accuracy_of(mech, "sldp")
+    assert default.semantics is sldp.semantics and default.semantics.value == "sldp"
+    assert list(default.per_share) == list(sldp.per_share)
+    assert default.kind == sldp.kind and default.kind in VARIANCE_KINDS
+
+
+def test_the_simulation_check_of_five_options_is_the_analysts_wald_interval_per_share():
+    """check_by_simulation on k-RR with five options, 60 respondents, a skewed prior: re-analysed here from the
+    same seed's surveys (EM to the boundary, each share's own variance at the estimate, a share estimated as 0
+    read at 1e-9 so its interval stays finite), the coverage, the all-shares coverage, the half-width and the
+    power are the same numbers. The skew puts some estimates on the boundary, where the clipping decides."""
+    import numpy as np
+
+    from designer import Q_kRR
+    from designer.estimation import em, estimator_variance
+    from designer.planning import check_by_simulation
+
+    mech = Q_kRR(1.0, 5)
+    prior = np.array([0.02, 0.08, 0.2, 0.3, 0.4])
+    acc = accuracy_of(mech, "sldp", prior)
+    n, reps, seed = 60, 150, 3
+    got = check_by_simulation(acc, n, reps, seed=seed, detect=0.1, share=1)
+    rng = np.random.default_rng(seed)
+    z = N01.inv_cdf(0.975)
+
+    def analyse(p):
+        counts = rng.multinomial(n, p @ mech.matrix, size=reps).astype(np.float64)
+        est = em(mech.matrix, counts, tol=1e-12, max_iter=20_000)[0]
+        se = np.empty_like(est)
+        for r, e in enumerate(est):
+            at = np.maximum(e, 1e-9)
+            se[r] = np.sqrt(estimator_variance(mech, at / at.sum(), n, reduce="none"))
+        return est, se
+
+    est, se = analyse(prior)
+    assert np.any(est < 1e-9)  # boundary estimates occur
+    assert np.ptp(se, axis=1).min() > 0  # the shares' variances differ: one mean variance would not do
+    covered = np.abs(est - prior) <= z * se
+    assert got["coverage"] == covered.mean()
+    assert got["coverage_all_shares"] == np.all(covered, axis=1).mean()
+    assert got["mean_half_width"] == pytest.approx((z * se).max(axis=1).mean(), rel=1e-12)
+    alt = prior.copy()
+    alt[1] += 0.1
+    alt[[0, 2, 3, 4]] *= (1 - alt[1]) / alt[[0, 2, 3, 4]].sum()
+    est1, se1 = analyse(alt)
+    assert got["power"] == (np.abs(est1[:, 1] - prior[1]) > z * se1[:, 1]).mean()

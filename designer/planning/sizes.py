@@ -290,7 +290,7 @@ class DesignCache:
         self.prior = (np.asarray(self.problem.prior, dtype=np.float64) if self.prior is None
                       else check_prior(self.prior, self.problem.k))
 
-    def _design(self, eps: float, basis: str = "file") -> Any:
+    def _design(self, eps: float, basis: str) -> Any:
         import warnings
 
         from ..design.engine import design
