@@ -665,3 +665,113 @@ def test_the_simulation_check_of_five_options_is_the_analysts_wald_interval_per_
     alt[[0, 2, 3, 4]] *= (1 - alt[1]) / alt[[0, 2, 3, 4]].sum()
     est1, se1 = analyse(alt)
     assert got["power"] == (np.abs(est1[:, 1] - prior[1]) > z * se1[:, 1]).mean()
+
+
+def _direct_power(n: int, detect: float, alpha: float, null: float, alternative: str) -> float:
+    """One sample, no randomization (V(pi) = pi (1 - pi)): the Wald test's power with NormalDist."""
+    z = N01.inv_cdf(1 - alpha / 2) if alternative == "two-sided" else N01.inv_cdf(1 - alpha)
+    p1 = null - detect if alternative == "less" else null + detect
+    s0, s1 = math.sqrt(null * (1 - null)), math.sqrt(p1 * (1 - p1))
+    power = N01.cdf((detect * math.sqrt(n) - z * s0) / s1)
+    if alternative == "two-sided":
+        power += N01.cdf((-detect * math.sqrt(n) - z * s0) / s1)
+    return power
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+@pytest.mark.parametrize(("null", "detect"), [(0.5, 0.03), (0.5, 0.45), (0.2, 0.3), (0.9, 0.08), (0.05, 0.01)])
+def test_sample_size_without_randomization_is_the_least_n(alternative, null, detect):
+    """Without randomization (the identity mechanism) the standard deviations are below 1, where a formula that
+    divides by them, or squares a ratio below 2, would overshoot: the answer is the least n, found by brute force,
+    at powers below and above one half and for effects so large that one to three respondents suffice."""
+    import numpy as np
+
+    from designer import Mechanism
+
+    identity = Mechanism(np.eye(2), inputs=("yes", "no"), frame=("yes", "no"), focal=[1, 2])
+    acc = accuracy_of(identity, "sldp", [null, 1 - null])
+    if alternative == "less" and null - detect <= 0:
+        return
+    for target in (0.3, 0.5, 0.8, 0.95):
+        n = power_sample_size(acc, detect, target, 0.05, alternative=alternative)
+        least = next(m for m in range(1, 10**6) if _direct_power(m, detect, 0.05, null, alternative) >= target)
+        assert n == least, (target, n, least)
+
+
+def test_a_one_sided_power_read_off_the_formula_gives_its_n_back():
+    """The power of n = 400 respondents, read off the one-tailed formula, asks for exactly 400 (not 401: the
+    formula's value lands on the integer up to the last bits)."""
+    acc = _accuracy()
+    for alternative in ("greater", "less"):
+        power = power_at(acc, 400, 0.08, 0.05, null=0.4, alternative=alternative)
+        assert power_sample_size(acc, 0.08, power, 0.05, null=0.4, alternative=alternative) == 400
+
+
+def test_a_two_sided_test_can_need_fewer_respondents_than_one_tail_does():
+    """A rare null (0.001) against 0.5, no randomization: one respondent gives power 0.945 counting both tails,
+    while the upper tail alone needs two; the two-sided answer is 1."""
+    import numpy as np
+
+    from designer import Mechanism
+
+    identity = Mechanism(np.eye(2), inputs=("yes", "no"), frame=("yes", "no"), focal=[1, 2])
+    acc = accuracy_of(identity, "sldp", [0.001, 0.999])
+    assert _direct_power(1, 0.499, 0.05, 0.001, "two-sided") >= 0.9 > _direct_power(1, 0.499, 0.05, 0.001, "greater")
+    assert power_sample_size(acc, 0.499, 0.9, 0.05, null=0.001) == 1
+    # one-sided, one respondent: 0.05 against 0.95 has power 0.99 at n = 1
+    one = accuracy_of(identity, "sldp", [0.05, 0.95])
+    assert _direct_power(1, 0.9, 0.05, 0.05, "greater") > 0.95
+    assert power_sample_size(one, 0.9, 0.95, 0.05, alternative="greater") == 1
+
+
+@pytest.mark.parametrize(("null", "detect", "power", "expected"), [
+    (0.8889330885124085, 0.07806666374042112, 0.4621650370505883, 42),
+    (0.6390825514408208, 0.2575311823836968, 0.1832837586470027, 5),
+    (0.9777032586253819, 0.011459203409895292, 0.2990997792716535, 271)])
+def test_the_rounding_guard_climbs_where_the_formula_falls_short(null, detect, power, expected):
+    """Powers chosen so that the one-tailed formula's n lands a hair above an integer m, without randomization
+    (a large z s0 / s1): its n rounds to m, whose power is below the target by more than the 1e-12 slack; the
+    answer is m + 1, the least n by NormalDist."""
+    import numpy as np
+
+    from designer import Mechanism
+
+    identity = Mechanism(np.eye(2), inputs=("yes", "no"), frame=("yes", "no"), focal=[1, 2])
+    acc = accuracy_of(identity, "sldp", [null, 1 - null])
+    target = power * (1 - 1e-12)
+    assert _direct_power(expected - 1, detect, 0.05, null, "greater") < target <= _direct_power(
+        expected, detect, 0.05, null, "greater")
+    assert power_sample_size(acc, detect, power, 0.05, alternative="greater") == expected
+
+
+def test_power_arguments_are_refused_in_full_words():
+    from designer.exceptions import InvalidArgumentError
+    from designer.planning import PlanningError
+
+    acc = _accuracy()
+    cases = [
+        (dict(groups=2, null=0.5, null_difference=1.5), InvalidArgumentError,
+         "null_difference must lie in [-1, 1], got 1.5"),
+        (dict(groups=2, null=0.5, null_difference=-1.5), InvalidArgumentError,
+         "null_difference must lie in [-1, 1], got -1.5"),
+        (dict(groups=1, null=0.5, null_difference=0.1), PlanningError,
+         "null_difference is the difference of two groups' shares under the null: give groups=2"),
+        (dict(alternative="both"), InvalidArgumentError,
+         "alternative must be one of 'two-sided', 'greater', 'less', got 'both'"),
+        (dict(groups=2, null_variance="mean"), InvalidArgumentError,
+         "null_variance must be one of 'pooled', 'null', got 'mean'"),
+        (dict(null=0.3, alternative="less", detect=0.3), PlanningError,
+         "the share 0.3 - detect 0.3 leaves (0, 1); detect a smaller difference"),
+        (dict(null=0.8, alternative="greater", detect=0.2), PlanningError,
+         "the share 0.8 + detect 0.2 leaves (0, 1); detect a smaller difference"),
+        (dict(groups=2, null=0.8, null_difference=0.3, alternative="less", detect=0.2), PlanningError,
+         "the share 1.1 - detect 0.2 leaves (0, 1); detect a smaller difference"),
+    ]
+    for kw, error, words in cases:
+        detect = kw.pop("detect", 0.1)
+        for planner, args in ((power_at, (acc, 100, detect)), (power_sample_size, (acc, detect, 0.8))):
+            with pytest.raises(error) as info:
+                planner(*args, **kw)
+            assert str(info.value) == words, (kw, str(info.value))
+    # the second group's null share may be 1 exactly when the alternative is below it
+    assert 0 < power_at(acc, 100, 0.1, groups=2, null=0.6, null_difference=0.4, alternative="less") < 1

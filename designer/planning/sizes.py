@@ -175,8 +175,8 @@ def _variances(accuracy: Accuracy, index: int, values: list[float]) -> list[floa
 
 
 def _power_setup(accuracy: Accuracy, detect: float, alpha: float, share: int, null: float | None,
-                 groups: int, alternative: Any = "two-sided", null_variance: Any = "pooled",
-                 null_difference: float = 0.0) -> tuple[float, float, float, float, Alternative]:
+                 groups: int, alternative: Any, null_variance: Any,
+                 null_difference: float) -> tuple[float, float, float, float, Alternative]:
     """``(z, D, sd under the null, sd under the alternative, alternative)`` per respondent; ``z`` is the
     quantile of ``1 - alpha / 2`` (two-sided) or ``1 - alpha`` (one-sided)."""
     detect = check_real(detect, "detect", low=0.0, low_open=True)
