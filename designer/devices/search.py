@@ -45,9 +45,12 @@ def run_milp(c: NDArray[np.float64], integrality: NDArray[np.float64], bounds: A
     """``scipy.optimize.milp`` (HiGHS) with at most ``node_limit`` nodes, no time limit and no output."""
     from scipy.optimize import milp
 
+    options = {"node_limit": int(node_limit), "mip_rel_gap": gap, "disp": False}
     with native_output_silenced():
-        res = milp(c, integrality=integrality, bounds=bounds, constraints=constraints,
-                   options={"node_limit": int(node_limit), "mip_rel_gap": gap, "disp": False})
+        res = milp(c, integrality=integrality, bounds=bounds, constraints=constraints, options=options)
+        if res.status == 2:  # HiGHS 1.7 (scipy 1.13)'s presolve calls feasible grid programs infeasible: ask again
+            res = milp(c, integrality=integrality, bounds=bounds, constraints=constraints,
+                       options={**options, "presolve": False})
     nodes = max(1, int(getattr(res, "mip_node_count", 1) or 1))
     return MilpOutcome(None if res.x is None else np.asarray(res.x), bool(res.status == 0 and res.x is not None),
                        nodes)
