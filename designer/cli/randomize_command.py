@@ -113,12 +113,6 @@ class Stratified(NamedTuple):
         return max(t.epsilon for t, *_ in self.designs.values())
 
 
-def _is_invariant(path: str) -> bool:
-    from ..design.problem_toml import load_problem
-
-    return path.endswith(".toml") and load_problem(path).invariant
-
-
 def _stratified(args: argparse.Namespace, variables: list[tuple[str, str]]) -> dict[str, Stratified]:
     """``--strata COLUMN``: every invariant variable (a TOML problem with ``invariant = true``) designed once per
     stratum of the file, each stratum's prior from the problem's ``[strata]`` table or, with ``--invariant-prior
@@ -129,7 +123,8 @@ def _stratified(args: argparse.Namespace, variables: list[tuple[str, str]]) -> d
     from ..design.problem_toml import load_problem
     from .survey_commands import _codes
 
-    wanted = {column: load_problem(path) for column, path in variables if _is_invariant(path)}
+    problems = {column: load_problem(path) for column, path in variables if path.endswith(".toml")}
+    wanted = {column: problem for column, problem in problems.items() if problem.invariant}
     if not wanted:
         raise CommandError(f"--strata designs one invariant mechanism per stratum, but no variable is a TOML problem "
                            f"with invariant = true ({', '.join(p for _, p in variables)})")
@@ -144,7 +139,8 @@ def _stratified(args: argparse.Namespace, variables: list[tuple[str, str]]) -> d
             row = int(np.flatnonzero(strata == "")[0])
             raise CommandError(f"{args.answers}: line {line + row}: no stratum in column {args.strata!r}; every "
                                "row needs one (its design is chosen by it)")
-        for i, value in enumerate(strata):
+        values, where = np.unique(strata, return_index=True)  # each stratum's first row, not a loop over rows
+        for value, i in sorted(zip(values.tolist(), where.tolist()), key=lambda pair: pair[1]):
             first.setdefault(value, line + i)
         for column, problem in (wanted.items() if from_data else ()):
             codes = _codes(chunk[column], problem.inputs, args.answers, line,
