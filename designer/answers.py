@@ -27,8 +27,7 @@ from ._validation import parse_set
 from .exceptions import InvalidArgumentError
 from .mechanism import Mechanism
 
-__all__ = ["DONT_KNOW_WORDS", "AnswerVocabulary", "answer_words", "describe_unknown", "fold_word", "read_answer_words",
-           "vocabulary_of"]
+__all__ = ["DONT_KNOW_WORDS", "AnswerVocabulary", "answer_words", "answer_words_of", "describe_unknown", "fold_word"]
 
 #: Words for the whole frame (the "don't know" answer), besides the card's "I don't know".
 DONT_KNOW_WORDS = ("don't know", "dont know", "do not know", "dk")
@@ -134,31 +133,17 @@ class AnswerVocabulary:
         return forms + extra
 
 
-def read_answer_words(path: str) -> dict[str, tuple[str, ...]]:
-    """The ``answers`` object of a mechanism JSON file (word -> frame labels), ``{}`` for other files."""
-    import json
-
-    from ._io import read_text
-
-    if not str(path).lower().endswith(".json"):
-        return {}
-    try:
-        obj = json.loads(read_text(path))
-    except ValueError:
-        return {}
+def answer_words_of(obj: Any, source: str) -> dict[str, tuple[str, ...]]:
+    """The ``answers`` object of a parsed mechanism JSON file (word -> frame labels), ``{}`` without one; read by
+    :func:`designer.release.open_mechanism_file` with the rest of the file."""
     raw = obj.get("answers") if isinstance(obj, dict) else None
     if raw is None:
         return {}
     if not isinstance(raw, dict) or not all(isinstance(v, list) and all(isinstance(x, str) for x in v)
                                             for v in raw.values()):
-        raise InvalidArgumentError(f"{path}: key 'answers' must map each word to a list of frame labels, "
+        raise InvalidArgumentError(f"{source}: key 'answers' must map each word to a list of frame labels, "
                                    "e.g. {\"Weiss nicht\": [\"yes\", \"no\"]}")
     return {str(k): tuple(v) for k, v in raw.items()}
-
-
-def vocabulary_of(path: str, mechanism: Mechanism, *, precise: bool = False) -> AnswerVocabulary:
-    """The vocabulary of the mechanism file ``path`` (its ``answers`` words when it has them)."""
-    return AnswerVocabulary(mechanism, read_answer_words(path), precise=precise)
 
 
 def describe_unknown(values: Any, codes: NDArray[np.int64], vocabulary: AnswerVocabulary) -> tuple[int, str]:

@@ -28,6 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._exact import ratio_at_most_exp
+from .certificate import Certificate, certificate_fields
 from .exceptions import CertificationError, InvalidArgumentError
 from .mechanism import Mechanism
 from .privacy import is_private, worst_case
@@ -42,6 +43,8 @@ DENOMINATOR = 2**32
 MAX_GRID = 100_000
 #: First weight of the uniform row mixed in before rounding, doubled until the rounded table certifies.
 FIRST_MIX = 2.0**-24
+#: The reference a table's certificate names when rows were mixed before rounding.
+MIX_REFERENCE = "row every input shares (uniform over the answers)"
 
 
 class WordSource(Protocol):
@@ -135,6 +138,22 @@ class ExactTable:
         if self.denominator == DENOMINATOR:
             return "integer counts over 2^32"
         return f"the design's exact fractions: integer counts over {self.denominator}"
+
+    @property
+    def certificate(self) -> Certificate:
+        """The table's :class:`~designer.certificate.Certificate`, the shape every released object carries."""
+        return Certificate(epsilon=self.epsilon, losses=self.semantics.losses, repaired=self.mix_weight > 0,
+                           mix_weight=self.mix_weight, reference=MIX_REFERENCE if self.mix_weight > 0 else "",
+                           arithmetic=self.arithmetic)
+
+    def certificate_record(self) -> dict[str, Any]:
+        """The table's certificate as JSON (an export's, a release manifest's): the method and the detail of
+        :func:`~designer.certificate.certificate_fields`, with the table's ``denominators``, ``max_change`` and
+        ``sha256``."""
+        fields = certificate_fields(self.certificate)
+        return {"method": fields["certificate"], **fields["certificate_detail"],
+                "denominators": [int(d) for d in self.row_denominators], "max_change": self.max_change,
+                "sha256": self.sha256}
 
     @property
     def sha256(self) -> str:

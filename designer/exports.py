@@ -72,9 +72,7 @@ def randomizer_for(mech: Mechanism, *, epsilon: float | None = None, semantics: 
 def export_js(randomizer: ExportedRandomizer) -> str:
     """The ES module's text (no dependency; a few KB for 16 inputs)."""
     table = randomizer.table
-    certificate = {"method": "exact", "arithmetic": table.arithmetic, "sha256": table.sha256,
-                   "mixWeight": table.mix_weight, "maxChange": table.max_change,
-                   "losses": [loss.value for loss in table.semantics.losses]}
+    certificate = table.certificate_record()
     from . import __version__
 
     counts = ",\n  ".join(json.dumps([int(c) for c in row]) for row in table.counts)

@@ -448,11 +448,18 @@ class Mechanism:
     @classmethod
     def read(cls, path: str | os.PathLike[str]) -> Mechanism:
         """Read a mechanism file: ``.json`` as JSON, anything else as CSV."""
+        return cls.read_document(path)[0]
+
+    @classmethod
+    def read_document(cls, path: str | os.PathLike[str]) -> tuple[Mechanism, dict[str, Any] | None]:
+        """Read a mechanism file once: the mechanism and, for a JSON file, the whole parsed object (whose other
+        keys, a release or answer words, :func:`designer.release.open_mechanism_file` reads); ``None`` for CSV."""
         p = Path(path)
         text = read_text(p, error=InvalidMechanismError)
         if p.suffix.lower() == ".json":
-            return cls.from_json_obj(formats.load_json_text(text, source=str(p)), source=str(p))
-        return cls.from_csv_text(text, source=str(p))
+            obj = formats.load_json_text(text, source=str(p))
+            return cls.from_json_obj(obj, source=str(p)), obj
+        return cls.from_csv_text(text, source=str(p)), None
 
     def write(self, path: str | os.PathLike[str], *, overwrite: bool = True) -> None:
         """Write to ``path``: JSON for a ``.json`` suffix, CSV otherwise."""

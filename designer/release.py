@@ -17,19 +17,18 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ._io import read_text
 from .exceptions import InvalidMechanismError
 from .mechanism import Mechanism
 from .privacy import is_private, worst_case
 from .vocabulary import Loss, Semantics
 
-__all__ = ["RELEASE_KEY", "Release", "read_mechanism_file", "release_block", "unmet_losses"]
+__all__ = ["RELEASE_KEY", "MechanismFile", "Release", "open_mechanism_file", "read_exact_table", "read_mechanism_file",
+           "release_block", "unmet_losses"]
 
 #: The key of the release object in a mechanism JSON file.
 RELEASE_KEY = "release"
@@ -89,27 +88,46 @@ def unmet_losses(mech: Mechanism, release: Release) -> list[Loss]:
             if not is_private(mech, release.epsilon, semantics=loss, exact=True)]
 
 
-def read_exact_table(path: str | os.PathLike[str], mech: Mechanism) -> tuple[tuple[Any, Any], Any] | None:
-    """An invariant design's exact table from a JSON mechanism file (its ``exact`` block: counts and per-row
-    denominators) and the prior it keeps (Fractions, or None when the block states none), checked against the
-    file's masses (each the double nearest its fraction) and the invariance in rational arithmetic; ``None``
-    for a file without one."""
+@dataclass(frozen=True)
+class MechanismFile:
+    """Everything a mechanism file holds, read in one pass (:func:`open_mechanism_file`).
+
+    Attributes
+    ----------
+    path : str
+    mechanism : Mechanism
+    release : Release or None
+        The guarantee the file states (``None`` for CSV or a JSON file without one).
+    exact : (counts, denominators) or None
+        An invariant design's exact table: ``(k, F)`` integer counts and ``(k,)`` per-row denominators.
+    prior : tuple of Fraction or None
+        The prior the exact table keeps invariant, when it states one.
+    words : dict of str to tuple of str
+        The ``answers`` words (word -> frame labels); empty when the file has none.
+    """
+
+    path: str
+    mechanism: Mechanism
+    release: Release | None = None
+    exact: tuple[Any, Any] | None = None
+    prior: tuple[Any, ...] | None = None
+    words: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+def _exact_block(obj: Any, mech: Mechanism, p: str) -> tuple[tuple[Any, Any] | None, tuple[Any, ...] | None]:
+    """An invariant design's exact table (its ``exact`` block: counts and per-row denominators) and the prior it
+    keeps (Fractions, or None when the block states none), checked against the file's masses (each the double
+    nearest its fraction) and the invariance in rational arithmetic; ``(None, None)`` without a block."""
     from fractions import Fraction
 
-    from . import formats
-
-    p = Path(path)
-    if p.suffix.lower() != ".json":
-        return None
-    obj = formats.load_json_text(read_text(p, error=InvalidMechanismError), source=str(p))
     block = obj.get("exact") if isinstance(obj, dict) else None
     if block is None:
-        return None
+        return None, None
     try:
         counts = np.array(block["counts"], dtype=np.int64)
         dens = np.array(block["denominators"], dtype=np.int64)
         prior = [Fraction(v) for v in block.get("invariant_prior", [])]
-    except (KeyError, TypeError, ValueError, OverflowError, ZeroDivisionError):
+    except (KeyError, TypeError, ValueError, OverflowError, ZeroDivisionError, AttributeError):
         raise InvalidMechanismError(f"{p}: key 'exact': expected counts (integers, one row per input), "
                                     "denominators (one per input) and invariant_prior (fractions)") from None
     if counts.shape != mech.matrix.shape or dens.shape != (mech.k,) or np.any(counts < 0) or np.any(dens <= 0):
@@ -127,30 +145,28 @@ def read_exact_table(path: str | os.PathLike[str], mech: Mechanism) -> tuple[tup
     return (counts, dens), (tuple(prior) if prior else None)
 
 
-def read_mechanism_file(path: str | os.PathLike[str], *, check: bool = True) -> tuple[Mechanism, Release | None]:
-    """A mechanism file and the release it states (``None`` for a CSV file or a JSON file without one).
+def open_mechanism_file(path: str | os.PathLike[str], *, check: bool = True) -> MechanismFile:
+    """Read a mechanism file once: the mechanism, the release it states, an exact table and its answer words.
 
     Parameters
     ----------
     path : str or path-like
-        ``.json`` (the JSON layout, optionally with ``release``) or CSV.
+        ``.json`` (the JSON layout, optionally with ``release``, ``exact`` and ``answers``) or CSV.
     check : bool, default True
         Refuse a file whose masses do not meet its stated release (:class:`InvalidMechanismError` naming the
         file, the loss and its value); ``audit`` reads with ``check=False`` to report it instead.
 
     Returns
     -------
-    mechanism : Mechanism
-    release : Release or None
+    MechanismFile
     """
-    from . import formats
+    from .answers import answer_words_of
 
-    p = Path(path)
-    if p.suffix.lower() != ".json":
-        return Mechanism.read(p), None
-    obj = formats.load_json_text(read_text(p, error=InvalidMechanismError), source=str(p))
-    mech = Mechanism.from_json_obj(obj, source=str(p))
-    release = _stated(obj, str(p))
+    p = str(path)
+    mech, obj = Mechanism.read_document(path)
+    if obj is None:
+        return MechanismFile(p, mech)
+    release = _stated(obj, p)
     if check and release is not None:
         unmet = unmet_losses(mech, release)
         if unmet:
@@ -160,4 +176,18 @@ def read_mechanism_file(path: str | os.PathLike[str], *, check: bool = True) -> 
                 f"{p}: the file states {release.describe()}, but its masses have {loss.value.capitalize()} loss "
                 f"{value:.6g}: they were changed after designer certified them; design the mechanism again (or "
                 f"run 'designer audit {p}' to see its losses)")
-    return mech, release
+    exact, prior = _exact_block(obj, mech, p)
+    return MechanismFile(p, mech, release, exact, prior, answer_words_of(obj, p))
+
+
+def read_mechanism_file(path: str | os.PathLike[str], *, check: bool = True) -> tuple[Mechanism, Release | None]:
+    """``(mechanism, release)`` of :func:`open_mechanism_file`."""
+    file = open_mechanism_file(path, check=check)
+    return file.mechanism, file.release
+
+
+def read_exact_table(path: str | os.PathLike[str], mech: Mechanism | None = None
+                     ) -> tuple[tuple[Any, Any], Any] | None:
+    """``(exact, prior)`` of :func:`open_mechanism_file`, ``None`` for a file without an exact table."""
+    file = open_mechanism_file(path)
+    return None if file.exact is None else (file.exact, file.prior)

@@ -16,8 +16,9 @@ from typing import Self
 
 from .exceptions import InvalidArgumentError
 
-__all__ = ["ESTIMATORS", "OBJECTIVE_MEANINGS", "Alternative", "Covariance", "Loss", "NoncomplianceScope",
-           "NullVariance", "Objective", "PlanMode", "Semantics", "VarianceFormula", "WeightKind"]
+__all__ = ["ESTIMATORS", "OBJECTIVE_MEANINGS", "Alternative", "Covariance", "DesignBasis", "Loss",
+           "NoncomplianceScope", "NullVariance", "Objective", "PlanMode", "PlanSource", "Semantics", "VarianceFormula",
+           "WeightKind"]
 
 #: Estimators of the shares that ``simulate`` compares: maximum likelihood (EM), the linear inversion of a
 #: square Bayesian mechanism, and Eq 2 of the paper for ``Q_2x3``.
@@ -167,6 +168,44 @@ class PlanMode(_Word):
     SMALLEST_BUDGET = "smallest_budget"
     POWER = "power"
     ALLOCATION = "allocation"
+
+
+class PlanSource(_Word):
+    """What ``designer plan`` was given: a questionnaire (several questions sharing a budget), a design problem
+    (designed at each budget the plan tries) or a fixed mechanism."""
+
+    SURVEY = "survey"
+    PROBLEM = "problem"
+    MECHANISM = "mechanism"
+
+
+class DesignBasis(_Word):
+    """How a plan chose the design it plans for (docs/theory.md, section 10): the problem file's own design, or,
+    when that leaves a share unidentified, the chi2 design of the same structure at the planning prior or at the
+    uniform prior. :attr:`note` says it in words (the plan's JSON ``design_basis_note``)."""
+
+    FILE = "file"
+    CHI2_PRIOR = "chi2_prior"
+    CHI2_UNIFORM = "chi2_uniform"
+
+    @property
+    def note(self) -> str:
+        """The basis in a sentence."""
+        return {
+            DesignBasis.FILE: "the file's design, certified at each budget at the file's own prior and kept fixed",
+            DesignBasis.CHI2_PRIOR: "the file's design does not identify every share here; the chi2 design (most "
+                                    "informative answers, same structure) at the planning prior instead",
+            DesignBasis.CHI2_UNIFORM: "the file's design does not identify every share here; the chi2 design (same "
+                                      "structure) at the uniform prior instead, which treats every input alike",
+        }[self]
+
+    @property
+    def words(self) -> str:
+        """The basis in a table's note column ("" for the file's own design)."""
+        return {DesignBasis.FILE: "",
+                DesignBasis.CHI2_PRIOR: "chi2 design at the planning prior (the file's does not identify every share)",
+                DesignBasis.CHI2_UNIFORM: "chi2 design at the uniform prior (the file's does not identify every "
+                                          "share)"}[self]
 
 
 class Covariance(_Word):

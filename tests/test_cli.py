@@ -397,7 +397,14 @@ def test_ctrl_c_stops_a_long_solve(tmp_path):
     problem = tmp_path / "s14.toml"
     problem.write_text(f'inputs = [{labels}]\nepsilon = 1.0\nsemantics = "sldp"\nprior = [{prior}]\n')
     proc = _designer("design", str(problem))
-    time.sleep(5.0)  # past start-up and building, inside the solve
+    maps = f"/proc/{proc.pid}/maps"
+    deadline = time.monotonic() + 60
+    while os.path.exists(maps) and time.monotonic() < deadline:  # wait until HiGHS is loaded (a busy machine
+        with open(maps) as f:                                     # starts slowly), then into the solve
+            if "highs" in f.read().lower():
+                break
+        time.sleep(0.1)
+    time.sleep(2.0)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=20)
     assert proc.returncode == 130 and err.strip() == "designer: interrupted" and out == ""

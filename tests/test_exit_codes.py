@@ -45,3 +45,25 @@ def test_library_argument_errors_are_designer_errors():
     with pytest.raises(DesignerError) as info:
         closed_forms.q2x3_mle(0, 0, 0.6, 0.2)
     assert isinstance(info.value, ValueError)
+
+
+@pytest.mark.parametrize("argv", [
+    ["simulate", "examples/mechanisms/warner-80.csv", "--seed", "-1", "--reps", "2", "--n", "10"],
+    ["synthesize", "examples/mechanisms/warner-80.csv", "--n", "10", "--seed", "-5", "--out", "never.csv"],
+    ["plan", "problems/warner.toml", "--width", "0.05", "--check", "10", "--seed", "-2"],
+    ["randomize", "examples/data/three-questions.csv", "--variable", "drugs=examples/mechanisms/warner-80.csv",
+     "--simulation", "--seed", "-3", "--out", "never.csv"],
+    ["randomize", "examples/data/three-questions.csv", "--variable", "drugs=examples/mechanisms/warner-80.csv",
+     "--budget", "nan", "--out", "never.csv"],
+    ["plan", "problems/warner.toml", "--detect", "0.1", "--groups", "2", "--null-difference", "inf"],
+])
+def test_flag_values_numpy_or_a_comparison_would_choke_on_are_usage_errors(capsys, argv):
+    """A negative seed reached numpy (an internal error, exit 70) and --budget nan passed every comparison (a
+    release above any budget was written): each flag now has its parser, and the error names the flag."""
+    import os
+
+    assert main(argv) == EXIT_USAGE
+    err = capsys.readouterr().err
+    flag = next(a for a in argv if a in ("--seed", "--budget", "--null-difference"))
+    assert err.startswith(f"designer: error: argument {flag}:") and err.count("\n") == 1
+    assert not os.path.exists("never.csv")

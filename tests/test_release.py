@@ -126,3 +126,38 @@ def test_a_malformed_release_is_one_line_naming_the_file(tmp_path, capsys, relea
     code, stdout, err = _run(["audit", str(path)], capsys)
     assert code == 2 and stdout == "" and err.count("\n") == 1
     assert str(path) in err and "release" in err and needle in err
+
+
+@pytest.mark.parametrize("command", ["estimate", "regress", "randomize"])
+def test_every_command_reads_a_mechanism_file_once(tmp_path, capsys, monkeypatch, command):
+    """One reader: the masses, the release, the exact table and the answer words come from one read of the file
+    (before, estimate read it three times and randomize twice)."""
+    import sys
+
+    import designer._io
+
+    mech = tmp_path / "mech.json"
+    assert _run(["design", str(ROOT / "problems" / "gwrr-dont-know.toml"), "--out", str(mech)], capsys)[0] == 0
+    obj = json.loads(mech.read_text())
+    data = tmp_path / "answers.csv"
+    answers = [label for label in ("yes", "no") for _ in range(30)] + ["{yes,no}"] * 10
+    data.write_text("answer,x,truth\n" + "".join(f"{a if ',' not in a else chr(34) + a + chr(34)},{i % 3},"
+                                                   f"{'yes' if i % 2 else 'no'}\n" for i, a in enumerate(answers)))
+    reads: list[str] = []
+    real = designer._io.read_text
+
+    def counted(path, *args, **kwargs):
+        reads.append(str(path))
+        return real(path, *args, **kwargs)
+
+    for name, module in list(sys.modules.items()):  # every module's name for the one text reader
+        if name.startswith("designer") and getattr(module, "read_text", None) is real:
+            monkeypatch.setattr(module, "read_text", counted)
+    argv = {"estimate": ["estimate", str(data), "--mechanism", str(mech), "--column", "answer"],
+            "regress": ["regress", str(data), "--mechanism", str(mech), "--formula", "answer ~ x"],
+            "randomize": ["randomize", str(data), "--variable", f"truth={mech}", "--out",
+                          str(tmp_path / "release.csv")]}[command]
+    code, _, err = _run(argv, capsys)
+    assert code in (0, 3), err
+    assert reads.count(str(mech)) == 1, reads
+    assert obj["release"]["certificate"] == "exact"

@@ -170,9 +170,22 @@ def write_mechanism(mech: Any, path: str, problem: Any, certificate: Any, overwr
 
 def read_mechanism(path: str) -> Any:
     """The mechanism of a file, refused (exit 2) when it states a release its masses no longer meet."""
-    from ..release import read_mechanism_file
+    return open_mechanism(path).mechanism
 
-    return read_mechanism_file(path)[0]
+
+def open_mechanism(path: str) -> Any:
+    """The whole mechanism file, read once (:class:`~designer.release.MechanismFile`: mechanism, release, exact
+    table, answer words), refused (exit 2) when it states a release its masses no longer meet."""
+    from ..release import open_mechanism_file
+
+    return open_mechanism_file(path)
+
+
+def vocabulary_of(file: Any, *, precise: bool = False) -> Any:
+    """The answers vocabulary of a read mechanism file (its ``answers`` words when it has them)."""
+    from ..answers import AnswerVocabulary
+
+    return AnswerVocabulary(file.mechanism, file.words, precise=precise)
 
 
 def add_prior_override(p: argparse.ArgumentParser) -> None:
@@ -292,6 +305,11 @@ def epsilon_arg(text: str) -> float:
     return positive_arg(text)
 
 
+def difference_arg(text: str) -> float:
+    """argparse ``type=`` of a difference of two shares, in (-1, 1)."""
+    return _number_within(text, lambda v: -1.0 < v < 1.0, "must lie strictly between -1 and 1")
+
+
 def level_arg(text: str) -> float:
     """argparse ``type=`` of a confidence level, in (0, 1)."""
     return _number_within(text, lambda v: 0.0 < v < 1.0, "must lie strictly between 0 and 1 (e.g. 0.95)")
@@ -308,6 +326,17 @@ def int_arg(low: int, high: int) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"must be a whole number from {low} to {high}, got {text!r}")
         return value
     return parse
+
+
+def seed_arg(text: str) -> int:
+    """argparse ``type=`` of every ``--seed``: a whole number >= 0 (what numpy's generators take)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 0, got {text!r}")
+    return value
 
 
 def add_survey_arguments(p: argparse.ArgumentParser) -> None:

@@ -15,8 +15,8 @@ from ._common import (
     add_survey_arguments,
     level_arg,
     mechanism_files,
+    open_mechanism,
     parse_allocation,
-    read_mechanism,
     with_status,
 )
 
@@ -76,19 +76,19 @@ def _read_data(path: str, answers: str) -> Any:
 
 
 def cmd_regress(args: argparse.Namespace) -> str:
-    from ..answers import read_answer_words
     from ..regression import RegressionError, regress, sensitivity
 
     files = mechanism_files(args.mechanism)
     grouped = len(files) > 1 or "" not in files or args.noncompliance is not None
-    mechs = {name: read_mechanism(path) for name, path in files.items()}
+    opened = {name: open_mechanism(path) for name, path in files.items()}
+    mechs = {name: file.mechanism for name, file in opened.items()}
     mech: Any = mechs if grouped else mechs[""]
     args.mechanism = ", ".join(f"{name}={path}" if name else path for name, path in files.items())
     answers = args.formula.split("~", 1)[0].strip() if "~" in args.formula else ""
     if not answers:
         raise CommandError(f"--formula {args.formula!r} must read 'response ~ x1 + x2' (answers column ~ covariates)")
     data = _read_data(args.data, answers)
-    words = {word: labels for path in files.values() for word, labels in read_answer_words(path).items()}
+    words = {word: labels for file in opened.values() for word, labels in file.words.items()}
     try:
         if args.semantics == "wldp" and args.allocation is None:
             if args.penalty:

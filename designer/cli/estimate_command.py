@@ -21,7 +21,8 @@ from ._common import (
     add_survey_arguments,
     level_arg,
     mechanism_files,
-    read_mechanism,
+    open_mechanism,
+    vocabulary_of,
     with_status,
 )
 from ._stream import answer_codes, is_parquet, read_chunks
@@ -64,10 +65,8 @@ def partition_counts(path: str, column: str, mechanism: str, precise: bool, miss
                      ) -> tuple[NDArray[np.float64], int]:
     """Answers per column of one part of a dataset, and the rows dropped: what each worker computes (the
     counts are sufficient for the shares, so the parts' sums give the whole file's estimate exactly)."""
-    from ..answers import vocabulary_of
-
-    mech = read_mechanism(mechanism)
-    return _count(path, column, mech, vocabulary_of(mechanism, mech, precise=precise), missing)
+    file = open_mechanism(mechanism)
+    return _count(path, column, file.mechanism, vocabulary_of(file, precise=precise), missing)
 
 
 def _counts_of(args: argparse.Namespace, mech: Mechanism, vocabulary: Any, *, precise: bool
@@ -117,7 +116,6 @@ def _on_cluster(scheduler: str, parts: list[str], task: tuple[Any, ...]) -> list
 
 def _estimate_groups(args: argparse.Namespace) -> str:
     """``estimate`` with several mechanisms (``--mechanism NAME=FILE``, ``--group COLUMN``) or non-compliance."""
-    from ..answers import vocabulary_of
     from ..exceptions import DesignerError
     from ..groups import estimate_groups, stack_mechanisms
 
@@ -126,8 +124,9 @@ def _estimate_groups(args: argparse.Namespace) -> str:
     files = mechanism_files(args.mechanism)
     if len(files) > 1 and not args.group:
         raise CommandError("several mechanisms need --group COLUMN: the column naming each respondent's mechanism")
-    mechanisms = {name: read_mechanism(path) for name, path in files.items()}
-    vocabularies = {name: vocabulary_of(path, mechanisms[name]) for name, path in files.items()}
+    opened = {name: open_mechanism(path) for name, path in files.items()}
+    mechanisms = {name: file.mechanism for name, file in opened.items()}
+    vocabularies = {name: vocabulary_of(file) for name, file in opened.items()}
     try:
         stacked, offsets = stack_mechanisms(mechanisms, None)
     except DesignerError as exc:
@@ -243,15 +242,15 @@ def _dropped(dropped: int) -> str:
 
 
 def cmd_estimate(args: argparse.Namespace) -> str:
-    from ..answers import vocabulary_of
     from ..estimation import estimate_sldp, identified_set
     from ..survey import estimate_survey
 
     if len(args.mechanism) > 1 or "=" in args.mechanism[0] or args.group or args.noncompliance:
         return _estimate_groups(args)
     args.mechanism = args.mechanism[0]
-    mech = read_mechanism(args.mechanism)
-    vocabulary = vocabulary_of(args.mechanism, mech, precise=args.semantics == "wldp")
+    file = open_mechanism(args.mechanism)
+    mech = file.mechanism
+    vocabulary = vocabulary_of(file, precise=args.semantics == "wldp")
     if args.semantics == "wldp":
         if args.weights or args.cluster or args.cov:
             raise CommandError("--weights, --cluster and --cov apply to set answers (--semantics sldp); the "

@@ -6,11 +6,12 @@ import argparse
 from typing import Any
 
 from .._render import fmt, render_csv, render_json, render_table
-from ..vocabulary import Alternative, NullVariance, Semantics
+from ..vocabulary import Alternative, DesignBasis, NullVariance, PlanMode, PlanSource, Semantics
 from ._common import (
     CommandError,
     add_format,
     check_out,
+    difference_arg,
     epsilon_arg,
     int_arg,
     level_arg,
@@ -19,6 +20,7 @@ from ._common import (
     positive_arg,
     probability_arg,
     read_mechanism,
+    seed_arg,
 )
 
 
@@ -36,23 +38,23 @@ _DEFAULTS = {"level": 0.95, "power": 0.8, "alpha": 0.05, "groups": 1, "alternati
              "null_variance": "pooled", "null_difference": 0.0}
 
 #: Flags each kind of plan reads; any other flag given is refused with the reason (never silently ignored).
-_USES = {
-    "survey": {"width", "level", "report", "force"},
-    "sample_size": {"prior", "width", "level", "n", "grid", "plot", "check", "seed", "report", "force", "semantics",
-                    "epsilon", "dont_know_value"},
-    "smallest_budget": {"prior", "width", "level", "n", "grid", "plot", "check", "seed", "report", "force",
-                        "dont_know_value"},
-    "power": {"prior", "detect", "power", "alpha", "groups", "share", "null", "n", "width", "level", "grid", "plot",
-              "check", "seed", "report", "force", "semantics", "epsilon", "dont_know_value", "alternative",
-              "null_variance", "null_difference"},
+_USES: dict[PlanMode, set[str]] = {
+    PlanMode.ALLOCATION: {"width", "level", "report", "force"},
+    PlanMode.SAMPLE_SIZE: {"prior", "width", "level", "n", "grid", "plot", "check", "seed", "report", "force",
+                           "semantics", "epsilon", "dont_know_value"},
+    PlanMode.SMALLEST_BUDGET: {"prior", "width", "level", "n", "grid", "plot", "check", "seed", "report", "force",
+                               "dont_know_value"},
+    PlanMode.POWER: {"prior", "detect", "power", "alpha", "groups", "share", "null", "n", "width", "level", "grid",
+                     "plot", "check", "seed", "report", "force", "semantics", "epsilon", "dont_know_value",
+                     "alternative", "null_variance", "null_difference"},
 }
-_WHY = {
-    "survey": "a questionnaire plan splits its own budget at its questions' priors; it reads --width (and --level, "
-              "--report)",
-    "sample_size": "it belongs to a power plan (--detect)",
-    "smallest_budget": "--n with --width searches the smallest budget (drop --epsilon), and the power flags belong "
-                       "to --detect",
-    "power": "",
+_WHY: dict[PlanMode, str] = {
+    PlanMode.ALLOCATION: "a questionnaire plan splits its own budget at its questions' priors; it reads --width "
+                         "(and --level, --report)",
+    PlanMode.SAMPLE_SIZE: "it belongs to a power plan (--detect)",
+    PlanMode.SMALLEST_BUDGET: "--n with --width searches the smallest budget (drop --epsilon), and the power flags "
+                              "belong to --detect",
+    PlanMode.POWER: "",
 }
 
 
@@ -62,19 +64,20 @@ def _given(args: argparse.Namespace) -> set[str]:
     return {f for f in flags if getattr(args, f, None) is not None} | ({"force"} if args.force else set())
 
 
-def _refuse_unused(args: argparse.Namespace, kind: str, mode: str) -> None:
+def _refuse_unused(args: argparse.Namespace, kind: PlanSource, mode: PlanMode) -> None:
     """Every flag given changes the answer or is refused here, before any work."""
     given = _given(args)
     unused = sorted(given - _USES[mode])
     if unused:
         flag = "--" + unused[0].replace("_value", "").replace("_", "-")
         raise CommandError(f"{flag} has no effect on this plan: {_WHY[mode] or 'it does not apply'}; drop it")
-    if kind != "problem" and ({"epsilon", "dont_know_value"} & given):
+    if kind is not PlanSource.PROBLEM and ({"epsilon", "dont_know_value"} & given):
         raise CommandError("--epsilon and --dont-know override a problem file's; this source is a "
-                           + ("questionnaire (its budget is its epsilon key)" if kind == "survey" else "mechanism"))
-    if kind == "problem" and "semantics" in given:
+                           + ("questionnaire (its budget is its epsilon key)" if kind is PlanSource.SURVEY
+                              else "mechanism"))
+    if kind is PlanSource.PROBLEM and "semantics" in given:
         raise CommandError(f"--semantics: {args.source} states its own semantics; --semantics is for a mechanism file")
-    if kind == "mechanism" and ({"grid", "plot"} & given):
+    if kind is PlanSource.MECHANISM and ({"grid", "plot"} & given):
         raise CommandError("--grid and --plot design the problem at each budget: they need a problem file (TOML)")
     if {"grid", "plot"} & given and "width" not in given:
         raise CommandError("--grid and --plot tabulate respondents against eps for a half-width: add --width W")
@@ -82,39 +85,39 @@ def _refuse_unused(args: argparse.Namespace, kind: str, mode: str) -> None:
         raise CommandError("--seed seeds the simulation of --check; add --check REPS or drop --seed")
     if "force" in given and not ({"report", "plot"} & given):
         raise CommandError("--force lets --report or --plot replace a file; neither was given")
-    if mode in ("sample_size", "smallest_budget") and "level" in given and "width" not in given:
+    if mode in (PlanMode.SAMPLE_SIZE, PlanMode.SMALLEST_BUDGET) and "level" in given and "width" not in given:
         raise CommandError("--level sets the confidence level of --width; add --width W")
-    if mode == "power" and "level" in given and not ({"width", "check"} & given):
+    if mode is PlanMode.POWER and "level" in given and not ({"width", "check"} & given):
         raise CommandError("--level sets the level of an interval: with --detect it applies to --width or --check; "
                            "the test's level is --alpha")
 
 
-def _mode(args: argparse.Namespace, kind: str, source: Any) -> str:
-    """The plan's mode (the rule of :meth:`PlanRequest.mode`), ``"survey"`` for a questionnaire."""
+def _mode(args: argparse.Namespace, kind: PlanSource, source: Any) -> PlanMode:
+    """The plan's mode (the rule of :meth:`PlanRequest.mode`), ``ALLOCATION`` for a questionnaire."""
     from ..planning.plan import PlanRequest
 
-    if kind == "survey":
-        return "survey"
+    if kind is PlanSource.SURVEY:
+        return PlanMode.ALLOCATION
     if args.width is None and args.detect is None:
         raise CommandError("say what to plan: --width W (sample size), --n N --width W (smallest budget with a "
                            "problem file; the half-width at n with a mechanism file), --detect D [--power P] (power)")
-    return PlanRequest(width=args.width, n=args.n, detect=args.detect).mode(source).value
+    return PlanRequest(width=args.width, n=args.n, detect=args.detect).mode(source)
 
 
-def _source(args: argparse.Namespace) -> tuple[str, Any]:
-    """``("survey", Survey)``, ``("problem", DesignProblem)`` (with --epsilon / --dont-know applied) or
-    ``("mechanism", Mechanism)``."""
+def _source(args: argparse.Namespace) -> tuple[PlanSource, Any]:
+    """``(SURVEY, Survey)``, ``(PROBLEM, DesignProblem)`` (with --epsilon / --dont-know applied) or
+    ``(MECHANISM, Mechanism)``."""
     from ..design.problem_toml import parse_problem, read_toml
     from ..planning.survey import is_survey, parse_survey
 
     if args.source.lower().endswith(".toml"):
         data = read_toml(args.source)
         if is_survey(data):
-            return "survey", parse_survey(data, source=args.source)
+            return PlanSource.SURVEY, parse_survey(data, source=args.source)
         problem = parse_problem(data, source=args.source)
         changes = {k: v for k, v in (("epsilon", args.epsilon), ("dont_know", args.dont_know_value)) if v is not None}
-        return "problem", problem.replace(**changes) if changes else problem
-    return "mechanism", read_mechanism(args.source)
+        return PlanSource.PROBLEM, problem.replace(**changes) if changes else problem
+    return PlanSource.MECHANISM, read_mechanism(args.source)
 
 
 def cmd_plan(args: argparse.Namespace) -> str:
@@ -129,10 +132,11 @@ def cmd_plan(args: argparse.Namespace) -> str:
     for flag, value in _DEFAULTS.items():
         if getattr(args, flag) is None:
             setattr(args, flag, value)
-    if kind == "survey":
+    if kind is PlanSource.SURVEY:
         return _plan_survey(args, source)
-    default_prior = source.prior if kind == "problem" else None
-    prior = parse_prior(args.prior, source.inputs, default_prior) if (args.prior or kind == "problem") else None
+    default_prior = source.prior if kind is PlanSource.PROBLEM else None
+    wanted = args.prior or kind is PlanSource.PROBLEM
+    prior = parse_prior(args.prior, source.inputs, default_prior) if wanted else None
     request = PlanRequest(width=args.width, level=args.level, n=args.n, detect=args.detect, power=args.power,
                           alpha=args.alpha, groups=args.groups, share=args.share, null=args.null,
                           alternative=Alternative.parse(args.alternative, "--alternative"),
@@ -254,15 +258,15 @@ def _render(args: argparse.Namespace, out: dict[str, Any], design: Any, by_epsil
                          f"{r['question']} {'yes' if ok else 'no'}"
                          for r, ok in zip(out["allocation"], out["convex"]))))
         lines += [f"{r['question']}: {r['note']}" for r in out["allocation"] if r["note"]]
-        lines += [f"{r['question']}: {_BASIS_WORDS[r['design_basis']]}" for r in out["allocation"]
-                  if r["design_basis"] not in (None, "file")]
+        lines += [f"{r['question']}: {DesignBasis(r['design_basis']).words}" for r in out["allocation"]
+                  if r["design_basis"] not in (None, DesignBasis.FILE)]
         if out["joint"]:
             values = [round(v, 6) for v in out["joint"]["variances"]]
             lines.append(f"joint question ({out['joint_note']}): variances {values}")
     if by_epsilon:
         lines.append(render_table(["epsilon", "variance", "n", "note"], [
             [fmt(r["epsilon"], 4), fmt(r["variance"], 6), r["n"] or "-",
-             r["reason"] or ("" if r["basis"] in (None, "file") else _BASIS_WORDS[r["basis"]])] for r in by_epsilon]))
+             r["reason"] or ("" if r["basis"] is None else DesignBasis(r["basis"]).words)] for r in by_epsilon]))
     if "check" in out:
         c = out["check"]
         lines.append(f"simulation check ({int(c['reps'])} surveys of n = {out['n']}): coverage {c['coverage']:.3f} "
@@ -275,11 +279,6 @@ def _title(args: argparse.Namespace, out: dict[str, Any]) -> str:
     prior = ", ".join(f"{k}={v:g}" for k, v in (out.get("prior") or {}).items())
     return (f"{args.source}: respondents for half-width {args.width} at level {args.level:g}"
             + (f", prior {prior}" if prior else "") if args.width else f"{args.source}")
-
-
-#: Short words for a design basis in a table's note column.
-_BASIS_WORDS = {"chi2_prior": "chi2 design at the planning prior (the file's does not identify every share)",
-                "chi2_uniform": "chi2 design at the uniform prior (the file's does not identify every share)"}
 
 
 def _configure_plan(p: argparse.ArgumentParser) -> None:
@@ -303,7 +302,7 @@ def _configure_plan(p: argparse.ArgumentParser) -> None:
                    help="two-sided (default; the power counts both tails), greater or less")
     p.add_argument("--null-variance", choices=("pooled", "null"),
                    help="two groups: the null variance pooled (default) or at the stated null shares (rr's)")
-    p.add_argument("--null-difference", type=float, help="two groups: their shares' difference under the null "
+    p.add_argument("--null-difference", type=difference_arg, help="two groups: their shares' difference under the null "
                                                           "(default 0)")
     p.add_argument("--groups", type=int_arg(1, 2), help="1: against a null value (default); 2: two groups")
     p.add_argument("--share", help="input whose share is tested (default the first input)")
@@ -312,7 +311,7 @@ def _configure_plan(p: argparse.ArgumentParser) -> None:
     p.add_argument("--grid", help="budgets for the respondents-against-eps table, start:stop:count or a list")
     p.add_argument("--plot", help="PNG of respondents against eps (written where you say; the path is printed)")
     p.add_argument("--check", type=int_arg(2, 10**6), help="simulate this many surveys at the planned n")
-    p.add_argument("--seed", type=int, help="seed of --check")
+    p.add_argument("--seed", type=seed_arg, help="seed of --check")
     p.add_argument("--report", help="self-contained HTML report")
     p.add_argument("--force", action="store_true", help="let --plot / --report replace existing files")
     add_format(p)

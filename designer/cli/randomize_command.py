@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._render import render_csv, render_json
-from ._common import CommandError, add_format, check_out, parse_allocation, with_status
+from ._common import CommandError, add_format, check_out, epsilon_arg, parse_allocation, seed_arg, with_status
 from ._stream import is_parquet, read_chunks, text_writer
 
 SEED_WARNING = ("designer: warning: --seed makes this draw reproducible: anyone who knows the seed can undo it "
@@ -59,7 +59,7 @@ def design_of(path: str, data_prior: Any = None) -> Design:
     from ..design import design
     from ..design.invariant import design_invariant
     from ..design.problem_toml import load_problem
-    from ..release import read_exact_table, read_mechanism_file
+    from ..release import open_mechanism_file
 
     if path.endswith(".toml"):
         problem = load_problem(path)
@@ -69,11 +69,10 @@ def design_of(path: str, data_prior: Any = None) -> Design:
         table = result.table
         return Design(result.mechanism, problem.epsilon, f"the problem's budget ({path})",
                       (table.counts, table.denominators), table.prior)
-    mech, release = read_mechanism_file(path)
-    exact, prior = read_exact_table(path, mech) or (None, None)
-    if release is not None:
-        return Design(mech, release.epsilon, "the file's release", exact, prior)
-    return Design(mech, None, "the mechanism's own loss", exact, prior)
+    file = open_mechanism_file(path)
+    if file.release is not None:
+        return Design(file.mechanism, file.release.epsilon, "the file's release", file.exact, file.prior)
+    return Design(file.mechanism, None, "the mechanism's own loss", file.exact, file.prior)
 
 
 def _table(path: str, semantics: str, allocation: str, data_prior: Any = None) -> tuple[Any, Any, str, Any]:
@@ -422,20 +421,16 @@ def _manifest(args: argparse.Namespace, variables: list[tuple[str, str]], tables
               source: str, n: int, files: dict[str, dict[str, str]]) -> dict[str, Any]:
     from .. import __version__
 
-    def certificate(t: Any) -> dict[str, Any]:
-        return {"method": "exact", "arithmetic": t.arithmetic, "denominators": [int(d) for d in t.row_denominators],
-                "mix_weight": t.mix_weight, "max_change": t.max_change}
-
     def variable(column: str, path: str, entry: Any) -> dict[str, Any]:
         if isinstance(entry, Stratified):
             return {"column": column, "design": path, "epsilon": entry.epsilon, "strata_column": args.strata,
                     "strata": [{"stratum": s, "design_file": files[column][s], "budget_from": basis,
                                 "epsilon": t.epsilon, "sha256": t.sha256, "outputs": list(t.outputs),
-                                "certificate": certificate(t), **_invariance(args, prior, mech)}
+                                "certificate": t.certificate_record(), **_invariance(args, prior, mech)}
                                for s, (t, mech, basis, prior, _) in entry.designs.items()]}
         t, mech, basis, prior = entry
         return {"column": column, "design": path, "budget_from": basis, "epsilon": t.epsilon, "sha256": t.sha256,
-                "outputs": list(t.outputs), "certificate": certificate(t), **_invariance(args, prior, mech)}
+                "outputs": list(t.outputs), "certificate": t.certificate_record(), **_invariance(args, prior, mech)}
 
     return {
         "designer": __version__, "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
@@ -467,10 +462,11 @@ def _configure_randomize(p: argparse.ArgumentParser) -> None:
                         "written to the output and the stratum designs to --designs, for estimate --group")
     p.add_argument("--designs", metavar="FOLDER",
                    help="with --strata: new folder for the stratum designs (JSON; default OUT.designs)")
-    p.add_argument("--budget", type=float, help="refuse a release whose composed loss per respondent exceeds this")
+    p.add_argument("--budget", type=epsilon_arg,
+                   help="refuse a release whose composed loss per respondent exceeds this (nats)")
     p.add_argument("--manifest", help="release manifest (JSON; default OUT.manifest.json)")
-    p.add_argument("--seed", type=int, help="with --simulation only: a reproducible draw (anyone with the seed can "
-                                            "undo it); default: the operating system's CSPRNG")
+    p.add_argument("--seed", type=seed_arg, help="with --simulation only: a reproducible draw (anyone with the seed "
+                                                 "can undo it); default: the operating system's CSPRNG")
     p.add_argument("--simulation", action="store_true", help="this is a simulation, not a release (allows --seed)")
     p.add_argument("--semantics", choices=("sldp", "wldp"), default="sldp",
                    help="sldp: report focal sets; wldp: report precise answers (default sldp)")

@@ -19,6 +19,7 @@ from ._common import (
     parse_allocation,
     parse_prior,
     read_mechanism,
+    seed_arg,
     show_progress,
 )
 from ._stream import text_writer
@@ -169,7 +170,7 @@ def _configure_synthesize(p: argparse.ArgumentParser) -> None:
     p.add_argument("--effect", action="append", metavar="INPUT:TERM=VALUE",
                    help="log-odds of INPUT against the last input per unit of TERM (repeatable): yes:age=0.03, "
                         "yes:region[s]=0.5, yes:Intercept=-1; the model designer regress fits")
-    p.add_argument("--seed", type=int, help="seed for a reproducible draw")
+    p.add_argument("--seed", type=seed_arg, help="seed for a reproducible draw")
     p.add_argument("--force", action="store_true", help="let --out replace an existing file")
     add_format(p)
 
@@ -187,7 +188,7 @@ def _configure_simulate(p: argparse.ArgumentParser) -> None:
                    help="sldp: set answers; wldp: precise answers from --allocation (default sldp)")
     p.add_argument("--allocation", default="uniform",
                    help="wldp: member of the credal set, 'uniform' or lambda in [0, 1] (default uniform)")
-    p.add_argument("--seed", type=int, help="seed for a reproducible run")
+    p.add_argument("--seed", type=seed_arg, help="seed for a reproducible run")
     p.add_argument("--out", help="also write every survey's estimate (CSV)")
     p.add_argument("--force", action="store_true", help="let --out replace an existing file")
     add_format(p)

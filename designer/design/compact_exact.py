@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._exact import exp_float_bounds, ratio_at_most_exp, to_integers
-from .symmetric import SymmetricMechanism, walley_pairs
+from .symmetric import Belief, SymmetricMechanism, walley_pairs
 
 __all__ = ["FILTER_BAND", "float_verdicts", "shafer_private", "walley_private"]
 
@@ -65,29 +65,29 @@ class _ExactBeliefs:
         self.a = [(s + 1, int(v)) for s, v in enumerate(ints[: self.k]) if v]
         self.b = [(s + 1, int(v)) for s, v in enumerate(ints[self.k:]) if v]
         self.total = sum(v for _, v in self.a) + sum(v for _, v in self.b)
-        self._cache: dict[tuple[str, int], tuple[int, int]] = {}
+        self._cache: dict[tuple[Belief, int], tuple[int, int]] = {}
 
-    def bel(self, kind: str, t: int) -> tuple[int, int]:
+    def bel(self, kind: Belief, t: int) -> tuple[int, int]:
         key = (kind, t)
         if key not in self._cache:
             k, perm = self.k, math.perm
-            if kind == "bel_in":
+            if kind is Belief.BEL_IN:
                 num = (sum(v * perm(k - s, k - t) for s, v in self.a)
                        + sum(v * perm(k - 1 - s, k - t) for s, v in self.b))
                 self._cache[key] = (num, perm(k - 1, k - t))
-            elif kind == "bel_out":
+            elif kind is Belief.BEL_OUT:
                 num = sum(v * perm(k - 1 - s, k - 1 - t) for s, v in self.b)
                 self._cache[key] = (num, perm(k - 1, k - 1 - t))
             else:
-                raise ValueError(f"belief kind must be 'bel_in' or 'bel_out', got {kind!r}")
+                raise ValueError(f"a belief (bel_in or bel_out) is computed here, not {kind!r}")
         return self._cache[key]
 
-    def pl(self, kind: str, t: int) -> tuple[int, int]:
+    def pl(self, kind: Belief, t: int) -> tuple[int, int]:
         """``pl_in(t) = total - bel_out(k - t)``, ``pl_out(t) = total - bel_in(k - t)``."""
-        num, den = self.bel("bel_out" if kind == "pl_in" else "bel_in", self.k - t)
+        num, den = self.bel(kind.complement, self.k - t)
         return self.total * den - num, den
 
-    def ratio_ok(self, num_kind: str, den_kind: str, t: int, eps: float) -> bool:
+    def ratio_ok(self, num_kind: Belief, den_kind: Belief, t: int, eps: float) -> bool:
         pn, pd = self.pl(num_kind, t)
         bn, bd = self.bel(den_kind, t)
         return ratio_at_most_exp(pn * bd, bn * pd, eps)
@@ -152,7 +152,7 @@ def walley_private(mech: SymmetricMechanism, eps: float, *, counts: dict[str, in
     exact = _ExactBeliefs(mech)
     checked = decided_exactly = 0
     for num_kind, den_kind, keep in walley_pairs(k):
-        comp = f["bel_out" if num_kind == "pl_in" else "bel_in"][k - t]
+        comp = f[num_kind.complement][k - t]
         sure_pass, sure_fail = float_verdicts(total, comp, f[den_kind][t], eps)
         if np.any(sure_fail & keep):
             return False

@@ -24,11 +24,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._exact import ratio_at_most_exp
+from ..certificate import Certificate
 from ..exact_table import invariance_holds
 from ..exceptions import CertificationError, InfeasibleDesignError, InvalidProblemError
 from ..mechanism import Mechanism
 from ..privacy import eps_shafer
-from .certify import Certificate
 from .objectives import objective_matrix, variance_figure
 from .problem import DesignProblem
 from .result import DesignResult
@@ -276,7 +276,7 @@ def design_invariant(problem: DesignProblem, prior: Sequence[float | Fraction] |
     solved = Mechanism(matrix / matrix.sum(axis=1, keepdims=True), inputs=problem.inputs, frame=problem.frame,
                        focal=focal)
     certificate = Certificate(
-        epsilon=problem.epsilon, losses=problem.semantics.losses, method="exact", repaired=table.mix_weight > 0,
+        epsilon=problem.epsilon, losses=problem.semantics.losses, repaired=table.mix_weight > 0,
         mix_weight=table.mix_weight,
         reference="mechanism answering by the prior, which keeps the prior invariant" if table.mix_weight else "",
         violation=eps_shafer(solved) - problem.epsilon,

@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 
 from .._render import json_number
+from ..certificate import Certificate, certificate_fields
 from ..exceptions import DesignWarning
 from ..mechanism import Mechanism
 from ..vocabulary import Objective
-from .certify import Certificate
 from .objectives import variance_note
 from .problem import DesignProblem
 from .symmetric import SymmetricMechanism
@@ -131,24 +131,6 @@ def exact_block(table: Any) -> dict[str, Any]:
             "denominators": [int(d) for d in table.denominators],
             "invariant_prior": [f"{p.numerator}/{p.denominator}" for p in table.prior],
             "mix_weight": table.mix_weight}
-
-
-def certificate_fields(certificate: Certificate) -> dict[str, Any]:
-    """The JSON fields of a release's certificate, one shape for every released object (a design, a device
-    grid): ``certified``, ``certificate`` (the method) and ``certificate_detail``."""
-    return {
-        "certified": True,
-        "certificate": certificate.method,
-        "certificate_detail": {
-            "losses": [loss.value for loss in certificate.losses],
-            "arithmetic": certificate.arithmetic,
-            "repaired": certificate.repaired,
-            "mix_weight": certificate.mix_weight,
-            "reference": certificate.reference,
-            "violation_before_repair": json_number(certificate.violation),
-            "summary": certificate.describe(),
-        },
-    }
 
 
 def identification_warnings(problem: DesignProblem, mech: Mechanism | None, variance: float | None,

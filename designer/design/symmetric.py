@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
@@ -64,18 +65,47 @@ def _log_binom(n: ArrayLike, r: ArrayLike) -> NDArray[np.float64]:
 CLASS_CHUNK = 256
 
 
-def class_coefficients(k: int, sizes: ArrayLike, kind: str) -> NDArray[np.float64]:
+class Belief(StrEnum):
+    """The four set functions of an invariant mechanism's row, by event size ``t``: the belief or plausibility
+    of an event of ``t`` answers that holds (``IN``) or does not hold (``OUT``) the row's true answer."""
+
+    BEL_IN = "bel_in"
+    BEL_OUT = "bel_out"
+    PL_IN = "pl_in"
+    PL_OUT = "pl_out"
+
+    @property
+    def complement(self) -> Belief:
+        """The belief of the complementary event that gives a plausibility: ``pl_in(t) = total - bel_out(k - t)``
+        and ``pl_out(t) = total - bel_in(k - t)``."""
+        if self is Belief.PL_IN:
+            return Belief.BEL_OUT
+        if self is Belief.PL_OUT:
+            return Belief.BEL_IN
+        raise ValueError(f"{self.value} is a belief; only a plausibility has a complementary belief")
+
+
+class Coefficients(StrEnum):
+    """Which class coefficients :func:`class_coefficients` computes (see there)."""
+
+    IN_A = "in_a"
+    IN_B = "in_b"
+    OUT = "out"
+
+
+def class_coefficients(k: int, sizes: ArrayLike, kind: Coefficients) -> NDArray[np.float64]:
     """Share of a class's total that one event of each size ``t = 0..k`` believes: ``(k + 1, len(sizes))``.
 
-    ``kind`` is ``"in_a"`` (events holding the true answer, classes ``A_s``: ``C(t-1, s-1) / C(k-1, s-1)``),
-    ``"in_b"`` (same events, classes ``B_s``: ``C(t-1, s) / C(k-1, s)``) or ``"out"`` (events without it,
+    ``kind`` is ``IN_A`` (events holding the true answer, classes ``A_s``: ``C(t-1, s-1) / C(k-1, s-1)``),
+    ``IN_B`` (same events, classes ``B_s``: ``C(t-1, s) / C(k-1, s)``) or ``OUT`` (events without it,
     classes ``B_s``: ``C(t, s) / C(k-1, s)``). Computed downwards from the largest event (coefficient 1)
     by one ratio of small integers and one product per step, so every entry carries at most ``2k``
     roundings: relative error at most ``2k u / (1 - 2k u)`` (``u = 2**-53``), plus ``2k 2**-1074`` absolute
     where products run into subnormal numbers (docs/theory.md section 7).
     """
     s = np.asarray(sizes, dtype=np.float64)[None, :]
-    top, shift_num, shift_den = {"in_a": (k, 0, 1), "in_b": (k, 1, 1), "out": (k - 1, 0, 0)}[kind]
+    top, shift_num, shift_den = {Coefficients.IN_A: (k, 0, 1), Coefficients.IN_B: (k, 1, 1),
+                                 Coefficients.OUT: (k - 1, 0, 0)}[kind]
     t = np.arange(top, 0, -1, dtype=np.float64)[:, None]  # the factor at t takes c(t) to c(t - 1)
     den = t - shift_den
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -134,17 +164,18 @@ class SymmetricMechanism:
         return float(d.max()) if d.size else 0.0
 
     def bel_pl(self) -> dict[str, NDArray[np.float64]]:
-        """``bel_in``, ``bel_out``, ``pl_in``, ``pl_out`` for set sizes ``t = 0..k`` (and the row ``total``).
+        """Each :class:`Belief` for set sizes ``t = 0..k`` (keyed by the member) and the row's ``"total"``.
 
         Only the classes with mass enter (:func:`class_coefficients`): ``O(k)`` memory per used class.
         """
         k = self.k
         sa, sb = np.flatnonzero(self.A) + 1, np.flatnonzero(self.B[: k - 1]) + 1
-        bel_in = class_coefficients(k, sa, "in_a") @ self.A[sa - 1] + class_coefficients(k, sb, "in_b") @ self.B[sb - 1]
-        bel_out = class_coefficients(k, sb, "out") @ self.B[sb - 1]
+        bel_in = (class_coefficients(k, sa, Coefficients.IN_A) @ self.A[sa - 1]
+                  + class_coefficients(k, sb, Coefficients.IN_B) @ self.B[sb - 1])
+        bel_out = class_coefficients(k, sb, Coefficients.OUT) @ self.B[sb - 1]
         total = math.fsum(self.A) + math.fsum(self.B)
-        return {"bel_in": bel_in, "bel_out": bel_out, "pl_in": total - bel_out[::-1],
-                "pl_out": total - bel_in[::-1], "total": np.array([total])}
+        return {Belief.BEL_IN: bel_in, Belief.BEL_OUT: bel_out, Belief.PL_IN: total - bel_out[::-1],
+                Belief.PL_OUT: total - bel_in[::-1], "total": np.array([total])}
 
     def eps_walley(self) -> float:
         """Walley loss (Def 3.13, Lemma 3.14) from the compact form, over the four kinds of pairs.
@@ -347,13 +378,13 @@ def _walley_rows(k: int, e: float, ub_rows: list[Any], b_ub: list[NDArray[np.flo
     parts: list[list[tuple[int, NDArray[np.int64], Any]]] = [[] for _ in pairs]
     for start in range(1, k + 1, CLASS_CHUNK):
         s = np.arange(start, min(k, start + CLASS_CHUNK - 1) + 1)
-        in_a = class_coefficients(k, s, "in_a")
-        in_b = np.where(s < k, class_coefficients(k, s, "in_b"), 0.0)  # B_k does not exist
-        out_b = np.where(s < k, class_coefficients(k, s, "out"), 0.0)
+        in_a = class_coefficients(k, s, Coefficients.IN_A)
+        in_b = np.where(s < k, class_coefficients(k, s, Coefficients.IN_B), 0.0)  # B_k does not exist
+        out_b = np.where(s < k, class_coefficients(k, s, Coefficients.OUT), 0.0)
         zero = np.zeros((t.size, s.size))
         # coefficients on [A_s | B_s] of bel_in, bel_out at t and of the complements' beliefs at k - t
-        bel = {"bel_in": (in_a[t], in_b[t]), "bel_out": (zero, out_b[t])}
-        comp = {"pl_in": (zero, out_b[k - t]), "pl_out": (in_a[k - t], in_b[k - t])}
+        bel = {Belief.BEL_IN: (in_a[t], in_b[t]), Belief.BEL_OUT: (zero, out_b[t])}
+        comp = {Belief.PL_IN: (zero, out_b[k - t]), Belief.PL_OUT: (in_a[k - t], in_b[k - t])}
         for j, (num, den, keep) in enumerate(pairs):
             for side in (0, 1):
                 block = -comp[num][side][keep] - e * bel[den][side][keep]
@@ -372,7 +403,7 @@ def _walley_rows(k: int, e: float, ub_rows: list[Any], b_ub: list[NDArray[np.flo
         b_ub.append(-np.ones(rows))
 
 
-def walley_pairs(k: int) -> list[tuple[str, str, NDArray[np.bool_]]]:
+def walley_pairs(k: int) -> list[tuple[Belief, Belief, NDArray[np.bool_]]]:
     """The four kinds of ``(pl_x(E), bel_x'(E))`` pairs of an invariant mechanism, over sizes ``t = 1..k-1``.
 
     ``in`` / ``out``: whether ``E`` holds the true answer of the input on that side. ``E`` holding ``y(x)``
@@ -381,8 +412,8 @@ def walley_pairs(k: int) -> list[tuple[str, str, NDArray[np.bool_]]]:
     """
     t = np.arange(1, k)
     every = np.ones(t.size, bool)
-    return [("pl_in", "bel_out", every), ("pl_out", "bel_in", every),
-            ("pl_in", "bel_in", t >= 2), ("pl_out", "bel_out", t <= k - 2)]
+    return [(Belief.PL_IN, Belief.BEL_OUT, every), (Belief.PL_OUT, Belief.BEL_IN, every),
+            (Belief.PL_IN, Belief.BEL_IN, t >= 2), (Belief.PL_OUT, Belief.BEL_OUT, t <= k - 2)]
 
 
 def best_chi2_classes(problem: DesignProblem) -> NDArray[np.float64] | None:

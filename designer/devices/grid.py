@@ -20,14 +20,14 @@ from fractions import Fraction
 import numpy as np
 from numpy.typing import NDArray
 
-from ..design.certify import Certificate
+from ..certificate import Certificate
 from ..design.problem import DesignProblem
 from ..exceptions import InfeasibleDesignError
 from ..mechanism import Mechanism
 from ..vocabulary import Objective
 from .device import Device, DeviceError
-from .program import GridProgram, certify_counts, grid_bound, grid_mechanism, snap_count
-from .search import MILP_NODE_LIMIT, chi2_grid, run_milp
+from .program import GridProgram, certify_counts, certify_grid, grid_bound, grid_mechanism, snap_count
+from .search import MILP_NODE_LIMIT, GridSearch, chi2_grid, run_milp
 
 __all__ = ["CANDIDATE_DENOMINATORS", "GridDesign", "certify_counts", "grid_bound", "grid_design", "is_invariant"]
 
@@ -116,18 +116,18 @@ class GridDesign:
 
 @dataclass(frozen=True)
 class _Search:
-    """The best grid counts found, whether proven optimal, notes (symmetry, node limit), and the
+    """The best grid counts found on ``program``, whether proven optimal, notes (symmetry, node limit), and the
     branch-and-bound nodes it took."""
 
+    program: GridProgram
     counts: NDArray[np.int64] | None
     proven: bool
     notes: tuple[str, ...]
     nodes: int
 
 
-def _linear_grid(program: GridProgram, problem: DesignProblem, symmetric: bool, node_limit: int
-                 ) -> tuple[NDArray[np.int64] | None, bool, int]:
-    """The grid optimum of a linear objective (MIP gap 0): counts, whether proven optimal, nodes."""
+def _linear_grid(program: GridProgram, problem: DesignProblem, symmetric: bool, node_limit: int) -> GridSearch:
+    """The grid optimum of a linear objective (MIP gap 0)."""
     from ..design.objectives import objective_matrix
 
     c = -objective_matrix(problem, program.family).ravel() / program.d
@@ -136,9 +136,9 @@ def _linear_grid(program: GridProgram, problem: DesignProblem, symmetric: bool, 
         constraints.append(program.symmetry_rows())
     res = run_milp(c, np.ones(c.size), bounds, constraints, node_limit=node_limit)
     if res.x is None:
-        return None, False, res.nodes
+        return GridSearch(None, False, res.nodes)
     counts = np.rint(res.x).astype(np.int64).reshape(program.k, program.f)
-    return (counts, res.proven, res.nodes) if program.feasible(counts) else (None, False, res.nodes)
+    return GridSearch(counts, res.proven, res.nodes) if program.feasible(counts) else GridSearch(None, False, res.nodes)
 
 
 def _best(problem: DesignProblem, device: Device, target: NDArray[np.float64] | None, *,
@@ -154,12 +154,12 @@ def _best(problem: DesignProblem, device: Device, target: NDArray[np.float64] | 
     def solve(symmetric: bool) -> tuple[NDArray[np.int64] | None, bool]:
         nonlocal spent
         if linear:
-            counts, proven, nodes = _linear_grid(program, problem, symmetric, node_limit)
+            found = _linear_grid(program, problem, symmetric, node_limit)
         else:
             assert target is not None
-            (counts, nodes), proven = chi2_grid(program, problem, target, symmetric, node_limit=node_limit), False
-        spent += nodes
-        return counts, proven
+            found = chi2_grid(program, problem, target, symmetric, node_limit=node_limit)
+        spent += found.nodes
+        return found.counts, found.proven
 
     free, proven = solve(False)
     notes: list[str] = []
@@ -167,21 +167,21 @@ def _best(problem: DesignProblem, device: Device, target: NDArray[np.float64] | 
         notes.append(f"the grid optimum is not proven: the integer program stopped at its limit of {node_limit:,} "
                      "branch-and-bound nodes with the best design found so far")
     if free is None or not is_symmetric(problem):
-        return _Search(free, proven, tuple(notes), spent)
+        return _Search(program, free, proven, tuple(notes), spent)
     sym, _ = solve(True)
 
     def val(c: NDArray[np.int64]) -> float:
         return objective_value(problem, grid_mechanism(problem, program, c))
 
     if sym is not None and val(sym) >= val(free) - 1e-12:
-        return _Search(sym, proven, tuple(notes), spent)
+        return _Search(program, sym, proven, tuple(notes), spent)
     if sym is None:
         notes.append(f"no grid design with 1/{device.denominator} steps is symmetric under relabelling: the "
                      "released one is not")
     else:
         notes.append(f"the best grid design is not symmetric: the best symmetric one reaches {val(sym):.6g} "
                      f"({100 * (1 - val(sym) / val(free)):.3g}% lower)")
-    return _Search(free, proven, tuple(notes), spent)
+    return _Search(program, free, proven, tuple(notes), spent)
 
 
 def grid_design(problem: DesignProblem, device: Device, *, find_within_1pct: bool = True) -> GridDesign:
@@ -208,14 +208,13 @@ def grid_design(problem: DesignProblem, device: Device, *, find_within_1pct: boo
     if counts is None:
         raise InfeasibleDesignError(f"no design with masses in steps of 1/{device.denominator} ({device.name}) meets "
                                     "the problem's budget and structure; try a device with more outcomes")
-    certificate = certify_counts(problem, counts, device.denominator)
-    program = GridProgram(problem, device.denominator)
-    mech = grid_mechanism(problem, program, counts)
+    mech = grid_mechanism(problem, search.program, counts)
+    certificate = certify_grid(search.program, problem, counts, mech)
     value = objective_value(problem, mech)
     within = None
     if find_within_1pct:
         within = _within_1pct(problem, continuous.objective_value, target)
-    sym = is_invariant(problem, program, counts)
+    sym = is_invariant(problem, search.program, counts)
     variance, kind, reason = variance_figure(problem, mech)
     cost = _variance_cost(problem, device, value, continuous.objective_value, variance, continuous.variance)
     return GridDesign(device=device, problem=problem, counts=counts, mechanism=mech, objective_value=value,
@@ -284,8 +283,8 @@ def _within_1pct(problem: DesignProblem, continuous: float, target: NDArray[np.f
         left -= search.nodes
         if search.counts is None:
             continue
-        program = GridProgram(problem, d)
-        if objective_value(problem, grid_mechanism(problem, program, search.counts)) >= 0.99 * continuous - 1e-12:
+        found = grid_mechanism(problem, search.program, search.counts)
+        if objective_value(problem, found) >= 0.99 * continuous - 1e-12:
             return d
     return None
 

@@ -11,14 +11,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._exact import exp_bounds, ratio_at_most_exp
-from ..design.certify import Certificate
+from ..certificate import Certificate
 from ..design.problem import DesignProblem
 from ..exceptions import CertificationError
 from ..mechanism import Mechanism
 from ..vocabulary import Semantics
 from .device import DeviceError
 
-__all__ = ["GridProgram", "certify_counts", "grid_bound", "grid_mechanism", "snap_count"]
+__all__ = ["GridProgram", "certify_counts", "certify_grid", "grid_bound", "grid_mechanism", "snap_count"]
 
 
 def grid_bound(eps: float, denominator: int) -> Fraction:
@@ -212,9 +212,17 @@ def certify_counts(problem: DesignProblem, counts: NDArray[np.int64], denominato
     """The certificate of grid counts, the same :class:`~designer.design.certify.Certificate` as every released
     design: every loss ratio decided against ``e^eps`` with integers (Def 3.1; Def 3.13 through Lemma 3.14) and
     the structure checked in integers. Raises :class:`CertificationError` naming the broken rule."""
+    program = GridProgram(problem, denominator)
+    return certify_grid(program, problem, counts, grid_mechanism(problem, program, counts))
+
+
+def certify_grid(program: GridProgram, problem: DesignProblem, counts: NDArray[np.int64],
+                 mechanism: Mechanism) -> Certificate:
+    """:func:`certify_counts` for a grid program already built and its ``mechanism`` (``counts / D``): the
+    exact check runs on the integers, the certificate's float violation on the mechanism."""
     from ..privacy import worst_case
 
-    program = GridProgram(problem, denominator)
+    denominator = program.d
     eps = problem.epsilon
     if program.sldp:
         for x in range(program.k):
@@ -231,10 +239,9 @@ def certify_counts(problem: DesignProblem, counts: NDArray[np.int64], denominato
     if not program.structure_ok(counts):  # privacy was decided above against e^eps itself
         raise CertificationError("the grid design breaks a structure constraint of the problem")
     losses = problem.semantics.losses
-    mech = grid_mechanism(problem, program, counts)
-    float_loss = max(worst_case(mech, loss.value).eps for loss in losses)
-    return Certificate(epsilon=eps, losses=losses, method="exact", repaired=False, mix_weight=0.0, reference="",
-                       violation=float_loss - eps, arithmetic=f"integer counts over {denominator}")
+    float_loss = max(worst_case(mechanism, loss.value).eps for loss in losses)
+    return Certificate(epsilon=eps, losses=losses, violation=float_loss - eps,
+                       arithmetic=f"integer counts over {denominator}")
 
 
 def grid_mechanism(problem: DesignProblem, program: GridProgram, counts: NDArray[np.int64]) -> Mechanism:

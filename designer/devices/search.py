@@ -3,6 +3,7 @@ chi-square information grows and every share stays identified (``docs/theory.md`
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,7 +15,7 @@ from ..design.problem import DesignProblem
 from ..vocabulary import Semantics
 from .program import GridProgram, grid_mechanism
 
-__all__ = ["MILP_NODE_LIMIT", "MilpOutcome", "chi2_grid", "run_milp"]
+__all__ = ["MILP_NODE_LIMIT", "GridSearch", "MilpOutcome", "chi2_grid", "run_milp"]
 
 #: Branch-and-bound nodes one grid program may explore. The search is bounded by work, not by time, so the
 #: same problem gives the same design on any machine, however loaded.
@@ -40,6 +41,16 @@ class MilpOutcome:
     nodes: int
 
 
+@dataclass(frozen=True)
+class GridSearch:
+    """What one grid search found: the counts (``(k, F)`` integers over the program's denominator, or ``None``
+    when none was found), whether they are proven optimal, and the branch-and-bound nodes spent."""
+
+    counts: NDArray[np.int64] | None
+    proven: bool
+    nodes: int
+
+
 def run_milp(c: NDArray[np.float64], integrality: NDArray[np.float64], bounds: Any, constraints: list[Any], *,
              node_limit: int = MILP_NODE_LIMIT, gap: float = 0.0) -> MilpOutcome:
     """``scipy.optimize.milp`` (HiGHS) with at most ``node_limit`` nodes, no time limit and no output."""
@@ -57,9 +68,9 @@ def run_milp(c: NDArray[np.float64], integrality: NDArray[np.float64], bounds: A
 
 
 def chi2_grid(program: GridProgram, problem: DesignProblem, target: NDArray[np.float64], symmetric: bool, *,
-              node_limit: int = MILP_NODE_LIMIT) -> tuple[NDArray[np.int64] | None, int]:
-    """The feasible grid design nearest (L1) the continuous optimum, then one-outcome moves while chi2 grows;
-    with the branch-and-bound nodes the nearest design took."""
+              node_limit: int = MILP_NODE_LIMIT) -> GridSearch:
+    """The feasible grid design nearest (L1) the continuous optimum, then one-outcome moves while chi2 grows
+    (never proven optimal), with the branch-and-bound nodes the nearest design took."""
     from scipy.optimize import Bounds, LinearConstraint
     from scipy.sparse import csr_matrix, hstack, vstack
     from scipy.sparse import eye as speye
@@ -80,11 +91,11 @@ def chi2_grid(program: GridProgram, problem: DesignProblem, target: NDArray[np.f
                    Bounds(np.concatenate([bounds.lb, np.zeros(n)]), np.concatenate([bounds.ub, np.full(n, np.inf)])),
                    lifted, node_limit=node_limit, gap=1e-4)
     if res.x is None:
-        return None, res.nodes
+        return GridSearch(None, False, res.nodes)
     counts = np.rint(res.x[:n]).astype(np.int64).reshape(program.k, program.f)
     if not program.feasible(counts):
-        return None, res.nodes
-    return (counts if symmetric else _climb(program, problem, counts)), res.nodes
+        return GridSearch(None, False, res.nodes)
+    return GridSearch(counts if symmetric else _climb(program, problem, counts), False, res.nodes)
 
 
 def _climb(program: GridProgram, problem: DesignProblem, counts: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -105,7 +116,7 @@ def _climb(program: GridProgram, problem: DesignProblem, counts: NDArray[np.int6
         return bool(np.linalg.matrix_rank(cts.astype(float)) == program.k)
 
     if not full_rank(counts):  # first make every share identified, at the least cost in chi2
-        repaired = [t for t in _moves(program, counts) if program.feasible(t) and full_rank(t)]
+        repaired = [t for _, _, t in _moves(program, counts) if program.feasible(t) and full_rank(t)]
         if repaired:
             counts = max(repaired, key=total)
     identified = full_rank(counts)
@@ -113,33 +124,24 @@ def _climb(program: GridProgram, problem: DesignProblem, counts: NDArray[np.int6
     for _ in range(10 * program.k * d):
         move, gain = None, 1e-12 * max(1.0, abs(best))
         base = column_information(counts / d, pi) if sldp else None
-        for x in range(program.k):
-            for j in np.flatnonzero(counts[x]):
-                for jj in range(program.f):
-                    if jj == j:
-                        continue
-                    trial = counts.copy()
-                    trial[x, j] -= 1
-                    trial[x, jj] += 1
-                    if sldp:
-                        assert base is not None
-                        pair = [int(j), int(jj)]
-                        new = column_information(trial[:, pair] / d, pi).sum() - base[pair].sum()
-                        g = float(new)
-                    else:
-                        g = total(trial) - best
-                    if g > gain and program.feasible(trial) and (
-                            not identified or np.linalg.matrix_rank(trial.astype(float)) == program.k):
-                        move, gain = trial, g
+        for j, jj, trial in _moves(program, counts):
+            if sldp:  # only the two columns the move touches change their information
+                assert base is not None
+                pair = [j, jj]
+                g = float(column_information(trial[:, pair] / d, pi).sum() - base[pair].sum())
+            else:
+                g = total(trial) - best
+            if g > gain and program.feasible(trial) and (not identified or full_rank(trial)):
+                move, gain = trial, g
         if move is None:
             break
         counts, best = move, total(move)
     return counts
 
 
-def _moves(program: GridProgram, counts: NDArray[np.int64]) -> list[NDArray[np.int64]]:
-    """Every design one outcome away (one input moves one outcome to another answer)."""
-    out = []
+def _moves(program: GridProgram, counts: NDArray[np.int64]) -> Iterator[tuple[int, int, NDArray[np.int64]]]:
+    """Every design one outcome away (one input moves one outcome from answer ``j`` to answer ``jj``), as
+    ``(j, jj, counts)``, in a fixed order."""
     for x in range(program.k):
         for j in np.flatnonzero(counts[x]):
             for jj in range(program.f):
@@ -147,7 +149,6 @@ def _moves(program: GridProgram, counts: NDArray[np.int64]) -> list[NDArray[np.i
                     trial = counts.copy()
                     trial[x, j] -= 1
                     trial[x, jj] += 1
-                    out.append(trial)
-    return out
+                    yield int(j), jj, trial
 
 

@@ -11,9 +11,8 @@ from typing import Any
 
 from .._numeric import two_sided_z
 from ..mechanism import Mechanism
-from ..vocabulary import Alternative, NullVariance, PlanMode, Semantics
+from ..vocabulary import Alternative, DesignBasis, NullVariance, PlanMode, Semantics
 from .sizes import (
-    BASES,
     Accuracy,
     DesignCache,
     accuracy_of,
@@ -125,8 +124,8 @@ class Plan:
         The budget of the planned design (the smallest one in that mode); ``None`` for a mechanism.
     design : DesignResult or None
         The certified design planned (problems).
-    basis : str or None
-        How the design was chosen (a key of :data:`~designer.planning.sizes.BASES`).
+    basis : DesignBasis or None
+        How the design was chosen.
     designs_solved : int or None
         Designs the smallest-budget search solved.
     achieved_width : float or None
@@ -149,7 +148,7 @@ class Plan:
     formula: str
     epsilon: float | None = None
     design: Any = None
-    basis: str | None = None
+    basis: DesignBasis | None = None
     designs_solved: int | None = None
     achieved_width: float | None = None
     width_at_n: WidthAt | None = None
@@ -167,7 +166,7 @@ class Plan:
             out["designs_solved"] = self.designs_solved
         out["epsilon"] = self.epsilon
         if self.basis is not None:
-            out.update(design_basis=self.basis, design_basis_note=BASES[self.basis])
+            out.update(design_basis=self.basis, design_basis_note=self.basis.note)
         out.update(prior=dict(zip(acc.mechanism.inputs, (float(v) for v in acc.prior))),
                    semantics=acc.semantics.value, variance=acc.variance, variance_kind=acc.kind)
         if self.mode is PlanMode.POWER:

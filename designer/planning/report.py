@@ -119,7 +119,7 @@ def _questionnaire(allocation: Any) -> list[str]:
         parts.append(f"<h3>{html.escape(q.name)}: eps = {e:.4g}</h3>")
         parts.append(f'<p class="note">{html.escape(q.replace(epsilon=round(e, 12)).describe())}; prior '
                      + html.escape(", ".join(f"{x} = {p:.4g}" for x, p in zip(q.inputs, q.prior)))
-                     + (f"; {html.escape(_BASIS_NOTES[basis])}" if basis in _BASIS_NOTES else "") + "</p>")
+                     + (f"; {html.escape(basis.words)}" if basis is not None else "") + "</p>")
         if acc is None:
             parts.append("<p>No expanded design at this budget (see the variance above).</p>")
             continue
@@ -130,11 +130,6 @@ def _questionnaire(allocation: Any) -> list[str]:
         parts.append(_table(["share", "variance per respondent"],
                             [[x, _number(float(v))] for x, v in zip(mech.inputs, acc.per_share)]))
     return parts
-
-
-_BASIS_NOTES = {"chi2_prior": "its own design leaves a share unidentified here: the chi2 design at its prior",
-                "chi2_uniform": "its own design leaves a share unidentified here: the chi2 design at the uniform "
-                                "prior"}
 
 
 def plan_report(summary: dict[str, Any], *, design: Any = None, by_epsilon: list[dict[str, Any]] | None = None,

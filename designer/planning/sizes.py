@@ -22,7 +22,7 @@ from .._numeric import two_sided_z
 from .._validation import check_int, check_prior, check_real
 from ..exceptions import PlanningError
 from ..mechanism import Mechanism
-from ..vocabulary import Alternative, NullVariance, Objective, Semantics, VarianceFormula
+from ..vocabulary import Alternative, DesignBasis, NullVariance, Objective, Semantics, VarianceFormula
 
 __all__ = ["BASES", "EPS_MAX", "Accuracy", "BudgetPlan", "DesignCache", "PlanningError", "SampleSize", "accuracy_of",
            "check_by_simulation", "power_at", "power_sample_size", "price_of_privacy", "sample_size", "smallest_budget"]
@@ -259,14 +259,8 @@ def power_at(accuracy: Accuracy, n: int, detect: float, alpha: float = 0.05, *, 
     return _power(d, n, z, s0, s1, alt)
 
 
-#: How a plan's design was chosen (``Plan.basis``), in words.
-BASES = {
-    "file": "the file's design, certified at each budget at the file's own prior and kept fixed",
-    "chi2_prior": "the file's design does not identify every share here; the chi2 design (most informative "
-                  "answers, same structure) at the planning prior instead",
-    "chi2_uniform": "the file's design does not identify every share here; the chi2 design (same structure) at "
-                    "the uniform prior instead, which treats every input alike",
-}
+#: How a plan's design was chosen (``Plan.basis``), in words, in the order they are tried.
+BASES = {basis: basis.note for basis in DesignBasis}
 
 
 @dataclass
@@ -278,19 +272,19 @@ class DesignCache:
     file states it, designed at the file's own prior (a linear objective re-optimised at a skewed prior may
     answer "no" whatever the truth, which identifies nothing). Where that design leaves a share unidentified,
     the design that maximises the chi-square information under the same structure is used, at the planning
-    prior, else at the uniform prior; :meth:`basis` says which (keys of :data:`BASES`).
+    prior, else at the uniform prior; :meth:`basis` says which (a :class:`~designer.vocabulary.DesignBasis`).
     """
 
     problem: Any
     prior: Any = None
     results: dict[tuple[float, str], Any] = field(default_factory=dict)
-    plans: dict[float, tuple[Any, Accuracy | None, str]] = field(default_factory=dict)
+    plans: dict[float, tuple[Any, Accuracy | None, DesignBasis]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.prior = (np.asarray(self.problem.prior, dtype=np.float64) if self.prior is None
                       else check_prior(self.prior, self.problem.k))
 
-    def _design(self, eps: float, basis: str) -> Any:
+    def _design(self, eps: float, basis: DesignBasis) -> Any:
         import warnings
 
         from ..design.engine import design
@@ -299,8 +293,8 @@ class DesignCache:
         key = (round(float(eps), 12), basis)
         if key not in self.results:
             problem = self.problem.replace(epsilon=key[0])
-            if basis != "file":
-                prior = self.prior if basis == "chi2_prior" else np.full(problem.k, 1.0 / problem.k)
+            if basis is not DesignBasis.FILE:
+                prior = self.prior if basis is DesignBasis.CHI2_PRIOR else np.full(problem.k, 1.0 / problem.k)
                 problem = problem.replace(objective="chi2", prior=prior)
             with warnings.catch_warnings():  # a non-identifying design is an inf variance to a planner
                 warnings.simplefilter("ignore", DesignWarning)
@@ -311,24 +305,24 @@ class DesignCache:
         """The certified design planned at ``eps`` (see the class docstring)."""
         return self._planned(eps)[0]
 
-    def _planned(self, eps: float) -> tuple[Any, Accuracy | None, str]:
+    def _planned(self, eps: float) -> tuple[Any, Accuracy | None, DesignBasis]:
         """``(design, its Accuracy at prior or None, basis)`` at ``eps``, chosen once and kept in ``plans``."""
         from ..exceptions import InfeasibleDesignError
 
         key = round(float(eps), 12)
         if key in self.plans:
             return self.plans[key]
-        first: tuple[Any, Accuracy | None, str] | None = None
-        for basis in BASES:
-            if basis == "chi2_uniform" and np.allclose(self.prior, 1.0 / self.problem.k, rtol=0, atol=1e-15):
+        first: tuple[Any, Accuracy | None, DesignBasis] | None = None
+        for basis in DesignBasis:
+            if basis is DesignBasis.CHI2_UNIFORM and np.allclose(self.prior, 1.0 / self.problem.k, rtol=0, atol=1e-15):
                 continue  # the same design as chi2 at the planning prior
-            if (basis == "chi2_prior" and self.problem.objective is Objective.CHI2
+            if (basis is DesignBasis.CHI2_PRIOR and self.problem.objective is Objective.CHI2
                     and np.array_equal(self.prior, self.problem.prior)):
                 continue  # the same design as the file's
             try:
                 result = self._design(key, basis)
             except InfeasibleDesignError:
-                if basis == "file":
+                if basis is DesignBasis.FILE:
                     raise
                 continue
             acc = (None if result.mechanism is None
@@ -349,8 +343,8 @@ class DesignCache:
             raise PlanningError("the design is too large to expand for planning; plan a smaller problem")
         return acc
 
-    def basis(self, eps: float) -> str:
-        """Key of :data:`BASES` for the design planned at ``eps``."""
+    def basis(self, eps: float) -> DesignBasis:
+        """How the design planned at ``eps`` was chosen."""
         return self._planned(eps)[2]
 
     @property
@@ -372,14 +366,14 @@ class BudgetPlan:
     design : DesignResult
         The certified design at ``epsilon``.
     basis : str
-        How the design was chosen (a key of :data:`BASES`).
+        How the design was chosen.
     designs_solved : int
     """
 
     epsilon: float
     accuracy: Accuracy
     design: Any
-    basis: str
+    basis: DesignBasis
     designs_solved: int
 
 
@@ -432,8 +426,9 @@ def price_of_privacy(problem: Any, epsilons: list[float], width: float, level: f
     -------
     list of dict
         Keys ``epsilon``, ``variance`` (``inf`` when no design identifies every share), ``n`` (``None`` when not
-        reachable), ``formula`` (``Accuracy.formula``, ``None`` without a design), ``basis`` (a key of
-        :data:`BASES`, ``None`` without a design) and ``reason`` (why ``n`` is ``None``, else ``""``).
+        reachable), ``formula`` (``Accuracy.formula``, ``None`` without a design), ``basis`` (a
+        :class:`~designer.vocabulary.DesignBasis`, ``None`` without a design) and ``reason`` (why ``n`` is
+        ``None``, else ``""``).
     """
     from ..exceptions import InfeasibleDesignError
 

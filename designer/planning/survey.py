@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 from ..design.problem import DesignProblem
 from ..design.problem_toml import parse_problem, read_toml
 from ..exceptions import InfeasibleDesignError, InvalidProblemError
-from ..vocabulary import Objective, Semantics
+from ..vocabulary import DesignBasis, Objective, Semantics
 from .sizes import DesignCache, PlanningError
 
 __all__ = ["JOINT_MAX_INPUTS", "Allocation", "Survey", "allocate", "is_survey", "joint_variance", "load_survey",
@@ -123,7 +123,7 @@ class _Curve:
                                 f"{result.variance_note}; the budget split needs it")
         return float(result.variance)
 
-    def basis(self, eps: float) -> str:
+    def basis(self, eps: float) -> DesignBasis:
         return self.designs.basis(round(float(eps), 9))
 
 
@@ -131,7 +131,7 @@ class _Curve:
 class Allocation:
     """The best split of the budget, the equal split, and the joint question.
 
-    ``bases`` says how each question's design was chosen (a key of ``planning.sizes.BASES``, ``None`` without
+    ``bases`` says how each question's design was chosen (a :class:`~designer.vocabulary.DesignBasis`, ``None`` without
     one), ``reasons`` why an equal-split variance is infinite (else ``""``), ``accuracies`` each question's
     :class:`~designer.planning.Accuracy` at its budget (``None`` without an expanded design), and ``curves`` the
     variances each question's curve was tabulated at (budget -> variance).
@@ -147,7 +147,7 @@ class Allocation:
     joint_note: str
     convex: tuple[bool, ...]
     designs_solved: int
-    bases: tuple[str | None, ...] = ()
+    bases: tuple[DesignBasis | None, ...] = ()
     reasons: tuple[str, ...] = ()
     accuracies: tuple[Any, ...] = ()
     curves: tuple[dict[float, float], ...] = ()
@@ -293,7 +293,8 @@ def allocate(survey: Survey, *, joint: bool = True) -> Allocation:
     eps *= survey.epsilon / eps.sum()
     variances = tuple(c(e) for c, e in zip(curves, eps))
     equal = tuple(c(survey.epsilon / len(curves)) for c in curves)
-    bases, reasons, accuracies = [], [], []
+    bases: list[DesignBasis | None] = []
+    reasons, accuracies = [], []
     for c, e, v, eq in zip(curves, eps, variances, equal):
         bases.append(c.basis(e) if math.isfinite(v) else None)
         accuracies.append(c.designs.accuracy(e) if math.isfinite(v) and c.designs(e).mechanism is not None

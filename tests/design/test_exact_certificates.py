@@ -195,5 +195,10 @@ def test_one_input_is_private_at_any_budget_and_unknown_belief_kinds_are_refused
     assert compact_exact.walley_private(alone, 1e-3) and compact_exact.shafer_private(alone, 1e-3)
     two = SymmetricMechanism(("a", "b"), np.array([0.6, 0.2]), np.array([0.2, 0.0]))
     beliefs = compact_exact._ExactBeliefs(two)
-    with pytest.raises(ValueError, match="belief kind"):
-        beliefs.bel("bel_sideways", 1)
+    from designer.design.symmetric import Belief
+
+    with pytest.raises(ValueError, match="a belief"):
+        beliefs.bel(Belief.PL_IN, 1)  # a plausibility is not computed as a belief
+    with pytest.raises(ValueError, match="only a plausibility"):
+        Belief.BEL_IN.complement
+    assert Belief.PL_IN.complement is Belief.BEL_OUT and Belief.PL_OUT.complement is Belief.BEL_IN

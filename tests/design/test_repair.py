@@ -209,11 +209,16 @@ def test_certify_repairs_with_the_smallest_weight_and_says_so():
 
 
 def test_certificate_sentence_when_only_the_exact_check_sees_the_excess():
-    c = cert.Certificate(1.0, SHAFER, "exact", True, 2.5e-9, "design at 0.9 of the budget", 0.0)
+    c = cert.Certificate(epsilon=1.0, losses=SHAFER, repaired=True, mix_weight=2.5e-9,
+                         reference="design at 0.9 of the budget", violation=0.0)
     assert "exceeded the budget by less than float rounding (only the exact check sees it), so" in c.describe()
     assert "2.5e-09 of the design at 0.9 of the budget" in c.describe()
-    c = cert.Certificate(1.0, WALLEY, "exact", True, 0.01, "row average", 3e-7)
+    c = cert.Certificate(epsilon=1.0, losses=WALLEY, repaired=True, mix_weight=0.01, reference="row average",
+                         violation=3e-7)
     assert "Walley loss <= 1" in c.describe() and "by 3e-07 in floats" in c.describe()
+    c = cert.Certificate(epsilon=2.0, losses=SHAFER, repaired=True, mix_weight=2**-24, reference="uniform row")
+    assert "; the table rounded from the mechanism exceeded the budget in its rounding, so 6e-08 of the uniform row" \
+        in c.describe()
 
 
 def _dk_mech(dk_yes: float, dk_no: float) -> Mechanism:
@@ -341,3 +346,46 @@ def test_no_reference_that_meets_the_structure_means_no_release():
         cert.certify(answer, problem)
     _, certificate = cert.certify(_binary_full(0.5, 0.25, 0.25), DesignProblem(inputs=("yes", "no"), epsilon=2.0))
     assert certificate.repaired is False
+
+
+def test_one_certificate_class_and_no_form_branches_in_certify():
+    """Every released object's certificate is built by the one class (its method a constant nobody writes), and
+    certify looks a candidate's form up once instead of branching on its type in each step."""
+    import ast
+    import pathlib
+
+    import designer
+
+    root = pathlib.Path(designer.__file__).parent
+    for path in root.rglob("*.py"):
+        text = path.read_text()
+        tree = ast.parse(text)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Certificate":
+                assert "method" not in {kw.arg for kw in node.keywords}, path
+            if isinstance(node, ast.ClassDef) and node.name == "Certificate":
+                assert path.name == "certificate.py", path
+            if isinstance(node, ast.Dict):  # no JSON certificate written by hand
+                keys = [k.value for k in node.keys if isinstance(k, ast.Constant)]
+                values = [v.value for v in node.values if isinstance(v, ast.Constant)]
+                assert not ("method" in keys and "exact" in values), path
+    certify_src = (root / "design" / "certify.py").read_text()
+    assert "isinstance(" not in certify_src
+    with pytest.raises(TypeError, match="Mechanism or a SymmetricMechanism"):
+        cert.float_loss(object(), SHAFER)  # type: ignore[arg-type]
+
+
+def test_an_exported_table_carries_the_same_certificate_shape_as_a_design():
+    from designer.certificate import certificate_fields
+    from designer.exact_table import exact_table
+
+    warner = Mechanism(np.array([[0.8, 0.2], [0.2, 0.8]]), inputs=["yes", "no"], frame=["yes", "no"],
+                       focal=[1, 2])
+    table = exact_table(warner, epsilon=math.log(4))
+    record = table.certificate_record()
+    detail = certificate_fields(table.certificate)["certificate_detail"]
+    assert record["method"] == "exact" and set(detail) <= set(record)
+    assert record["losses"] == ["shafer"] and record["denominators"] == [2**32, 2**32]
+    assert record["sha256"] == table.sha256
+    assert record["repaired"] == (table.mix_weight > 0)
+    assert "checked exactly" in record["summary"]

@@ -1,0 +1,90 @@
+"""The certificate every released object carries (docs/theory.md, section 7).
+
+A design (linear program, size classes, precise answers, invariant), a device's grid and an exported table are
+each decided within their budget in exact arithmetic before release; :class:`Certificate` records how, in one
+shape, and :func:`certificate_fields` writes that shape into JSON. Nothing else writes a certificate by hand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from ._render import json_number
+from .vocabulary import Loss
+
+__all__ = ["Certificate", "certificate_fields"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Certificate:
+    """How a released mechanism or table was shown to meet its budget and its structure.
+
+    Attributes
+    ----------
+    epsilon : float
+        The budget (nats).
+    losses : tuple of Loss
+        Losses checked: ``(SHAFER,)``, ``(WALLEY,)`` or both (Def 3.1 and its Walley counterpart).
+    repaired : bool
+        Whether the solver's answer had to be mixed with ``reference`` to pass.
+    mix_weight : float
+        The weight ``t`` of the reference in the released object (0 when not repaired).
+    reference : str
+        The reference mixed in, in words ("" when none).
+    violation : float or None
+        Float loss of the solver's answer minus the budget, before repair (<= 0 when none was needed); ``None``
+        for a table rounded from a mechanism, where no solver answer exists.
+    arithmetic : str
+        What the exact check computed with: ``"rational arithmetic"`` on a design's stored floats, ``"integer
+        counts over D"`` on a grid, per-row denominators on an invariant table.
+    method : {"exact"}
+        Class constant: every certificate decides its losses exactly (rational or integer arithmetic, with a float
+        filter of proven error where it cannot change the answer).
+    """
+
+    method: ClassVar[str] = "exact"
+
+    epsilon: float
+    losses: tuple[Loss, ...]
+    repaired: bool = False
+    mix_weight: float = 0.0
+    reference: str = ""
+    violation: float | None = None
+    arithmetic: str = "rational arithmetic"
+
+    def describe(self) -> str:
+        """One line: what was checked, how, and whether the answer was repaired."""
+        how = f"checked exactly ({self.arithmetic})"
+        names = " and ".join(loss.value.capitalize() for loss in self.losses)
+        text = f"{names} loss <= {self.epsilon:g}, {how}"
+        if self.repaired:
+            subject = "the solver's answer"
+            if self.violation is None:
+                subject, over = "the table rounded from the mechanism", "in its rounding"
+            elif self.violation > 0:
+                over = f"by {self.violation:.2g} in floats"
+            else:
+                over = "by less than float rounding (only the exact check sees it)"
+            text += (f"; {subject} exceeded the budget {over}, so {self.mix_weight:.2g} of the "
+                     f"{self.reference} (private with room to spare) was mixed in (its answer sets may appear "
+                     f"with masses of that order)")
+        return text
+
+
+def certificate_fields(certificate: Certificate) -> dict[str, Any]:
+    """The JSON fields of a release's certificate, one shape for every released object (a design, a device grid,
+    an exported table): ``certified``, ``certificate`` (the method) and ``certificate_detail``."""
+    return {
+        "certified": True,
+        "certificate": certificate.method,
+        "certificate_detail": {
+            "losses": [loss.value for loss in certificate.losses],
+            "arithmetic": certificate.arithmetic,
+            "repaired": certificate.repaired,
+            "mix_weight": certificate.mix_weight,
+            "reference": certificate.reference,
+            "violation_before_repair": json_number(certificate.violation),
+            "summary": certificate.describe(),
+        },
+    }
