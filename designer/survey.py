@@ -45,7 +45,7 @@ def first_bad_weight(weights: NDArray[np.float64]) -> int | None:
     return int(bad[0]) if bad.size else None
 
 
-def cluster_correction(groups: int, rows: int, params: int) -> float:
+def cluster_correction(groups: int, rows: float, params: int) -> float:
     """``G/(G-1) (N-1)/(N-P)``: the small-sample factor of a cluster-robust meat (statsmodels' default and R
     sandwich's ``vcovCL`` with ``HC1``)."""
     return groups / (groups - 1) * (rows - 1) / max(rows - params, 1)
@@ -71,7 +71,9 @@ class SurveyCounts:
     weighted : (F,) ndarray
         Sum of the weights of the answers in each answer set (the counts without weights).
     squared : (F,) ndarray
-        Sum of the squared weights (the counts without weights).
+        Sum of the squared weights under sampling weights (the counts without weights); under frequency weights
+        the sum of the weights, since a row of weight ``f`` is ``f`` respondents, each adding its own score's
+        square once (so ``opg`` and ``robust`` equal those of the replicated rows).
     clusters : (G, F) ndarray or None
         Sum of the weights per cluster and answer set.
     rows : int
@@ -88,6 +90,11 @@ class SurveyCounts:
     rows: int
     weight_kind: WeightKind | None
     answered: NDArray[np.int64] | None = None
+
+    @property
+    def respondents(self) -> float:
+        """``N``: the rows, or the sum of the weights under frequency weights (each row that many respondents)."""
+        return float(self.weighted.sum()) if self.weight_kind is WeightKind.FREQUENCY else float(self.rows)
 
     @classmethod
     def from_rows(cls, n_sets: int, codes: ArrayLike, *, weights: ArrayLike | None = None,
@@ -121,7 +128,8 @@ class SurveyCounts:
             table = np.zeros((len(uniques), n_sets))
             np.add.at(table, (index, c), w)
         weighted = np.bincount(c, weights=w, minlength=n_sets).astype(np.float64)
-        squared = np.bincount(c, weights=w * w, minlength=n_sets).astype(np.float64)
+        squared = (weighted.copy() if kind is WeightKind.FREQUENCY
+                   else np.bincount(c, weights=w * w, minlength=n_sets).astype(np.float64))
         return cls(weighted, squared, table, int(c.size), kind, np.bincount(c, minlength=n_sets))
 
 
@@ -192,7 +200,7 @@ def share_covariance(m: NDArray[np.float64], counts: SurveyCounts, pi: NDArray[n
     if counts.clusters is not None:
         sums = counts.clusters @ g  # (G, k-1)
         groups = counts.clusters.shape[0]
-        meat = sums.T @ sums * cluster_correction(groups, counts.rows, k - 1)
+        meat = sums.T @ sums * cluster_correction(groups, counts.respondents, k - 1)
     else:
         meat = (g * counts.squared[:, None]).T @ g
     if cov is Covariance.OIM:

@@ -159,3 +159,41 @@ def test_regress_cli_names_the_variance(tmp_path, capsys):
     assert main(["regress", str(path), "--mechanism", str(mech), "--formula", "response ~ x", "--weights", "w",
                  "--cov", "oim"]) == 2
     assert "cov 'oim' is not valid with sampling weights" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("cov", "cluster"), [("oim", None), ("opg", None), ("robust", None), ("robust", "school")])
+def test_frequency_weights_give_every_variance_of_the_replicated_rows(cov, cluster):
+    """A row of frequency weight f is f respondents: every variance choice equals the replicated rows' (the outer
+    product and the sandwich once squared the weight, 35% and 55% off on this survey, and the cluster factor
+    counted rows instead of respondents)."""
+    data, _, _ = _survey(7)
+    data["response"] = np.where(np.random.default_rng(3).random(len(data)) < 0.8, data["response"],
+                                np.where(data["response"] == "yes", "no", "yes"))
+    warner = Mechanism(np.array([[0.8, 0.2], [0.2, 0.8]]), inputs=["yes", "no"], frame=["yes", "no"], focal=[1, 2])
+    replicated = data.loc[data.index.repeat(data["times"])].reset_index(drop=True)
+    weighted = regress("response ~ x", data, warner, weights="times", weight_kind="frequency", cov=cov,
+                       cluster=cluster)
+    rows = regress("response ~ x", replicated, warner, cov=cov, cluster=cluster)
+    np.testing.assert_allclose(weighted.params, rows.params, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(_se(weighted), _se(rows), rtol=1e-9)
+    assert weighted.n == rows.n == int(data["times"].sum())
+
+
+@pytest.mark.parametrize(("cov", "cluster"), [("opg", False), ("robust", False), ("robust", True)])
+def test_frequency_weighted_shares_have_the_replicated_rows_variance(cov, cluster):
+    from designer.survey import SurveyCounts, estimate_survey
+
+    rng = np.random.default_rng(11)
+    mech = Mechanism(np.array([[0.6, 0.1, 0.3], [0.1, 0.6, 0.3]]), inputs=["yes", "no"], frame=["yes", "no"],
+                     focal=[1, 2, 3])
+    codes = rng.integers(0, 3, 300)
+    times = rng.integers(1, 5, 300)
+    labels = rng.integers(0, 12, 300)
+    counted = SurveyCounts.from_rows(3, codes, weights=times, weight_kind="frequency",
+                                     cluster=labels if cluster else None)
+    replicated = SurveyCounts.from_rows(3, np.repeat(codes, times), cluster=np.repeat(labels, times) if cluster
+                                        else None)
+    a, b = estimate_survey(mech, counted, cov=cov), estimate_survey(mech, replicated, cov=cov)
+    np.testing.assert_allclose(a.estimate, b.estimate, atol=1e-10)
+    np.testing.assert_allclose(a.stderr, b.stderr, rtol=1e-8)
+    assert a.n == b.n == int(times.sum())

@@ -94,11 +94,16 @@ def survey_design(data: Any, rows: NDArray[np.int64], *, weights: str | None, we
 
 
 def score_meat(lik: Likelihood, params: NDArray[np.float64], clusters: NDArray[np.int64] | None = None,
-               n_clusters: int = 0) -> NDArray[np.float64]:
+               n_clusters: int = 0, *, frequency: bool = False) -> NDArray[np.float64]:
     """``B = sum_i s_i s_i'`` (or ``sum_g S_g S_g'`` with ``S_g`` the sum of the scores in cluster ``g``), the
-    scores ``s_i`` including each row's weight; ``(P, P)`` in the parameters' order (outcome-major blocks)."""
+    scores ``s_i`` including each row's weight; ``(P, P)`` in the parameters' order (outcome-major blocks).
+    ``frequency``: the weights count respondents, and a row of weight ``f`` adds ``f`` unweighted scores'
+    squares, ``f s s'``, not ``(f s)(f s)'`` (the meat of the replicated rows)."""
     r = lik.residuals(params)
     if clusters is None:
+        if frequency and lik.weights is not None:
+            f = lik.weights
+            return curvature(lik.z, list(range(r.shape[0])), lambda j, m: r[j] * r[m] / f)
         return curvature(lik.z, list(range(r.shape[0])), lambda j, m: r[j] * r[m])
     n = lik.z.shape[0]
     member = sp.csr_matrix((np.ones(n), (clusters, np.arange(n))), shape=(n_clusters, n))
@@ -121,9 +126,12 @@ def covariance(survey: SurveyDesign, bread: NDArray[np.float64], lik: Likelihood
     out = np.full_like(bread, np.nan)
     if good.size == 0:
         return out, None
-    meat = score_meat(lik, params, survey.clusters, survey.n_clusters)[np.ix_(good, good)]
+    frequency = survey.weights is not None and survey.weight_kind is WeightKind.FREQUENCY
+    meat = score_meat(lik, params, survey.clusters, survey.n_clusters, frequency=frequency)[np.ix_(good, good)]
     if survey.clusters is not None:  # statsmodels' and R sandwich's (vcovCL, HC1) small-sample factors
-        meat *= cluster_correction(survey.n_clusters, lik.z.shape[0], good.size)
+        assert survey.weights is not None or not frequency
+        n = float(survey.weights.sum()) if frequency and survey.weights is not None else lik.z.shape[0]
+        meat *= cluster_correction(survey.n_clusters, n, good.size)
     if survey.cov is Covariance.OPG:
         values = np.linalg.eigvalsh(meat)
         if not values[0] > RCOND_TOL * values[-1]:
