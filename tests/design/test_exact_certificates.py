@@ -200,5 +200,5 @@ def test_one_input_is_private_at_any_budget_and_unknown_belief_kinds_are_refused
     with pytest.raises(ValueError, match="a belief"):
         beliefs.bel(Belief.PL_IN, 1)  # a plausibility is not computed as a belief
     with pytest.raises(ValueError, match="only a plausibility"):
-        Belief.BEL_IN.complement
+        _ = Belief.BEL_IN.complement
     assert Belief.PL_IN.complement is Belief.BEL_OUT and Belief.PL_OUT.complement is Belief.BEL_IN
