@@ -113,3 +113,21 @@ def test_the_parts_counted_on_a_dask_cluster_give_the_same_estimate(tmp_path, ca
         remote = _json(["estimate", str(folder), "--mechanism", Q2X3, "--scheduler", cluster.scheduler_address],
                        capsys)
     assert remote == local
+
+
+def test_synthesize_writes_parquet_with_typed_columns(tmp_path, capsys):
+    """The same draw as the CSV (same seed), ids and covariates as numbers, categories and answers as text; a
+    file of fewer rows than a chunk and one of several chunks."""
+    for n in ("50", "70000"):
+        args = ["synthesize", "problems/warner.toml", "--n", n, "--covariate", "age=normal(45,12)", "--covariate",
+                "region=category(n:0.6,s:0.4)", "--covariate", "k=integer(1,5)", "--effect", "yes:age=0.03",
+                "--seed", "3"]
+        assert main([*args, "--out", str(tmp_path / f"s{n}.csv")]) == 0
+        assert main([*args, "--out", str(tmp_path / f"s{n}.parquet")]) == 0
+        capsys.readouterr()
+        as_csv = pd.read_csv(tmp_path / f"s{n}.csv")
+        as_parquet = pd.read_parquet(tmp_path / f"s{n}.parquet")
+        assert str(as_parquet["id"].dtype) == "int64" and str(as_parquet["age"].dtype) == "float64"
+        assert str(as_parquet["k"].dtype) == "int64"
+        text = {"region": object, "answer": object}
+        pd.testing.assert_frame_equal(as_parquet.astype(text), as_csv.astype(text))

@@ -13,8 +13,8 @@ if TYPE_CHECKING:
     import pandas as pd
     from numpy.typing import NDArray
 
-__all__ = ["CHUNK_ROWS", "SEPARATORS", "answer_codes", "is_parquet", "is_qualtrics_export", "parquet_text",
-           "read_chunks", "sniff", "text_writer"]
+__all__ = ["CHUNK_ROWS", "SEPARATORS", "CsvSink", "ParquetSink", "answer_codes", "is_parquet", "is_qualtrics_export",
+           "parquet_answers", "parquet_text", "read_chunks", "sniff", "table_sink", "text_writer"]
 
 #: Respondents per chunk (about 100 MB of strings at most for a few short columns).
 CHUNK_ROWS = 500_000
@@ -70,12 +70,28 @@ def parquet_text(column: Any) -> list[str]:
     """An Arrow column as the text a CSV cell would hold: Arrow's own cast to string (integers as ``1``, not
     through a float), nulls empty, surrounding space stripped."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     try:
-        values = column.cast(pa.string()).to_pylist()
+        text = column.cast(pa.string())
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        values = [None if v is None else str(v) for v in column.to_pylist()]
-    return ["" if v is None else str(v).strip() for v in values]
+        return ["" if v is None else str(v).strip() for v in column.to_pylist()]
+    return list(pc.fill_null(pc.utf8_trim_whitespace(text), "").to_pylist())
+
+
+def parquet_answers(column: Any) -> Any:
+    """An Arrow column of answers as an object array of :func:`parquet_text`'s text, ``None`` for a null or empty
+    cell (a missing answer), in Arrow's own loops."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        text = pc.utf8_trim_whitespace(column.cast(pa.string()))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        import numpy
+
+        return numpy.array([v or None for v in parquet_text(column)], dtype=object)
+    return pc.if_else(pc.equal(text, ""), pa.scalar(None, pa.string()), text).to_numpy(zero_copy_only=False)
 
 
 def is_parquet(path: str) -> bool:
@@ -169,3 +185,64 @@ def answer_codes(path: str, values: Any, first_line: int, vocabulary: Any, skip:
 def text_writer(binary: BinaryIO) -> io.TextIOWrapper:
     """A UTF-8 text view of a binary file for csv writing (detach it before the file is closed)."""
     return io.TextIOWrapper(binary, encoding="utf-8", newline="")
+
+
+class CsvSink:
+    """Rows of columns into a CSV file (the header first)."""
+
+    def __init__(self, binary: BinaryIO, names: list[str]) -> None:
+        import csv
+
+        self.text = text_writer(binary)
+        self.writer = csv.writer(self.text, lineterminator="\n")
+        self.writer.writerow(names)
+
+    def write(self, columns: list[Any]) -> None:
+        self.writer.writerows(zip(*columns))
+
+    def close(self) -> None:
+        self.text.flush()
+        self.text.detach()
+
+
+class ParquetSink:
+    """Chunks of columns into one Parquet file, a row group per chunk: text columns (``typed=False``, what
+    ``randomize`` writes: the cells as they were read), or each column's own type inferred from the first chunk
+    (``typed=True``: ids as integers, numbers as numbers)."""
+
+    def __init__(self, binary: BinaryIO, names: list[str], *, typed: bool = False) -> None:
+        import pyarrow as pa
+
+        self.names, self.typed = names, typed
+        self.schema = None if typed else pa.schema([(name, pa.string()) for name in names])
+        self.binary: Any = binary
+        self.writer: Any = None
+
+    def write(self, columns: list[Any]) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if self.schema is None:
+            arrays = [pa.array(list(c) if not hasattr(c, "dtype") else c) for c in columns]
+            self.schema = pa.schema([(name, a.type) for name, a in zip(self.names, arrays)])
+        arrays = [pa.array(list(c) if not (self.typed and hasattr(c, "dtype")) else c, type=field.type)
+                  for c, field in zip(columns, self.schema)]
+        if self.writer is None:
+            self.writer = pq.ParquetWriter(self.binary, self.schema)
+        self.writer.write_table(pa.table(arrays, schema=self.schema))
+
+    def close(self) -> None:
+        import pyarrow.parquet as pq
+
+        if self.writer is None:  # no rows: the schema alone
+            assert self.schema is not None or self.typed
+            import pyarrow as pa
+
+            schema = self.schema or pa.schema([(name, pa.string()) for name in self.names])
+            self.writer = pq.ParquetWriter(self.binary, schema)
+        self.writer.close()
+
+
+def table_sink(path: str, binary: BinaryIO, names: list[str], *, typed: bool = False) -> CsvSink | ParquetSink:
+    """A Parquet sink for a ``.parquet`` / ``.pq`` name, else CSV."""
+    return ParquetSink(binary, names, typed=typed) if is_parquet(path) else CsvSink(binary, names)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 from typing import Any
 
 from .._render import fmt, json_number, render_csv, render_json, render_table
@@ -13,6 +14,7 @@ from ._common import (
     add_format,
     add_group_arguments,
     add_survey_arguments,
+    int_arg,
     level_arg,
     mechanism_files,
     open_mechanism,
@@ -20,22 +22,15 @@ from ._common import (
     with_status,
 )
 
-#: Largest data file ``regress`` reads (it holds the whole survey in memory to fit).
-MAX_DATA_BYTES = 2 << 30
-
 
 def _read_data(path: str, answers: str) -> Any:
-    """The whole data file (regress fits in memory): the separator sniffed, the answers as text, empty cells
-    and R's ``NA`` missing."""
-    import os
-
+    """The whole data file (a small one, :func:`~designer.cli.regress_data.in_chunks`: regress fits it in memory):
+    the separator sniffed, the answers as text, empty cells and R's ``NA`` missing."""
     import pandas as pd
 
     from .._io import opening_errors
-    from ._stream import is_parquet, is_qualtrics_export, parquet_text, sniff
+    from ._stream import is_parquet, is_qualtrics_export, parquet_answers, sniff
 
-    with opening_errors(path, CommandError):
-        size = os.path.getsize(path)
     if is_parquet(path):
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -47,13 +42,10 @@ def _read_data(path: str, answers: str) -> Any:
         data = table.to_pandas()
         data.columns = [str(c).strip() for c in data.columns]
         if answers in table.column_names:  # as CSV text: integers as 1, not 1.0; a null is missing
-            data[answers] = [v or None for v in parquet_text(table.column(answers))]
+            data[answers] = parquet_answers(table.column(answers))
         if len(data) == 0:
             raise CommandError(f"{path}: no rows")
         return data
-    if size > MAX_DATA_BYTES:
-        raise CommandError(f"{path}: {size / 2**30:.1f} GiB is more than regress reads ({MAX_DATA_BYTES >> 30} GiB); "
-                           "keep only the columns of the formula")
     _, sep = sniff(path, "a CSV table with the answers and the covariates (a header row, one row per "
                               "respondent)")
     try:
@@ -87,8 +79,12 @@ def cmd_regress(args: argparse.Namespace) -> str:
     answers = args.formula.split("~", 1)[0].strip() if "~" in args.formula else ""
     if not answers:
         raise CommandError(f"--formula {args.formula!r} must read 'response ~ x1 + x2' (answers column ~ covariates)")
-    data = _read_data(args.data, answers)
     words = {word: labels for file in opened.values() for word, labels in file.words.items()}
+    from .regress_data import in_chunks
+
+    if in_chunks(args.data, args.chunk_rows, args.scheduler):
+        return _render_fit(args, _regress_in_chunks(args, mech, answers, words))
+    data = _read_data(args.data, answers)
     try:
         if args.semantics == "wldp" and args.allocation is None:
             if args.penalty:
@@ -107,6 +103,43 @@ def cmd_regress(args: argparse.Namespace) -> str:
         where = f"line {exc.row + data.attrs.get('first_line', 2)}: " if exc.row is not None else ""
         raise CommandError(f"{args.data}: {where}{exc.reason}") from None
     return _render_fit(args, fit)
+
+
+def _regress_in_chunks(args: argparse.Namespace, mech: Any, answers: str, words: dict[str, Any]) -> Any:
+    """``regress`` on a large CSV file or Parquet dataset: counted distinct rows or streamed Newton steps
+    (:mod:`designer.regression.chunked`), the counting on a Dask cluster with ``--scheduler``."""
+    from ..regression import RegressionError
+    from ..regression.chunked import count_options, regress_chunks
+    from .regress_data import CHUNK_ROWS, chunk_source, columns_of, counted_on_cluster, parquet_parts
+
+    if args.semantics == "wldp" and args.allocation is None:
+        raise CommandError(f"{args.data}: data read in chunks is fitted once; with --semantics wldp give "
+                           "--allocation (the range over credal members refits the data for each)")
+    columns = columns_of(args.data)
+    rows = args.chunk_rows or CHUNK_ROWS
+    try:
+        options = count_options(args.formula, columns, missing=args.missing, weights=args.weights,
+                                weight_kind=args.weight_kind, cluster=args.cluster, group=args.group)
+        needed = list(dict.fromkeys([*options["keys"], *options["extra"]]))
+        counted = None
+        if args.scheduler:
+            from ._stream import is_parquet
+
+            parts = parquet_parts(args.data)
+            if not all(is_parquet(p) for p in parts):
+                raise CommandError(f"{args.data}: --scheduler reads a Parquet file or dataset folder (one part a task)")
+            counted = counted_on_cluster(args.scheduler, parts, needed, answers, rows, options)
+        return regress_chunks(args.formula, chunk_source(args.data, needed, answers, rows), mech, columns=columns,
+                              reference=args.reference, semantics=args.semantics,
+                              allocation=parse_allocation(args.allocation or "uniform"), level=args.level,
+                              method=args.method, answers=words, missing=args.missing, penalty=args.penalty,
+                              weights=args.weights, weight_kind=args.weight_kind, cluster=args.cluster, cov=args.cov,
+                              group=args.group, noncompliance=args.noncompliance, counted=counted)
+    except RegressionError as exc:
+        where = ""
+        if exc.row is not None:
+            where = f"row {exc.row + 1} of the dataset: " if os.path.isdir(args.data) else f"line {exc.row + 2}: "
+        raise CommandError(f"{args.data}: {where}{exc.reason}") from None
 
 
 def _dropped_note(dropped: int) -> str:
@@ -209,5 +242,11 @@ def _configure_regress(p: argparse.ArgumentParser) -> None:
     p.add_argument("--missing", choices=("error", "drop"), default="error",
                    help="a row missing a value of the formula's variables: error (default, naming the line) or "
                         "drop (R's na.omit; the count is reported)")
+    p.add_argument("--chunk-rows", type=int_arg(1_000, 10_000_000), metavar="N",
+                   help="read the data in chunks of N rows and fit from sufficient statistics (the default for a "
+                        "Parquet dataset folder, a Parquet file above 10^6 rows or a CSV file above 100 MB)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="a Dask scheduler (tcp://host:8786): count a Parquet dataset's distinct rows on the cluster, "
+                        "one part a task (the same fit as one machine's)")
     add_survey_arguments(p)
     add_format(p)

@@ -5,7 +5,6 @@ the operating system's cryptographic generator, one or several variables, with a
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
 import datetime
 import json
@@ -16,7 +15,7 @@ import numpy as np
 
 from .._render import render_csv, render_json
 from ._common import CommandError, add_format, check_out, epsilon_arg, parse_allocation, seed_arg, with_status
-from ._stream import is_parquet, read_chunks, text_writer
+from ._stream import read_chunks, table_sink
 
 SEED_WARNING = ("designer: warning: --seed makes this draw reproducible: anyone who knows the seed can undo it "
                 "and recover the true answers; never release it")
@@ -226,7 +225,7 @@ def cmd_randomize(args: argparse.Namespace) -> str:
     written = [*keep, *([args.strata] if args.strata and args.strata not in keep else [])]
     names = [*written, *(("response",) if not args.variable else randomized)]
     with atomic_writer(args.out, overwrite=False) as binary:
-        sink = _ParquetSink(binary, names) if is_parquet(args.out) else _CsvSink(binary, names)
+        sink = table_sink(args.out, binary, names)
         for line, chunk in read_chunks(args.answers, list(dict.fromkeys([*written, *randomized]))):
             drawn = []
             for (column, _), entry in zip(variables, tables):
@@ -327,42 +326,6 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
-
-
-class _CsvSink:
-    """Rows of text columns into a CSV file (the header first)."""
-
-    def __init__(self, binary: Any, names: list[str]) -> None:
-        self.text = text_writer(binary)
-        self.writer = csv.writer(self.text, lineterminator="\n")
-        self.writer.writerow(names)
-
-    def write(self, columns: list[Any]) -> None:
-        self.writer.writerows(zip(*columns))
-
-    def close(self) -> None:
-        self.text.flush()
-        self.text.detach()
-
-
-class _ParquetSink:
-    """Chunks of text columns into one Parquet file (row groups of a chunk each)."""
-
-    def __init__(self, binary: Any, names: list[str]) -> None:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        self.names = names
-        self.schema = pa.schema([(name, pa.string()) for name in names])
-        self.writer = pq.ParquetWriter(binary, self.schema)
-
-    def write(self, columns: list[Any]) -> None:
-        import pyarrow as pa
-
-        self.writer.write_table(pa.table([pa.array(list(c), type=pa.string()) for c in columns], schema=self.schema))
-
-    def close(self) -> None:
-        self.writer.close()
 
 
 #: What --invariant-prior data costs, on stderr and in the manifest.

@@ -22,7 +22,7 @@ from ._common import (
     seed_arg,
     show_progress,
 )
-from ._stream import text_writer
+from ._stream import table_sink
 
 
 def cmd_simulate(args: argparse.Namespace) -> str:
@@ -98,7 +98,6 @@ SYNTH_CHUNK = 1_000_000
 
 
 def cmd_synthesize(args: argparse.Namespace) -> str:
-    import csv
 
     from .._io import atomic_writer
     from ..covariates import draw_answers, draw_covariates, parse_covariate, parse_effect
@@ -131,9 +130,7 @@ def cmd_synthesize(args: argparse.Namespace) -> str:
         raise CommandError("--effect names a covariate: add --covariate NAME=DISTRIBUTION")
     rng = as_rng(args.seed)
     with atomic_writer(args.out, overwrite=args.force) as binary:
-        text = text_writer(binary)
-        writer = csv.writer(text, lineterminator="\n")
-        writer.writerow(["id", *names, args.column])
+        sink = table_sink(args.out, binary, ["id", *names, args.column], typed=True)
         for start in range(0, args.n, SYNTH_CHUNK):
             size = min(SYNTH_CHUNK, args.n - start)
             values = draw_covariates(covariates, size, rng)
@@ -141,9 +138,9 @@ def cmd_synthesize(args: argparse.Namespace) -> str:
                 answers = draw_answers(labels, prior, covariates, effects, values, rng, size)
             else:
                 answers = synthetic_answers(labels, prior, size, rng)
-            writer.writerows(zip(range(start + 1, start + size + 1), *(values[c] for c in names), answers))
-        text.flush()
-        text.detach()
+            sink.write([np.arange(start + 1, start + size + 1), *(np.asarray(values[c]) for c in names),
+                        np.asarray(answers, dtype=object)])
+        sink.close()
     shares = dict(zip(labels, prior))
     if args.format == "json":
         return render_json({"n": args.n, "out": args.out, "column": args.column, "prior": shares, "seed": args.seed,
@@ -162,7 +159,8 @@ def _configure_synthesize(p: argparse.ArgumentParser) -> None:
     p.add_argument("--n", type=int_arg(1, 10**9), required=True, help="number of respondents")
     p.add_argument("--prior", help="true shares: yes=0.3,no=0.7 (or 0.3,0.7 in the file's input order); "
                                    "default: the problem's prior, or uniform for a mechanism")
-    p.add_argument("--out", required=True, help="new CSV of true answers (columns id and --column)")
+    p.add_argument("--out", required=True, help="new CSV (or .parquet) file of true answers (columns id, the "
+                                               "covariates and --column)")
     p.add_argument("--column", default="answer", help="name of the answer column (default answer)")
     p.add_argument("--covariate", action="append", metavar="NAME=DIST",
                    help="a covariate column (repeatable): age=normal(45,12), age=integer(18,80), income=uniform(0,10), "

@@ -69,8 +69,11 @@ def weighted_gram(z: Design, weight: NDArray[np.float64]) -> NDArray[np.float64]
     return np.asarray(z.T @ (weight[:, None] * z))
 
 
-def column_norms(z: Design) -> NDArray[np.float64]:
-    """The Euclidean norm of every column, ``(q,)``."""
+def column_norms(z: Design, weights: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+    """The Euclidean norm of every column, ``(q,)``; with ``weights`` ``(n,)`` (frequency weights: a row stands
+    for that many), ``sqrt(sum_i w_i z_ij^2)``, the norm of the replicated rows."""
+    if weights is not None:
+        return np.sqrt(np.asarray(weighted_gram(z, weights).diagonal(), dtype=np.float64))
     if sp.issparse(z):
         return np.sqrt(np.asarray(z.multiply(z).sum(axis=0), dtype=np.float64).ravel())
     return np.asarray(np.linalg.norm(z, axis=0))

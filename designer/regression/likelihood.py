@@ -153,8 +153,8 @@ def fit_newton(lik: Likelihood, start: NDArray[np.float64]) -> tuple[NDArray[np.
             step = np.linalg.solve(np.linalg.cholesky(info).T, np.linalg.solve(np.linalg.cholesky(info), grad))
         except np.linalg.LinAlgError:
             return params, iterations, False
-        if float(grad @ step) <= DECREMENT_TOL:
-            return params, iterations, True
+        if float(grad @ step) <= DECREMENT_TOL:  # the last step is tiny and, near the maximum, exact to its square
+            return params + step, iterations, True
         base, t = lik.loglike(params), 1.0
         while t > 1e-6 and lik.loglike(params + t * step) < base:
             t /= 2

@@ -43,7 +43,7 @@ from .design import build_rows, column_norms, constant_columns, dependent_column
 from .groups import grouped_answers, noncompliance_summary
 from .likelihood import FirthPenalty, Likelihood, fit_em, fit_firth, fit_newton
 from .status import design_blind, diagnose
-from .variance import SurveyDesign, covariance, survey_design
+from .variance import covariance, survey_design
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -351,25 +351,19 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism | Mapping[str
         raise RegressionError(f"penalty must be None or 'firth', got {penalty!r}")
     else:
         params, iterations, decrement_ok = (fit_newton if method == "newton" else fit_em)(lik, start)
-    norms = np.tile(column_norms(z), len(outcomes))  # parameters are outcome-major blocks of terms
-    information = -lik.hessian(params)
-    fit = diagnose(objective, params, information, decrement_ok, labels, norms)
-    blind = [mechanism.inputs[x] for x in indistinguishable_inputs(channel)]
-    if blind:  # the design, not the data, leaves these outcomes' terms open
-        involved = outcomes if reference in blind else [o for o in outcomes if o in blind]
-        terms = [i for i, o in enumerate(o for o in outcomes for _ in names) if o in involved]
-        fit = design_blind(fit, information, terms, labels, blind, decrement_ok)
+    frequency = survey.weights is not None and survey.weight_kind is WeightKind.FREQUENCY
+    norms = column_norms(z, survey.weights if frequency else None)  # a row of weight f is f rows
+    fit, shown = judge(objective, params, -lik.hessian(params), decrement_ok, norms, channel,
+                       list(mechanism.inputs), reference, names)
     converged = fit.status == "converged"
     # statsmodels keeps a dense copy of the design: not for a sparse one (many-level categoricals)
     sm_result = None if sp.issparse(z) else _statsmodels_results(lik, codes, params, labels, lhs, iterations,
                                                                   converged)
-    shown = params.copy()
-    for j, sign in fit.diverging.items():
-        shown[j] = sign * np.inf
-    if blind:
-        shown[terms] = np.nan  # any value fits the answers equally well: no estimate
     cov_matrix, cov_warning = covariance(survey, fit.covariance, lik, params)
-    result = _result(lik, params, cov_matrix, names, outcomes, codes, channel, level, shown, survey)
+    result = fit_statistics(params, cov_matrix, names, outcomes, level, shown, loglik=lik.loglike(params),
+                            null_loglik=_shares(channel, codes, lik.weights)[1], k=lik.k,
+                            n=round(float(survey.weights.sum())) if frequency and survey.weights is not None
+                            else len(codes), sandwich=survey.cov is Covariance.ROBUST)
     if grouped:  # the stacked columns carry 1/G: the groups' own log-likelihood adds n log G back
         shift = (float(survey.weights.sum()) if survey.weights is not None else len(codes)) * math.log(len(mechanisms))
         result = dataclasses.replace(result, loglik=result.loglik + shift, aic=result.aic - 2 * shift,
@@ -381,6 +375,28 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism | Mapping[str
         outcomes=tuple(mechanism.inputs), semantics=semantics, formula=formula, design_info=design_info,
         statsmodels=sm_result, dropped=n_rows - len(data), status=fit.status,
         warnings=fit.warnings + ((cov_warning,) if cov_warning else ()), penalty=penalty, variance=survey.describe())
+
+
+def judge(objective: Callable[[NDArray[np.float64]], float], params: NDArray[np.float64],
+          information: NDArray[np.float64], decrement_ok: bool, norms: NDArray[np.float64],
+          channel: NDArray[np.float64], inputs: list[str], reference: str, names: list[str]) -> tuple[Any, Any]:
+    """The fit's status (:func:`~designer.regression.status.diagnose`, then the terms the design leaves open)
+    and the estimates as shown: ``+-inf`` for diverging terms, NaN for terms any value fits equally well.
+    ``norms`` ``(q,)``: each term's covariate column norm; ``information`` ``(P, P)`` at ``params``."""
+    others = [x for x in inputs if x != reference]
+    labels = [f"{o}:{t}" if len(others) > 1 else t for o in others for t in names]
+    fit = diagnose(objective, params, information, decrement_ok, labels, np.tile(norms, len(others)))
+    blind = [inputs[x] for x in indistinguishable_inputs(channel)]
+    terms: list[int] = []
+    if blind:  # the design, not the data, leaves these outcomes' terms open
+        involved = others if reference in blind else [o for o in others if o in blind]
+        terms = [i for i, o in enumerate(o for o in others for _ in names) if o in involved]
+        fit = design_blind(fit, information, terms, labels, blind, decrement_ok)
+    shown = params.copy()
+    for j, sign in fit.diverging.items():
+        shown[j] = sign * np.inf
+    shown[terms] = np.nan  # any value fits the answers equally well: no estimate
+    return fit, shown
 
 
 def _statsmodels_results(lik: Likelihood, codes: NDArray[np.int64], params: NDArray[np.float64], labels: list[str],
@@ -414,11 +430,12 @@ def _statsmodels_results(lik: Likelihood, codes: NDArray[np.int64], params: NDAr
     return res
 
 
-def _result(lik: Likelihood, params: NDArray[np.float64], cov: NDArray[np.float64], names: list[str],
-            outcomes: list[str], codes: NDArray[np.int64], channel: NDArray[np.float64], level: float,
-            shown: NDArray[np.float64], survey: SurveyDesign) -> RegressionResult:
-    """The coefficient table and the fit statistics; the fields about how it was fitted are filled in by
-    :func:`regress` (``dataclasses.replace``)."""
+def fit_statistics(params: NDArray[np.float64], cov: NDArray[np.float64], names: list[str], outcomes: list[str],
+                   level: float, shown: NDArray[np.float64], *, loglik: float, null_loglik: float, n: int, k: int,
+                   sandwich: bool) -> RegressionResult:
+    """The coefficient table and the fit statistics from the log-likelihoods at ``params`` and of the
+    intercept-only model, ``n`` respondents and ``k`` inputs (``sandwich``: no likelihood-ratio test); the fields
+    about how it was fitted are filled in by the caller (``dataclasses.replace``)."""
     import pandas as pd
     from scipy.stats import chi2, norm
 
@@ -431,14 +448,10 @@ def _result(lik: Likelihood, params: NDArray[np.float64], cov: NDArray[np.float6
         "outcome": [o for o in outcomes for _ in names], "term": names * len(outcomes), "estimate": shown,
         "stderr": se, "z": zstat, "pvalue": 2 * norm.sf(np.abs(zstat)),
         "ci_low": ci_low, "ci_high": ci_high})
-    loglik = lik.loglike(params)
-    null_loglik = _shares(channel, codes, lik.weights)[1]
     npar = params.size
-    frequency = survey.weights is not None and survey.weight_kind is WeightKind.FREQUENCY
-    n = round(float(survey.weights.sum())) if frequency and survey.weights is not None else len(codes)
     # a likelihood-ratio test needs a likelihood: not a pseudo-likelihood (sampling weights) or correlated rows
-    lr = max(2.0 * (loglik - null_loglik), 0.0) if survey.cov is not Covariance.ROBUST else float("nan")
-    df = npar - (lik.k - 1)
+    lr = max(2.0 * (loglik - null_loglik), 0.0) if not sandwich else float("nan")
+    df = npar - (k - 1)
     return RegressionResult(
         coefficients=table, n=n, loglik=loglik, aic=2 * npar - 2 * loglik, bic=math.log(n) * npar - 2 * loglik,
         lr_statistic=lr, lr_df=df, lr_pvalue=float(chi2.sf(lr, df)) if df > 0 and lr == lr else float("nan"),

@@ -21,7 +21,7 @@ from ..vocabulary import Covariance, WeightKind
 from .likelihood import Likelihood, curvature
 from .status import RCOND_TOL
 
-__all__ = ["SurveyDesign", "covariance", "score_meat", "survey_design"]
+__all__ = ["SurveyDesign", "covariance", "sandwich", "score_meat", "survey_design"]
 
 
 @dataclass(frozen=True)
@@ -122,17 +122,27 @@ def covariance(survey: SurveyDesign, bread: NDArray[np.float64], lik: Likelihood
     rows for terms without one), and a warning when the scores' outer product is not well conditioned."""
     if survey.cov is Covariance.OIM:
         return bread, None
+    frequency = survey.weights is not None and survey.weight_kind is WeightKind.FREQUENCY
+    n = float(survey.weights.sum()) if frequency and survey.weights is not None else float(lik.z.shape[0])
+    return sandwich(survey.cov, bread, lambda: score_meat(lik, params, survey.clusters, survey.n_clusters,
+                                                          frequency=frequency), survey.n_clusters, n)
+
+
+def sandwich(cov: Covariance, bread: NDArray[np.float64], meat_of: Any, n_clusters: int,
+             respondents: float) -> tuple[NDArray[np.float64], str | None]:
+    """The covariance ``cov`` from ``bread`` (the inverse observed information, NaN rows for terms without one)
+    and the scores' outer product ``meat_of()`` (``(P, P)``; summed per cluster when ``n_clusters`` > 0, then
+    scaled by the small-sample factor with ``respondents`` rows), with a warning when it is ill-conditioned."""
+    if cov is Covariance.OIM:
+        return bread, None
     good = np.flatnonzero(np.isfinite(np.diag(bread)))
     out = np.full_like(bread, np.nan)
     if good.size == 0:
         return out, None
-    frequency = survey.weights is not None and survey.weight_kind is WeightKind.FREQUENCY
-    meat = score_meat(lik, params, survey.clusters, survey.n_clusters, frequency=frequency)[np.ix_(good, good)]
-    if survey.clusters is not None:  # statsmodels' and R sandwich's (vcovCL, HC1) small-sample factors
-        assert survey.weights is not None or not frequency
-        n = float(survey.weights.sum()) if frequency and survey.weights is not None else lik.z.shape[0]
-        meat *= cluster_correction(survey.n_clusters, n, good.size)
-    if survey.cov is Covariance.OPG:
+    meat = np.asarray(meat_of())[np.ix_(good, good)]
+    if n_clusters:  # statsmodels' and R sandwich's (vcovCL, HC1) small-sample factors
+        meat = meat * cluster_correction(n_clusters, respondents, good.size)
+    if cov is Covariance.OPG:
         values = np.linalg.eigvalsh(meat)
         if not values[0] > RCOND_TOL * values[-1]:
             return out, ("the outer product of the scores is singular or ill-conditioned (too few respondents "

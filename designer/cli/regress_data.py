@@ -1,0 +1,179 @@
+"""Where ``regress`` reads its data from: the whole table in memory, or chunks of a large CSV file or Parquet
+dataset fitted from sufficient statistics (:mod:`designer.regression.chunked`), the counting optionally done on
+a Dask cluster, one Parquet part a task."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ._common import CommandError
+
+#: A Parquet dataset of more rows than this, or a CSV file of more bytes, is read in chunks.
+IN_MEMORY_ROWS = 1_000_000
+IN_MEMORY_BYTES = 100 << 20
+#: Rows per chunk when reading in chunks (``--chunk-rows`` sets it).
+CHUNK_ROWS = 250_000
+
+
+def parquet_parts(path: str) -> list[str]:
+    """The ``.parquet`` files of a dataset folder (sorted), or the file itself."""
+    from ._stream import is_parquet
+
+    if not os.path.isdir(path):
+        return [path]
+    parts = sorted(str(p) for p in Path(path).rglob("*") if p.is_file() and is_parquet(str(p)))
+    if not parts:
+        raise CommandError(f"{path}: a folder without .parquet parts; give a CSV or Parquet file, or the folder of a "
+                           "partitioned Parquet dataset")
+    return parts
+
+
+def _parquet_file(path: str) -> Any:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from .._io import opening_errors
+
+    try:
+        with opening_errors(path, CommandError):
+            return pq.ParquetFile(path)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise CommandError(f"{path}: not a readable Parquet file ({' '.join(str(exc).split())[:200]})") from None
+
+
+def in_chunks(path: str, chunk_rows: int | None, scheduler: str | None) -> bool:
+    """Whether ``regress`` reads ``path`` in chunks: a folder, ``--chunk-rows`` or ``--scheduler`` given, a
+    Parquet file above :data:`IN_MEMORY_ROWS` rows or a CSV file above :data:`IN_MEMORY_BYTES`."""
+    from .._io import opening_errors
+    from ._stream import is_parquet
+
+    if os.path.isdir(path) or chunk_rows is not None or scheduler:
+        return True
+    with opening_errors(path, CommandError):
+        size = os.path.getsize(path)
+    if is_parquet(path):
+        return bool(_parquet_file(path).metadata.num_rows > IN_MEMORY_ROWS)
+    return size > IN_MEMORY_BYTES
+
+
+def columns_of(path: str) -> list[str]:
+    """The column names of a CSV file, a Parquet file or the first part of a Parquet dataset."""
+    from ._stream import is_parquet, sniff
+
+    parts = parquet_parts(path) if os.path.isdir(path) else [path]
+    if is_parquet(parts[0]):
+        return [str(c).strip() for c in _parquet_file(parts[0]).schema_arrow.names]
+    return sniff(path, "a CSV table with the answers and the covariates (a header row, one row per respondent)")[0]
+
+
+def part_chunks(path: str, needed: list[str], answers: str, chunk_rows: int, first: int = 0
+                ) -> Iterator[tuple[int, Any]]:
+    """``(first_row, chunk)`` of one CSV or Parquet file: the ``needed`` columns, the answers as text (a
+    Parquet cell as its CSV text), numbers as numbers; ``first_row`` counts data rows from ``first``."""
+    import pandas as pd
+
+    from ._stream import is_parquet, is_qualtrics_export, parquet_answers, sniff
+
+    if is_parquet(path):
+        source = _parquet_file(path)
+        header = [str(c) for c in source.schema_arrow.names]
+        missing = [c for c in needed if c not in header]
+        if missing:
+            raise CommandError(f"{path}: no column {missing[0]!r}; the columns are {header}")
+        for batch in source.iter_batches(batch_size=chunk_rows, columns=needed):
+            chunk = batch.to_pandas()
+            if answers in chunk.columns:
+                chunk[answers] = parquet_answers(batch.column(batch.schema.get_field_index(answers)))
+            yield first, chunk
+            first += len(chunk)
+        return
+    _, sep = sniff(path, "a CSV table with the answers and the covariates (a header row, one row per respondent)")
+    try:
+        head = pd.read_csv(path, sep=sep, dtype=str, encoding="utf-8-sig", nrows=2, keep_default_na=False)
+        skip = [1, 2] if is_qualtrics_export(head) else None
+        reader = pd.read_csv(path, sep=sep, dtype={answers: str}, encoding="utf-8-sig", skipinitialspace=True,
+                             skiprows=skip, chunksize=chunk_rows, usecols=lambda c: str(c).strip() in needed)
+        with reader:
+            for chunk in reader:
+                chunk.columns = [str(c).strip() for c in chunk.columns]
+                if answers in chunk.columns:
+                    chunk[answers] = chunk[answers].str.strip()
+                yield first, chunk.reset_index(drop=True)
+                first += len(chunk)
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+        raise CommandError(f"{path}: not a readable CSV file ({' '.join(str(exc).split())[:200]})") from None
+
+
+def chunk_source(path: str, needed: list[str], answers: str, chunk_rows: int) -> Callable[[], Iterator[Any]]:
+    """A :data:`~designer.regression.chunked.ChunkSource` over a file or every part of a Parquet dataset."""
+    parts = parquet_parts(path)
+
+    def chunks() -> Iterator[tuple[int, Any]]:
+        first = 0
+        for part in parts:
+            for start, chunk in part_chunks(part, needed, answers, chunk_rows, first):
+                yield start, chunk
+                first = start + len(chunk)
+    return chunks
+
+
+def count_part(path: str, needed: list[str], answers: str, chunk_rows: int, options: dict[str, Any]) -> Any:
+    """One Parquet part's counted distinct rows (what a Dask worker computes), with ``attrs`` ``rows`` and
+    ``dropped``; its ``__designer_first_row__`` counts rows within the part."""
+    from ..exceptions import RegressionError
+    from ..regression.chunked import count_rows, merge_counts
+
+    counted, rows, dropped = [], 0, 0
+    for first, chunk in part_chunks(path, needed, answers, chunk_rows):
+        try:
+            table, lost = count_rows(chunk, first, **options)
+        except RegressionError as exc:  # a worker names its part and the row in it
+            where = f"row {exc.row + 1}: " if exc.row is not None else ""
+            raise CommandError(f"{path}: {where}{exc.reason}") from None
+        counted.append(table)
+        rows, dropped = rows + len(chunk), dropped + lost
+    merged = merge_counts(counted, options["keys"])
+    merged.attrs.update(rows=rows, dropped=dropped)
+    return merged
+
+
+def counted_on_cluster(scheduler: str, parts: list[str], needed: list[str], answers: str, chunk_rows: int,
+                       options: dict[str, Any]) -> Any:
+    """The counted distinct rows of every part, counted on the Dask cluster at ``scheduler`` and merged here (the
+    same table as one machine's); first rows are offset by the parts' sizes, so errors name dataset rows."""
+    from ..design.sweep import check_scheduler_address
+    from ..exceptions import DesignerError
+    from ..regression.chunked import FIRST, merge_counts
+
+    try:
+        from distributed import Client
+    except ImportError:
+        raise CommandError("--scheduler needs Dask's distributed scheduler: pip install 'designer[dask]'") from None
+    try:
+        check_scheduler_address(scheduler)
+    except DesignerError as exc:
+        raise CommandError(str(exc)) from None
+    client = Client(scheduler, timeout="10s", set_as_default=False)
+    try:
+        futures = client.map(count_part, parts, needed=needed, answers=answers, chunk_rows=chunk_rows,
+                             options=options, pure=False)
+        try:
+            tables = list(client.gather(futures))
+        except DesignerError as exc:
+            raise CommandError(str(exc)) from None
+        except Exception as exc:
+            raise CommandError(f"a Dask worker failed ({type(exc).__name__}: {' '.join(str(exc).split())}); the "
+                               "workers need designer installed and the parts' paths readable") from None
+    finally:
+        client.close()
+    offset, rows, dropped = 0, 0, 0
+    for table in tables:
+        table[FIRST] += offset
+        offset += int(table.attrs["rows"])
+        rows, dropped = rows + int(table.attrs["rows"]), dropped + int(table.attrs["dropped"])
+    merged = merge_counts(tables, options["keys"])
+    merged.attrs.update(rows=rows, dropped=dropped)
+    return merged

@@ -1,0 +1,220 @@
+"""Regression on data of any size: the fit from sufficient statistics gathered chunk by chunk
+(docs/theory.md section 9.3).
+
+Two exact reductions, tried in this order:
+
+1. **Counted rows.** Respondents with the same recorded answer and the same values of the formula's variables
+   (and of the group and cluster columns) add the same term to the log-likelihood, the score and the Hessian.
+   One pass counts the distinct rows; while there are at most ``max_patterns`` of them the counted table is
+   fitted in memory by :func:`~designer.regression.model.regress` with the counts as frequency weights, which
+   is the fit of every row (estimates, standard errors under every variance choice, log-likelihood, status).
+2. **Streamed Newton.** Otherwise (continuous covariates, sampling weights) the log-likelihood, score and
+   Hessian are sums over rows: each Newton step reads the data once, chunk by chunk, and adds them up, so
+   memory is bounded by one chunk and the parameters, not by the rows. The start is the fit of a systematic
+   sample of at most :data:`SAMPLE_ROWS` rows taken in the first pass, so a few passes suffice.
+
+Both give the in-memory fit's answer (to the optimiser's tolerance); :func:`regress_chunks` takes the data as
+a function returning an iterator of ``(first_row, chunk)`` pairs, so the chunks may come from a CSV file, a
+Parquet dataset, or the partitions of a Dask cluster (:func:`count_rows` is what each worker computes).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..exceptions import RegressionError
+from ..mechanism import Mechanism
+from ..vocabulary import WeightKind
+from .data import formula_columns, prepare, split_formula
+from .model import RegressionResult, regress
+from .streamed import _frequency, _located, streamed_fit
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["COUNT", "FIRST", "MAX_PATTERNS", "SAMPLE_ROWS", "ChunkSource", "count_options", "count_rows",
+           "merge_counts", "regress_chunks"]
+
+#: What :func:`regress_chunks` reads: a function returning an iterator of ``(first_row, chunk)``, ``first_row``
+#: the 0-based position of the chunk's first row in the data (errors name it), ``chunk`` a DataFrame.
+ChunkSource = Callable[[], Iterable[tuple[int, "pd.DataFrame"]]]
+
+#: Column of the counted table holding each distinct row's count (its frequency weight).
+COUNT = "__designer_count__"
+#: Column of the counted table holding the first row where each distinct row occurs (for error messages).
+FIRST = "__designer_first_row__"
+#: Most distinct rows kept for the counted fit; above, the streamed Newton fit.
+MAX_PATTERNS = 500_000
+#: Most rows of the systematic sample whose in-memory fit starts the streamed Newton iterations.
+SAMPLE_ROWS = 100_000
+
+
+@dataclass
+class _Scan:
+    """What the first pass over the data found."""
+
+    rows: int = 0
+    dropped: int = 0
+    parts: list[Any] = field(default_factory=list)  # counted chunks, merged as they come
+    distinct: int = 0
+    counting: bool = True
+    sample: list[Any] = field(default_factory=list)
+    stride: int = 1
+    seen: int = 0
+
+
+def count_rows(chunk: Any, first: int, *, lhs: str, rhs: str, keys: Sequence[str], missing: str,
+               weights: str | None, weight_kind: WeightKind, extra: Sequence[str]) -> tuple[Any, int]:
+    """One chunk's distinct rows of ``keys`` with their count (:data:`COUNT`; the sum of frequency weights) and
+    first row (:data:`FIRST`), and the rows dropped for a missing value: what a Dask worker computes for its
+    partition (the counts of several chunks add up: :func:`merge_counts`)."""
+    try:
+        data, _, rows = prepare(rhs, lhs, chunk, missing, extra=extra)
+    except RegressionError as exc:
+        raise _located(exc, first) from None
+    w = _frequency(data, weights, weight_kind, first, rows)
+    table = data[list(keys)].copy()
+    table[COUNT] = 1.0 if w is None else w
+    table[FIRST] = first + rows
+    counted = table.groupby(list(keys), dropna=False, sort=False, observed=True).agg(
+        {COUNT: "sum", FIRST: "min"}).reset_index()
+    return counted, len(chunk) - len(data)
+
+
+def count_options(formula: str, columns: Sequence[str], *, missing: str = "error", weights: str | None = None,
+                  weight_kind: str = "sampling", cluster: str | None = None, group: str | None = None
+                  ) -> dict[str, Any]:
+    """The keyword arguments of :func:`count_rows` for a fit of ``formula`` on data with ``columns``: the
+    distinct rows are keyed by the answers, the formula's variables, the group and the cluster."""
+    lhs, rhs = split_formula(formula, [str(c) for c in columns])
+    names = formula_columns(rhs, [str(c) for c in columns])
+    keys = list(dict.fromkeys([lhs, *names, *[c for c in (group, cluster) if c is not None]]))
+    return {"lhs": lhs, "rhs": rhs, "keys": keys, "missing": missing, "weights": weights,
+            "weight_kind": WeightKind.parse(weight_kind, "weight_kind"),
+            "extra": [c for c in (weights, cluster, group) if c is not None]}
+
+
+def merge_counts(parts: Sequence[Any], keys: Sequence[str]) -> Any:
+    """The counts of several chunks' distinct rows added up (first rows: the least)."""
+    import pandas as pd
+
+    joined = pd.concat(list(parts), ignore_index=True)
+    return joined.groupby(list(keys), dropna=False, sort=False, observed=True).agg(
+        {COUNT: "sum", FIRST: "min"}).reset_index()
+
+
+def _scan(chunks: ChunkSource, *, lhs: str, rhs: str, keys: list[str], missing: str, weights: str | None,
+          weight_kind: WeightKind, extra: list[str], count: bool, max_patterns: int) -> _Scan:
+    """The first pass: rows, drops, the counted distinct rows (while at most ``max_patterns``) and a
+    systematic sample of at most :data:`SAMPLE_ROWS` rows (every ``stride``-th, ``stride`` doubling)."""
+    scan = _Scan(counting=count)
+    for first, chunk in chunks():
+        scan.rows += len(chunk)
+        if scan.counting:
+            counted, dropped = count_rows(chunk, first, lhs=lhs, rhs=rhs, keys=keys, missing=missing,
+                                          weights=weights, weight_kind=weight_kind, extra=extra)
+            scan.parts.append(counted)
+            scan.distinct += len(counted)
+            if scan.distinct > max_patterns:
+                scan.parts = [merge_counts(scan.parts, keys)]
+                scan.distinct = len(scan.parts[0])
+                if scan.distinct > max_patterns:
+                    scan.counting, scan.parts = False, []
+        else:
+            try:
+                data, _, rows = prepare(rhs, lhs, chunk, missing, extra=extra)
+            except RegressionError as exc:
+                raise _located(exc, first) from None
+            dropped = len(chunk) - len(data)
+            _frequency(data, weights, weight_kind, first, rows)
+        scan.dropped += dropped
+        position = scan.seen + np.arange(len(chunk))
+        keep = np.flatnonzero(position % scan.stride == 0)
+        scan.sample.append(chunk.iloc[keep].set_axis(position[keep]))
+        scan.seen += len(chunk)
+        while sum(len(s) for s in scan.sample) > SAMPLE_ROWS:  # every other sampled row goes
+            scan.stride *= 2
+            scan.sample = [s.loc[s.index.to_numpy() % scan.stride == 0] for s in scan.sample]
+    if scan.rows == 0:
+        raise RegressionError("the data has no rows")
+    return scan
+
+
+def regress_chunks(formula: str, chunks: ChunkSource, mechanism: Mechanism | Mapping[str, Mechanism], *,
+                   columns: Sequence[str], reference: str | None = None, semantics: str = "sldp",
+                   allocation: str | float = "uniform", method: str = "newton", level: float = 0.95,
+                   answers: Mapping[str, Sequence[str]] | None = None, missing: str = "error",
+                   penalty: str | None = None, weights: str | None = None, weight_kind: str = "sampling",
+                   cluster: str | None = None, cov: str | None = None, group: str | None = None,
+                   noncompliance: str | None = None, max_patterns: int = MAX_PATTERNS,
+                   counted: Any = None) -> RegressionResult:
+    """:func:`~designer.regression.model.regress` on data read in chunks (module docstring).
+
+    Parameters
+    ----------
+    formula, mechanism, reference, semantics, allocation, method, level, answers, missing, penalty, weights,
+    weight_kind, cluster, cov, group, noncompliance
+        As for :func:`~designer.regression.model.regress`.
+    chunks : ChunkSource
+        Returns a fresh iterator of ``(first_row, chunk)`` each time it is called (a pass over the data).
+    columns : sequence of str
+        The data's column names (the formula is read against them).
+    max_patterns : int
+        Most distinct rows for the counted fit; above, the streamed Newton fit.
+    counted : DataFrame, optional
+        The counted distinct rows already gathered (e.g. on a Dask cluster, :func:`count_rows` per partition
+        and :func:`merge_counts`), with ``counted.attrs["rows"]`` and ``["dropped"]``; the data is then read
+        only if they are more than ``max_patterns``.
+
+    Returns
+    -------
+    RegressionResult
+        As the in-memory fit's; ``statsmodels`` is None (its object would hold every row) and ``dropped``
+        counts the data's rows.
+    """
+    options = count_options(formula, columns, missing=missing, weights=weights, weight_kind=weight_kind,
+                            cluster=cluster, group=group)
+    lhs, rhs, keys, kind, extra = (options[k] for k in ("lhs", "rhs", "keys", "weight_kind", "extra"))
+    countable = penalty is None and (weights is None or kind is WeightKind.FREQUENCY)
+    common: dict[str, Any] = dict(reference=reference, semantics=semantics, allocation=allocation, method=method,
+                                  level=level, answers=answers, cov=cov, group=group, noncompliance=noncompliance,
+                                  cluster=cluster)
+    if counted is not None and countable and len(counted) <= max_patterns:
+        return _counted_fit(formula, counted, mechanism, int(counted.attrs["rows"]), int(counted.attrs["dropped"]),
+                            weights, common)
+    scan = _scan(chunks, lhs=lhs, rhs=rhs, keys=keys, missing=missing, weights=weights, weight_kind=kind,
+                 extra=extra, count=countable, max_patterns=max_patterns)
+    if scan.counting:
+        table = merge_counts(scan.parts, keys)
+        return _counted_fit(formula, table, mechanism, scan.rows, scan.dropped, weights, common)
+    if penalty is not None or method != "newton" or group is not None or noncompliance is not None \
+            or not isinstance(mechanism, Mechanism):
+        raise RegressionError(
+            f"the data has more than {max_patterns:,} distinct rows of the formula's variables, so it is fitted by "
+            "streamed Newton steps, which do not cover --penalty, --method em, several mechanisms or "
+            "non-compliance; fit a sample in memory, or round continuous covariates so that rows repeat")
+    import pandas as pd
+
+    sample = pd.concat(scan.sample, ignore_index=True)
+    return streamed_fit(formula, chunks, mechanism, sample, scan.dropped, lhs=lhs, rhs=rhs, extra=extra,
+                        weights=weights, kind=kind, missing=missing, reference=reference, semantics=semantics,
+                         allocation=allocation, level=level, answers=answers, cov=cov, cluster=cluster)
+
+
+def _counted_fit(formula: str, table: Any, mechanism: Any, rows: int, dropped: int, weights: str | None,
+                 common: dict[str, Any]) -> RegressionResult:
+    """The in-memory fit of the counted distinct rows, with every field as the fit of all the rows."""
+    first = table[FIRST].to_numpy(dtype=np.int64)
+    try:
+        fit = regress(formula, table, mechanism, weights=COUNT, weight_kind="frequency", missing="error", **common)
+    except RegressionError as exc:
+        raise RegressionError(exc.reason, row=None if exc.row is None else int(first[exc.row])) from None
+    variance = fit.variance if weights is not None else fit.variance.replace(", frequency weights", "")
+    return dataclasses.replace(fit, dropped=dropped, statsmodels=None, variance=variance)
+
+

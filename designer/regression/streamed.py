@@ -1,0 +1,306 @@
+"""The streamed Newton fit of :mod:`designer.regression.chunked`: the log-likelihood, score and Hessian summed
+over chunks, one pass over the data per Newton step (docs/theory.md section 9.3)."""
+
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from ..exceptions import RegressionError
+from ..mechanism import Mechanism
+from ..survey import first_bad_weight, variance_words
+from ..vocabulary import Covariance, Semantics, WeightKind
+from .data import answer_columns, prepare
+from .design import build_rows, weighted_gram
+from .likelihood import DECREMENT_TOL, Likelihood, fit_newton
+from .model import RegressionResult, _shares, _start, fit_statistics, judge
+from .variance import sandwich, score_meat
+
+__all__ = ["MAX_PASSES", "START_LIMIT", "streamed_fit"]
+
+#: Most passes over the data the streamed Newton fit makes before it reports ``not_converged``.
+MAX_PASSES = 60
+#: A sample's estimate larger than this (in absolute value) is not used as the start (separation in the sample).
+START_LIMIT = 30.0
+
+
+def _located(exc: RegressionError, first: int, rows: NDArray[np.int64] | None = None) -> RegressionError:
+    """``exc`` with its row moved from a chunk's (or kept rows') position to the data's."""
+    if exc.row is None:
+        return exc
+    row = int(rows[exc.row]) if rows is not None else int(exc.row)
+    return RegressionError(exc.reason, row=first + row)
+
+
+def _frequency(data: Any, weights: str | None, weight_kind: WeightKind, first: int, rows: NDArray[np.int64]
+               ) -> NDArray[np.float64] | None:
+    """The weights of a prepared chunk, refused (with the data's row) unless positive numbers."""
+    import pandas as pd
+
+    if weights is None:
+        return None
+    w = pd.to_numeric(data[weights], errors="coerce").to_numpy(dtype=np.float64)
+    bad = first_bad_weight(w)
+    if bad is not None:
+        raise RegressionError(f"weight {str(data[weights].iloc[bad])!r} in column {weights!r} is not a positive "
+                              "number: every weight must be > 0 (leave out rows outside the population)",
+                              row=first + int(rows[bad]))
+    return w
+
+
+@dataclass
+class _Sums:
+    """Sums over the data at one parameter vector."""
+
+    loglik: float
+    score: NDArray[np.float64]
+    hessian: NDArray[np.float64]
+
+
+#: One chunk as the streamed fit uses it: design rows, answer columns, weights (or None), cluster labels (or None).
+Part = tuple[Any, NDArray[np.int64], Any, Any]
+
+
+class _Streamed:
+    """The likelihood of :class:`~designer.regression.likelihood.Likelihood` summed over chunks, one pass per
+    parameter vector (the last pass is kept: the Newton step and its line search share it)."""
+
+    def __init__(self, parts: Callable[[], Iterator[Part]], channel: NDArray[np.float64], reference: int) -> None:
+        self.parts, self.channel, self.reference = parts, channel, reference
+        self.passes = 0
+        self._last: tuple[bytes, _Sums] | None = None
+
+    def sums(self, params: NDArray[np.float64]) -> _Sums:
+        key = np.asarray(params, dtype=np.float64).tobytes()
+        if self._last is not None and self._last[0] == key:
+            return self._last[1]
+        loglik, score, hessian = 0.0, np.zeros(params.size), np.zeros((params.size, params.size))
+        for z, codes, w, _ in self.parts():
+            lik = Likelihood(z, self.channel[:, codes], self.reference, w)
+            loglik += lik.loglike(params)
+            score += lik.score(params)
+            hessian += lik.hessian(params)
+        self.passes += 1
+        out = _Sums(loglik, score, hessian)
+        self._last = (key, out)
+        return out
+
+    def loglike(self, params: NDArray[np.float64]) -> float:
+        return self.sums(params).loglik
+
+
+@dataclass
+class _Final:
+    """What the last pass adds up at the estimate: column norms, respondents, answers per column, the scores'
+    outer product (per cluster with clusters) and the number of clusters."""
+
+    norms: NDArray[np.float64]
+    respondents: float
+    totals: NDArray[np.float64]
+    meat: NDArray[np.float64] | None
+    clusters: int
+
+
+def _final_pass(streamed: _Streamed, params: NDArray[np.float64], *, frequency: bool, meat: bool,
+                clustered: bool) -> _Final:
+    p, f = params.size, streamed.channel.shape[1]
+    squares, totals, rows = None, np.zeros(f), 0.0
+    outer = np.zeros((p, p))
+    sums: dict[Any, NDArray[np.float64]] = {}
+    for z, codes, w, labels in streamed.parts():
+        counts = w if frequency else None  # a frequency weight counts rows; a sampling weight does not
+        gram = weighted_gram(z, np.ones(codes.size) if counts is None else counts).diagonal()
+        squares = np.asarray(gram) if squares is None else squares + np.asarray(gram)
+        rows += codes.size if counts is None else float(counts.sum())
+        totals += np.bincount(codes, weights=w, minlength=f)
+        if not meat:
+            continue
+        lik = Likelihood(z, streamed.channel[:, codes], streamed.reference, w)
+        if not clustered:
+            outer += score_meat(lik, params, frequency=frequency)
+            continue
+        r = lik.residuals(params)  # weighted, (k-1, n): a row's score is z_i times its column
+        scores = np.hstack([np.asarray(z.multiply(r[j][:, None]).toarray() if hasattr(z, "multiply")
+                                       else z * r[j][:, None]) for j in range(r.shape[0])])
+        keys, inverse = np.unique(np.asarray(labels), return_inverse=True)
+        block = np.zeros((keys.size, p))
+        np.add.at(block, inverse, scores)
+        for label, row in zip(keys.tolist(), block):
+            sums[label] = sums[label] + row if label in sums else row
+    assert squares is not None
+    if clustered and meat:
+        stacked = np.vstack(list(sums.values()))
+        outer = stacked.T @ stacked
+    return _Final(np.sqrt(np.maximum(squares, 0.0)), rows, totals, outer if meat else None, len(sums))
+
+
+def streamed_fit(formula: str, chunks: Callable[[], Any], mechanism: Mechanism, sample: Any, dropped: int, *, lhs: str,
+                  rhs: str, extra: list[str], weights: str | None, kind: WeightKind, missing: str,
+                  reference: str | None, semantics: str, allocation: str | float, level: float,
+                  answers: Mapping[str, Sequence[str]] | None, cov: str | None, cluster: str | None
+                  ) -> RegressionResult:
+    """Newton steps, each one pass over the data, from the fit of the first pass's sample."""
+    import patsy
+
+    from ..sampling import precise_distributions
+
+    sem = Semantics.parse(semantics, "semantics")
+    precise = sem is Semantics.WLDP
+    channel = precise_distributions(mechanism, allocation) if precise else mechanism.matrix
+    reference = mechanism.inputs[-1] if reference is None else str(reference)
+    if reference not in mechanism.inputs:
+        raise RegressionError(f"reference {reference!r} is not an input of the mechanism {list(mechanism.inputs)}")
+    ref = mechanism.inputs.index(reference)
+    frequency = weights is not None and kind is WeightKind.FREQUENCY
+    chosen = Covariance.settle(cov, sampling_weights=weights is not None and not frequency,
+                               clusters=cluster is not None)
+
+    def prepared() -> Iterator[tuple[int, Any, NDArray[np.int64]]]:
+        for first, chunk in chunks():
+            try:
+                data, _, rows = prepare(rhs, lhs, chunk, missing, extra=extra)
+            except RegressionError as exc:
+                raise _located(exc, first) from None
+            yield first, data, rows
+
+    small, rewritten, _ = prepare(rhs, lhs, sample.reset_index(drop=True), "drop", extra=extra)
+    try:
+        info = patsy.incr_dbuilder(rewritten, lambda: (data for _, data, _ in prepared()),
+                                   eval_env=patsy.EvalEnvironment([{"np": np}]), NA_action="raise")
+    except patsy.PatsyError as exc:
+        raise RegressionError(f"formula {rhs!r}: {str(exc).strip().splitlines()[0]}") from None
+    names = [str(c).replace('Q("', "").replace('")', "") for c in info.column_names]
+
+    def built() -> Iterator[Part]:
+        for first, data, rows in prepared():
+            try:
+                codes = answer_columns(mechanism, data[lhs].to_numpy(), precise=precise, words=answers)
+            except RegressionError as exc:
+                raise _located(exc, first, rows) from None
+            labels = None if cluster is None else data[cluster].astype(str).to_numpy()
+            yield build_rows(info, data), codes, _frequency(data, weights, kind, first, rows), labels
+
+    with tempfile.TemporaryDirectory(prefix="designer-regress-") as folder:
+        cache = _PartCache(Path(folder), built)
+        return _streamed_passes(formula, cache.parts, mechanism, small, dropped, info, names, channel, ref, reference,
+                                sem, frequency, chosen, kind, weights, lhs, precise, answers, cluster, level)
+
+
+class _PartCache:
+    """The chunks' design rows, answer columns, weights and cluster labels, built once and kept on disk (a
+    temporary folder, removed with the fit): later passes read arrays instead of parsing the data again. A
+    chunk that cannot be written (a full disk) is simply built again on every pass."""
+
+    def __init__(self, folder: Path, built: Callable[[], Iterator[Part]]) -> None:
+        self.folder, self.built, self.count, self.complete = folder, built, 0, False
+
+    def parts(self) -> Iterator[Part]:
+        if self.complete:
+            for i in range(self.count):
+                with np.load(self.folder / f"{i}.npz", allow_pickle=True) as f:
+                    z = f["z"] if "z" in f else _sparse(f)
+                    w = f["w"] if "w" in f else None
+                    labels = f["labels"] if "labels" in f else None
+                    yield z, f["codes"], w, labels
+            return
+        count, stored = 0, True
+        for z, codes, w, labels in self.built():
+            if stored:
+                try:
+                    arrays: dict[str, Any] = {"codes": codes}
+                    if sp.issparse(z):
+                        arrays.update(data=z.data, indices=z.indices, indptr=z.indptr, shape=np.array(z.shape))
+                    else:
+                        arrays["z"] = z
+                    if w is not None:
+                        arrays["w"] = w
+                    if labels is not None:
+                        arrays["labels"] = labels
+                    np.savez(self.folder / f"{count}.npz", **arrays)
+                except OSError:
+                    stored = False
+            count += 1
+            yield z, codes, w, labels
+        self.count, self.complete = count, stored
+
+
+def _sparse(f: Any) -> Any:
+    return sp.csr_matrix((f["data"], f["indices"], f["indptr"]), shape=tuple(f["shape"]))
+
+
+def _streamed_passes(formula: str, parts: Callable[[], Iterator[Part]], mechanism: Mechanism, small: Any,
+                     dropped: int, info: Any, names: list[str], channel: NDArray[np.float64], ref: int,
+                     reference: str, sem: Semantics, frequency: bool, chosen: Covariance, kind: WeightKind,
+                     weights: str | None, lhs: str, precise: bool, answers: Mapping[str, Sequence[str]] | None,
+                     cluster: str | None, level: float) -> RegressionResult:
+    """The Newton passes, the estimate's status and its variance (see :func:`streamed_fit`)."""
+    streamed = _Streamed(parts, channel, ref)
+    # the start: the sample's fit in memory, its rows built with the whole data's design
+    codes_small = answer_columns(mechanism, small[lhs].to_numpy(), precise=precise, words=answers)
+    lik_small = Likelihood(build_rows(info, small), channel[:, codes_small], ref,
+                           None if weights is None else small[weights].to_numpy(dtype=np.float64))
+    start = _start(lik_small, channel, codes_small)
+    guess, _, ok = fit_newton(lik_small, start)
+    params = guess if ok and np.all(np.isfinite(guess)) and np.abs(guess).max() < START_LIMIT else start
+    params, iterations, decrement_ok = _newton(streamed, params)
+    final = _final_pass(streamed, params, frequency=frequency, meat=chosen is not Covariance.OIM,
+                        clustered=cluster is not None)
+    if cluster is not None and final.clusters < 2:
+        raise RegressionError(f"cluster column {cluster!r} has {final.clusters} cluster; a cluster-robust variance "
+                              "needs at least 2 (and is only trustworthy with many)")
+    fit, shown = judge(streamed.loglike, params, -streamed.sums(params).hessian, decrement_ok, final.norms, channel,
+                       list(mechanism.inputs), reference, names)
+    cov_matrix, warning = sandwich(chosen, fit.covariance, lambda: final.meat, final.clusters, final.respondents)
+    outcomes = [x for x in mechanism.inputs if x != reference]
+    null_loglik = _shares(channel, np.arange(channel.shape[1]), final.totals)[1]
+    result = fit_statistics(params, cov_matrix, names, outcomes, level, shown, loglik=streamed.loglike(params),
+                            null_loglik=null_loglik, n=round(final.respondents), k=channel.shape[0],
+                            sandwich=chosen is Covariance.ROBUST)
+    return dataclasses.replace(
+        result, converged=fit.status == "converged", iterations=iterations, method="newton", reference=reference,
+        outcomes=tuple(mechanism.inputs), semantics=sem.value, formula=formula, design_info=info, statsmodels=None,
+        dropped=dropped, status=fit.status, warnings=fit.warnings + ((warning,) if warning else ()),
+        variance=variance_words(chosen, final.clusters, kind if weights is not None else None))
+
+
+def _newton(streamed: _Streamed, params: NDArray[np.float64]) -> tuple[NDArray[np.float64], int, bool]:
+    """Newton steps with a halving line search, one pass per trial point, until the decrement is below
+    :data:`~designer.regression.likelihood.DECREMENT_TOL` (``True``) or :data:`MAX_PASSES` passes (``False``).
+    Where the information is not positive definite, it is damped (Levenberg) until it is."""
+    current = streamed.sums(params)
+    iterations = 0
+    while streamed.passes < MAX_PASSES:
+        info = -current.hessian
+        scale = max(float(np.abs(np.diag(info)).max()), 1e-300)
+        damping = 0.0
+        while True:
+            try:
+                chol = np.linalg.cholesky(info + damping * scale * np.eye(info.shape[0]))
+                break
+            except np.linalg.LinAlgError:
+                damping = 1e-8 if damping == 0.0 else damping * 10
+                if damping > 1e8:
+                    return params, iterations, False
+        step = np.linalg.solve(chol.T, np.linalg.solve(chol, current.score))
+        if damping == 0.0 and float(current.score @ step) <= DECREMENT_TOL:  # the tiny last step: exact to its square
+            return params + step, iterations, True
+        t = 1.0
+        while True:
+            trial = streamed.sums(params + t * step)
+            if trial.loglik >= current.loglik or streamed.passes >= MAX_PASSES:
+                break
+            t /= 2
+            if t < 1e-6:
+                return params, iterations, False
+        if trial.loglik < current.loglik:
+            return params, iterations, False
+        params, current, iterations = params + t * step, trial, iterations + 1
+    return params, iterations, False
