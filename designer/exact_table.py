@@ -68,8 +68,8 @@ class OsRandom:
 class SeededRandom:
     """numpy's PCG64 from a seed: reproducible, for simulation only (anyone who knows the seed can redo the draw)."""
 
-    seed: int
-    name: str = field(init=False, default="seeded simulation (numpy PCG64)")
+    seed: int | np.random.SeedSequence
+    name: str = field(default="seeded simulation (numpy PCG64)")
 
     def __post_init__(self) -> None:
         self._rng = np.random.default_rng(self.seed)

@@ -775,3 +775,44 @@ def test_power_arguments_are_refused_in_full_words():
             assert str(info.value) == words, (kw, str(info.value))
     # the second group's null share may be 1 exactly when the alternative is below it
     assert 0 < power_at(acc, 100, 0.1, groups=2, null=0.6, null_difference=0.4, alternative="less") < 1
+
+
+def test_a_power_curve_is_warners_formula_at_every_n_and_effect(tmp_path, capsys):
+    """plan --curve: the power at each n for each difference, from Warner's Eq 1 variance at the null and at the
+    alternative (NormalDist, both tails), the row at the planned n equal to power_at_n, and the PNG written."""
+    import json
+    import math
+    from statistics import NormalDist
+
+    from designer.cli import main
+
+    png = tmp_path / "curve.png"
+    assert main(["plan", "problems/warner.toml", "--detect", "0.1", "--curve", "100:2100:5", "--curve-detect",
+                 "0.05,0.2", "--curve-plot", str(png), "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    p = math.e / (1 + math.e)
+
+    def variance(pi: float) -> float:
+        return pi * (1 - pi) + p * (1 - p) / (2 * p - 1) ** 2
+
+    z = NormalDist().inv_cdf(0.975)
+    rows = out["power_curve"]
+    assert [(r["detect"], r["n"]) for r in rows] == [(d, n) for d in (0.1, 0.05, 0.2) for n in (100, 600, 1100, 1600,
+                                                                                                 2100)]
+    for r in rows:
+        s0, s1 = math.sqrt(variance(0.5)), math.sqrt(variance(0.5 + r["detect"]))
+        shift = r["detect"] * math.sqrt(r["n"])
+        expected = NormalDist().cdf((shift - z * s0) / s1) + NormalDist().cdf((-shift - z * s0) / s1)
+        assert r["power"] == pytest.approx(expected, abs=1e-9)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert main(["plan", "problems/warner.toml", "--detect", "0.1", "--curve", str(out["n"]), "--format",
+                 "json"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["power_curve"][0]["power"] == again["power_at_n"]["power"]
+    for argv, words in ((["--detect", "0.1", "--curve-plot", str(tmp_path / "x.png")], "add --curve"),
+                        (["--width", "0.05", "--curve", "100,200"], "--curve has no effect on this plan"),
+                        (["--detect", "0.1", "--curve", "0:10:3"], "every value must be in [1,"),
+                        (["--detect", "0.1", "--curve", "100", "--curve-detect", "1.5"], "--curve-detect")):
+        assert main(["plan", "problems/warner.toml", *argv]) == 2
+        assert words in capsys.readouterr().err
+    assert not (tmp_path / "x.png").exists()

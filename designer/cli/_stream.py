@@ -13,8 +13,9 @@ if TYPE_CHECKING:
     import pandas as pd
     from numpy.typing import NDArray
 
-__all__ = ["CHUNK_ROWS", "SEPARATORS", "CsvSink", "ParquetSink", "answer_codes", "is_parquet", "is_qualtrics_export",
-           "parquet_answers", "parquet_text", "read_chunks", "sniff", "table_sink", "text_writer"]
+__all__ = ["CHUNK_ROWS", "SEPARATORS", "CsvSink", "ParquetSink", "answer_codes", "dataset_parts", "is_parquet",
+           "is_qualtrics_export", "parquet_answers", "parquet_text", "read_chunks", "sniff", "table_sink",
+           "text_writer"]
 
 #: Respondents per chunk (about 100 MB of strings at most for a few short columns).
 CHUNK_ROWS = 500_000
@@ -99,6 +100,23 @@ def is_parquet(path: str) -> bool:
     return str(path).lower().endswith((".parquet", ".pq"))
 
 
+def dataset_parts(path: str) -> list[str]:
+    """The ``.parquet`` / ``.pq`` files under a dataset folder, in name order (refused when there are none)."""
+    from pathlib import Path
+
+    parts = sorted(str(p) for p in Path(path).rglob("*") if p.is_file() and is_parquet(str(p)))
+    if not parts:
+        raise CommandError(f"{path}: a folder without .parquet parts; give a CSV or Parquet file, or the folder of a "
+                           "partitioned Parquet dataset")
+    return parts
+
+
+def _parquet_rows(path: str) -> int:
+    import pyarrow.parquet as pq
+
+    return int(pq.ParquetFile(path).metadata.num_rows)
+
+
 def _parquet_chunks(path: str, columns: list[str], chunk_rows: int) -> Iterator[tuple[int, pd.DataFrame]]:
     """Row batches of a Parquet file as text, like a CSV read: missing values empty, numbers as written by
     ``str`` (``line`` numbers count the header as line 1, as for CSV, so messages name the same row)."""
@@ -133,11 +151,21 @@ def read_chunks(path: str, columns: list[str], *, chunk_rows: int = CHUNK_ROWS
     """The named columns of a CSV or Parquet file as string DataFrames of at most ``chunk_rows`` rows.
 
     Yields ``(first_line, chunk)`` with the file line number of the chunk's first row (the header is
-    line 1; for Parquet, the row number plus one). Errors (missing file or column, malformed rows, no rows)
-    are one :class:`CommandError` line.
+    line 1; for Parquet, the row number plus one; for a Parquet dataset folder, its parts in name order, the rows
+    counted across them). Errors (missing file or column, malformed rows, no rows) are one :class:`CommandError`
+    line.
     """
+    import os
+
     import pandas as pd
 
+    if os.path.isdir(path):
+        rows = 0
+        for part in dataset_parts(path):
+            for line, chunk in _parquet_chunks(part, columns, chunk_rows):
+                yield line + rows, chunk
+            rows += _parquet_rows(part)
+        return
     if is_parquet(path):
         yield from _parquet_chunks(path, columns, chunk_rows)
         return

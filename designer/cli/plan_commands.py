@@ -17,6 +17,7 @@ from ._common import (
     level_arg,
     parse_grid,
     parse_prior,
+    parse_values,
     positive_arg,
     probability_arg,
     read_mechanism,
@@ -46,7 +47,7 @@ _USES: dict[PlanMode, set[str]] = {
                                "dont_know_value"},
     PlanMode.POWER: {"prior", "detect", "power", "alpha", "groups", "share", "null", "n", "width", "level", "grid",
                      "plot", "check", "seed", "report", "force", "semantics", "epsilon", "dont_know_value",
-                     "alternative", "null_variance", "null_difference"},
+                     "alternative", "null_variance", "null_difference", "curve", "curve_detect", "curve_plot"},
 }
 _WHY: dict[PlanMode, str] = {
     PlanMode.ALLOCATION: "a questionnaire plan splits its own budget at its questions' priors; it reads --width "
@@ -60,7 +61,7 @@ _WHY: dict[PlanMode, str] = {
 
 def _given(args: argparse.Namespace) -> set[str]:
     flags = ("prior", "width", "n", "detect", "share", "null", "semantics", "grid", "plot", "check", "seed",
-             "report", "epsilon", "dont_know_value", *_DEFAULTS)
+             "report", "epsilon", "dont_know_value", "curve", "curve_detect", "curve_plot", *_DEFAULTS)
     return {f for f in flags if getattr(args, f, None) is not None} | ({"force"} if args.force else set())
 
 
@@ -83,8 +84,10 @@ def _refuse_unused(args: argparse.Namespace, kind: PlanSource, mode: PlanMode) -
         raise CommandError("--grid and --plot tabulate respondents against eps for a half-width: add --width W")
     if "seed" in given and "check" not in given:
         raise CommandError("--seed seeds the simulation of --check; add --check REPS or drop --seed")
-    if "force" in given and not ({"report", "plot"} & given):
-        raise CommandError("--force lets --report or --plot replace a file; neither was given")
+    if "force" in given and not ({"report", "plot", "curve_plot"} & given):
+        raise CommandError("--force lets --report, --plot or --curve-plot replace a file; none was given")
+    if ({"curve_detect", "curve_plot"} & given) and "curve" not in given:
+        raise CommandError("--curve-detect and --curve-plot belong to a power curve: add --curve N1:N2:COUNT")
     if mode in (PlanMode.SAMPLE_SIZE, PlanMode.SMALLEST_BUDGET) and "level" in given and "width" not in given:
         raise CommandError("--level sets the confidence level of --width; add --width W")
     if mode is PlanMode.POWER and "level" in given and not ({"width", "check"} & given):
@@ -126,7 +129,7 @@ def cmd_plan(args: argparse.Namespace) -> str:
     kind, source = _source(args)
     mode = _mode(args, kind, source)
     _refuse_unused(args, kind, mode)
-    for path in (args.report, args.plot):
+    for path in (args.report, args.plot, args.curve_plot):
         if path:
             check_out(path, [args.source], args.force)
     for flag, value in _DEFAULTS.items():
@@ -145,7 +148,10 @@ def cmd_plan(args: argparse.Namespace) -> str:
                           prior=None if prior is None else tuple(prior),
                           semantics=Semantics.parse(args.semantics or "sldp"),
                           grid=None if args.grid is None else tuple(parse_grid(args.grid, "--grid")),
-                          check=args.check, seed=args.seed)
+                          check=args.check, seed=args.seed,
+                          curve=None if args.curve is None else tuple(_curve_ns(args.curve)),
+                          curve_detect=tuple(parse_values(args.curve_detect, "--curve-detect", low=0.0, high=1.0,
+                                                          low_open=True, high_open=True)) if args.curve_detect else ())
     plan = make_plan(source, request, name=args.source, table=bool(args.plot or args.report))
     return _render(args, plan.to_dict(), plan.design, plan.by_epsilon, None)
 
@@ -216,8 +222,34 @@ def _report_rows(out: dict[str, Any]) -> list[list[Any]]:
     return rows
 
 
+def _curve_ns(text: str) -> list[int]:
+    """Respondent numbers of ``--curve``: start:stop:count or a list, whole numbers >= 1, sorted, each once."""
+    values = parse_values(text, "--curve", low=1.0, high=1e12, low_open=False, high_open=False)
+    return sorted({round(v) for v in values})
+
+
+def _curve_lines(out: dict[str, Any]) -> list[str]:
+    """The power curve as a table: one row per n, one column per difference."""
+    effects = list(dict.fromkeys(r["detect"] for r in out["power_curve"]))
+    ns = list(dict.fromkeys(r["n"] for r in out["power_curve"]))
+    power = {(r["detect"], r["n"]): r["power"] for r in out["power_curve"]}
+    who = "n per group" if out["groups"] == 2 else "n"
+    return [f"power curve ({out['alternative']}, alpha {out['alpha']:g}):",
+            render_table([who, *(f"detect {d:g}" for d in effects)],
+                         [[n, *(f"{power[(d, n)]:.4f}" for d in effects)] for n in ns])]
+
+
 def _render(args: argparse.Namespace, out: dict[str, Any], design: Any, by_epsilon: Any, allocation: Any) -> str:
     notes = []
+    if getattr(args, "curve_plot", None) and out.get("power_curve"):
+        from .._io import atomic_write_bytes
+        from ..planning.report import power_curve_figure
+
+        figure = power_curve_figure(out["power_curve"], f"{args.source}: power of the test of {out['share']!r} "
+                                    f"(null {out['null']:g}, {out['alternative']}, alpha {out['alpha']:g})",
+                                    power=out["power"], n=out["n"], groups=out["groups"])
+        atomic_write_bytes(args.curve_plot, figure, overwrite=args.force)
+        notes.append(f"power curve written to {args.curve_plot}")
     if args.plot and by_epsilon:
         from .._io import atomic_write_bytes
         from ..planning.report import sample_size_figure
@@ -243,9 +275,14 @@ def _render(args: argparse.Namespace, out: dict[str, Any], design: Any, by_epsil
         if by_epsilon:
             headers = ["epsilon", "variance", "n", "basis", "reason"]
             return render_csv(headers, [[r[h] for h in headers] for r in by_epsilon])
+        if out.get("power_curve"):
+            return render_csv(["detect", "n", "power"], [[r["detect"], r["n"], r["power"]]
+                                                         for r in out["power_curve"]])
         keys = [k for k, v in out.items() if not isinstance(v, (dict, list)) and k != "source"]
         return render_csv(keys, [[out[k] for k in keys]])
     lines = [_headline(out), *_details(out)]
+    if out.get("power_curve"):
+        lines += _curve_lines(out)
     if out["mode"] == "allocation":
         with_n = "width" in out
         lines.append(render_table(
@@ -312,6 +349,12 @@ def _configure_plan(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plot", help="PNG of respondents against eps (written where you say; the path is printed)")
     p.add_argument("--check", type=int_arg(2, 10**6), help="simulate this many surveys at the planned n")
     p.add_argument("--seed", type=seed_arg, help="seed of --check")
+    p.add_argument("--curve", metavar="N1:N2:COUNT",
+                   help="power mode: the power at COUNT respondent numbers from N1 to N2 (or a list 100,500,1000), "
+                        "per group with --groups 2")
+    p.add_argument("--curve-detect", metavar="D1,D2",
+                   help="with --curve: more differences to detect, a line each (start:stop:count or a list)")
+    p.add_argument("--curve-plot", metavar="PNG", help="with --curve: PNG of the power against the respondents")
     p.add_argument("--report", help="self-contained HTML report")
     p.add_argument("--force", action="store_true", help="let --plot / --report replace existing files")
     add_format(p)

@@ -15,7 +15,8 @@ import numpy as np
 
 from .._render import render_csv, render_json
 from ._common import CommandError, add_format, check_out, epsilon_arg, parse_allocation, seed_arg, with_status
-from ._stream import read_chunks, table_sink
+from ._stream import is_parquet, read_chunks, table_sink
+from .randomize_parts import Stratified, draw_chunk, randomize_dataset
 
 SEED_WARNING = ("designer: warning: --seed makes this draw reproducible: anyone who knows the seed can undo it "
                 "and recover the true answers; never release it")
@@ -99,18 +100,6 @@ def _categories_table(mech: Any, epsilon: float | None, exact: tuple[Any, Any]) 
     return dataclasses.replace(table, outputs=tuple(s[0] for s in mech.focal_sets))
 
 
-class Stratified(NamedTuple):
-    """One variable's designs, one per stratum (an invariant problem with ``--strata``): stratum name to
-    ``(table, mechanism, basis, prior kept, design result)``."""
-
-    designs: dict[str, tuple[Any, Any, str, Any, Any]]
-
-    @property
-    def epsilon(self) -> float:
-        """The variable's loss per respondent: a respondent meets one stratum's design, so the largest of them."""
-        return max(t.epsilon for t, *_ in self.designs.values())
-
-
 def _stratified(args: argparse.Namespace, variables: list[tuple[str, str]]) -> dict[str, Stratified]:
     """``--strata COLUMN``: every invariant variable (a TOML problem with ``invariant = true``) designed once per
     stratum of the file, each stratum's prior from the problem's ``[strata]`` table or, with ``--invariant-prior
@@ -185,12 +174,14 @@ def _stratified(args: argparse.Namespace, variables: list[tuple[str, str]]) -> d
 def cmd_randomize(args: argparse.Namespace) -> str:
     from .._io import atomic_writer
     from ..exact_table import OsRandom, SeededRandom
-    from .survey_commands import _codes
 
     if args.seed is not None and not args.simulation:
         raise CommandError("--seed lets anyone who knows the seed undo the draw: add --simulation to say this is a "
                            "simulation, or leave --seed out (the default draws from the operating system's CSPRNG)")
     variables = _variables(args)
+    if args.scheduler and not _folder_out(args):
+        raise CommandError("--scheduler randomizes a Parquet dataset part by part on the cluster: give the dataset's "
+                           "folder and a new folder as --out (without .csv or .parquet)")
     manifest = args.manifest or f"{args.out}.manifest.json"
     designs_dir = args.designs or f"{args.out}.designs"
     inputs = [args.answers, *(p for _, p in variables)]
@@ -221,33 +212,28 @@ def cmd_randomize(args: argparse.Namespace) -> str:
         source: Any = SeededRandom(args.seed)
     else:
         source = OsRandom()
-    n = 0
     written = [*keep, *([args.strata] if args.strata and args.strata not in keep else [])]
     names = [*written, *(("response",) if not args.variable else randomized)]
-    with atomic_writer(args.out, overwrite=False) as binary:
-        sink = table_sink(args.out, binary, names)
-        for line, chunk in read_chunks(args.answers, list(dict.fromkeys([*written, *randomized]))):
-            drawn = []
-            for (column, _), entry in zip(variables, tables):
-                first = next(iter(entry.designs.values())) if isinstance(entry, Stratified) else entry
-                rows = _codes(chunk[column], first[1].inputs, args.answers, line,
-                              f"an input of the mechanism (column {column!r})")
-                if isinstance(entry, Stratified):
-                    strata = chunk[args.strata].to_numpy(dtype=object)
-                    out = np.empty(len(chunk), dtype=object)
-                    for stratum in dict.fromkeys(strata.tolist()):
-                        table = entry.designs[stratum][0]
-                        mask = strata == stratum
-                        out[mask] = np.asarray(table.outputs, dtype=object)[table.sample(rows[mask], source)]
-                    drawn.append(out)
-                else:
-                    table = entry[0]
-                    drawn.append(np.asarray(table.outputs, dtype=object)[table.sample(rows, source)])
-            sink.write([chunk[k].to_numpy(dtype=object) for k in written] + drawn)
-            n += len(chunk)
-        sink.close()
+    columns = list(dict.fromkeys([*written, *randomized]))
+    parts: list[dict[str, Any]] | None = None
+    if _folder_out(args):
+        n, parts, source_name = randomize_dataset(
+            args.answers, args.out, scheduler=args.scheduler, seed=args.seed, columns=columns, written=written,
+            names=names, variables=variables, tables=tables, strata=args.strata)
+        source = dataclasses.replace(source, name=source_name) if isinstance(source, SeededRandom) else source
+    else:
+        n = 0
+        with atomic_writer(args.out, overwrite=False) as binary:
+            sink = table_sink(args.out, binary, names)
+            for line, chunk in read_chunks(args.answers, columns):
+                drawn = draw_chunk(chunk, line, args.answers, variables, tables, args.strata, source)
+                sink.write([chunk[k].to_numpy(dtype=object) for k in written] + drawn)
+                n += len(chunk)
+            sink.close()
     files = _write_stratum_designs(designs_dir, stratified) if stratified else {}
     record = _manifest(args, variables, tables, totals, source.name, n, files)
+    if parts is not None:
+        record["parts"] = parts
     with atomic_writer(manifest, overwrite=False) as binary:
         binary.write((json.dumps(record, indent=2) + "\n").encode())
     summary = {"n": n, "out": args.out, "manifest": manifest, "random_source": source.name,
@@ -273,6 +259,13 @@ def cmd_randomize(args: argparse.Namespace) -> str:
         lines.append(f"analyse {column} by stratum (each stratum its own distribution): designer regress {args.out} "
                      f"--formula '{column} ~ C({args.strata})' --group {args.strata} {mechanisms}")
     return with_status("\n".join(lines), 0)
+
+
+def _folder_out(args: argparse.Namespace) -> bool:
+    """A dataset folder randomized into a new folder of parts (``--out`` without a CSV or Parquet suffix)."""
+    import os
+
+    return os.path.isdir(args.answers) and not (is_parquet(args.out) or args.out.lower().endswith(".csv"))
 
 
 def _epsilon(entry: Any) -> float:
@@ -407,13 +400,15 @@ def _manifest(args: argparse.Namespace, variables: list[tuple[str, str]], tables
 
 
 def _configure_randomize(p: argparse.ArgumentParser) -> None:
-    p.add_argument("answers", help="CSV of true answers (one respondent per row)")
+    p.add_argument("answers", help="CSV or Parquet file of true answers (one respondent per row), or a Parquet "
+                                   "dataset folder")
     p.add_argument("--mechanism", help="mechanism CSV or JSON file (one variable, with --column)")
     p.add_argument("--column", help="column of the true answers (never written out)")
     p.add_argument("--variable", action="append", metavar="COLUMN=MECHANISM",
                    help="randomize COLUMN with MECHANISM (a mechanism file or a TOML problem, designed on the fly); "
                         "repeatable: the columns are replaced by their randomized values")
-    p.add_argument("--out", required=True, help="new CSV of randomized responses (an existing file is refused)")
+    p.add_argument("--out", required=True, help="new CSV or Parquet file of randomized responses (an existing file "
+                                               "is refused); for a dataset folder, a new folder of parts (no suffix)")
     p.add_argument("--keep", help="comma-separated columns to copy to the output (not a randomized column)")
     p.add_argument("--invariant-prior", choices=("problem", "data"), default="problem",
                    help="invariant designs (a TOML problem with invariant = true): keep the problem's prior "
@@ -431,6 +426,9 @@ def _configure_randomize(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=seed_arg, help="with --simulation only: a reproducible draw (anyone with the seed "
                                                  "can undo it); default: the operating system's CSPRNG")
     p.add_argument("--simulation", action="store_true", help="this is a simulation, not a release (allows --seed)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="a Dask scheduler (tcp://host:8786): randomize a Parquet dataset folder part by part on the "
+                        "cluster into the new folder --out (a seeded simulation: one child of the seed per part)")
     p.add_argument("--semantics", choices=("sldp", "wldp"), default="sldp",
                    help="sldp: report focal sets; wldp: report precise answers (default sldp)")
     p.add_argument("--allocation", default="uniform",

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 from ._common import CommandError
@@ -20,15 +19,9 @@ CHUNK_ROWS = 250_000
 
 def parquet_parts(path: str) -> list[str]:
     """The ``.parquet`` files of a dataset folder (sorted), or the file itself."""
-    from ._stream import is_parquet
+    from ._stream import dataset_parts
 
-    if not os.path.isdir(path):
-        return [path]
-    parts = sorted(str(p) for p in Path(path).rglob("*") if p.is_file() and is_parquet(str(p)))
-    if not parts:
-        raise CommandError(f"{path}: a folder without .parquet parts; give a CSV or Parquet file, or the folder of a "
-                           "partitioned Parquet dataset")
-    return parts
+    return dataset_parts(path) if os.path.isdir(path) else [path]
 
 
 def _parquet_file(path: str) -> Any:

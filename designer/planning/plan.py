@@ -6,6 +6,7 @@ the plan; every number is computed here, each design solved once.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +26,7 @@ from .sizes import (
 )
 from .survey import Allocation, Survey, allocate
 
-__all__ = ["Plan", "PlanRequest", "PowerAt", "SurveyPlan", "WidthAt", "make_plan", "plan_survey"]
+__all__ = ["Plan", "PlanRequest", "PowerAt", "SurveyPlan", "WidthAt", "make_plan", "plan_survey", "power_curve"]
 
 #: Budgets of the respondents-against-epsilon table when a report or a plot asks for it without a grid.
 DEFAULT_GRID = tuple(0.25 + i * (4 - 0.25) / 15 for i in range(16))
@@ -57,6 +58,9 @@ class PlanRequest:
         Budgets of a respondents-against-epsilon table (problems only; needs ``width``).
     check, seed : int or None
         Simulate ``check`` surveys at the planned ``n``, seeded.
+    curve, curve_detect : tuple of int, tuple of float
+        Power mode: the power at each ``n`` of ``curve`` (per group with two) for ``detect`` and each difference of
+        ``curve_detect`` (:attr:`Plan.power_curve`).
     """
 
     width: float | None = None
@@ -76,6 +80,8 @@ class PlanRequest:
     grid: tuple[float, ...] | None = None
     check: int | None = None
     seed: int | None = None
+    curve: tuple[int, ...] | None = None
+    curve_detect: tuple[float, ...] = ()
 
     def mode(self, source: Any) -> PlanMode:
         """Power with ``detect``; the smallest budget with ``n`` and ``width`` for a problem; else sample size."""
@@ -136,6 +142,8 @@ class Plan:
         The tested input (power plans); ``null`` its null share.
     by_epsilon : list of dict or None
         Rows of :func:`~designer.planning.sizes.price_of_privacy`.
+    power_curve : list of dict or None
+        Power mode with ``request.curve``: rows ``detect``, ``n``, ``power`` (:func:`power_curve`).
     check : dict or None
         :func:`~designer.planning.sizes.check_by_simulation`'s figures.
     """
@@ -157,6 +165,7 @@ class Plan:
     null: float | None = None
     by_epsilon: list[dict[str, Any]] | None = None
     check: dict[str, float] | None = None
+    power_curve: list[dict[str, float]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The plan as ``designer plan --format json`` writes it."""
@@ -189,7 +198,18 @@ class Plan:
             out["by_epsilon"] = self.by_epsilon
         if self.check is not None:
             out["check"] = self.check
+        if self.power_curve is not None:
+            out["power_curve"] = self.power_curve
         return out
+
+
+def power_curve(accuracy: Accuracy, ns: Sequence[int], effects: Sequence[float], alpha: float = 0.05,
+                **test: Any) -> list[dict[str, float]]:
+    """The power of the plan's test (:func:`~designer.planning.sizes.power_at`) at every ``n`` of ``ns`` (per group
+    with two) for every difference of ``effects``: rows ``{"detect", "n", "power"}``, effects outer, ``n`` inner.
+    ``test``: ``share``, ``null``, ``groups``, ``alternative``, ``null_variance``, ``null_difference``."""
+    return [{"detect": float(d), "n": int(n), "power": power_at(accuracy, int(n), d, alpha, **test)}
+            for d in effects for n in ns]
 
 
 def _width_at(acc: Accuracy, n: int, level: float) -> WidthAt:
@@ -244,6 +264,10 @@ def make_plan(source: Any, request: PlanRequest, *, name: str = "", table: bool 
                       share=acc.mechanism.inputs[share],
                       null=request.null if request.null is not None else float(acc.prior[share]))
         formula = "asymptotic MLE variance V/n (Wald test)"
+        if request.curve:
+            fields["power_curve"] = power_curve(acc, request.curve, (request.detect, *request.curve_detect),
+                                                request.alpha, share=share, null=request.null,
+                                                groups=request.groups, **test)
         if request.width is not None:
             fields["width_at_n"] = _width_at(acc, at, request.level)
     elif mode is PlanMode.SMALLEST_BUDGET:

@@ -55,6 +55,30 @@ def sample_size_figure(rows: list[dict[str, Any]], title: str) -> bytes:
     return buf.getvalue()
 
 
+def power_curve_figure(rows: list[dict[str, Any]], title: str, *, power: float, n: int, groups: int) -> bytes:
+    """PNG of the test's power against the respondents (per group with two), one line per difference to detect,
+    the power wanted dashed and the planned ``n`` marked."""
+    from ..plots import _pyplot
+
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for i, d in enumerate(dict.fromkeys(r["detect"] for r in rows)):
+        points = [(r["n"], r["power"]) for r in rows if r["detect"] == d]
+        ax.plot([p[0] for p in points], [p[1] for p in points], "o-", ms=3, color=f"C{i % 10}",
+                label=f"difference {d:g}")
+    ax.axhline(power, ls="--", color="0.4", lw=1, label=f"power wanted ({power:g})")
+    ax.axvline(n, ls=":", color="0.4", lw=1, label=f"planned n = {n:,}")
+    ax.set(ylim=(0, 1.02), xlabel="respondents" + (" per group" if groups == 2 else ""), ylabel="power",
+           title=title)
+    ax.title.set_fontsize(9)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return buf.getvalue()
+
+
 def allocation_figure(allocation: Any, title: str) -> bytes:
     """PNG of each question's variance against its budget (log scale), with the chosen split and the equal
     split marked: the picture of why the budget goes where it goes."""

@@ -371,8 +371,14 @@ def test_one_certificate_class_and_no_form_branches_in_certify():
                 assert not ("method" in keys and "exact" in values), path
     certify_src = (root / "design" / "certify.py").read_text()
     assert "isinstance(" not in certify_src
-    with pytest.raises(TypeError, match="Mechanism or a SymmetricMechanism"):
+    with pytest.raises(TypeError) as info:
         cert.float_loss(object(), SHAFER)  # type: ignore[arg-type]
+    assert str(info.value) == "certify takes a Mechanism or a SymmetricMechanism, got object"
+    full = Mechanism(np.array([[0.75, 0.25], [0.25, 0.75]]), inputs=["yes", "no"], frame=["yes", "no"], focal=[1, 2])
+    compact = SymmetricMechanism(("yes", "no"), np.array([0.75, 0.0]), np.array([0.25, 0.0]))
+    with pytest.raises(TypeError) as info:
+        cert.mix(full, compact, 0.5)
+    assert str(info.value) == "mix takes two mechanisms of the same form"
 
 
 def test_an_exported_table_carries_the_same_certificate_shape_as_a_design():

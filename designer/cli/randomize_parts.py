@@ -1,0 +1,152 @@
+"""``randomize`` chunk by chunk and part by part: the draw of one chunk, and a Parquet dataset randomized into a
+new dataset folder one part at a time, locally or on a Dask cluster (one part a task). Each part draws from its
+own random source: the operating system's CSPRNG on the machine that draws it, or, in a seeded simulation, the
+part's child of the seed (:class:`numpy.random.SeedSequence`), so the same seed gives the same release however
+the parts are scheduled."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ._common import CommandError
+
+
+class Stratified(NamedTuple):
+    """One variable's designs, one per stratum (an invariant problem with ``--strata``): stratum name to
+    ``(table, mechanism, basis, prior kept, design result)``."""
+
+    designs: dict[str, tuple[Any, Any, str, Any, Any]]
+
+    @property
+    def epsilon(self) -> float:
+        """The variable's loss per respondent: a respondent meets one stratum's design, so the largest of them."""
+        return max(t.epsilon for t, *_ in self.designs.values())
+
+
+def draw_chunk(chunk: Any, line: int, path: str, variables: list[tuple[str, str]], tables: list[Any],
+               strata: str | None, source: Any) -> list[Any]:
+    """The randomized values of every variable of one chunk (first row at file ``line``): each row's true value
+    drawn through its table (its stratum's under ``strata``) with words of ``source``."""
+    from .survey_commands import _codes
+
+    drawn = []
+    for (column, _), entry in zip(variables, tables):
+        first = next(iter(entry.designs.values())) if isinstance(entry, Stratified) else entry
+        rows = _codes(chunk[column], first[1].inputs, path, line, f"an input of the mechanism (column {column!r})")
+        if isinstance(entry, Stratified):
+            assert strata is not None
+            groups = chunk[strata].to_numpy(dtype=object)
+            out = np.empty(len(chunk), dtype=object)
+            for stratum in dict.fromkeys(groups.tolist()):
+                table = entry.designs[stratum][0]
+                mask = groups == stratum
+                out[mask] = np.asarray(table.outputs, dtype=object)[table.sample(rows[mask], source)]
+            drawn.append(out)
+        else:
+            table = entry[0]
+            drawn.append(np.asarray(table.outputs, dtype=object)[table.sample(rows, source)])
+    return drawn
+
+
+def sha256_of(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def randomize_part(source_path: str, out_path: str, *, columns: list[str], written: list[str], names: list[str],
+                   variables: list[tuple[str, str]], tables: list[Any], strata: str | None, seed: Any
+                   ) -> tuple[int, str, str]:
+    """One part of a dataset randomized into ``out_path`` (a new Parquet file): what a Dask worker computes.
+    Returns the rows, the file's SHA-256 and the random source's name."""
+    from .._io import atomic_writer
+    from ..exact_table import OsRandom, SeededRandom
+    from ._stream import read_chunks, table_sink
+
+    source: Any = OsRandom() if seed is None else SeededRandom(seed)
+    n = 0
+    with atomic_writer(out_path, overwrite=False) as binary:
+        sink = table_sink(out_path, binary, names)
+        for line, chunk in read_chunks(source_path, columns):
+            drawn = draw_chunk(chunk, line, source_path, variables, tables, strata, source)
+            sink.write([chunk[k].to_numpy(dtype=object) for k in written] + drawn)
+            n += len(chunk)
+        sink.close()
+    return n, sha256_of(out_path), source.name
+
+
+def randomize_dataset(folder: str, out: str, *, scheduler: str | None, seed: int | None, **task: Any
+                      ) -> tuple[int, list[dict[str, Any]], str]:
+    """Every part of the dataset ``folder`` randomized into the same relative name under the new folder ``out``
+    (built in a temporary folder beside it and renamed into place: nothing is left when interrupted), on the Dask
+    cluster at ``scheduler`` or here. Returns the rows, each part's record (name, rows, SHA-256) and the random
+    source's name."""
+    import shutil
+    import tempfile
+
+    from ._stream import dataset_parts
+
+    parts = dataset_parts(folder)
+    relative = [os.path.relpath(p, folder) for p in parts]
+    seeds: list[Any] = [None] * len(parts) if seed is None else np.random.SeedSequence(seed).spawn(len(parts))
+    parent = os.path.dirname(os.path.abspath(out))
+    work = tempfile.mkdtemp(prefix=".randomize-", dir=parent)
+    try:
+        targets = [os.path.join(work, r) for r in relative]
+        for target in targets:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+        if scheduler:
+            results = _on_cluster(scheduler, parts, targets, seeds, task)
+        else:
+            results = [randomize_part(p, t, seed=s, **task) for p, t, s in zip(parts, targets, seeds)]
+        os.chmod(work, 0o777 & ~_umask())
+        os.rename(work, out)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    records = [{"part": r, "rows": rows, "sha256": sha} for r, (rows, sha, _) in zip(relative, results)]
+    name = results[0][2] if results else ""
+    if seed is not None:
+        name += f", one child of the seed per part ({len(parts)} parts)"
+    return sum(r[0] for r in results), records, name
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _on_cluster(scheduler: str, parts: list[str], targets: list[str], seeds: list[Any], task: dict[str, Any]
+                ) -> list[tuple[int, str, str]]:
+    from ..design.sweep import check_scheduler_address
+    from ..exceptions import DesignerError
+
+    try:
+        from distributed import Client
+    except ImportError:
+        raise CommandError("--scheduler needs Dask's distributed scheduler: pip install 'designer[dask]'") from None
+    try:
+        check_scheduler_address(scheduler)
+    except DesignerError as exc:
+        raise CommandError(str(exc)) from None
+    client = Client(scheduler, timeout="10s", set_as_default=False)
+    try:
+        futures = [client.submit(randomize_part, p, t, seed=s, pure=False, **task)
+                   for p, t, s in zip(parts, targets, seeds)]
+        try:
+            return list(client.gather(futures))
+        except DesignerError as exc:
+            raise CommandError(str(exc)) from None
+        except Exception as exc:
+            raise CommandError(f"a Dask worker failed ({type(exc).__name__}: {' '.join(str(exc).split())}); the "
+                               "workers need designer installed and the dataset's folder readable and writable"
+                               ) from None
+    finally:
+        client.close()
