@@ -112,6 +112,9 @@ class SolverOutcome:
         Which solver, e.g. ``"HIGHS"`` or ``"HIGHS (warm start)"``.
     detail : str
         The solver's own words for its status.
+    row_dual, col_dual : ndarray or None
+        HiGHS's duals of an optimal program in its minimisation form (the inequality rows first, then the
+        equalities; a maximised program's costs negated): ``col_dual = cost - A' row_dual``. None otherwise.
     """
 
     status: Status
@@ -119,6 +122,8 @@ class SolverOutcome:
     z: NDArray[np.float64] | None
     solver: str
     detail: str = ""
+    row_dual: NDArray[np.float64] | None = None
+    col_dual: NDArray[np.float64] | None = None
 
 
 def require_solution(outcome: SolverOutcome, what: str = "the program") -> SolverOutcome:
@@ -304,7 +309,9 @@ def _solve_highs(lp: LinearProgram, options: dict[str, Any], warm: WarmStart | N
     if warm is not None:
         warm.record(lp, h.getBasis(), int(h.getInfo().simplex_iteration_count), warm=basis is not None)
     value = float(h.getInfo().objective_function_value)
-    return SolverOutcome(status, -value if lp.maximize else value, z, name, status_name)
+    solution = h.getSolution()
+    return SolverOutcome(status, -value if lp.maximize else value, z, name, status_name,
+                         np.asarray(solution.row_dual, dtype=float), np.asarray(solution.col_dual, dtype=float))
 
 
 # ---------------------------------------------------------------------------- cvxpy

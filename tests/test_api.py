@@ -32,7 +32,7 @@ LAYERS = [
      "setfunctions", "solvers", "plots"},
     {"mechanism"},
     {"mle", "constructors", "privacy", "composition", "credal", "estimation", "identification", "closed_forms",
-     "sampling", "answers", "covariates", "survey", "groups", "exact_table"},
+     "sampling", "answers", "covariates", "survey", "groups", "exact_table", "share_tests"},
     {"hypothesis_tests", "simulation", "release"},
     {"design"},
     {"regression", "planning", "devices", "exports", "platforms"},

@@ -246,6 +246,9 @@ def cmd_estimate(args: argparse.Namespace) -> str:
     from ..survey import estimate_survey
 
     if len(args.mechanism) > 1 or "=" in args.mechanism[0] or args.group or args.noncompliance:
+        if args.test:
+            raise CommandError("--test applies to one mechanism's shares; several mechanisms and --noncompliance "
+                               "report their estimates with intervals")
         return _estimate_groups(args)
     args.mechanism = args.mechanism[0]
     file = open_mechanism(args.mechanism)
@@ -255,6 +258,9 @@ def cmd_estimate(args: argparse.Namespace) -> str:
         if args.weights or args.cluster or args.cov:
             raise CommandError("--weights, --cluster and --cov apply to set answers (--semantics sldp); the "
                                "identified set of precise answers has no standard errors")
+        if args.test:
+            raise CommandError("--test needs an estimate: precise answers (--semantics wldp) identify only a set of "
+                               "shares")
         counts, dropped = _counts_of(args, mech, vocabulary, precise=True)
         result = identified_set(mech, counts, level=args.level)
         if args.format == "json":
@@ -281,9 +287,11 @@ def cmd_estimate(args: argparse.Namespace) -> str:
                           clusters=bool(args.cluster))  # a wrong choice is refused before the data are read
         survey, dropped = _read_survey(args, {"": mech}, {"": vocabulary}, [0], len(mech.focal))
         est = estimate_survey(mech, survey, cov=args.cov, level=args.level)
+        test = _test(args, mech, None, est)
     else:
         counts, dropped = _counts_of(args, mech, vocabulary, precise=False)
         est = estimate_sldp(mech, counts, level=args.level)
+        test = _test(args, mech, counts, est)
     exit_status = EXIT_FIT if est.status == "not_converged" else 0
     assert est.identified_low is not None and est.identified_high is not None
     if args.format == "json":
@@ -296,13 +304,25 @@ def cmd_estimate(args: argparse.Namespace) -> str:
             **{key: {x: _share_cell(float(v)) for x, v in zip(mech.inputs, values)} for key, values in
                (("estimate", est.estimate), ("stderr", est.stderr), ("ci_low", est.ci_low), ("ci_high", est.ci_high))},
             "identified": {x: [float(lo), float(hi)] for x, lo, hi in
-                           zip(mech.inputs, est.identified_low, est.identified_high)}}), exit_status)
+                           zip(mech.inputs, est.identified_low, est.identified_high)},
+            **({"test": test} if test is not None else {})}), exit_status)
     table = [[x, est.estimate[i], est.stderr[i], est.ci_low[i], est.ci_high[i], est.identified_low[i],
               est.identified_high[i]] for i, x in enumerate(mech.inputs)]
     headers = ["input", "estimate", "stderr", "ci_low", "ci_high", "identified_low", "identified_high"]
     if args.format == "csv":
-        return with_status(render_csv(["status", "variance", *headers], [[est.status, est.variance, *(
-            "" if isinstance(v, float) and np.isnan(v) else v for v in r)] for r in table]), exit_status)
+        extra = ["test_null", "wald_statistic", "wald_pvalue", "lr_statistic", "lr_pvalue"] if test else []
+
+        def tested(x: str) -> list[Any]:
+            if test is None:
+                return []
+            if x != test["share"]:
+                return [""] * 5
+            cells = [test["null"], test["wald"]["statistic"], test["wald"]["pvalue"],
+                     test["lr"]["statistic"] if test["lr"] else None, test["lr"]["pvalue"] if test["lr"] else None]
+            return ["" if v is None else v for v in cells]
+        return with_status(render_csv(["status", "variance", *headers, *extra], [[est.status, est.variance, *(
+            "" if isinstance(v, float) and np.isnan(v) else v for v in r), *tested(r[0])] for r in table]),
+            exit_status)
     state = (f"converged in {est.iterations} Newton steps (KKT violation {est.kkt_violation:.1e})" if est.converged
              else f"NOT converged (KKT violation {est.kkt_violation:.1e} after {est.iterations} iterations)")
     loose = est.status == "not_identified"
@@ -313,7 +333,53 @@ def cmd_estimate(args: argparse.Namespace) -> str:
         f"standard errors from the {est.variance}"
         + (" (projected confidence bands where a share is not identified)" if loose else "") + "\n"
         f"status: {est.status.replace('_', ' ')}" + "".join(f"\nwarning: {w}" for w in est.warnings) + "\n"
-        + render_table(headers[:5] + (["identified"] if loose else []), shown), exit_status)
+        + render_table(headers[:5] + (["identified"] if loose else []), shown)
+        + ("" if test is None else "\n" + _test_line(test)), exit_status)
+
+
+def _test(args: argparse.Namespace, mech: Mechanism, counts: Any, est: Any) -> dict[str, Any] | None:
+    """``--test SHARE=VALUE``: the Wald test and, from the answer counts, the likelihood-ratio test (none under
+    weights or clusters, whose pseudo-likelihood is not a likelihood)."""
+    from ..share_tests import share_test
+
+    if not args.test:
+        return None
+    label, sep, value = args.test.partition("=")
+    try:
+        null = float(value)
+        if not sep or not 0.0 < null < 1.0:
+            raise ValueError
+    except ValueError:
+        raise CommandError(f"--test {args.test!r} must read SHARE=VALUE with VALUE strictly between 0 and 1, "
+                           "e.g. --test yes=0.3") from None
+    if label.strip() not in mech.inputs:
+        raise CommandError(f"--test {args.test!r}: {label.strip()!r} is not an input; the inputs are "
+                           f"{list(mech.inputs)}")
+    s = mech.inputs.index(label.strip())
+    wald = ((est.estimate[s] - null) / est.stderr[s]) ** 2 if est.stderr[s] > 0 else float("nan")
+    out: dict[str, Any] = {"share": mech.inputs[s], "null": null}
+    from scipy.stats import chi2
+
+    out["wald"] = {"statistic": _share_cell(float(wald)),
+                   "pvalue": _share_cell(float(chi2.sf(wald, 1)) if np.isfinite(wald) else float("nan"))}
+    if counts is None:
+        out["lr"] = None
+        out["note"] = (f"no likelihood-ratio test with {est.variance}: the weighted or clustered answers give a "
+                       "pseudo-likelihood")
+        return out
+    result = share_test(mech, counts, est.estimate, est.stderr, s, null)
+    out["lr"] = {"statistic": result.lr_statistic, "pvalue": result.lr_pvalue,
+                 "constrained": dict(zip(mech.inputs, result.constrained.tolist())), "converged": result.converged}
+    return out
+
+
+def _test_line(test: dict[str, Any]) -> str:
+    wald = test["wald"]
+    line = (f"test of {test['share']} = {test['null']:g} (two-sided, chi-square 1 df): Wald "
+            + ("-" if wald["statistic"] is None else f"{wald['statistic']:.4g}, p = {wald['pvalue']:.4g}"))
+    if test["lr"] is None:
+        return line + f"; {test['note']}"
+    return line + f"; likelihood ratio {test['lr']['statistic']:.4g}, p = {test['lr']['pvalue']:.4g}"
 
 
 def _share_cell(v: float) -> Any:
@@ -334,6 +400,9 @@ def _configure_estimate(p: argparse.ArgumentParser) -> None:
     p.add_argument("--missing", choices=("error", "drop"), default="error",
                    help="a row without an answer (empty, NA): error (default, naming the line) or drop (counted)")
     add_survey_arguments(p)
+    p.add_argument("--test", metavar="SHARE=VALUE",
+                   help="test a share against a null value: the Wald test and the likelihood-ratio test (better "
+                        "with few respondents), e.g. --test yes=0.3")
     p.add_argument("--scheduler", help="with a folder of Parquet parts: count them on the Dask cluster at this "
                                        "address (e.g. tcp://127.0.0.1:8786); without it the parts are counted here")
     add_format(p)

@@ -45,20 +45,27 @@ class RowGeneration(NamedTuple):
     rows: int
 
 
-def _violations(cols: NDArray[np.float64], family: NDArray[np.int64], l: int, e: float
-                ) -> NDArray[np.float64]:
-    """``pl_x(E) - e^eps bel_x'(E)`` for every ordered pair and event, shape ``(k, k, 2**l)`` (0 off the
-    proper events and on the diagonal)."""
+def _violations(cols: NDArray[np.float64], family: NDArray[np.int64], l: int, e: float,
+                chosen: NDArray[np.bool_]) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """The rows ``pl_x(E) - e^eps bel_x'(E) > CUT_TOL`` not yet ``chosen`` (``(k, k, 2**l)``), over ordered pairs
+    of distinct inputs and proper events: their flat indices into ``(k, k, 2**l)`` and their violations. One
+    input's ``(k, 2**l)`` block at a time, so a frame of 20 answers needs ``k 2**l`` floats, not ``k**2 2**l``."""
     k = cols.shape[0]
     dense = np.zeros((k, 1 << l))
     dense[:, family] = np.clip(cols, 0.0, None)
     bel = sf.bel_from_mass(dense)
     full = (1 << l) - 1
     pl = 1.0 - bel[:, full ^ np.arange(1 << l)]
-    out = pl[:, None, :] - e * bel[None, :, :]
-    out[:, :, 0] = out[:, :, full] = -np.inf
-    out[np.arange(k), np.arange(k), :] = -np.inf
-    return out
+    found, values = [], []
+    for x in range(k):
+        out = pl[x][None, :] - e * bel  # (k, 2**l): row x2
+        out[:, 0] = out[:, full] = -np.inf
+        out[x, :] = -np.inf
+        out[chosen[x]] = -np.inf
+        flat = np.flatnonzero(out.ravel() > CUT_TOL)
+        found.append(flat + x * k * (1 << l))
+        values.append(out.ravel()[flat])
+    return np.concatenate(found), np.concatenate(values)
 
 
 def solve_walley_lazily(problem: DesignProblem, solver: str | None, options: dict[str, Any] | None,
@@ -133,21 +140,19 @@ def solve_walley_lazily(problem: DesignProblem, solver: str | None, options: dic
                           b_ub=np.r_[base.b_ub, -np.ones(m)], A_eq=sp.vstack([widen(base.A_eq, base.A_eq.shape[0]),
                                                                               define], format="csr"),
                           b_eq=np.r_[base.b_eq, np.zeros(nrows)], lb=np.r_[base.lb, np.zeros(nb)],
-                          ub=np.r_[base.ub, np.full(nb, np.inf)], A_ub_fixed=a_fixed, A_ub_exp=a_exp)
+                          ub=np.r_[base.ub, np.full(nb, np.inf)], A_ub_fixed=a_fixed, A_ub_exp=a_exp, events=order)
         outcome = solve_lp(program, solver=solver, options=options)
         if outcome.status is not Status.OPTIMAL or outcome.z is None:
             return RowGeneration(outcome, program, rounds, m)
-        v = _violations(program.mechanism(outcome.z), family, l, e)
-        v[chosen] = -np.inf
-        flat = np.flatnonzero(v.ravel() > CUT_TOL)
+        flat, worst = _violations(program.mechanism(outcome.z), family, l, e, chosen)
         if flat.size == 0:
             return RowGeneration(outcome, program, rounds, m)
         if rounds >= MAX_ROUNDS:  # never release the optimum of a program that still misses Walley rows
             raise SolverError(f"row generation stopped at its cap of {MAX_ROUNDS} rounds with {flat.size} Walley "
-                              f"row(s) still violated (the largest by {float(v.ravel()[flat].max()):.1e}); "
+                              f"row(s) still violated (the largest by {float(worst.max()):.1e}); "
                               "solve the full program instead (a smaller problem, or semantics 'sldp')")
         if flat.size > ROWS_PER_ROUND:
-            flat = flat[np.argpartition(-v.ravel()[flat], ROWS_PER_ROUND)[:ROWS_PER_ROUND]]
-        x, x2, ev = np.unravel_index(flat, v.shape)
+            flat = flat[np.argpartition(-worst, ROWS_PER_ROUND)[:ROWS_PER_ROUND]]
+        x, x2, ev = np.unravel_index(flat, chosen.shape)
         chosen[x, x2, ev] = True
         cut_x, cut_x2, cut_e = np.r_[cut_x, x], np.r_[cut_x2, x2], np.r_[cut_e, ev]

@@ -65,6 +65,9 @@ class DesignProgram(LinearProgram):
     A_ub_fixed: sp.csr_matrix | None = None
     #: Where the structure's bounds sit: ``{"lie_max": ("ub", rows), ...}``, for :meth:`with_bound`.
     bound_rows: dict[str, tuple[str, slice]] = field(default_factory=dict)
+    #: Row generation's program: the events whose beliefs it defines, in the order of their variables and of
+    #: their definition rows (the last equality rows, ``k`` per event); None for other programs.
+    events: NDArray[np.int64] | None = None
 
     def mechanism(self, z: NDArray[np.float64]) -> NDArray[np.float64]:
         """The ``(k, F)`` mechanism part of a solution vector."""
