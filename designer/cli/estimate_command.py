@@ -89,29 +89,9 @@ def _counts_of(args: argparse.Namespace, mech: Mechanism, vocabulary: Any, *, pr
 
 def _on_cluster(scheduler: str, parts: list[str], task: tuple[Any, ...]) -> list[tuple[Any, int]]:
     """``partition_counts`` of every part on the Dask cluster at ``scheduler``."""
-    from ..design.sweep import check_scheduler_address
-    from ..exceptions import DesignerError
+    from ._cluster import map_on_cluster
 
-    try:
-        from distributed import Client
-    except ImportError:
-        raise CommandError("--scheduler needs Dask's distributed scheduler: pip install 'designer[dask]'") from None
-    try:
-        check_scheduler_address(scheduler)
-    except DesignerError as exc:
-        raise CommandError(str(exc)) from None
-    client = Client(scheduler, timeout="10s", set_as_default=False)
-    try:
-        futures = client.map(partition_counts, parts, *[[value] * len(parts) for value in task], pure=False)
-        try:
-            return list(client.gather(futures))
-        except DesignerError as exc:  # a bad part: the worker's one line
-            raise CommandError(str(exc)) from None
-        except Exception as exc:
-            raise CommandError(f"a Dask worker failed ({type(exc).__name__}: {' '.join(str(exc).split())}); the "
-                               "workers need designer installed and the parts' paths readable") from None
-    finally:
-        client.close()
+    return map_on_cluster(scheduler, partition_counts, [(part, *task) for part in parts])
 
 
 def _estimate_groups(args: argparse.Namespace) -> str:

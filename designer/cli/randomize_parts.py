@@ -12,8 +12,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._common import CommandError
-
 
 class Stratified(NamedTuple):
     """One variable's designs, one per stratum (an invariant problem with ``--strata``): stratum name to
@@ -125,28 +123,11 @@ def _umask() -> int:
 
 def _on_cluster(scheduler: str, parts: list[str], targets: list[str], seeds: list[Any], task: dict[str, Any]
                 ) -> list[tuple[int, str, str]]:
-    from ..design.sweep import check_scheduler_address
-    from ..exceptions import DesignerError
+    from ._cluster import map_on_cluster
 
-    try:
-        from distributed import Client
-    except ImportError:
-        raise CommandError("--scheduler needs Dask's distributed scheduler: pip install 'designer[dask]'") from None
-    try:
-        check_scheduler_address(scheduler)
-    except DesignerError as exc:
-        raise CommandError(str(exc)) from None
-    client = Client(scheduler, timeout="10s", set_as_default=False)
-    try:
-        futures = [client.submit(randomize_part, p, t, seed=s, pure=False, **task)
-                   for p, t, s in zip(parts, targets, seeds)]
-        try:
-            return list(client.gather(futures))
-        except DesignerError as exc:
-            raise CommandError(str(exc)) from None
-        except Exception as exc:
-            raise CommandError(f"a Dask worker failed ({type(exc).__name__}: {' '.join(str(exc).split())}); the "
-                               "workers need designer installed and the dataset's folder readable and writable"
-                               ) from None
-    finally:
-        client.close()
+    return map_on_cluster(scheduler, _part_task, list(zip(parts, targets, seeds)),
+                          needs="the dataset's folder readable and writable", **task)
+
+
+def _part_task(source_path: str, out_path: str, seed: Any, **task: Any) -> tuple[int, str, str]:
+    return randomize_part(source_path, out_path, seed=seed, **task)

@@ -137,31 +137,11 @@ def counted_on_cluster(scheduler: str, parts: list[str], needed: list[str], answ
                        options: dict[str, Any]) -> Any:
     """The counted distinct rows of every part, counted on the Dask cluster at ``scheduler`` and merged here (the
     same table as one machine's); first rows are offset by the parts' sizes, so errors name dataset rows."""
-    from ..design.sweep import check_scheduler_address
-    from ..exceptions import DesignerError
     from ..regression.chunked import FIRST, merge_counts
+    from ._cluster import map_on_cluster
 
-    try:
-        from distributed import Client
-    except ImportError:
-        raise CommandError("--scheduler needs Dask's distributed scheduler: pip install 'designer[dask]'") from None
-    try:
-        check_scheduler_address(scheduler)
-    except DesignerError as exc:
-        raise CommandError(str(exc)) from None
-    client = Client(scheduler, timeout="10s", set_as_default=False)
-    try:
-        futures = client.map(count_part, parts, needed=needed, answers=answers, chunk_rows=chunk_rows,
-                             options=options, pure=False)
-        try:
-            tables = list(client.gather(futures))
-        except DesignerError as exc:
-            raise CommandError(str(exc)) from None
-        except Exception as exc:
-            raise CommandError(f"a Dask worker failed ({type(exc).__name__}: {' '.join(str(exc).split())}); the "
-                               "workers need designer installed and the parts' paths readable") from None
-    finally:
-        client.close()
+    tables = map_on_cluster(scheduler, count_part, [(part,) for part in parts], needed=needed, answers=answers,
+                            chunk_rows=chunk_rows, options=options)
     offset, rows, dropped = 0, 0, 0
     for table in tables:
         table[FIRST] += offset

@@ -1,0 +1,40 @@
+"""One way to run a command's per-part work on a Dask cluster (``--scheduler``): the address checked, one task
+per item, the results in the items' order, and every failure one line."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ._common import CommandError
+
+
+def map_on_cluster(scheduler: str, function: Callable[..., Any], items: Sequence[Sequence[Any]], *,
+                   needs: str = "the parts' paths readable", **shared: Any) -> list[Any]:
+    """``function(*item, **shared)`` for every item on the Dask cluster at ``scheduler``, results in order.
+
+    A worker's :class:`~designer.exceptions.DesignerError` (a bad row of a part) becomes its one line; any other
+    failure says what the workers need (designer installed and ``needs``)."""
+    from ..design.sweep import check_scheduler_address
+    from ..exceptions import DesignerError
+
+    try:
+        from distributed import Client
+    except ImportError:
+        raise CommandError("--scheduler needs Dask's distributed scheduler: pip install 'designer[dask]'") from None
+    try:
+        check_scheduler_address(scheduler)
+    except DesignerError as exc:
+        raise CommandError(str(exc)) from None
+    client = Client(scheduler, timeout="10s", set_as_default=False)
+    try:
+        futures = [client.submit(function, *item, pure=False, **shared) for item in items]
+        try:
+            return list(client.gather(futures))
+        except DesignerError as exc:
+            raise CommandError(str(exc)) from None
+        except Exception as exc:
+            raise CommandError(f"a Dask worker failed ({type(exc).__name__}: {' '.join(str(exc).split())}); the "
+                               f"workers need designer installed and {needs}") from None
+    finally:
+        client.close()
