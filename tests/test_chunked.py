@@ -188,3 +188,73 @@ def test_a_dask_cluster_counts_the_parts_and_gives_one_machines_fit(tmp_path, ca
         assert a["stderr"] == pytest.approx(b["stderr"], rel=1e-10)
     assert {k: v for k, v in local.items() if k != "coefficients"} == \
         {k: v for k, v in remote.items() if k != "coefficients"}
+
+
+CALLED: list[str] = []
+
+
+def _sequential(function, items, **shared):
+    CALLED.append(function.__name__)
+    return [function(*item, **shared) for item in items]
+
+
+def _parts_plan(tmp_path, data: pd.DataFrame, parts: int = 3):
+    from designer.cli.regress_data import part_chunks
+    from designer.regression.remote import ClusterPlan
+
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    size = -(-len(data) // parts)
+    paths = []
+    for i in range(parts):
+        path = folder / f"part-{i}.parquet"
+        data.iloc[i * size:(i + 1) * size].to_parquet(path)
+        paths.append(str(path))
+    needed = list(data.columns)
+    return ClusterPlan(map=_sequential, parts=tuple(paths), reader=part_chunks,
+                       reader_kwargs={"needed": needed, "answers": "a", "chunk_rows": 700})
+
+
+@pytest.mark.parametrize(("formula", "options"), [("a ~ x + C(c)", {}), ("a ~ x + np.log(w)", {"cov": "robust"}),
+                                                  ("a ~ x", {"cluster": "school"}),
+                                                  ("a ~ x + C(c)", {"weights": "times", "weight_kind": "frequency"}),
+                                                  ("a ~ center(x)", {})])
+def test_the_passes_of_a_cluster_plan_give_the_fit_of_every_row(tmp_path, monkeypatch, formula, options):
+    """Every pass run part by part (a plan whose map runs the tasks in turn, as a cluster would): the first pass,
+    the Newton passes (each worker rebuilding the design from the reference frame) and the last; a stateful
+    transform (center) passes here instead, with the same answer."""
+    monkeypatch.setattr(chunked, "SAMPLE_ROWS", 300)
+    data = _survey(3000)
+    data["c"] = np.array(["north", "south", "east"])[data["c"].to_numpy()]  # text levels, not all in the sample
+    plan = _parts_plan(tmp_path, data)
+    whole = regress(formula, data, WARNER, **options)
+    CALLED.clear()
+    remote = regress_chunks(formula, _chunks(data, 500), WARNER, columns=list(data.columns), max_patterns=100,
+                            plan=plan, **options)
+    _same(remote, whole, 1e-9)
+    assert CALLED[0] == "scan_part"
+    if "center" in formula:  # learns the mean from the data it sees: the passes ran here
+        assert CALLED == ["scan_part"]
+    else:
+        assert "part_sums" in CALLED and "part_final" in CALLED
+
+
+def test_a_streamed_fit_on_a_dask_cluster_is_one_machines(tmp_path, capsys):
+    distributed = pytest.importorskip("distributed")
+    data = _survey(3000)
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    for i in range(3):
+        data.iloc[i * 1000:(i + 1) * 1000].to_parquet(folder / f"part-{i}.parquet")
+    args = ["regress", str(folder), "--mechanism", "examples/mechanisms/warner-80.csv", "--formula", "a ~ x + C(c)",
+            "--max-distinct", "100", "--cov", "robust", "--format", "json"]
+    assert main(args) == 0
+    local = json.loads(capsys.readouterr().out)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  silence_logs=50) as cluster:
+        assert main([*args, "--scheduler", cluster.scheduler_address]) == 0, capsys.readouterr().err
+        remote = json.loads(capsys.readouterr().out)
+    for a, b in zip(local["coefficients"], remote["coefficients"]):
+        assert a["estimate"] == pytest.approx(b["estimate"], abs=1e-10)
+        assert a["stderr"] == pytest.approx(b["stderr"], rel=1e-9)
+    assert (local["n"], local["status"]) == (remote["n"], remote["status"])

@@ -109,8 +109,8 @@ def _regress_in_chunks(args: argparse.Namespace, mech: Any, answers: str, words:
     """``regress`` on a large CSV file or Parquet dataset: counted distinct rows or streamed Newton steps
     (:mod:`designer.regression.chunked`), the counting on a Dask cluster with ``--scheduler``."""
     from ..regression import RegressionError
-    from ..regression.chunked import count_options, regress_chunks
-    from .regress_data import CHUNK_ROWS, chunk_source, columns_of, counted_on_cluster, parquet_parts
+    from ..regression.chunked import MAX_PATTERNS, count_options, regress_chunks
+    from .regress_data import CHUNK_ROWS, chunk_source, cluster_plan, columns_of
 
     if args.semantics == "wldp" and args.allocation is None:
         raise CommandError(f"{args.data}: data read in chunks is fitted once; with --semantics wldp give "
@@ -121,20 +121,14 @@ def _regress_in_chunks(args: argparse.Namespace, mech: Any, answers: str, words:
         options = count_options(args.formula, columns, missing=args.missing, weights=args.weights,
                                 weight_kind=args.weight_kind, cluster=args.cluster, group=args.group)
         needed = list(dict.fromkeys([*options["keys"], *options["extra"]]))
-        counted = None
-        if args.scheduler:
-            from ._stream import is_parquet
-
-            parts = parquet_parts(args.data)
-            if not all(is_parquet(p) for p in parts):
-                raise CommandError(f"{args.data}: --scheduler reads a Parquet file or dataset folder (one part a task)")
-            counted = counted_on_cluster(args.scheduler, parts, needed, answers, rows, options)
+        plan = cluster_plan(args.scheduler, args.data, needed, answers, rows) if args.scheduler else None
         return regress_chunks(args.formula, chunk_source(args.data, needed, answers, rows), mech, columns=columns,
                               reference=args.reference, semantics=args.semantics,
                               allocation=parse_allocation(args.allocation or "uniform"), level=args.level,
                               method=args.method, answers=words, missing=args.missing, penalty=args.penalty,
                               weights=args.weights, weight_kind=args.weight_kind, cluster=args.cluster, cov=args.cov,
-                              group=args.group, noncompliance=args.noncompliance, counted=counted)
+                              group=args.group, noncompliance=args.noncompliance, plan=plan,
+                              max_patterns=args.max_distinct or MAX_PATTERNS)
     except RegressionError as exc:
         where = ""
         if exc.row is not None:
@@ -245,8 +239,11 @@ def _configure_regress(p: argparse.ArgumentParser) -> None:
     p.add_argument("--chunk-rows", type=int_arg(1_000, 10_000_000), metavar="N",
                    help="read the data in chunks of N rows and fit from sufficient statistics (the default for a "
                         "Parquet dataset folder, a Parquet file above 10^6 rows or a CSV file above 100 MB)")
+    p.add_argument("--max-distinct", type=int_arg(1, 10**9), metavar="N",
+                   help="data read in chunks: fit the counted distinct rows while there are at most N (default "
+                        "500,000), else streamed Newton passes")
     p.add_argument("--scheduler", metavar="ADDRESS",
-                   help="a Dask scheduler (tcp://host:8786): count a Parquet dataset's distinct rows on the cluster, "
-                        "one part a task (the same fit as one machine's)")
+                   help="a Dask scheduler (tcp://host:8786): run the passes over a Parquet dataset on the cluster, one "
+                        "part a task (the same fit as one machine's)")
     add_survey_arguments(p)
     add_format(p)

@@ -1,6 +1,6 @@
 """Where ``regress`` reads its data from: the whole table in memory, or chunks of a large CSV file or Parquet
-dataset fitted from sufficient statistics (:mod:`designer.regression.chunked`), the counting optionally done on
-a Dask cluster, one Parquet part a task."""
+dataset fitted from sufficient statistics (:mod:`designer.regression.chunked`), the passes optionally run on a
+Dask cluster, one Parquet part a task (:mod:`designer.regression.remote`)."""
 
 from __future__ import annotations
 
@@ -113,40 +113,17 @@ def chunk_source(path: str, needed: list[str], answers: str, chunk_rows: int) ->
     return chunks
 
 
-def count_part(path: str, needed: list[str], answers: str, chunk_rows: int, options: dict[str, Any]) -> Any:
-    """One Parquet part's counted distinct rows (what a Dask worker computes), with ``attrs`` ``rows`` and
-    ``dropped``; its ``__designer_first_row__`` counts rows within the part."""
-    from ..exceptions import RegressionError
-    from ..regression.chunked import count_rows, merge_counts
+def cluster_plan(scheduler: str, path: str, needed: list[str], answers: str, chunk_rows: int) -> Any:
+    """The :class:`~designer.regression.remote.ClusterPlan` of a Parquet file or dataset on the Dask cluster at
+    ``scheduler``: one part a task, each read by :func:`part_chunks`."""
+    import functools
 
-    counted, rows, dropped = [], 0, 0
-    for first, chunk in part_chunks(path, needed, answers, chunk_rows):
-        try:
-            table, lost = count_rows(chunk, first, **options)
-        except RegressionError as exc:  # a worker names its part and the row in it
-            where = f"row {exc.row + 1}: " if exc.row is not None else ""
-            raise CommandError(f"{path}: {where}{exc.reason}") from None
-        counted.append(table)
-        rows, dropped = rows + len(chunk), dropped + lost
-    merged = merge_counts(counted, options["keys"])
-    merged.attrs.update(rows=rows, dropped=dropped)
-    return merged
-
-
-def counted_on_cluster(scheduler: str, parts: list[str], needed: list[str], answers: str, chunk_rows: int,
-                       options: dict[str, Any]) -> Any:
-    """The counted distinct rows of every part, counted on the Dask cluster at ``scheduler`` and merged here (the
-    same table as one machine's); first rows are offset by the parts' sizes, so errors name dataset rows."""
-    from ..regression.chunked import FIRST, merge_counts
+    from ..regression.remote import ClusterPlan
     from ._cluster import map_on_cluster
+    from ._stream import is_parquet
 
-    tables = map_on_cluster(scheduler, count_part, [(part,) for part in parts], needed=needed, answers=answers,
-                            chunk_rows=chunk_rows, options=options)
-    offset, rows, dropped = 0, 0, 0
-    for table in tables:
-        table[FIRST] += offset
-        offset += int(table.attrs["rows"])
-        rows, dropped = rows + int(table.attrs["rows"]), dropped + int(table.attrs["dropped"])
-    merged = merge_counts(tables, options["keys"])
-    merged.attrs.update(rows=rows, dropped=dropped)
-    return merged
+    parts = parquet_parts(path)
+    if not all(is_parquet(p) for p in parts):
+        raise CommandError(f"{path}: --scheduler reads a Parquet file or dataset folder (one part a task)")
+    return ClusterPlan(map=functools.partial(map_on_cluster, scheduler), parts=tuple(parts), reader=part_chunks,
+                       reader_kwargs={"needed": needed, "answers": answers, "chunk_rows": chunk_rows})

@@ -37,8 +37,8 @@ from .streamed import _frequency, _located, streamed_fit
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["COUNT", "FIRST", "MAX_PATTERNS", "SAMPLE_ROWS", "ChunkSource", "count_options", "count_rows",
-           "merge_counts", "regress_chunks"]
+__all__ = ["COUNT", "FIRST", "MAX_LEVELS", "MAX_PATTERNS", "SAMPLE_ROWS", "ChunkSource", "count_options", "count_rows",
+           "merge_counts", "regress_chunks", "scan_part"]
 
 #: What :func:`regress_chunks` reads: a function returning an iterator of ``(first_row, chunk)``, ``first_row``
 #: the 0-based position of the chunk's first row in the data (errors name it), ``chunk`` a DataFrame.
@@ -52,6 +52,8 @@ FIRST = "__designer_first_row__"
 MAX_PATTERNS = 500_000
 #: Most rows of the systematic sample whose in-memory fit starts the streamed Newton iterations.
 SAMPLE_ROWS = 100_000
+#: Most values of one text column carried to a cluster's workers (more: the passes run on the client).
+MAX_LEVELS = 10_000
 
 
 @dataclass
@@ -66,6 +68,7 @@ class _Scan:
     sample: list[Any] = field(default_factory=list)
     stride: int = 1
     seen: int = 0
+    levels: dict[str, set[Any]] | None = field(default_factory=dict)  # text columns' values (None: too many)
 
 
 def count_rows(chunk: Any, first: int, *, lhs: str, rhs: str, keys: Sequence[str], missing: str,
@@ -109,11 +112,24 @@ def merge_counts(parts: Sequence[Any], keys: Sequence[str]) -> Any:
 
 
 def _scan(chunks: ChunkSource, *, lhs: str, rhs: str, keys: list[str], missing: str, weights: str | None,
-          weight_kind: WeightKind, extra: list[str], count: bool, max_patterns: int) -> _Scan:
-    """The first pass: rows, drops, the counted distinct rows (while at most ``max_patterns``) and a
-    systematic sample of at most :data:`SAMPLE_ROWS` rows (every ``stride``-th, ``stride`` doubling)."""
+          weight_kind: WeightKind, extra: list[str], count: bool, max_patterns: int,
+          sample_rows: int | None = None) -> _Scan:
+    """The first pass: rows, drops, the counted distinct rows (while at most ``max_patterns``), a systematic
+    sample of at most ``sample_rows`` (default :data:`SAMPLE_ROWS`) rows (every ``stride``-th, ``stride``
+    doubling) and the values of the text columns among ``keys`` (up to :data:`MAX_LEVELS` each)."""
+    import pandas as pd
+
+    limit = SAMPLE_ROWS if sample_rows is None else sample_rows
     scan = _Scan(counting=count)
     for first, chunk in chunks():
+        if scan.levels is not None:
+            for column in keys:
+                if column != lhs and column in chunk.columns and not pd.api.types.is_numeric_dtype(chunk[column]):
+                    seen = scan.levels.setdefault(column, set())
+                    seen.update(chunk[column].dropna().unique().tolist())
+                    if len(seen) > MAX_LEVELS:
+                        scan.levels = None
+                        break
         scan.rows += len(chunk)
         if scan.counting:
             counted, dropped = count_rows(chunk, first, lhs=lhs, rhs=rhs, keys=keys, missing=missing,
@@ -137,12 +153,58 @@ def _scan(chunks: ChunkSource, *, lhs: str, rhs: str, keys: list[str], missing: 
         keep = np.flatnonzero(position % scan.stride == 0)
         scan.sample.append(chunk.iloc[keep].set_axis(position[keep]))
         scan.seen += len(chunk)
-        while sum(len(s) for s in scan.sample) > SAMPLE_ROWS:  # every other sampled row goes
+        while sum(len(s) for s in scan.sample) > limit:  # every other sampled row goes
             scan.stride *= 2
             scan.sample = [s.loc[s.index.to_numpy() % scan.stride == 0] for s in scan.sample]
     if scan.rows == 0:
         raise RegressionError("the data has no rows")
     return scan
+
+
+def scan_part(source: str, *, reader: Callable[..., Any], reader_kwargs: Mapping[str, Any],
+              options: Mapping[str, Any], count: bool, max_patterns: int, sample_rows: int) -> _Scan:
+    """The first pass over one part of a dataset (a cluster worker's task), its counted rows merged; an error
+    names the part and the row in it."""
+    try:
+        scan = _scan(lambda: reader(source, **reader_kwargs), count=count, max_patterns=max_patterns,
+                     sample_rows=sample_rows, **{k: options[k] for k in ("lhs", "rhs", "keys", "missing", "weights",
+                                                                          "weight_kind", "extra")})
+    except RegressionError as exc:
+        where = "" if exc.row is None else f"row {exc.row + 1}: "
+        raise RegressionError(f"{source}: {where}{exc.reason}") from None
+    if scan.counting and scan.parts:
+        scan.parts = [merge_counts(scan.parts, options["keys"])]
+    return scan
+
+
+def _merged(scans: Sequence[_Scan], keys: list[str], max_patterns: int) -> _Scan:
+    """The parts' first passes as one: rows and drops added, first rows offset by the parts' sizes, counted rows
+    merged (while at most ``max_patterns``), samples joined (thinned to :data:`SAMPLE_ROWS`), levels united."""
+    import pandas as pd
+
+    out = _Scan(counting=all(s.counting for s in scans))
+    offset = 0
+    tables = []
+    for scan in scans:
+        if out.counting:
+            for table in scan.parts:
+                tables.append(table.assign(**{FIRST: table[FIRST] + offset}))
+        offset += scan.rows
+        out.rows, out.dropped = out.rows + scan.rows, out.dropped + scan.dropped
+        if out.levels is not None:
+            if scan.levels is None:
+                out.levels = None
+            else:
+                for column, values in scan.levels.items():
+                    out.levels.setdefault(column, set()).update(values)
+    if out.counting and tables:
+        merged = merge_counts(tables, keys)
+        out.counting = len(merged) <= max_patterns
+        out.parts = [merged] if out.counting else []
+    sample = pd.concat([s for scan in scans for s in scan.sample], ignore_index=True)
+    step = max(1, -(-len(sample) // SAMPLE_ROWS))
+    out.sample = [sample.iloc[::step]]
+    return out
 
 
 def regress_chunks(formula: str, chunks: ChunkSource, mechanism: Mechanism | Mapping[str, Mechanism], *,
@@ -152,7 +214,7 @@ def regress_chunks(formula: str, chunks: ChunkSource, mechanism: Mechanism | Map
                    penalty: str | None = None, weights: str | None = None, weight_kind: str = "sampling",
                    cluster: str | None = None, cov: str | None = None, group: str | None = None,
                    noncompliance: str | None = None, max_patterns: int = MAX_PATTERNS,
-                   counted: Any = None) -> RegressionResult:
+                   plan: Any = None) -> RegressionResult:
     """:func:`~designer.regression.model.regress` on data read in chunks (module docstring).
 
     Parameters
@@ -166,10 +228,10 @@ def regress_chunks(formula: str, chunks: ChunkSource, mechanism: Mechanism | Map
         The data's column names (the formula is read against them).
     max_patterns : int
         Most distinct rows for the counted fit; above, the streamed Newton fit.
-    counted : DataFrame, optional
-        The counted distinct rows already gathered (e.g. on a Dask cluster, :func:`count_rows` per partition
-        and :func:`merge_counts`), with ``counted.attrs["rows"]`` and ``["dropped"]``; the data is then read
-        only if they are more than ``max_patterns``.
+    plan : ClusterPlan, optional
+        Run the passes on a cluster (:class:`~designer.regression.remote.ClusterPlan`: the dataset's parts, one a
+        task): the first pass (counts, sample, text columns' levels) and, for the streamed fit, every Newton
+        pass; ``chunks`` is then read here only when the formula has a stateful transform.
 
     Returns
     -------
@@ -184,11 +246,14 @@ def regress_chunks(formula: str, chunks: ChunkSource, mechanism: Mechanism | Map
     common: dict[str, Any] = dict(reference=reference, semantics=semantics, allocation=allocation, method=method,
                                   level=level, answers=answers, cov=cov, group=group, noncompliance=noncompliance,
                                   cluster=cluster)
-    if counted is not None and countable and len(counted) <= max_patterns:
-        return _counted_fit(formula, counted, mechanism, int(counted.attrs["rows"]), int(counted.attrs["dropped"]),
-                            weights, common)
-    scan = _scan(chunks, lhs=lhs, rhs=rhs, keys=keys, missing=missing, weights=weights, weight_kind=kind,
-                 extra=extra, count=countable, max_patterns=max_patterns)
+    if plan is not None:
+        scans = plan.map(scan_part, [(part,) for part in plan.parts], reader=plan.reader,
+                         reader_kwargs=dict(plan.reader_kwargs), options=options, count=countable,
+                         max_patterns=max_patterns, sample_rows=-(-SAMPLE_ROWS // max(1, len(plan.parts))))
+        scan = _merged(scans, keys, max_patterns)
+    else:
+        scan = _scan(chunks, lhs=lhs, rhs=rhs, keys=keys, missing=missing, weights=weights, weight_kind=kind,
+                     extra=extra, count=countable, max_patterns=max_patterns)
     if scan.counting:
         table = merge_counts(scan.parts, keys)
         return _counted_fit(formula, table, mechanism, scan.rows, scan.dropped, weights, common)
@@ -201,9 +266,11 @@ def regress_chunks(formula: str, chunks: ChunkSource, mechanism: Mechanism | Map
     import pandas as pd
 
     sample = pd.concat(scan.sample, ignore_index=True)
+    levels = None if scan.levels is None else {c: sorted(v, key=str) for c, v in scan.levels.items()}
     return streamed_fit(formula, chunks, mechanism, sample, scan.dropped, lhs=lhs, rhs=rhs, extra=extra,
                         weights=weights, kind=kind, missing=missing, reference=reference, semantics=semantics,
-                         allocation=allocation, level=level, answers=answers, cov=cov, cluster=cluster)
+                        allocation=allocation, level=level, answers=answers, cov=cov, cluster=cluster, plan=plan,
+                        levels=levels if plan is not None else None)
 
 
 def _counted_fit(formula: str, table: Any, mechanism: Any, rows: int, dropped: int, weights: str | None,

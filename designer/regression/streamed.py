@@ -24,7 +24,7 @@ from .likelihood import DECREMENT_TOL, Likelihood, fit_newton
 from .model import RegressionResult, _shares, _start, fit_statistics, judge
 from .variance import sandwich, score_meat
 
-__all__ = ["MAX_PASSES", "START_LIMIT", "streamed_fit"]
+__all__ = ["MAX_PASSES", "START_LIMIT", "FinalParts", "final_parts", "local_sums", "merge_final", "streamed_fit"]
 
 #: Most passes over the data the streamed Newton fit makes before it reports ``not_converged``.
 MAX_PASSES = 60
@@ -69,12 +69,26 @@ class _Sums:
 Part = tuple[Any, NDArray[np.int64], Any, Any]
 
 
-class _Streamed:
-    """The likelihood of :class:`~designer.regression.likelihood.Likelihood` summed over chunks, one pass per
-    parameter vector (the last pass is kept: the Newton step and its line search share it)."""
+def local_sums(parts: Callable[[], Iterator[Part]], channel: NDArray[np.float64], reference: int
+               ) -> Callable[[NDArray[np.float64]], _Sums]:
+    """The sums of :class:`~designer.regression.likelihood.Likelihood` over the chunks of ``parts``, one pass."""
+    def sums(params: NDArray[np.float64]) -> _Sums:
+        loglik, score, hessian = 0.0, np.zeros(params.size), np.zeros((params.size, params.size))
+        for z, codes, w, _ in parts():
+            lik = Likelihood(z, channel[:, codes], reference, w)
+            loglik += lik.loglike(params)
+            score += lik.score(params)
+            hessian += lik.hessian(params)
+        return _Sums(loglik, score, hessian)
+    return sums
 
-    def __init__(self, parts: Callable[[], Iterator[Part]], channel: NDArray[np.float64], reference: int) -> None:
-        self.parts, self.channel, self.reference = parts, channel, reference
+
+class _Streamed:
+    """The log-likelihood, score and Hessian at a parameter vector from ``summer`` (one pass over the data, here or
+    on a cluster), the last one kept: the Newton step and its line search share it."""
+
+    def __init__(self, summer: Callable[[NDArray[np.float64]], _Sums]) -> None:
+        self.summer = summer
         self.passes = 0
         self._last: tuple[bytes, _Sums] | None = None
 
@@ -82,14 +96,8 @@ class _Streamed:
         key = np.asarray(params, dtype=np.float64).tobytes()
         if self._last is not None and self._last[0] == key:
             return self._last[1]
-        loglik, score, hessian = 0.0, np.zeros(params.size), np.zeros((params.size, params.size))
-        for z, codes, w, _ in self.parts():
-            lik = Likelihood(z, self.channel[:, codes], self.reference, w)
-            loglik += lik.loglike(params)
-            score += lik.score(params)
-            hessian += lik.hessian(params)
+        out = self.summer(params)
         self.passes += 1
-        out = _Sums(loglik, score, hessian)
         self._last = (key, out)
         return out
 
@@ -109,21 +117,34 @@ class _Final:
     clusters: int
 
 
-def _final_pass(streamed: _Streamed, params: NDArray[np.float64], *, frequency: bool, meat: bool,
-                clustered: bool) -> _Final:
-    p, f = params.size, streamed.channel.shape[1]
-    squares, totals, rows = None, np.zeros(f), 0.0
+@dataclass
+class FinalParts:
+    """One pass's sums at the estimate, before they are merged: squared column norms, respondents, weighted
+    answers per column, the scores' outer product and, with clusters, the scores summed per cluster."""
+
+    squares: NDArray[np.float64]
+    rows: float
+    totals: NDArray[np.float64]
+    outer: NDArray[np.float64]
+    clusters: dict[Any, NDArray[np.float64]]
+
+
+def final_parts(parts: Callable[[], Iterator[Part]], channel: NDArray[np.float64], reference: int,
+                params: NDArray[np.float64], *, frequency: bool, meat: bool, clustered: bool) -> FinalParts:
+    """The last pass over the chunks of ``parts`` (see :class:`FinalParts`)."""
+    p, f = params.size, channel.shape[1]
+    squares, totals, rows = np.zeros(0), np.zeros(f), 0.0
     outer = np.zeros((p, p))
     sums: dict[Any, NDArray[np.float64]] = {}
-    for z, codes, w, labels in streamed.parts():
+    for z, codes, w, labels in parts():
         counts = w if frequency else None  # a frequency weight counts rows; a sampling weight does not
-        gram = weighted_gram(z, np.ones(codes.size) if counts is None else counts).diagonal()
-        squares = np.asarray(gram) if squares is None else squares + np.asarray(gram)
+        gram = np.asarray(weighted_gram(z, np.ones(codes.size) if counts is None else counts).diagonal())
+        squares = gram if squares.size == 0 else squares + gram
         rows += codes.size if counts is None else float(counts.sum())
         totals += np.bincount(codes, weights=w, minlength=f)
         if not meat:
             continue
-        lik = Likelihood(z, streamed.channel[:, codes], streamed.reference, w)
+        lik = Likelihood(z, channel[:, codes], reference, w)
         if not clustered:
             outer += score_meat(lik, params, frequency=frequency)
             continue
@@ -135,19 +156,33 @@ def _final_pass(streamed: _Streamed, params: NDArray[np.float64], *, frequency: 
         np.add.at(block, inverse, scores)
         for label, row in zip(keys.tolist(), block):
             sums[label] = sums[label] + row if label in sums else row
-    assert squares is not None
+    return FinalParts(squares, rows, totals, outer, sums)
+
+
+def merge_final(pieces: Sequence[FinalParts], *, meat: bool, clustered: bool) -> _Final:
+    """The parts' last passes added up (in order), the clusters' score sums added by label across parts."""
+    squares = np.sum([piece.squares for piece in pieces if piece.squares.size], axis=0)
+    sums: dict[Any, NDArray[np.float64]] = {}
+    for piece in pieces:
+        for label, row in piece.clusters.items():
+            sums[label] = sums[label] + row if label in sums else row
+    outer = np.sum([piece.outer for piece in pieces], axis=0)
     if clustered and meat:
         stacked = np.vstack(list(sums.values()))
         outer = stacked.T @ stacked
-    return _Final(np.sqrt(np.maximum(squares, 0.0)), rows, totals, outer if meat else None, len(sums))
+    return _Final(np.sqrt(np.maximum(squares, 0.0)), float(sum(piece.rows for piece in pieces)),
+                  np.sum([piece.totals for piece in pieces], axis=0), outer if meat else None, len(sums))
 
 
 def streamed_fit(formula: str, chunks: Callable[[], Any], mechanism: Mechanism, sample: Any, dropped: int, *, lhs: str,
-                  rhs: str, extra: list[str], weights: str | None, kind: WeightKind, missing: str,
-                  reference: str | None, semantics: str, allocation: str | float, level: float,
-                  answers: Mapping[str, Sequence[str]] | None, cov: str | None, cluster: str | None
-                  ) -> RegressionResult:
-    """Newton steps, each one pass over the data, from the fit of the first pass's sample."""
+                 rhs: str, extra: list[str], weights: str | None, kind: WeightKind, missing: str,
+                 reference: str | None, semantics: str, allocation: str | float, level: float,
+                 answers: Mapping[str, Sequence[str]] | None, cov: str | None, cluster: str | None,
+                 plan: Any = None, levels: Mapping[str, Sequence[Any]] | None = None) -> RegressionResult:
+    """Newton steps, each one pass over the data, from the fit of the first pass's sample. With a cluster
+    ``plan`` (:class:`~designer.regression.remote.ClusterPlan`) and the text columns' ``levels`` the passes run
+    on the cluster, one part a task, unless the formula has a stateful transform (``center``, ``standardize``,
+    splines), which needs the whole data: then they run here."""
     import patsy
 
     from ..sampling import precise_distributions
@@ -172,9 +207,22 @@ def streamed_fit(formula: str, chunks: Callable[[], Any], mechanism: Mechanism, 
             yield first, data, rows
 
     small, rewritten, _ = prepare(rhs, lhs, sample.reset_index(drop=True), "drop", extra=extra)
+    spec = None
+    if plan is not None and levels is not None:
+        from .remote import PartSpec, reference_frame, stateful
+
+        spec = PartSpec(reader=plan.reader, reader_kwargs=dict(plan.reader_kwargs), lhs=lhs, rhs=rhs,
+                        rewritten=rewritten, missing=missing, extra=tuple(extra),
+                        ref=reference_frame(small, levels), mechanism=mechanism, precise=precise,
+                        answers=dict(answers or {}), weights=weights, kind=kind, cluster=cluster, channel=channel,
+                        reference=ref)
+        info = spec.design_info()
+        if stateful(info):
+            spec = None
     try:
-        info = patsy.incr_dbuilder(rewritten, lambda: (data for _, data, _ in prepared()),
-                                   eval_env=patsy.EvalEnvironment([{"np": np}]), NA_action="raise")
+        if spec is None:
+            info = patsy.incr_dbuilder(rewritten, lambda: (data for _, data, _ in prepared()),
+                                       eval_env=patsy.EvalEnvironment([{"np": np}]), NA_action="raise")
     except patsy.PatsyError as exc:
         raise RegressionError(f"formula {rhs!r}: {str(exc).strip().splitlines()[0]}") from None
     names = [str(c).replace('Q("', "").replace('")', "") for c in info.column_names]
@@ -188,10 +236,19 @@ def streamed_fit(formula: str, chunks: Callable[[], Any], mechanism: Mechanism, 
             labels = None if cluster is None else data[cluster].astype(str).to_numpy()
             yield build_rows(info, data), codes, _frequency(data, weights, kind, first, rows), labels
 
+    common = (mechanism, small, dropped, info, names, channel, ref, reference, sem, frequency, chosen, kind, weights,
+              lhs, precise, answers, cluster, level)
+    if spec is not None:
+        from .remote import remote_passes
+
+        return _streamed_passes(formula, remote_passes(plan, spec, frequency), *common)
     with tempfile.TemporaryDirectory(prefix="designer-regress-") as folder:
         cache = _PartCache(Path(folder), built)
-        return _streamed_passes(formula, cache.parts, mechanism, small, dropped, info, names, channel, ref, reference,
-                                sem, frequency, chosen, kind, weights, lhs, precise, answers, cluster, level)
+
+        def finaler(params: NDArray[np.float64], meat: bool, clustered: bool) -> _Final:
+            piece = final_parts(cache.parts, channel, ref, params, frequency=frequency, meat=meat, clustered=clustered)
+            return merge_final([piece], meat=meat, clustered=clustered)
+        return _streamed_passes(formula, (local_sums(cache.parts, channel, ref), finaler), *common)
 
 
 class _PartCache:
@@ -236,13 +293,15 @@ def _sparse(f: Any) -> Any:
     return sp.csr_matrix((f["data"], f["indices"], f["indptr"]), shape=tuple(f["shape"]))
 
 
-def _streamed_passes(formula: str, parts: Callable[[], Iterator[Part]], mechanism: Mechanism, small: Any,
+def _streamed_passes(formula: str, passes: tuple[Any, Any], mechanism: Mechanism, small: Any,
                      dropped: int, info: Any, names: list[str], channel: NDArray[np.float64], ref: int,
                      reference: str, sem: Semantics, frequency: bool, chosen: Covariance, kind: WeightKind,
                      weights: str | None, lhs: str, precise: bool, answers: Mapping[str, Sequence[str]] | None,
                      cluster: str | None, level: float) -> RegressionResult:
-    """The Newton passes, the estimate's status and its variance (see :func:`streamed_fit`)."""
-    streamed = _Streamed(parts, channel, ref)
+    """The Newton passes, the estimate's status and its variance (see :func:`streamed_fit`). ``passes``: the
+    summer of :class:`_Streamed` and the last pass (``params, meat, clustered -> _Final``), here or on a cluster."""
+    summer, finaler = passes
+    streamed = _Streamed(summer)
     # the start: the sample's fit in memory, its rows built with the whole data's design
     codes_small = answer_columns(mechanism, small[lhs].to_numpy(), precise=precise, words=answers)
     lik_small = Likelihood(build_rows(info, small), channel[:, codes_small], ref,
@@ -251,8 +310,7 @@ def _streamed_passes(formula: str, parts: Callable[[], Iterator[Part]], mechanis
     guess, _, ok = fit_newton(lik_small, start)
     params = guess if ok and np.all(np.isfinite(guess)) and np.abs(guess).max() < START_LIMIT else start
     params, iterations, decrement_ok = _newton(streamed, params)
-    final = _final_pass(streamed, params, frequency=frequency, meat=chosen is not Covariance.OIM,
-                        clustered=cluster is not None)
+    final = finaler(params, chosen is not Covariance.OIM, cluster is not None)
     if cluster is not None and final.clusters < 2:
         raise RegressionError(f"cluster column {cluster!r} has {final.clusters} cluster; a cluster-robust variance "
                               "needs at least 2 (and is only trustworthy with many)")

@@ -1,0 +1,143 @@
+"""The chunked regression's passes on a cluster, one part of a dataset a task (docs/theory.md section 9.3).
+
+A worker cannot receive the design information the client builds (patsy's ``DesignInfo`` is not picklable), so
+it rebuilds it from a small *reference frame*: the client's sample of the data plus one row for every level of
+every text column seen in the data, which gives every categorical factor the levels of the whole data. Stateless
+formulas (``x``, ``np.log(x)``, ``I(x**2)``, ``C(region)``) then build the same rows everywhere; a formula with a
+stateful transform (``center``, ``standardize``, splines), which learns from the data it sees, is passed over
+here instead (:func:`stateful`). Each pass sends the parameters out and adds the parts' sums, in part order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..exceptions import RegressionError
+from ..mechanism import Mechanism
+from ..vocabulary import WeightKind
+from .data import answer_columns, prepare
+from .design import build_rows
+from .streamed import FinalParts, Part, _Sums, final_parts, local_sums, merge_final
+
+__all__ = ["ClusterPlan", "PartSpec", "part_final", "part_sums", "reference_frame", "remote_passes", "stateful"]
+
+
+@dataclass(frozen=True)
+class ClusterPlan:
+    """How to run a pass on a cluster: ``map(function, items, **shared)`` returns ``function(*item, **shared)``
+    for every item in order (e.g. :func:`designer.cli._cluster.map_on_cluster` bound to a scheduler), the dataset's
+    ``parts`` (paths the workers can read) and ``reader(part, **reader_kwargs)``, which yields ``(first_row,
+    chunk)`` of one part."""
+
+    map: Callable[..., list[Any]]
+    parts: tuple[str, ...]
+    reader: Callable[..., Iterator[tuple[int, Any]]]
+    reader_kwargs: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class PartSpec:
+    """What a worker needs to build its part's design rows, answer columns, weights and cluster labels."""
+
+    reader: Callable[..., Iterator[tuple[int, Any]]]
+    reader_kwargs: Mapping[str, Any]
+    lhs: str
+    rhs: str
+    rewritten: str
+    missing: str
+    extra: tuple[str, ...]
+    ref: Any
+    mechanism: Mechanism
+    precise: bool
+    answers: Mapping[str, Sequence[str]]
+    weights: str | None
+    kind: WeightKind
+    cluster: str | None
+    channel: NDArray[np.float64]
+    reference: int
+
+    def design_info(self) -> Any:
+        """patsy's design information rebuilt from the reference frame."""
+        import patsy
+
+        try:
+            return patsy.incr_dbuilder(self.rewritten, lambda: iter([self.ref]),
+                                       eval_env=patsy.EvalEnvironment([{"np": np}]), NA_action="raise")
+        except patsy.PatsyError as exc:
+            raise RegressionError(f"formula {self.rhs!r}: {str(exc).strip().splitlines()[0]}") from None
+
+
+def reference_frame(sample: Any, levels: Mapping[str, Sequence[Any]]) -> Any:
+    """``sample`` (prepared rows) plus, for every level of a text column it lacks, a copy of its first row with
+    that level: the frame whose design information has every level of the whole data."""
+    import pandas as pd
+
+    extra = []
+    for column, values in levels.items():
+        if column not in sample.columns:
+            continue
+        have = set(sample[column].astype(str))
+        for value in values:
+            if str(value) not in have:
+                row = sample.iloc[[0]].copy()
+                row[column] = value
+                extra.append(row)
+    return pd.concat([sample, *extra], ignore_index=True) if extra else sample
+
+
+def stateful(info: Any) -> bool:
+    """Whether a factor of the formula learns from the data (a stateful transform: ``center``, splines, ...)."""
+    return any(fi.state.get("transforms") for fi in info.factor_infos.values())
+
+
+def _part_rows(source: str, spec: PartSpec) -> Callable[[], Iterator[Part]]:
+    info = spec.design_info()
+
+    def parts() -> Iterator[Part]:
+        from .streamed import _frequency
+
+        for first, chunk in spec.reader(source, **spec.reader_kwargs):
+            try:
+                data, _, rows = prepare(spec.rhs, spec.lhs, chunk, spec.missing, extra=list(spec.extra))
+                codes = answer_columns(spec.mechanism, data[spec.lhs].to_numpy(), precise=spec.precise,
+                                       words=spec.answers)
+                w = _frequency(data, spec.weights, spec.kind, first, rows)
+            except RegressionError as exc:  # a worker names its part and the row in it
+                where = "" if exc.row is None else f"row {first + exc.row + 1}: "
+                raise RegressionError(f"{source}: {where}{exc.reason}") from None
+            labels = None if spec.cluster is None else data[spec.cluster].astype(str).to_numpy()
+            yield build_rows(info, data), codes, w, labels
+    return parts
+
+
+def part_sums(source: str, *, spec: PartSpec, params: NDArray[np.float64]) -> _Sums:
+    """One part's log-likelihood, score and Hessian at ``params`` (a worker's task)."""
+    return local_sums(_part_rows(source, spec), spec.channel, spec.reference)(params)
+
+
+def part_final(source: str, *, spec: PartSpec, params: NDArray[np.float64], frequency: bool, meat: bool,
+               clustered: bool) -> FinalParts:
+    """One part's last pass at the estimate (a worker's task)."""
+    return final_parts(_part_rows(source, spec), spec.channel, spec.reference, params, frequency=frequency,
+                       meat=meat, clustered=clustered)
+
+
+def remote_passes(plan: ClusterPlan, spec: PartSpec, frequency: bool) -> tuple[Any, Any]:
+    """The summer and the last pass of the streamed fit, each a round of tasks on the cluster."""
+    items = [(part,) for part in plan.parts]
+
+    def summer(params: NDArray[np.float64]) -> _Sums:
+        pieces = plan.map(part_sums, items, spec=spec, params=params)
+        return _Sums(float(sum(p.loglik for p in pieces)), np.sum([p.score for p in pieces], axis=0),
+                     np.sum([p.hessian for p in pieces], axis=0))
+
+    def finaler(params: NDArray[np.float64], meat: bool, clustered: bool) -> Any:
+        pieces = plan.map(part_final, items, spec=spec, params=params, frequency=frequency, meat=meat,
+                          clustered=clustered)
+        return merge_final(pieces, meat=meat, clustered=clustered)
+    return summer, finaler
