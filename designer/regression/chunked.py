@@ -32,7 +32,8 @@ from ..mechanism import Mechanism
 from ..vocabulary import WeightKind
 from .data import formula_columns, prepare, split_formula
 from .model import RegressionResult, regress
-from .streamed import _frequency, _located, streamed_fit
+from .passes import _frequency, _located
+from .streamed import streamed_fit
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -22,7 +22,7 @@ from ..mechanism import Mechanism
 from ..vocabulary import WeightKind
 from .data import answer_columns, prepare
 from .design import build_rows
-from .streamed import FinalParts, Part, _Sums, final_parts, local_sums, merge_final
+from .passes import FinalParts, Part, Sums, _frequency, final_parts, local_sums, merge_final
 
 __all__ = ["ClusterPlan", "PartSpec", "part_final", "part_sums", "reference_frame", "remote_passes", "stateful"]
 
@@ -99,8 +99,6 @@ def _part_rows(source: str, spec: PartSpec) -> Callable[[], Iterator[Part]]:
     info = spec.design_info()
 
     def parts() -> Iterator[Part]:
-        from .streamed import _frequency
-
         for first, chunk in spec.reader(source, **spec.reader_kwargs):
             try:
                 data, _, rows = prepare(spec.rhs, spec.lhs, chunk, spec.missing, extra=list(spec.extra))
@@ -115,7 +113,7 @@ def _part_rows(source: str, spec: PartSpec) -> Callable[[], Iterator[Part]]:
     return parts
 
 
-def part_sums(source: str, *, spec: PartSpec, params: NDArray[np.float64]) -> _Sums:
+def part_sums(source: str, *, spec: PartSpec, params: NDArray[np.float64]) -> Sums:
     """One part's log-likelihood, score and Hessian at ``params`` (a worker's task)."""
     return local_sums(_part_rows(source, spec), spec.channel, spec.reference)(params)
 
@@ -131,9 +129,9 @@ def remote_passes(plan: ClusterPlan, spec: PartSpec, frequency: bool) -> tuple[A
     """The summer and the last pass of the streamed fit, each a round of tasks on the cluster."""
     items = [(part,) for part in plan.parts]
 
-    def summer(params: NDArray[np.float64]) -> _Sums:
+    def summer(params: NDArray[np.float64]) -> Sums:
         pieces = plan.map(part_sums, items, spec=spec, params=params)
-        return _Sums(float(sum(p.loglik for p in pieces)), np.sum([p.score for p in pieces], axis=0),
+        return Sums(float(sum(p.loglik for p in pieces)), np.sum([p.score for p in pieces], axis=0),
                      np.sum([p.hessian for p in pieces], axis=0))
 
     def finaler(params: NDArray[np.float64], meat: bool, clustered: bool) -> Any:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,15 +15,16 @@ from numpy.typing import NDArray
 
 from ..exceptions import RegressionError
 from ..mechanism import Mechanism
-from ..survey import first_bad_weight, variance_words
+from ..survey import variance_words
 from ..vocabulary import Covariance, Semantics, WeightKind
 from .data import answer_columns, prepare
-from .design import build_rows, weighted_gram
+from .design import build_rows
 from .likelihood import DECREMENT_TOL, Likelihood, fit_newton
 from .model import RegressionResult, _shares, _start, fit_statistics, judge
-from .variance import sandwich, score_meat
+from .passes import Final, Part, Sums, _frequency, _located, final_parts, local_sums, merge_final
+from .variance import sandwich
 
-__all__ = ["MAX_PASSES", "START_LIMIT", "FinalParts", "final_parts", "local_sums", "merge_final", "streamed_fit"]
+__all__ = ["MAX_PASSES", "START_LIMIT", "streamed_fit"]
 
 #: Most passes over the data the streamed Newton fit makes before it reports ``not_converged``.
 MAX_PASSES = 60
@@ -32,67 +32,16 @@ MAX_PASSES = 60
 START_LIMIT = 30.0
 
 
-def _located(exc: RegressionError, first: int, rows: NDArray[np.int64] | None = None) -> RegressionError:
-    """``exc`` with its row moved from a chunk's (or kept rows') position to the data's."""
-    if exc.row is None:
-        return exc
-    row = int(rows[exc.row]) if rows is not None else int(exc.row)
-    return RegressionError(exc.reason, row=first + row)
-
-
-def _frequency(data: Any, weights: str | None, weight_kind: WeightKind, first: int, rows: NDArray[np.int64]
-               ) -> NDArray[np.float64] | None:
-    """The weights of a prepared chunk, refused (with the data's row) unless positive numbers."""
-    import pandas as pd
-
-    if weights is None:
-        return None
-    w = pd.to_numeric(data[weights], errors="coerce").to_numpy(dtype=np.float64)
-    bad = first_bad_weight(w)
-    if bad is not None:
-        raise RegressionError(f"weight {str(data[weights].iloc[bad])!r} in column {weights!r} is not a positive "
-                              "number: every weight must be > 0 (leave out rows outside the population)",
-                              row=first + int(rows[bad]))
-    return w
-
-
-@dataclass
-class _Sums:
-    """Sums over the data at one parameter vector."""
-
-    loglik: float
-    score: NDArray[np.float64]
-    hessian: NDArray[np.float64]
-
-
-#: One chunk as the streamed fit uses it: design rows, answer columns, weights (or None), cluster labels (or None).
-Part = tuple[Any, NDArray[np.int64], Any, Any]
-
-
-def local_sums(parts: Callable[[], Iterator[Part]], channel: NDArray[np.float64], reference: int
-               ) -> Callable[[NDArray[np.float64]], _Sums]:
-    """The sums of :class:`~designer.regression.likelihood.Likelihood` over the chunks of ``parts``, one pass."""
-    def sums(params: NDArray[np.float64]) -> _Sums:
-        loglik, score, hessian = 0.0, np.zeros(params.size), np.zeros((params.size, params.size))
-        for z, codes, w, _ in parts():
-            lik = Likelihood(z, channel[:, codes], reference, w)
-            loglik += lik.loglike(params)
-            score += lik.score(params)
-            hessian += lik.hessian(params)
-        return _Sums(loglik, score, hessian)
-    return sums
-
-
 class _Streamed:
     """The log-likelihood, score and Hessian at a parameter vector from ``summer`` (one pass over the data, here or
     on a cluster), the last one kept: the Newton step and its line search share it."""
 
-    def __init__(self, summer: Callable[[NDArray[np.float64]], _Sums]) -> None:
+    def __init__(self, summer: Callable[[NDArray[np.float64]], Sums]) -> None:
         self.summer = summer
         self.passes = 0
-        self._last: tuple[bytes, _Sums] | None = None
+        self._last: tuple[bytes, Sums] | None = None
 
-    def sums(self, params: NDArray[np.float64]) -> _Sums:
+    def sums(self, params: NDArray[np.float64]) -> Sums:
         key = np.asarray(params, dtype=np.float64).tobytes()
         if self._last is not None and self._last[0] == key:
             return self._last[1]
@@ -103,75 +52,6 @@ class _Streamed:
 
     def loglike(self, params: NDArray[np.float64]) -> float:
         return self.sums(params).loglik
-
-
-@dataclass
-class _Final:
-    """What the last pass adds up at the estimate: column norms, respondents, answers per column, the scores'
-    outer product (per cluster with clusters) and the number of clusters."""
-
-    norms: NDArray[np.float64]
-    respondents: float
-    totals: NDArray[np.float64]
-    meat: NDArray[np.float64] | None
-    clusters: int
-
-
-@dataclass
-class FinalParts:
-    """One pass's sums at the estimate, before they are merged: squared column norms, respondents, weighted
-    answers per column, the scores' outer product and, with clusters, the scores summed per cluster."""
-
-    squares: NDArray[np.float64]
-    rows: float
-    totals: NDArray[np.float64]
-    outer: NDArray[np.float64]
-    clusters: dict[Any, NDArray[np.float64]]
-
-
-def final_parts(parts: Callable[[], Iterator[Part]], channel: NDArray[np.float64], reference: int,
-                params: NDArray[np.float64], *, frequency: bool, meat: bool, clustered: bool) -> FinalParts:
-    """The last pass over the chunks of ``parts`` (see :class:`FinalParts`)."""
-    p, f = params.size, channel.shape[1]
-    squares, totals, rows = np.zeros(0), np.zeros(f), 0.0
-    outer = np.zeros((p, p))
-    sums: dict[Any, NDArray[np.float64]] = {}
-    for z, codes, w, labels in parts():
-        counts = w if frequency else None  # a frequency weight counts rows; a sampling weight does not
-        gram = np.asarray(weighted_gram(z, np.ones(codes.size) if counts is None else counts).diagonal())
-        squares = gram if squares.size == 0 else squares + gram
-        rows += codes.size if counts is None else float(counts.sum())
-        totals += np.bincount(codes, weights=w, minlength=f)
-        if not meat:
-            continue
-        lik = Likelihood(z, channel[:, codes], reference, w)
-        if not clustered:
-            outer += score_meat(lik, params, frequency=frequency)
-            continue
-        r = lik.residuals(params)  # weighted, (k-1, n): a row's score is z_i times its column
-        scores = np.hstack([np.asarray(z.multiply(r[j][:, None]).toarray() if hasattr(z, "multiply")
-                                       else z * r[j][:, None]) for j in range(r.shape[0])])
-        keys, inverse = np.unique(np.asarray(labels), return_inverse=True)
-        block = np.zeros((keys.size, p))
-        np.add.at(block, inverse, scores)
-        for label, row in zip(keys.tolist(), block):
-            sums[label] = sums[label] + row if label in sums else row
-    return FinalParts(squares, rows, totals, outer, sums)
-
-
-def merge_final(pieces: Sequence[FinalParts], *, meat: bool, clustered: bool) -> _Final:
-    """The parts' last passes added up (in order), the clusters' score sums added by label across parts."""
-    squares = np.sum([piece.squares for piece in pieces if piece.squares.size], axis=0)
-    sums: dict[Any, NDArray[np.float64]] = {}
-    for piece in pieces:
-        for label, row in piece.clusters.items():
-            sums[label] = sums[label] + row if label in sums else row
-    outer = np.sum([piece.outer for piece in pieces], axis=0)
-    if clustered and meat:
-        stacked = np.vstack(list(sums.values()))
-        outer = stacked.T @ stacked
-    return _Final(np.sqrt(np.maximum(squares, 0.0)), float(sum(piece.rows for piece in pieces)),
-                  np.sum([piece.totals for piece in pieces], axis=0), outer if meat else None, len(sums))
 
 
 def streamed_fit(formula: str, chunks: Callable[[], Any], mechanism: Mechanism, sample: Any, dropped: int, *, lhs: str,
@@ -245,7 +125,7 @@ def streamed_fit(formula: str, chunks: Callable[[], Any], mechanism: Mechanism, 
     with tempfile.TemporaryDirectory(prefix="designer-regress-") as folder:
         cache = _PartCache(Path(folder), built)
 
-        def finaler(params: NDArray[np.float64], meat: bool, clustered: bool) -> _Final:
+        def finaler(params: NDArray[np.float64], meat: bool, clustered: bool) -> Final:
             piece = final_parts(cache.parts, channel, ref, params, frequency=frequency, meat=meat, clustered=clustered)
             return merge_final([piece], meat=meat, clustered=clustered)
         return _streamed_passes(formula, (local_sums(cache.parts, channel, ref), finaler), *common)
@@ -299,7 +179,7 @@ def _streamed_passes(formula: str, passes: tuple[Any, Any], mechanism: Mechanism
                      weights: str | None, lhs: str, precise: bool, answers: Mapping[str, Sequence[str]] | None,
                      cluster: str | None, level: float) -> RegressionResult:
     """The Newton passes, the estimate's status and its variance (see :func:`streamed_fit`). ``passes``: the
-    summer of :class:`_Streamed` and the last pass (``params, meat, clustered -> _Final``), here or on a cluster."""
+    summer of :class:`_Streamed` and the last pass (``params, meat, clustered -> Final``), here or on a cluster."""
     summer, finaler = passes
     streamed = _Streamed(summer)
     # the start: the sample's fit in memory, its rows built with the whole data's design
