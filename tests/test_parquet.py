@@ -131,3 +131,33 @@ def test_synthesize_writes_parquet_with_typed_columns(tmp_path, capsys):
         assert str(as_parquet["k"].dtype) == "int64"
         text = {"region": object, "answer": object}
         pd.testing.assert_frame_equal(as_parquet.astype(text), as_csv.astype(text))
+
+
+def test_arrow_ipc_files_are_read_and_written_like_parquet(tmp_path, capsys):
+    """Arrow IPC (Feather v2: .arrow, .feather) in for estimate, regress and randomize, out for randomize and
+    synthesize: the same JSON as CSV in, the same table as Parquet out."""
+    import pyarrow as pa
+    import pyarrow.feather as feather
+    import pyarrow.parquet as pq
+
+    answers = pd.read_csv("examples/answers.csv", dtype=str)
+    arrow = tmp_path / "answers.arrow"
+    feather.write_feather(answers, arrow)
+    assert _json(["estimate", str(arrow), "--mechanism", Q2X3, "--column", "answer"], capsys) == \
+        _json(["estimate", "examples/answers.csv", "--mechanism", Q2X3, "--column", "answer"], capsys)
+    data = pd.read_csv("examples/regress.csv", dtype={"response": str})
+    feather.write_feather(data, tmp_path / "regress.feather")
+    args = ["--mechanism", "examples/mechanisms/gwrr.csv", "--formula", "response ~ age + religious"]
+    here = _json(["regress", str(tmp_path / "regress.feather"), *args], capsys)
+    there = _json(["regress", "examples/regress.csv", *args], capsys)
+    assert [c["estimate"] for c in here["coefficients"]] == pytest.approx([c["estimate"] for c in
+                                                                           there["coefficients"]], abs=1e-12)
+    for suffix in ("parquet", "arrow"):
+        assert main(["randomize", str(arrow), "--mechanism", Q2X3, "--column", "answer", "--keep", "id", "--out",
+                     str(tmp_path / f"r.{suffix}"), "--seed", "5", "--simulation"]) == 0
+        assert main(["synthesize", "problems/warner.toml", "--n", "300", "--seed", "2", "--covariate",
+                     "age=normal(40,10)", "--out", str(tmp_path / f"s.{suffix}")]) == 0
+    capsys.readouterr()
+    with pa.ipc.open_file(tmp_path / "r.arrow") as reader:
+        assert reader.read_all().equals(pq.read_table(tmp_path / "r.parquet"))
+    assert feather.read_table(tmp_path / "s.arrow").equals(pq.read_table(tmp_path / "s.parquet"))

@@ -13,7 +13,8 @@ if TYPE_CHECKING:
     import pandas as pd
     from numpy.typing import NDArray
 
-__all__ = ["CHUNK_ROWS", "SEPARATORS", "CsvSink", "ParquetSink", "answer_codes", "dataset_parts", "is_parquet",
+__all__ = ["ARROW_SUFFIXES", "CHUNK_ROWS", "SEPARATORS", "ColumnarFile", "CsvSink", "ParquetSink", "answer_codes",
+           "dataset_parts", "is_arrow", "is_columnar", "is_parquet",
            "is_qualtrics_export", "parquet_answers", "parquet_text", "read_chunks", "sniff", "table_sink",
            "text_writer"]
 
@@ -100,6 +101,60 @@ def is_parquet(path: str) -> bool:
     return str(path).lower().endswith((".parquet", ".pq"))
 
 
+#: Extensions of Arrow IPC files (Feather version 2 is the same format).
+ARROW_SUFFIXES = (".arrow", ".feather", ".ipc")
+
+
+def is_arrow(path: str) -> bool:
+    """Whether ``path`` names an Arrow IPC (Feather) file, by its extension."""
+    return str(path).lower().endswith(ARROW_SUFFIXES)
+
+
+def is_columnar(path: str) -> bool:
+    """Whether ``path`` names a Parquet or an Arrow IPC file: read in record batches, written with a schema."""
+    return is_parquet(path) or is_arrow(path)
+
+
+class ColumnarFile:
+    """A Parquet or Arrow IPC (Feather) file behind one reader: its column ``names``, ``num_rows``, record
+    batches of some columns, or the whole table."""
+
+    def __init__(self, path: str) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from .._io import opening_errors
+
+        self.path, self.arrow = path, is_arrow(path)
+        kind = "Arrow IPC (Feather)" if self.arrow else "Parquet"
+        try:
+            with opening_errors(path, CommandError):
+                if self.arrow:
+                    self._ipc = pa.ipc.open_file(pa.memory_map(path))
+                    self.names = [str(n) for n in self._ipc.schema.names]
+                    self.num_rows = sum(self._ipc.get_batch(i).num_rows for i in range(self._ipc.num_record_batches))
+                else:
+                    self._pq = pq.ParquetFile(path)
+                    self.names = [str(n) for n in self._pq.schema_arrow.names]
+                    self.num_rows = int(self._pq.metadata.num_rows)
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise CommandError(f"{path}: not a readable {kind} file ({' '.join(str(exc).split())[:200]})") from None
+
+    def iter_batches(self, batch_size: int, columns: list[str]) -> Iterator[Any]:
+        """Record batches of at most ``batch_size`` rows holding ``columns``."""
+        if not self.arrow:
+            yield from self._pq.iter_batches(batch_size=batch_size, columns=columns)
+            return
+        for i in range(self._ipc.num_record_batches):
+            batch = self._ipc.get_batch(i).select(columns)
+            for start in range(0, batch.num_rows, batch_size):
+                yield batch.slice(start, batch_size)
+
+    def read_table(self) -> Any:
+        """The whole file as an Arrow table."""
+        return self._ipc.read_all() if self.arrow else self._pq.read()
+
+
 def dataset_parts(path: str) -> list[str]:
     """The ``.parquet`` / ``.pq`` files under a dataset folder, in name order (refused when there are none)."""
     from pathlib import Path
@@ -112,31 +167,21 @@ def dataset_parts(path: str) -> list[str]:
 
 
 def _parquet_rows(path: str) -> int:
-    import pyarrow.parquet as pq
-
-    return int(pq.ParquetFile(path).metadata.num_rows)
+    return ColumnarFile(path).num_rows
 
 
 def _parquet_chunks(path: str, columns: list[str], chunk_rows: int) -> Iterator[tuple[int, pd.DataFrame]]:
     """Row batches of a Parquet file as text, like a CSV read: missing values empty, numbers as written by
     ``str`` (``line`` numbers count the header as line 1, as for CSV, so messages name the same row)."""
     import pandas as pd
-    import pyarrow as pa
-    import pyarrow.parquet as pq
 
-    from .._io import opening_errors
-
-    try:
-        with opening_errors(path, CommandError):
-            source = pq.ParquetFile(path)
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise CommandError(f"{path}: not a readable Parquet file ({' '.join(str(exc).split())[:200]})") from None
-    header = list(source.schema_arrow.names)
+    source = ColumnarFile(path)
+    header = list(source.names)
     for name in columns:
         if name not in header:
             raise CommandError(f"{path}: no column {name!r}; the columns are {header}")
     line, seen = 2, 0
-    for batch in source.iter_batches(batch_size=chunk_rows, columns=columns):
+    for batch in source.iter_batches(chunk_rows, columns):
         chunk = pd.DataFrame({name: parquet_text(batch.column(batch.schema.get_field_index(name)))
                               for name in columns}, dtype=object)
         yield line, chunk
@@ -166,7 +211,7 @@ def read_chunks(path: str, columns: list[str], *, chunk_rows: int = CHUNK_ROWS
                 yield line + rows, chunk
             rows += _parquet_rows(part)
         return
-    if is_parquet(path):
+    if is_columnar(path):
         yield from _parquet_chunks(path, columns, chunk_rows)
         return
     header, sep = sniff(path)
@@ -234,21 +279,21 @@ class CsvSink:
 
 
 class ParquetSink:
-    """Chunks of columns into one Parquet file, a row group per chunk: text columns (``typed=False``, what
-    ``randomize`` writes: the cells as they were read), or each column's own type inferred from the first chunk
-    (``typed=True``: ids as integers, numbers as numbers)."""
+    """Chunks of columns into one Parquet file, a row group per chunk (or, with ``arrow``, an Arrow IPC file, a
+    record batch per chunk): text columns (``typed=False``, what ``randomize`` writes: the cells as they were
+    read), or each column's own type inferred from the first chunk (``typed=True``: ids as integers, numbers as
+    numbers)."""
 
-    def __init__(self, binary: BinaryIO, names: list[str], *, typed: bool = False) -> None:
+    def __init__(self, binary: BinaryIO, names: list[str], *, typed: bool = False, arrow: bool = False) -> None:
         import pyarrow as pa
 
-        self.names, self.typed = names, typed
+        self.names, self.typed, self.arrow = names, typed, arrow
         self.schema = None if typed else pa.schema([(name, pa.string()) for name in names])
         self.binary: Any = binary
         self.writer: Any = None
 
     def write(self, columns: list[Any]) -> None:
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
         if self.schema is None:
             arrays = [pa.array(list(c) if not hasattr(c, "dtype") else c) for c in columns]
@@ -256,21 +301,28 @@ class ParquetSink:
         arrays = [pa.array(list(c) if not (self.typed and hasattr(c, "dtype")) else c, type=field.type)
                   for c, field in zip(columns, self.schema)]
         if self.writer is None:
-            self.writer = pq.ParquetWriter(self.binary, self.schema)
+            self.writer = self._open(self.schema)
         self.writer.write_table(pa.table(arrays, schema=self.schema))
 
-    def close(self) -> None:
+    def _open(self, schema: Any) -> Any:
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
+        return pa.ipc.new_file(self.binary, schema) if self.arrow else pq.ParquetWriter(self.binary, schema)
+
+    def close(self) -> None:
         if self.writer is None:  # no rows: the schema alone
             assert self.schema is not None or self.typed
             import pyarrow as pa
 
             schema = self.schema or pa.schema([(name, pa.string()) for name in self.names])
-            self.writer = pq.ParquetWriter(self.binary, schema)
+            self.writer = self._open(schema)
         self.writer.close()
 
 
 def table_sink(path: str, binary: BinaryIO, names: list[str], *, typed: bool = False) -> CsvSink | ParquetSink:
-    """A Parquet sink for a ``.parquet`` / ``.pq`` name, else CSV."""
-    return ParquetSink(binary, names, typed=typed) if is_parquet(path) else CsvSink(binary, names)
+    """A Parquet sink for a ``.parquet`` / ``.pq`` name, an Arrow IPC one for ``.arrow`` / ``.feather`` / ``.ipc``,
+    else CSV."""
+    if is_columnar(path):
+        return ParquetSink(binary, names, typed=typed, arrow=is_arrow(path))
+    return CsvSink(binary, names)

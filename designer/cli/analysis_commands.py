@@ -29,16 +29,16 @@ def _read_data(path: str, answers: str) -> Any:
     import pandas as pd
 
     from .._io import opening_errors
-    from ._stream import is_parquet, is_qualtrics_export, parquet_answers, sniff
+    from ._stream import ColumnarFile, is_columnar, is_qualtrics_export, parquet_answers, sniff
 
-    if is_parquet(path):
+    if is_columnar(path):
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
         try:
-            table = pq.read_table(path)
+            table = ColumnarFile(path).read_table()
         except (pa.ArrowInvalid, OSError, ValueError) as exc:
-            raise CommandError(f"{path}: not a readable Parquet file ({' '.join(str(exc).split())[:200]})") from None
+            raise CommandError(f"{path}: not a readable Parquet or Arrow file ({' '.join(str(exc).split())[:200]})"
+                               ) from None
         data = table.to_pandas()
         data.columns = [str(c).strip() for c in data.columns]
         if answers in table.column_names:  # as CSV text: integers as 1, not 1.0; a null is missing

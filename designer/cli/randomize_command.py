@@ -15,7 +15,7 @@ import numpy as np
 
 from .._render import render_csv, render_json
 from ._common import CommandError, add_format, check_out, epsilon_arg, parse_allocation, seed_arg, with_status
-from ._stream import is_parquet, read_chunks, table_sink
+from ._stream import is_columnar, read_chunks, table_sink
 from .randomize_parts import Stratified, draw_chunk, randomize_dataset
 
 SEED_WARNING = ("designer: warning: --seed makes this draw reproducible: anyone who knows the seed can undo it "
@@ -265,7 +265,7 @@ def _folder_out(args: argparse.Namespace) -> bool:
     """A dataset folder randomized into a new folder of parts (``--out`` without a CSV or Parquet suffix)."""
     import os
 
-    return os.path.isdir(args.answers) and not (is_parquet(args.out) or args.out.lower().endswith(".csv"))
+    return os.path.isdir(args.answers) and not (is_columnar(args.out) or args.out.lower().endswith(".csv"))
 
 
 def _epsilon(entry: Any) -> float:

@@ -25,40 +25,33 @@ def parquet_parts(path: str) -> list[str]:
 
 
 def _parquet_file(path: str) -> Any:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    from ._stream import ColumnarFile
 
-    from .._io import opening_errors
-
-    try:
-        with opening_errors(path, CommandError):
-            return pq.ParquetFile(path)
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise CommandError(f"{path}: not a readable Parquet file ({' '.join(str(exc).split())[:200]})") from None
+    return ColumnarFile(path)
 
 
 def in_chunks(path: str, chunk_rows: int | None, scheduler: str | None) -> bool:
     """Whether ``regress`` reads ``path`` in chunks: a folder, ``--chunk-rows`` or ``--scheduler`` given, a
     Parquet file above :data:`IN_MEMORY_ROWS` rows or a CSV file above :data:`IN_MEMORY_BYTES`."""
     from .._io import opening_errors
-    from ._stream import is_parquet
+    from ._stream import is_columnar
 
     if os.path.isdir(path) or chunk_rows is not None or scheduler:
         return True
     with opening_errors(path, CommandError):
         size = os.path.getsize(path)
-    if is_parquet(path):
-        return bool(_parquet_file(path).metadata.num_rows > IN_MEMORY_ROWS)
+    if is_columnar(path):
+        return bool(_parquet_file(path).num_rows > IN_MEMORY_ROWS)
     return size > IN_MEMORY_BYTES
 
 
 def columns_of(path: str) -> list[str]:
     """The column names of a CSV file, a Parquet file or the first part of a Parquet dataset."""
-    from ._stream import is_parquet, sniff
+    from ._stream import is_columnar, sniff
 
     parts = parquet_parts(path) if os.path.isdir(path) else [path]
-    if is_parquet(parts[0]):
-        return [str(c).strip() for c in _parquet_file(parts[0]).schema_arrow.names]
+    if is_columnar(parts[0]):
+        return [str(c).strip() for c in _parquet_file(parts[0]).names]
     return sniff(path, "a CSV table with the answers and the covariates (a header row, one row per respondent)")[0]
 
 
@@ -68,15 +61,15 @@ def part_chunks(path: str, needed: list[str], answers: str, chunk_rows: int, fir
     Parquet cell as its CSV text), numbers as numbers; ``first_row`` counts data rows from ``first``."""
     import pandas as pd
 
-    from ._stream import is_parquet, is_qualtrics_export, parquet_answers, sniff
+    from ._stream import is_columnar, is_qualtrics_export, parquet_answers, sniff
 
-    if is_parquet(path):
+    if is_columnar(path):
         source = _parquet_file(path)
-        header = [str(c) for c in source.schema_arrow.names]
+        header = list(source.names)
         missing = [c for c in needed if c not in header]
         if missing:
             raise CommandError(f"{path}: no column {missing[0]!r}; the columns are {header}")
-        for batch in source.iter_batches(batch_size=chunk_rows, columns=needed):
+        for batch in source.iter_batches(chunk_rows, needed):
             chunk = batch.to_pandas()
             if answers in chunk.columns:
                 chunk[answers] = parquet_answers(batch.column(batch.schema.get_field_index(answers)))
@@ -120,10 +113,11 @@ def cluster_plan(scheduler: str, path: str, needed: list[str], answers: str, chu
 
     from ..regression.remote import ClusterPlan
     from ._cluster import map_on_cluster
-    from ._stream import is_parquet
+    from ._stream import is_columnar
 
     parts = parquet_parts(path)
-    if not all(is_parquet(p) for p in parts):
-        raise CommandError(f"{path}: --scheduler reads a Parquet file or dataset folder (one part a task)")
+    if not all(is_columnar(p) for p in parts):
+        raise CommandError(f"{path}: --scheduler reads a Parquet (or Arrow) file or a Parquet dataset folder (one "
+                           "part a task)")
     return ClusterPlan(map=functools.partial(map_on_cluster, scheduler), parts=tuple(parts), reader=part_chunks,
                        reader_kwargs={"needed": needed, "answers": answers, "chunk_rows": chunk_rows})
