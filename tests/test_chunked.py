@@ -248,3 +248,17 @@ def test_a_streamed_fit_on_a_dask_cluster_is_one_machines(tmp_path, capsys):
     local, remote = _here_and_on_a_cluster(tmp_path, capsys, ["--formula", "a ~ x + C(c)", "--max-distinct", "100",
                                                               "--cov", "robust"])
     assert (local["n"], local["status"]) == (remote["n"], remote["status"])
+
+
+def test_a_workers_error_names_its_part_and_the_row_in_it(tmp_path, monkeypatch):
+    """A bad answer after a dropped row, in the second part, found by a Newton pass on a worker: the message names
+    the part and the row's place in it (21st row), not its place among the rows kept (20th)."""
+    monkeypatch.setattr(chunked, "SAMPLE_ROWS", 300)
+    data = _survey(3000)
+    data.loc[1009, "x"] = np.nan
+    data.loc[1020, "a"] = "{maybe}"
+    plan = _parts_plan(tmp_path, data)
+    with pytest.raises(chunked.RegressionError) as info:
+        regress_chunks("a ~ x", _chunks(data, 500), WARNER, columns=list(data.columns), max_patterns=10,
+                       plan=plan, missing="drop")
+    assert str(info.value).startswith(f"{plan.parts[1]}: row 21: ") and "'{maybe}'" in str(info.value)

@@ -4,7 +4,7 @@ the column norms, respondents, answers per column and the scores' outer product.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,13 +12,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..exceptions import RegressionError
+from ..mechanism import Mechanism
 from ..survey import first_bad_weight
 from ..vocabulary import WeightKind
-from .design import weighted_gram
+from .data import answer_columns, prepare
+from .design import build_rows, weighted_gram
 from .likelihood import Likelihood
 from .variance import score_meat
 
-__all__ = ["Final", "FinalParts", "Part", "Sums", "final_parts", "local_sums", "merge_final"]
+__all__ = ["Final", "FinalParts", "Part", "RowSpec", "Sums", "final_parts", "local_sums", "merge_final"]
 
 
 def _located(exc: RegressionError, first: int, rows: NDArray[np.int64] | None = None) -> RegressionError:
@@ -56,6 +58,43 @@ class Sums:
 
 #: One chunk as the streamed fit uses it: design rows, answer columns, weights (or None), cluster labels (or None).
 Part = tuple[Any, NDArray[np.int64], Any, Any]
+
+
+@dataclass(frozen=True)
+class RowSpec:
+    """How a chunk of the data becomes a :data:`Part`, here or on a worker: the formula's sides, the rule for
+    missing values, the other columns a row needs (weights, cluster), the mechanism and how its answers read."""
+
+    lhs: str
+    rhs: str
+    missing: str
+    extra: tuple[str, ...]
+    mechanism: Mechanism
+    precise: bool
+    answers: Mapping[str, Sequence[str]]
+    weights: str | None
+    kind: WeightKind
+    cluster: str | None
+
+    def prepared(self, chunks: Iterable[tuple[int, Any]]) -> Iterator[tuple[int, Any, NDArray[np.int64]]]:
+        """``(first_row, rows kept, their positions in the chunk)`` of every chunk; an error names the data's row."""
+        for first, chunk in chunks:
+            try:
+                data, _, rows = prepare(self.rhs, self.lhs, chunk, self.missing, extra=list(self.extra))
+            except RegressionError as exc:
+                raise _located(exc, first) from None
+            yield first, data, rows
+
+    def parts(self, chunks: Iterable[tuple[int, Any]], info: Any) -> Iterator[Part]:
+        """Every chunk's design rows (patsy's ``info``), answer columns, weights and cluster labels."""
+        for first, data, rows in self.prepared(chunks):
+            try:
+                codes = answer_columns(self.mechanism, data[self.lhs].to_numpy(), precise=self.precise,
+                                       words=self.answers)
+            except RegressionError as exc:
+                raise _located(exc, first, rows) from None
+            labels = None if self.cluster is None else data[self.cluster].astype(str).to_numpy()
+            yield build_rows(info, data), codes, _frequency(data, self.weights, self.kind, first, rows), labels
 
 
 def local_sums(parts: Callable[[], Iterator[Part]], channel: NDArray[np.float64], reference: int

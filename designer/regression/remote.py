@@ -18,11 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..exceptions import RegressionError
-from ..mechanism import Mechanism
-from ..vocabulary import WeightKind
-from .data import answer_columns, prepare
-from .design import build_rows
-from .passes import FinalParts, Part, Sums, _frequency, final_parts, local_sums, merge_final
+from .passes import FinalParts, Part, RowSpec, Sums, final_parts, local_sums, merge_final
 
 __all__ = ["ClusterPlan", "PartSpec", "part_final", "part_sums", "reference_frame", "remote_passes", "stateful"]
 
@@ -42,22 +38,14 @@ class ClusterPlan:
 
 @dataclass(frozen=True)
 class PartSpec:
-    """What a worker needs to build its part's design rows, answer columns, weights and cluster labels."""
+    """What a worker needs to turn its part into design rows: how a chunk becomes rows (``rows``), how to read
+    the part, and the formula as patsy reads it with the reference frame to rebuild its design from."""
 
+    rows: RowSpec
     reader: Callable[..., Iterator[tuple[int, Any]]]
     reader_kwargs: Mapping[str, Any]
-    lhs: str
-    rhs: str
     rewritten: str
-    missing: str
-    extra: tuple[str, ...]
     ref: Any
-    mechanism: Mechanism
-    precise: bool
-    answers: Mapping[str, Sequence[str]]
-    weights: str | None
-    kind: WeightKind
-    cluster: str | None
     channel: NDArray[np.float64]
     reference: int
 
@@ -69,7 +57,7 @@ class PartSpec:
             return patsy.incr_dbuilder(self.rewritten, lambda: iter([self.ref]),
                                        eval_env=patsy.EvalEnvironment([{"np": np}]), NA_action="raise")
         except patsy.PatsyError as exc:
-            raise RegressionError(f"formula {self.rhs!r}: {str(exc).strip().splitlines()[0]}") from None
+            raise RegressionError(f"formula {self.rows.rhs!r}: {str(exc).strip().splitlines()[0]}") from None
 
 
 def reference_frame(sample: Any, levels: Mapping[str, Sequence[Any]]) -> Any:
@@ -99,17 +87,11 @@ def _part_rows(source: str, spec: PartSpec) -> Callable[[], Iterator[Part]]:
     info = spec.design_info()
 
     def parts() -> Iterator[Part]:
-        for first, chunk in spec.reader(source, **spec.reader_kwargs):
-            try:
-                data, _, rows = prepare(spec.rhs, spec.lhs, chunk, spec.missing, extra=list(spec.extra))
-                codes = answer_columns(spec.mechanism, data[spec.lhs].to_numpy(), precise=spec.precise,
-                                       words=spec.answers)
-                w = _frequency(data, spec.weights, spec.kind, first, rows)
-            except RegressionError as exc:  # a worker names its part and the row in it
-                where = "" if exc.row is None else f"row {first + exc.row + 1}: "
-                raise RegressionError(f"{source}: {where}{exc.reason}") from None
-            labels = None if spec.cluster is None else data[spec.cluster].astype(str).to_numpy()
-            yield build_rows(info, data), codes, w, labels
+        try:
+            yield from spec.rows.parts(spec.reader(source, **spec.reader_kwargs), info)
+        except RegressionError as exc:  # a worker names its part and the row in it
+            where = "" if exc.row is None else f"row {exc.row + 1}: "
+            raise RegressionError(f"{source}: {where}{exc.reason}") from None
     return parts
 
 

@@ -21,7 +21,7 @@ from .data import answer_columns, prepare
 from .design import build_rows
 from .likelihood import DECREMENT_TOL, Likelihood, fit_newton
 from .model import RegressionResult, _shares, _start, fit_statistics, judge
-from .passes import Final, Part, Sums, _frequency, _located, final_parts, local_sums, merge_final
+from .passes import Final, Part, RowSpec, Sums, final_parts, local_sums, merge_final
 from .variance import sandwich
 
 __all__ = ["MAX_PASSES", "START_LIMIT", "streamed_fit"]
@@ -78,43 +78,28 @@ def streamed_fit(formula: str, chunks: Callable[[], Any], mechanism: Mechanism, 
     chosen = Covariance.settle(cov, sampling_weights=weights is not None and not frequency,
                                clusters=cluster is not None)
 
-    def prepared() -> Iterator[tuple[int, Any, NDArray[np.int64]]]:
-        for first, chunk in chunks():
-            try:
-                data, _, rows = prepare(rhs, lhs, chunk, missing, extra=extra)
-            except RegressionError as exc:
-                raise _located(exc, first) from None
-            yield first, data, rows
-
+    rows = RowSpec(lhs=lhs, rhs=rhs, missing=missing, extra=tuple(extra), mechanism=mechanism, precise=precise,
+                   answers=dict(answers or {}), weights=weights, kind=kind, cluster=cluster)
     small, rewritten, _ = prepare(rhs, lhs, sample.reset_index(drop=True), "drop", extra=extra)
     spec = None
     if plan is not None and levels is not None:
         from .remote import PartSpec, reference_frame, stateful
 
-        spec = PartSpec(reader=plan.reader, reader_kwargs=dict(plan.reader_kwargs), lhs=lhs, rhs=rhs,
-                        rewritten=rewritten, missing=missing, extra=tuple(extra),
-                        ref=reference_frame(small, levels), mechanism=mechanism, precise=precise,
-                        answers=dict(answers or {}), weights=weights, kind=kind, cluster=cluster, channel=channel,
-                        reference=ref)
+        spec = PartSpec(rows=rows, reader=plan.reader, reader_kwargs=dict(plan.reader_kwargs),
+                        rewritten=rewritten, ref=reference_frame(small, levels), channel=channel, reference=ref)
         info = spec.design_info()
         if stateful(info):
             spec = None
     try:
         if spec is None:
-            info = patsy.incr_dbuilder(rewritten, lambda: (data for _, data, _ in prepared()),
+            info = patsy.incr_dbuilder(rewritten, lambda: (data for _, data, _ in rows.prepared(chunks())),
                                        eval_env=patsy.EvalEnvironment([{"np": np}]), NA_action="raise")
     except patsy.PatsyError as exc:
         raise RegressionError(f"formula {rhs!r}: {str(exc).strip().splitlines()[0]}") from None
     names = [str(c).replace('Q("', "").replace('")', "") for c in info.column_names]
 
     def built() -> Iterator[Part]:
-        for first, data, rows in prepared():
-            try:
-                codes = answer_columns(mechanism, data[lhs].to_numpy(), precise=precise, words=answers)
-            except RegressionError as exc:
-                raise _located(exc, first, rows) from None
-            labels = None if cluster is None else data[cluster].astype(str).to_numpy()
-            yield build_rows(info, data), codes, _frequency(data, weights, kind, first, rows), labels
+        return rows.parts(chunks(), info)
 
     common = (mechanism, small, dropped, info, names, channel, ref, reference, sem, frequency, chosen, kind, weights,
               lhs, precise, answers, cluster, level)
