@@ -20,7 +20,7 @@ from .exceptions import InvalidArgumentError
 from .mechanism import Mechanism
 from .mle import _loglik
 
-__all__ = ["ShareTest", "constrained_mle", "share_test"]
+__all__ = ["ShareTest", "constrained_mle", "share_test", "wald_test"]
 
 #: EM for the constrained maximum stops when the log-likelihood gains less than this (relative) in a step.
 EM_TOL = 1e-14
@@ -90,6 +90,17 @@ def constrained_mle(mech: Mechanism, counts: ArrayLike, share: int, null: float)
     return pi, False
 
 
+def wald_test(estimate: float, stderr: float, null: float) -> tuple[float, float]:
+    """``((estimate - null) / stderr)^2`` and its chi-square(1) upper tail; NaN for both without a standard
+    error."""
+    from scipy.stats import chi2
+
+    if not (stderr > 0 and math.isfinite(stderr)):
+        return math.nan, math.nan
+    statistic = ((estimate - null) / stderr) ** 2
+    return float(statistic), float(chi2.sf(statistic, 1))
+
+
 def share_test(mech: Mechanism, counts: ArrayLike, estimate: ArrayLike, stderr: ArrayLike, share: str | int,
                null: float) -> ShareTest:
     """Wald and likelihood-ratio tests of ``pi[share] = null`` from the answer ``counts`` ``(F,)``, the MLE
@@ -104,11 +115,9 @@ def share_test(mech: Mechanism, counts: ArrayLike, estimate: ArrayLike, stderr: 
         raise InvalidArgumentError(f"the null value of a share must lie strictly between 0 and 1, got {null!r}")
     c = np.asarray(counts, dtype=np.float64)
     pi = np.asarray(estimate, dtype=np.float64)
-    se = float(np.asarray(stderr, dtype=np.float64)[s])
-    wald = ((pi[s] - null) / se) ** 2 if se > 0 and math.isfinite(se) else math.nan
+    wald, wald_p = wald_test(float(pi[s]), float(np.asarray(stderr, dtype=np.float64)[s]), float(null))
     constrained, converged = constrained_mle(mech, c, s, float(null))
     lr = max(2.0 * (_loglik(mech.matrix, c, pi) - _loglik(mech.matrix, c, constrained)), 0.0)
-    return ShareTest(share=mech.inputs[s], null=float(null), wald_statistic=float(wald),
-                     wald_pvalue=float(chi2.sf(wald, 1)) if math.isfinite(wald) else math.nan,
+    return ShareTest(share=mech.inputs[s], null=float(null), wald_statistic=wald, wald_pvalue=wald_p,
                      lr_statistic=float(lr), lr_pvalue=float(chi2.sf(lr, 1)), constrained=constrained,
                      converged=converged)

@@ -166,10 +166,6 @@ def dataset_parts(path: str) -> list[str]:
     return parts
 
 
-def _parquet_rows(path: str) -> int:
-    return ColumnarFile(path).num_rows
-
-
 def _parquet_chunks(path: str, columns: list[str], chunk_rows: int) -> Iterator[tuple[int, pd.DataFrame]]:
     """Row batches of a Parquet file as text, like a CSV read: missing values empty, numbers as written by
     ``str`` (``line`` numbers count the header as line 1, as for CSV, so messages name the same row)."""
@@ -205,11 +201,13 @@ def read_chunks(path: str, columns: list[str], *, chunk_rows: int = CHUNK_ROWS
     import pandas as pd
 
     if os.path.isdir(path):
-        rows = 0
+        before = 0  # rows of the parts already read
         for part in dataset_parts(path):
+            seen = 0
             for line, chunk in _parquet_chunks(part, columns, chunk_rows):
-                yield line + rows, chunk
-            rows += _parquet_rows(part)
+                yield line + before, chunk
+                seen += len(chunk)
+            before += seen
         return
     if is_columnar(path):
         yield from _parquet_chunks(path, columns, chunk_rows)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -25,7 +24,7 @@ from ._common import (
     vocabulary_of,
     with_status,
 )
-from ._stream import answer_codes, is_parquet, read_chunks
+from ._stream import answer_codes, dataset_parts, read_chunks
 
 #: Cells that mean "no answer" in an answers file (empty, R's NA, spreadsheet and database spellings).
 MISSING_CELLS = ("", "NA", "N/A", "NaN", "nan", "NULL", "null", "#N/A")
@@ -75,10 +74,7 @@ def _counts_of(args: argparse.Namespace, mech: Mechanism, vocabulary: Any, *, pr
     ``--scheduler``, one part a task; the same counts as one machine's, exactly)."""
     if not os.path.isdir(args.responses):
         return _count(args.responses, args.column, mech, vocabulary, args.missing)
-    parts = sorted(str(p) for p in Path(args.responses).rglob("*") if p.is_file() and is_parquet(str(p)))
-    if not parts:
-        raise CommandError(f"{args.responses}: a folder without .parquet parts; give a CSV or Parquet file, or the "
-                           "folder of a partitioned Parquet dataset")
+    parts = dataset_parts(args.responses)
     task = (args.column, args.mechanism, precise, args.missing)
     if args.scheduler:
         results = _on_cluster(args.scheduler, parts, task)
@@ -320,7 +316,7 @@ def cmd_estimate(args: argparse.Namespace) -> str:
 def _test(args: argparse.Namespace, mech: Mechanism, counts: Any, est: Any) -> dict[str, Any] | None:
     """``--test SHARE=VALUE``: the Wald test and, from the answer counts, the likelihood-ratio test (none under
     weights or clusters, whose pseudo-likelihood is not a likelihood)."""
-    from ..share_tests import share_test
+    from ..share_tests import share_test, wald_test
 
     if not args.test:
         return None
@@ -336,12 +332,9 @@ def _test(args: argparse.Namespace, mech: Mechanism, counts: Any, est: Any) -> d
         raise CommandError(f"--test {args.test!r}: {label.strip()!r} is not an input; the inputs are "
                            f"{list(mech.inputs)}")
     s = mech.inputs.index(label.strip())
-    wald = ((est.estimate[s] - null) / est.stderr[s]) ** 2 if est.stderr[s] > 0 else float("nan")
-    out: dict[str, Any] = {"share": mech.inputs[s], "null": null}
-    from scipy.stats import chi2
-
-    out["wald"] = {"statistic": _share_cell(float(wald)),
-                   "pvalue": _share_cell(float(chi2.sf(wald, 1)) if np.isfinite(wald) else float("nan"))}
+    wald, wald_p = wald_test(float(est.estimate[s]), float(est.stderr[s]), null)
+    out: dict[str, Any] = {"share": mech.inputs[s], "null": null,
+                           "wald": {"statistic": _share_cell(wald), "pvalue": _share_cell(wald_p)}}
     if counts is None:
         out["lr"] = None
         out["note"] = (f"no likelihood-ratio test with {est.variance}: the weighted or clustered answers give a "

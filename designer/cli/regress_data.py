@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ._common import CommandError
+from ._stream import ColumnarFile
 
 #: A Parquet dataset of more rows than this, or a CSV file of more bytes, is read in chunks.
 IN_MEMORY_ROWS = 1_000_000
@@ -24,12 +25,6 @@ def parquet_parts(path: str) -> list[str]:
     return dataset_parts(path) if os.path.isdir(path) else [path]
 
 
-def _parquet_file(path: str) -> Any:
-    from ._stream import ColumnarFile
-
-    return ColumnarFile(path)
-
-
 def in_chunks(path: str, chunk_rows: int | None, scheduler: str | None) -> bool:
     """Whether ``regress`` reads ``path`` in chunks: a folder, ``--chunk-rows`` or ``--scheduler`` given, a
     Parquet file above :data:`IN_MEMORY_ROWS` rows or a CSV file above :data:`IN_MEMORY_BYTES`."""
@@ -41,7 +36,7 @@ def in_chunks(path: str, chunk_rows: int | None, scheduler: str | None) -> bool:
     with opening_errors(path, CommandError):
         size = os.path.getsize(path)
     if is_columnar(path):
-        return bool(_parquet_file(path).num_rows > IN_MEMORY_ROWS)
+        return bool(ColumnarFile(path).num_rows > IN_MEMORY_ROWS)
     return size > IN_MEMORY_BYTES
 
 
@@ -51,7 +46,7 @@ def columns_of(path: str) -> list[str]:
 
     parts = parquet_parts(path) if os.path.isdir(path) else [path]
     if is_columnar(parts[0]):
-        return [str(c).strip() for c in _parquet_file(parts[0]).names]
+        return [str(c).strip() for c in ColumnarFile(parts[0]).names]
     return sniff(path, "a CSV table with the answers and the covariates (a header row, one row per respondent)")[0]
 
 
@@ -64,7 +59,7 @@ def part_chunks(path: str, needed: list[str], answers: str, chunk_rows: int, fir
     from ._stream import is_columnar, is_qualtrics_export, parquet_answers, sniff
 
     if is_columnar(path):
-        source = _parquet_file(path)
+        source = ColumnarFile(path)
         header = list(source.names)
         missing = [c for c in needed if c not in header]
         if missing:

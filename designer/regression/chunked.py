@@ -256,7 +256,7 @@ def regress_chunks(formula: str, chunks: ChunkSource, mechanism: Mechanism | Map
         scan = _scan(chunks, lhs=lhs, rhs=rhs, keys=keys, missing=missing, weights=weights, weight_kind=kind,
                      extra=extra, count=countable, max_patterns=max_patterns)
     if scan.counting:
-        table = merge_counts(scan.parts, keys)
+        table = scan.parts[0] if len(scan.parts) == 1 else merge_counts(scan.parts, keys)  # a cluster's: merged
         return _counted_fit(formula, table, mechanism, scan.rows, scan.dropped, weights, common)
     if penalty is not None or method != "newton" or group is not None or noncompliance is not None \
             or not isinstance(mechanism, Mechanism):

@@ -37,7 +37,7 @@ from .._validation import check_real
 from ..exceptions import InvalidArgumentError, RegressionError
 from ..identification import indistinguishable_inputs
 from ..mechanism import Mechanism
-from ..vocabulary import Covariance, Semantics, WeightKind
+from ..vocabulary import Covariance, Semantics
 from .data import answer_columns, prepare, split_formula
 from .design import build_rows, column_norms, constant_columns, dependent_column, design_info
 from .groups import grouped_answers, noncompliance_summary
@@ -351,8 +351,7 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism | Mapping[str
         raise RegressionError(f"penalty must be None or 'firth', got {penalty!r}")
     else:
         params, iterations, decrement_ok = (fit_newton if method == "newton" else fit_em)(lik, start)
-    frequency = survey.weights is not None and survey.weight_kind is WeightKind.FREQUENCY
-    norms = column_norms(z, survey.weights if frequency else None)  # a row of weight f is f rows
+    norms = column_norms(z, survey.weights if survey.frequency else None)  # a row of weight f is f rows
     fit, shown = judge(objective, params, -lik.hessian(params), decrement_ok, norms, channel,
                        list(mechanism.inputs), reference, names)
     converged = fit.status == "converged"
@@ -362,8 +361,7 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism | Mapping[str
     cov_matrix, cov_warning = covariance(survey, fit.covariance, lik, params)
     result = fit_statistics(params, cov_matrix, names, outcomes, level, shown, loglik=lik.loglike(params),
                             null_loglik=_shares(channel, codes, lik.weights)[1], k=lik.k,
-                            n=round(float(survey.weights.sum())) if frequency and survey.weights is not None
-                            else len(codes), sandwich=survey.cov is Covariance.ROBUST)
+                            n=round(survey.respondents(len(codes))), sandwich=survey.cov is Covariance.ROBUST)
     if grouped:  # the stacked columns carry 1/G: the groups' own log-likelihood adds n log G back
         shift = (float(survey.weights.sum()) if survey.weights is not None else len(codes)) * math.log(len(mechanisms))
         result = dataclasses.replace(result, loglik=result.loglik + shift, aic=result.aic - 2 * shift,

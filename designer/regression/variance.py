@@ -47,6 +47,15 @@ class SurveyDesign:
     n_clusters: int
     cov: Covariance
 
+    @property
+    def frequency(self) -> bool:
+        """Whether the rows carry frequency weights (a row of weight ``f`` is ``f`` respondents)."""
+        return self.weights is not None and self.weight_kind is WeightKind.FREQUENCY
+
+    def respondents(self, rows: int) -> float:
+        """``N``: the sum of the frequency weights, else the ``rows``."""
+        return float(self.weights.sum()) if self.frequency and self.weights is not None else float(rows)
+
     def describe(self) -> str:
         """The choice in words, as the output names it."""
         return variance_words(self.cov, self.n_clusters, self.weight_kind if self.weights is not None else None)
@@ -122,10 +131,9 @@ def covariance(survey: SurveyDesign, bread: NDArray[np.float64], lik: Likelihood
     rows for terms without one), and a warning when the scores' outer product is not well conditioned."""
     if survey.cov is Covariance.OIM:
         return bread, None
-    frequency = survey.weights is not None and survey.weight_kind is WeightKind.FREQUENCY
-    n = float(survey.weights.sum()) if frequency and survey.weights is not None else float(lik.z.shape[0])
     return sandwich(survey.cov, bread, lambda: score_meat(lik, params, survey.clusters, survey.n_clusters,
-                                                          frequency=frequency), survey.n_clusters, n)
+                                                          frequency=survey.frequency), survey.n_clusters,
+                    survey.respondents(lik.z.shape[0]))
 
 
 def sandwich(cov: Covariance, bread: NDArray[np.float64], meat_of: Any, n_clusters: int,
