@@ -15,8 +15,8 @@ import numpy as np
 
 from .._render import render_csv, render_json
 from ._common import CommandError, add_format, check_out, epsilon_arg, parse_allocation, seed_arg, with_status
-from ._stream import is_columnar, read_chunks, table_sink
-from .randomize_parts import Stratified, draw_chunk, randomize_dataset
+from ._stream import is_columnar, read_chunks
+from .randomize_parts import Stratified, randomize_dataset, write_randomized
 
 SEED_WARNING = ("designer: warning: --seed makes this draw reproducible: anyone who knows the seed can undo it "
                 "and recover the true answers; never release it")
@@ -222,14 +222,8 @@ def cmd_randomize(args: argparse.Namespace) -> str:
             names=names, variables=variables, tables=tables, strata=args.strata)
         source = dataclasses.replace(source, name=source_name) if isinstance(source, SeededRandom) else source
     else:
-        n = 0
-        with atomic_writer(args.out, overwrite=False) as binary:
-            sink = table_sink(args.out, binary, names)
-            for line, chunk in read_chunks(args.answers, columns):
-                drawn = draw_chunk(chunk, line, args.answers, variables, tables, args.strata, source)
-                sink.write([chunk[k].to_numpy(dtype=object) for k in written] + drawn)
-                n += len(chunk)
-            sink.close()
+        n = write_randomized(args.answers, args.out, source, columns=columns, written=written, names=names,
+                             variables=variables, tables=tables, strata=args.strata)
     files = _write_stratum_designs(designs_dir, stratified) if stratified else {}
     record = _manifest(args, variables, tables, totals, source.name, n, files)
     if parts is not None:
@@ -284,16 +278,12 @@ def _write_stratum_designs(folder: str, stratified: dict[str, Stratified]) -> di
     made whole in a temporary folder beside it and renamed into place (nothing left when interrupted)."""
     import os
     import re
-    import shutil
-    import tempfile
 
+    from .._io import atomic_folder
     from ._common import write_mechanism
 
-    parent = os.path.dirname(os.path.abspath(folder))
-    work = tempfile.mkdtemp(prefix=".designs-", dir=parent)
-    os.chmod(work, 0o777 & ~_umask())
     names: dict[str, dict[str, str]] = {}
-    try:
+    with atomic_folder(folder, prefix=".designs-") as work:
         used: set[str] = set()
         for column, entry in stratified.items():
             for stratum, (_, mech, _, _, result) in entry.designs.items():
@@ -306,19 +296,7 @@ def _write_stratum_designs(folder: str, stratified: dict[str, Stratified]) -> di
                 write_mechanism(mech, os.path.join(work, name), result.problem, result.certificate, False,
                                 result.table)
                 names.setdefault(column, {})[stratum] = os.path.join(folder, name)
-        os.rename(work, folder)
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
     return names
-
-
-def _umask() -> int:
-    import os
-
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 #: What --invariant-prior data costs, on stderr and in the manifest.

@@ -58,16 +58,14 @@ def sha256_of(path: str) -> str:
     return digest.hexdigest()
 
 
-def randomize_part(source_path: str, out_path: str, *, columns: list[str], written: list[str], names: list[str],
-                   variables: list[tuple[str, str]], tables: list[Any], strata: str | None, seed: Any
-                   ) -> tuple[int, str, str]:
-    """One part of a dataset randomized into ``out_path`` (a new Parquet file): what a Dask worker computes.
-    Returns the rows, the file's SHA-256 and the random source's name."""
+def write_randomized(source_path: str, out_path: str, source: Any, *, columns: list[str], written: list[str],
+                     names: list[str], variables: list[tuple[str, str]], tables: list[Any], strata: str | None
+                     ) -> int:
+    """``source_path``'s rows randomized into the new file ``out_path`` (CSV, Parquet or Arrow by its name; the
+    ``written`` columns copied, each variable drawn with words of ``source``), atomically. Returns the rows."""
     from .._io import atomic_writer
-    from ..exact_table import OsRandom, SeededRandom
     from ._stream import read_chunks, table_sink
 
-    source: Any = OsRandom() if seed is None else SeededRandom(seed)
     n = 0
     with atomic_writer(out_path, overwrite=False) as binary:
         sink = table_sink(out_path, binary, names)
@@ -76,6 +74,16 @@ def randomize_part(source_path: str, out_path: str, *, columns: list[str], writt
             sink.write([chunk[k].to_numpy(dtype=object) for k in written] + drawn)
             n += len(chunk)
         sink.close()
+    return n
+
+
+def randomize_part(source_path: str, out_path: str, *, seed: Any, **task: Any) -> tuple[int, str, str]:
+    """One part of a dataset randomized into ``out_path`` (:func:`write_randomized`; what a Dask worker
+    computes) from its own random source. Returns the rows, the file's SHA-256 and the source's name."""
+    from ..exact_table import OsRandom, SeededRandom
+
+    source: Any = OsRandom() if seed is None else SeededRandom(seed)
+    n = write_randomized(source_path, out_path, source, **task)
     return n, sha256_of(out_path), source.name
 
 
@@ -85,17 +93,13 @@ def randomize_dataset(folder: str, out: str, *, scheduler: str | None, seed: int
     (built in a temporary folder beside it and renamed into place: nothing is left when interrupted), on the Dask
     cluster at ``scheduler`` or here. Returns the rows, each part's record (name, rows, SHA-256) and the random
     source's name."""
-    import shutil
-    import tempfile
-
+    from .._io import atomic_folder
     from ._stream import dataset_parts
 
     parts = dataset_parts(folder)
     relative = [os.path.relpath(p, folder) for p in parts]
     seeds: list[Any] = [None] * len(parts) if seed is None else np.random.SeedSequence(seed).spawn(len(parts))
-    parent = os.path.dirname(os.path.abspath(out))
-    work = tempfile.mkdtemp(prefix=".randomize-", dir=parent)
-    try:
+    with atomic_folder(out, prefix=".randomize-") as work:
         targets = [os.path.join(work, r) for r in relative]
         for target in targets:
             os.makedirs(os.path.dirname(target), exist_ok=True)
@@ -103,22 +107,11 @@ def randomize_dataset(folder: str, out: str, *, scheduler: str | None, seed: int
             results = _on_cluster(scheduler, parts, targets, seeds, task)
         else:
             results = [randomize_part(p, t, seed=s, **task) for p, t, s in zip(parts, targets, seeds)]
-        os.chmod(work, 0o777 & ~_umask())
-        os.rename(work, out)
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
     records = [{"part": r, "rows": rows, "sha256": sha} for r, (rows, sha, _) in zip(relative, results)]
     name = results[0][2] if results else ""
     if seed is not None:
         name += f", one child of the seed per part ({len(parts)} parts)"
     return sum(r[0] for r in results), records, name
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def _on_cluster(scheduler: str, parts: list[str], targets: list[str], seeds: list[Any], task: dict[str, Any]

@@ -98,7 +98,6 @@ SYNTH_CHUNK = 1_000_000
 
 
 def cmd_synthesize(args: argparse.Namespace) -> str:
-
     from .._io import atomic_writer
     from ..covariates import draw_answers, draw_covariates, parse_covariate, parse_effect
     from ..sampling import as_rng, synthetic_answers
