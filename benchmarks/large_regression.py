@@ -72,28 +72,26 @@ def write_data(folder: Path, rows: int) -> tuple[Path, Path, Path]:
 PEAK = "\nimport resource, sys; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)"
 
 
-def _run(code: str) -> tuple[float, float, str]:
-    """Seconds, peak resident GiB and stdout of ``python -c code`` in a fresh process."""
+def _run(code: str) -> tuple[float, float, dict]:
+    """Seconds, peak resident GiB and the JSON ``python -c code`` prints, in a fresh process."""
     t0 = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", code + PEAK], capture_output=True, text=True, check=True, cwd=ROOT)
     seconds = time.perf_counter() - t0
-    return seconds, int(done.stderr.strip().splitlines()[-1]) / 2**20, done.stdout
+    return seconds, int(done.stderr.strip().splitlines()[-1]) / 2**20, json.loads(done.stdout)
 
 
 def chunked(path: Path) -> tuple[float, float, dict]:
     code = ("from designer.cli import main\n"
             f"assert main(['regress', {str(path)!r}, '--mechanism', {str(WARNER)!r}, '--formula', {FORMULA!r}, "
             "'--format', 'json']) == 0")
-    seconds, peak, out = _run(code)
-    return seconds, peak, json.loads(out)
+    return _run(code)
 
 
 def in_memory(path: Path) -> tuple[float, float, dict]:
     code = ("import json, pandas as pd; from designer import Mechanism; from designer.regression import regress; "
             f"d = pd.read_parquet({str(path)!r}); f = regress({FORMULA!r}, d, Mechanism.read({str(WARNER)!r})); "
             "print(json.dumps({'estimate': f.params.tolist(), 'stderr': f.coefficients['stderr'].tolist()}))")
-    seconds, peak, out = _run(code)
-    return seconds, peak, json.loads(out)
+    return _run(code)
 
 
 def main() -> None:

@@ -27,8 +27,8 @@ from .mechanism import Mechanism
 from .privacy import is_private, worst_case
 from .vocabulary import Loss, Semantics
 
-__all__ = ["RELEASE_KEY", "MechanismFile", "Release", "open_mechanism_file", "read_exact_table", "read_mechanism_file",
-           "release_block", "unmet_losses"]
+__all__ = ["RELEASE_KEY", "MechanismFile", "Release", "open_mechanism_file", "read_mechanism_file", "release_block",
+           "unmet_losses"]
 
 #: The key of the release object in a mechanism JSON file.
 RELEASE_KEY = "release"
@@ -184,10 +184,3 @@ def read_mechanism_file(path: str | os.PathLike[str], *, check: bool = True) -> 
     """``(mechanism, release)`` of :func:`open_mechanism_file`."""
     file = open_mechanism_file(path, check=check)
     return file.mechanism, file.release
-
-
-def read_exact_table(path: str | os.PathLike[str], mech: Mechanism | None = None
-                     ) -> tuple[tuple[Any, Any], Any] | None:
-    """``(exact, prior)`` of :func:`open_mechanism_file`, ``None`` for a file without an exact table."""
-    file = open_mechanism_file(path)
-    return None if file.exact is None else (file.exact, file.prior)

@@ -23,7 +23,7 @@ from designer.cli import main
 from designer.design.invariant import design_strata
 from designer.design.problem_toml import parse_problem
 from designer.exceptions import InvalidProblemError
-from designer.release import read_exact_table, read_mechanism_file
+from designer.release import open_mechanism_file
 
 LABELS = ("left", "centre", "right", "other")
 STRATA = {"north": (0.40, 0.30, 0.20, 0.10), "south": (0.25, 0.30, 0.35, 0.10), "east": (0.1, 0.2, 0.3, 0.4)}
@@ -127,8 +127,10 @@ def test_a_stratified_release_keeps_each_stratums_distribution(tmp_path, capsys)
     assert rows[0] == ["id", "region", "party"]
     for stratum, path in designs.items():
         assert os.path.dirname(path) == f"{out}.designs"
-        mech, release = read_mechanism_file(path)
-        (counts, dens), prior = read_exact_table(path, mech)
+        file = open_mechanism_file(path)
+        release, prior = file.release, file.prior
+        assert file.exact is not None
+        counts, dens = file.exact
         assert np.array_equal(counts.sum(axis=1), dens)
         assert prior == tuple(Fraction(v).limit_denominator(100) for v in STRATA[stratum])
         assert release is not None and release.epsilon == 1.5
