@@ -141,7 +141,8 @@ def generate_columns(problem: DesignProblem, solver: str | None = None, options:
                               "program instead")
         present = np.zeros(1 << l, dtype=bool)
         present[family] = True
-        entering: list[NDArray[np.int64]] = []
+        # each input's most negative reduced costs so far: (sets, costs), at most COLUMNS_PER_ROUND of them
+        best = [(np.zeros(0, dtype=np.int64), np.zeros(0)) for _ in range(k)]
         for start in range(0, every.size, PRICE_CHUNK):
             sets = every[start:start + PRICE_CHUNK]
             sets = sets[~present[sets]]
@@ -151,10 +152,12 @@ def generate_columns(problem: DesignProblem, solver: str | None = None, options:
             priced += sets.size
             for x in range(k):
                 bad = np.flatnonzero(d[x] < -PRICE_TOL)
-                if bad.size > COLUMNS_PER_ROUND:
-                    bad = bad[np.argpartition(d[x, bad], COLUMNS_PER_ROUND)[:COLUMNS_PER_ROUND]]
-                entering.append(sets[bad])
-        new = np.unique(np.concatenate(entering)) if entering else np.zeros(0, dtype=np.int64)
+                kept, costs = np.r_[best[x][0], sets[bad]], np.r_[best[x][1], d[x, bad]]
+                if kept.size > COLUMNS_PER_ROUND:
+                    top = np.argpartition(costs, COLUMNS_PER_ROUND)[:COLUMNS_PER_ROUND]
+                    kept, costs = kept[top], costs[top]
+                best[x] = (kept, costs)
+        new = np.unique(np.concatenate([sets for sets, _ in best]))
         if new.size == 0:
             return ColumnGeneration(family, rows, rounds, priced)
         family = np.union1d(family, new).astype(np.int64)
