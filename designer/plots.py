@@ -13,7 +13,7 @@ from ._io import atomic_write_bytes
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["plot_sweep", "plot_tradeoff", "save_figure"]
+__all__ = ["figure_png", "plot_sweep", "plot_tradeoff", "save_figure"]
 
 
 def _pyplot() -> Any:
@@ -25,15 +25,20 @@ def _pyplot() -> Any:
     return plt
 
 
-def save_figure(fig: Any, path: str, *, overwrite: bool = True) -> None:
-    """Render ``fig`` to PNG and write it to ``path`` atomically; the figure is closed."""
+def figure_png(fig: Any, *, dpi: int = 120) -> bytes:
+    """``fig`` rendered to PNG bytes (tight bounding box); the figure is closed."""
     plt = _pyplot()
     buf = io.BytesIO()
     try:
-        fig.savefig(buf, format="png", dpi=120, bbox_inches="tight")
+        fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
     finally:
         plt.close(fig)
-    atomic_write_bytes(path, buf.getvalue(), overwrite=overwrite)
+    return buf.getvalue()
+
+
+def save_figure(fig: Any, path: str, *, overwrite: bool = True) -> None:
+    """Render ``fig`` to PNG and write it to ``path`` atomically; the figure is closed."""
+    atomic_write_bytes(path, figure_png(fig), overwrite=overwrite)
 
 
 def plot_sweep(df: pd.DataFrame, path: str, *, title: str = "", ylabel: str = "objective",

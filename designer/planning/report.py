@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import base64
 import html
-import io
 from typing import Any
 
 __all__ = ["allocation_figure", "plan_report", "sample_size_figure"]
@@ -39,7 +38,7 @@ def _table(headers: list[str], rows: list[list[Any]]) -> str:
 
 def sample_size_figure(rows: list[dict[str, Any]], title: str) -> bytes:
     """PNG of the sample size against the budget (the price of privacy in respondents)."""
-    from ..plots import _pyplot
+    from ..plots import _pyplot, figure_png
 
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -49,16 +48,13 @@ def sample_size_figure(rows: list[dict[str, Any]], title: str) -> bytes:
     ax.set(yscale="log", xlabel="privacy budget eps (nats)", ylabel="respondents needed", title=title)
     ax.title.set_fontsize(9)
     ax.grid(True, which="both", alpha=0.3)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return buf.getvalue()
+    return figure_png(fig, dpi=110)
 
 
 def power_curve_figure(rows: list[dict[str, Any]], title: str, *, power: float, n: int, groups: int) -> bytes:
     """PNG of the test's power against the respondents (per group with two), one line per difference to detect,
     the power wanted dashed and the planned ``n`` marked."""
-    from ..plots import _pyplot
+    from ..plots import _pyplot, figure_png
 
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -73,16 +69,13 @@ def power_curve_figure(rows: list[dict[str, Any]], title: str, *, power: float, 
     ax.title.set_fontsize(9)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return buf.getvalue()
+    return figure_png(fig, dpi=110)
 
 
 def allocation_figure(allocation: Any, title: str) -> bytes:
     """PNG of each question's variance against its budget (log scale), with the chosen split and the equal
     split marked: the picture of why the budget goes where it goes."""
-    from ..plots import _pyplot
+    from ..plots import _pyplot, figure_png
 
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -100,10 +93,7 @@ def allocation_figure(allocation: Any, title: str) -> bytes:
     ax.title.set_fontsize(9)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return buf.getvalue()
+    return figure_png(fig, dpi=110)
 
 
 def _png(data: bytes, alt: str) -> str:
