@@ -55,7 +55,11 @@ class Noncompliance:
         scope, sep, answer = str(text).partition(":")
         if not sep or not answer.strip():
             raise InvalidArgumentError(f"noncompliance must read 'carriers:ANSWER' or 'everyone:ANSWER', got {text!r}")
-        return cls(NoncomplianceScope.parse(scope, "noncompliance scope"), answer.strip())
+        rule = cls(NoncomplianceScope.parse(scope, "noncompliance scope"), answer.strip())
+        if rule.scope is NoncomplianceScope.UNRELATED:
+            raise InvalidArgumentError("noncompliance scope must be 'carriers' or 'everyone'; an unrelated question's "
+                                       "unknown prevalence is the option unrelated=ANSWER")
+        return rule
 
 
 @dataclass(frozen=True)
@@ -77,8 +81,9 @@ class GroupEstimate:
     groups : tuple of str
     group_sizes : tuple of int
         Respondents per group.
-    classes : Estimate
-        The fit of the latent classes (the inputs, and the non-compliant class if any) over the stacked design.
+    classes : Estimate or None
+        The fit of the latent classes (the inputs, and the non-compliant class if any) over the stacked design
+        (None for the fit with one constant unknown share, ``designer.regression.constant_share``).
     loglik : float
         Log-likelihood of the answers (every group's, at the estimate).
     status : str
@@ -97,7 +102,7 @@ class GroupEstimate:
     noncompliance: dict[str, Any] | None
     groups: tuple[str, ...]
     group_sizes: tuple[int, ...]
-    classes: Estimate
+    classes: Estimate | None
     loglik: float
     status: str
     warnings: tuple[str, ...]

@@ -247,10 +247,12 @@ class WeightKind(_Word):
 
 class NoncomplianceScope(_Word):
     """Who may give one answer whatever the randomizer says (docs/theory.md section 8.2): ``CARRIERS`` of the
-    trait (the stochastic lie detector) or ``EVERYONE`` (cheater detection)."""
+    trait (the stochastic lie detector) or ``EVERYONE`` (cheater detection); ``UNRELATED`` is the
+    unrelated-question design's unknown prevalence, the other one-share model the same fitter estimates."""
 
     CARRIERS = "carriers"
     EVERYONE = "everyone"
+    UNRELATED = "unrelated"
 
 
 class Alternative(_Word):

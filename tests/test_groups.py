@@ -212,11 +212,12 @@ def test_intercept_only_regression_is_the_groups_estimate(rule):
 def test_lie_detector_regression_recovers_its_coefficients():
     """20,000 respondents a group: carriers' log-odds -1 + 0.8 x, a constant quarter of them non-compliant, so
     yes-compliant vs non-carrier has log-odds ln 0.75 - 1 + 0.8 x and non-compliant vs non-carrier ln 0.25 - 1 + 0.8 x;
-    every coefficient within 4 standard errors, the share within 4 of 0.25."""
+    every coefficient within 4 standard errors, the share within 4 of 0.25 (the model with the non-compliant as
+    an outcome of their own)."""
     from designer.regression import regress
 
     data = _split_frame(7, 20_000)
-    fit = regress("response ~ x", data, MECHS, group="arm", noncompliance="carriers:no")
+    fit = regress("response ~ x", data, MECHS, group="arm", noncompliance="carriers:no", noncompliance_model="classes")
     table = fit.coefficients
     truth = [math.log(0.75) - 1, 0.8, math.log(0.25) - 1, 0.8]
     assert list(table["outcome"]) == ["yes", "yes", "(non-compliant)", "(non-compliant)"]
@@ -235,10 +236,14 @@ def test_regress_cli_with_two_mechanisms(tmp_path, capsys):
         mech.to_csv(target)
         files += ["--mechanism", f"{name}={target}"]
     args = ["regress", str(path), *files, "--formula", "response ~ x", "--group", "arm"]
-    assert main([*args, "--noncompliance", "carriers:no", "--format", "json"]) == 0
+    assert main([*args, "--noncompliance", "carriers:no", "--noncompliance-model", "classes", "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["noncompliance"]["scope"] == "carriers" and 0 < out["noncompliance"]["share"] < 1
     assert out["group"] == "arm" and [c["outcome"] for c in out["coefficients"]][-1] == "(non-compliant)"
+    assert main([*args, "--noncompliance", "carriers:no", "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["noncompliance"]["model"] == "constant" and 0 < out["noncompliance"]["share"] < 1
+    assert [c["outcome"] for c in out["coefficients"]] == ["yes", "yes"]
     assert main(args) == 0
     assert "(non-compliant)" not in capsys.readouterr().out
     data.loc[3, "arm"] = "c"

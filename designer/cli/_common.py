@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .._render import json_number
 from .._validation import check_prior
 from ..exceptions import CommandError
 
@@ -360,6 +361,47 @@ def add_group_arguments(p: argparse.ArgumentParser) -> None:
                    help="carriers:ANSWER (a share of the trait's carriers answer ANSWER whatever the randomizer "
                         "says; the stochastic lie detector) or everyone:ANSWER (cheater detection); estimated with "
                         "the shares from two or more groups")
+    p.add_argument("--noncompliance-model", choices=("constant", "classes"), default="constant",
+                   help="constant (default; RRreg's): one share answers regardless, the prevalence depends on the "
+                        "covariates; classes: those respondents are an outcome of the logit with their own "
+                        "coefficients (regress only)")
+    p.add_argument("--unrelated", metavar="ANSWER",
+                   help="the unrelated-question design with an unknown prevalence: each group's mechanism is "
+                        "p I + (1-p) 1 f' and the unrelated question's share answering ANSWER is estimated from "
+                        "two or more groups with different p")
+    p.add_argument("--share-groups", metavar="NAMES", type=names_arg,
+                   help="comma-separated groups the unknown share (--noncompliance, --unrelated) applies to "
+                        "(default: all); leave out a group asked directly to take its answers as given (RRreg)")
+
+
+def names_arg(text: str) -> list[str]:
+    """``--share-groups``: comma-separated names, none empty."""
+    names = [t.strip() for t in str(text).split(",")]
+    if not names or any(not t for t in names):
+        raise argparse.ArgumentTypeError(f"expected comma-separated group names, got {text!r}")
+    return names
+
+
+def share_output(share: dict[str, Any] | None) -> tuple[str, dict[str, Any] | None]:
+    """The JSON key of a fit's unknown share (``unrelated`` for the unrelated question's prevalence, else
+    ``noncompliance``) and its cells (non-finite numbers as null)."""
+    if share is None:
+        return "noncompliance", None
+    key = "unrelated" if share.get("scope") == "unrelated" else "noncompliance"
+    return key, {k: (json_number(v) if isinstance(v, float) and math.isfinite(v) else None if isinstance(v, float)
+                     else v) for k, v in share.items()}
+
+
+def share_line(share: dict[str, Any]) -> str:
+    """One line of text about the unknown share."""
+    if share.get("scope") == "unrelated":
+        what = f"unrelated question's share answering {share['answer']!r}"
+    else:
+        what = f"non-compliant ({share['scope']}:{share['answer']}) share"
+        what += ", one constant" if share.get("model") == "constant" else ", averaged over the respondents"
+    where = "" if share.get("groups") is None else f" (groups {', '.join(share['groups'])})"
+    return (f"{what}{where}: {share['share']:.4g} (stderr {share['stderr']:.3g}; {share['ci_low']:.4g} to "
+            f"{share['ci_high']:.4g})")
 
 
 def mechanism_files(items: list[str]) -> dict[str, str]:

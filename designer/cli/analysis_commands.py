@@ -19,6 +19,8 @@ from ._common import (
     mechanism_files,
     open_mechanism,
     parse_allocation,
+    share_line,
+    share_output,
     with_status,
 )
 
@@ -71,7 +73,7 @@ def cmd_regress(args: argparse.Namespace) -> str:
     from ..regression import RegressionError, regress, sensitivity
 
     files = mechanism_files(args.mechanism)
-    grouped = len(files) > 1 or "" not in files or args.noncompliance is not None
+    grouped = len(files) > 1 or "" not in files or args.noncompliance is not None or args.unrelated is not None
     opened = {name: open_mechanism(path) for name, path in files.items()}
     mechs = {name: file.mechanism for name, file in opened.items()}
     mech: Any = mechs if grouped else mechs[""]
@@ -98,7 +100,8 @@ def cmd_regress(args: argparse.Namespace) -> str:
                       allocation=allocation, level=args.level, method=args.method, answers=words,
                       missing=args.missing, penalty=args.penalty, weights=args.weights,
                       weight_kind=args.weight_kind, cluster=args.cluster, cov=args.cov, group=args.group,
-                      noncompliance=args.noncompliance)
+                      noncompliance=args.noncompliance, noncompliance_model=args.noncompliance_model,
+                      unrelated=args.unrelated, share_groups=args.share_groups)
     except RegressionError as exc:  # a data row is the file's line: the header is line 1
         where = f"line {exc.row + data.attrs.get('first_line', 2)}: " if exc.row is not None else ""
         raise CommandError(f"{args.data}: {where}{exc.reason}") from None
@@ -128,6 +131,8 @@ def _regress_in_chunks(args: argparse.Namespace, mech: Any, answers: str, words:
                               method=args.method, answers=words, missing=args.missing, penalty=args.penalty,
                               weights=args.weights, weight_kind=args.weight_kind, cluster=args.cluster, cov=args.cov,
                               group=args.group, noncompliance=args.noncompliance, plan=plan,
+                              noncompliance_model=args.noncompliance_model, unrelated=args.unrelated,
+                              share_groups=args.share_groups,
                               max_patterns=args.max_distinct or MAX_PATTERNS)
     except RegressionError as exc:
         where = ""
@@ -168,9 +173,7 @@ def _render_fit(args: argparse.Namespace, fit: Any) -> str:
             "reference": fit.reference, "n": fit.n, "dropped": fit.dropped, "level": fit.level, "method": fit.method,
             "penalty": fit.penalty, "status": fit.status, "warnings": list(fit.warnings),
             "variance": fit.variance, "weights": args.weights, "group": args.group,
-            "noncompliance": None if fit.noncompliance is None else {
-                key: (json_number(v) if isinstance(v, float) and math.isfinite(v) else None if isinstance(v, float)
-                      else v) for key, v in fit.noncompliance.items()},
+            **dict([share_output(fit.noncompliance)]),
             "weight_kind": args.weight_kind if args.weights else None, "cluster": args.cluster,
             "converged": fit.converged, "iterations": fit.iterations, "loglik": json_number(fit.loglik),
             "aic": json_number(fit.aic), "bic": json_number(fit.bic),
@@ -189,9 +192,7 @@ def _render_fit(args: argparse.Namespace, fit: Any) -> str:
                if math.isfinite(fit.lr_statistic) else f"none ({NO_LR_TEST})\n") +
             f"status: {fit.status.replace('_', ' ')} after {fit.iterations} iterations ({how})"
             + "".join(f"\nwarning: {w}" for w in fit.warnings)
-            + ("" if fit.noncompliance is None else "\nnon-compliant ({scope}:{answer}) share, averaged over the "
-               "respondents: {share:.4g} (stderr {stderr:.3g}; {ci_low:.4g} to {ci_high:.4g})".format(
-                   **fit.noncompliance)))
+            + ("" if fit.noncompliance is None else "\n" + share_line(fit.noncompliance)))
     cells = [[r[0], r[1], *("-" if isinstance(v, float) and math.isnan(v) else fmt(v) for v in r[2:])] for r in rows]
     return with_status(head + "\n" + render_table(headers, cells), status)
 

@@ -21,6 +21,7 @@ from ._common import (
     level_arg,
     mechanism_files,
     open_mechanism,
+    share_output,
     vocabulary_of,
     with_status,
 )
@@ -96,7 +97,8 @@ def _estimate_groups(args: argparse.Namespace) -> str:
     from ..groups import estimate_groups, stack_mechanisms
 
     if args.semantics == "wldp":
-        raise CommandError("several mechanisms and --noncompliance apply to set answers (--semantics sldp)")
+        raise CommandError("several mechanisms, --noncompliance and --unrelated apply to set answers "
+                           "(--semantics sldp)")
     files = mechanism_files(args.mechanism)
     if len(files) > 1 and not args.group:
         raise CommandError("several mechanisms need --group COLUMN: the column naming each respondent's mechanism")
@@ -109,7 +111,23 @@ def _estimate_groups(args: argparse.Namespace) -> str:
         raise CommandError(str(exc)) from None
     counts, dropped = _read_survey(args, mechanisms, vocabularies, offsets, len(stacked.focal))
     try:
-        est = estimate_groups(mechanisms, counts, noncompliance=args.noncompliance, cov=args.cov, level=args.level)
+        if args.unrelated is not None and args.noncompliance is not None:
+            raise CommandError("--unrelated and --noncompliance are two models of the design's one unknown share; "
+                               "give one")
+        if args.unrelated is not None or args.share_groups is not None:
+            from ..groups import Noncompliance
+            from ..regression.constant_share import estimate_share
+            from ..vocabulary import NoncomplianceScope
+
+            if args.unrelated is None and args.noncompliance is None:
+                raise CommandError("--share-groups names the groups of an unknown share: give --noncompliance or "
+                                   "--unrelated")
+            rule = (Noncompliance(NoncomplianceScope.UNRELATED, args.unrelated.strip()) if args.unrelated is not None
+                    else Noncompliance.parse(args.noncompliance))
+            est = estimate_share(mechanisms, counts, rule, groups=args.share_groups, cov=args.cov, level=args.level)
+        else:
+            est = estimate_groups(mechanisms, counts, noncompliance=args.noncompliance, cov=args.cov,
+                                  level=args.level)
     except DesignerError as exc:
         raise CommandError(f"{args.responses}: {exc}") from None
     return _render_groups(args, est, files, dropped)
@@ -138,15 +156,14 @@ def _render_groups(args: argparse.Namespace, est: Any, files: dict[str, str], dr
             "semantics": "sldp", "n": int(sum(est.group_sizes)), "dropped": dropped, "level": est.level,
             "groups": {name: {"mechanism": files[name], "n": size} for name, size in zip(est.groups, est.group_sizes)},
             "status": est.status, "warnings": list(est.warnings), "variance": est.variance,
-            "loglik": json_value(est.loglik), **cells,
-            "noncompliance": None if nc is None else {key: (_share_cell(float(v)) if key not in ("scope", "answer")
-                                                           else v) for key, v in nc.items()}}), exit_status)
+            "loglik": json_value(est.loglik), **cells, **dict([share_output(nc)])}), exit_status)
     headers = ["input", "estimate", "stderr", "ci_low", "ci_high", "low", "high"]
     table = [[x, est.estimate[i], est.stderr[i], est.ci_low[i], est.ci_high[i], est.low[i], est.high[i]]
              for i, x in enumerate(est.inputs)]
     if nc is not None:
-        table.append([f"non-compliant ({nc['scope']}:{nc['answer']})", nc["share"], nc["stderr"], nc["ci_low"],
-                      nc["ci_high"], nc["share"], nc["share"]])
+        what = ("unrelated question" if nc["scope"] == "unrelated" else "non-compliant") + \
+            f" ({nc['scope']}:{nc['answer']})"
+        table.append([what, nc["share"], nc["stderr"], nc["ci_low"], nc["ci_high"], nc["share"], nc["share"]])
     if args.format == "csv":
         return with_status(render_csv(["status", "variance", *headers], [[est.status, est.variance, *(
             "" if isinstance(v, float) and np.isnan(v) else v for v in r)] for r in table]), exit_status)
@@ -221,7 +238,7 @@ def cmd_estimate(args: argparse.Namespace) -> str:
     from ..estimation import estimate_sldp, identified_set
     from ..survey import estimate_survey
 
-    if len(args.mechanism) > 1 or "=" in args.mechanism[0] or args.group or args.noncompliance:
+    if len(args.mechanism) > 1 or "=" in args.mechanism[0] or args.group or args.noncompliance or args.unrelated:
         if args.test:
             raise CommandError("--test applies to one mechanism's shares; several mechanisms and --noncompliance "
                                "report their estimates with intervals")

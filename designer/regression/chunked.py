@@ -215,13 +215,14 @@ def regress_chunks(formula: str, chunks: ChunkSource, mechanism: Mechanism | Map
                    penalty: str | None = None, weights: str | None = None, weight_kind: str = "sampling",
                    cluster: str | None = None, cov: str | None = None, group: str | None = None,
                    noncompliance: str | None = None, max_patterns: int = MAX_PATTERNS,
-                   plan: Any = None) -> RegressionResult:
+                   plan: Any = None, noncompliance_model: str = "constant", unrelated: str | None = None,
+                   share_groups: Sequence[str] | None = None) -> RegressionResult:
     """:func:`~designer.regression.model.regress` on data read in chunks (module docstring).
 
     Parameters
     ----------
     formula, mechanism, reference, semantics, allocation, method, level, answers, missing, penalty, weights,
-    weight_kind, cluster, cov, group, noncompliance
+    weight_kind, cluster, cov, group, noncompliance, noncompliance_model, unrelated, share_groups
         As for :func:`~designer.regression.model.regress`.
     chunks : ChunkSource
         Returns a fresh iterator of ``(first_row, chunk)`` each time it is called (a pass over the data).
@@ -246,7 +247,8 @@ def regress_chunks(formula: str, chunks: ChunkSource, mechanism: Mechanism | Map
     countable = penalty is None and (weights is None or kind is WeightKind.FREQUENCY)
     common: dict[str, Any] = dict(reference=reference, semantics=semantics, allocation=allocation, method=method,
                                   level=level, answers=answers, cov=cov, group=group, noncompliance=noncompliance,
-                                  cluster=cluster)
+                                  cluster=cluster, noncompliance_model=noncompliance_model, unrelated=unrelated,
+                                  share_groups=share_groups)
     if plan is not None:
         scans = plan.map(scan_part, [(part,) for part in plan.parts], reader=plan.reader,
                          reader_kwargs=dict(plan.reader_kwargs), options=options, count=countable,
@@ -259,11 +261,13 @@ def regress_chunks(formula: str, chunks: ChunkSource, mechanism: Mechanism | Map
         table = scan.parts[0] if len(scan.parts) == 1 else merge_counts(scan.parts, keys)  # a cluster's: merged
         return _counted_fit(formula, table, mechanism, scan.rows, scan.dropped, weights, common)
     if penalty is not None or method != "newton" or group is not None or noncompliance is not None \
+            or unrelated is not None \
             or not isinstance(mechanism, Mechanism):
         raise RegressionError(
             f"the data has more than {max_patterns:,} distinct rows of the formula's variables, so it is fitted by "
-            "streamed Newton steps, which do not cover --penalty, --method em, several mechanisms or "
-            "non-compliance; fit a sample in memory, or round continuous covariates so that rows repeat")
+            "streamed Newton steps, which do not cover --penalty, --method em, several mechanisms, "
+            "non-compliance or an unrelated question; fit a sample in memory, or round continuous covariates so "
+            "that rows repeat")
     import pandas as pd
 
     sample = pd.concat(scan.sample, ignore_index=True)

@@ -20,8 +20,8 @@ from ..vocabulary import Covariance, Semantics, WeightKind
 from .data import answer_columns, prepare
 from .design import build_rows
 from .likelihood import DECREMENT_TOL, Likelihood, fit_newton
-from .model import RegressionResult, _shares, _start, fit_statistics, judge
 from .passes import Final, Part, RowSpec, Sums, final_parts, local_sums, merge_final
+from .result import RegressionResult, _shares, _start, fit_statistics, judge
 from .variance import sandwich
 
 __all__ = ["MAX_PASSES", "START_LIMIT", "streamed_fit"]
