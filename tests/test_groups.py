@@ -250,3 +250,43 @@ def test_regress_cli_with_two_mechanisms(tmp_path, capsys):
     data.to_csv(path, index=False)
     assert main(args) == 2
     assert "line 5: group 'c' in column 'arm' has no mechanism" in capsys.readouterr().err
+
+
+def test_estimate_and_regress_cli_with_an_unrelated_question(tmp_path, capsys):
+    """--unrelated ANSWER: the unrelated question's unknown prevalence, in every format; bad values exit 2 with one
+    line; one group cannot identify it (status not identified, no standard errors)."""
+    from designer.mechanism import Mechanism
+
+    labels = dict(inputs=["yes", "no"], frame=["yes", "no"], focal=[1, 2])
+    rng = np.random.default_rng(11)
+    rows = []
+    for arm, p in (("a", 0.75), ("b", 0.3)):
+        trait = rng.random(2000) < 0.35
+        yes = np.where(rng.random(2000) < p, trait, rng.random(2000) < 0.3)
+        rows += [(arm, "yes" if y else "no") for y in yes]
+    path = tmp_path / "uq.csv"
+    path.write_text("arm,answer\n" + "".join(f"{a},{y}\n" for a, y in rows))
+    files = []
+    for arm, p in (("a", 0.75), ("b", 0.3)):
+        target = tmp_path / f"{arm}.csv"
+        Mechanism(np.array([[p + (1 - p) / 2, (1 - p) / 2], [(1 - p) / 2, 1 - (1 - p) / 2]]), **labels).to_csv(target)
+        files += ["--mechanism", f"{arm}={target}"]
+    args = ["estimate", str(path), "--column", "answer", *files, "--group", "arm", "--unrelated", "yes"]
+    assert main([*args, "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    lam = [sum(1 for a, y in rows if a == g and y == "yes") / 2000 for g in "ab"]
+    pi = (lam[0] * 0.7 - lam[1] * 0.25) / (0.75 - 0.3)  # RRuni's closed form
+    assert out["estimate"]["yes"] == pytest.approx(pi, abs=1e-8)
+    assert out["unrelated"]["scope"] == "unrelated" and "noncompliance" not in out
+    assert main([*args, "--format", "csv"]) == 0
+    assert "unrelated question (unrelated:yes)" in capsys.readouterr().out
+    fit = ["regress", str(path), *files, "--group", "arm", "--formula", "answer ~ 1", "--unrelated", "yes"]
+    assert main(fit) == 0
+    assert "unrelated question's share answering 'yes' (groups a, b)" in capsys.readouterr().out
+    for extra, words in ((["--share-groups", "c"], "the unknown share's groups ['c'] are not among"),
+                         (["--noncompliance", "carriers:no"], "two models of the design's one unknown share")):
+        assert main([*args, *extra]) == 2
+        err = capsys.readouterr().err
+        assert words in err and len(err.strip().splitlines()) == 1
+    assert main([*args[:4], "--mechanism", files[1].split("=", 1)[1], "--unrelated", "yes"]) == 0
+    assert "status: not identified" in capsys.readouterr().out

@@ -268,8 +268,34 @@ def _judge(lik: ShareLikelihood, params: NDArray[np.float64], decrement_ok: bool
     return dataclasses.replace(fit, covariance=fit.covariance * jac[:, None] * jac[None, :])
 
 
+def _grid_start(lik: ShareLikelihood) -> tuple[NDArray[np.float64], float] | None:
+    """Two inputs: the best ``(prevalence, share)`` of the intercept-only model on a 99 x 99 grid (the answers'
+    distinct columns weighted), as the intercept and the share to start from, slopes 0; None when the design
+    matrix has no intercept."""
+    intercept = constant_columns(lik.z)
+    if lik.k != 2 or not intercept.size:
+        return None
+    columns, inverse = np.unique(np.vstack([lik.a, lik.d]), axis=1, return_inverse=True)
+    weights = np.bincount(inverse.ravel(), weights=lik.weights, minlength=columns.shape[1])
+    grid = np.linspace(0.005, 0.995, 99)
+    other = lik.others[0]
+    a, d = columns[:2], columns[2:]
+    q = (grid[:, None, None] * (a[other] + grid[None, :, None] * d[other])
+         + (1 - grid[:, None, None]) * (a[lik.reference] + grid[None, :, None] * d[lik.reference]))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        values = np.where(q > 0, np.log(np.where(q > 0, q, 1.0)), -np.inf) @ weights
+    i, j = np.unravel_index(int(np.nanargmax(values)), values.shape)
+    beta = np.zeros(lik.z.shape[1])
+    beta[intercept[0]] = logit(grid[i]) / float(np.asarray(lik.z[0, intercept[0]]).ravel()[0])
+    return beta, float(grid[j])
+
+
 def _best_start(lik: ShareLikelihood) -> tuple[NDArray[np.float64], float]:
-    """The logit at each of :data:`START_SHARES` held fixed (intercept from the answers, slopes 0), the best."""
+    """The logit at each of :data:`START_SHARES` held fixed (intercept from the answers, slopes 0), the best;
+    for two inputs the intercept-only grid of :func:`_grid_start`."""
+    grid = _grid_start(lik)
+    if grid is not None:
+        return grid
     best: tuple[float, NDArray[np.float64], float] | None = None
     for share in START_SHARES:
         inner = lik.inner(share)
