@@ -23,6 +23,7 @@ from ._common import (
     read_mechanism,
     seed_arg,
 )
+from .plan_groups import add_group_plan_arguments
 
 
 def _width(text: str) -> float:
@@ -125,7 +126,21 @@ def _source(args: argparse.Namespace) -> tuple[PlanSource, Any]:
 
 def cmd_plan(args: argparse.Namespace) -> str:
     from ..planning.plan import PlanRequest, make_plan
+    from .plan_groups import GROUP_FLAGS, plan_groups
 
+    if args.mechanism:
+        for flag, value in _DEFAULTS.items():
+            if getattr(args, flag) is None:
+                setattr(args, flag, value)
+        return plan_groups(args, None if args.curve is None else _curve_ns(args.curve), parse_values(
+            args.curve_detect, "--curve-detect", low=0.0, high=1.0, low_open=True, high_open=True)
+            if args.curve_detect else [])
+    if args.source is None:
+        raise CommandError("give a SOURCE (problem, questionnaire or mechanism file) or --mechanism NAME=FILE")
+    alone = [f for f in GROUP_FLAGS if getattr(args, f) is not None]
+    if alone:
+        raise CommandError(f"--{alone[0].replace('_', '-')} belongs to a plan with several mechanisms "
+                           "(--mechanism NAME=FILE, repeated)")
     kind, source = _source(args)
     mode = _mode(args, kind, source)
     _refuse_unused(args, kind, mode)
@@ -319,7 +334,8 @@ def _title(args: argparse.Namespace, out: dict[str, Any]) -> str:
 
 
 def _configure_plan(p: argparse.ArgumentParser) -> None:
-    p.add_argument("source", help="problem (TOML), survey with [[question]] tables (TOML) or mechanism file")
+    p.add_argument("source", nargs="?", help="problem (TOML), survey with [[question]] tables (TOML) or mechanism "
+                                             "file (or --mechanism NAME=FILE, repeated)")
     p.add_argument("--prior", help="true shares at which to plan: yes=0.2,no=0.8, 0.2,0.8 or fractions 1/5,4/5 "
                                    "(default: the problem's prior; a problem file's design stays as the file "
                                    "states it)")
@@ -356,5 +372,6 @@ def _configure_plan(p: argparse.ArgumentParser) -> None:
                    help="with --curve: more differences to detect, a line each (start:stop:count or a list)")
     p.add_argument("--curve-plot", metavar="PNG", help="with --curve: PNG of the power against the respondents")
     p.add_argument("--report", help="self-contained HTML report")
+    add_group_plan_arguments(p)
     p.add_argument("--force", action="store_true", help="let --plot / --report replace existing files")
     add_format(p)

@@ -216,7 +216,8 @@ def _width_at(acc: Accuracy, n: int, level: float) -> WidthAt:
     return WidthAt(n, two_sided_z(level) * math.sqrt(acc.variance_at(n)), level)
 
 
-def make_plan(source: Any, request: PlanRequest, *, name: str = "", table: bool = False) -> Plan:
+def make_plan(source: Any, request: PlanRequest, *, name: str = "", table: bool = False,
+              accuracy: Accuracy | None = None) -> Plan:
     """Plan a survey of ``source`` (a :class:`~designer.design.problem.DesignProblem` or a
     :class:`~designer.mechanism.Mechanism`).
 
@@ -231,6 +232,9 @@ def make_plan(source: Any, request: PlanRequest, *, name: str = "", table: bool 
     table : bool
         Also tabulate the respondents against the budget (``request.grid``, else :data:`DEFAULT_GRID`); a problem
         with a width only.
+    accuracy : Accuracy, optional
+        With a mechanism: its accuracy as computed elsewhere (a survey split between several designs,
+        :func:`designer.planning.split.split_accuracy`; ``source`` is then its stacked mechanism).
 
     Returns
     -------
@@ -240,7 +244,7 @@ def make_plan(source: Any, request: PlanRequest, *, name: str = "", table: bool 
     prior = None if request.prior is None else list(request.prior)
     design = basis = eps = solved = None
     if isinstance(source, Mechanism):
-        acc = accuracy_of(source, request.semantics, prior)
+        acc = accuracy if accuracy is not None else accuracy_of(source, request.semantics, prior)
     elif mode is PlanMode.SMALLEST_BUDGET:
         assert request.n is not None and request.width is not None
         budget = smallest_budget(source, request.n, request.width, request.level, prior=prior)

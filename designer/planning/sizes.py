@@ -51,6 +51,10 @@ class Accuracy:
         Which variance (``designer.design.objectives.VARIANCE_KINDS``).
     formula : VarianceFormula
         ``WARNER``, ``THM_3_10`` (exact finite-n formulas) or ``ASYMPTOTIC``.
+    model : callable or None
+        ``prior -> (k,)`` per-share variances at another prior (power computes them under the null and the
+        alternative); None: the mechanism's own (``share_variances``). Set by a plan with several groups
+        (:func:`designer.planning.split.split_accuracy`).
     """
 
     mechanism: Mechanism
@@ -60,6 +64,7 @@ class Accuracy:
     kind: str
     formula: VarianceFormula
     _pq: tuple[float, float] = field(default=(0.0, 0.0), repr=False)
+    model: Any = field(default=None, repr=False)
 
     @property
     def variance(self) -> float:
@@ -170,6 +175,8 @@ def _share_prior(prior: NDArray[np.float64], index: int, value: float) -> NDArra
 def _variances(accuracy: Accuracy, index: int, values: list[float]) -> list[float]:
     from ..design.objectives import share_variances
 
+    if accuracy.model is not None:
+        return [float(accuracy.model(_share_prior(accuracy.prior, index, v))[index]) for v in values]
     return [float(share_variances(accuracy.mechanism, _share_prior(accuracy.prior, index, v),
                                   accuracy.semantics)[0][index]) for v in values]
 

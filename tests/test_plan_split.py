@@ -1,0 +1,132 @@
+"""Plans for a survey split between several designs (designer.planning.split), against closed forms.
+
+- Two Warner groups: the per-respondent information is sum_g f_g (2 p_g - 1)^2 / (lambda_g (1 - lambda_g)).
+- Two groups with one unknown share are just identified: the prevalence is a linear function of the groups' yes
+  rates, so its variance is the delta method's on two binomial proportions (RRreg's RRuni formulas with n_g =
+  f_g n): the unrelated question with an unknown prevalence, cheater detection, the lie detector.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from designer.cli import main
+from designer.constructors import Q_WRR
+from designer.mechanism import Mechanism
+from designer.planning.sizes import power_at, sample_size
+from designer.planning.split import group_sizes, split_accuracy
+
+LABELS = dict(inputs=["yes", "no"], frame=["yes", "no"], focal=[1, 2])
+P = (0.8, 0.65)
+WARNER = {"a": Q_WRR(math.log(P[0] / (1 - P[0]))), "b": Q_WRR(math.log(P[1] / (1 - P[1])))}
+
+
+def _m(yes_if_yes: float, yes_if_no: float) -> Mechanism:
+    return Mechanism(np.array([[yes_if_yes, 1 - yes_if_yes], [yes_if_no, 1 - yes_if_no]]), **LABELS)
+
+
+def _warner_information(fractions, pi):
+    lam = [pi * p + (1 - pi) * (1 - p) for p in P]
+    return sum(f * (2 * p - 1) ** 2 / (l * (1 - l)) for f, p, l in zip(fractions, P, lam))
+
+
+@pytest.mark.parametrize("split", [(0.4, 0.6), (0.5, 0.5), (0.9, 0.1)])
+def test_two_warner_groups_against_their_information(split):
+    acc, design = split_accuracy(WARNER, fractions=dict(zip("ab", split)), prior=[0.3, 0.7])
+    variance = 1 / _warner_information(split, 0.3)
+    assert acc.per_share == pytest.approx([variance, variance], rel=1e-10)
+    n = sample_size(acc, 0.03).n
+    assert n == math.ceil(norm.ppf(0.975) ** 2 * variance / 0.03**2)
+    sizes = design.to_dict(n)["designs"]
+    assert [sizes[g]["n"] for g in "ab"] == [math.ceil(f * n - 1e-9) for f in split]
+    assert all(sizes[g]["n"] >= f * n for g, f in zip("ab", split))
+
+
+def test_without_an_unknown_share_the_best_split_is_the_most_informative_group():
+    acc, design = split_accuracy(WARNER, prior=[0.3, 0.7])
+    assert design.chosen and list(design.fractions) == [1.0, 0.0]
+    assert acc.variance == pytest.approx(1 / _warner_information((1, 0), 0.3), rel=1e-12)
+    assert group_sizes(design.fractions, 100) == [100, 0]
+
+
+def _two_proportions(f, lam, coef):
+    """Variance per respondent of coef[0] lambda_1 + coef[1] lambda_2 with f_g n respondents in group g."""
+    return sum(c**2 * l * (1 - l) / fg for c, l, fg in zip(coef, lam, f))
+
+
+@pytest.mark.parametrize("fractions", [(0.5, 0.5), (0.3, 0.7)])
+def test_unrelated_question_with_unknown_prevalence(fractions):
+    p, pi, s = (0.75, 0.3), 0.35, 0.3
+    mechs = {"1": _m(p[0] + (1 - p[0]) / 2, (1 - p[0]) / 2), "2": _m(0.3 + 0.7 * 0.1, 0.7 * 0.1)}
+    acc, _ = split_accuracy(mechs, fractions=dict(zip("12", fractions)), prior=[pi, 1 - pi], unrelated="yes",
+                            share=s)
+    lam = [pg * pi + (1 - pg) * s for pg in p]
+    expected = _two_proportions(fractions, lam, [(1 - p[1]) / (p[0] - p[1]), -(1 - p[0]) / (p[0] - p[1])])
+    assert acc.per_share[0] == pytest.approx(expected, rel=1e-9)
+
+
+def test_cheater_detection_and_the_lie_detector():
+    # cheater detection: users yes, non-users yes with p_g, a share gamma of everyone no; the honest users
+    # theta = (p2 lambda_1 - p1 lambda_2) / (p2 - p1) (RRuni's CDM pi)
+    p, f, gamma, pi = (0.3, 0.7), (0.45, 0.55), 0.15, 0.4
+    mechs = {"1": _m(1, p[0]), "2": _m(1, p[1])}
+    acc, _ = split_accuracy(mechs, fractions=dict(zip("12", f)), prior=[pi, 1 - pi], noncompliance="everyone:no",
+                            share=gamma)
+    theta = (1 - gamma) * pi
+    lam = [theta + (1 - gamma) * (1 - pi) * pg for pg in p]
+    assert acc.per_share[0] == pytest.approx(_two_proportions(f, lam, [p[1] / (p[1] - p[0]), -p[0] / (p[1] - p[0])]),
+                                             rel=1e-9)
+    # the lie detector (RRreg's coding): pi = 1 + (lambda_2 - lambda_1) / (p2 - p1)
+    p, t, pi = (2 / 12, 10 / 12), 0.65, 0.8
+    mechs = {"1": _m(1, 1 - p[0]), "2": _m(1, 1 - p[1])}
+    acc, _ = split_accuracy(mechs, fractions={"1": f[0], "2": f[1]}, prior=[pi, 1 - pi], noncompliance="carriers:no",
+                            share=1 - t)
+    lam = [pi * t + (1 - pi) * (1 - pg) for pg in p]
+    assert acc.per_share[0] == pytest.approx(_two_proportions(f, lam, [-1 / (p[1] - p[0]), 1 / (p[1] - p[0])]),
+                                             rel=1e-9)
+
+
+def test_the_chosen_split_is_the_best_on_a_grid_and_power_uses_the_model():
+    mechs = {"1": _m(1, 1 - 2 / 12), "2": _m(1, 1 - 10 / 12)}
+    acc, design = split_accuracy(mechs, prior=[0.6, 0.4], noncompliance="carriers:no", share=0.3)
+    grid = [split_accuracy(mechs, fractions={"1": f, "2": 1 - f}, prior=[0.6, 0.4], noncompliance="carriers:no",
+                           share=0.3)[0].variance for f in np.linspace(0.01, 0.99, 197)]
+    assert acc.variance <= min(grid) * (1 + 1e-9)
+    assert 0.05 < design.fractions[0] < 0.95
+    # one-sample Wald power at n, the variances under the null (0.6) and the alternative (0.7) from the model
+    v0, v1 = (split_accuracy(mechs, fractions=dict(zip("12", design.fractions)), prior=[x, 1 - x],
+                             noncompliance="carriers:no", share=0.3)[0].per_share[0] for x in (0.6, 0.7))
+    z = norm.ppf(0.975)
+    expected = norm.cdf((0.1 * math.sqrt(800) - z * math.sqrt(v0)) / math.sqrt(v1)) + \
+        norm.cdf((-0.1 * math.sqrt(800) - z * math.sqrt(v0)) / math.sqrt(v1))
+    assert power_at(acc, 800, 0.1) == pytest.approx(expected, rel=1e-9)
+
+
+def test_plan_cli_with_several_mechanisms(tmp_path, capsys):
+    files = []
+    for name, mech in WARNER.items():
+        target = tmp_path / f"{name}.csv"
+        mech.to_csv(target)
+        files += ["--mechanism", f"{name}={target}"]
+    args = ["plan", *files, "--split", "a=2,b=3", "--prior", "yes=0.3", "--width", "0.03"]
+    assert main([*args, "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    n = math.ceil(norm.ppf(0.975) ** 2 / _warner_information((0.4, 0.6), 0.3) / 0.03**2)
+    assert out["n"] == n and out["designs"]["a"]["n"] == math.ceil(0.4 * n - 1e-9)
+    assert out["n_total"] == out["designs"]["a"]["n"] + out["designs"]["b"]["n"] and out["split"] == "given"
+    assert main([*args, "--format", "csv"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "group,mechanism,fraction,n"
+    for extra, words in ((["--noncompliance", "carriers:no"], "--unknown-share S: a design with an unknown share"),
+                         (["--split", "a=1,c=1"], "the split must give every group a fraction"),
+                         (["--split", "a=x"], "--split 'a=x': write NAME=SIZE"),
+                         (["--check", "10"], "--check has no effect on a plan with several mechanisms")):
+        assert main([*args, *extra]) == 2
+        err = capsys.readouterr().err
+        assert words in err and len(err.strip().splitlines()) == 1, err
+    assert main(["plan", str(tmp_path / "a.csv"), "--width", "0.03", "--split", "a=1"]) == 2
+    assert "--split belongs to a plan with several mechanisms" in capsys.readouterr().err
