@@ -88,3 +88,17 @@ def test_bad_requests_are_refused():
                    {"epsilon": 1.0, "rule": "carriers:yes"}):
         with pytest.raises(DesignerError):
             design_for_noncompliance(**kwargs, starts=1)
+
+
+def test_readme_table_is_the_scripts_output():
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    script = root / "examples" / "noncompliance_designs.py"
+    spec = importlib.util.spec_from_file_location("noncompliance_designs", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    table = module.table()
+    assert table in (root / "README.md").read_text()
+    assert table in (root / "docs" / "theory.md").read_text()
