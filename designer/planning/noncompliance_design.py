@@ -205,6 +205,9 @@ def design_for_noncompliance(epsilon: float, rule: Any = "carriers:no", *, prior
     if best is None or not best[0] < 1e12:
         raise PlanningError(f"no pair of {eps:g}-private binary designs identifies the prevalence and the share here")
     mechs, fractions = unpack(best[1])
+    order = sorted(mechs, key=lambda g: -float(mechs[g].matrix[0, 0] - mechs[g].matrix[1, 0]))  # the groups swap
+    fractions = np.array([fractions[int(g) - 1] for g in order])  # freely: group 1 separates the inputs more
+    mechs = {str(i + 1): mechs[g] for i, g in enumerate(order)}
     for name, mech in mechs.items():
         if not is_private(mech, eps, semantics="sldp", exact=True):
             raise PlanningError(f"group {name}'s mechanism could not be certified {eps:g}-private in exact "
