@@ -199,7 +199,8 @@ def design_for_noncompliance(epsilon: float, rule: Any = "carriers:no", *, prior
     best: tuple[float, NDArray[np.float64]] | None = None
     for start in [*structured, *rng.random((starts, 5))]:
         start = np.clip(start, [b[0] for b in bounds], [b[1] for b in bounds])
-        res = minimize(objective, start, method="L-BFGS-B", bounds=bounds, options={"maxiter": 2000, "ftol": 1e-15, "gtol": 1e-12})
+        res = minimize(objective, start, method="L-BFGS-B", bounds=bounds,
+                       options={"maxiter": 2000, "ftol": 1e-15, "gtol": 1e-12})
         if best is None or float(res.fun) < best[0]:
             best = (float(res.fun), np.asarray(res.x))
     if best is None or not best[0] < 1e12:
