@@ -130,3 +130,104 @@ def test_plan_cli_with_several_mechanisms(tmp_path, capsys):
         assert words in err and len(err.strip().splitlines()) == 1, err
     assert main(["plan", str(tmp_path / "a.csv"), "--width", "0.03", "--split", "a=1"]) == 2
     assert "--split belongs to a plan with several mechanisms" in capsys.readouterr().err
+
+
+def _numeric_variances(groups, fractions, prior, share, scope, answer_col, applies):
+    """Each share's variance per respondent from the information of the stacked answer probabilities, built here
+    from the rule's definition and differentiated numerically in (pi_1 .. pi_{k-1}, s)."""
+    k = len(prior)
+
+    def q(theta):
+        pi = np.append(theta[:-1], 1 - theta[:-1].sum())
+        s = theta[-1]
+        out = []
+        for m, f, on in zip(groups, fractions, applies):
+            rows = np.array(m, dtype=float)
+            if on:
+                point = np.eye(rows.shape[1])[answer_col]
+                if scope == "everyone":
+                    rows = (1 - s) * rows + s * point
+                else:  # carriers: input 0 holds the trait
+                    rows[0] = (1 - s) * rows[0] + s * point
+            out.append(f * pi @ rows)
+        return np.concatenate(out)
+
+    theta = np.append(np.asarray(prior[:-1], dtype=float), share)
+    h = 1e-6
+    jac = np.column_stack([(q(theta + h * e) - q(theta - h * e)) / (2 * h) for e in np.eye(k)])
+    info = jac.T @ (jac / q(theta)[:, None])
+    cov = np.linalg.inv(info)
+    c = np.zeros((k, k))
+    c[:-1, :-1] = np.eye(k - 1)
+    c[-1, :-1] = -1
+    if scope == "everyone":
+        c[:, :-1] *= 1 - share
+        c[:, -1] = -np.asarray(prior)
+    return np.diag(c @ cov @ c.T)
+
+
+def test_three_inputs_cheater_detection_against_a_numerical_information():
+    labels = dict(inputs=["a", "b", "c"], frame=["a", "b", "c"], focal=[1, 2, 4])
+    m1 = [[0.6, 0.2, 0.2], [0.2, 0.6, 0.2], [0.2, 0.2, 0.6]]
+    m2 = [[0.3, 0.4, 0.3], [0.1, 0.3, 0.6], [0.5, 0.1, 0.4]]
+    mechs = {"1": Mechanism(np.array(m1), **labels), "2": Mechanism(np.array(m2), **labels)}
+    prior = [0.2, 0.3, 0.5]
+    for share in (0.1, 0.0):
+        acc, _ = split_accuracy(mechs, fractions={"1": 0.35, "2": 0.65}, prior=prior, noncompliance="everyone:c",
+                                share=share)
+        expected = _numeric_variances([m1, m2], [0.35, 0.65], prior, share, "everyone", 2, [True, True])
+        np.testing.assert_allclose(acc.per_share, expected, rtol=1e-6)
+
+
+def test_share_groups_leave_the_direct_question_out():
+    """The lie detector in two groups and a direct question (answers taken as given): --share-groups 1,2."""
+    m1, m2, direct = [[1, 0], [1 - 2 / 12, 2 / 12]], [[1, 0], [1 - 10 / 12, 10 / 12]], [[1, 0], [0, 1]]
+    mechs = {"1": _m(1, 1 - 2 / 12), "2": _m(1, 1 - 10 / 12), "0": _m(1, 0)}
+    fractions = {"1": 0.35, "2": 0.4, "0": 0.25}
+    acc, design = split_accuracy(mechs, fractions=fractions, prior=[0.6, 0.4], noncompliance="carriers:no",
+                                 share=0.3, share_groups=["1", "2"])
+    expected = _numeric_variances([m1, m2, direct], [0.35, 0.4, 0.25], [0.6, 0.4], 0.3, "carriers", 1,
+                                  [True, True, False])
+    np.testing.assert_allclose(acc.per_share, expected, rtol=1e-6)
+    assert design.to_dict(100)["unknown_share"] == {"scope": "carriers", "answer": "no", "assumed": 0.3,
+                                                    "groups": ["1", "2"]}
+    every = split_accuracy(mechs, fractions=fractions, prior=[0.6, 0.4], noncompliance="carriers:no", share=0.3)[0]
+    assert every.variance != pytest.approx(acc.variance, rel=1e-3)
+
+
+def test_one_group_split_is_the_groups_own_accuracy_in_either_semantics():
+    from designer.constructors import Q_2x3
+    from designer.planning.sizes import accuracy_of
+
+    dont_know = Q_2x3(0.6, 0.1)
+    for semantics in ("sldp", "wldp"):
+        acc, _ = split_accuracy({"a": dont_know, "b": WARNER["a"]}, fractions={"a": 1.0, "b": 0.0},
+                                prior=[0.3, 0.7], semantics=semantics)
+        assert acc.per_share == pytest.approx(accuracy_of(dont_know, semantics, [0.3, 0.7]).per_share, rel=1e-12)
+        assert list(acc.mechanism.inputs) == ["yes", "no"]
+
+
+@pytest.mark.parametrize(("kwargs", "words"), [
+    ({"mechanisms": {}}, "give at least one mechanism"),
+    ({"noncompliance": "carriers:no", "unrelated": "yes", "share": 0.1}, "two models of one unknown share"),
+    ({"noncompliance": "carriers:no"}, "planned at an assumed value of it"),
+    ({"noncompliance": "carriers:no", "share": 1.0}, "share"),
+    ({"noncompliance": "carriers:no", "share": -0.1}, "share"),
+    ({"share": 0.1}, "share and share_groups describe an unknown share"),
+    ({"share_groups": ["a"]}, "share and share_groups describe an unknown share"),
+    ({"fractions": {"a": 1.0}}, "the split must give every group a fraction"),
+    ({"fractions": {"a": 0.5, "b": 0.25, "c": 0.25}}, "the split must give every group a fraction"),
+    ({"fractions": {"a": 1.5, "b": -0.5}}, "fraction of a"),
+    ({"fractions": {"a": 0.5, "b": 0.6}}, "the fractions sum to 1.1; they must sum to 1"),
+])
+def test_bad_plans_are_refused_with_the_reason(kwargs, words):
+    from designer.exceptions import DesignerError
+
+    options = {"mechanisms": WARNER, "prior": [0.3, 0.7], **kwargs}
+    with pytest.raises(DesignerError, match=words):
+        split_accuracy(options.pop("mechanisms"), **options)
+
+
+def test_fractions_within_rounding_of_one_are_accepted():
+    acc, design = split_accuracy(WARNER, fractions={"a": 0.4, "b": 0.6 + 5e-10}, prior=[0.3, 0.7])
+    assert design.fractions[1] == pytest.approx(0.6, abs=1e-9) and not design.chosen

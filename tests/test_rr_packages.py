@@ -195,3 +195,27 @@ def test_rruni_cheater_detection():
                 estimate_share(mechs, counts, Noncompliance.parse("everyone:no"))):
         assert est.estimate[0] == pytest.approx(0.3945, abs=1e-9)
         assert est.noncompliance["share"] == pytest.approx(0.153833333333, abs=1e-9)
+
+
+def test_one_share_fit_with_weights_and_clusters():
+    """The minaret lie-detector model: rows counted into frequency weights give the row fit exactly (estimates,
+    and oim, opg and robust standard errors); one cluster a row is the robust sandwich times the small-sample
+    factor G/(G-1) (N-1)/(N-P)."""
+    data = _minarets()[["answer", "condition", "leftRight"]].copy()
+    formula = "answer ~ leftRight"
+    options = dict(group="condition", noncompliance="carriers:no")
+    counted = data.groupby(["answer", "condition", "leftRight"], as_index=False).size()
+    for cov in ("oim", "opg", "robust"):
+        rows = regress(formula, data, SLD, cov=cov, **options)
+        weighted = regress(formula, counted, SLD, cov=cov, weights="size", weight_kind="frequency", **options)
+        np.testing.assert_allclose(weighted.coefficients["estimate"], rows.coefficients["estimate"], rtol=1e-9)
+        np.testing.assert_allclose(weighted.coefficients["stderr"], rows.coefficients["stderr"], rtol=1e-8)
+        assert weighted.noncompliance["stderr"] == pytest.approx(rows.noncompliance["stderr"], rel=1e-8)
+        assert weighted.loglik == pytest.approx(rows.loglik, rel=1e-12)
+    robust = regress(formula, data, SLD, cov="robust", **options)
+    data["id"] = np.arange(len(data))
+    clustered = regress(formula, data, SLD, cluster="id", **options)
+    n, p = len(data), 3
+    factor = math.sqrt(n / (n - 1) * (n - 1) / (n - p))
+    np.testing.assert_allclose(clustered.coefficients["stderr"], robust.coefficients["stderr"] * factor, rtol=1e-9)
+    assert clustered.noncompliance["stderr"] == pytest.approx(robust.noncompliance["stderr"] * factor, rel=1e-9)
