@@ -99,4 +99,4 @@ def noncompliance_summary(lik: Likelihood, params: NDArray[np.float64], covarian
     stderr = math.sqrt(variance) if variance >= 0 else math.nan
     low, high = wald_interval(share, stderr, level, low=0.0, high=1.0)
     return {"scope": rule.scope.value, "answer": rule.answer, "share": share, "stderr": stderr, "ci_low": low,
-            "ci_high": high}
+            "ci_high": high, "model": "classes"}
