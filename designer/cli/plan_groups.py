@@ -7,7 +7,7 @@ from typing import Any
 
 from .._render import fmt, render_csv, render_json, render_table
 from ..vocabulary import Alternative, NullVariance, Semantics
-from ._common import CommandError, mechanism_files, open_mechanism, parse_prior, probability_arg
+from ._common import CommandError, mechanism_files, names_arg, open_mechanism, parse_prior, probability_arg
 
 #: Flags of a plan with one source that a plan with several mechanisms does not read.
 _NOT_HERE = ("epsilon", "dont_know_value", "grid", "plot", "check", "seed", "report", "curve_plot")
@@ -29,7 +29,7 @@ def add_group_plan_arguments(p: argparse.ArgumentParser) -> None:
                    help="with --mechanism: the unrelated question's unknown prevalence, estimated with the rest")
     p.add_argument("--unknown-share", dest="unknown_share", type=probability_arg, metavar="S",
                    help="with --noncompliance or --unrelated: the value of the unknown share to plan at")
-    p.add_argument("--share-groups", metavar="NAMES",
+    p.add_argument("--share-groups", metavar="NAMES", type=names_arg,
                    help="with --noncompliance or --unrelated: the groups the share applies to (default all)")
 
 
@@ -79,7 +79,7 @@ def plan_groups(args: argparse.Namespace, curve: list[int] | None, curve_detect:
         accuracy, design = split_accuracy(
             mechanisms, fractions=_split(args.split, list(files)), prior=prior, noncompliance=args.noncompliance,
             unrelated=args.unrelated, share=args.unknown_share,
-            share_groups=None if args.share_groups is None else [g.strip() for g in args.share_groups.split(",")],
+            share_groups=args.share_groups,
             semantics=args.semantics or "sldp")
         request = PlanRequest(width=args.width, level=args.level, n=args.n, detect=args.detect, power=args.power,
                               alpha=args.alpha, groups=args.groups, share=args.share, null=args.null,
