@@ -102,3 +102,20 @@ def test_readme_table_is_the_scripts_output():
     table = module.table()
     assert table in (root / "README.md").read_text()
     assert table in (root / "docs" / "theory.md").read_text()
+
+
+def test_reversed_answers_allowed_reach_the_grid_of_the_whole_polygon():
+    """keep_meaning=False searches every eps-private binary pair (b above a too): certified, at most the best of a
+    grid over the whole polygon, and no worse than with yes kept as the revealing answer."""
+    eps, prior, share = 1.5, 0.3, 0.2
+    rule = Noncompliance.parse("carriers:no")
+    free = design_for_noncompliance(eps, rule, prior=prior, share=share, starts=10, keep_meaning=False)
+    kept = design_for_noncompliance(eps, rule, prior=prior, share=share, starts=10)
+    for mech in free.mechanisms.values():
+        assert is_private(mech, eps, semantics="sldp", exact=True)
+    e = math.exp(eps)
+    points = [(a, b) for a in np.linspace(1e-6, 1 - 1e-6, 9) for b in np.linspace(0, 1, 21)
+              if a / e <= b <= a * e and 1 - (1 - a) * e <= b <= 1 - (1 - a) / e]
+    best = min(binary_variance([g1, g2], [f, 1 - f], rule, prior, share)
+               for g1, g2 in itertools.combinations_with_replacement(points, 2) for f in np.linspace(0.05, 0.95, 7))
+    assert free.variance <= best * (1 + 1e-9) and free.variance <= kept.variance * (1 + 1e-9)

@@ -208,17 +208,20 @@ def test_one_group_split_is_the_groups_own_accuracy_in_either_semantics():
 
 
 @pytest.mark.parametrize(("kwargs", "words"), [
-    ({"mechanisms": {}}, "give at least one mechanism"),
-    ({"noncompliance": "carriers:no", "unrelated": "yes", "share": 0.1}, "two models of one unknown share"),
-    ({"noncompliance": "carriers:no"}, "planned at an assumed value of it"),
-    ({"noncompliance": "carriers:no", "share": 1.0}, "share"),
-    ({"noncompliance": "carriers:no", "share": -0.1}, "share"),
-    ({"share": 0.1}, "share and share_groups describe an unknown share"),
-    ({"share_groups": ["a"]}, "share and share_groups describe an unknown share"),
-    ({"fractions": {"a": 1.0}}, "the split must give every group a fraction"),
-    ({"fractions": {"a": 0.5, "b": 0.25, "c": 0.25}}, "the split must give every group a fraction"),
-    ({"fractions": {"a": 1.5, "b": -0.5}}, "fraction of a"),
-    ({"fractions": {"a": 0.5, "b": 0.6}}, "the fractions sum to 1.1; they must sum to 1"),
+    ({"mechanisms": {}}, "^give at least one mechanism$"),
+    ({"noncompliance": "carriers:no", "unrelated": "yes", "share": 0.1},
+     "^noncompliance and unrelated are two models of one unknown share; give one$"),
+    ({"noncompliance": "carriers:no"}, "^a design with an unknown share is planned at an assumed value of it: give "
+                                       r"share \(the variance of the prevalence depends on it\)$"),
+    ({"noncompliance": "carriers:no", "share": 1.0}, "^share "),
+    ({"noncompliance": "carriers:no", "share": -0.1}, "^share "),
+    ({"share": 0.1}, "^share and share_groups describe an unknown share: give noncompliance or unrelated$"),
+    ({"share_groups": ["a"]}, "^share and share_groups describe an unknown share"),
+    ({"fractions": {"a": 1.0}}, "^the split must give every group a fraction"),
+    ({"fractions": {"a": 0.5, "b": 0.25, "c": 0.25}}, "^the split must give every group a fraction"),
+    ({"fractions": {"a": 1.5, "b": -0.5}}, "^fraction of a "),
+    ({"fractions": {"a": -0.5, "b": 1.5}}, "^fraction of a "),
+    ({"fractions": {"a": 0.5, "b": 0.6}}, "^the fractions sum to 1.1; they must sum to 1$"),
 ])
 def test_bad_plans_are_refused_with_the_reason(kwargs, words):
     from designer.exceptions import DesignerError
@@ -231,3 +234,26 @@ def test_bad_plans_are_refused_with_the_reason(kwargs, words):
 def test_fractions_within_rounding_of_one_are_accepted():
     acc, design = split_accuracy(WARNER, fractions={"a": 0.4, "b": 0.6 + 5e-10}, prior=[0.3, 0.7])
     assert design.fractions[1] == pytest.approx(0.6, abs=1e-9) and not design.chosen
+
+
+def test_the_best_split_follows_the_semantics():
+    """A design with a don't-know answer is the better group for set answers, Warner's for precise ones."""
+    from designer.constructors import Q_2x3
+    from designer.planning.sizes import accuracy_of
+
+    warner = Q_WRR(math.log(0.62 / 0.38))
+    mechs = {"a": Q_2x3(0.6, 0.1), "b": warner}
+    assert list(split_accuracy(mechs, prior=[0.3, 0.7])[1].fractions) == [1.0, 0.0]
+    acc, design = split_accuracy(mechs, prior=[0.3, 0.7], semantics="wldp")
+    assert list(design.fractions) == [0.0, 1.0] and design.to_dict()["split"] == "chosen (smallest variance)"
+    np.testing.assert_allclose(acc.model([0.5, 0.5]), accuracy_of(warner, "wldp", [0.5, 0.5]).per_share, rtol=1e-12)
+    assert design.to_dict() == {"designs": {"a": {"fraction": 0.0, "n": None}, "b": {"fraction": 1.0, "n": None}},
+                                "split": "chosen (smallest variance)"}
+
+
+def test_an_unrelated_question_plan_names_its_share():
+    mechs = {"1": _m(0.875, 0.125), "2": _m(0.65, 0.35)}
+    _, design = split_accuracy(mechs, fractions={"1": 0.5, "2": 0.5}, prior=[0.3, 0.7], unrelated="yes", share=0.3)
+    assert design.to_dict(10)["unknown_share"] == {"scope": "unrelated", "answer": "yes", "assumed": 0.3,
+                                                   "groups": ["1", "2"]}
+    assert design.to_dict(10)["split"] == "given" and design.to_dict(10)["n_total"] == 10

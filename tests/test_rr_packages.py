@@ -219,3 +219,40 @@ def test_one_share_fit_with_weights_and_clusters():
     factor = math.sqrt(n / (n - 1) * (n - 1) / (n - p))
     np.testing.assert_allclose(clustered.coefficients["stderr"], robust.coefficients["stderr"] * factor, rtol=1e-9)
     assert clustered.noncompliance["stderr"] == pytest.approx(robust.noncompliance["stderr"] * factor, rel=1e-9)
+
+
+def test_one_share_fit_with_a_sparse_design(monkeypatch):
+    """A categorical covariate built sparse (as for hundreds of levels) gives the dense fit, sandwich included."""
+    import designer.regression.design as design
+
+    data = _minarets()
+    formula = "answer ~ C(leftRight)"
+    dense = regress(formula, data, SLD, group="condition", noncompliance="carriers:no", cov="robust")
+    monkeypatch.setattr(design, "SPARSE_CELLS", 10)
+    sparse = regress(formula, data, SLD, group="condition", noncompliance="carriers:no", cov="robust")
+    np.testing.assert_allclose(sparse.coefficients["estimate"], dense.coefficients["estimate"], rtol=1e-8, atol=1e-9)
+    np.testing.assert_allclose(sparse.coefficients["stderr"], dense.coefficients["stderr"], rtol=1e-7)
+    assert sparse.noncompliance["stderr"] == pytest.approx(dense.noncompliance["stderr"], rel=1e-8)
+
+
+@pytest.mark.parametrize(("groups", "words"), [
+    (UQT, None),
+    ({"1": Mechanism(np.array([[0.5, 0.3, 0.2], [0.2, 0.3, 0.5]]), inputs=["yes", "no"], frame=["yes", "no"],
+                     focal=[1, 2, 3]), "2": _unrelated(0.3)}, "^an unrelated question needs two inputs answered by"),
+    ({"1": Mechanism(np.array([[0.3, 0.7], [0.6, 0.4]]), **LABELS), "2": _unrelated(0.3)},
+     r"^group '1': an input's own answer is not more likely under it than under the other \(p = -0.3\)"),
+])
+def test_unrelated_question_files_are_checked(groups, words):
+    """The unrelated share of 'no' is one minus that of 'yes'; a file that is not p I + (1 - p) 1 f' is refused."""
+    from designer.exceptions import DesignerError
+
+    data = _answers(pd.read_csv(DATA / "uqt_unknown_simulated.csv"), "response")
+    data["group"] = data["group"].astype(str)
+    if words is None:
+        yes = regress("answer ~ x", data, UQT, group="group", unrelated="yes")
+        no = regress("answer ~ x", data, UQT, group="group", unrelated="no")
+        assert no.noncompliance["share"] == pytest.approx(1 - yes.noncompliance["share"], abs=1e-7)
+        np.testing.assert_allclose(no.coefficients["estimate"], yes.coefficients["estimate"], atol=1e-6)
+        return
+    with pytest.raises(DesignerError, match=words):
+        regress("answer ~ 1", data, groups, group="group", unrelated="yes")
