@@ -232,7 +232,7 @@ def test_bad_plans_are_refused_with_the_reason(kwargs, words):
 
 
 def test_fractions_within_rounding_of_one_are_accepted():
-    acc, design = split_accuracy(WARNER, fractions={"a": 0.4, "b": 0.6 + 5e-10}, prior=[0.3, 0.7])
+    _, design = split_accuracy(WARNER, fractions={"a": 0.4, "b": 0.6 + 5e-10}, prior=[0.3, 0.7])
     assert design.fractions[1] == pytest.approx(0.6, abs=1e-9) and not design.chosen
 
 
