@@ -119,3 +119,20 @@ def test_reversed_answers_allowed_reach_the_grid_of_the_whole_polygon():
     best = min(binary_variance([g1, g2], [f, 1 - f], rule, prior, share)
                for g1, g2 in itertools.combinations_with_replacement(points, 2) for f in np.linspace(0.05, 0.95, 7))
     assert free.variance <= best * (1 + 1e-9) and free.variance <= kept.variance * (1 + 1e-9)
+
+
+def test_closed_form_variance_of_three_groups_is_the_general_plans():
+    """Two groups identify exactly (the prevalence's variance then depends on the trait's column only through the
+    determinant); three over-identify, and every term of the information counts."""
+    rng = np.random.default_rng(8)
+    for rule in ("carriers:no", "everyone:no"):
+        parsed = Noncompliance.parse(rule)
+        for _ in range(10):
+            a, b = rng.uniform(0.05, 0.95, size=(2, 3))
+            f = rng.dirichlet(np.ones(3))
+            prior, share = float(rng.uniform(0.1, 0.9)), float(rng.uniform(0.05, 0.5))
+            mechs = {str(g): binary(a[g], b[g]) for g in range(3)}
+            general = float(split_variances(SplitDesign(mechanisms=mechs, fractions=f, rule=parsed, share=share),
+                                            [prior, 1 - prior])[0])
+            groups = [(a[g], b[g]) for g in range(3)]
+            assert binary_variance(groups, f, parsed, prior, share) == pytest.approx(general, rel=1e-8)

@@ -151,6 +151,13 @@ def test_rrlog_minaret_model_with_a_direct_question_group():
                                [0.1780377340840, 0.1780377339982, 0.0800059872925, 0.0800059872956], rtol=1e-4)
     assert 1 - fit.noncompliance["share"] == pytest.approx(0.6529973937661, abs=1e-5)
     assert fit.noncompliance["stderr"] == pytest.approx(0.0180530505447, rel=1e-4)
+    share, se = fit.noncompliance["share"], fit.noncompliance["stderr"]
+    assert (fit.noncompliance["ci_low"], fit.noncompliance["ci_high"]) == pytest.approx(
+        (share - 1.959963984540054 * se, share + 1.959963984540054 * se), rel=1e-12)
+    assert fit.noncompliance["groups"] == ["1", "2"] and fit.noncompliance["model"] == "constant"
+    every = regress("answer ~ 1", _minarets(False), {**SLD, "0": DIRECT}, group="condition",
+                    noncompliance="carriers:no")
+    assert every.noncompliance["groups"] == ["1", "2", "0"]
 
 
 # -- RRreg: unrelated question with an unknown prevalence, cheater detection (simulated surveys) ----------------
