@@ -263,3 +263,48 @@ def test_unrelated_question_files_are_checked(groups, words):
         return
     with pytest.raises(DesignerError, match=words):
         regress("answer ~ 1", data, groups, group="group", unrelated="yes")
+
+
+def test_one_share_sampling_weights_and_clusters_against_the_counted_estimate():
+    """Equal sampling weights leave the sandwich as it is (a weight's square in the meat, its first power in the
+    bread); clustered standard errors of an intercept-only fit equal the cluster sandwich of the counted estimate
+    (estimate_share: cluster totals of each answer set), a different code path."""
+    data = _minarets()[["answer", "condition", "age"]].copy()
+    data["region"] = (data["age"] // 7).astype(str)  # a few dozen clusters of uneven size
+    options = dict(group="condition", noncompliance="carriers:no")
+    plain = regress("answer ~ 1", data, SLD, cov="robust", **options)
+    data["w"] = 2.0
+    weighted = regress("answer ~ 1", data, SLD, weights="w", **options)
+    np.testing.assert_allclose(weighted.coefficients["stderr"], plain.coefficients["stderr"], rtol=1e-9)
+    assert weighted.noncompliance["stderr"] == pytest.approx(plain.noncompliance["stderr"], rel=1e-9)
+    fit = regress("answer ~ 1", data, SLD, cluster="region", **options)
+    codes = np.where(data["condition"] == 1, 0, 2) + np.where(data["answer"] == "yes", 0, 1)
+    counts = SurveyCounts.from_rows(4, codes, cluster=data["region"].to_numpy())
+    est = estimate_share(SLD, counts, Noncompliance.parse("carriers:no"))
+    assert fit.noncompliance["stderr"] == pytest.approx(est.noncompliance["stderr"], rel=1e-7)
+    assert est.variance.startswith("cluster-robust sandwich over")
+
+
+@pytest.mark.parametrize(("mechanisms", "options", "words"), [
+    ({"1": Mechanism(np.eye(3), inputs=["a", "b", "no"], frame=["a", "b", "no"], focal=[1, 2, 4]),
+      "2": Mechanism(np.full((3, 3), 1 / 3), inputs=["a", "b", "no"], frame=["a", "b", "no"], focal=[1, 2, 4])},
+     {"noncompliance": "carriers:no"}, r"^carriers:ANSWER needs two inputs, ANSWER one of them \(the carriers hold "
+                                       r"the other\); the inputs are \['a', 'b', 'no'\]$"),
+    (SLD, {"noncompliance": "carriers:maybe"}, "^carriers:ANSWER needs two inputs"),
+    (SLD, {"noncompliance": "everyone:maybe"},
+     r"^answer 'maybe' is not an answer of group '1' \(its frame is \['yes', 'no'\]\)$"),
+    ({"1": Mechanism(np.array([[0.6, 0.4], [0.2, 0.8]]), inputs=["yes", "no"], frame=["yes", "no"], focal=[1, 3]),
+      "2": _mangat(10 / 12)}, {"noncompliance": "carriers:no"}, r"^group '1' never answers \{no\} alone$"),
+    (SLD, {"noncompliance": "carriers:no", "share_groups": ["1", "c"]},
+     r"^the unknown share's groups \['c'\] are not among the groups \['1', '2'\]$"),
+])
+def test_one_share_designs_are_checked(mechanisms, options, words):
+    from designer.exceptions import DesignerError
+
+    data = _minarets()
+    if "a" in next(iter(mechanisms.values())).inputs:
+        data = data.assign(answer=np.where(data["answer"] == "yes", "a", "no"))
+    if "never answers" in words:  # the group's own answers are read first: keep those it can give
+        data = data[(data["condition"] != 1) | (data["answer"] == "yes")]
+    with pytest.raises(DesignerError, match=words):
+        regress("answer ~ 1", data, mechanisms, group="condition", **options)

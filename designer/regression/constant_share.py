@@ -87,7 +87,7 @@ def share_channels(mechanisms: Mapping[str, Mechanism], rule: Noncompliance, gro
         elif rule.scope is NoncomplianceScope.EVERYONE:
             d[:] = point[None, :] - m
         else:
-            a, d = _unrelated(mech, name, rule.answer, single[0])
+            a, d = _unrelated(mech, name, single[0])
         a_parts.append(a)
         d_parts.append(d)
     scale = 1.0 / len(names)
@@ -96,8 +96,7 @@ def share_channels(mechanisms: Mapping[str, Mechanism], rule: Noncompliance, gro
     return a_all, d_all
 
 
-def _unrelated(mech: Mechanism, name: str, answer: str, column: int
-               ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+def _unrelated(mech: Mechanism, name: str, column: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """The unrelated-question mixture of one group: ``p`` from the file's matrix, the forced part split by ``s``."""
     singles = [bin(int(b)).count("1") == 1 for b in mech.focal]
     if mech.k != 2 or len(mech.focal) != 2 or not all(singles) or set(mech.frame) != set(mech.inputs):
