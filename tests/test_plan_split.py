@@ -18,7 +18,7 @@ from scipy.stats import norm
 from designer.cli import main
 from designer.constructors import Q_WRR
 from designer.mechanism import Mechanism
-from designer.planning.sizes import power_at, sample_size
+from designer.planning.sizes import VarianceFormula, power_at, sample_size
 from designer.planning.split import group_sizes, split_accuracy
 
 LABELS = dict(inputs=["yes", "no"], frame=["yes", "no"], focal=[1, 2])
@@ -205,6 +205,7 @@ def test_one_group_split_is_the_groups_own_accuracy_in_either_semantics():
                                 prior=[0.3, 0.7], semantics=semantics)
         assert acc.per_share == pytest.approx(accuracy_of(dont_know, semantics, [0.3, 0.7]).per_share, rel=1e-12)
         assert list(acc.mechanism.inputs) == ["yes", "no"]
+        assert acc.formula is VarianceFormula.ASYMPTOTIC  # a split's plan is asymptotic, even with one group left
 
 
 @pytest.mark.parametrize(("kwargs", "words"), [
