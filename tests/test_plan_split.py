@@ -19,7 +19,7 @@ from designer.cli import main
 from designer.constructors import Q_WRR
 from designer.mechanism import Mechanism
 from designer.planning.sizes import VarianceFormula, power_at, sample_size
-from designer.planning.split import group_sizes, split_accuracy
+from designer.planning.split import group_sizes, split_accuracy, split_variances
 
 LABELS = dict(inputs=["yes", "no"], frame=["yes", "no"], focal=[1, 2])
 P = (0.8, 0.65)
@@ -248,6 +248,9 @@ def test_the_best_split_follows_the_semantics():
     acc, design = split_accuracy(mechs, prior=[0.3, 0.7], semantics="wldp")
     assert list(design.fractions) == [0.0, 1.0] and design.to_dict()["split"] == "chosen (smallest variance)"
     np.testing.assert_allclose(acc.model([0.5, 0.5]), accuracy_of(warner, "wldp", [0.5, 0.5]).per_share, rtol=1e-12)
+    half, halves = split_accuracy(mechs, fractions={"a": 0.5, "b": 0.5}, prior=[0.3, 0.7], semantics="wldp")
+    np.testing.assert_allclose(half.model([0.5, 0.5]), split_variances(halves, [0.5, 0.5], "wldp"), rtol=1e-12)
+    assert half.model([0.5, 0.5])[0] > split_variances(halves, [0.5, 0.5], "sldp")[0] * 1.01
     assert design.to_dict() == {"designs": {"a": {"fraction": 0.0, "n": None}, "b": {"fraction": 1.0, "n": None}},
                                 "split": "chosen (smallest variance)"}
 

@@ -247,7 +247,9 @@ def test_one_share_fit_with_a_sparse_design(monkeypatch):
     ({"1": Mechanism(np.array([[0.5, 0.3, 0.2], [0.2, 0.3, 0.5]]), inputs=["yes", "no"], frame=["yes", "no"],
                      focal=[1, 2, 3]), "2": _unrelated(0.3)}, "^an unrelated question needs two inputs answered by"),
     ({"1": Mechanism(np.array([[0.3, 0.7], [0.6, 0.4]]), **LABELS), "2": _unrelated(0.3)},
-     r"^group '1': an input's own answer is not more likely under it than under the other \(p = -0.3\)"),
+     r"^group '1': an input's own answer is less likely under it than under the other \(p = -0.3\)"),
+    ({"1": Mechanism(np.array([[0.7, 0.3], [0.2, 0.8]]), inputs=["yes", "no"], frame=["yes", "no"], focal=[1, 3]),
+      "2": _unrelated(0.3)}, "^an unrelated question needs two inputs answered by their own names"),
 ])
 def test_unrelated_question_files_are_checked(groups, words):
     """The unrelated share of 'no' is one minus that of 'yes'; a file that is not p I + (1 - p) 1 f' is refused."""
@@ -261,6 +263,7 @@ def test_unrelated_question_files_are_checked(groups, words):
         assert no.noncompliance["share"] == pytest.approx(1 - yes.noncompliance["share"], abs=1e-7)
         np.testing.assert_allclose(no.coefficients["estimate"], yes.coefficients["estimate"], atol=1e-6)
         return
+    data = data[(data["group"] != "1") | (data["answer"] == "yes")]  # answers every file here can give
     with pytest.raises(DesignerError, match=words):
         regress("answer ~ 1", data, groups, group="group", unrelated="yes")
 
@@ -308,3 +311,31 @@ def test_one_share_designs_are_checked(mechanisms, options, words):
         data = data[(data["condition"] != 1) | (data["answer"] == "yes")]
     with pytest.raises(DesignerError, match=words):
         regress("answer ~ 1", data, mechanisms, group="condition", **options)
+
+
+def test_a_group_asked_only_the_unrelated_question():
+    """p = 0 in one group: it measures the unrelated share directly, lambda_2 = s, and the prevalence is
+    (lambda_1 - (1 - p_1) s) / p_1 (just identified: the estimates are these closed forms)."""
+    data = _answers(pd.read_csv(DATA / "uqt_unknown_simulated.csv"), "response")
+    data["group"] = data["group"].astype(str)
+    groups = {"1": _unrelated(0.75), "2": _two_by_two(0.4, 0.4)}  # group 2: everyone answers the other question
+    est = regress("answer ~ 1", data, groups, group="group", unrelated="yes")
+    lam = [float((data.loc[data["group"] == g, "answer"] == "yes").mean()) for g in "12"]
+    assert est.noncompliance["share"] == pytest.approx(lam[1], abs=1e-8)
+    assert est.prevalence(data)["estimate"].iloc[0] == pytest.approx((lam[0] - 0.25 * lam[1]) / 0.75, abs=1e-8)
+
+
+def test_the_share_interval_is_clipped_to_zero_and_one():
+    """Few non-compliant and few respondents: the Wald interval of the share would start below 0."""
+    rng = np.random.default_rng(3)
+    rows = []
+    for arm, p in (("1", 2 / 12), ("2", 10 / 12)):
+        carrier = rng.random(150) < 0.4
+        yes = np.where(carrier, rng.random(150) >= 0.02, rng.random(150) < 1 - p)
+        rows.append(pd.DataFrame({"answer": np.where(yes, "yes", "no"), "condition": int(arm)}))
+    data = pd.concat(rows, ignore_index=True)
+    fit = regress("answer ~ 1", data, SLD, group="condition", noncompliance="carriers:no")
+    nc = fit.noncompliance
+    z = 1.959963984540054
+    assert nc["share"] - z * nc["stderr"] < 0 and nc["ci_low"] == 0.0
+    assert nc["ci_high"] == pytest.approx(min(nc["share"] + z * nc["stderr"], 1.0), rel=1e-12)

@@ -106,9 +106,10 @@ def _unrelated(mech: Mechanism, name: str, column: int) -> tuple[NDArray[np.floa
     cols = [masks.index(1 << mech.frame.index(x)) for x in mech.inputs]  # each input's own answer column
     m = mech.matrix
     p = float(m[0, cols[0]] - m[1, cols[0]])
-    if not p > 0:
-        raise RegressionError(f"group {name!r}: an input's own answer is not more likely under it than under the "
+    if not p >= -1e-12:  # p = 0: a group asked only the unrelated question (it measures the share directly)
+        raise RegressionError(f"group {name!r}: an input's own answer is less likely under it than under the "
                               f"other (p = {p:.6g}); the matrix is not an unrelated-question design")
+    p = max(p, 0.0)
     other = cols[1] if column == cols[0] else cols[0]
     a = np.zeros_like(m)
     for x in range(2):
