@@ -261,3 +261,12 @@ def test_an_unrelated_question_plan_names_its_share():
     assert design.to_dict(10)["unknown_share"] == {"scope": "unrelated", "answer": "yes", "assumed": 0.3,
                                                    "groups": ["1", "2"]}
     assert design.to_dict(10)["split"] == "given" and design.to_dict(10)["n_total"] == 10
+
+
+def test_an_unknown_share_is_planned_for_set_answers_only():
+    from designer.exceptions import DesignerError
+
+    mechs = {"1": _m(1, 1 - 2 / 12), "2": _m(1, 1 - 10 / 12)}
+    with pytest.raises(DesignerError, match=r"^a design with an unknown share is planned for set answers "
+                                            r"\(semantics sldp\)$"):
+        split_accuracy(mechs, prior=[0.6, 0.4], noncompliance="carriers:no", share=0.3, semantics="wldp")
