@@ -384,7 +384,17 @@ def _designer(*args):
 
     exe = shutil.which("designer", path=os.path.dirname(sys.executable))
     command = [exe, *args] if exe else [sys.executable, "-m", "designer", *args]
-    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_default_signals)
+
+
+def _default_signals() -> None:
+    """In the child: SIGINT and SIGTERM as a shell would give them (a test worker's own disposition or mask, which
+    a child inherits across exec, would otherwise decide whether a Ctrl-C reaches designer)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT, signal.SIGTERM])
 
 
 def test_ctrl_c_stops_a_long_solve(tmp_path):
