@@ -34,7 +34,8 @@ from .mechanism import Mechanism
 from .survey import SurveyCounts, fit_survey
 from .vocabulary import NoncomplianceScope
 
-__all__ = ["GroupEstimate", "Noncompliance", "estimate_groups", "stack_mechanisms"]
+__all__ = ["GroupEstimate", "Noncompliance", "answers_per_group", "estimate_groups", "everyone_warning", "share_record",
+           "stack_mechanisms", "stacking_constant"]
 
 #: The latent class of respondents who answer regardless.
 CHEATERS = "(non-compliant)"
@@ -156,6 +157,33 @@ def stack_mechanisms(mechanisms: Mapping[str, Mechanism], noncompliance: Noncomp
     return Mechanism(np.hstack(blocks), inputs=inputs, frame=frame, focal=masks), offsets
 
 
+def stacking_constant(weight: float, groups: int) -> float:
+    """``n log G``: what the stacked mechanism's log-likelihood (columns scaled by ``1/G``) lacks of the groups' own,
+    for ``weight`` the respondents (the sum of the weights, with weights)."""
+    return weight * math.log(groups)
+
+
+def answers_per_group(counts: SurveyCounts, offsets: list[int]) -> tuple[int, ...]:
+    """Respondents of each group: the unweighted counts of its block of stacked columns (from ``offsets``)."""
+    answered = counts.answered if counts.answered is not None else counts.weighted
+    bounds = [*offsets, counts.weighted.size]
+    return tuple(round(float(answered[bounds[g]:bounds[g + 1]].sum())) for g in range(len(offsets)))
+
+
+def everyone_warning(share: float, answer: str) -> str:
+    """Why the inputs' shares are only bounded under ``everyone:ANSWER``."""
+    return (f"non-compliance of everyone: the {share:.3g} who answer {answer!r} regardless hide their inputs, so each "
+            "share is only bounded (estimate: compliant holders; high: all of the non-compliant added)")
+
+
+def share_record(rule: Noncompliance, share: float, stderr: float, level: float, **extra: Any) -> dict[str, Any]:
+    """The unknown share in the shape every output gives it: ``scope``, ``answer``, ``share``, ``stderr`` and its
+    Wald interval clipped to [0, 1] (``ci_low``, ``ci_high``), then ``extra`` keys."""
+    low, high = wald_interval(share, stderr, level, low=0.0, high=1.0)
+    return {"scope": rule.scope.value, "answer": rule.answer, "share": share, "stderr": stderr, "ci_low": float(low),
+            "ci_high": float(high), **extra}
+
+
 def estimate_groups(mechanisms: Mapping[str, Mechanism], counts: SurveyCounts, *,
                     noncompliance: Any = None, cov: Any = None, level: float = 0.95) -> GroupEstimate:
     """The shares (and the non-compliant share) from groups that answer through different mechanisms.
@@ -211,13 +239,9 @@ def estimate_groups(mechanisms: Mapping[str, Mechanism], counts: SurveyCounts, *
         else:
             share, grad = c, np.eye(theta.size)[k]
             high = high + c
-            warnings.append(f"non-compliance of everyone: the {c:.3g} who answer {rule.answer!r} regardless hide "
-                            "their inputs, so each share is only bounded (estimate: compliant holders; high: all of "
-                            "the non-compliant added)")
+            warnings.append(everyone_warning(c, rule.answer))
         se_share = math.sqrt(max(float(grad @ cov_classes @ grad), 0.0)) if cov_classes is not None else math.nan
-        lo_share, hi_share = wald_interval(share, se_share, level, low=0.0, high=1.0)
-        extra = {"scope": rule.scope.value, "answer": rule.answer, "share": share, "stderr": se_share,
-                 "ci_low": lo_share, "ci_high": hi_share}
+        extra = share_record(rule, share, se_share, level)
     estimate = jac @ theta
     if cov_classes is not None:
         stderr = np.sqrt(np.maximum(np.diag(jac @ cov_classes @ jac.T), 0.0))
@@ -227,12 +251,9 @@ def estimate_groups(mechanisms: Mapping[str, Mechanism], counts: SurveyCounts, *
         ci_low, ci_high = jac @ fit.ci_low, np.minimum(jac @ fit.ci_high, 1.0)
         if fit.identified_low is not None and fit.identified_high is not None:
             low, high = jac @ fit.identified_low, np.minimum(jac @ fit.identified_high, 1.0)
-    answered = counts.answered if counts.answered is not None else counts.weighted
-    bounds = [*offsets, counts.weighted.size]
-    sizes = [round(float(answered[bounds[g]:bounds[g + 1]].sum())) for g in range(len(offsets))]
-    loglik = fit.loglik + float(counts.weighted.sum()) * math.log(len(offsets))
+    loglik = fit.loglik + stacking_constant(float(counts.weighted.sum()), len(offsets))
     return GroupEstimate(inputs=first.inputs, estimate=estimate, stderr=stderr, ci_low=np.asarray(ci_low),
                          ci_high=np.asarray(ci_high), low=low, high=high, noncompliance=extra,
-                         groups=tuple(mechanisms), group_sizes=tuple(sizes),
+                         groups=tuple(mechanisms), group_sizes=answers_per_group(counts, offsets),
                          classes=dataclasses.replace(fit), loglik=loglik, status=fit.status,
                          warnings=tuple(warnings), variance=fit.variance, level=level)

@@ -24,7 +24,15 @@ from scipy.special import expit, logit
 
 from .._numeric import wald_interval
 from ..exceptions import RegressionError
-from ..groups import GroupEstimate, Noncompliance, stack_mechanisms
+from ..groups import (
+    GroupEstimate,
+    Noncompliance,
+    answers_per_group,
+    everyone_warning,
+    share_record,
+    stack_mechanisms,
+    stacking_constant,
+)
 from ..mechanism import Mechanism
 from ..survey import SurveyCounts, variance_words
 from ..vocabulary import Covariance, NoncomplianceScope, WeightKind
@@ -346,7 +354,7 @@ def regress_share(z: Any, names: list[str], codes: NDArray[np.int64], mechanisms
     null = ShareLikelihood(z[:, intercept[:1]] if intercept.size else np.ones((n_rows, 1)), lik.a, lik.d, ref,
                            survey.weights)
     null_loglik = null.loglike(_fit(null)[0]) if len(names) > 1 else lik.loglike(params)
-    shift = (float(survey.weights.sum()) if survey.weights is not None else n_rows) * np.log(len(mechanisms))
+    shift = stacking_constant(float(survey.weights.sum()) if survey.weights is not None else n_rows, len(mechanisms))
     loglik = lik.loglike(params)
     result = fit_statistics(params[:-1], cov[:-1, :-1], names, outcomes, level, shown, loglik=loglik + shift,
                             null_loglik=null_loglik + shift, n=round(survey.respondents(n_rows)), k=lik.k,
@@ -361,10 +369,8 @@ def _share_summary(rule: Noncompliance, share: float, variance: float, level: fl
                    mechanisms: Mapping[str, Mechanism], groups: Sequence[str] | None) -> dict[str, Any]:
     """The JSON shape of the unknown share: scope, answer, share, stderr, interval, model and groups."""
     se = float(np.sqrt(variance)) if np.isfinite(variance) and variance >= 0 else float("nan")
-    low, high = wald_interval(share, se, level, low=0.0, high=1.0)
-    return {"scope": rule.scope.value, "answer": rule.answer, "share": share, "stderr": se, "ci_low": float(low),
-            "ci_high": float(high), "model": "constant",
-            "groups": list(mechanisms) if groups is None else [str(g) for g in groups]}
+    return share_record(rule, share, se, level, model="constant",
+                        groups=list(mechanisms) if groups is None else [str(g) for g in groups])
 
 
 def estimate_share(mechanisms: Mapping[str, Mechanism], counts: SurveyCounts, rule: Noncompliance, *,
@@ -428,21 +434,16 @@ def estimate_share(mechanisms: Mapping[str, Mechanism], counts: SurveyCounts, ru
         jac = np.hstack([jac[:, :-1] * (1 - share), -pi[:, None]])
         estimate = low = (1 - share) * pi
         high = estimate + share
-        warnings.append(f"non-compliance of everyone: the {share:.3g} who answer {rule.answer!r} regardless hide "
-                        "their inputs, so each share is only bounded (estimate: compliant holders; high: all of "
-                        "the non-compliant added)")
+        warnings.append(everyone_warning(share, rule.answer))
     with np.errstate(invalid="ignore"):
         stderr = np.sqrt(np.maximum(np.diag(jac @ covariance @ jac.T), 0.0))
     ci_low, ci_high = wald_interval(estimate, stderr, level, low=0.0, high=1.0)
-    answered = counts.answered if counts.answered is not None else counts.weighted
     _, offsets = stack_mechanisms(mechanisms, None)
-    bounds = [*offsets, counts.weighted.size]
-    sizes = tuple(round(float(answered[bounds[g]:bounds[g + 1]].sum())) for g in range(len(offsets)))
-    loglik = lik.loglike(params) + float(counts.weighted.sum()) * float(np.log(len(mechanisms)))
+    loglik = lik.loglike(params) + stacking_constant(float(counts.weighted.sum()), len(mechanisms))
     words = variance_words(chosen, n_clusters, counts.weight_kind)
     return GroupEstimate(inputs=tuple(inputs), estimate=estimate, stderr=stderr, ci_low=np.asarray(ci_low),
                          ci_high=np.asarray(ci_high), low=np.asarray(low), high=np.minimum(high, 1.0),
                          noncompliance=_share_summary(rule, share, float(covariance[-1, -1]), level, mechanisms,
                                                       groups),
-                         groups=tuple(mechanisms), group_sizes=sizes, classes=None, loglik=loglik,
-                         status=fit.status, warnings=tuple(warnings), variance=words, level=level)
+                         groups=tuple(mechanisms), group_sizes=answers_per_group(counts, offsets), classes=None,
+                         loglik=loglik, status=fit.status, warnings=tuple(warnings), variance=words, level=level)

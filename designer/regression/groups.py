@@ -17,9 +17,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._numeric import wald_interval
 from ..exceptions import DesignerError, RegressionError
-from ..groups import CHEATERS, Noncompliance, stack_mechanisms
+from ..groups import CHEATERS, Noncompliance, share_record, stack_mechanisms
 from ..mechanism import Mechanism
 from ..vocabulary import NoncomplianceScope
 from .data import answer_columns
@@ -96,7 +95,4 @@ def noncompliance_summary(lik: Likelihood, params: NDArray[np.float64], covarian
         share, grad = c_value, c_grad
     with np.errstate(invalid="ignore"):
         variance = float(grad @ covariance @ grad)
-    stderr = math.sqrt(variance) if variance >= 0 else math.nan
-    low, high = wald_interval(share, stderr, level, low=0.0, high=1.0)
-    return {"scope": rule.scope.value, "answer": rule.answer, "share": share, "stderr": stderr, "ci_low": low,
-            "ci_high": high, "model": "classes"}
+    return share_record(rule, share, math.sqrt(variance) if variance >= 0 else math.nan, level, model="classes")

@@ -22,7 +22,6 @@ the coefficients are then not identified, and :func:`sensitivity` reports their 
 from __future__ import annotations
 
 import dataclasses
-import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -33,7 +32,7 @@ from numpy.typing import NDArray
 
 from .._validation import check_real
 from ..exceptions import InvalidArgumentError, RegressionError
-from ..groups import Noncompliance
+from ..groups import Noncompliance, stacking_constant
 from ..mechanism import Mechanism
 from ..vocabulary import Covariance, NoncomplianceScope, Semantics
 from .constant_share import regress_share
@@ -241,7 +240,8 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism | Mapping[str
                             null_loglik=_shares(channel, codes, lik.weights)[1], k=lik.k,
                             n=round(survey.respondents(len(codes))), sandwich=survey.cov is Covariance.ROBUST)
     if grouped:  # the stacked columns carry 1/G: the groups' own log-likelihood adds n log G back
-        shift = (float(survey.weights.sum()) if survey.weights is not None else len(codes)) * math.log(len(mechanisms))
+        shift = stacking_constant(float(survey.weights.sum()) if survey.weights is not None else len(codes),
+                                  len(mechanisms))
         result = dataclasses.replace(result, loglik=result.loglik + shift, aic=result.aic - 2 * shift,
                                      bic=result.bic - 2 * shift,
                                      noncompliance=None if rule is None else noncompliance_summary(
