@@ -37,7 +37,7 @@ from ..mechanism import Mechanism
 from ..survey import SurveyCounts, variance_words
 from ..vocabulary import Covariance, NoncomplianceScope, WeightKind
 from .design import column_norms, constant_columns
-from .likelihood import DECREMENT_TOL, Likelihood, fit_newton
+from .likelihood import DECREMENT_TOL, Likelihood, fit_newton, softmax_columns
 from .result import RegressionResult, fit_statistics
 from .status import FitStatus, diagnose
 from .variance import SurveyDesign, sandwich
@@ -153,33 +153,32 @@ class ShareLikelihood:
         return self.inner(s).loglike(params[:-1])
 
     def _parts(self, params: NDArray[np.float64]) -> tuple[Likelihood, NDArray[np.float64], NDArray[np.float64],
-                                                             NDArray[np.float64]]:
+                                                             NDArray[np.float64], NDArray[np.float64]]:
+        """The likelihood at ``s``, the prior and posterior ``(k, n)``, ``q_i`` (inf where 0) and ``u_i``."""
         s = float(params[-1])
         lik = self.inner(s)
         p, w, _ = lik.posterior(params[:-1])
         q = np.add.reduce(list(p * lik.a))
         q = np.where(q > 0, q, np.inf)
         u = np.add.reduce(list(p * self.d)) / q  # d log q_i / d s
-        return lik, p, w, u
+        return lik, p, w, q, u
 
     def row_scores(self, params: NDArray[np.float64]) -> NDArray[np.float64]:
         """``(n, P)``: each respondent's score, weight included, in the parameters' order."""
-        lik, _, _, u = self._parts(params)
+        lik, _, _, _, u = self._parts(params)
         r = lik.residuals(params[:-1])  # (k-1, n), weights included
         z = self.z.toarray() if hasattr(self.z, "toarray") else np.asarray(self.z)
         v = 1.0 if self.weights is None else self.weights
         return np.hstack([np.hstack([z * r[j][:, None] for j in range(r.shape[0])]), (u * v)[:, None]])
 
     def score(self, params: NDArray[np.float64]) -> NDArray[np.float64]:
-        lik, _, _, u = self._parts(params)
+        lik, _, _, _, u = self._parts(params)
         v = 1.0 if self.weights is None else self.weights
         return np.append(lik.score(params[:-1]), float(np.sum(u * v)))
 
     def hessian(self, params: NDArray[np.float64]) -> NDArray[np.float64]:
-        lik, p, w, u = self._parts(params)
+        lik, p, w, q, u = self._parts(params)
         v = 1.0 if self.weights is None else self.weights
-        q = np.add.reduce(list(p * lik.a))
-        q = np.where(q > 0, q, np.inf)
         beta_block = lik.hessian(params[:-1])
         # d2 log q_i / d eta_j d s = p_ji D_ji / q_i - w_ji u_i
         cross = np.concatenate([np.asarray(self.z.T @ (v * (p[j] * self.d[j] / q - w[j] * u))).ravel()
@@ -358,7 +357,7 @@ def regress_share(z: Any, names: list[str], codes: NDArray[np.int64], mechanisms
     loglik = lik.loglike(params)
     result = fit_statistics(params[:-1], cov[:-1, :-1], names, outcomes, level, shown, loglik=loglik + shift,
                             null_loglik=null_loglik + shift, n=round(survey.respondents(n_rows)), k=lik.k,
-                            sandwich=survey.cov.value == "robust")
+                            sandwich=survey.cov is Covariance.ROBUST)
     extra = _share_summary(rule, float(params[-1]), float(cov[-1, -1]), level, mechanisms, groups)
     return dataclasses.replace(result, noncompliance=extra, converged=fit.status == "converged",
                                iterations=iterations, status=fit.status,
@@ -423,9 +422,7 @@ def estimate_share(mechanisms: Mapping[str, Mechanism], counts: SurveyCounts, ru
 
     covariance, warning = sandwich(chosen, fit.covariance, meat, n_clusters, counts.respondents)
     share = float(params[-1])
-    eta = np.append(params[:-1], 0.0)
-    pi = np.exp(eta - eta.max())
-    pi /= pi.sum()
+    pi = softmax_columns(np.append(params[:-1], 0.0)[:, None])[:, 0]  # the reference input is the last
     jac = np.zeros((k, params.size))  # d pi_x / d (beta, s)
     jac[:, :-1] = (np.diag(pi) - np.outer(pi, pi))[:, :-1]
     estimate, low, high = pi.copy(), pi.copy(), pi.copy()
