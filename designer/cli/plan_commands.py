@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from .._render import fmt, render_csv, render_json, render_table
-from ..vocabulary import Alternative, DesignBasis, NullVariance, PlanMode, PlanSource, Semantics
+from ..vocabulary import DesignBasis, PlanMode, PlanSource
 from ._common import (
     CommandError,
     add_format,
@@ -15,15 +15,14 @@ from ._common import (
     epsilon_arg,
     int_arg,
     level_arg,
-    parse_grid,
     parse_prior,
-    parse_values,
     positive_arg,
     probability_arg,
     read_mechanism,
     seed_arg,
 )
 from .plan_groups import add_group_plan_arguments
+from .plan_request import DEFAULTS, fill_defaults, plan_request
 
 
 def _width(text: str) -> float:
@@ -33,11 +32,6 @@ def _width(text: str) -> float:
                                          "would do); give a half-width below 0.5, e.g. 0.03")
     return value
 
-
-#: Defaults of the flags whose use is checked against the mode (``None`` in argparse, so a flag given
-#: explicitly can be told from one left out).
-_DEFAULTS = {"level": 0.95, "power": 0.8, "alpha": 0.05, "groups": 1, "alternative": "two-sided",
-             "null_variance": "pooled", "null_difference": 0.0}
 
 #: Flags each kind of plan reads; any other flag given is refused with the reason (never silently ignored).
 _USES: dict[PlanMode, set[str]] = {
@@ -62,7 +56,7 @@ _WHY: dict[PlanMode, str] = {
 
 def _given(args: argparse.Namespace) -> set[str]:
     flags = ("prior", "width", "n", "detect", "share", "null", "semantics", "grid", "plot", "check", "seed",
-             "report", "epsilon", "dont_know_value", "curve", "curve_detect", "curve_plot", *_DEFAULTS)
+             "report", "epsilon", "dont_know_value", "curve", "curve_detect", "curve_plot", *DEFAULTS)
     return {f for f in flags if getattr(args, f, None) is not None} | ({"force"} if args.force else set())
 
 
@@ -125,16 +119,12 @@ def _source(args: argparse.Namespace) -> tuple[PlanSource, Any]:
 
 
 def cmd_plan(args: argparse.Namespace) -> str:
-    from ..planning.plan import PlanRequest, make_plan
+    from ..planning.plan import make_plan
     from .plan_groups import GROUP_FLAGS, plan_groups
 
     if args.mechanism:
-        for flag, value in _DEFAULTS.items():
-            if getattr(args, flag) is None:
-                setattr(args, flag, value)
-        return plan_groups(args, None if args.curve is None else _curve_ns(args.curve), parse_values(
-            args.curve_detect, "--curve-detect", low=0.0, high=1.0, low_open=True, high_open=True)
-            if args.curve_detect else [])
+        fill_defaults(args)
+        return plan_groups(args)
     if args.source is None:
         raise CommandError("give a SOURCE (problem, questionnaire or mechanism file) or --mechanism NAME=FILE")
     alone = [f for f in GROUP_FLAGS if getattr(args, f) is not None]
@@ -147,26 +137,13 @@ def cmd_plan(args: argparse.Namespace) -> str:
     for path in (args.report, args.plot, args.curve_plot):
         if path:
             check_out(path, [args.source], args.force)
-    for flag, value in _DEFAULTS.items():
-        if getattr(args, flag) is None:
-            setattr(args, flag, value)
+    fill_defaults(args)
     if kind is PlanSource.SURVEY:
         return _plan_survey(args, source)
     default_prior = source.prior if kind is PlanSource.PROBLEM else None
     wanted = args.prior or kind is PlanSource.PROBLEM
     prior = parse_prior(args.prior, source.inputs, default_prior) if wanted else None
-    request = PlanRequest(width=args.width, level=args.level, n=args.n, detect=args.detect, power=args.power,
-                          alpha=args.alpha, groups=args.groups, share=args.share, null=args.null,
-                          alternative=Alternative.parse(args.alternative, "--alternative"),
-                          null_variance=NullVariance.parse(args.null_variance, "--null-variance"),
-                          null_difference=args.null_difference,
-                          prior=None if prior is None else tuple(prior),
-                          semantics=Semantics.parse(args.semantics or "sldp"),
-                          grid=None if args.grid is None else tuple(parse_grid(args.grid, "--grid")),
-                          check=args.check, seed=args.seed,
-                          curve=None if args.curve is None else tuple(_curve_ns(args.curve)),
-                          curve_detect=tuple(parse_values(args.curve_detect, "--curve-detect", low=0.0, high=1.0,
-                                                          low_open=True, high_open=True)) if args.curve_detect else ())
+    request = plan_request(args, prior)
     plan = make_plan(source, request, name=args.source, table=bool(args.plot or args.report))
     return _render(args, plan.to_dict(), plan.design, plan.by_epsilon, None)
 
@@ -235,12 +212,6 @@ def _report_rows(out: dict[str, Any]) -> list[list[Any]]:
         rows.append(["variance curves convex", "every question" if all(out["convex"]) else "not every question: "
                      + ", ".join(r["question"] for r, ok in zip(out["allocation"], out["convex"]) if not ok)])
     return rows
-
-
-def _curve_ns(text: str) -> list[int]:
-    """Respondent numbers of ``--curve``: start:stop:count or a list, whole numbers >= 1, sorted, each once."""
-    values = parse_values(text, "--curve", low=1.0, high=1e12, low_open=False, high_open=False)
-    return sorted({round(v) for v in values})
 
 
 def _curve_lines(out: dict[str, Any]) -> list[str]:

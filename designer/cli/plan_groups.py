@@ -6,8 +6,8 @@ import argparse
 from typing import Any
 
 from .._render import fmt, render_csv, render_json, render_table
-from ..vocabulary import Alternative, NullVariance, Semantics
 from ._common import CommandError, mechanism_files, names_arg, open_mechanism, parse_prior, probability_arg
+from .plan_request import plan_request
 
 #: Flags of a plan with one source that a plan with several mechanisms does not read.
 _NOT_HERE = ("epsilon", "dont_know_value", "grid", "plot", "check", "seed", "report", "curve_plot")
@@ -52,10 +52,10 @@ def _split(text: str | None, names: list[str]) -> dict[str, float] | None:
     return {k: v / total for k, v in sizes.items()}
 
 
-def plan_groups(args: argparse.Namespace, curve: list[int] | None, curve_detect: list[float]) -> str:
+def plan_groups(args: argparse.Namespace) -> str:
     """The plan of a survey split between the ``--mechanism`` groups."""
     from ..exceptions import DesignerError
-    from ..planning.plan import PlanRequest, make_plan
+    from ..planning.plan import make_plan
     from ..planning.split import split_accuracy
 
     if args.source is not None:
@@ -81,13 +81,7 @@ def plan_groups(args: argparse.Namespace, curve: list[int] | None, curve_detect:
             unrelated=args.unrelated, share=args.unknown_share,
             share_groups=args.share_groups,
             semantics=args.semantics or "sldp")
-        request = PlanRequest(width=args.width, level=args.level, n=args.n, detect=args.detect, power=args.power,
-                              alpha=args.alpha, groups=args.groups, share=args.share, null=args.null,
-                              alternative=Alternative.parse(args.alternative, "--alternative"),
-                              null_variance=NullVariance.parse(args.null_variance, "--null-variance"),
-                              null_difference=args.null_difference, prior=tuple(prior),
-                              semantics=Semantics.parse(args.semantics or "sldp"),
-                              curve=None if curve is None else tuple(curve), curve_detect=tuple(curve_detect))
+        request = plan_request(args, prior)
         plan = make_plan(accuracy.mechanism, request, name=", ".join(f"{k}={v}" for k, v in files.items()),
                          accuracy=accuracy)
     except DesignerError as exc:
