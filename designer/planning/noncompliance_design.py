@@ -234,9 +234,7 @@ def textbook_within_budget(probabilities: Sequence[float], rule: Any, epsilon: f
         a, b = (1.0, 1 - p) if parsed.scope is NoncomplianceScope.CARRIERS else (1.0, p)
 
         def excess(lam: float, a: float = a, b: float = b) -> float:
-            m = (1 - lam) * np.array([a, b]) + lam / 2
-            ratios = [m[0] / m[1], m[1] / m[0], (1 - m[0]) / (1 - m[1]), (1 - m[1]) / (1 - m[0])]
-            return math.log(max(ratios)) - eps * SHRINK
+            return eps_shafer(binary((1 - lam) * a + lam / 2, (1 - lam) * b + lam / 2)) - eps * SHRINK
 
         lam = 0.0 if excess(1e-15) <= 0 else brentq(excess, 1e-15, 1.0, xtol=1e-15)
         for _ in range(200):  # rounding near 0 or 1 can cross the budget: a little more noise until certified
