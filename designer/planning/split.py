@@ -78,13 +78,19 @@ def group_sizes(fractions: Sequence[float] | NDArray[np.float64], n: int) -> lis
     return [math.ceil(float(f) * n - 1e-9) if f > 0 else 0 for f in fractions]
 
 
+def _column_scale(mechanisms: Mapping[str, Mechanism], fractions: Sequence[float] | NDArray[np.float64]
+                  ) -> NDArray[np.float64]:
+    """Over the stacked columns: ``f_g G`` in group ``g``'s block, turning the stack's ``1/G`` into ``f_g``."""
+    return np.concatenate([np.full(m.matrix.shape[1], f * len(mechanisms)) for m, f in
+                           zip(mechanisms.values(), fractions)])
+
+
 def _stacked(mechanisms: Mapping[str, Mechanism], fractions: NDArray[np.float64]) -> Mechanism:
     """The groups' mechanisms side by side, group ``g``'s columns scaled by ``f_g`` (rows sum to 1); a group of
     fraction 0 is left out."""
     kept = {name: m for (name, m), f in zip(mechanisms.items(), fractions) if f > 0}
     base, _ = stack_mechanisms(kept, None)
-    scale = np.concatenate([np.full(m.matrix.shape[1], f * len(kept)) for m, f in
-                            zip(mechanisms.values(), fractions) if f > 0])
+    scale = _column_scale(kept, [f for f in fractions if f > 0])
     return Mechanism(base.matrix * scale[None, :], inputs=list(base.inputs), frame=list(base.frame),
                      focal=[int(b) for b in base.focal])
 
@@ -95,8 +101,7 @@ def share_information(design: SplitDesign, prior: NDArray[np.float64]) -> NDArra
     answers, ``q_E = f_g sum_x pi_x (A + s D)[x, E]`` (docs/theory.md section 9.4)."""
     assert design.rule is not None
     a, d = share_channels(design.mechanisms, design.rule, design.groups)
-    scale = np.concatenate([np.full(m.matrix.shape[1], f * len(design.mechanisms)) for m, f in
-                            zip(design.mechanisms.values(), design.fractions)])
+    scale = _column_scale(design.mechanisms, design.fractions)
     a, d = a * scale[None, :], d * scale[None, :]
     channel = a + design.share * d
     q = prior @ channel
