@@ -36,7 +36,7 @@ LAYERS = [
     {"hypothesis_tests", "simulation", "release"},
     {"design"},
     {"regression", "planning", "devices", "exports", "platforms"},
-    {"cli", "__main__"},
+    {"cli", "__main__", "studio"},
 ]
 
 
