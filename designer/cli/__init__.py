@@ -165,7 +165,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = " ".join(str(exc).split()) or type(exc).__name__
         inputs = [str(getattr(args, a)) for a in ("mechanism", "problem", "answers", "responses", "data", "source")
                   if getattr(args, a, None)]
-        if isinstance(exc, DesignerError) and inputs and not any(p in message for p in inputs):
+        if isinstance(exc, DesignerError) and inputs and not message.startswith("--") and not any(
+                p in message for p in inputs):  # a message that names a flag is about the flag, not a file
             message = f"{inputs[0]}: {message}"  # a problem found while working on this input
         print(f"designer: error: {message}", file=sys.stderr)
         return EXIT_USAGE
