@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
+import os
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ._common import CommandError
@@ -13,9 +14,11 @@ if TYPE_CHECKING:
     import pandas as pd
     from numpy.typing import NDArray
 
-__all__ = ["ARROW_SUFFIXES", "CHUNK_ROWS", "SEPARATORS", "ColumnarFile", "CsvSink", "ParquetSink", "answer_codes",
-           "dataset_parts", "is_arrow", "is_columnar", "is_parquet",
-           "is_qualtrics_export", "parquet_answers", "parquet_text", "read_chunks", "sniff", "table_sink",
+    from ._statfiles import StatSink
+
+__all__ = ["ARROW_SUFFIXES", "CHUNK_ROWS", "SEPARATORS", "STAT_SUFFIXES", "ColumnarFile", "CsvSink", "ParquetSink",
+           "answer_codes", "column_names", "dataset_parts", "is_arrow", "is_columnar", "is_parquet",
+           "is_qualtrics_export", "is_stat", "parquet_answers", "parquet_text", "read_chunks", "sniff", "table_sink",
            "text_writer"]
 
 #: Respondents per chunk (about 100 MB of strings at most for a few short columns).
@@ -24,6 +27,26 @@ CHUNK_ROWS = 500_000
 
 #: Separators a data file may use (the first that splits the header is taken, in this order of preference).
 SEPARATORS = (",", ";", "\t", "|")
+
+
+def column_names(path: str, names: Sequence[object]) -> list[str]:
+    """A data file's column names as every reader uses them (surrounding spaces removed), refused in one error line
+    naming the file when one is blank or two are the same name once stripped (``smoke`` and `` smoke``): read as
+    one, their values would be interleaved row by row."""
+    seen: dict[str, int] = {}
+    stripped = []
+    for i, raw in enumerate(names):
+        name = str(raw).strip()
+        if not name:
+            hint = " (an index column written by pandas' to_csv? write with index=False)" if i == 0 else ""
+            raise CommandError(f"{path}: column {i + 1} of the header has no name{hint}; give every column a name")
+        if name in seen:
+            j = seen[name]
+            raise CommandError(f"{path}: columns {j + 1} ({str(names[j])!r}) and {i + 1} ({str(raw)!r}) have the same "
+                               f"name {name!r} (surrounding spaces are ignored); rename one of them")
+        seen[name] = i
+        stripped.append(name)
+    return stripped
 
 
 def sniff(path: str, what: str = "a CSV table (a header row, then one row per respondent)") -> tuple[list[str], str]:
@@ -50,13 +73,14 @@ def sniff(path: str, what: str = "a CSV table (a header row, then one row per re
         raise CommandError(f"{path}: this looks like a {kind} file (a problem or a mechanism?); expected {what}")
     if not head:
         raise CommandError(f"{path}: the file is empty; expected a header row")
-    counts = {sep: len(next(csv.reader([head], delimiter=sep))) for sep in SEPARATORS}
-    sep = max(SEPARATORS, key=lambda s: (counts[s], -SEPARATORS.index(s)))
     try:
-        header = next(csv.reader([head], delimiter=sep))
+        line = first.rstrip("\r\n")  # the names as written: a trailing space is part of the last one
+        counts = {sep: len(next(csv.reader([line], delimiter=sep))) for sep in SEPARATORS}
+        sep = max(SEPARATORS, key=lambda s: (counts[s], -SEPARATORS.index(s)))
+        header = next(csv.reader([line], delimiter=sep))
     except csv.Error as exc:
         raise CommandError(f"{path}: not valid CSV: {exc}") from None
-    return [h.strip() for h in header], sep
+    return column_names(path, header), sep
 
 
 def is_qualtrics_export(frame: pd.DataFrame) -> bool:
@@ -110,14 +134,28 @@ def is_arrow(path: str) -> bool:
     return str(path).lower().endswith(ARROW_SUFFIXES)
 
 
+#: Extensions of the statistics packages' files read through pyreadstat (:mod:`designer.cli._statfiles`).
+STAT_SUFFIXES = (".sav", ".zsav", ".por", ".dta", ".sas7bdat", ".xpt")
+
+
+def is_stat(path: str) -> bool:
+    """Whether ``path`` names an SPSS, Stata or SAS file, by its extension."""
+    return str(path).lower().endswith(STAT_SUFFIXES)
+
+
 def is_columnar(path: str) -> bool:
-    """Whether ``path`` names a Parquet or an Arrow IPC file: read in record batches, written with a schema."""
-    return is_parquet(path) or is_arrow(path)
+    """Whether ``path`` names a Parquet, an Arrow IPC or a statistics package's file: read in record batches
+    (:class:`ColumnarFile`), written with a schema."""
+    return is_parquet(path) or is_arrow(path) or is_stat(path)
 
 
 class ColumnarFile:
-    """A Parquet or Arrow IPC (Feather) file behind one reader: its column ``names``, ``num_rows``, record
-    batches of some columns, or the whole table."""
+    """A Parquet, Arrow IPC (Feather), SPSS, Stata or SAS file behind one reader: its column ``names`` (stripped,
+    checked by :func:`column_names`), ``num_rows`` (``None`` when the file does not say), record batches of some
+    columns, or the whole table, the columns named as in ``names``.
+
+    A statistics package's file (:mod:`designer.cli._statfiles`) has its value labels applied: a labelled
+    column's codes are read as their labels, the words the mechanisms use."""
 
     def __init__(self, path: str) -> None:
         import pyarrow as pa
@@ -125,34 +163,69 @@ class ColumnarFile:
 
         from .._io import opening_errors
 
-        self.path, self.arrow = path, is_arrow(path)
-        kind = "Arrow IPC (Feather)" if self.arrow else "Parquet"
-        try:
-            with opening_errors(path, CommandError):
-                if self.arrow:
-                    self._ipc = pa.ipc.open_file(pa.memory_map(path))
-                    self.names = [str(n) for n in self._ipc.schema.names]
-                    self.num_rows = sum(self._ipc.get_batch(i).num_rows for i in range(self._ipc.num_record_batches))
-                else:
-                    self._pq = pq.ParquetFile(path)
-                    self.names = [str(n) for n in self._pq.schema_arrow.names]
-                    self.num_rows = int(self._pq.metadata.num_rows)
-        except (pa.ArrowInvalid, OSError) as exc:
-            raise CommandError(f"{path}: not a readable {kind} file ({' '.join(str(exc).split())[:200]})") from None
+        self.path, self.arrow, self._stat = path, is_arrow(path), None
+        if is_stat(path):
+            from ._statfiles import StatFile
+
+            self._stat = StatFile(path)
+            raw = list(self._stat.names)
+            self.num_rows: int | None = self._stat.num_rows
+        else:
+            kind = "Arrow IPC (Feather)" if self.arrow else "Parquet"
+            try:
+                with opening_errors(path, CommandError):
+                    if self.arrow:
+                        self._ipc = pa.ipc.open_file(pa.memory_map(path))
+                        raw = [str(n) for n in self._ipc.schema.names]
+                        self.num_rows = sum(self._ipc.get_batch(i).num_rows
+                                            for i in range(self._ipc.num_record_batches))
+                    else:
+                        self._pq = pq.ParquetFile(path)
+                        raw = [str(n) for n in self._pq.schema_arrow.names]
+                        self.num_rows = int(self._pq.metadata.num_rows)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError) as exc:
+                raise CommandError(f"{path}: not a readable {kind} file ({' '.join(str(exc).split())[:200]})"
+                                   ) from None
+            self._check_flat(raw)
+        self.names = column_names(path, raw)
+        self._raw = dict(zip(self.names, raw))
+
+    def _check_flat(self, raw: list[str]) -> None:
+        """Nested columns (struct, list, map) refused: a cell of a survey table is one value."""
+        import pyarrow as pa
+
+        schema = self._ipc.schema if self.arrow else self._pq.schema_arrow
+        for name, field in zip(raw, schema):
+            kind = field.type.value_type if pa.types.is_dictionary(field.type) else field.type
+            if pa.types.is_nested(kind):
+                raise CommandError(f"{self.path}: column {name!r} is nested ({field.type}); designer reads flat "
+                                   "columns, one value a cell: flatten it before")
+
+    def _named(self, batch: Any) -> Any:
+        """``batch`` (a record batch or table) with the stripped names."""
+        back = {raw: name for name, raw in self._raw.items()}
+        return batch.rename_columns([back.get(n, n) for n in batch.schema.names])
 
     def iter_batches(self, batch_size: int, columns: list[str]) -> Iterator[Any]:
-        """Record batches of at most ``batch_size`` rows holding ``columns``."""
+        """Record batches of at most ``batch_size`` rows holding ``columns`` (names as in :attr:`names`)."""
+        if self._stat is not None:
+            yield from self._stat.iter_batches(batch_size, columns)
+            return
+        raw = [self._raw.get(c, c) for c in columns]
         if not self.arrow:
-            yield from self._pq.iter_batches(batch_size=batch_size, columns=columns)
+            for batch in self._pq.iter_batches(batch_size=batch_size, columns=raw):
+                yield self._named(batch)
             return
         for i in range(self._ipc.num_record_batches):
-            batch = self._ipc.get_batch(i).select(columns)
+            batch = self._ipc.get_batch(i).select(raw)
             for start in range(0, batch.num_rows, batch_size):
-                yield batch.slice(start, batch_size)
+                yield self._named(batch.slice(start, batch_size))
 
     def read_table(self) -> Any:
-        """The whole file as an Arrow table."""
-        return self._ipc.read_all() if self.arrow else self._pq.read()
+        """The whole file as an Arrow table (names as in :attr:`names`)."""
+        if self._stat is not None:
+            return self._stat.read_table()
+        return self._named(self._ipc.read_all() if self.arrow else self._pq.read())
 
 
 def dataset_parts(path: str) -> list[str]:
@@ -196,8 +269,6 @@ def read_chunks(path: str, columns: list[str], *, chunk_rows: int = CHUNK_ROWS
     counted across them). Errors (missing file or column, malformed rows, no rows) are one :class:`CommandError`
     line.
     """
-    import os
-
     import pandas as pd
 
     if os.path.isdir(path):
@@ -318,9 +389,20 @@ class ParquetSink:
         self.writer.close()
 
 
-def table_sink(path: str, binary: BinaryIO, names: list[str], *, typed: bool = False) -> CsvSink | ParquetSink:
+def table_sink(path: str, binary: BinaryIO, names: list[str], *, typed: bool = False, meta: Any = None
+               ) -> CsvSink | ParquetSink | StatSink:
     """A Parquet sink for a ``.parquet`` / ``.pq`` name, an Arrow IPC one for ``.arrow`` / ``.feather`` / ``.ipc``,
-    else CSV."""
+    an SPSS or Stata one for ``.sav`` / ``.zsav`` / ``.dta`` (:class:`~designer.cli._statfiles.StatSink`: the
+    value labels, descriptions and numeric columns of ``meta``, a
+    :class:`~designer.cli._statfiles.ColumnMeta` such as :func:`~designer.cli._statfiles.column_meta` of the
+    input, kept), else CSV. A SAS or SPSS portable name (read only) is refused."""
+    if is_stat(path):
+        from ._statfiles import WRITERS, StatSink
+
+        if os.path.splitext(path.lower())[1] not in WRITERS:
+            raise CommandError(f"{path}: designer reads this format but does not write it; write .sav, .zsav, .dta, "
+                               ".csv, .parquet or .arrow")
+        return StatSink(path, binary, names, meta=meta, typed=typed)
     if is_columnar(path):
         return ParquetSink(binary, names, typed=typed, arrow=is_arrow(path))
     return CsvSink(binary, names)

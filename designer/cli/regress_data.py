@@ -36,7 +36,8 @@ def in_chunks(path: str, chunk_rows: int | None, scheduler: str | None) -> bool:
     with opening_errors(path, CommandError):
         size = os.path.getsize(path)
     if is_columnar(path):
-        return bool(ColumnarFile(path).num_rows > IN_MEMORY_ROWS)
+        rows = ColumnarFile(path).num_rows  # None: a file that does not say (SAS transport): by its size
+        return bool(rows > IN_MEMORY_ROWS) if rows is not None else size > IN_MEMORY_BYTES
     return size > IN_MEMORY_BYTES
 
 
@@ -46,7 +47,7 @@ def columns_of(path: str) -> list[str]:
 
     parts = parquet_parts(path) if os.path.isdir(path) else [path]
     if is_columnar(parts[0]):
-        return [str(c).strip() for c in ColumnarFile(parts[0]).names]
+        return list(ColumnarFile(parts[0]).names)
     return sniff(path, "a CSV table with the answers and the covariates (a header row, one row per respondent)")[0]
 
 

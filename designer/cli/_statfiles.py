@@ -1,0 +1,290 @@
+"""SPSS, Stata and SAS files (the files survey data arrives in): read in chunks with their value labels applied,
+and written (SPSS, Stata) with the labels of the columns a command keeps, through pyreadstat.
+
+pyreadstat is imported where a file is opened, never when the CLI starts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any, BinaryIO
+
+from ._common import CommandError
+
+__all__ = ["READERS", "WRITERS", "ColumnMeta", "StatFile", "StatSink", "column_meta"]
+
+#: Readers by extension: the pyreadstat function and the package's name for messages.
+READERS = {".sav": ("read_sav", "SPSS"), ".zsav": ("read_sav", "SPSS"), ".por": ("read_por", "SPSS portable"),
+           ".dta": ("read_dta", "Stata"), ".sas7bdat": ("read_sas7bdat", "SAS"),
+           ".xpt": ("read_xport", "SAS transport")}
+#: Extensions written (value labels kept), with the package's name.
+WRITERS = {".sav": "SPSS", ".zsav": "SPSS", ".dta": "Stata"}
+
+
+def _suffix(path: str) -> str:
+    return os.path.splitext(str(path).lower())[1]
+
+
+def _pyreadstat(path: str) -> Any:
+    try:
+        import pyreadstat
+    except ImportError:
+        raise CommandError(f"{path}: reading and writing SPSS, Stata and SAS files needs pyreadstat: "
+                           "pip install pyreadstat") from None
+    return pyreadstat
+
+
+def _number_text(value: float) -> str:
+    """A code as a CSV cell would hold it: ``1`` for 1.0, ``1.5`` for 1.5."""
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+@dataclasses.dataclass(frozen=True)
+class ColumnMeta:
+    """What a statistics package's file says about its columns beyond their values.
+
+    Attributes
+    ----------
+    value_labels : dict of str to dict of float to str
+        A labelled column's codes and their labels (``{"smoke": {1.0: "yes", 2.0: "no"}}``).
+    column_labels : dict of str to str
+        Each column's description (SPSS's variable label, Stata's variable label).
+    numeric : frozenset of str
+        The columns stored as numbers (written back as numbers, not text).
+    """
+
+    value_labels: Mapping[str, Mapping[float, str]] = dataclasses.field(default_factory=dict)
+    column_labels: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    numeric: frozenset[str] = frozenset()
+
+    def only(self, columns: list[str]) -> ColumnMeta:
+        """The metadata of ``columns`` alone."""
+        keep = set(columns)
+        return ColumnMeta({c: v for c, v in self.value_labels.items() if c in keep},
+                          {c: v for c, v in self.column_labels.items() if c in keep}, self.numeric & keep)
+
+
+class StatFile:
+    """An SPSS (``.sav``, ``.zsav``, ``.por``), Stata (``.dta``) or SAS (``.sas7bdat``, ``.xpt``) file read as Arrow
+    record batches: a labelled column as its labels (a code without a label as its number's text, a missing
+    value null), other columns as stored (numbers, text, dates).
+
+    Parameters
+    ----------
+    path : str
+        The file; its extension names the format (:data:`READERS`).
+    """
+
+    def __init__(self, path: str) -> None:
+        from .._io import opening_errors
+
+        self.path = path
+        name, self.kind = READERS[_suffix(path)]
+        self._pyreadstat = _pyreadstat(path)
+        self._read = getattr(self._pyreadstat, name)
+        with opening_errors(path, CommandError):
+            if not os.path.isfile(path):
+                open(path, "rb").close()  # the missing file's or the folder's own message
+            _, meta = self._call(metadataonly=True)
+        self.names = [str(c) for c in meta.column_names]
+        rows = meta.number_rows
+        self.num_rows = int(rows) if rows is not None and rows >= 0 else None
+        self.meta = ColumnMeta(
+            value_labels={str(c): {float(k): str(v) for k, v in labels.items()}
+                          for c, labels in (meta.variable_value_labels or {}).items()},
+            column_labels={str(c): str(v) for c, v in (meta.column_names_to_labels or {}).items() if v},
+            numeric=frozenset(str(c) for c, t in (meta.readstat_variable_types or {}).items() if t != "string"))
+
+    def _call(self, **kwargs: Any) -> Any:
+        try:
+            return self._read(self.path, **kwargs)
+        except Exception as exc:  # pyreadstat's ReadstatError, PyreadstatError, and a decoder's own
+            detail = " ".join(str(exc).split())[:200] or type(exc).__name__
+            raise CommandError(f"{self.path}: not a readable {self.kind} file ({detail})") from None
+
+    def _batch(self, frame: Any) -> Any:
+        """A pyreadstat chunk as an Arrow record batch, labels applied."""
+        import pyarrow as pa
+
+        arrays = []
+        for name in frame.columns:
+            column = frame[name]
+            labels = self.meta.value_labels.get(str(name))
+            if labels:
+                arrays.append(pa.array([_label(v, labels) for v in column.tolist()], type=pa.string()))
+            elif column.dtype == object:
+                arrays.append(pa.array([None if v is None or v == "" else str(v) for v in column.tolist()],
+                                       type=pa.string()))
+            else:
+                arrays.append(pa.array(column.to_numpy(), from_pandas=True))
+        return pa.RecordBatch.from_arrays(arrays, names=[str(c) for c in frame.columns])
+
+    def iter_batches(self, batch_size: int, columns: list[str]) -> Iterator[Any]:
+        """Record batches of at most ``batch_size`` rows holding ``columns``, read ``batch_size`` rows at a time."""
+        offset = 0
+        wanted = list(dict.fromkeys(columns))
+        while True:
+            frame, _ = self._call(usecols=wanted, row_offset=offset, row_limit=batch_size)
+            if len(frame) == 0 and offset > 0:
+                return
+            yield self._batch(frame[wanted]).select(columns)
+            offset += len(frame)
+            if len(frame) < batch_size or (self.num_rows is not None and offset >= self.num_rows):
+                return
+
+    def read_table(self) -> Any:
+        """The whole file as an Arrow table, labels applied."""
+        import pyarrow as pa
+
+        frame, _ = self._call()
+        return pa.Table.from_batches([self._batch(frame)])
+
+
+def column_meta(path: str, columns: list[str]) -> ColumnMeta:
+    """The value labels, descriptions and numeric columns among ``columns`` of a data file, for a sink that writes
+    them back (:class:`StatSink`): a statistics package's file says all three, a Parquet or Arrow file which
+    columns are numbers, a CSV file nothing."""
+    from ._stream import ColumnarFile, is_columnar, is_stat
+
+    if os.path.isdir(path):
+        from ._stream import dataset_parts
+
+        path = dataset_parts(path)[0]
+    if is_stat(path):
+        return StatFile(path).meta.only(columns)
+    if is_columnar(path):
+        import pyarrow as pa
+
+        source = ColumnarFile(path)
+        schema = (source._ipc.schema if source.arrow else source._pq.schema_arrow)
+        numeric = {name for name, field in zip(source.names, schema)
+                   if pa.types.is_integer(field.type) or pa.types.is_floating(field.type)}
+        return ColumnMeta(numeric=frozenset(numeric) & set(columns))
+    return ColumnMeta()
+
+
+#: Column names each format accepts (SPSS: a letter or @#$ first, 64 characters; Stata: 32, letters, digits, _).
+_NAMES = {"SPSS": re.compile(r"[A-Za-z@#$][A-Za-z0-9_.@#$]{0,63}"), "Stata": re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,31}")}
+_SPSS_RESERVED = {"ALL", "AND", "BY", "EQ", "GE", "GT", "LE", "LT", "NE", "NOT", "OR", "TO", "WITH"}
+
+
+class StatSink:
+    """Chunks of columns into one SPSS (``.sav``, ``.zsav`` compressed) or Stata (``.dta``) file.
+
+    A column of ``meta.value_labels`` is written as its codes with its labels (a word of the labels as its
+    code, a number's text as the number, an empty cell missing; a column holding another word is written as
+    text without labels); a column of ``meta.numeric`` as numbers; every other column as text. pyreadstat
+    writes a whole table at once, so the rows are held until :meth:`close`.
+
+    Parameters
+    ----------
+    path : str
+        The output's name (its extension names the format, :data:`WRITERS`).
+    binary : binary file
+        Where the bytes go (an :func:`~designer._io.atomic_writer`).
+    names : list of str
+        The columns, in order; refused in one line when the format does not accept one.
+    meta : ColumnMeta, optional
+        Labels, descriptions and numeric columns to keep (:func:`column_meta` of the input).
+    typed : bool
+        Columns as their arrays' own types (numbers as numbers), as ``synthesize`` writes.
+    """
+
+    def __init__(self, path: str, binary: BinaryIO, names: list[str], *, meta: ColumnMeta | None = None,
+                 typed: bool = False) -> None:
+        self.path, self.binary, self.names, self.typed = path, binary, list(names), typed
+        self.kind = WRITERS[_suffix(path)]
+        self.meta = meta or ColumnMeta()
+        self._pyreadstat = _pyreadstat(path)
+        for name in self.names:
+            if not _NAMES[self.kind].fullmatch(name) or (self.kind == "SPSS" and name.upper() in _SPSS_RESERVED):
+                rule = ("a letter or @#$ first, then letters, digits, _.@#$, at most 64" if self.kind == "SPSS" else
+                        "a letter or _ first, then letters, digits and _, at most 32")
+                raise CommandError(f"{path}: {self.kind} cannot name a column {name!r} ({rule}); rename it in the "
+                                   "input, or write CSV or Parquet")
+        self.columns: list[list[Any]] = [[] for _ in self.names]
+
+    def write(self, columns: list[Any]) -> None:
+        for held, column in zip(self.columns, columns):
+            held.extend(column.tolist() if hasattr(column, "tolist") else list(column))
+
+    def _column(self, name: str, values: list[Any]) -> tuple[Any, dict[float, str] | None]:
+        """One column as pyreadstat writes it, and the labels kept for it (``None``: none)."""
+        import numpy as np
+        import pandas as pd
+
+        labels = self.meta.value_labels.get(name)
+        if labels:
+            codes = {word: code for code, word in labels.items()}
+            out = []
+            for v in values:
+                text = "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v)
+                code = codes.get(text, math.nan if text == "" else _as_number(text))
+                if code is None:
+                    break
+                out.append(code)
+            else:
+                whole = all(float(c).is_integer() for c in labels) and all(
+                    math.isnan(c) or float(c).is_integer() for c in out)
+                if self.kind == "Stata" and not whole:  # Stata labels integers only
+                    return pd.Series(out, dtype=float), None
+                return pd.Series(out, dtype=float), {(int(c) if whole else c): w for c, w in labels.items()}
+        if name in self.meta.numeric or self.typed:
+            numbers = [math.nan if v is None or v == "" else _as_number(str(v)) if isinstance(v, str) else v
+                       for v in values]
+            if all(isinstance(v, (int, float, np.number)) and not isinstance(v, bool) for v in numbers):
+                return pd.Series(numbers, dtype=float), None
+        return pd.Series(["" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v) for v in values],
+                         dtype=object), None
+
+    def close(self) -> None:
+        import shutil
+        import tempfile
+
+        import pandas as pd
+
+        data, labels = {}, {}
+        for name, values in zip(self.names, self.columns):
+            data[name], kept = self._column(name, values)
+            if kept:
+                labels[name] = kept
+        frame = pd.DataFrame(data, columns=self.names)
+        descriptions = {n: self.meta.column_labels[n] for n in self.names if n in self.meta.column_labels}
+        with tempfile.TemporaryDirectory(prefix="designer-") as folder:
+            scratch = os.path.join(folder, "out" + _suffix(self.path))
+            try:
+                if self.kind == "SPSS":
+                    self._pyreadstat.write_sav(frame, scratch, compress=_suffix(self.path) == ".zsav",
+                                               variable_value_labels=labels or None,
+                                               column_labels=descriptions or None)
+                else:
+                    self._pyreadstat.write_dta(frame, scratch, variable_value_labels=labels or None,
+                                               column_labels=descriptions or None)
+            except Exception as exc:  # pyreadstat's refusal of a value the format cannot hold
+                detail = " ".join(str(exc).split())[:200] or type(exc).__name__
+                raise CommandError(f"{self.path}: cannot be written as a {self.kind} file ({detail}); write CSV or "
+                                   "Parquet") from None
+            with open(scratch, "rb") as fh:
+                shutil.copyfileobj(fh, self.binary)
+
+
+def _label(value: Any, labels: Mapping[float, str]) -> str | None:
+    """A labelled column's cell as a word: its code's label, a code without one as its number, missing as ``None``."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return labels.get(float(value), _number_text(float(value)))
+    return str(value) or None
+
+
+def _as_number(text: str) -> float | None:
+    """The number a cell's text writes, or ``None`` when it is not a finite number."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
