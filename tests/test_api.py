@@ -28,6 +28,7 @@ def test_module_all_is_true(module):
 #: The layers of the package, lowest first: a module imports only from its own layer or lower ones.
 LAYERS = [
     {"exceptions", "_native", "vocabulary", "_validation", "_exact", "budget", "_numeric", "_io", "_render", "formats",
+     "noise",
      "certificate",
      "setfunctions", "solvers", "plots"},
     {"mechanism"},
