@@ -23,7 +23,7 @@ def softmax_columns(eta: NDArray[np.float64]) -> NDArray[np.float64]:
 
         out = np.empty_like(eta)
         out[0] = expit(eta[0] - eta[1])
-        np.subtract(1.0, out[0], out=out[1])
+        out[1] = expit(eta[1] - eta[0])  # not 1 - out[0]: a tiny share keeps its digits (no log 0 far out)
         return out
     top = np.maximum.reduce(list(eta))
     out = np.exp(eta - top)
@@ -109,28 +109,81 @@ def fit_em(lik: Likelihood, start: NDArray[np.float64], *, max_iter: int = 100_0
     """EM: the E-step posterior of the true answer, the M-step a fractional multinomial logit (Newton).
 
     Stops, like the Newton method, when the Newton decrement of the observed log-likelihood is below
-    :data:`DECREMENT_TOL` (EM's fixed points zero the score).
+    :data:`DECREMENT_TOL` (EM's fixed points zero the score): ``True``. When an EM step no longer raises the
+    log-likelihood at all in double precision, Newton steps finish where the observed information is positive
+    definite; elsewhere it gives up (``False``: the status is then judged at the last iterate, e.g.
+    ``separation``), as under separation, where the iterates run off
+    towards infinity ever more slowly; a singular M-step (fitted shares at 0 or 1) is damped, never an error.
     """
     params = start.copy()
+    before = lik.loglike(params)
     for iteration in range(1, max_iter + 1):
-        p, w, _ = lik.posterior(params)
+        w = lik.posterior(params)[1]
         grad = lik.score(params)
         try:
             if float(grad @ np.linalg.solve(-lik.hessian(params), grad)) <= DECREMENT_TOL:
                 return params, iteration, True
         except np.linalg.LinAlgError:
             pass
-        target = Likelihood(lik.z, w, lik.reference)  # maximise sum_i v_i sum_x w_xi log p_xi over params
-        v = 1.0 if lik.weights is None else lik.weights
-        for _ in range(25):  # Newton on the concave M-step objective
-            p = target.probabilities(params)
-            grad = np.asarray((lik.z.T @ ((w - p)[lik.others] * v).T).ravel(order="F"))
-            info = curvature(lik.z, lik.others, lambda j, m, p=p, v=v: v * p[j] * ((j == m) - p[m]))
-            step = np.linalg.solve(info, grad)
-            params = params + step
-            if np.abs(step).max() < 1e-12:
-                break
+        params = _m_step(lik, w, params)
+        after = lik.loglike(params)
+        if not after > before:  # no rise left in double precision: Newton finishes, or separation
+            return _polish(lik, params, iteration)
+        before = after
     return params, max_iter, False
+
+
+def _m_step(lik: Likelihood, w: NDArray[np.float64], params: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Maximise ``Q(b) = sum_i v_i sum_x w_xi log p_xi(b)`` (concave) from ``params``: Newton steps on the
+    fractional multinomial logit, damped (Levenberg) where its information is singular and halved until
+    ``Q`` does not fall; at most 25 steps."""
+    target = Likelihood(lik.z, w, lik.reference)
+    v = 1.0 if lik.weights is None else lik.weights
+
+    def q_value(b: NDArray[np.float64]) -> float:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = np.where(w > 0, w * np.log(target.probabilities(b)), 0.0).sum(axis=0)
+        return float(terms.sum() if lik.weights is None else terms @ lik.weights)
+
+    current = q_value(params)
+    for _ in range(25):
+        p = target.probabilities(params)
+        grad = np.asarray((lik.z.T @ ((w - p)[lik.others] * v).T).ravel(order="F"))
+        info = curvature(lik.z, lik.others, lambda j, m, p=p: v * p[j] * ((j == m) - p[m]))
+        step = _damped_solve(info, grad)
+        if step is None:
+            break
+        t = 1.0
+        while t > 1e-8:
+            trial = q_value(params + t * step)
+            if trial >= current:
+                break
+            t /= 2
+        else:
+            break
+        params, current = params + t * step, trial
+        if np.abs(t * step).max() < 1e-12:
+            break
+    return params
+
+
+def _damped_solve(info: NDArray[np.float64], grad: NDArray[np.float64]) -> NDArray[np.float64] | None:
+    """``info^-1 grad`` for a positive semi-definite ``info``, with ``info + d s I`` (``s`` its largest diagonal
+    entry, ``d`` from 0 up by tens) where it is singular; None when nothing is finite."""
+    scale = float(np.abs(np.diag(info)).max()) if info.size else 0.0
+    if not np.isfinite(scale) or scale <= 0 or not np.all(np.isfinite(grad)):
+        return None
+    damping = 0.0
+    while damping <= 1.0:
+        try:
+            chol = np.linalg.cholesky(info + damping * scale * np.eye(info.shape[0]))
+            step = np.linalg.solve(chol.T, np.linalg.solve(chol, grad))
+            if np.all(np.isfinite(step)):
+                return np.asarray(step)
+        except np.linalg.LinAlgError:
+            pass
+        damping = 1e-12 if damping == 0.0 else damping * 10
+    return None
 
 
 #: A fit has converged when the Newton decrement g' (-H)^-1 g (twice the log-likelihood the quadratic model
@@ -146,7 +199,12 @@ def fit_newton(lik: Likelihood, start: NDArray[np.float64]) -> tuple[NDArray[np.
     n = lik.z.shape[0]
     opt = minimize(lambda b: -lik.loglike(b) / n, start, jac=lambda b: -lik.score(b) / n,
                    hess=lambda b: -lik.hessian(b) / n, method="trust-exact", options={"gtol": 1e-9, "maxiter": 500})
-    params, iterations = np.asarray(opt.x, dtype=np.float64), int(opt.nit)
+    return _polish(lik, np.asarray(opt.x, dtype=np.float64), int(opt.nit))
+
+
+def _polish(lik: Likelihood, params: NDArray[np.float64], iterations: int) -> tuple[NDArray[np.float64], int, bool]:
+    """At most 20 Newton steps with a halving line search from ``params``, until the decrement is below
+    :data:`DECREMENT_TOL` (``True``); ``False`` where the observed information is not positive definite."""
     for _ in range(20):
         grad, info = lik.score(params), -lik.hessian(params)
         try:
@@ -182,23 +240,34 @@ class FirthPenalty:
         self.lik = lik
         self.a = (channel[other] - channel[lik.reference])[keep]
         self.b = channel[lik.reference][keep]
+        self.c = channel[other][keep]
         self.other = other
         self._cache: tuple[bytes, tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]] | None = None
 
     def _parts(self, params: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64],
                                                              NDArray[np.float64]]:
         """``(w, d log w / d eta, I)`` at ``params``, kept for the last ``params`` (value, information and
-        gradient of one step share them)."""
+        gradient of one step share them).
+
+        Written without a quotient that overflows where a fitted share underflows (separation through a
+        mechanism with zeros, such as the identity): with ``s = p (1 - p)`` and ``c_E = M[other, E]``,
+        ``s / q_E = 1 / (b_E / p + c_E / (1 - p))`` (a term with a zero coefficient left out) is at most
+        ``min(p / b_E, (1 - p) / c_E)``, so ``w = s sum_E a_E^2 r_E`` with ``r_E = s / q_E`` and
+        ``d log w / d eta = 2 (1 - 2p) - sum_E a_E^3 r_E^2 / sum_E a_E^2 r_E`` stay finite."""
         key = np.asarray(params, dtype=np.float64).tobytes()
         if self._cache is not None and self._cache[0] == key:
             return self._cache[1]
-        p = self.lik.probabilities(params)[self.other]
-        q = self.b[None, :] + self.a[None, :] * p[:, None]  # (n, F) answer probabilities
-        q = np.maximum(q, 1e-300)
-        g = (self.a**2 / q).sum(axis=1)
-        s = p * (1 - p)
-        w = s**2 * g
-        dlogw = 2 * (1 - 2 * p) - s * (self.a**3 / q**2).sum(axis=1) / np.maximum(g, 1e-300)
+        probs = self.lik.probabilities(params)
+        p, p_ref = probs[self.other][:, None], probs[self.lik.reference][:, None]  # both kept to full precision
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inv = (np.where(self.b > 0, self.b / p, 0.0) + np.where(self.c > 0, self.c / p_ref, 0.0))
+            r = np.where(np.isfinite(inv) & (inv > 0), 1.0 / inv, 0.0)  # (n, F): s / q_E, 0 where it underflows
+        s = (p * p_ref)[:, 0]
+        g = r @ self.a**2  # (n,): sum_E a_E^2 r_E = s sum_E a_E^2 / q_E
+        w = s * g
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(g > 0, (r**2 @ self.a**3) / np.where(g > 0, g, 1.0), 0.0)
+        dlogw = 2 * (p_ref - p)[:, 0] - ratio
         info = weighted_gram(self.lik.z, w)
         self._cache = (key, (w, dlogw, info))
         return w, dlogw, info
@@ -246,13 +315,16 @@ def fit_firth(lik: Likelihood, penalty: FirthPenalty, start: NDArray[np.float64]
             out[:, j] = (gradient(b + e) - gradient(b - e)) / (2 * h)
         return (out + out.T) / 2
 
-    opt = minimize(lambda b: -(lik.loglike(b) + penalty.value(b)), params, jac=lambda b: -gradient(b),
-                   hess=lambda b: -hessian(b), method="trust-exact", options={"gtol": 1e-10, "maxiter": 200})
-    params = np.asarray(opt.x, dtype=np.float64)
-    grad = gradient(params)
     try:
+        opt = minimize(lambda b: -(lik.loglike(b) + penalty.value(b)), params, jac=lambda b: -gradient(b),
+                       hess=lambda b: -hessian(b), method="trust-exact", options={"gtol": 1e-10, "maxiter": 200})
+    except (ValueError, np.linalg.LinAlgError):  # a trial point where the information is singular
+        return params, iterations, False
+    params = np.asarray(opt.x, dtype=np.float64)
+    try:
+        grad = gradient(params)
         decrement = float(grad @ np.linalg.solve(-hessian(params), grad))
-    except np.linalg.LinAlgError:
+    except (ValueError, np.linalg.LinAlgError):
         return params, iterations + int(opt.nit), False
     return params, iterations + int(opt.nit), 0.0 <= decrement <= FIRTH_DECREMENT_TOL * 1e4
 

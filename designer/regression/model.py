@@ -303,7 +303,10 @@ def _statsmodels_results(lik: Likelihood, codes: NDArray[np.int64], params: NDAr
     model.df_resid = len(codes) - len(labels)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = model.fit(start_params=params, method="newton", maxiter=0, disp=0)  # results at params, no step
+        try:
+            res = model.fit(start_params=params, method="newton", maxiter=0, disp=0)  # results at params, no step
+        except np.linalg.LinAlgError:  # statsmodels inverts the Hessian, exactly singular at a separated iterate
+            return None
     res.mle_retvals.update(iterations=iterations, converged=converged, warnflag=0 if converged else 1)
     return res
 

@@ -119,7 +119,11 @@ class RegressionResult:
     noncompliance: dict[str, Any] | None = None
 
     def summary(self) -> Any:
-        """statsmodels' summary table of the fit."""
+        """statsmodels' summary table of the fit (:class:`RegressionError` when there is none: a sparse design,
+        or a Hessian statsmodels cannot invert)."""
+        if self.statsmodels is None:
+            raise RegressionError("no statsmodels summary for this fit (a sparse design, or an information matrix "
+                                  "that cannot be inverted): see coefficients, status and warnings")
         return self.statsmodels.summary(title=f"Randomized-response regression ({self.formula})")
 
     def predict(self, data: pd.DataFrame) -> pd.DataFrame:

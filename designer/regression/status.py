@@ -103,8 +103,8 @@ def diagnose(loglike: Callable[[NDArray[np.float64]], float], params: NDArray[np
         if abs(ahead) <= tol and abs(back) <= tol:
             flat.update(terms)  # aliased: the likelihood does not move
         elif ahead >= back - tol:  # higher (or no lower) further out than back towards zero: runs off
-            for j in terms:
-                diverging[j] = float(np.sign(sign * direction[j]) or 1.0)
+            for j in terms:  # the way the estimate ran (several weak directions share a term: its own sign)
+                diverging[j] = float(np.sign(params[j]) or np.sign(sign * direction[j]) or 1.0)
         else:
             flat.update(terms)  # curved, but too little to trust
     return _conclude(information, diverging, flat, labels, decrement_ok)
