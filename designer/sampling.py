@@ -63,17 +63,26 @@ def input_indices(mech: Mechanism, true_inputs: Sequence[Any] | ArrayLike) -> ND
     return idx
 
 
-def draw_rows(probs: NDArray[np.float64], rows: NDArray[np.int64], rng: np.random.Generator) -> NDArray[np.int64]:
+def draw_rows(probs: NDArray[np.float64], rows: NDArray[np.int64], rng: np.random.Generator | int | None = None
+              ) -> NDArray[np.int64]:
     """One categorical draw per respondent from row ``rows[i]`` of ``probs``, by the sampler of every release:
     the rows written as integer counts (:func:`designer.exact_table.table_of`: a device's exact fractions, else
-    over 2^32) and uniform 32-bit words from ``rng``, the column whose cumulative counts bracket each
-    (:func:`designer.exact_table.sample_grid`). Successive calls continue the generator's stream, so chunks draw
-    as one call would."""
-    from .exact_table import DENOMINATOR, sample_grid, table_of
+    over 2^32) and uniform 32-bit words, the column whose cumulative counts bracket each
+    (:func:`designer.exact_table.sample_grid`).
+
+    The words come from the operating system's cryptographic generator when ``rng`` is None (a draw nobody can
+    replay: what a release needs), else from the numpy generator ``rng`` (or one seeded with it): a simulation,
+    which anyone who knows the seed can redo. Successive calls with one generator continue its stream, so chunks
+    draw as one call would.
+    """
+    from .exact_table import DENOMINATOR, OsRandom, sample_grid, table_of
 
     counts, denominator = table_of(probs)
+    if rng is None:
+        return sample_grid(counts, denominator, rows, OsRandom().words)
+    generator = as_rng(rng)
     return sample_grid(counts, denominator, rows,
-                       lambda n: rng.integers(0, DENOMINATOR, size=n, dtype=np.uint64))
+                       lambda n: generator.integers(0, DENOMINATOR, size=n, dtype=np.uint64))
 
 
 def randomize(mech: Mechanism, true_inputs: Sequence[Any] | ArrayLike,
@@ -85,7 +94,9 @@ def randomize(mech: Mechanism, true_inputs: Sequence[Any] | ArrayLike,
     mech : Mechanism
     true_inputs : (n,) sequence of input labels
     rng : Generator, int or None
-        Source of randomness (None: fresh entropy from the operating system).
+        None (default): 32-bit words from the operating system's cryptographic generator (``os.urandom``), drawn
+        through the exact integer sampler: a draw nobody can replay, as a release needs. A numpy Generator or a
+        seed: a *simulation*, reproducible by anyone who knows the seed (never for real respondents).
 
     Returns
     -------
@@ -93,7 +104,7 @@ def randomize(mech: Mechanism, true_inputs: Sequence[Any] | ArrayLike,
         Column indices into ``mech.focal`` / ``mech.columns`` (``mech.columns[i]`` is the set's header).
     """
     rows = input_indices(mech, true_inputs)
-    return draw_rows(mech.matrix, rows, as_rng(rng))
+    return draw_rows(mech.matrix, rows, rng)
 
 
 def precise_distributions(mech: Mechanism, allocation: str | float | ArrayLike = "uniform") -> NDArray[np.float64]:
@@ -136,7 +147,8 @@ def precise_distributions(mech: Mechanism, allocation: str | float | ArrayLike =
 def randomize_precise(mech: Mechanism, true_inputs: Sequence[Any] | ArrayLike,
                       rng: np.random.Generator | int | None = None, *,
                       allocation: str | float | ArrayLike = "uniform") -> NDArray[np.int64]:
-    """Draw one precise answer per respondent from a member of the credal sets (Walley semantics).
+    """Draw one precise answer per respondent from a member of the credal sets (Walley semantics); ``rng`` as in
+    :func:`randomize` (None: the operating system's cryptographic generator; a seed or Generator: a simulation).
 
     Returns
     -------
@@ -144,7 +156,7 @@ def randomize_precise(mech: Mechanism, true_inputs: Sequence[Any] | ArrayLike,
         Frame indices (``mech.frame[i]`` is the answer's label).
     """
     rows = input_indices(mech, true_inputs)
-    return draw_rows(precise_distributions(mech, allocation), rows, as_rng(rng))
+    return draw_rows(precise_distributions(mech, allocation), rows, rng)
 
 
 def synthetic_answers(labels: Sequence[str], prior: ArrayLike, n: int,

@@ -157,24 +157,66 @@ def test_a_stratified_release_keeps_each_stratums_distribution(tmp_path, capsys)
         assert shares == pytest.approx(STRATA[stratum], abs=0.03)
 
 
-def test_stratum_priors_from_the_file_warn_and_are_the_strata_counts(tmp_path, capsys):
+def _released_priors(tmp_path, data, problem, name: str, *extra: str) -> dict:
+    out = tmp_path / name
+    assert main(["randomize", str(data), "--variable", f"party={problem}", "--strata", "region",
+                 "--invariant-prior", "data", "--prior-budget", "0.5", "--out", str(out), *extra]) == 0
+    return json.loads((tmp_path / f"{name}.manifest.json").read_text())
+
+
+def test_stratum_priors_from_the_file_are_noisy_counts_whose_budget_the_loss_includes(tmp_path, capsys):
     problem = tmp_path / "party.toml"
     problem.write_text(PROBLEM.split("[strata]")[0])
     data = tmp_path / "survey.csv"
     _regions(data, 300, strata=("north", "east"))
-    out = tmp_path / "release.parquet"
-    assert main(["randomize", str(data), "--variable", f"party={problem}", "--strata", "region",
-                 "--invariant-prior", "data", "--out", str(out)]) == 0
+    manifest = _released_priors(tmp_path, data, problem, "release.parquet", "--seed", "3", "--simulation")
     captured = capsys.readouterr()
-    assert "holds given that marginal" in captured.err and "designer regress" in captured.out
+    assert "discrete Laplace noise" in captured.err and "designer regress" in captured.out
+    assert manifest["epsilon_total_exact"] == "2" and manifest["epsilon_total"] == 2.0  # 1.5 + 0.5
+    assert manifest["prior_release"]["epsilon_exact"] == "1/2"
     with open(data, newline="") as f:
         rows = list(csv.DictReader(f))
-    manifest = json.loads((tmp_path / "release.parquet.manifest.json").read_text())
+    text = json.dumps(manifest)
     for record in manifest["variables"][0]["strata"]:
         mine = [r["party"] for r in rows if r["region"] == record["stratum"]]
-        expected = {c: Fraction(mine.count(c), len(mine)) for c in LABELS}
+        exact = [mine.count(c) for c in LABELS]
+        noisy = [record["noisy_counts"][c] for c in LABELS]
+        assert noisy != exact  # seeded: the noise moved these counts
+        kept = [max(c, 1) for c in noisy]
+        expected = {c: Fraction(k, sum(kept)) for c, k in zip(LABELS, kept)}
         assert record["invariant_prior"] == {c: f"{f.numerator}/{f.denominator}" for c, f in expected.items()}
-        assert record["invariant_prior_from"] == "the released file (the stratum's rows)"
+        assert "noise" in record["invariant_prior_from"]
+        true_prior = {c: Fraction(n, len(mine)) for c, n in zip(LABELS, exact)}
+        assert record["invariant_prior"] != {c: f"{f.numerator}/{f.denominator}" for c, f in true_prior.items()}
+        stratum_file = open_mechanism_file(record["design_file"])
+        assert stratum_file.prior == tuple(expected[c] for c in LABELS)  # the design file keeps the noisy prior
+        for c, f in true_prior.items():  # the file's own shares appear nowhere
+            assert f"{f.numerator}/{f.denominator}" not in text or f == expected[c]
+    again = _released_priors(tmp_path, data, problem, "again.parquet")  # the operating system's generator
+    assert [r["noisy_counts"] for r in again["variables"][0]["strata"]] != \
+        [r["noisy_counts"] for r in manifest["variables"][0]["strata"]]
+
+
+def test_a_prior_from_the_data_needs_a_budget_and_enough_rows(tmp_path, capsys):
+    problem = tmp_path / "party.toml"
+    problem.write_text(PROBLEM.split("[strata]")[0])
+    data = tmp_path / "survey.csv"
+    _regions(data, 40, strata=("north", "east"))
+    before = sorted(os.listdir(tmp_path))
+    base = ["randomize", str(data), "--variable", f"party={problem}", "--out", str(tmp_path / "out.csv")]
+    for extra, words in [(["--invariant-prior", "data"], "give --prior-budget EPS0"),
+                         (["--prior-budget", "1"], "--prior-budget is the budget of a prior read from the file"),
+                         (["--invariant-prior", "data", "--prior-budget", "1", "--strata", "region"],
+                          "stratum 'north' (column 'region', from line 2) has 40 rows, fewer than --min-stratum 50"),
+                         (["--invariant-prior", "data", "--prior-budget", "1", "--min-stratum", "81"],
+                          "the file has 80 rows, fewer than --min-stratum 81"),
+                         (["--invariant-prior", "data", "--prior-budget", "0"], "must be a budget > 0")]:
+        assert main([*base, *extra]) == 2
+        err = capsys.readouterr().err
+        assert words in err and err.count("\n") == 1, err
+        assert sorted(os.listdir(tmp_path)) == before
+    assert main([*base, "--invariant-prior", "data", "--prior-budget", "1", "--strata", "region",
+                 "--min-stratum", "40"]) == 0
 
 
 @pytest.mark.parametrize(("change", "words"), [
@@ -184,7 +226,7 @@ def test_stratum_priors_from_the_file_warn_and_are_the_strata_counts(tmp_path, c
     ("randomized", "--strata names 'party', a column being randomized"),
     ("not-invariant", "no variable is a TOML problem with invariant = true"),
     ("exists", "already exists"),
-    ("absent-category", "stratum 'north' has no ['right', 'other'] in column 'party'"),
+    ("absent-category", "stratum 'north' (column 'region', from line 2) has 2 rows, fewer than --min-stratum 50"),
 ])
 def test_strata_refusals_name_the_fix_and_write_nothing(tmp_path, capsys, change, words):
     problem = tmp_path / "party.toml"
@@ -200,7 +242,7 @@ def test_strata_refusals_name_the_fix_and_write_nothing(tmp_path, capsys, change
     if change == "exists":
         (tmp_path / "out.csv.designs").mkdir()
     if change == "absent-category":
-        args += ["--invariant-prior", "data"]
+        args += ["--invariant-prior", "data", "--prior-budget", "1"]
     before = sorted(os.listdir(tmp_path))
     assert main(args) == 2
     err = capsys.readouterr().err

@@ -5,18 +5,18 @@ the operating system's cryptographic generator, one or several variables, with a
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import datetime
-import json
+import math
 import sys
+from fractions import Fraction
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from .._render import render_csv, render_json
 from ._common import CommandError, add_format, check_out, epsilon_arg, parse_allocation, seed_arg, with_status
-from ._stream import is_columnar, read_chunks
-from .randomize_parts import Stratified, randomize_dataset, write_randomized
+from .randomize_manifest import Release, write_release
+from .randomize_parts import Drawn, Stratified, categories_table, epsilon_of, folder_out
+from .randomize_priors import DEFAULT_MIN_STRATUM, min_stratum_arg, prior_budget_arg
 
 SEED_WARNING = ("designer: warning: --seed makes this draw reproducible: anyone who knows the seed can undo it "
                 "and recover the true answers; never release it")
@@ -44,18 +44,21 @@ def _variables(args: argparse.Namespace) -> list[tuple[str, str]]:
 
 class Design(NamedTuple):
     """A design to draw from: the mechanism, the budget it states (None: none stated), where that budget comes
-    from, and an invariant design's exact table (counts, per-row denominators; None for other designs)."""
+    from, an invariant design's exact table (counts, per-row denominators; None for other designs), the prior it
+    keeps, and the detail of the design's own certificate (None when it states none)."""
 
     mechanism: Any
     epsilon: float | None
     basis: str
     exact: tuple[Any, Any] | None = None
     prior: tuple[Any, ...] | None = None
+    certificate: dict[str, Any] | None = None
 
 
 def design_of(path: str, data_prior: Any = None) -> Design:
     """The design a file or a TOML problem (designed on the fly; an invariant one keeping ``data_prior``, exact
     fractions, when given) gives."""
+    from ..certificate import certificate_fields
     from ..design import design
     from ..design.invariant import design_invariant
     from ..design.problem_toml import load_problem
@@ -64,122 +67,91 @@ def design_of(path: str, data_prior: Any = None) -> Design:
     if path.endswith(".toml"):
         problem = load_problem(path)
         result = design(problem) if data_prior is None else design_invariant(problem, prior=data_prior)
+        detail = certificate_fields(result.certificate)["certificate_detail"] if result.certificate else None
+        basis = f"the problem's budget ({path})"
         if result.table is None:
-            return Design(result.mechanism, problem.epsilon, f"the problem's budget ({path})")
+            return Design(result.mechanism, problem.epsilon, basis, certificate=detail)
         table = result.table
-        return Design(result.mechanism, problem.epsilon, f"the problem's budget ({path})",
-                      (table.counts, table.denominators), table.prior)
+        return Design(result.mechanism, problem.epsilon, basis, (table.counts, table.denominators), table.prior,
+                      detail)
     file = open_mechanism_file(path)
     if file.release is not None:
-        return Design(file.mechanism, file.release.epsilon, "the file's release", file.exact, file.prior)
+        detail = file.release.certificate.get("certificate_detail")
+        return Design(file.mechanism, file.release.epsilon, "the file's release", file.exact, file.prior,
+                      detail if isinstance(detail, dict) else None)
     return Design(file.mechanism, None, "the mechanism's own loss", file.exact, file.prior)
 
 
-def _table(path: str, semantics: str, allocation: str, data_prior: Any = None) -> tuple[Any, Any, str, Any]:
-    """The certified exact table of one variable's design, its mechanism, where its budget comes from, and the
-    prior an invariant design keeps (None for others). An invariant design releases the categories themselves
-    (``b``, not ``{b}``: PRAM's microdata)."""
+def _table(path: str, semantics: str, allocation: str, data_prior: Any = None, *, repair: bool = False) -> Drawn:
+    """The certified exact table of one variable's design. A table that draws from anything but the design (a
+    WLDP allocation beyond the budget, a rounding that needed a mix) is refused unless ``repair``: what is
+    released is what the analyst estimates with."""
     from ..exact_table import exact_table
+    from ..exceptions import CertificationError, InvalidArgumentError
+    from ..mechanism import Mechanism
+    from ..privacy import worst_case
     from ..sampling import precise_distributions
 
-    mech, epsilon, basis, exact, prior = design_of(path, data_prior)
+    mech, epsilon, basis, exact, prior, detail = design_of(path, data_prior)
     if exact is not None:
-        return _categories_table(mech, epsilon, exact), mech, basis, prior
+        return Drawn(categories_table(mech, epsilon, exact), mech, basis, prior, detail)
+    member = None
     if semantics == "wldp":
         probs = precise_distributions(mech, parse_allocation(allocation))
-        return exact_table(mech, epsilon=epsilon, semantics="wldp", probabilities=probs,
-                           outputs=tuple(mech.frame)), mech, basis, None
-    return exact_table(mech, epsilon=epsilon, semantics="sldp"), mech, basis, None
-
-
-def _categories_table(mech: Any, epsilon: float | None, exact: tuple[Any, Any]) -> Any:
-    """An invariant design's certified table, releasing the categories themselves (``b``, not ``{b}``)."""
-    from ..exact_table import exact_table
-
-    table = exact_table(mech, epsilon=epsilon, semantics="sldp", exact=exact)
-    return dataclasses.replace(table, outputs=tuple(s[0] for s in mech.focal_sets))
-
-
-def _stratified(args: argparse.Namespace, variables: list[tuple[str, str]]) -> dict[str, Stratified]:
-    """``--strata COLUMN``: every invariant variable (a TOML problem with ``invariant = true``) designed once per
-    stratum of the file, each stratum's prior from the problem's ``[strata]`` table or, with ``--invariant-prior
-    data``, from that stratum's own rows (a warning). One pass over the file finds the strata (and counts)."""
-    from fractions import Fraction
-
-    from ..design.invariant import design_strata
-    from ..design.problem_toml import load_problem
-    from .survey_commands import _codes
-
-    problems = {column: load_problem(path) for column, path in variables if path.endswith(".toml")}
-    wanted = {column: problem for column, problem in problems.items() if problem.invariant}
-    if not wanted:
-        raise CommandError(f"--strata designs one invariant mechanism per stratum, but no variable is a TOML problem "
-                           f"with invariant = true ({', '.join(p for _, p in variables)})")
-    if args.strata in [c for c, _ in variables]:
-        raise CommandError(f"--strata names {args.strata!r}, a column being randomized; name the stratum column")
-    first: dict[str, int] = {}
-    counts: dict[tuple[str, str], Any] = {}
-    from_data = args.invariant_prior == "data"
-    for line, chunk in read_chunks(args.answers, [args.strata, *(wanted if from_data else [])]):
-        strata = chunk[args.strata].to_numpy(dtype=object)
-        if np.any(strata == ""):
-            row = int(np.flatnonzero(strata == "")[0])
-            raise CommandError(f"{args.answers}: line {line + row}: no stratum in column {args.strata!r}; every "
-                               "row needs one (its design is chosen by it)")
-        values, where = np.unique(strata, return_index=True)  # each stratum's first row, not a loop over rows
-        for value, i in sorted(zip(values.tolist(), where.tolist()), key=lambda pair: pair[1]):
-            first.setdefault(value, line + i)
-        for column, problem in (wanted.items() if from_data else ()):
-            codes = _codes(chunk[column], problem.inputs, args.answers, line,
-                           f"an input of the problem (column {column!r})")
-            for value in first:
-                tally = counts.setdefault((column, value), np.zeros(problem.k, dtype=np.int64))
-                tally += np.bincount(codes[strata == value], minlength=problem.k)
-    out = {}
-    for column, problem in wanted.items():
-        path = dict(variables)[column]
-        if from_data:
-            empty = {s: [x for x, n in zip(problem.inputs, counts[(column, s)]) if n == 0] for s in first}
-            bad = next((s for s, e in empty.items() if e), None)
-            if bad is not None:
-                raise CommandError(f"--invariant-prior data: stratum {bad!r} has no {empty[bad]} in column "
-                                   f"{column!r}; an invariant design needs every category present in every stratum "
-                                   f"(give the strata's priors in {path}'s [strata] table)")
-            priors: dict[str, Any] = {s: [Fraction(int(n), int(counts[(column, s)].sum()))
-                                          for n in counts[(column, s)]] for s in first}
-            basis = f"the problem's budget ({path}), each stratum's prior from the released file"
+        member = Mechanism(probs, inputs=mech.inputs, frame=mech.frame, focal=[1 << j for j in range(mech.l)])
+    own = worst_case(member if member is not None else mech, "shafer").eps
+    if epsilon is None and not np.isfinite(own):
+        w = worst_case(member if member is not None else mech, "shafer")
+        raise CommandError(f"{path}: {w.describe()} is infinite (a mass of 0 for one input where another has a "
+                           "positive one): no budget covers it; give every answer a positive mass for every input, "
+                           "or design the mechanism (designer design)")
+    try:
+        if member is not None:
+            table = exact_table(mech, epsilon=epsilon, semantics="wldp", probabilities=member.matrix,
+                                outputs=tuple(mech.frame))
         else:
-            known = dict(problem.strata)
-            if not known:
-                raise CommandError(f"{path} has no [strata] table: give each stratum's prior there (e.g. "
-                                   f"{next(iter(first))} = [...]), or use --invariant-prior data")
-            missing = [s for s in first if s not in known]
-            if missing:
-                raise CommandError(f"{args.answers}: column {args.strata!r} holds {missing[0]!r} (from line "
-                                   f"{first[missing[0]]}), which {path} has no prior for; add it to its [strata] "
-                                   "table, or use --invariant-prior data")
-            priors = {s: known[s] for s in first}
-            basis = f"the problem's budget ({path}), each stratum's prior from its [strata] table"
-        designs = {}
-        for stratum, result in design_strata(problem, priors).items():
-            exact = (result.table.counts, result.table.denominators)
-            designs[stratum] = (_categories_table(result.mechanism, problem.epsilon, exact), result.mechanism, basis,
-                                result.table.prior, result)
-        out[column] = Stratified(designs)
-    if from_data:
-        print(f"designer: warning: {DATA_PRIOR_WARNING} (each stratum's)", file=sys.stderr)
-    return out
+            table = exact_table(mech, epsilon=epsilon, semantics="sldp")
+    except (CertificationError, InvalidArgumentError) as exc:
+        raise CommandError(f"{path}: {exc}") from None
+    if table.mix_weight == 0:
+        return Drawn(table, mech, basis, None, detail)
+    stated = epsilon if epsilon is not None else own
+    why = (f"its {allocation} allocation's precise answers have Shafer loss {own:.6g} > the budget {stated:g}"
+           if member is not None else f"its masses exceed eps = {stated:g} once written as integer counts over 2^32")
+    if not repair:
+        fix = ("design the mechanism for WLDP (designer design PROBLEM --semantics wldp), choose an --allocation "
+               "within the budget" if member is not None else "design it again (designer design)")
+        raise CommandError(f"{path}: {why}: drawing within the budget would mix in {table.mix_weight:.3g} of a "
+                           f"uniform row (masses moving by up to {table.max_change:.3g}), so the answers would not "
+                           f"follow {path} and estimates made with it would be biased; {fix}, or pass --repair to "
+                           "release the mixed channel (written beside the output; estimate and regress use it with "
+                           "--manifest)")
+    violation = own - stated if member is not None else None
+    return Drawn(table, mech, basis, None, detail, {"why": why, "violation": violation})
+
+
+#: A variable released above this loss (nats) is warned about: an answer may then be e^5 ~ 148 times likelier
+#: under one true value than under another, and the randomization protects the respondent little.
+HIGH_LOSS = 5.0
 
 
 def cmd_randomize(args: argparse.Namespace) -> str:
-    from .._io import atomic_writer
     from ..exact_table import OsRandom, SeededRandom
+    from ..noise import stated_budget
+    from .randomize_priors import data_priors, stratified
 
     if args.seed is not None and not args.simulation:
         raise CommandError("--seed lets anyone who knows the seed undo the draw: add --simulation to say this is a "
                            "simulation, or leave --seed out (the default draws from the operating system's CSPRNG)")
+    if args.invariant_prior == "data" and args.prior_budget is None:
+        raise CommandError("--invariant-prior data publishes a prior computed from the file being released: give "
+                           "--prior-budget EPS0, the budget (nats) its noisy counts spend (added to the composed "
+                           "loss), or keep the problem's prior (--invariant-prior problem)")
+    if args.prior_budget is not None and args.invariant_prior != "data":
+        raise CommandError("--prior-budget is the budget of a prior read from the file: give it with "
+                           "--invariant-prior data")
     variables = _variables(args)
-    if args.scheduler and not _folder_out(args):
+    if args.scheduler and not folder_out(args):
         raise CommandError("--scheduler randomizes a Parquet dataset part by part on the cluster: give the dataset's "
                            "folder and a new folder as --out (without .csv or .parquet)")
     manifest = args.manifest or f"{args.out}.manifest.json"
@@ -195,18 +167,40 @@ def cmd_randomize(args: argparse.Namespace) -> str:
     for k in keep:
         if k in randomized:
             raise CommandError(f"--keep names {k!r}, a column being randomized: its true values are never written out")
-    stratified = _stratified(args, variables) if args.strata else {}
-    priors = _data_priors(args, variables) if args.invariant_prior == "data" and not args.strata else {}
-    tables: list[Any] = [stratified.get(column) or _table(path, args.semantics, args.allocation, priors.get(column))
+    prior_release = None
+    strata_designs: dict[str, Stratified] = {}
+    priors: dict[str, Any] = {}
+    if args.strata:
+        strata_designs, prior_release = stratified(args, variables)
+    elif args.invariant_prior == "data":
+        priors, prior_release = data_priors(args, variables)
+    tables: list[Any] = [strata_designs.get(column) or _table(path, args.semantics, args.allocation,
+                                                              priors.get(column), repair=args.repair)
                          for column, path in variables]
-    totals = {"shafer": 0.0, "walley": 0.0}
+    drawn_files = _drawn_paths(args, variables, tables, [*inputs, args.out, manifest, designs_dir])
+    totals = {"shafer": Fraction(0), "walley": Fraction(0)}
     for entry in tables:
         for loss in (("shafer", "walley") if args.semantics == "wldp" else ("shafer",)):
-            totals[loss] += _epsilon(entry)
+            totals[loss] += stated_budget(epsilon_of(entry))
+    if prior_release is not None:
+        for loss in totals:
+            totals[loss] += prior_release.epsilon if (loss == "shafer" or args.semantics == "wldp") else 0
     composed = max(totals.values())
-    if args.budget is not None and composed > args.budget:
-        raise CommandError(f"the release composes to {composed:.6g} nats per respondent (the sum of "
-                           f"{', '.join(f'{_epsilon(t):.4g}' for t in tables)}), above --budget {args.budget:g}")
+    if args.budget is not None and composed > stated_budget(args.budget):
+        summands = [f"{epsilon_of(t):.4g}" for t in tables]
+        if prior_release is not None:
+            summands.append(f"the prior's {float(prior_release.epsilon):.4g}")
+        raise CommandError(f"the release composes to {float(composed):.6g} nats per respondent (the sum of "
+                           f"{', '.join(summands)}), above --budget {args.budget:g}")
+    warnings = [f"column {c!r} is released at {epsilon_of(t):.4g} nats, above {HIGH_LOSS:g}: an answer may be "
+                f"{math.exp(min(epsilon_of(t), 700)):.3g} times likelier under one true value than under another, "
+                "so the randomization protects little"
+                for (c, _), t in zip(variables, tables) if epsilon_of(t) > HIGH_LOSS]
+    warnings += [f"column {c!r} is drawn from a repaired channel, not from {p}: {t.repair['why']}; the drawn "
+                 f"channel is {drawn_files[c]} (estimate/regress --manifest {manifest} use it)"
+                 for (c, p), t in zip(variables, tables) if isinstance(t, Drawn) and t.repair]
+    for line in warnings:
+        print(f"designer: warning: {line}", file=sys.stderr)
     if args.seed is not None:
         print(SEED_WARNING, file=sys.stderr)
         source: Any = SeededRandom(args.seed)
@@ -215,25 +209,15 @@ def cmd_randomize(args: argparse.Namespace) -> str:
     written = [*keep, *([args.strata] if args.strata and args.strata not in keep else [])]
     names = [*written, *(("response",) if not args.variable else randomized)]
     columns = list(dict.fromkeys([*written, *randomized]))
-    parts: list[dict[str, Any]] | None = None
-    if _folder_out(args):
-        n, parts, source_name = randomize_dataset(
-            args.answers, args.out, scheduler=args.scheduler, seed=args.seed, columns=columns, written=written,
-            names=names, variables=variables, tables=tables, strata=args.strata)
-        source = dataclasses.replace(source, name=source_name) if isinstance(source, SeededRandom) else source
-    else:
-        n = write_randomized(args.answers, args.out, source, columns=columns, written=written, names=names,
-                             variables=variables, tables=tables, strata=args.strata)
-    files = _write_stratum_designs(designs_dir, stratified) if stratified else {}
-    record = _manifest(args, variables, tables, totals, source.name, n, files)
-    if parts is not None:
-        record["parts"] = parts
-    with atomic_writer(manifest, overwrite=False) as binary:
-        binary.write((json.dumps(record, indent=2) + "\n").encode())
-    summary = {"n": n, "out": args.out, "manifest": manifest, "random_source": source.name,
-               "epsilon_total": composed, "epsilon_shafer_total": totals["shafer"],
-               "epsilon_walley_total": totals["walley"] if args.semantics == "wldp" else None,
-               "variables": {c: _epsilon(t) for (c, _), t in zip(variables, tables)},
+    release = Release(args, variables, tables, totals, prior_release, warnings, drawn_files)
+    n, parts, files, source_name = write_release(args, manifest, designs_dir, release, source, columns=columns,
+                                                  written=written, names=names)
+    summary = {"n": n, "out": args.out, "manifest": manifest, "random_source": source_name,
+               "epsilon_total": float(composed), "epsilon_shafer_total": float(totals["shafer"]),
+               "epsilon_walley_total": float(totals["walley"]) if args.semantics == "wldp" else None,
+               "prior_budget": float(prior_release.epsilon) if prior_release is not None else None,
+               "variables": {c: epsilon_of(t) for (c, _), t in zip(variables, tables)},
+               "drawn_mechanisms": drawn_files or None, "warnings": warnings,
                "strata": {c: {"column": args.strata, "designs": f} for c, f in files.items()} or None}
     if args.format == "json":
         return render_json(summary)
@@ -241,13 +225,18 @@ def cmd_randomize(args: argparse.Namespace) -> str:
         return render_csv(["column", "stratum", "mechanism", "epsilon", "sha256"],
                           [[c, s, p if s == "" else files[c][s], t.epsilon, t.sha256]
                            for (c, p), entry in zip(variables, tables) for s, t in _each_table(entry)])
-    lines = [f"randomized {n} rows into {args.out} ({source.name}); manifest {manifest}"]
+    lines = [f"randomized {n} rows into {args.out} ({source_name}); manifest {manifest}"]
     for (c, p), entry in zip(variables, tables):
         for s, t in _each_table(entry):
             where = f"{c}: {p}" if s == "" else f"{c} in stratum {s}: {files[c][s]}"
             lines.append(f"  {where}, within eps = {t.epsilon:.6g} ({t.arithmetic}, SHA-256 {t.sha256[:16]}...)")
-    lines.append(f"composed loss per respondent: {composed:.6g} nats (losses add across variables, Lemma 3.3 "
-                 "and Lemma 3.15)")
+        if c in drawn_files:
+            lines.append(f"  {c}: drawn from the repaired channel {drawn_files[c]} (not {p})")
+    if prior_release is not None:
+        lines.append(f"  the invariant priors: the file's counts with discrete Laplace noise, within eps0 = "
+                     f"{float(prior_release.epsilon):.6g} (manifest: prior_release, noisy_counts)")
+    lines.append(f"composed loss per respondent: {float(composed):.6g} nats (losses add across variables and the "
+                 "published prior, Lemma 3.3 and Lemma 3.15)")
     for column, paths in files.items():
         mechanisms = " ".join(f"--mechanism {s}={f}" for s, f in paths.items())
         lines.append(f"analyse {column} by stratum (each stratum its own distribution): designer regress {args.out} "
@@ -255,15 +244,20 @@ def cmd_randomize(args: argparse.Namespace) -> str:
     return with_status("\n".join(lines), 0)
 
 
-def _folder_out(args: argparse.Namespace) -> bool:
-    """A dataset folder randomized into a new folder of parts (``--out`` without a CSV or Parquet suffix)."""
-    import os
+def _drawn_paths(args: argparse.Namespace, variables: list[tuple[str, str]], tables: list[Any], taken: list[str]
+                 ) -> dict[str, str]:
+    """With --repair, the new mechanism file each repaired variable's drawn channel goes to (``OUT.COLUMN.drawn.json``),
+    refused before any work when it exists."""
+    import re
 
-    return os.path.isdir(args.answers) and not (is_columnar(args.out) or args.out.lower().endswith(".csv"))
-
-
-def _epsilon(entry: Any) -> float:
-    return float(entry.epsilon if isinstance(entry, Stratified) else entry[0].epsilon)
+    out: dict[str, str] = {}
+    for (column, _), entry in zip(variables, tables):
+        if isinstance(entry, Drawn) and entry.repair:
+            stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", column).strip(".") or "column"
+            path = f"{args.out}.{stem}.drawn.json"
+            check_out(path, [*taken, *out.values()], force=False, advice="randomize never replaces a file")
+            out[column] = path
+    return out
 
 
 def _each_table(entry: Any) -> list[tuple[str, Any]]:
@@ -271,110 +265,6 @@ def _each_table(entry: Any) -> list[tuple[str, Any]]:
     if isinstance(entry, Stratified):
         return [(s, d[0]) for s, d in entry.designs.items()]
     return [("", entry[0])]
-
-
-def _write_stratum_designs(folder: str, stratified: dict[str, Stratified]) -> dict[str, dict[str, str]]:
-    """Each stratum's design as a JSON mechanism file (with its release and exact table) in a new ``folder``,
-    made whole in a temporary folder beside it and renamed into place (nothing left when interrupted)."""
-    import os
-    import re
-
-    from .._io import atomic_folder
-    from ._common import write_mechanism
-
-    names: dict[str, dict[str, str]] = {}
-    with atomic_folder(folder, prefix=".designs-") as work:
-        used: set[str] = set()
-        for column, entry in stratified.items():
-            for stratum, (_, mech, _, _, result) in entry.designs.items():
-                stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{column}-{stratum}").strip(".") or "stratum"
-                name, i = f"{stem}.json", 1
-                while name.lower() in used:
-                    i += 1
-                    name = f"{stem}-{i}.json"
-                used.add(name.lower())
-                write_mechanism(mech, os.path.join(work, name), result.problem, result.certificate, False,
-                                result.table)
-                names.setdefault(column, {})[stratum] = os.path.join(folder, name)
-    return names
-
-
-#: What --invariant-prior data costs, on stderr and in the manifest.
-DATA_PRIOR_WARNING = ("the invariant design keeps the distribution of the very file being released: its privacy "
-                      "certificate holds given that marginal, which the release then reveals exactly in expectation")
-
-
-def _data_priors(args: argparse.Namespace, variables: list[tuple[str, str]]) -> dict[str, Any]:
-    """Each invariant variable's prior from the file (a TOML problem with ``invariant = true``; the others keep
-    their designs): the column's counts per category, as exact fractions."""
-    from fractions import Fraction
-
-    from ..design.problem_toml import load_problem
-
-    wanted = {}
-    for column, path in variables:
-        problem = load_problem(path) if path.endswith(".toml") else None
-        if problem is not None and problem.invariant:
-            wanted[column] = problem.inputs
-    if not wanted:
-        raise CommandError(f"--invariant-prior data: no variable is a TOML problem with invariant = true "
-                           f"({', '.join(p for _, p in variables)}; a design file keeps the prior it was designed for)")
-    counts = {column: dict.fromkeys(inputs, 0) for column, inputs in wanted.items()}
-    for line, chunk in read_chunks(args.answers, list(wanted)):
-        for column, tally in counts.items():
-            for value, n in chunk[column].astype(str).str.strip().value_counts().items():
-                if value not in tally:
-                    raise CommandError(f"{args.answers}: column {column!r} holds {value!r} (from line {line}), "
-                                       f"not an input of the problem {list(tally)}")
-                tally[value] += int(n)
-    print(f"designer: warning: {DATA_PRIOR_WARNING}", file=sys.stderr)
-    out = {}
-    for column, tally in counts.items():
-        total = sum(tally.values())
-        if total == 0 or min(tally.values()) == 0:
-            empty = [x for x, n in tally.items() if n == 0]
-            raise CommandError(f"--invariant-prior data: column {column!r} has no {empty or 'rows'}; an invariant "
-                               "design needs every category present (give the prior in the problem)")
-        out[column] = [Fraction(tally[x], total) for x in wanted[column]]
-    return out
-
-
-def _invariance(args: argparse.Namespace, prior: Any, mech: Any) -> dict[str, Any]:
-    """The manifest's record of an invariant design: the prior kept, exactly, and where it came from."""
-    if prior is None:
-        return {}
-    record = {"invariant_prior": {x: f"{p.numerator}/{p.denominator}" for x, p in zip(mech.inputs, prior)},
-              "invariant_prior_from": "the problem's [strata] table" if args.strata else "the problem"}
-    if args.invariant_prior == "data":
-        record.update(invariant_prior_from="the released file" + (" (the stratum's rows)" if args.strata else ""),
-                      invariant_warning=DATA_PRIOR_WARNING)
-    return record
-
-
-def _manifest(args: argparse.Namespace, variables: list[tuple[str, str]], tables: list[Any], totals: dict[str, float],
-              source: str, n: int, files: dict[str, dict[str, str]]) -> dict[str, Any]:
-    from .. import __version__
-
-    def variable(column: str, path: str, entry: Any) -> dict[str, Any]:
-        if isinstance(entry, Stratified):
-            return {"column": column, "design": path, "epsilon": entry.epsilon, "strata_column": args.strata,
-                    "strata": [{"stratum": s, "design_file": files[column][s], "budget_from": basis,
-                                "epsilon": t.epsilon, "sha256": t.sha256, "outputs": list(t.outputs),
-                                "certificate": t.certificate_record(), **_invariance(args, prior, mech)}
-                               for s, (t, mech, basis, prior, _) in entry.designs.items()]}
-        t, mech, basis, prior = entry
-        return {"column": column, "design": path, "budget_from": basis, "epsilon": t.epsilon, "sha256": t.sha256,
-                "outputs": list(t.outputs), "certificate": t.certificate_record(), **_invariance(args, prior, mech)}
-
-    return {
-        "designer": __version__, "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "random_source": source, "rows": n, "semantics": args.semantics,
-        "variables": [variable(c, p, entry) for (c, p), entry in zip(variables, tables)],
-        "epsilon_total": max(totals.values()), "epsilon_shafer_total": totals["shafer"],
-        "epsilon_walley_total": totals["walley"] if args.semantics == "wldp" else None,
-        "note": "losses add across the variables of one respondent (Lemma 3.3, Lemma 3.15); a stratified variable "
-                "randomizes each respondent by its stratum's design only; no seed is recorded",
-    }
 
 
 def _configure_randomize(p: argparse.ArgumentParser) -> None:
@@ -390,8 +280,18 @@ def _configure_randomize(p: argparse.ArgumentParser) -> None:
     p.add_argument("--keep", help="comma-separated columns to copy to the output (not a randomized column)")
     p.add_argument("--invariant-prior", choices=("problem", "data"), default="problem",
                    help="invariant designs (a TOML problem with invariant = true): keep the problem's prior "
-                        "(default), or the file's own distribution of the column (a warning: the certificate then "
-                        "holds given that marginal, and the manifest says so)")
+                        "(default), or a prior read from the file's counts with discrete Laplace noise (needs "
+                        "--prior-budget; only the noisy counts are published, docs/theory.md section 7.7)")
+    p.add_argument("--prior-budget", type=prior_budget_arg, metavar="EPS0",
+                   help="with --invariant-prior data: the budget (nats) the noisy category counts spend, split "
+                        "evenly over the invariant columns; added to the composed loss")
+    p.add_argument("--min-stratum", type=min_stratum_arg, default=DEFAULT_MIN_STRATUM, metavar="N",
+                   help="with --invariant-prior data: refuse a stratum (or, without --strata, a file) of fewer rows "
+                        f"(default {DEFAULT_MIN_STRATUM})")
+    p.add_argument("--repair", action="store_true",
+                   help="release a channel that differs from the design (a WLDP allocation beyond the budget, a "
+                        "mix the rounding needed) instead of refusing: the drawn channel is written to "
+                        "OUT.COLUMN.drawn.json and listed in the manifest (estimate/regress --manifest use it)")
     p.add_argument("--strata", metavar="COLUMN",
                    help="invariant designs: one design per stratum of COLUMN, each keeping its stratum's prior (the "
                         "problem's [strata] table, or the stratum's rows with --invariant-prior data); COLUMN is "

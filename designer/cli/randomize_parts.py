@@ -25,6 +25,43 @@ class Stratified(NamedTuple):
         return max(t.epsilon for t, *_ in self.designs.values())
 
 
+class Drawn(NamedTuple):
+    """One variable's release: the exact table drawn from, the design's mechanism, where its budget comes from, the
+    prior an invariant design keeps, the design's certificate detail, and (with --repair) the file the drawn
+    channel is written to."""
+
+    table: Any
+    mechanism: Any
+    basis: str
+    prior: Any
+    certificate: dict[str, Any] | None
+    repair: dict[str, Any] | None = None
+
+
+def folder_out(args: Any) -> bool:
+    """A dataset folder randomized into a new folder of parts (``--out`` without a CSV or Parquet suffix)."""
+    import os
+
+    from ._stream import is_columnar
+
+    return os.path.isdir(args.answers) and not (is_columnar(args.out) or args.out.lower().endswith(".csv"))
+
+
+def epsilon_of(entry: Any) -> float:
+    return float(entry.epsilon if isinstance(entry, Stratified) else entry[0].epsilon)
+
+
+def categories_table(mech: Any, epsilon: float | None, exact: tuple[Any, Any]) -> Any:
+    """An invariant design's certified table, releasing the categories themselves (``b``, not ``{b}``: PRAM's
+    microdata)."""
+    import dataclasses
+
+    from ..exact_table import exact_table
+
+    table = exact_table(mech, epsilon=epsilon, semantics="sldp", exact=exact)
+    return dataclasses.replace(table, outputs=tuple(s[0] for s in mech.focal_sets))
+
+
 def draw_chunk(chunk: Any, line: int, path: str, variables: list[tuple[str, str]], tables: list[Any],
                strata: str | None, source: Any) -> list[Any]:
     """The randomized values of every variable of one chunk (first row at file ``line``): each row's true value

@@ -1,0 +1,186 @@
+"""randomize's release written all or nothing: the randomized rows, the stratum designs, the drawn channels of
+repaired variables and the manifest that records them (docs/theory.md section 7.5)."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+from fractions import Fraction
+from typing import Any, NamedTuple
+
+from .randomize_parts import Drawn, Stratified, folder_out, randomize_dataset, write_randomized
+
+
+class Release(NamedTuple):
+    """Everything the manifest records beside the rows."""
+
+    args: argparse.Namespace
+    variables: list[tuple[str, str]]
+    tables: list[Any]
+    totals: dict[str, Fraction]
+    prior: Any
+    warnings: list[str]
+    drawn: dict[str, str]
+
+
+def write_release(args: argparse.Namespace, manifest: str, designs_dir: str, release: Release, source: Any, *,
+                   columns: list[str], written: list[str], names: list[str]
+                   ) -> tuple[int, list[dict[str, Any]] | None, dict[str, dict[str, str]], str]:
+    """The randomized rows, the stratum designs, the drawn channels and the manifest, all or nothing: the manifest
+    is written last, and when anything fails every file this release created is removed again."""
+    import os
+    import shutil
+
+    from .._io import atomic_writer
+    from .randomize_parts import sha256_of
+
+    created: list[str] = []
+    try:
+        parts: list[dict[str, Any]] | None = None
+        name = source.name
+        if folder_out(args):
+            n, parts, name = randomize_dataset(
+                args.answers, args.out, scheduler=args.scheduler, seed=args.seed, columns=columns, written=written,
+                names=names, variables=release.variables, tables=release.tables, strata=args.strata)
+        else:
+            n = write_randomized(args.answers, args.out, source, columns=columns, written=written, names=names,
+                                 variables=release.variables, tables=release.tables, strata=args.strata)
+        created.append(args.out)
+        strata = {c: t for (c, _), t in zip(release.variables, release.tables) if isinstance(t, Stratified)}
+        files = _write_stratum_designs(designs_dir, strata) if strata else {}
+        if files:
+            created.append(designs_dir)
+        hashes = {}
+        for (column, _), entry in zip(release.variables, release.tables):
+            if column in release.drawn:
+                _write_drawn(entry, release.drawn[column], args.semantics)
+                created.append(release.drawn[column])
+                hashes[column] = sha256_of(release.drawn[column])
+        record = _manifest(release, name, n, files, hashes)
+        if parts is not None:
+            record["parts"] = parts
+        with atomic_writer(manifest, overwrite=False) as binary:
+            binary.write((json.dumps(record, indent=2) + "\n").encode())
+    except BaseException:
+        for path in created:
+            if os.path.isdir(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
+        raise
+    return n, parts, files, name
+
+
+def _write_drawn(entry: Drawn, path: str, semantics: str) -> None:
+    """The channel a repaired variable is drawn from, as a mechanism file (masses ``count / 2^32``, each exact in a
+    double) with its release: what estimate and regress must use instead of the design."""
+    from ..design.problem import DesignProblem
+    from ..mechanism import Mechanism
+    from ..vocabulary import Semantics
+    from ._common import write_mechanism
+
+    table = entry.table
+    precise = semantics == "wldp"
+    focal = [1 << j for j in range(len(table.outputs))] if precise else list(entry.mechanism.focal)
+    frame = list(table.outputs) if precise else list(entry.mechanism.frame)
+    mech = Mechanism(table.counts / table.denominator, inputs=entry.mechanism.inputs, frame=frame, focal=focal)
+    problem = DesignProblem(inputs=tuple(mech.inputs), epsilon=table.epsilon, semantics=Semantics.SLDP)
+    write_mechanism(mech, path, problem, table.certificate, False)
+
+
+def _write_stratum_designs(folder: str, stratified: dict[str, Stratified]) -> dict[str, dict[str, str]]:
+    """Each stratum's design as a JSON mechanism file (with its release and exact table) in a new ``folder``,
+    made whole in a temporary folder beside it and renamed into place (nothing left when interrupted)."""
+    import os
+    import re
+
+    from .._io import atomic_folder
+    from ._common import write_mechanism
+
+    names: dict[str, dict[str, str]] = {}
+    with atomic_folder(folder, prefix=".designs-") as work:
+        used: set[str] = set()
+        for column, entry in stratified.items():
+            for stratum, (_, mech, _, _, result) in entry.designs.items():
+                stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{column}-{stratum}").strip(".") or "stratum"
+                name, i = f"{stem}.json", 1
+                while name.lower() in used:
+                    i += 1
+                    name = f"{stem}-{i}.json"
+                used.add(name.lower())
+                write_mechanism(mech, os.path.join(work, name), result.problem, result.certificate, False,
+                                result.table)
+                names.setdefault(column, {})[stratum] = os.path.join(folder, name)
+    return names
+
+
+#: The fields of a certificate's detail that say whether and how the design was repaired.
+REPAIR_FIELDS = ("repaired", "mix_weight", "reference", "violation_before_repair", "summary")
+
+
+def _certificate(table: Any, detail: dict[str, Any] | None, repair: dict[str, Any] | None) -> dict[str, Any]:
+    """The manifest's certificate of a drawn table: the table's own record, whose repair fields are the design's
+    when the table is the design (an invariant design's exact counts, or the design rounded without a mix), and
+    state the violation the mix repaired when it is a repaired channel."""
+    record = table.certificate_record()
+    if repair is not None:
+        losses = " and ".join(str(loss).capitalize() for loss in record["losses"])
+        record.update(violation_before_repair=repair["violation"],
+                      summary=f"{losses} loss <= {table.epsilon:g}, checked exactly ({table.arithmetic}); "
+                              f"{repair['why']}, so {table.mix_weight:.3g} of the {record['reference']} was mixed "
+                              "in: the drawn channel is not the design (drawn_mechanism)")
+    elif table.mix_weight == 0 and detail:
+        record.update({k: detail[k] for k in REPAIR_FIELDS if k in detail})
+        record["summary"] = f"{detail.get('summary', '')} (the design's certificate; the table: {table.arithmetic})"
+    return record
+
+
+def _manifest(release: Release, source: str, n: int, files: dict[str, dict[str, str]], hashes: dict[str, str]
+              ) -> dict[str, Any]:
+    from .. import __version__
+    from .randomize_priors import invariance_record
+
+    args = release.args
+
+    def variable(column: str, path: str, entry: Any) -> dict[str, Any]:
+        if isinstance(entry, Stratified):
+            return {"column": column, "design": path, "epsilon": entry.epsilon, "strata_column": args.strata,
+                    "strata": [{"stratum": s, "design_file": files[column][s], "budget_from": basis,
+                                "epsilon": t.epsilon, "sha256": t.sha256, "outputs": list(t.outputs),
+                                "certificate": _certificate(t, _detail(result), None),
+                                **invariance_record(args, column, s, prior, mech, release.prior)}
+                               for s, (t, mech, basis, prior, result) in entry.designs.items()]}
+        record = {"column": column, "design": path, "budget_from": entry.basis, "epsilon": entry.table.epsilon,
+                  "sha256": entry.table.sha256, "outputs": list(entry.table.outputs),
+                  "certificate": _certificate(entry.table, entry.certificate, entry.repair),
+                  **invariance_record(args, column, "", entry.prior, entry.mechanism, release.prior)}
+        if column in release.drawn:
+            record["drawn_mechanism"] = {"path": release.drawn[column], "sha256": hashes[column],
+                                         "why": entry.repair["why"] if entry.repair else ""}
+        return record
+
+    totals = release.totals
+    out = {
+        "designer": __version__, "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "random_source": source, "rows": n, "semantics": args.semantics,
+        "variables": [variable(c, p, entry) for (c, p), entry in zip(release.variables, release.tables)],
+        "epsilon_total": float(max(totals.values())), "epsilon_total_exact": str(max(totals.values())),
+        "epsilon_shafer_total": float(totals["shafer"]),
+        "epsilon_walley_total": float(totals["walley"]) if args.semantics == "wldp" else None,
+        "note": "losses add across the variables of one respondent and the published prior (Lemma 3.3, Lemma 3.15); "
+                "a stratified variable randomizes each respondent by its stratum's design only; no seed is recorded",
+        "warnings": release.warnings,
+    }
+    if release.prior is not None:
+        out["prior_release"] = release.prior.record()
+    return out
+
+
+def _detail(result: Any) -> dict[str, Any] | None:
+    from ..certificate import certificate_fields
+
+    return certificate_fields(result.certificate)["certificate_detail"] if result.certificate else None

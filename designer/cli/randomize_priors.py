@@ -1,0 +1,225 @@
+"""randomize's invariant designs and the priors they keep: the problem's (or its ``[strata]`` table's), or the
+released file's own category counts published with discrete Laplace noise at a stated budget ``--prior-budget``
+(docs/theory.md section 7.7). Nothing computed from the file reaches the designs, the stratum files or the
+manifest except the noisy counts."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from ._common import CommandError
+from ._stream import read_chunks
+from .randomize_parts import Stratified
+
+#: Fewest rows a stratum (or, without --strata, the file) may have when its prior is read from the data.
+DEFAULT_MIN_STRATUM = 50
+
+#: The model the noisy prior's guarantee is stated in, for the manifest.
+PRIOR_MODEL = ("the curator publishes each invariant column's category counts with two-sided geometric (discrete "
+               "Laplace) noise of scale 2/eps0_column and every respondent's randomized answers, designed from those "
+               "noisy counts; neighbouring files differ in one respondent's values, which moves two counts of each "
+               "column by one; the stratum column (with --strata) is published as it is. A respondent's loss is the "
+               "prior budget plus the loss of the designs that randomize their values")
+
+
+def prior_budget_arg(text: str) -> Fraction:
+    """argparse ``type=`` of ``--prior-budget``: a budget in nats, finite and > 0, kept as the rational written."""
+    try:
+        value = Fraction(text.strip())
+    except (ValueError, ZeroDivisionError):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number (e.g. 0.5 or 1/2)") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a budget > 0 in nats, got {text!r}")
+    return value
+
+
+def min_stratum_arg(text: str) -> int:
+    """argparse ``type=`` of ``--min-stratum``: a whole number >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
+    return value
+
+
+@dataclass
+class PriorRelease:
+    """What ``--invariant-prior data`` publishes: per column (and stratum, ``""`` without --strata) the noisy counts
+    and the prior made from them, and the budget they cost.
+
+    Attributes
+    ----------
+    epsilon : Fraction
+        ``--prior-budget``: the whole budget, split evenly over the columns whose prior comes from the file.
+    per_column : Fraction
+        Each column's share of it (the noise's scale is ``2 / per_column``).
+    noisy : dict
+        ``(column, stratum) -> noisy counts`` in the order of the problem's inputs.
+    source : str
+        Where the noise's random integers come from.
+    """
+
+    epsilon: Fraction
+    per_column: Fraction
+    source: str
+    noisy: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+
+    def prior(self, column: str, stratum: str = "") -> list[Fraction]:
+        from ..noise import noisy_prior
+
+        return noisy_prior(self.noisy[(column, stratum)])
+
+    def record(self) -> dict[str, Any]:
+        """The manifest's ``prior_release``."""
+        return {"epsilon": float(self.epsilon), "epsilon_exact": str(self.epsilon),
+                "epsilon_per_column": float(self.per_column),
+                "mechanism": "two-sided geometric (discrete Laplace) noise on each category count, P(z) "
+                             "proportional to exp(-|z| eps0_column / 2), drawn exactly with integer arithmetic",
+                "post_processing": "each noisy count floored at 1, then normalised: the prior every design keeps",
+                "random_source": self.source, "model": PRIOR_MODEL}
+
+
+def _invariant_problems(variables: list[tuple[str, str]], what: str) -> dict[str, Any]:
+    from ..design.problem_toml import load_problem
+
+    problems = {column: load_problem(path) for column, path in variables if path.endswith(".toml")}
+    wanted = {column: problem for column, problem in problems.items() if problem.invariant}
+    if not wanted:
+        raise CommandError(f"{what}: no variable is a TOML problem with invariant = true "
+                           f"({', '.join(p for _, p in variables)}; a design file keeps the prior it was designed for)")
+    return wanted
+
+
+def _tally(path: str, strata: str | None, wanted: dict[str, Any], count: bool
+           ) -> tuple[dict[str, int], dict[tuple[str, str], Any]]:
+    """One pass over ``path``: each stratum's first line (``{"": 2}`` without ``strata``) and, with ``count``, each
+    invariant column's category counts per stratum (an unknown category is refused naming its line)."""
+    from .survey_commands import _codes
+
+    first: dict[str, int] = {}
+    counts: dict[tuple[str, str], Any] = {}
+    columns = [*([strata] if strata else []), *(wanted if count else [])]
+    for line, chunk in read_chunks(path, columns):
+        if strata:
+            groups = chunk[strata].to_numpy(dtype=object)
+            if np.any(groups == ""):
+                row = int(np.flatnonzero(groups == "")[0])
+                raise CommandError(f"{path}: line {line + row}: no stratum in column {strata!r}; every row needs "
+                                   "one (its design is chosen by it)")
+            values, where = np.unique(groups, return_index=True)  # each stratum's first row
+            for value, i in sorted(zip(values.tolist(), where.tolist()), key=lambda pair: pair[1]):
+                first.setdefault(value, line + i)
+        else:
+            groups = np.full(len(chunk), "", dtype=object)
+            first.setdefault("", line)
+        for column, problem in (wanted.items() if count else ()):
+            codes = _codes(chunk[column], problem.inputs, path, line, f"an input of the problem (column {column!r})")
+            for value in first:
+                tally = counts.setdefault((column, value), np.zeros(problem.k, dtype=np.int64))
+                tally += np.bincount(codes[groups == value], minlength=problem.k)
+    return first, counts
+
+
+def noisy_priors(args: argparse.Namespace, wanted: dict[str, Any]) -> tuple[dict[str, int], PriorRelease]:
+    """The strata (first lines) and the :class:`PriorRelease` of ``--invariant-prior data``: every stratum of at
+    least ``--min-stratum`` rows, its counts noised at ``--prior-budget`` split over the ``wanted`` columns."""
+    from ..noise import noisy_counts, os_source, seeded_source
+
+    first, counts = _tally(args.answers, args.strata, wanted, count=True)
+    if not first:
+        raise CommandError(f"{args.answers}: no rows to randomize")
+    for (_, stratum), tally in counts.items():
+        rows = int(tally.sum())
+        if rows < args.min_stratum:
+            where = f"stratum {stratum!r} (column {args.strata!r}, from line {first[stratum]})" if args.strata else \
+                "the file"
+            raise CommandError(f"{args.answers}: {where} has {rows} rows, fewer than --min-stratum "
+                               f"{args.min_stratum}: a prior read from so few rows says too much about each of them "
+                               "and too little about the population; merge strata, give the priors in the problem's "
+                               "[strata] table, or lower --min-stratum")
+    share = args.prior_budget / len(wanted)
+    if args.seed is not None:
+        draw, name = seeded_source(args.seed), "seeded simulation (Python's Mersenne twister; never a release)"
+    else:
+        draw, name = os_source(), "secrets.randbelow (the operating system's CSPRNG)"
+    release = PriorRelease(args.prior_budget, share, name)
+    for key, tally in counts.items():
+        release.noisy[key] = noisy_counts([int(c) for c in tally], share, draw)
+    print(f"designer: note: the prior of {', '.join(repr(c) for c in wanted)} is published from the file's counts "
+          f"with discrete Laplace noise (--prior-budget {float(args.prior_budget):g} nats, included in the composed "
+          "loss)", file=sys.stderr)
+    return first, release
+
+
+def data_priors(args: argparse.Namespace, variables: list[tuple[str, str]]
+                ) -> tuple[dict[str, list[Fraction]], PriorRelease]:
+    """``--invariant-prior data`` without strata: each invariant column's prior from the file's noisy counts."""
+    wanted = _invariant_problems(variables, "--invariant-prior data")
+    _, release = noisy_priors(args, wanted)
+    return {column: release.prior(column) for column in wanted}, release
+
+
+def stratified(args: argparse.Namespace, variables: list[tuple[str, str]]
+               ) -> tuple[dict[str, Stratified], PriorRelease | None]:
+    """``--strata COLUMN``: every invariant variable designed once per stratum, each stratum's prior from the
+    problem's ``[strata]`` table or, with ``--invariant-prior data``, from that stratum's noisy counts."""
+    from ..design.invariant import design_strata
+    from .randomize_parts import categories_table
+
+    wanted = _invariant_problems(variables, f"--strata {args.strata}")
+    if args.strata in [c for c, _ in variables]:
+        raise CommandError(f"--strata names {args.strata!r}, a column being randomized; name the stratum column")
+    release = None
+    if args.invariant_prior == "data":
+        first, release = noisy_priors(args, wanted)
+    else:
+        first, _ = _tally(args.answers, args.strata, wanted, count=False)
+    out = {}
+    for column, problem in wanted.items():
+        path = dict(variables)[column]
+        if release is not None:
+            priors: dict[str, Any] = {s: release.prior(column, s) for s in first}
+            basis = f"the problem's budget ({path}), each stratum's prior from the file's noisy counts"
+        else:
+            known = dict(problem.strata)
+            if not known:
+                raise CommandError(f"{path} has no [strata] table: give each stratum's prior there (e.g. "
+                                   f"{next(iter(first))} = [...]), or use --invariant-prior data --prior-budget EPS0")
+            missing = [s for s in first if s not in known]
+            if missing:
+                raise CommandError(f"{args.answers}: column {args.strata!r} holds {missing[0]!r} (from line "
+                                   f"{first[missing[0]]}), which {path} has no prior for; add it to its [strata] "
+                                   "table, or use --invariant-prior data --prior-budget EPS0")
+            priors = {s: known[s] for s in first}
+            basis = f"the problem's budget ({path}), each stratum's prior from its [strata] table"
+        designs = {}
+        for stratum, result in design_strata(problem, priors).items():
+            exact = (result.table.counts, result.table.denominators)
+            designs[stratum] = (categories_table(result.mechanism, problem.epsilon, exact), result.mechanism, basis,
+                                result.table.prior, result)
+        out[column] = Stratified(designs)
+    return out, release
+
+
+def invariance_record(args: argparse.Namespace, column: str, stratum: str, prior: Sequence[Fraction] | None,
+                      mech: Any, release: PriorRelease | None) -> dict[str, Any]:
+    """The manifest's record of an invariant design: the prior kept, exactly, and where it came from (for a prior
+    read from the file: the noisy counts it was made from, never the file's own counts)."""
+    if prior is None:
+        return {}
+    record: dict[str, Any] = {
+        "invariant_prior": {x: f"{p.numerator}/{p.denominator}" for x, p in zip(mech.inputs, prior)},
+        "invariant_prior_from": "the problem's [strata] table" if args.strata else "the problem"}
+    if release is not None and (column, stratum) in release.noisy:
+        record.update(invariant_prior_from="the released file's counts with discrete Laplace noise (prior_release)",
+                      noisy_counts=dict(zip(mech.inputs, release.noisy[(column, stratum)])))
+    return record
