@@ -235,6 +235,9 @@ class WarmStart:
         self._bases: dict[tuple[int, ...], Any] = {}
         self._cold_iterations: dict[tuple[int, ...], int] = {}
         self._give_up: set[tuple[int, ...]] = set()
+        #: What else a session carries from one design to the next, by its owner's key (the priced answer sets of
+        #: designer.design.columns: the next budget's first program starts from them).
+        self.extras: dict[tuple[Any, ...], Any] = {}
 
     @staticmethod
     def key(lp: LinearProgram) -> tuple[int, ...]:

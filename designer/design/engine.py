@@ -23,7 +23,7 @@ from ..exceptions import InfeasibleDesignError, InvalidArgumentError, InvalidArg
 from ..mechanism import Mechanism
 from ..privacy import eps_shafer, eps_walley
 from ..solvers import SolverError, Status, WarmStart, require_solution, solve_lp
-from ..vocabulary import Objective
+from ..vocabulary import Objective, Semantics
 from . import columns
 from .certify import Certificate, CertificationError, certify, clean_solution
 from .infeasible import explain_infeasible
@@ -46,7 +46,8 @@ MAX_SYMMETRIC_WLDP_INPUTS = 5500
 EXPAND_INPUTS = 16
 #: The general path refuses frames larger than this without a focal-set restriction ...
 GENERAL_MAX_INPUTS = 16
-#: ... except WLDP designs with a linear objective, whose answer sets are priced (column generation), up to this.
+#: ... except designs with a linear objective (every semantics), whose answer sets are priced (column
+#: generation, docs/pricing.md), up to this.
 COLUMN_MAX_FRAME = 20
 #: The general path refuses programs with more (estimated) constraint nonzeros than this: about 300 bytes
 #: each at peak (measured: WLDP k = l = 12, 7.5e6 nonzeros, 2.1 GiB), so about 8 GiB.
@@ -206,12 +207,15 @@ def _check_size(problem: DesignProblem, route: str) -> None:
     if is_precise(problem):
         return
     name = problem.name or "the problem"
+    # chi2 under SLDP is the staircase LP, whose 2**k columns do not grow with the frame (docs/pricing.md)
+    staircase = problem.objective is Objective.CHI2 and problem.semantics is Semantics.SLDP
     if problem.l > GENERAL_MAX_INPUTS and problem.focal_sets is None and not (
-            columns.eligible(problem, min_frame=columns.COLUMN_MIN_FRAME) and problem.l <= COLUMN_MAX_FRAME):
+            (staircase or columns.eligible(problem, min_frame=columns.COLUMN_MIN_FRAME))
+            and problem.l <= COLUMN_MAX_FRAME):
         raise InvalidProblemError(
             f"a frame of {problem.l} answers has 2**{problem.l} candidate sets per input, too many for the "
-            f"general path (limit {GENERAL_MAX_INPUTS}; {COLUMN_MAX_FRAME} for WLDP with a linear objective, whose "
-            "sets are priced); restrict focal_sets, or make the problem symmetric (uniform prior, inputs = frame) for "
+            f"general path (limit {GENERAL_MAX_INPUTS}; {COLUMN_MAX_FRAME} for a linear objective, whose sets are "
+            "priced); restrict focal_sets, or make the problem symmetric (uniform prior, inputs = frame) for "
             "the size-class path")
     if columns.eligible(problem, min_frame=columns.COLUMN_MIN_FRAME):
         return  # the sets are priced: the program holds only the sets that enter
@@ -233,16 +237,18 @@ def _solve_program(problem: DesignProblem, settings: _Settings) -> Solved:
     if problem.objective.linear:
         priced = columns.eligible(problem, min_frame=columns.COLUMN_MIN_FRAME)
         if priced and (solver is None or solver.upper() == "HIGHS"):
-            found = columns.generate_columns(problem, solver, _options(settings, LAZY_OPTIONS))
+            found = columns.generate_columns(problem, solver, _options(settings, LAZY_OPTIONS), warm=warm)
             out = found.rows.outcome
-            if out.status is Status.OPTIMAL or problem.l > GENERAL_MAX_INPUTS:
+            too_big = problem.l > GENERAL_MAX_INPUTS and problem.focal_sets is None
+            if out.status is Status.OPTIMAL or too_big:
                 if out.status is Status.INFEASIBLE:  # the starting sets alone admit no design: say so, not more
                     raise SolverError(
                         f"column generation's starting sets (singletons, their complements, the whole frame) admit "
                         f"no design of this problem, and its frame of {problem.l} answers is too large for the full "
                         "program; restrict focal_sets to the sets a design may use")
-                path = (f"linear program, answer sets priced ({found.family.size} of {(1 << problem.l) - 1} per "
-                        f"input, {found.rounds} rounds), Walley rows generated")
+                allowed = (1 << problem.l) - 1 if problem.focal_sets is None else len(problem.focal_sets)
+                path = (f"linear program, answer sets priced ({found.family.size} of {allowed} per input, "
+                        f"{found.rounds} rounds)" + (", Walley rows generated" if problem.semantics.walley else ""))
                 program = found.rows.program
                 return Solved(out, None if out.z is None else program.mechanism(out.z), program.family, path)
         if problem.semantics.walley and problem.l >= LAZY_MIN_FRAME and problem.k > 1:

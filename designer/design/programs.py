@@ -68,6 +68,9 @@ class DesignProgram(LinearProgram):
     #: Row generation's program: the events whose beliefs it defines, in the order of their variables and of
     #: their definition rows (the last equality rows, ``k`` per event); None for other programs.
     events: NDArray[np.int64] | None = None
+    #: First of the Shafer rows in ``A_ub`` (``M[x, j] <= hi_j`` for every mass, then ``lo_j <= M[x, j]``, then
+    #: ``hi_j <= e^eps lo_j`` per column), for the pricing of answer sets (designer.design.columns); None without.
+    shafer_start: int | None = None
 
     def mechanism(self, z: NDArray[np.float64]) -> NDArray[np.float64]:
         """The ``(k, F)`` mechanism part of a solution vector."""
@@ -167,7 +170,9 @@ def linear_program(problem: DesignProblem, *, privacy: bool = True) -> DesignPro
     ub_blocks, structure_eq, bound_rows = _structure_blocks(problem, family)
     eq_blocks += structure_eq
     n = nm
+    shafer_start = None
     if privacy and problem.semantics.shafer and k > 1:
+        shafer_start = sum(a.shape[0] for a, _, _ in ub_blocks)
         shafer, n = _shafer_blocks(k, family.size, n)
         ub_blocks += shafer
     if privacy and problem.semantics.walley and k > 1 and l > 1:
@@ -193,7 +198,8 @@ def linear_program(problem: DesignProblem, *, privacy: bool = True) -> DesignPro
     # 29 s warm): the general programs are solved cold.
     program = DesignProgram(c=c, A_ub=A_fixed, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, lb=np.zeros(n),
                             ub=np.full(n, np.inf), warm_start=False, k=k, family=family,
-                            A_ub_exp=A_exp if A_exp.nnz else None, A_ub_fixed=A_fixed, bound_rows=bound_rows)
+                            A_ub_exp=A_exp if A_exp.nnz else None, A_ub_fixed=A_fixed, bound_rows=bound_rows,
+                            shafer_start=shafer_start)
     return program.at_epsilon(problem.epsilon)
 
 
