@@ -19,9 +19,18 @@ from designer.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 MECH = str(ROOT / "examples/mechanisms/q2x3.csv")
-DRAW = str(ROOT / "examples/mechanisms/gwrr.csv")  # randomize draws from it (exact integer table)
+DRAW = ""  # set by _dyadic_mechanism
 ROWS = {"id": ["1", "2", "3", "4"], "smoke": ["yes", "no", "yes", "no"], "age": ["30", "41", "52", "63"],
         "response": ["{yes}", "{no}", "{yes,no}", "{no}"]}
+
+@pytest.fixture(scope="module", autouse=True)
+def _dyadic_mechanism(tmp_path_factory):
+    """The mechanism randomize draws from: masses of 2^-k, drawn exactly over 2^32 (nothing mixed in)."""
+    global DRAW
+    path = tmp_path_factory.mktemp("mechanism") / "dyadic.csv"
+    path.write_text('input,{yes},{no},"{yes,no}"\nyes,0.5,0.25,0.25\nno,0.25,0.5,0.25\n')
+    DRAW = str(path)
+
 
 
 def _write(path: Path, names: list[str], columns: list[list[str]]) -> None:
