@@ -1,4 +1,8 @@
-"""Who had an affair? Fair's 1974 survey of 6,366 women, asked through a designed yes / no / don't-know mechanism.
+"""
+Regression from randomized answers: Fair's affairs survey
+=========================================================
+
+Who had an affair? Fair's 1974 survey of 6,366 women, asked through a designed yes / no / don't-know mechanism.
 
 The data (Fair, "A theory of extramarital affairs", 1978) ship with statsmodels; nothing is copied here. The
 answer "had an affair" (affairs > 0) is randomized with the optimal SLDP design of
@@ -25,7 +29,10 @@ from designer.design import design
 from designer.regression import regress
 from designer.sampling import randomize
 
-HERE = Path(__file__).resolve().parent
+try:
+    HERE = Path(__file__).resolve().parent
+except NameError:  # the documentation's gallery runs the script from examples/ without __file__
+    HERE = Path.cwd()
 FORMULA = "~ age + yrs_married + religious + educ + rate_marriage"
 
 
@@ -88,7 +95,8 @@ def plot(table: pd.DataFrame, facts: dict[str, object], path: str) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=("Who had an affair? Fair's 1974 survey of 6,366 women, asked "
+                                                  "through a designed yes / no / don't-know mechanism."))
     parser.add_argument("--epsilon", type=float, default=2.0)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--plot", help="write the coefficient plot (PNG)")

@@ -1,4 +1,8 @@
-"""Figures 2, 3 and 5 of the paper: privacy loss against estimation error, with simulations on the formulas.
+"""
+Privacy against accuracy: Figures 2, 3 and 5 of the paper
+=========================================================
+
+Privacy loss against estimation error, with simulations on the formulas.
 
 * Figure 2: Shafer semantics, GWRR with answer mass c (don't-know 1 - c): eps_S against the variance of
   pi_hat (Thm 3.10 exact, and the paper's approximation nu_S), simulated with Eq 2.
@@ -29,6 +33,11 @@ from designer import closed_forms as cf
 from designer.simulation import simulate
 
 PI = 0.3  # true proportion of "yes"
+
+try:
+    HERE = Path(__file__).resolve().parent
+except NameError:  # the documentation's gallery runs the script from examples/ without __file__
+    HERE = Path.cwd()
 
 
 def figure2(out: Path, reps: int, seed: int = 2) -> Path:
@@ -148,8 +157,9 @@ def _save(fig: plt.Figure, table: pd.DataFrame, out: Path, name: str) -> Path:
 
 
 def main(argv: list[str] | None = None) -> list[Path]:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=str(Path(__file__).parent / "output"))
+    parser = argparse.ArgumentParser(description=("Figures 2, 3 and 5 of the paper: privacy loss against estimation "
+                                                  "error, with simulations on the formulas."))
+    parser.add_argument("--out", default=str(HERE / "output"))
     parser.add_argument("--reps", type=int, default=2000, help="simulated surveys per point (default 2000)")
     parser.add_argument("--figure", choices=("2", "3", "5", "all"), default="all")
     args = parser.parse_args(argv)

@@ -1,4 +1,8 @@
-"""Figures 1 and 4 of the paper: type I / type II trade-offs of Q_2x3(p, q), one and two answers.
+"""
+Trade-offs of tests: Figures 1 and 4 of the paper
+=================================================
+
+Type I / type II trade-offs of Q_2x3(p, q), one and two answers.
 
 * Figure 1 (Shafer, Thm 3.5, Cor 3.6): min beta_lo with alpha_up <= a and max beta_up with alpha_lo >= a,
   with the bounds u, U at the mechanism's own eps_S.
@@ -37,6 +41,11 @@ FIGURES = {
            ("optimistic", "optimistic test (best credal members), T_op", "upper bound f_op")),
           "Cor 3.19", "Walley semantics (precise answers), Thm 3.18"),
 }
+
+try:
+    HERE = Path(__file__).resolve().parent
+except NameError:  # the documentation's gallery runs the script from examples/ without __file__
+    HERE = Path.cwd()
 
 
 def draw(figure: str, mech: d.Mechanism, title: str, out: Path) -> Path:
@@ -79,8 +88,9 @@ def draw(figure: str, mech: d.Mechanism, title: str, out: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> list[Path]:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=str(Path(__file__).parent / "output"))
+    parser = argparse.ArgumentParser(description=("Figures 1 and 4 of the paper: type I / type II trade-offs of "
+                                                  "Q_2x3(p, q), one and two answers."))
+    parser.add_argument("--out", default=str(HERE / "output"))
     parser.add_argument("--p", type=float, default=0.6)
     parser.add_argument("--q", type=float, default=0.2)
     parser.add_argument("--figure", choices=("1", "4", "all"), default="all")

@@ -1,0 +1,84 @@
+"""Sphinx configuration of designer's documentation site (``make docs`` builds it into docs/_build/html)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent
+ROOT = DOCS.parent
+sys.path.insert(0, str(DOCS / "_ext"))
+
+import designer  # noqa: E402  (after the path: the extension and the package)
+
+project = "designer"
+author = "the designer developers"
+copyright = "2026, the designer developers"  # noqa: A001
+version = release = designer.__version__
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.mathjax",
+    "sphinx.ext.intersphinx",
+    "numpydoc",
+    "myst_parser",
+    "sphinx_design",
+    "sphinx_gallery.gen_gallery",
+    "designer_docs",
+]
+
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+root_doc = "index"
+exclude_patterns = ["_build", "_generated", "**.ipynb_checkpoints", "auto_examples/*.ipynb", "auto_examples/*.py",
+                    "auto_examples/*.zip", "auto_examples/*.json"]
+templates_path = ["_templates"]
+
+# MyST: docs/theory.md is included as it is; $...$ maths, heading anchors for the guide's cross-links.
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
+myst_heading_anchors = 3
+
+autosummary_generate = True
+autosummary_imported_members = True
+autodoc_typehints = "none"  # numpydoc documents the types in its Parameters sections
+autodoc_default_options = {"inherited-members": False}
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+numpydoc_validation_checks: set[str] = set()
+
+intersphinx_mapping: dict[str, tuple[str, None]] = {}
+
+html_theme = "pydata_sphinx_theme"
+html_title = f"designer {release}"
+html_theme_options = {
+    "navbar_align": "left",
+    "show_toc_level": 2,
+    "navigation_with_keys": False,
+    "footer_start": ["copyright"],
+    "footer_end": ["sphinx-version", "theme-version"],
+    "secondary_sidebar_items": ["page-toc"],
+}
+html_sidebars = {"index": [], "glossary": []}
+html_static_path: list[str] = []
+html_show_sourcelink = False
+
+# The gallery: every examples/plot_*.py script (and affairs.py, which draws a figure too), run at build time with
+# its figures; the hooks are in _ext/gallery_hooks.py.
+sphinx_gallery_conf = {
+    "examples_dirs": "../examples",
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r"(/plot_\w+|/affairs)\.py$",
+    "ignore_pattern": r"(devices|noncompliance_designs|pram_vs_sdcmicro|__init__)\.py$",
+    "reset_argv": "gallery_hooks.reset_argv",
+    "image_scrapers": ("gallery_hooks.png_scraper",),
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "plot_gallery": "True",
+    "abort_on_example_error": True,
+    "only_warn_on_example_error": False,
+    "show_memory": False,
+    "min_reported_time": 10**6,
+}
+
+nitpicky = False
+suppress_warnings: list[str] = []
