@@ -95,6 +95,38 @@ COMMANDS: list[tuple[str, str, str, Callable[[argparse.ArgumentParser], None], C
 ]
 
 
+def _configure_studio(p: argparse.ArgumentParser) -> None:
+    from ._common import int_arg
+
+    p.add_argument("file", nargs="?", help="a problem (TOML) or mechanism file (JSON, CSV) to start from")
+    p.add_argument("--port", type=int_arg(0, 65535), default=8000,
+                   help="local port (default 8000; 0 picks a free one); the studio listens on 127.0.0.1 only")
+    p.add_argument("--no-browser", action="store_true", help="do not open a browser (print the address)")
+
+
+def cmd_studio(args: argparse.Namespace) -> str:
+    """Serve the studio (imported only here: the CLI works without Shiny installed)."""
+    from ..exceptions import CommandError
+
+    try:
+        import shiny  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError:
+        raise CommandError("the studio needs Shiny for Python: pip install shiny") from None
+    from ..studio import serve
+    from ..studio.backend import StudioError
+
+    try:
+        serve(args.file, port=args.port, open_browser=not args.no_browser)
+    except StudioError as exc:
+        raise CommandError(str(exc)) from None
+    return ""
+
+
+COMMANDS.append(("studio", "the whole design in a local web app (question, budget, survey, field, answers)",
+                 "designer studio problems/gwrr-dont-know.toml --port 8000", _configure_studio, cmd_studio))
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
 
