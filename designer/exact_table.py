@@ -1,21 +1,20 @@
 """A mechanism as a table of integers, certified exactly, and sampled exactly from a cryptographic source
 (docs/theory.md section 7.5).
 
-A released randomizer should realise the certified probabilities exactly and draw from a source nobody can
-replay. Floats do neither: an inverse-CDF draw compares a float uniform with float cumulative sums, and a seeded
-generator can be re-run by anyone who learns the seed. Here each row of the mechanism is written as counts over
-the denominator ``D = 2**32`` (every ``count / D`` is a double exactly), the table is certified against the budget
-by :func:`designer.privacy.is_private` in exact arithmetic, and a draw takes one 32-bit word ``w`` and returns
-the column whose cumulative counts bracket it: the probability of column ``j`` is exactly ``C[x, j] / D``.
-
-A design whose masses are a device's fractions (every mass the double nearest ``c / D`` for one ``D`` up to
-:data:`MAX_GRID`, e.g. sixths for a die) keeps them: its table is the counts over that ``D``, certified with
-integers (:func:`counts_private`), and a draw rejects the words at or above the largest multiple of ``D`` below
-``2**32`` (no modulo bias) before bracketing ``w`` by the cumulative counts times ``2**32 // D``.
+A released randomizer must realise the certified probabilities exactly and draw from a source nobody can replay
+(no float inverse-CDF, no seed). Each row is integer counts over a denominator ``d``, certified with integers
+(:func:`counts_private`); a draw reads uniform 32-bit words as one number ``W`` (one word when every ``d <= 2**32``,
+else two, the first the most significant), draws again while ``W`` is at or above the largest multiple of ``d``
+that fits (no modulo bias), and returns the column whose cumulative counts times ``2**(32 words) // d`` bracket
+``W`` (:class:`DrawPlan`): column ``j`` has probability ``C[x, j] / d`` exactly. Float masses are written over
+``d = 2**53`` (a mass moves by at most ``2**-53``) after mixing with a row every input shares by the smallest
+weight ``2^-48 2^j`` that certifies; a device's fractions (every mass the double nearest ``c / D``, ``D`` up to
+:data:`MAX_GRID`) are kept over ``D``; an invariant design's rows are over their own denominators up to ``2**53``.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import os
@@ -31,18 +30,26 @@ from ._exact import ratio_at_most_exp
 from .certificate import Certificate, certificate_fields
 from .exceptions import CertificationError, InvalidArgumentError
 from .mechanism import Mechanism
-from .privacy import is_private, worst_case
+from .privacy import worst_case
 from .vocabulary import Semantics
 
-__all__ = ["DENOMINATOR", "MAX_GRID", "ExactTable", "OsRandom", "SeededRandom", "counts_private", "exact_table",
-           "grid_counts", "invariance_holds", "round_rows", "sample_counts", "sample_grid", "table_of"]
+__all__ = ["DENOMINATOR", "MAX_DENOMINATOR", "MAX_GRID", "WIDE_DENOMINATOR", "DrawPlan", "ExactTable", "OsRandom",
+           "SeededRandom", "counts_private", "exact_table", "grid_counts", "invariance_holds", "round_rows",
+           "sample_counts", "sample_grid", "table_of", "words_per_draw"]
 
-#: Every table's denominator: counts are integers over 2**32, so count / D is a double exactly.
+#: One 32-bit word: the largest denominator drawn with one word per draw (and the range of a word).
 DENOMINATOR = 2**32
+#: Denominator of a table rounded from float masses: counts over 2**53, drawn with two 32-bit words; every count
+#: and every count / D is a double exactly (and a JSON or JavaScript number), and the rounding moves a mass by at
+#: most 2**-53, so the certifying mix can start at :data:`FIRST_MIX`.
+WIDE_DENOMINATOR = 2**53
+#: Largest row denominator of any table (two 32-bit words per draw; counts exact as doubles).
+MAX_DENOMINATOR = 2**53
 #: Largest denominator recognised as a design's exact grid (a device's outcomes: designer.devices' limit).
 MAX_GRID = 100_000
-#: First weight of the uniform row mixed in before rounding, doubled until the rounded table certifies.
-FIRST_MIX = 2.0**-24
+#: First weight of the uniform row mixed in before rounding over 2^53, doubled until the rounded table certifies
+#: (a ratio at the budget moves by about 2^-53 / mass in the rounding; the mix costs about its weight).
+FIRST_MIX = 2.0**-48
 #: The reference a table's certificate names when rows were mixed before rounding.
 MIX_REFERENCE = "row every input shares (uniform over the answers)"
 
@@ -64,23 +71,166 @@ class OsRandom:
         return np.frombuffer(os.urandom(4 * n), dtype="<u4").astype(np.uint64)
 
 
+def _whole(v: Any) -> bool:
+    return isinstance(v, int | np.integer) and not isinstance(v, bool | np.bool_) and int(v) >= 0
+
+
+def _seed_value(seed: Any) -> Any:
+    """The seed as numpy takes it; anything but a whole number >= 0, a non-empty sequence of them, a SeedSequence
+    or a bit generator is refused (a bool, a float, a string, a negative number)."""
+    if isinstance(seed, np.random.SeedSequence | np.random.BitGenerator):
+        return seed
+    if _whole(seed):
+        return int(seed)
+    if isinstance(seed, Sequence | np.ndarray) and not isinstance(seed, str | bytes) and len(seed) > 0 and all(
+            _whole(v) for v in seed):
+        return [int(v) for v in seed]
+    raise InvalidArgumentError(f"seed must be a whole number >= 0, a sequence of them or a SeedSequence, "
+                               f"got {seed!r}")
+
+
 @dataclass
 class SeededRandom:
-    """numpy's PCG64 from a seed: reproducible, for simulation only (anyone who knows the seed can redo the draw)."""
+    """numpy's PCG64 from a seed (a whole number >= 0 of any size, a sequence of them, a SeedSequence or a bit
+    generator; else :class:`~designer.exceptions.InvalidArgumentError`): reproducible, for simulation only (anyone
+    who knows the seed can redo the draw)."""
 
-    seed: int | np.random.SeedSequence
+    seed: int | Sequence[int] | np.random.SeedSequence | np.random.BitGenerator
     name: str = field(default="seeded simulation (numpy PCG64)")
 
     def __post_init__(self) -> None:
-        self._rng = np.random.default_rng(self.seed)
+        self._rng = np.random.default_rng(_seed_value(self.seed))
 
     def words(self, n: int) -> NDArray[np.uint64]:
         return self._rng.integers(0, DENOMINATOR, size=n, dtype=np.uint64)
 
 
+def words_per_draw(denominators: Sequence[int] | NDArray[np.int64]) -> int:
+    """How many 32-bit words one draw reads: 1 when every row's denominator is at most ``2**32``, else 2 (up to
+    :data:`MAX_DENOMINATOR`). The words of a draw are one number, the first word the most significant."""
+    top = max(int(d) for d in np.ravel(np.asarray(denominators, dtype=object)))
+    if not 1 <= top <= MAX_DENOMINATOR:
+        raise InvalidArgumentError(f"a table's denominators must lie in [1, 2^53], got {top}")
+    return 1 if top <= DENOMINATOR else 2
+
+
+@dataclass(frozen=True, eq=False)
+class DrawPlan:
+    """The integers a draw compares its words with (docs/theory.md section 7.5), shared by the Python sampler and
+    every export.
+
+    A draw reads ``words`` 32-bit words as one number ``W < 2**(32 words)`` (first word most significant), draws
+    again while ``W >= limits[x]``, and returns the number of the row's thresholds at or below ``W``. With ``s_x =
+    2**(32 words) // d_x`` (``d_x`` the row's denominator, ``S`` its cumulative counts), ``limits[x] = s_x d_x`` and
+    the thresholds are ``S_j s_x`` for the columns ``j`` before the row's last positive count: every outcome
+    ``o = floor(W / s_x)`` below ``d_x`` has exactly ``s_x`` numbers, so column ``j`` has probability
+    ``C[x, j] / d_x``.
+
+    Attributes
+    ----------
+    words : int
+        1 or 2.
+    limits : tuple of int
+        ``(k,)``; at most ``2**(32 words)`` (equal to it: nothing is drawn again).
+    cuts : (k, F - 1) ndarray of uint64
+        Row ``x``'s increasing thresholds in its first ``ends[x]`` entries (each below the row's limit), 0 after.
+    ends : (k,) ndarray of int64
+    """
+
+    words: int
+    limits: tuple[int, ...]
+    cuts: NDArray[np.uint64]
+    ends: NDArray[np.int64]
+
+    @staticmethod
+    def of(counts: NDArray[np.int64], denominators: Sequence[int] | NDArray[np.int64]) -> DrawPlan:
+        """The plan of ``counts`` (``(k, F)``, row ``x`` summing to ``denominators[x]``)."""
+        counts = np.asarray(counts, dtype=np.int64)
+        dens = [int(d) for d in denominators]
+        width = words_per_draw(dens)
+        scales = [(1 << (32 * width)) // d for d in dens]
+        cum = np.cumsum(counts[:, :-1], axis=1, dtype=np.int64)
+        valid = cum < np.asarray(dens, dtype=np.int64)[:, None]  # a prefix of each row: cumulative counts grow
+        scale = np.array([min(v, 2**64 - 1) for v in scales], dtype=np.uint64)  # 2^64 only for d = 1 (cuts 0)
+        cuts = np.where(valid, cum, 0).astype(np.uint64) * scale[:, None]  # each below 2^64: S_j < d_x
+        return DrawPlan(words=width, limits=tuple(s * d for s, d in zip(scales, dens)), cuts=cuts,
+                        ends=valid.sum(axis=1).astype(np.int64))
+
+    def row(self, x: int) -> list[int]:
+        """Row ``x``'s thresholds as Python integers."""
+        return [int(v) for v in self.cuts[x, :int(self.ends[x])]]
+
+    @staticmethod
+    def halves(value: int) -> list[int]:
+        """``value`` as ``[high, low]`` 32-bit halves (``high`` is ``2**32`` for a limit of ``2**64``): how the
+        exports hold these integers, exactly, in JavaScript's doubles."""
+        return [int(value) >> 32, int(value) & 0xFFFFFFFF]
+
+    def record(self) -> dict[str, Any]:
+        """The plan as the exports carry it: ``words``, and per row the limit and the thresholds as halves."""
+        return {"words": self.words, "limits": [self.halves(v) for v in self.limits],
+                "cuts": [[self.halves(v) for v in self.row(x)] for x in range(len(self.limits))]}
+
+
+def _read(words: Callable[[int], NDArray[np.uint64]], n: int, width: int) -> NDArray[np.uint64]:
+    """``n`` numbers of ``width`` words each from ``words``, in order (first word the most significant)."""
+    raw = np.asarray(words(n * width), dtype=np.uint64)
+    if width == 1:
+        return raw.copy()
+    pairs = raw.reshape(n, 2)
+    return (pairs[:, 0] << np.uint64(32)) | pairs[:, 1]
+
+
+def sample_grid(counts: NDArray[np.int64], denominator: int | NDArray[np.int64], rows: NDArray[np.int64],
+                words: Callable[[int], NDArray[np.uint64]]) -> NDArray[np.int64]:
+    """One column per respondent of row ``rows[i]`` of ``counts`` (``(k, F)``, row ``x`` summing to
+    ``denominator`` or ``denominator[x]``, at most ``2**53``): numbers of one 32-bit word from ``words(n)`` (two
+    words, the first the most significant, when a denominator exceeds ``2**32``), those at or above the row's
+    :class:`DrawPlan` limit drawn again (all of a draw's words, in order), then :func:`sample_counts` on the plan's
+    thresholds. No float and no modulo bias: column ``j`` has probability ``counts[x, j] / d_x`` exactly."""
+    counts = np.asarray(counts, dtype=np.int64)
+    dens = np.broadcast_to(np.asarray(denominator, dtype=np.int64), (counts.shape[0],))
+    return _draw(DrawPlan.of(counts, dens), np.asarray(rows, dtype=np.int64), words)
+
+
+def _draw(plan: DrawPlan, rows: NDArray[np.int64], words: Callable[[int], NDArray[np.uint64]]) -> NDArray[np.int64]:
+    """Numbers of ``plan.words`` words per respondent, each drawn again (all its words, in order) while at or above
+    its row's limit, then :func:`sample_counts`."""
+    top = 1 << (32 * plan.words)
+    limit = np.array([min(v, top - 1) for v in plan.limits], dtype=np.uint64)[rows]
+    bounded = np.array([v < top for v in plan.limits], dtype=bool)[rows]  # a limit of 2^(32 w): nothing redrawn
+    drawn = _read(words, rows.size, plan.words)
+    again = np.flatnonzero(bounded & (drawn >= limit))
+    while again.size:
+        drawn[again] = _read(words, again.size, plan.words)
+        again = again[drawn[again] >= limit[again]]
+    return sample_counts(plan, rows, drawn)
+
+
+#: Up to this many columns a draw counts the thresholds below its word column by column (else by row).
+FEW_COLUMNS = 32
+
+
+def sample_counts(plan: DrawPlan, rows: NDArray[np.int64], words: NDArray[np.uint64]) -> NDArray[np.int64]:
+    """The column of each drawn number: the count of row ``rows[i]``'s thresholds in ``plan`` at or below
+    ``words[i]`` (every number below its row's limit), i.e. ``j`` with ``S_{j-1} s <= words[i] < S_j s``; the one
+    sampler of designer (tables of up to :data:`FEW_COLUMNS` columns column by column, wider ones row by row)."""
+    cuts, ends = plan.cuts, plan.ends
+    if cuts.shape[1] + 1 <= FEW_COLUMNS:
+        out = np.zeros(rows.size, dtype=np.int64)
+        for j in range(cuts.shape[1]):  # the number of thresholds <= w
+            out += (np.take(ends, rows) > j) & (np.take(cuts[:, j], rows) <= words)
+        return out
+    out = np.empty(rows.size, dtype=np.int64)
+    for r in np.unique(rows):
+        sel = rows == r
+        out[sel] = np.searchsorted(cuts[r, :int(ends[r])], words[sel], side="right")
+    return out
+
+
 @dataclass(frozen=True)
 class ExactTable:
-    """Integer counts over :data:`DENOMINATOR` per input and output, certified within ``epsilon``.
+    """Integer counts per input and output over a denominator per row, certified within ``epsilon``.
 
     Attributes
     ----------
@@ -97,7 +247,8 @@ class ExactTable:
         Largest ``|count / D - mass|`` over the table: the rounding's cost (0 up to the masses' own float
         rounding for a design's exact grid).
     denominator : int
-        ``D``: :data:`DENOMINATOR` (``2**32``) for a rounded table, else the design's own grid (a die's 6).
+        ``D``: :data:`WIDE_DENOMINATOR` (``2**53``, two words per draw) for a table rounded from float masses,
+        ``2**32`` for masses on a power of two's grid, else the design's own grid (a die's 6).
     denominators : tuple of int
         Per-row denominators (an invariant design's rows ``x`` are over ``a_x M``, docs/theory.md section 12);
         empty when every row is over ``denominator``.
@@ -121,13 +272,23 @@ class ExactTable:
         return np.full(len(self.inputs), self.denominator, dtype=np.int64)
 
     @property
+    def words(self) -> int:
+        """32-bit words per draw: 1 when every row's denominator is at most ``2**32``, else 2."""
+        return words_per_draw(self.row_denominators)
+
+    @functools.cached_property
+    def plan(self) -> DrawPlan:
+        """The thresholds every draw from the table compares its words with (:class:`DrawPlan`)."""
+        return DrawPlan.of(self.counts, self.row_denominators)
+
+    @property
     def scale(self) -> int:
-        """``2**32 // D``: the 32-bit words per outcome of the grid."""
-        return DENOMINATOR // self.denominator
+        """``2**(32 words) // D``: the numbers a draw reads per outcome of the grid."""
+        return (1 << (32 * self.words)) // self.denominator
 
     @property
     def limit(self) -> int:
-        """Words at or above ``scale * D`` are drawn again (none when ``D`` divides ``2**32``)."""
+        """Numbers at or above ``scale * D`` are drawn again (none when ``D`` divides ``2**(32 words)``)."""
         return self.scale * self.denominator
 
     @property
@@ -137,6 +298,8 @@ class ExactTable:
             return "the design's exact fractions: integer counts over a denominator per row"
         if self.denominator == DENOMINATOR:
             return "integer counts over 2^32"
+        if self.denominator == WIDE_DENOMINATOR:
+            return "integer counts over 2^53 (two 32-bit words per draw)"
         return f"the design's exact fractions: integer counts over {self.denominator}"
 
     @property
@@ -167,57 +330,30 @@ class ExactTable:
 
     def sample(self, rows: NDArray[np.int64], source: WordSource) -> NDArray[np.int64]:
         """One output column per respondent of row ``rows[i]``: column ``j`` with probability
-        ``counts[rows[i], j] / D`` exactly (one 32-bit word each, drawn again while at or above :attr:`limit`)."""
-        return sample_grid(self.counts, self.row_denominators, np.asarray(rows, dtype=np.int64), source.words)
+        ``counts[rows[i], j] / d`` exactly (:attr:`words` 32-bit words each, drawn again while at or above the
+        row's limit; :func:`sample_grid`)."""
+        return _draw(self.plan, np.asarray(rows, dtype=np.int64), source.words)
 
 
-def sample_grid(counts: NDArray[np.int64], denominator: int | NDArray[np.int64], rows: NDArray[np.int64],
-                words: Callable[[int], NDArray[np.uint64]]) -> NDArray[np.int64]:
-    """One column per respondent of row ``rows[i]`` of ``counts`` (``(k, F)``, row ``x`` summing to
-    ``denominator`` or ``denominator[x]``): 32-bit words from ``words(n)``, those at or above the largest
-    multiple of the row's denominator below ``2**32`` drawn again, then :func:`sample_counts` on the counts in
-    words (times ``2**32 //`` the row's denominator)."""
-    dens = np.broadcast_to(np.asarray(denominator, dtype=np.int64), (np.shape(counts)[0],))
-    scale = (DENOMINATOR // dens).astype(np.int64)
-    limit = (scale * dens).astype(np.uint64)[rows]
-    drawn = words(rows.size)
-    again = np.flatnonzero(drawn >= limit)
-    while again.size:
-        drawn[again] = words(again.size)
-        again = again[drawn[again] >= limit[again]]
-    return sample_counts(np.asarray(counts, dtype=np.int64) * scale[:, None], rows, drawn)
-
-
-#: Up to this many columns a draw counts the cumulative counts below its word column by column (else by row).
-FEW_COLUMNS = 32
-
-
-def sample_counts(counts: NDArray[np.int64], rows: NDArray[np.int64], words: NDArray[np.uint64]
-                  ) -> NDArray[np.int64]:
-    """The column whose cumulative counts bracket each word: ``j`` with ``S_{j-1} <= words[i] < S_j`` in row
-    ``rows[i]`` of ``counts`` (``(k, F)``, rows summing to at most :data:`DENOMINATOR`, every word below the
-    sum); the one sampler of designer."""
-    cum = np.cumsum(counts, axis=1, dtype=np.uint64)
-    if cum.shape[1] <= FEW_COLUMNS:
-        out = np.zeros(rows.size, dtype=np.int64)
-        for j in range(cum.shape[1] - 1):  # the number of cumulative counts <= w
-            out += np.take(cum[:, j], rows) <= words
-        return out
-    out = np.empty(rows.size, dtype=np.int64)
-    for r in np.unique(rows):
-        sel = rows == r
-        out[sel] = np.searchsorted(cum[r], words[sel], side="right")
-    return out
-
-
-def round_rows(matrix: NDArray[np.float64]) -> NDArray[np.int64]:
-    """Counts over D with each row summing to D exactly: floors, then the largest remainders get one more."""
-    scaled = np.clip(matrix, 0.0, None) * DENOMINATOR
+def round_rows(matrix: NDArray[np.float64], denominator: int = DENOMINATOR) -> NDArray[np.int64]:
+    """Counts over ``denominator`` (a power of two up to ``2**53``) with each row summing to it exactly: the floors
+    of the masses times it (exact: a power of two), a row whose floats do not sum to 1 exactly moved towards it in
+    proportion to its masses, then the largest remainders get one more (the largest counts one less)."""
+    scaled = np.clip(np.asarray(matrix, dtype=np.float64), 0.0, None) * denominator
     base = np.floor(scaled).astype(np.int64)
-    short = DENOMINATOR - base.sum(axis=1)
-    order = np.argsort(-(scaled - base), axis=1, kind="stable")
-    for x in range(matrix.shape[0]):
-        base[x, order[x, : int(short[x])]] += 1
+    for x in range(base.shape[0]):
+        short = denominator - int(base[x].sum())
+        if abs(short) >= base.shape[1]:  # only over 2^53: the floats' own sum is off 1 by many units
+            share = np.floor(short * (scaled[x] / scaled[x].sum())).astype(np.int64)
+            base[x] += np.maximum(share, -base[x])
+            short = denominator - int(base[x].sum())
+        positive = np.flatnonzero(scaled[x] > 0)
+        if short > 0:
+            order = positive[np.argsort(-(scaled[x, positive] - np.floor(scaled[x, positive])), kind="stable")]
+            np.add.at(base[x], order[np.arange(short) % order.size], 1)
+        elif short < 0:
+            order = positive[np.argsort(-base[x, positive], kind="stable")]
+            np.add.at(base[x], order[np.arange(-short) % order.size], -1)
     return base
 
 
@@ -243,7 +379,8 @@ def grid_counts(matrix: NDArray[np.float64]) -> tuple[NDArray[np.int64], int] | 
 
 def table_of(probabilities: NDArray[np.float64]) -> tuple[NDArray[np.int64], int]:
     """The integer table a simulation draws from: a grid's exact counts (:func:`grid_counts`), else the rows
-    rounded over ``2**32`` (:func:`round_rows`); with its denominator."""
+    rounded over ``2**32`` (:func:`round_rows`; one word per draw, a simulation needs no more); with its
+    denominator."""
     grid = grid_counts(probabilities)
     if grid is not None and DENOMINATOR % grid[1] != 0:
         return grid
@@ -309,9 +446,9 @@ def exact_table(mech: Mechanism, *, epsilon: float | None = None, semantics: Any
     A mechanism whose masses are a grid's fractions (:func:`grid_counts`; a device design) gets those counts over
     their own denominator when they are within ``epsilon``. Otherwise the rows are mixed with a row every input
     shares (uniform over the singleton answers when each label has one, whose plausibility equals its belief;
-    else uniform over the answers) by the smallest weight ``2^-24 * 2^j``
-    whose rounded table is private in exact arithmetic, so a mechanism exactly at its budget stays within it:
-    such a mixture never raises a Shafer loss, nor a Walley loss when the shared row is Bayesian. Raises
+    else uniform over the answers) by the smallest weight ``2^-48 * 2^j`` whose table rounded over ``2**53``
+    (:func:`round_rows`) is private in exact arithmetic, so a mechanism exactly at its budget stays within it: such
+    a mixture never raises a Shafer loss, nor a Walley loss when the shared row is Bayesian. Raises
     :class:`CertificationError` when no weight below 1/2 certifies.
     """
     sem = Semantics.parse(semantics, "semantics")
@@ -337,9 +474,9 @@ def exact_table(mech: Mechanism, *, epsilon: float | None = None, semantics: Any
     if exact is not None:
         counts, dens = np.asarray(exact[0], dtype=np.int64), np.asarray(exact[1], dtype=np.int64)
         if not (counts.shape == matrix.shape and np.all(counts >= 0) and np.array_equal(counts.sum(axis=1), dens)
-                and np.all(dens <= DENOMINATOR)):
+                and np.all((dens >= 1) & (dens <= MAX_DENOMINATOR))):
             raise InvalidArgumentError("exact: counts must match the mechanism's shape, be >= 0 and sum per row to "
-                                       "that row's denominator (at most 2^32)")
+                                       "that row's denominator (at most 2^53)")
         if not all(counts_private(counts, focal, float(epsilon), loss, dens) for loss in losses):
             raise CertificationError(f"the design's exact table is not within eps = {epsilon:g}")
         change = float(np.abs(counts / dens[:, None] - matrix).max())
@@ -348,22 +485,21 @@ def exact_table(mech: Mechanism, *, epsilon: float | None = None, semantics: Any
                           semantics=sem, mix_weight=0.0, max_change=change, denominator=int(dens[0]),
                           denominators=() if uniform_rows else tuple(int(d) for d in dens))
     grid = grid_counts(matrix)
-    if grid is not None and DENOMINATOR % grid[1] != 0:  # a device's fractions (a power of two is one over 2^32)
+    if grid is not None:  # exact fractions: a device's over its own D, a power of two's as counts over 2^32
         counts, denominator = grid
+        if DENOMINATOR % denominator == 0:
+            counts, denominator = counts * (DENOMINATOR // denominator), DENOMINATOR
         if all(counts_private(counts, focal, float(epsilon), loss) for loss in losses):
             change = float(np.abs(counts / denominator - matrix).max())
             return ExactTable(inputs=tuple(mech.inputs), outputs=labels, counts=counts, epsilon=float(epsilon),
                               semantics=sem, mix_weight=0.0, max_change=change, denominator=denominator)
     weight = 0.0
     while weight < 0.5:
-        counts = round_rows((1 - weight) * matrix + weight * uniform)
-        used = counts.sum(axis=0) > 0
-        table = Mechanism(counts[:, used] / DENOMINATOR, inputs=mech.inputs, frame=frame,
-                          focal=[b for b, u in zip(focal, used) if u])
-        if all(is_private(table, float(epsilon), semantics=loss, exact=True) for loss in losses):
-            change = float(np.abs(counts / DENOMINATOR - matrix).max())
+        counts = round_rows((1 - weight) * matrix + weight * uniform, WIDE_DENOMINATOR)
+        if all(counts_private(counts, focal, float(epsilon), loss) for loss in losses):
+            change = float(np.abs(counts / WIDE_DENOMINATOR - matrix).max())
             return ExactTable(inputs=tuple(mech.inputs), outputs=labels, counts=counts, epsilon=float(epsilon),
-                              semantics=sem, mix_weight=weight, max_change=change)
+                              semantics=sem, mix_weight=weight, max_change=change, denominator=WIDE_DENOMINATOR)
         weight = FIRST_MIX if weight == 0 else 2 * weight
-    raise CertificationError(f"no table over 2^32 of this mechanism is within eps = {epsilon:g} even mixed half "
+    raise CertificationError(f"no table over 2^53 of this mechanism is within eps = {epsilon:g} even mixed half "
                              "with the uniform row: the mechanism is not within that budget")

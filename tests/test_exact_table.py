@@ -22,7 +22,7 @@ from designer import DesignProblem, Mechanism, design, load_problem
 from designer.cli import main
 from designer.constructors import Q_GWRR, Q_WRR, Q_2x3
 from designer.exact_table import (
-    DENOMINATOR,
+    WIDE_DENOMINATOR,
     ExactTable,
     OsRandom,
     SeededRandom,
@@ -63,12 +63,13 @@ CASES = [(Q_WRR(1.0), "sldp"), (Q_2x3(0.6, 0.2), "sldp"), (Q_2x3(0.6, 0.2), "wld
 @pytest.mark.parametrize("mech, semantics", CASES)
 def test_tables_are_within_the_mechanisms_own_loss_exactly(mech, semantics):
     table = exact_table(mech, semantics=semantics)
-    assert np.all(table.counts.sum(axis=1) == DENOMINATOR) and np.all(table.counts >= 0)
+    assert table.denominator == WIDE_DENOMINATOR == 2**53 and table.words == 2
+    assert np.all(table.counts.sum(axis=1) == 2**53) and np.all(table.counts >= 0)
     if semantics in ("sldp", "both"):
         assert _shafer_ok(table.counts, table.epsilon)
     if semantics in ("wldp", "both"):
         assert _walley_ok(table, [int(b) for b in mech.focal], mech.l, table.epsilon)
-    assert table.max_change <= table.mix_weight + 2.0**-31
+    assert table.max_change <= table.mix_weight + 2.0**-52
     assert len(table.sha256) == 64 and table.sha256 == exact_table(mech, semantics=semantics).sha256
 
 
@@ -110,19 +111,22 @@ class _Words:
 
 
 def test_a_word_selects_the_column_its_cumulative_counts_bracket():
+    """A table over 2^53 reads two words per draw, W = 2^32 w1 + w2, each of the 2^53 outcomes 2^11 numbers long:
+    W = S_j 2^11 is column j + 1's first number, one below it column j's last."""
     table = exact_table(Q_2x3(0.6, 0.2))
     for x in range(2):
-        cum = np.cumsum(table.counts[x])
-        words, expected = [0, DENOMINATOR - 1], [int(np.flatnonzero(table.counts[x])[0]),
-                                                 int(np.flatnonzero(table.counts[x])[-1])]
-        for j in range(cum.size - 1):
+        cum = [sum(int(c) for c in table.counts[x][:j + 1]) for j in range(table.counts.shape[1])]
+        numbers, expected = [0, 2**64 - 1], [int(np.flatnonzero(table.counts[x])[0]),
+                                             int(np.flatnonzero(table.counts[x])[-1])]
+        for j in range(len(cum) - 1):
             if table.counts[x, j] > 0:
-                words += [int(cum[j]) - 1]
+                numbers += [cum[j] * 2**11 - 1]
                 expected += [j]
             if table.counts[x, j + 1] > 0:
-                words += [int(cum[j])]
+                numbers += [cum[j] * 2**11]
                 expected += [j + 1]
-        got = table.sample(np.full(len(words), x), _Words(words))
+        words = [w for v in numbers for w in (v >> 32, v & 0xFFFFFFFF)]
+        got = table.sample(np.full(len(numbers), x), _Words(words))
         assert list(got) == expected
 
 
@@ -132,7 +136,7 @@ def test_operating_system_draws_fit_the_table():
     for x in range(2):
         drawn = table.sample(np.full(n, x), OsRandom())
         observed = np.bincount(drawn, minlength=table.counts.shape[1])
-        expected = table.counts[x] / DENOMINATOR * n
+        expected = table.counts[x] / table.denominator * n
         assert chisquare(observed, expected).pvalue > 1e-6
 
 
@@ -152,10 +156,11 @@ def test_a_seeded_draw_can_be_undone_and_the_release_path_has_no_seed(tmp_path, 
     assert "anyone who knows the seed can undo it" in capsys.readouterr().err
     released = out.read_text().split()[1:]
     table = exact_table(Q_WRR(1.0))
-    words = SeededRandom(2).words(truth.size)
-    cut_yes, cut_no = int(table.counts[0, 0]), int(table.counts[1, 0])  # column 0 is {yes}
-    low, high = min(cut_yes, cut_no), max(cut_yes, cut_no)
-    revealing = (words >= low) & (words < high)
+    pairs = SeededRandom(2).words(2 * truth.size).reshape(-1, 2)  # two words per draw over 2^53
+    numbers = [(int(a) << 32) | int(b) for a, b in pairs]
+    cut_yes, cut_no = (int(table.counts[x, 0]) * table.plan.limits[x] // table.denominator for x in (0, 1))
+    low, high = min(cut_yes, cut_no), max(cut_yes, cut_no)  # column 0 is {yes}
+    revealing = np.array([low <= v < high for v in numbers])
     guess = np.where(np.asarray(released) == "{yes}", "yes", "no")  # the answer that only the truth gives there
     recovered = guess[revealing]
     assert revealing.mean() > 0.4 and np.all(recovered == truth[revealing])
@@ -206,7 +211,8 @@ def test_every_bundled_problem_exports_a_table_within_its_budget(name):
     problem = load_problem(f"problems/{name}.toml")
     mech = design(problem).mechanism
     table = randomizer_for(mech, epsilon=problem.epsilon, semantics=problem.semantics.value).table
-    assert table.epsilon == problem.epsilon and np.all(table.counts.sum(axis=1) == DENOMINATOR)
+    assert table.epsilon == problem.epsilon and np.all(table.counts.sum(axis=1) == table.denominator)
+    assert table.denominator in (2**53, 2**32) or (table.denominator <= 100_000 and table.words == 1)
     if problem.semantics.shafer:
         assert _shafer_ok(table.counts, problem.epsilon)
     if problem.semantics.walley:
@@ -284,7 +290,7 @@ def test_a_device_design_keeps_its_fractions_and_words_past_the_limit_are_drawn_
     words = [3 * scale, 2**32 - 1, edge - 1, edge, 0]
     got = table.sample(np.zeros(3, dtype=np.int64), _Stream(words))
     assert list(got) == [second, first, first]
-    assert grid_counts(Q_WRR(1.0).matrix) is None and exact_table(Q_WRR(1.0)).denominator == DENOMINATOR
+    assert grid_counts(Q_WRR(1.0).matrix) is None and exact_table(Q_WRR(1.0)).denominator == WIDE_DENOMINATOR
     n = 120_000
     drawn = table.sample(np.full(n, 1), OsRandom())
     assert chisquare(np.bincount(drawn, minlength=2), counts[1] / 3 * n).pvalue > 1e-6

@@ -5,10 +5,12 @@ A released categorical variable keeps its distribution ``pi`` in expectation whe
 for every category ``y``: linear constraints, added to the design's linear program (singleton answers only; a
 set is not a category of the released variable). The program is solved in floats; the release is integers. With
 ``pi = a / Q`` exactly (the prior as written, or a file's counts), row ``x`` becomes counts ``J[x, :]`` over
-``a_x M`` whose column sums are ``a_y M``: then ``sum_x pi_x J[x, y] / (a_x M) = a_y / Q = pi_y`` exactly. ``J``
-is the program's joint table ``a_x M P[x, y]`` rounded with its margins kept (each entry down or up, the ups
-placed by a maximum flow), after mixing ``P`` with the shared row ``pi`` by the smallest weight ``2^-24 2^j``
-whose table certifies: a shared row keeps the prior invariant and never raises a ratio.
+``a_x M`` (``M = floor(2^53 / max a)``: two 32-bit words per draw) whose column sums are ``a_y M``: then
+``sum_x pi_x J[x, y] / (a_x M) = a_y / Q = pi_y`` exactly. ``P`` is mixed with the shared row ``pi`` by the smallest
+weight ``2^-52 2^j`` whose table certifies (a shared row keeps the prior invariant and never raises a ratio), made
+exactly row-stochastic and invariant in rational arithmetic, and ``J`` is ``a_x M P[x, y]`` rounded with its margins
+kept (each entry down or up, the ups placed by a maximum flow). The table's objective is released only within
+:data:`INVARIANT_RTOL` (``1e-9``, relative) of the program's optimum.
 """
 
 from __future__ import annotations
@@ -36,20 +38,27 @@ from .result import DesignResult
 __all__ = ["InvariantTable", "design_invariant", "design_strata", "exact_prior", "invariant_program",
            "invariant_table"]
 
-#: Largest row denominator ``a_x M`` (one 32-bit word per draw, rejection above the largest multiple).
-MAX_ROW_DENOMINATOR = 2**32
-#: Fewest counts per unit of ``a_x``: below it the table would be too coarse to keep the optimum (a prior written
-#: with too many digits, or a file of more than about 400,000 rows, whose counts are its prior).
-MIN_SCALE = 10_000
-#: First weight of the shared row ``pi`` mixed in before rounding, doubled until the table certifies.
-FIRST_MIX = 2.0**-24
+#: Largest row denominator ``a_x M`` (two 32-bit words per draw, rejection above the largest multiple below 2^64;
+#: every count is a double exactly, so a design file's JSON and the exported JavaScript hold it exactly).
+MAX_ROW_DENOMINATOR = 2**53
+#: Fewest counts per unit of ``a_x`` (2^24): below it the table would be too coarse to keep the optimum to
+#: :data:`INVARIANT_RTOL` (a prior written with too many digits, or a file of more than about 5 10^8 rows).
+MIN_SCALE = 2**24
+#: First weight of the shared row ``pi`` mixed in before rounding, doubled until the table certifies (the rows hold
+#: ``2^53 pi_x / max pi`` counts, so a ratio at the budget moves by about ``1e-16 / (pi_x P[x, y])``).
+FIRST_MIX = 2.0**-52
 #: Bisection steps from the first passing doubled weight down towards the last failing one (each step keeps a
 #: weight only if its table certifies).
 REFINE_STEPS = 6
-#: An invariant table's objective may fall short of the program's optimum by at most this (relative): a row's
-#: counts are ``2^32 pi_x / max pi`` at most, so rows of rare categories hold a ratio at the budget only to about
-#: ``max pi / (2^32 pi_x P[x, y])`` (docs/theory.md section 12.2); the shortfall is printed with every design.
-INVARIANT_RTOL = 1e-3
+#: The release rule: an invariant table's objective may fall short of the program's optimum by at most this
+#: (relative; docs/theory.md section 12.2); the shortfall is printed with every design.
+INVARIANT_RTOL = 1e-9
+
+
+#: HiGHS' tolerances for the invariant program: at large budgets its default 1e-7 (and designer's 1e-9) let a cell
+#: of a rare column that the optimum holds at about 1e-11 come back as 0, which the table's mix would then pay for
+#: with about 1e-8 of the objective.
+INVARIANT_TOLERANCES = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
 
 
 #: A prior share is read as the simplest fraction this close to its float (the float of 0.3, or of 1/3, or one a
@@ -118,6 +127,8 @@ def invariant_program(problem: DesignProblem, prior: Sequence[float] | NDArray[n
     c = np.r_[gain.ravel().astype(np.float64), np.zeros(2 * k)]
     program = LinearProgram(c=c, A_ub=a_ub, b_ub=np.zeros(a_ub.shape[0]), A_eq=sp.csr_matrix(a_eq), b_eq=b_eq,
                             lb=np.zeros(n), ub=np.full(n, np.inf))
+    if (solver or "HIGHS").upper() == "HIGHS":  # HiGHS' tightest tolerances, unless the caller sets them
+        options = {**INVARIANT_TOLERANCES, **(options or {})}
     outcome = require_solution(solve_lp(program, solver=solver, options=options), "the invariant program")
     if outcome.status is Status.INFEASIBLE or outcome.z is None:
         raise InfeasibleDesignError("no invariant design meets the problem")  # P = 1 pi^T always does
@@ -154,24 +165,26 @@ def _rows_private(counts: NDArray[np.int64], denominators: NDArray[np.int64], ep
                for y in range(counts.shape[1]) for x in range(k) for x2 in range(k) if x != x2)
 
 
-def _round_with_margins(target: NDArray[np.float64], row_sums: NDArray[np.int64], col_sums: NDArray[np.int64]
+def _round_with_margins(target: list[list[Fraction]], row_sums: NDArray[np.int64], col_sums: NDArray[np.int64]
                         ) -> NDArray[np.int64] | None:
-    """Integers, each ``target`` entry rounded down or up, with exactly the given margins (the ups placed by a
-    maximum flow: rows with a shortfall to columns with one, through cells with a fractional part)."""
+    """Integers, each ``target`` entry (exact rationals whose margins are the given ones) rounded down or up, with
+    exactly the given margins: the floors, then one more on as many cells with a fractional part as each row and
+    column lacks, placed by a maximum flow (rows to columns through those cells; it exists because the fractional
+    parts themselves are such a flow)."""
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import maximum_flow
 
-    base = np.floor(target).astype(np.int64)
+    base = np.array([[math.floor(v) for v in row] for row in target], dtype=np.int64)
     short_rows = row_sums - base.sum(axis=1)
     short_cols = col_sums - base.sum(axis=0)
     if np.any(short_rows < 0) or np.any(short_cols < 0) or short_rows.sum() != short_cols.sum():
         return None
-    k, l = target.shape
+    k, l = base.shape
     source, sink = 0, k + l + 1
     edges = [(source, 1 + x, int(short_rows[x])) for x in range(k) if short_rows[x] > 0]
-    edges += [(1 + x, 1 + k + y, 1) for x in range(k) for y in range(l) if target[x, y] > base[x, y]]
+    edges += [(1 + x, 1 + k + y, 1) for x in range(k) for y in range(l) if target[x][y] > int(base[x, y])]
     edges += [(1 + k + y, sink, int(short_cols[y])) for y in range(l) if short_cols[y] > 0]
-    if not edges:
+    if not edges or short_rows.sum() == 0:
         return base if short_rows.sum() == 0 else None
     u, v, c = (np.array(t, dtype=np.int32) for t in zip(*edges))
     graph = csr_matrix((c, (u, v)), shape=(k + l + 2, k + l + 2))
@@ -182,23 +195,33 @@ def _round_with_margins(target: NDArray[np.float64], row_sums: NDArray[np.int64]
     return base + np.clip(moved, 0, None).astype(np.int64)
 
 
-def _balance(target: NDArray[np.float64], row_sums: NDArray[np.float64], col_sums: NDArray[np.float64]
-             ) -> NDArray[np.float64]:
-    """Scale rows and columns until both margins are the given ones (iterative proportional fitting)."""
-    t = target.copy()
-    for _ in range(200):
-        t *= (row_sums / np.maximum(t.sum(axis=1), 1e-300))[:, None]
-        t *= (col_sums / np.maximum(t.sum(axis=0), 1e-300))[None, :]
-        if np.abs(t.sum(axis=1) - row_sums).max() <= 1e-6:  # counts: far below the rounding's unit
-            break
-    return t
+def _exact_mix(matrix: NDArray[np.float64], prior: Sequence[Fraction], column: Sequence[int], weight: float
+               ) -> list[list[Fraction]] | None:
+    """``(1 - t) P + t 1 pi^T`` in rational arithmetic (``P`` the solver's floats, each exactly), then corrected
+    to rows summing to 1 and ``sum_x pi_x P[x, y(z)] = pi_z`` exactly by ``r pi^T + 1 c^T`` (``r`` the rows'
+    shortfalls, ``c`` what the columns then lack): a change of the order of the solver's residuals (about
+    ``1e-16``), small beside the mix ``t pi_y`` in every cell. None when a cell would be negative."""
+    k, l = matrix.shape
+    t = Fraction(weight)
+    shared = [Fraction(0)] * l
+    for z in range(k):
+        shared[column[z]] = prior[z]
+    mixed = [[(1 - t) * Fraction(float(v)) + t * shared[y] for y, v in enumerate(row)] for row in matrix]
+    short = [1 - sum(row, Fraction(0)) for row in mixed]
+    mixed = [[v + short[x] * shared[y] for y, v in enumerate(row)] for x, row in enumerate(mixed)]
+    lack = [Fraction(0)] * l
+    for z in range(k):
+        y = column[z]
+        lack[y] = prior[z] - sum((prior[x] * mixed[x][y] for x in range(k)), Fraction(0))
+    out = [[v + lack[y] for y, v in enumerate(row)] for row in mixed]
+    return out if all(v >= 0 for row in out for v in row) else None
 
 
 def invariant_table(problem: DesignProblem, matrix: NDArray[np.float64], prior: Sequence[Fraction]
                     ) -> InvariantTable:
     """The exact, certified table of a solved invariant program ``matrix`` (``(k, l)``, frame order) keeping
     ``prior`` (Fractions summing to 1). Raises :class:`CertificationError` when no mix below 1/2 certifies, and
-    :class:`InvalidProblemError` when the prior's denominators leave no room for a table over 32-bit words."""
+    :class:`InvalidProblemError` when the prior's denominators leave no room for a table over two 32-bit words."""
     k = problem.k
     column = [problem.frame.index(x) for x in problem.inputs]
     q = math.lcm(*(p.denominator for p in prior))
@@ -207,17 +230,18 @@ def invariant_table(problem: DesignProblem, matrix: NDArray[np.float64], prior: 
     if scale < MIN_SCALE:
         raise InvalidProblemError(
             f"the prior's exact shares have denominator {q}: a row of an exact table would get fewer than "
-            f"{MIN_SCALE} counts per unit; give the prior to fewer digits (e.g. rounded to 1e-4) in the problem")
+            f"2^{MIN_SCALE.bit_length() - 1} counts per unit; give the prior to fewer digits (e.g. rounded to 1e-6) "
+            "in the problem")
     rows = a * scale
     cols = np.zeros(k, dtype=np.int64)
     cols[column] = a * scale  # column y(z) sums to a_z M
-    pi = np.array([float(p) for p in prior])
-    shared = np.zeros_like(matrix)
-    shared[:, column] = pi
+    clean = np.clip(np.asarray(matrix, dtype=np.float64), 0.0, None)
+
     def attempt(weight: float) -> NDArray[np.int64] | None:
-        mixed = (1 - weight) * matrix + weight * shared
-        mixed[mixed < 1e-13] = 0.0
-        target = _balance(rows[:, None] * mixed, rows.astype(float), cols.astype(float))
+        mixed = _exact_mix(clean, prior, column, weight)
+        if mixed is None:
+            return None
+        target = [[int(rows[x]) * v for v in row] for x, row in enumerate(mixed)]  # margins a_x M and a_z M exactly
         joint = _round_with_margins(target, rows, cols)
         if joint is not None and _rows_private(joint, rows, problem.epsilon) \
                 and invariance_holds(joint, rows, prior, column):
@@ -263,12 +287,14 @@ def design_invariant(problem: DesignProblem, prior: Sequence[float | Fraction] |
     matrix, optimum, used = invariant_program(problem, floats, solver=solver, options=options)
     table = invariant_table(problem, matrix, exact)
     focal = [1 << j for j in range(problem.l)]
-    mech = Mechanism(table.counts / table.denominators[:, None], inputs=problem.inputs, frame=problem.frame,
+    masses = np.array([[float(Fraction(int(c), int(d))) for c in row] for row, d in zip(table.counts,
+                                                                                      table.denominators)])
+    mech = Mechanism(masses, inputs=problem.inputs, frame=problem.frame,
                      focal=focal)
     gain = objective_matrix(problem, np.asarray(focal, dtype=np.int64))
     value = float(sum(Fraction(float(gain[x, y])) * Fraction(int(table.counts[x, y]), int(table.denominators[x]))
                       for x in range(problem.k) for y in range(problem.l)))
-    if value < optimum - INVARIANT_RTOL * abs(optimum) - 1e-12:  # the release rule, at a table's granularity
+    if value < optimum - INVARIANT_RTOL * abs(optimum) - 1e-13:  # the release rule (1e-13: an optimum of 0)
         raise CertificationError(
             f"the invariant design's exact table gives objective {value:.10g}, more than {INVARIANT_RTOL:g} "
             f"(relative) below the program's optimum {optimum:.10g} (mixed with the prior by {table.mix_weight:g} to "
