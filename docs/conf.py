@@ -13,7 +13,7 @@ import designer  # noqa: E402  (after the path: the extension and the package)
 
 project = "designer"
 author = "the designer developers"
-copyright = "2026, the designer developers"  # noqa: A001
+copyright = "2026, the designer developers"
 version = release = designer.__version__
 
 extensions = [
@@ -30,8 +30,8 @@ extensions = [
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build", "_generated", "**.ipynb_checkpoints", "auto_examples/*.ipynb", "auto_examples/*.py",
-                    "auto_examples/*.zip", "auto_examples/*.json"]
+exclude_patterns = ["_build", "_generated", "sg_execution_times.rst", "**.ipynb_checkpoints", "auto_examples/*.ipynb",
+                    "auto_examples/*.py", "auto_examples/*.zip", "auto_examples/*.json"]
 templates_path = ["_templates"]
 
 # MyST: docs/theory.md is included as it is; $...$ maths, heading anchors for the guide's cross-links.
@@ -52,6 +52,7 @@ html_theme = "pydata_sphinx_theme"
 html_title = f"designer {release}"
 html_theme_options = {
     "navbar_align": "left",
+    "header_links_before_dropdown": 4,
     "show_toc_level": 2,
     "navigation_with_keys": False,
     "footer_start": ["copyright"],

@@ -134,9 +134,10 @@ def _flag_entry(parser: argparse.ArgumentParser, action: argparse.Action) -> lis
         facts.append(f"default: ``{default}``")
     if action.option_strings and action.nargs == 0:
         facts.append("a switch")
-    if getattr(action, "container", None) is not None and action.nargs in ("*", "+") or isinstance(
-            action, argparse._AppendAction):
-        facts.append("may be repeated" if isinstance(action, argparse._AppendAction) else "several values")
+    if isinstance(action, argparse._AppendAction):
+        facts.append("may be repeated")
+    elif action.nargs in ("*", "+"):
+        facts.append("several values")
     body = " ".join(" ".join(text.split()).split("\n"))
     out = [f"``{head}``", f"   {_escape(body) if body else '(no description)'}"]
     if facts:

@@ -1,0 +1,152 @@
+"""The documentation's promises: every command line and Python block of the user guide runs, the pages cover every
+command, the README stays short, and the generated reference pages name every public name, command and flag.
+
+Each guide page runs in a scratch copy of examples/ and problems/, its ``designer`` lines in order (a page's later
+lines read what its earlier lines wrote), then its Python blocks; the pages run as separate tests, so
+``pytest -n 2`` spreads them over both workers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import pathlib
+import re
+import shlex
+import shutil
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+GUIDE = ROOT / "docs" / "guide"
+#: The guide, and every other page of docs/ (the other pages' command lines are run too).
+PAGES = sorted(GUIDE.glob("*.md")) + sorted((ROOT / "docs").glob("*.md"))
+#: Commands shown but not run here: the studio serves a web app until it is stopped (tests/ drive it in a browser).
+NOT_RUN = ("studio",)
+
+
+def _load_generator():
+    spec = importlib.util.spec_from_file_location("designer_docs", ROOT / "docs" / "_ext" / "designer_docs.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("designer_docs", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+docs_gen = _load_generator()
+
+
+def shell_lines(path: pathlib.Path) -> list[str]:
+    return docs_gen.shell_lines(path.read_text())
+
+
+def run_lines(path: pathlib.Path) -> list[str]:
+    return [line for line in shell_lines(path) if line.split()[1] not in NOT_RUN]
+
+
+def python_blocks(path: pathlib.Path) -> list[str]:
+    text = path.read_text()
+    return [b.split("```", 1)[0] for b in text.split("```python")[1:]]
+
+
+@pytest.fixture
+def scratch(tmp_path, monkeypatch):
+    for folder in ("examples", "problems"):
+        shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("output"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_the_guide_has_pages_with_commands():
+    assert len(list(GUIDE.glob("*.md"))) >= 10
+    assert sum(len(shell_lines(p)) for p in PAGES) >= 40
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if run_lines(p) or python_blocks(p)], ids=lambda p: p.stem)
+def test_guide_page_runs(page, scratch, capsys):
+    from designer.cli import main
+
+    for line in run_lines(page):
+        code = main([*shlex.split(line)[1:], "--quiet"])
+        captured = capsys.readouterr()
+        assert code == 0, (page.name, line, captured.err)
+        assert captured.out.strip(), (page.name, line)
+        for flag in ("--out", "--plot", "--curve-plot", "--report", "--instructions"):
+            argv = shlex.split(line)
+            if flag in argv:
+                written = scratch / argv[argv.index(flag) + 1]
+                assert written.exists() and (written.is_dir() or written.stat().st_size > 0), (line, flag)
+    for block in python_blocks(page):
+        exec(compile(block, str(page), "exec"), {})
+        capsys.readouterr()
+
+
+def test_the_readme_and_the_guide_show_every_command():
+    from designer.cli import COMMANDS
+
+    readme = docs_gen.shell_lines((ROOT / "README.md").read_text())
+    shown = {line.split()[1] for line in readme} | {line.split()[1] for p in PAGES for line in shell_lines(p)}
+    assert shown >= {name for name, *_ in COMMANDS}
+
+
+def test_every_figure_a_page_shows_is_drawn_by_one_of_its_lines():
+    """The site draws a guide page's figures with the page's own command lines (docs/_ext/designer_docs.py)."""
+    for page in PAGES:
+        shown = set(re.findall(r"_generated/figures/([\w.-]+\.png)", page.read_text()))
+        written = set()
+        for line in shell_lines(page):
+            argv = shlex.split(line)
+            written |= {argv[i + 1] for i, a in enumerate(argv[:-1]) if a in docs_gen.FIGURE_FLAGS}
+        assert shown <= written, (page.name, shown - written)
+
+
+def test_guide_links_point_at_pages_that_exist():
+    for page in [*PAGES, ROOT / "README.md", ROOT / "docs" / "index.md"]:
+        for target in re.findall(r"\]\(([^)#:\s]+\.md)(?:#[\w-]+)?\)", page.read_text()):
+            assert (page.parent / target).exists(), (page.name, target)
+
+
+def test_readme_is_at_most_250_lines():
+    assert len((ROOT / "README.md").read_text().splitlines()) <= 250
+
+
+def test_api_reference_names_every_public_name(tmp_path):
+    """Every name of designer.__all__ and of each public module's __all__ is on the API page: as an entry of its
+    own, or as a link to the page of the same object under an earlier namespace."""
+    page = tmp_path / "api.rst"
+    docs_gen.write_api(page)
+    text = page.read_text()
+    namespaces = docs_gen.public_namespaces()
+    assert namespaces[0][0] == "designer"
+    assert {name for name, _ in namespaces} >= {"designer", "designer.privacy", "designer.design"}
+    sections = re.split(r"\n``(designer[\w.]*)``\n-+\n", text)
+    by_module = dict(zip(sections[1::2], sections[2::2]))
+    for module, names in namespaces:
+        body = by_module[module]
+        listed = set(re.findall(r"^   (\w+)$", body, flags=re.M))
+        linked = set(re.findall(rf":py:obj:`{re.escape(module)}\.(\w+) <", body))
+        assert set(names) == listed | linked, module
+        assert not listed & linked, module
+
+
+def test_cli_reference_names_every_command_flag_and_default(tmp_path):
+    from designer.cli import build_parser
+
+    page = tmp_path / "cli.rst"
+    docs_gen.write_cli(page)
+    text = page.read_text()
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    sections = dict(re.findall(r"\ndesigner (\w+)\n-+\n(.*?)(?=\n\.\. _cli-|\Z)", text, flags=re.S))
+    assert set(sections) == set(sub.choices)
+    for name, child in sub.choices.items():
+        for action in child._actions:
+            if action.help == argparse.SUPPRESS or isinstance(action, argparse._HelpAction):
+                continue
+            for option in action.option_strings:
+                assert f"``{option}" in sections[name] or f", {option}" in sections[name], (name, option)
+            default = docs_gen._default(action)
+            if default is not None:
+                assert f"default: ``{default}``" in sections[name], (name, action.dest, default)
