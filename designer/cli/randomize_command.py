@@ -82,6 +82,12 @@ def design_of(path: str, data_prior: Any = None) -> Design:
     return Design(file.mechanism, None, "the mechanism's own loss", file.exact, file.prior)
 
 
+#: A drawn table whose masses differ from the design's by at most this is the design: the rounding to counts over
+#: 2^32 and the smallest certifying mix (2^-24 of a shared row) move a mass by about 1e-8, a bias far below any
+#: survey's sampling error; a larger change is refused, or released with --repair (docs/theory.md section 7.6).
+DRAWN_TOLERANCE = 1e-6
+
+
 def _table(path: str, semantics: str, allocation: str, data_prior: Any = None, *, repair: bool = False) -> Drawn:
     """The certified exact table of one variable's design. A table that draws from anything but the design (a
     WLDP allocation beyond the budget, a rounding that needed a mix) is refused unless ``repair``: what is
@@ -113,7 +119,7 @@ def _table(path: str, semantics: str, allocation: str, data_prior: Any = None, *
             table = exact_table(mech, epsilon=epsilon, semantics="sldp")
     except (CertificationError, InvalidArgumentError) as exc:
         raise CommandError(f"{path}: {exc}") from None
-    if table.mix_weight == 0:
+    if table.mix_weight == 0 or table.max_change <= DRAWN_TOLERANCE:
         return Drawn(table, mech, basis, None, detail)
     stated = epsilon if epsilon is not None else own
     why = (f"its {allocation} allocation's precise answers have Shafer loss {own:.6g} > the budget {stated:g}"

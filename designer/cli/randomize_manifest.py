@@ -146,15 +146,21 @@ def _manifest(release: Release, source: str, n: int, files: dict[str, dict[str, 
 
     args = release.args
 
+    def output(column: str) -> str:
+        """The column of the randomized file holding the variable's answers."""
+        return column if args.variable else "response"
+
     def variable(column: str, path: str, entry: Any) -> dict[str, Any]:
         if isinstance(entry, Stratified):
-            return {"column": column, "design": path, "epsilon": entry.epsilon, "strata_column": args.strata,
+            return {"column": column, "output_column": output(column), "design": path, "epsilon": entry.epsilon,
+                    "strata_column": args.strata,
                     "strata": [{"stratum": s, "design_file": files[column][s], "budget_from": basis,
                                 "epsilon": t.epsilon, "sha256": t.sha256, "outputs": list(t.outputs),
                                 "certificate": _certificate(t, _detail(result), None),
                                 **invariance_record(args, column, s, prior, mech, release.prior)}
                                for s, (t, mech, basis, prior, result) in entry.designs.items()]}
-        record = {"column": column, "design": path, "budget_from": entry.basis, "epsilon": entry.table.epsilon,
+        record = {"column": column, "output_column": output(column), "design": path, "budget_from": entry.basis,
+                  "epsilon": entry.table.epsilon,
                   "sha256": entry.table.sha256, "outputs": list(entry.table.outputs),
                   "certificate": _certificate(entry.table, entry.certificate, entry.repair),
                   **invariance_record(args, column, "", entry.prior, entry.mechanism, release.prior)}

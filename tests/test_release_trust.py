@@ -1,0 +1,200 @@
+"""What a release draws is what the analyst gets, and its small print holds (docs/theory.md sections 7.5-7.7).
+
+Checked against computations the release code does not use: the drawn channel against the allocation's member
+mixed with the uniform row by hand, estimates from a seeded release against the file's true shares, budgets in
+Fractions of the decimals written, the manifest's repair fields against the design command's own certificate."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from designer.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+GWRR = str(ROOT / "problems" / "gwrr-dont-know.toml")
+
+
+def _run(argv, capsys):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _truth(path: Path, answers: list[str], column: str = "answer") -> None:
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["id", column])
+        w.writerows([(i + 1, a) for i, a in enumerate(answers)])
+
+
+@pytest.fixture
+def gwrr(tmp_path, capsys):
+    path = tmp_path / "gwrr.json"
+    assert _run(["design", GWRR, "--out", path], capsys)[0] == 0
+    return path
+
+
+def test_a_wldp_allocation_beyond_the_budget_is_refused_and_nothing_is_written(tmp_path, capsys, gwrr):
+    _truth(tmp_path / "truth.csv", ["yes", "no"] * 50)
+    before = sorted(os.listdir(tmp_path))
+    code, out, err = _run(["randomize", tmp_path / "truth.csv", "--mechanism", gwrr, "--column", "answer",
+                           "--out", tmp_path / "r.csv", "--semantics", "wldp", "--allocation", "1"], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert f"{gwrr}: its 1 allocation's precise answers have Shafer loss 1.29414 > the budget 1" in err
+    assert "--repair" in err and "--semantics wldp" in err
+    assert sorted(os.listdir(tmp_path)) == before
+
+
+def test_a_repaired_release_writes_the_drawn_channel_and_estimates_from_it_cover_the_truth(tmp_path, capsys, gwrr):
+    from designer.release import open_mechanism_file
+
+    rng = np.random.default_rng(11)
+    truth = rng.choice(["yes", "no"], size=40_000, p=[0.3, 0.7]).tolist()
+    _truth(tmp_path / "truth.csv", truth)
+    code, out, err = _run(["randomize", tmp_path / "truth.csv", "--mechanism", gwrr, "--column", "answer",
+                           "--out", tmp_path / "r.csv", "--semantics", "wldp", "--allocation", "1", "--repair",
+                           "--seed", "5", "--simulation"], capsys)
+    assert code == 0, err
+    assert "drawn from a repaired channel" in err
+    drawn_path = tmp_path / "r.csv.answer.drawn.json"
+    manifest = json.loads((tmp_path / "r.csv.manifest.json").read_text())
+    record = manifest["variables"][0]
+    assert record["drawn_mechanism"]["path"] == str(drawn_path)
+    assert record["drawn_mechanism"]["sha256"] == hashlib.sha256(drawn_path.read_bytes()).hexdigest()
+    certificate = record["certificate"]
+    assert certificate["repaired"] is True and certificate["violation_before_repair"] == pytest.approx(0.29414, 1e-4)
+    assert "not the design" in certificate["summary"]
+    # The drawn channel, computed here: lambda = 1 sends {yes, no} to the truth; mixed with the uniform row by t.
+    design = open_mechanism_file(gwrr).mechanism
+    cols = {tuple(s): j for j, s in enumerate(design.focal_sets)}
+    t = certificate["mix_weight"]
+    member = np.array([[design.matrix[0, cols[("yes",)]] + design.matrix[0, cols[("yes", "no")]],
+                        design.matrix[0, cols[("no",)]]],
+                       [design.matrix[1, cols[("yes",)]],
+                        design.matrix[1, cols[("no",)]] + design.matrix[1, cols[("yes", "no")]]]])
+    drawn = open_mechanism_file(drawn_path)
+    assert drawn.release is not None and drawn.release.epsilon == 1.0
+    assert np.abs(drawn.mechanism.matrix - ((1 - t) * member + t * 0.5)).max() < 1e-9
+    # Estimates with the drawn channel cover the file's share.
+    share = Fraction(truth.count("yes"), len(truth))
+    code, out, err = _run(["estimate", tmp_path / "r.csv", "--mechanism", drawn_path, "--format", "json"], capsys)
+    assert code == 0, err
+    fit = json.loads(out)
+    assert fit["status"] == "converged"
+    assert fit["ci_low"]["yes"] <= share <= fit["ci_high"]["yes"]
+
+
+
+def test_budgets_compose_in_the_decimals_written(tmp_path, capsys):
+    for name, eps in (("a.json", "0.1"), ("b.json", "0.2")):
+        assert _run(["design", ROOT / "problems" / "warner.toml", "--eps", eps, "--out", tmp_path / name],
+                    capsys)[0] == 0
+    with open(tmp_path / "truth.csv", "w") as f:
+        f.write("id,q1,q2\n" + "".join(f"{i},yes,no\n" for i in range(20)))
+    args = ["randomize", tmp_path / "truth.csv", "--variable", f"q1={tmp_path / 'a.json'}",
+            "--variable", f"q2={tmp_path / 'b.json'}", "--format", "json"]
+    code, out, err = _run([*args, "--out", tmp_path / "r.csv", "--budget", "0.3"], capsys)
+    assert code == 0, err  # 0.1 + 0.2 is 0.30000000000000004 in doubles
+    manifest = json.loads((tmp_path / "r.csv.manifest.json").read_text())
+    assert manifest["epsilon_total_exact"] == "3/10"
+    code, out, err = _run([*args, "--out", tmp_path / "r2.csv", "--budget", "0.2999999"], capsys)
+    assert code == 2 and "above --budget" in err and not (tmp_path / "r2.csv").exists()
+
+
+def test_output_and_manifest_appear_together_or_not_at_all(tmp_path, capsys, gwrr, monkeypatch):
+    from designer import _io
+
+    _truth(tmp_path / "truth.csv", ["yes", "no"] * 10)
+    real = _io.atomic_writer
+
+    def failing(path, **kwargs):
+        if str(path).endswith(".manifest.json"):
+            raise OSError(f"{path}: no space left on device")
+        return real(path, **kwargs)
+
+    monkeypatch.setattr(_io, "atomic_writer", failing)
+    before = sorted(os.listdir(tmp_path))
+    code, _, err = _run(["randomize", tmp_path / "truth.csv", "--mechanism", gwrr, "--column", "answer",
+                         "--out", tmp_path / "r.csv"], capsys)
+    assert code == 2 and "no space left" in err
+    assert sorted(os.listdir(tmp_path)) == before  # the randomized rows were removed with the failed manifest
+
+
+def test_an_invariant_releases_certificate_states_the_designs_repair(tmp_path, capsys):
+    problem = ROOT / "problems" / "pram-party.toml"
+    code, out, _ = _run(["design", problem, "--format", "json"], capsys)
+    detail = json.loads(out)["certificate_detail"]
+    with open(tmp_path / "truth.csv", "w") as f:
+        f.write("id,party\n" + "".join(f"{i},{p}\n" for i, p in enumerate(["left", "right", "centre", "other"] * 5)))
+    assert _run(["randomize", tmp_path / "truth.csv", "--variable", f"party={problem}", "--out",
+                 tmp_path / "r.csv"], capsys)[0] == 0
+    certificate = json.loads((tmp_path / "r.csv.manifest.json").read_text())["variables"][0]["certificate"]
+    for key in ("repaired", "mix_weight", "reference"):
+        assert certificate[key] == detail[key], key
+    assert (certificate["violation_before_repair"] is None) == (not certificate["repaired"])
+
+
+def test_a_release_above_five_nats_warns(tmp_path, capsys):
+    (tmp_path / "m.csv").write_text("input,{yes},{no}\nyes,0.999999,0.000001\nno,0.000001,0.999999\n")
+    _truth(tmp_path / "truth.csv", ["yes", "no"] * 5)
+    code, _, err = _run(["randomize", tmp_path / "truth.csv", "--mechanism", tmp_path / "m.csv", "--column",
+                         "answer", "--out", tmp_path / "r.csv"], capsys)
+    assert code == 0
+    assert "column 'answer' is released at 13.82 nats, above 5" in err
+    assert json.loads((tmp_path / "r.csv.manifest.json").read_text())["warnings"]
+
+
+def test_a_zero_mass_is_refused_naming_the_mechanism_file(tmp_path, capsys):
+    (tmp_path / "m.csv").write_text("input,{yes},{no}\nyes,1,0\nno,0.5,0.5\n")
+    _truth(tmp_path / "truth.csv", ["yes", "no"] * 5)
+    code, _, err = _run(["randomize", tmp_path / "truth.csv", "--mechanism", tmp_path / "m.csv", "--column",
+                         "answer", "--out", tmp_path / "r.csv"], capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith(f"designer: error: {tmp_path / 'm.csv'}: ") and "infinite" in err
+    assert "epsilon must be" not in err and str(tmp_path / "truth.csv") not in err
+
+
+def test_an_unknown_category_under_a_data_prior_names_its_line(tmp_path, capsys):
+    answers = ["left", "right"] * 40
+    answers[56] = "purple"
+    with open(tmp_path / "truth.csv", "w") as f:
+        f.write("id,party\n" + "".join(f"{i},{p}\n" for i, p in enumerate(answers)))
+    code, _, err = _run(["randomize", tmp_path / "truth.csv", "--variable",
+                         f"party={ROOT / 'problems' / 'pram-party.toml'}", "--invariant-prior", "data",
+                         "--prior-budget", "1", "--out", tmp_path / "r.csv"], capsys)
+    assert code == 2 and "line 58: 'purple'" in err
+
+
+def test_the_library_draws_from_the_operating_system_unless_given_a_generator(monkeypatch):
+    from designer import Q_GWRR
+    from designer.exact_table import OsRandom
+    from designer.sampling import randomize, randomize_precise
+
+    calls = []
+    real = OsRandom.words
+
+    def counted(self, n):
+        calls.append(n)
+        return real(self, n)
+
+    monkeypatch.setattr(OsRandom, "words", counted)
+    mech = Q_GWRR(1.0, 0.8)
+    inputs = ["yes"] * 30_000
+    drawn = randomize(mech, inputs)
+    assert sum(calls) >= 30_000
+    freq = np.bincount(drawn, minlength=mech.matrix.shape[1]) / len(inputs)
+    assert np.abs(freq - mech.matrix[0]).max() < 5 * np.sqrt(0.25 / len(inputs))
+    calls.clear()
+    assert np.array_equal(randomize(mech, inputs[:100], rng=3), randomize(mech, inputs[:100], rng=3))
+    randomize_precise(mech, inputs[:100], rng=np.random.default_rng(1))
+    assert calls == []
+    randomize_precise(mech, inputs[:100])
+    assert sum(calls) >= 100
