@@ -145,7 +145,7 @@ def cmd_sweep(args: argparse.Namespace) -> str:
     if args.jobs == 0 or args.jobs < -1:
         raise CommandError(f"--jobs must be a positive number of processes or -1 (all cores), got {args.jobs}")
     problem = problem_from_args(args)
-    epsilons = parse_grid(args.eps_grid, "--epsilon")
+    epsilons = parse_grid(args.eps_grid, "--eps")
     masses = None
     if args.dont_know is not None:
         masses = parse_values(args.dont_know, "--dont-know", low=0.0, high=1.0, low_open=False, high_open=True)
@@ -223,7 +223,7 @@ def _configure_compare(p: argparse.ArgumentParser) -> None:
 
 def _configure_sweep(p: argparse.ArgumentParser) -> None:
     p.add_argument("problem", help="design problem (TOML)")
-    p.add_argument("--epsilon", "--eps", dest="eps_grid", default="0.1:5:50",
+    p.add_argument("--eps", "--epsilon", dest="eps_grid", default="0.1:5:50",
                    help="epsilons: start:stop:count or a list (default 0.1:5:50)")
     p.add_argument("--dont-know", dest="dont_know",
                    help="exact don't-know masses in [0, 1): start:stop:count or a list, fractions welcome "
