@@ -10,7 +10,7 @@ from typing import Any
 
 from shiny import reactive, render, ui
 
-from .backend import BUNDLED, Backend, Current, StudioError
+from .backend import BUNDLED, Backend, Current, StudioError, num
 
 __all__ = ["DEFAULT_PROBLEM", "State", "fields_of", "question_server", "question_ui"]
 
@@ -70,8 +70,8 @@ def fields_of(data: dict[str, Any]) -> dict[str, Any]:
     return {
         "inputs": ", ".join(data["inputs"]),
         "answers": "\n".join(_set_line(list(s)) for s in focal) if focal else "",
-        "dont_know": "" if dk is None else f"{dk:g}",
-        "prior": "" if prior is None else ", ".join(f"{float(v):g}" for v in prior),
+        "dont_know": "" if dk is None else num(dk),
+        "prior": "" if prior is None else ", ".join(num(v) for v in prior),
         "prior_unknown": prior is None,
         "semantics": str(data.get("semantics", "sldp")),
         "objective": str(data.get("objective", "truthful")),
@@ -119,8 +119,9 @@ def apply_fields(base: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]
         data.pop("prior", None)
     else:
         data["prior"] = [_number(v, "prior") for v in str(values["prior"]).split(",")]
-    data["semantics"] = values["semantics"]
-    data["objective"] = values["objective"]
+    for key, default in (("semantics", "sldp"), ("objective", "truthful")):
+        if key in data or values[key] != default:
+            data[key] = values[key]
     return data
 
 
