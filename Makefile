@@ -10,7 +10,7 @@ LOCK   := requirements/lock.txt
 TOOLS  := .tools
 UV     := $(TOOLS)/bin/uv
 
-.PHONY: demo test lint bench lock clean
+.PHONY: demo test lint bench lock clean docs dist
 
 $(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -40,6 +40,23 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist worksteal
 
+# The documentation site into docs/_build/html, warnings as errors (-E: every page read again, so a warning of
+# an unchanged page is not hidden by the cache). Installs the `docs` extra of pyproject.toml on first use.
+DOCS_STAMP := $(VENV)/.docs-installed
+$(DOCS_STAMP): $(STAMP) pyproject.toml
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[docs]'
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	$(BIN)/sphinx-build -W --keep-going -E -b html -j 2 docs docs/_build/html
+	@echo "built docs/_build/html/index.html"
+
+# The sdist and the wheel into dist/ (an isolated build: setuptools from pyproject.toml's [build-system]).
+dist: $(STAMP)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check 'build>=1.2'
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist
+
 lint: $(STAMP)
 	$(BIN)/ruff check designer tests benchmarks examples
 	$(BIN)/mypy
@@ -61,4 +78,6 @@ mutate-%: $(STAMP)
 	$(BIN)/mutmut results
 
 clean:
-	rm -rf $(VENV) $(TOOLS) .ci/venvs mutants build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) $(TOOLS) .ci/venvs mutants build dist *.egg-info .pytest_cache .hypothesis \
+	    docs/_build docs/_generated docs/auto_examples docs/reference/generated docs/reference/api.rst \
+	    docs/reference/cli.rst docs/sg_execution_times.rst
