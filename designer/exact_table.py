@@ -126,15 +126,9 @@ class DrawPlan:
     ``o = floor(W / s_x)`` below ``d_x`` has exactly ``s_x`` numbers, so column ``j`` has probability
     ``C[x, j] / d_x``.
 
-    Attributes
-    ----------
-    words : int
-        1 or 2.
-    limits : tuple of int
-        ``(k,)``; at most ``2**(32 words)`` (equal to it: nothing is drawn again).
-    cuts : (k, F - 1) ndarray of uint64
-        Row ``x``'s increasing thresholds in its first ``ends[x]`` entries (each below the row's limit), 0 after.
-    ends : (k,) ndarray of int64
+    Attributes: ``words`` (1 or 2); ``limits``, ``(k,)`` Python ints up to ``2**(32 words)`` (equal to it: nothing
+    is drawn again); ``cuts``, ``(k, F - 1)`` uint64, row ``x``'s increasing thresholds in its first ``ends[x]``
+    entries (``(k,)`` int64), 0 after.
     """
 
     words: int
@@ -156,20 +150,13 @@ class DrawPlan:
         return DrawPlan(words=width, limits=tuple(s * d for s, d in zip(scales, dens)), cuts=cuts,
                         ends=valid.sum(axis=1).astype(np.int64))
 
-    def row(self, x: int) -> list[int]:
-        """Row ``x``'s thresholds as Python integers."""
-        return [int(v) for v in self.cuts[x, :int(self.ends[x])]]
-
-    @staticmethod
-    def halves(value: int) -> list[int]:
-        """``value`` as ``[high, low]`` 32-bit halves (``high`` is ``2**32`` for a limit of ``2**64``): how the
-        exports hold these integers, exactly, in JavaScript's doubles."""
-        return [int(value) >> 32, int(value) & 0xFFFFFFFF]
-
     def record(self) -> dict[str, Any]:
-        """The plan as the exports carry it: ``words``, and per row the limit and the thresholds as halves."""
-        return {"words": self.words, "limits": [self.halves(v) for v in self.limits],
-                "cuts": [[self.halves(v) for v in self.row(x)] for x in range(len(self.limits))]}
+        """The plan as the exports carry it: ``words``, and per row the limit and the thresholds as ``[high, low]``
+        32-bit halves (``high`` is ``2**32`` for a limit of ``2**64``), integers JavaScript's doubles hold exactly."""
+        def halves(v: Any) -> list[int]:
+            return [int(v) >> 32, int(v) & 0xFFFFFFFF]
+        return {"words": self.words, "limits": [halves(v) for v in self.limits],
+                "cuts": [[halves(v) for v in self.cuts[x, :int(self.ends[x])]] for x in range(len(self.limits))]}
 
 
 def _read(words: Callable[[int], NDArray[np.uint64]], n: int, width: int) -> NDArray[np.uint64]:

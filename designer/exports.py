@@ -1,11 +1,13 @@
 """Certified randomizers for the respondent's screen: an ES module that draws exactly from the certified integer
 table with the browser's or Node's cryptographic generator (docs/theory.md section 7.5).
 
-The module holds the table of :func:`designer.exact_table.exact_table` (counts over 2^32 per input, or over a
-device design's own denominator, certified within the budget in exact arithmetic) and one function,
-``sample(input, randomWords)``: it takes 32-bit words from ``crypto.getRandomValues`` (or from ``randomWords``,
-for tests) until one is below the rejection limit (none for 2^32) and returns the answer whose cumulative counts
-bracket it, so every answer has exactly its certified probability; no float, no modulo bias, no ``Math.random``.
+The module holds the table of :func:`designer.exact_table.exact_table` (counts over 2^53 per input, over a device
+design's own denominator, or over an invariant design's per-row denominators; certified within the budget in exact
+arithmetic), its :class:`~designer.exact_table.DrawPlan` (thresholds as 32-bit halves) and one function,
+``sample(input, randomWords)``: it reads one number of one or two 32-bit words from ``crypto.getRandomValues`` (or
+from ``randomWords``, for tests), again while it is at or above the row's rejection limit, and returns the answer
+whose thresholds bracket it, exactly as the Python sampler does for the same words: every answer has exactly its
+certified probability; no float, no modulo bias, no ``Math.random``.
 """
 
 from __future__ import annotations
@@ -76,10 +78,14 @@ def export_js(randomizer: ExportedRandomizer) -> str:
     from . import __version__
 
     counts = ",\n  ".join(json.dumps([int(c) for c in row]) for row in table.counts)
+    plan = table.plan.record()
     return f"""// A certified randomizer written by designer {__version__} (its docs/theory.md, section 7.5).
 // Each row of `counts` sums to its entry of `denominators` (all `denominator` unless that is null); an answer's
 // probability is its count / the row's denominator, exactly
 // ({table.arithmetic}).
+// A draw reads `words` 32-bit words as one number W (the first word the most significant), reads again while W is at
+// or above the row's entry of `limits`, and answers with the number of the row's `cuts` at or below W (limits and
+// cuts are [high, low] 32-bit halves of integers below 2^64, exact in JavaScript's numbers).
 // The table is within eps = {table.epsilon!r} nats ({table.semantics.value}), decided in exact arithmetic.
 export const inputs = {json.dumps(list(table.inputs), ensure_ascii=False)};
 export const answers = {json.dumps(list(randomizer.answers), ensure_ascii=False)};
@@ -88,6 +94,9 @@ export const denominator = {"null" if table.denominators else table.denominator}
 export const counts = [
   {counts}
 ];
+export const words = {plan["words"]};
+export const limits = {json.dumps(plan["limits"])};
+export const cuts = {json.dumps(plan["cuts"])};
 export const epsilon = {table.epsilon!r};
 export const semantics = {json.dumps(table.semantics.value)};
 export const certificate = Object.freeze({json.dumps(certificate)});
@@ -95,7 +104,7 @@ export const certificate = Object.freeze({json.dumps(certificate)});
 {DRAW_JS}
 
 // The next of the test's words, checked, or a word from the platform's CSPRNG.
-function words(randomWords) {{
+function nextWord(randomWords) {{
   let i = 0;
   return function () {{
     if (randomWords === undefined) {{
@@ -114,37 +123,39 @@ function words(randomWords) {{
   }};
 }}
 
-// The reported answer for a respondent whose true answer is `input`: uniform 32-bit words until one is below
-// the rejection limit, and the answer whose cumulative counts (times 2^32 / denominator) bracket it.
+// The reported answer for a respondent whose true answer is `input`: numbers of `words` uniform 32-bit words
+// until one is below the row's limit, and the answer whose thresholds bracket it.
 export function sample(input, randomWords) {{
   const x = inputs.indexOf(input);
   if (x < 0) {{
     throw new RangeError("unknown input " + JSON.stringify(input) + "; the inputs are " + JSON.stringify(inputs));
   }}
-  return answers[designerDraw(counts[x], denominators[x], words(randomWords))];
+  return answers[designerDraw({{ words: words, limits: limits, cuts: cuts }}, x, nextWord(randomWords))];
 }}
 """
 
 
 #: The one draw every export runs (the module, the page, the platform snippet; ES5, so any survey platform runs
-#: it). ``designerOutcome``: one of ``denominator`` equally likely outcomes from 32-bit words, rejecting the words
-#: at or above the largest multiple of ``denominator`` below 2^32 (no modulo bias), the outcome being the word's
-#: block of ``2^32 / denominator`` words; ``designerDraw``: the column whose cumulative counts bracket the outcome.
-#: Integers below 2^33 only, so every operation on JavaScript's doubles is exact.
+#: it), the Python sampler's (:class:`designer.exact_table.DrawPlan`): ``designerDraw(plan, x, nextWord)`` reads
+#: ``plan.words`` words as one number ``[high, low]`` (high 0 for one word), again while it is at or above
+#: ``plan.limits[x]``, and returns the number of ``plan.cuts[x]`` at or below it; ``designerOutcome``: one of a
+#: device's ``denominator`` equally likely outcomes (at most 100,000) from one word, rejecting the words at or above
+#: the largest multiple of it below 2^32. Integers below 2^33 only, so every operation on doubles is exact.
 DRAW_JS = """
+function designerDraw(plan, x, nextWord) {
+  var limit = plan.limits[x], cuts = plan.cuts[x], high, low, j = 0;
+  do {
+    high = plan.words === 2 ? nextWord() : 0;
+    low = nextWord();
+  } while (high > limit[0] || (high === limit[0] && low >= limit[1]));
+  while (j < cuts.length && (cuts[j][0] < high || (cuts[j][0] === high && cuts[j][1] <= low))) { j++; }
+  return j;
+}
 function designerOutcome(denominator, nextWord) {
   var scale = (4294967296 - 4294967296 % denominator) / denominator;
   var w = nextWord();
   while (w >= scale * denominator) { w = nextWord(); }
   return (w - w % scale) / scale;
-}
-function designerDraw(row, denominator, nextWord) {
-  var outcome = designerOutcome(denominator, nextWord), total = 0;
-  for (var j = 0; j < row.length; j++) {
-    total += row[j];
-    if (outcome < total) { return j; }
-  }
-  throw new Error("the table's rows must sum to the denominator");
 }
 """.strip()
 
@@ -203,7 +214,7 @@ PAGE_SCRIPT = """
       const outcome = designerOutcome(t.device.outcomes.length, designerCryptoWord);
       return { report: t.answers[t.device.answerOf[x][outcome]], outcome: t.device.outcomes[outcome] };
     }
-    return { report: t.answers[designerDraw(t.counts[x], t.denominators[x], designerCryptoWord)], outcome: null };
+    return { report: t.answers[designerDraw(t.draw, x, designerCryptoWord)], outcome: null };
   }
   const form = document.getElementById("ask");
   form.addEventListener("submit", function (event) {
@@ -327,7 +338,7 @@ def export_html(randomizer: ExportedRandomizer, *, question: str = "Your answer"
         connect = f"{parts.scheme}://{parts.netloc}"
     data = {"question": question, "inputs": list(table.inputs), "answers": list(randomizer.answers),
             "counts": [[int(c) for c in row] for row in table.counts],
-            "denominators": [int(d) for d in table.row_denominators],
+            "denominators": [int(d) for d in table.row_denominators], "draw": table.plan.record(),
             "epsilon": table.epsilon, "semantics": table.semantics.value, "sha256": table.sha256,
             "submitUrl": submit_url, "postMessage": post_message, "device": None}
     if device is not None:

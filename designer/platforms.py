@@ -36,7 +36,7 @@ PLATFORM_SCRIPT = """
     var chosen = box.querySelector("input[name=rr-truth]:checked");
     if (!chosen) {{ return; }}
     var x = Number(chosen.value);
-    var report = t.answers[designerDraw(t.counts[x], t.denominators[x], designerCryptoWord)];
+    var report = t.answers[designerDraw(t.draw, x, designerCryptoWord)];
     document.getElementById("rr-form").remove(); // the true answer is never submitted
     document.getElementById("rr-report").textContent = report;
     document.getElementById("rr-result").hidden = false;
@@ -57,7 +57,8 @@ def _table_json(randomizer: ExportedRandomizer) -> str:
     table = randomizer.table
     return script_json({"inputs": list(table.inputs), "answers": list(randomizer.answers),
                          "counts": [[int(c) for c in row] for row in table.counts],
-                         "denominators": [int(d) for d in table.row_denominators], "sha256": table.sha256})
+                         "denominators": [int(d) for d in table.row_denominators], "draw": table.plan.record(),
+                         "sha256": table.sha256})
 
 
 def _indented_draw() -> str:
