@@ -26,9 +26,20 @@ from .identification import (
     identified_set,
     indistinguishable_inputs,
     unidentified_intervals,
+    weakly_identified,
 )
 from .mechanism import Mechanism
-from .mle import KKT_TOL, _loglik, em, kkt_violation, mle_convex, mle_newton, share_functionals, tangent_form
+from .mle import (
+    _loglik,
+    at_maximum,
+    em,
+    kkt_violation,
+    loglik_gap,
+    mle_convex,
+    mle_newton,
+    share_functionals,
+    tangent_form,
+)
 
 __all__ = [
     "Estimate",
@@ -193,8 +204,9 @@ class Estimate:
     method : str
     iterations : int
     converged : bool
-        The KKT conditions of the likelihood hold to ``KKT_TOL`` (relative); False also when an iteration cap
-        was reached.
+        The KKT conditions of the likelihood hold to ``KKT_TOL`` (relative) and the log-likelihood lies at
+        most ``LOGLIK_TOL`` (absolute, :func:`designer.mle.loglik_gap`) below its maximum; False also when an
+        iteration cap was reached.
     kkt_violation : float
         The relative KKT violation at the estimate (:func:`designer.mle.kkt_violation`).
     status : {"converged", "not_converged", "not_identified"}
@@ -327,27 +339,44 @@ def estimate_sldp(mech: Mechanism, counts: ArrayLike, *, method: str = "newton",
     else:
         raise InvalidArgumentError(f"method must be 'newton', 'em' or 'convex', got {method!r}")
     violation = kkt_violation(m, c, pi)
-    converged = violation <= KKT_TOL
+    gap = loglik_gap(m, c, pi)
+    converged = at_maximum(m, c, pi)
     low, high = pi.copy(), pi.copy()
     warnings: list[str] = []
-    if _identified_by(m, c, pi):
-        se = np.sqrt(np.asarray(estimator_variance(mech, pi, n, reduce="none")))
+    se = np.sqrt(np.asarray(estimator_variance(mech, pi, n, reduce="none")))
+    weak = weakly_identified(se) & np.isfinite(se)  # a standard error above the share's range [0, 1]
+    if _identified_by(m, c, pi) and not weak.any():
         ci_low, ci_high = wald_interval(pi, se, level, low=0.0, high=1.0)
-    else:  # the observed answers do not pin every share down (e.g. all "don't know", fewer answers than inputs)
+    else:  # the observed answers do not pin every share down (e.g. all "don't know", fewer answers than inputs,
+        # or inputs whose answer distributions barely differ)
         low, high, se, ci_low, ci_high = unidentified_intervals(m, c, pi, level)
-    loose = [x for x, lo, hi in zip(mech.inputs, low, high) if hi - lo > IDENTIFIED_TOL]
+    loose = [x for x, lo, hi, w in zip(mech.inputs, low, high, weak) if hi - lo > IDENTIFIED_TOL and not w]
     status = "converged" if converged else "not_converged"
     if not converged:
-        warnings.append(f"the likelihood's maximum was not reached (KKT violation {violation:.1e} after "
-                        f"{iterations} iterations): these are not maximum likelihood estimates")
+        warnings.append(f"the likelihood's maximum was not reached (KKT violation {violation:.1e}, log-likelihood "
+                        f"up to {gap:.1e} below its maximum, after {iterations} iterations): these are not maximum "
+                        "likelihood estimates")
     if loose:
         status = "not_identified" if converged else status
         warnings.append(f"not identified by the answers: {', '.join(map(repr, loose))}; every share in its "
                         "identified interval fits the answers equally well")
+    if weak.any():
+        status = "not_identified" if converged else status
+        warnings.append(weak_warning([x for x, w in zip(mech.inputs, weak) if w], m))
     return Estimate(inputs=mech.inputs, estimate=pi, stderr=se, ci_low=ci_low, ci_high=ci_high, n=n,
                     loglik=_loglik(m, c, pi), method=method, iterations=iterations, level=level, converged=converged,
                     kkt_violation=violation, status=status, identified_low=low, identified_high=high,
                     warnings=tuple(warnings))
+
+
+def weak_warning(names: list[str], m: NDArray[np.float64]) -> str:
+    """Why shares with a standard error above their range are not identified, naming them and the largest
+    difference between two inputs' answer distributions (``m`` ``(k, F)``)."""
+    gap = min(float(np.abs(m[x] - m[y]).max()) for x in range(m.shape[0]) for y in range(x))
+    return (f"not identified by the answers: {', '.join(map(repr, names))}; the information is so small that a "
+            f"standard error would exceed the share's whole range [0, 1] (the closest two inputs' answer "
+            f"probabilities differ by at most {gap:.2g}): no standard error, the interval is the range of the "
+            "shares whose answer distribution lies within confidence bands of the observed one")
 
 
 def inversion_estimate(m: NDArray[np.float64], counts: ArrayLike) -> NDArray[np.float64]:

@@ -18,8 +18,8 @@ from .mle import share_functionals, tangent_form
 from .solvers import minimize
 
 __all__ = [
-    "IDENTIFIED_TOL", "IdentifiedSet", "identified_interval", "identified_set", "indistinguishable_inputs",
-    "unidentified_intervals",
+    "IDENTIFIED_TOL", "SHARE_RANGE", "IdentifiedSet", "identified_interval", "identified_set",
+    "indistinguishable_inputs", "unidentified_intervals", "weakly_identified",
 ]
 
 
@@ -54,11 +54,18 @@ def indistinguishable_inputs(matrix: NDArray[np.float64], tol: float = 1e-9) -> 
 
 
 def _identified_by(m: NDArray[np.float64], counts: NDArray[np.float64], pi: NDArray[np.float64]) -> bool:
-    """Whether the observed information on the simplex's tangent space is nonsingular."""
+    """Whether the observed information on the simplex's tangent space is nonsingular, and large enough that
+    no share's standard error exceeds :data:`SHARE_RANGE` (a ratio of eigenvalues alone cannot fail for two
+    inputs, whose tangent information is ``1 x 1``)."""
     if m.shape[0] < 2:
         return True
-    eig = np.linalg.eigvalsh(_reduced_information(m, counts, pi))
-    return bool(eig.max() > 0 and eig.min() > 1e-12 * eig.max())
+    info = _reduced_information(m, counts, pi)
+    eig = np.linalg.eigvalsh(info)
+    if not (eig.max() > 0 and eig.min() > 1e-12 * eig.max()):
+        return False
+    functionals = share_functionals(m.shape[0])
+    variance = np.sum(functionals * np.linalg.solve(info, functionals), axis=0) / float(counts.sum())
+    return bool(np.all(variance <= SHARE_RANGE**2))
 
 
 def _pseudo_variance(m: NDArray[np.float64], counts: NDArray[np.float64], pi: NDArray[np.float64]
@@ -135,8 +142,21 @@ def identified_interval(m: NDArray[np.float64], counts: NDArray[np.float64], pi:
     return np.minimum(low, pi), np.maximum(high, pi)
 
 
+def weakly_identified(stderr: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """The shares whose standard error is absent or exceeds :data:`SHARE_RANGE`, the width of a share's range
+    [0, 1], ``(k,)`` bool: the information does not pin them down, whatever its eigenvalues' ratio (for two
+    inputs the tangent information is ``1 x 1``, and a ratio test cannot fail). Such a share is not identified
+    by these answers: no standard error, and the interval of :func:`unidentified_intervals`."""
+    return np.asarray(~(np.asarray(stderr, dtype=np.float64) <= SHARE_RANGE))
+
+
+#: The width of a share's range [0, 1]: a standard error above it says nothing about the share.
+SHARE_RANGE = 1.0
+
+
 def unidentified_intervals(m: NDArray[np.float64], counts: NDArray[np.float64], pi: NDArray[np.float64],
-                           level: float) -> tuple[NDArray[np.float64], ...]:
+                           level: float, *, absent: NDArray[np.bool_] | None = None
+                           ) -> tuple[NDArray[np.float64], ...]:
     """Identified intervals, standard errors and confidence intervals of a fit whose information is singular.
 
     A share whose functional lies in the range of the singular observed information has the pseudo-inverse's
@@ -155,6 +175,9 @@ def unidentified_intervals(m: NDArray[np.float64], counts: NDArray[np.float64], 
         A maximizer of the likelihood.
     level : float
         Confidence level in (0, 1).
+    absent : (k,) bool ndarray, optional
+        Shares to treat as without a standard error whatever the pseudo-inverse gives (those of
+        :func:`weakly_identified`).
 
     Returns
     -------
@@ -163,6 +186,7 @@ def unidentified_intervals(m: NDArray[np.float64], counts: NDArray[np.float64], 
     """
     low, high = identified_interval(m, counts, pi)
     se = np.sqrt(_pseudo_variance(m, counts, pi))
+    se[weakly_identified(se) if absent is None else (absent | weakly_identified(se))] = np.nan
     ci_low, ci_high = wald_interval(pi, se, level, low=0.0, high=1.0)
     fitted = pi @ m
     band_low, band_high = _share_range(m, fitted, _bonferroni_bands(fitted, float(counts.sum()), level))

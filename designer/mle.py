@@ -16,10 +16,47 @@ from numpy.typing import NDArray
 from ._native import native_output_silenced
 from .exceptions import InvalidMechanismError
 
-__all__ = ["KKT_TOL", "em", "kkt_violation", "mle_convex", "mle_newton", "share_functionals", "tangent_form"]
+__all__ = ["KKT_TOL", "LOGLIK_TOL", "at_maximum", "em", "gap_tolerance", "kkt_violation", "loglik_gap", "mle_convex",
+           "mle_newton", "share_functionals", "tangent_form"]
 
 #: Largest relative KKT violation of a converged estimate.
 KKT_TOL = 1e-10
+#: Largest bound on how far the log-likelihood (natural log, summed over the answers) at a converged estimate
+#: may lie below its maximum (:func:`loglik_gap`): on a flat likelihood (many answers through inputs whose
+#: answer distributions barely differ) a relative KKT violation of 1e-10 still leaves shares far from the
+#: maximum, so both tests must hold.
+LOGLIK_TOL = 1e-9
+
+
+def loglik_gap(m: NDArray[np.float64], counts: NDArray[np.float64], pi: NDArray[np.float64]) -> float:
+    """An upper bound on ``max loglik - loglik(pi)`` over the simplex: ``n (max_x g_x - 1)`` (``inf`` where an
+    observed answer has probability 0).
+
+    The log-likelihood is concave with gradient ``n g`` and ``pi . g = 1``, so for its maximizer ``pi*``,
+    ``loglik(pi*) <= loglik(pi) + n g . (pi* - pi) <= loglik(pi) + n (max_x g_x - 1)`` (the Frank-Wolfe gap):
+    an absolute test, in log-likelihood units, that a relative KKT test cannot give when ``g`` is nearly 1
+    everywhere.
+    """
+    used = counts > 0
+    n = float(counts[used].sum())
+    q = pi @ m[:, used]
+    if np.any(q <= 0):
+        return float("inf")
+    g = m[:, used] @ (counts[used] / n / q)
+    return float(n * max(float(g.max()) - 1.0, 0.0))
+
+
+def gap_tolerance(n: float) -> float:
+    """:data:`LOGLIK_TOL` plus the rounding of ``n (max g - 1)`` in double precision (``n`` answers)."""
+    return LOGLIK_TOL + 16 * np.finfo(float).eps * n
+
+
+def at_maximum(m: NDArray[np.float64], counts: NDArray[np.float64], pi: NDArray[np.float64], *,
+               tol: float = KKT_TOL) -> bool:
+    """Both tests of a converged estimate: :func:`kkt_violation` ``<= tol`` (relative) and :func:`loglik_gap`
+    within :func:`gap_tolerance` (absolute)."""
+    return kkt_violation(m, counts, pi) <= tol and loglik_gap(m, counts, pi) <= gap_tolerance(
+        float(counts[counts > 0].sum()))
 
 
 def tangent_form(matrix: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -50,7 +87,8 @@ def mle_newton(m: NDArray[np.float64], counts: NDArray[np.float64], *, tol: floa
                ) -> tuple[NDArray[np.float64], int, bool]:
     """The MLE by Newton steps on the active face of the simplex, stopping on the KKT conditions.
 
-    Returns ``(pi, iterations, converged)``; ``converged`` means :func:`kkt_violation` ``<= tol``.
+    Returns ``(pi, iterations, converged)``; ``converged`` means :func:`kkt_violation` ``<= tol`` and
+    :func:`loglik_gap` within :func:`gap_tolerance` (:func:`at_maximum`).
 
     Every step raises the log-likelihood. On the face ``{pi_x > 0}`` the step solves the reduced Newton system
     with a Levenberg term proportional to the reduced gradient, so it is defined and ascending also where the
@@ -65,29 +103,37 @@ def mle_newton(m: NDArray[np.float64], counts: NDArray[np.float64], *, tol: floa
     a = np.ascontiguousarray(m[:, used])
     start = em(m, counts, tol=1e-3, max_iter=30)[0]  # a positive, well-placed start
     start = np.clip(start, 1e-12, None)
-    pi, iterations, converged = _active_newton(a, freq, start / start.sum(), tol, max_iter)
+    total = float(counts[used].sum())
+    pi, iterations, converged = _active_newton(a, freq, start / start.sum(), tol, max_iter, total)
     if converged:
         return pi, iterations, True
+
+    def badness(point: NDArray[np.float64]) -> tuple[bool, float]:  # at the maximum first, then the violation
+        return not at_maximum(m, counts, point, tol=tol), kkt_violation(m, counts, point)
+
     # stalled (rounding on a badly scaled problem): EM, then the conic program, each finished by Newton
-    best, best_violation = pi, kkt_violation(m, counts, pi)
+    best, best_badness = pi, badness(pi)
     for other in (lambda: em(m, counts, tol=1e-15, max_iter=20_000, start=pi)[0], lambda: mle_convex(m, counts)):
         try:
-            point, more, _ = _active_newton(a, freq, other(), tol, max_iter)
+            point, more, _ = _active_newton(a, freq, other(), tol, max_iter, total)
         except InvalidMechanismError:
             continue
         iterations += more
-        violation = kkt_violation(m, counts, point)
-        if violation < best_violation:
-            best, best_violation = point, violation
-        if violation <= tol:
+        found = badness(point)
+        if found < best_badness:
+            best, best_badness = point, found
+        if not found[0]:
             break
-    return best, iterations, best_violation <= tol
+    return best, iterations, not best_badness[0]
 
 
 def _active_newton(a: NDArray[np.float64], freq: NDArray[np.float64], pi: NDArray[np.float64], tol: float,
-                   max_iter: int) -> tuple[NDArray[np.float64], int, bool]:
-    """Active-set Newton from ``pi`` on the used answer columns ``a`` with frequencies ``freq``."""
+                   max_iter: int, total: float) -> tuple[NDArray[np.float64], int, bool]:
+    """Active-set Newton from ``pi`` on the used answer columns ``a`` with frequencies ``freq`` of ``total``
+    answers, until the relative KKT violation is at most ``tol`` and the log-likelihood's possible rise
+    (:func:`loglik_gap`) is within :func:`gap_tolerance`."""
     iteration = 0
+    gap_tol = gap_tolerance(total)
     for iteration in range(1, max_iter + 1):
         q = pi @ a
         if not np.all(q > 0):
@@ -96,10 +142,14 @@ def _active_newton(a: NDArray[np.float64], freq: NDArray[np.float64], pi: NDArra
         on = pi > 0
         on_violation = float(np.abs(g[on] - 1).max(initial=0.0))
         off_gain = np.where(on, -np.inf, g - 1)
-        if max(on_violation, off_gain.max(initial=0.0)) <= tol:
+        if max(on_violation, off_gain.max(initial=0.0)) <= tol and total * max(float(g.max()) - 1, 0.0) <= gap_tol:
             return pi, iteration, True
-        if off_gain.max(initial=-np.inf) > max(tol, on_violation):
-            pi = _enter(a, freq, pi, int(np.argmax(off_gain)))  # a share wrongly at 0 comes back
+        best_off = float(off_gain.max(initial=-np.inf))
+        if best_off > on_violation and (best_off > tol or total * best_off > gap_tol):
+            entered = _enter(a, freq, pi, int(np.argmax(off_gain)))  # a share wrongly at 0 comes back
+            if np.array_equal(entered, pi):
+                break
+            pi = entered
             continue
         step = _face_step(a, freq, pi, g)
         if step is None:

@@ -328,8 +328,18 @@ def test_pseudo_variance_of_a_zero_information_reaches_nothing(monkeypatch):
 @pytest.mark.parametrize("diag, identified", [([0.5, 0.4], True), ([1.0, 1e-12], False), ([1e-3, 2e-15], True),
                                               ([1e-3, 5e-16], False), ([0.0, 0.0], False), ([1e4, 1e-10], False)])
 def test_identified_by_compares_the_smallest_eigenvalue_with_1e12_of_the_largest(monkeypatch, diag, identified):
-    _with_information(monkeypatch, np.diag(diag))
-    assert ident._identified_by(np.ones((3, 2)) / 2, np.array([5.0, 5.0]), np.ones(3) / 3) is identified
+    _with_information(monkeypatch, np.diag(diag))  # so many answers that no standard error exceeds 1
+    assert ident._identified_by(np.ones((3, 2)) / 2, np.array([5e16, 5e16]), np.ones(3) / 3) is identified
+
+
+@pytest.mark.parametrize("n, identified", [(1e4, True), (9.9e3, False)])
+def test_identified_by_refuses_a_standard_error_above_the_shares_range(monkeypatch, n, identified):
+    """Two inputs: the tangent information is 1 x 1, so the eigenvalue ratio cannot fail; the variance of the
+    share, 1 / (n I), must not exceed 1 (its range [0, 1]). Here I = 1e-4 per answer: n = 1e4 gives exactly 1."""
+    _with_information(monkeypatch, np.array([[1e-4]]))
+    assert ident._identified_by(np.ones((2, 2)) / 2, np.array([n / 2, n / 2]), np.ones(2) / 2) is identified
+    se = np.array([1.0, np.nextafter(1.0, 2.0), np.nan, np.inf, 0.3])
+    assert ident.weakly_identified(se).tolist() == [False, True, True, True, False]
 
 
 def test_identified_by_on_small_designs():
@@ -383,3 +393,53 @@ def test_unidentified_intervals_keep_wald_intervals_for_reached_shares():
         assert np.all(np.isnan(se[:2]))
         assert np.all(ci_low <= low + 1e-12) and np.all(ci_high >= high - 1e-12)
         assert np.all((ci_low >= 0) & (ci_high <= 1))
+
+
+# ---------------------------------------------------------------------------- two inputs barely told apart
+def _two(d: float) -> Mechanism:
+    return Mechanism(np.array([[0.5, 0.5], [0.5 + d, 0.5 - d]]), inputs=["yes", "no"], frame=["yes", "no"],
+                     focal=[1, 2])
+
+
+def test_two_inputs_whose_rows_differ_by_5e8_are_not_identified():
+    """Today's code: status converged with a standard error of 316,354 on a share (the ratio test of a 1 x 1
+    information cannot fail)."""
+    from designer.estimation import estimate_sldp
+
+    for counts in (np.array([520.0, 480.0]), np.array([500.0, 500.0]), np.array([480.0, 520.0])):
+        est = estimate_sldp(_two(5e-8), counts)
+        assert est.status == "not_identified"
+        assert np.all(np.isnan(est.stderr))
+        assert any("'yes', 'no'" in w and "[0, 1]" in w for w in est.warnings)
+        assert np.all(est.ci_low <= est.estimate) and np.all(est.estimate <= est.ci_high)
+
+
+@pytest.mark.parametrize("factor, identified", [(0.99, True), (1.01, False)])
+def test_a_standard_error_just_above_the_shares_range_is_not_identified(factor, identified):
+    """Warner's design with truthful probability 1/2 + d: the MLE's standard error at an interior estimate is
+    ``sqrt(f (1 - f) / n) / (2d)`` (the inversion estimator's). ``d`` is chosen so that it is 0.99 or 1.01."""
+    from designer.estimation import estimate_sldp
+
+    n, f = 10_000, 0.5
+    d = np.sqrt(f * (1 - f) / n) / 2 / factor
+    mech = Mechanism(np.array([[0.5 + d, 0.5 - d], [0.5 - d, 0.5 + d]]), inputs=["yes", "no"],
+                     frame=["yes", "no"], focal=[1, 2])
+    est = estimate_sldp(mech, np.array([n * f, n * (1 - f)]))
+    assert est.estimate[0] == pytest.approx(0.5, abs=1e-9)
+    if identified:
+        assert est.status == "converged" and est.stderr[0] == pytest.approx(factor, rel=1e-9)
+    else:
+        assert est.status == "not_identified" and np.all(np.isnan(est.stderr))
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "csv"])
+def test_the_cli_says_not_identified_for_rows_5e8_apart(tmp_path, capsys, fmt):
+    from designer.cli import main
+
+    path, data = tmp_path / "m.csv", tmp_path / "r.csv"
+    _two(5e-8).to_csv(path)
+    data.write_text("response\n" + "{yes}\n" * 520 + "{no}\n" * 480)
+    code = main(["estimate", str(data), "--mechanism", str(path), "--format", fmt])
+    out = capsys.readouterr().out
+    assert code == 0 and "not" in out and "converged" not in out.split("status")[1][:30]
+    assert "316354" not in out and "213912" not in out
