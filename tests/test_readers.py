@@ -128,3 +128,26 @@ def test_nested_parquet_column_is_refused(tmp_path, capsys):
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "nested" in err and str(data) in err
     assert sorted(os.listdir(tmp_path)) == [data.name]
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".arrow"])
+def test_a_write_abandoned_midway_leaves_no_file_and_no_noise(tmp_path, suffix):
+    """An error after the first chunk (an unknown answer deep in a large file): the output is discarded and the
+    Parquet writer, collected later, does not print "Exception ignored in ParquetWriter.__del__" on stderr."""
+    code = f"""
+import gc
+from designer._io import atomic_writer
+from designer.cli._stream import table_sink
+def write():
+    with atomic_writer({str(tmp_path / ('out' + suffix))!r}, overwrite=False) as binary:
+        sink = table_sink({str(tmp_path / ('out' + suffix))!r}, binary, ["a"])
+        sink.write([["1", "2"]])
+        raise ValueError("line 600001: an unknown answer")
+try:
+    write()
+except ValueError:
+    pass
+gc.collect()
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd=ROOT)
+    assert proc.returncode == 0 and proc.stderr == "" and os.listdir(tmp_path) == []

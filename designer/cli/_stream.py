@@ -379,6 +379,12 @@ class ParquetSink:
 
         return pa.ipc.new_file(self.binary, schema) if self.arrow else pq.ParquetWriter(self.binary, schema)
 
+    def __del__(self) -> None:
+        # A write abandoned by an error: its file is closed and discarded (atomic_writer), so the Parquet writer
+        # must not finish it when collected ("Exception ignored in ParquetWriter.__del__" on stderr).
+        if getattr(self.binary, "closed", False) and getattr(self.writer, "is_open", False):
+            self.writer.is_open = False
+
     def close(self) -> None:
         if self.writer is None:  # no rows: the schema alone
             assert self.schema is not None or self.typed
