@@ -13,6 +13,7 @@ certified probability; no float, no modulo bias, no ``Math.random``.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,41 +35,66 @@ class ExportedRandomizer:
     ----------
     table : ExactTable
     answers : tuple of str
+        The labels the analyst receives (``{yes,no}``, which ``designer estimate`` reads).
     objective : tuple of (str, float, float) or None
         The problem's objective, its value at the design and at the exported table (the rounding's cost); None
         without a problem, or for a precise member (under ``wldp`` the objective is the mass function's).
+    sets, frame : each answer's frame labels, and the frame (for the respondent's words).
+    named : tuple of (word, labels)
+        The ``[answers]`` words of the problem or the mechanism file.
     """
 
     table: ExactTable
     answers: tuple[str, ...]
     objective: tuple[str, float, float] | None = None
+    sets: tuple[tuple[str, ...], ...] = ()
+    frame: tuple[str, ...] = ()
+    named: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def words(self, strings: Any = None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The answers and the inputs in the respondent's words (:func:`designer.devices.words.plain_answer`: the
+        ``[answers]`` word of a set where given, "I don't know", "one of: a, b"), in the language of ``strings``."""
+        from .devices.words import plain_answer
+
+        named = {frozenset(labels): word for word, labels in reversed(self.named)}  # the first word given wins
+        frame = self.frame or tuple(self.table.inputs)
+        sets = self.sets or tuple((a,) for a in self.answers)
+        answers = tuple(plain_answer(s, frame, named=named, strings=strings) for s in sets)
+        inputs = tuple(named.get(frozenset((x,)), x) for x in self.table.inputs)
+        return answers, inputs
 
 
 def randomizer_for(mech: Mechanism, *, epsilon: float | None = None, semantics: Any = "sldp",
-                   allocation: Any = "uniform", problem: Any = None, exact: Any = None) -> ExportedRandomizer:
+                   allocation: Any = "uniform", problem: Any = None, exact: Any = None,
+                   words: Any = None) -> ExportedRandomizer:
     """The certified table of ``mech`` for export: set answers under ``sldp`` (labels ``{yes,no}``, which
     ``designer estimate`` reads), precise answers of the credal member ``allocation`` under ``wldp``.
 
     With the ``problem`` ``mech`` was designed for (a :class:`~designer.DesignProblem`), an ``sldp`` export
     reports the objective at the design and at the table: what rounding to the table's grid costs. ``exact``: an
-    invariant design's table (counts, per-row denominators), drawn from as it is.
+    invariant design's table (counts, per-row denominators), drawn from as it is. ``words``: the ``[answers]``
+    words (word -> frame labels; default the ``problem``'s), which the page shows the respondent.
     """
     from .design.objectives import objective_value
     from .sampling import precise_distributions
     from .vocabulary import Semantics
 
     sem = Semantics.parse(semantics, "semantics")
+    given = words if words is not None else dict(getattr(problem, "answers", ()) or ())
+    named = tuple((str(w), tuple(labels)) for w, labels in dict(given).items())
     if sem is Semantics.WLDP:
         table = exact_table(mech, epsilon=epsilon, semantics="wldp", exact=exact,
                             probabilities=precise_distributions(mech, allocation), outputs=tuple(mech.frame))
-        return ExportedRandomizer(table=table, answers=table.outputs)
+        return ExportedRandomizer(table=table, answers=table.outputs, sets=tuple((f,) for f in mech.frame),
+                                  frame=tuple(mech.frame), named=named)
     table = exact_table(mech, epsilon=epsilon, semantics=sem, exact=exact)
     objective = None
     if problem is not None:
         drawn = Mechanism(table.counts / table.row_denominators[:, None], inputs=mech.inputs, frame=mech.frame,
                           focal=[int(b) for b in mech.focal])
         objective = (problem.objective.value, objective_value(problem, mech), objective_value(problem, drawn))
-    return ExportedRandomizer(table=table, answers=table.outputs, objective=objective)
+    return ExportedRandomizer(table=table, answers=table.outputs, objective=objective,
+                              sets=tuple(tuple(s) for s in mech.focal_sets), frame=tuple(mech.frame), named=named)
 
 
 def export_js(randomizer: ExportedRandomizer) -> str:
@@ -188,14 +214,15 @@ button:focus-visible, input:focus-visible { outline: 3px solid #f2a900; outline-
 
 #: The page's script (hashed into its Content-Security-Policy): builds the choices from the JSON table with
 #: textContent (labels are never parsed as markup), draws with crypto.getRandomValues, then removes every trace
-#: of the true answer from the page before showing the report.
+#: of the true answer from the page before showing the report in the respondent's words (``t.words``); what is
+#: sent is the report's label (``t.answers``), which ``designer estimate`` reads.
 PAGE_SCRIPT = """
 "use strict";
 (function () {
   const t = JSON.parse(document.getElementById("table").textContent);
   document.getElementById("question").textContent = t.question;
   const choices = document.getElementById("choices");
-  t.inputs.forEach(function (label, i) {
+  t.inputWords.forEach(function (label, i) {
     const row = document.createElement("label");
     const radio = document.createElement("input");
     radio.type = "radio";
@@ -209,12 +236,12 @@ PAGE_SCRIPT = """
     choices.appendChild(row);
   });
   DRAW_JS_HERE
-  function draw(x) { // the report, and the device's outcome when the page shows one
+  function draw(x) { // the report's column, and the device's outcome when the page shows one
     if (t.device) {
       const outcome = designerOutcome(t.device.outcomes.length, designerCryptoWord);
-      return { report: t.answers[t.device.answerOf[x][outcome]], outcome: t.device.outcomes[outcome] };
+      return { column: t.device.answerOf[x][outcome], outcome: t.device.outcomes[outcome] };
     }
-    return { report: t.answers[designerDraw(t.draw, x, designerCryptoWord)], outcome: null };
+    return { column: designerDraw(t.draw, x, designerCryptoWord), outcome: null };
   }
   const form = document.getElementById("ask");
   form.addEventListener("submit", function (event) {
@@ -222,10 +249,10 @@ PAGE_SCRIPT = """
     const chosen = form.querySelector("input[name=truth]:checked");
     if (!chosen) { return; }
     const drawn = draw(Number(chosen.value));
-    const report = drawn.report;
+    const report = t.answers[drawn.column];
     form.remove(); // the true answer leaves the page here: only the report remains
     const result = document.getElementById("result");
-    document.getElementById("report").textContent = report;
+    document.getElementById("report").textContent = t.words[drawn.column];
     const shown = document.getElementById("outcome");
     if (drawn.outcome !== null) {
       shown.textContent = t.device.says + " " + drawn.outcome + ".";
@@ -247,7 +274,7 @@ PAGE_SCRIPT = """
                                credentials: "omit" });
         }
         send.disabled = true;
-        send.textContent = "Sent";
+        send.textContent = t.sentText;
         shown.remove(); // the outcome with the report could tell the true answer: gone once sent
       });
     }
@@ -276,11 +303,14 @@ class DeviceView:
         Each of the ``D`` equally likely outcomes in words, in the device's order.
     answer_of : tuple of tuple of int
         ``(k, D)``: per input, the answer column each outcome gives (the card's rules).
+    kind : str
+        The device's kind (``die``, ...), whose words before an outcome the page's language gives.
     """
 
     says: str
     outcomes: tuple[str, ...]
     answer_of: tuple[tuple[int, ...], ...]
+    kind: str = ""
 
 
 #: Largest device the page shows (its table grows as inputs x outcomes).
@@ -311,13 +341,21 @@ def device_view(g: Any) -> DeviceView:
                 row[p] = column[tuple(focal)]
         answer_of.append(tuple(row))
     return DeviceView(says=_SAYS[device.kind], outcomes=tuple(device.outcome(p) for p in range(device.denominator)),
-                      answer_of=tuple(answer_of))
+                      answer_of=tuple(answer_of), kind=device.kind)
 
 
 def export_html(randomizer: ExportedRandomizer, *, question: str = "Your answer", submit_url: str | None = None,
-                post_message: str | None = None, device: DeviceView | None = None) -> str:
+                post_message: str | None = None, device: DeviceView | None = None, lang: str = "en",
+                strings: Mapping[str, str] | None = None) -> str:
     """One self-contained page (works offline, from ``file://``): the respondent picks the true answer, the page
     draws the report with ``crypto.getRandomValues`` from the certified table and shows only the report.
+
+    The page speaks the respondent's words (:mod:`designer.devices.words`): the answers as the problem's
+    ``[answers]`` words, "I don't know" or "one of: a, b", never set notation; the guarantee as a sentence; the
+    fixed texts in ``lang`` (``en``, ``fr``, ``de``) with ``strings`` overriding any of them. It says a report is
+    recorded only when it is sent somewhere (``submit_url`` or ``post_message``); what is sent is the report's
+    label (``{yes,no}``, which ``designer estimate`` reads) with the table's SHA-256, which stay in the page's
+    JSON data, not in its text.
 
     The Content-Security-Policy allows the page's own style and script (by hash) and no network at all, or only
     ``submit_url`` (its origin, for ``fetch``) when given; ``post_message`` names the origin of an embedding survey
@@ -329,6 +367,9 @@ def export_html(randomizer: ExportedRandomizer, *, question: str = "Your answer"
     from html import escape
     from urllib.parse import urlsplit
 
+    from .devices.words import privacy_sentence, respondent_strings
+
+    texts = respondent_strings(lang, strings)
     table = randomizer.table
     connect = "'none'"
     if submit_url is not None:
@@ -336,11 +377,13 @@ def export_html(randomizer: ExportedRandomizer, *, question: str = "Your answer"
         if parts.scheme != "https" or not parts.netloc:
             raise ValueError(f"submit URL must be an https:// address, got {submit_url!r}")
         connect = f"{parts.scheme}://{parts.netloc}"
-    data = {"question": question, "inputs": list(table.inputs), "answers": list(randomizer.answers),
+    words, input_words = randomizer.words(texts)
+    data = {"question": question, "inputs": list(table.inputs), "inputWords": list(input_words),
+            "answers": list(randomizer.answers), "words": list(words),
             "counts": [[int(c) for c in row] for row in table.counts],
             "denominators": [int(d) for d in table.row_denominators], "draw": table.plan.record(),
             "epsilon": table.epsilon, "semantics": table.semantics.value, "sha256": table.sha256,
-            "submitUrl": submit_url, "postMessage": post_message, "device": None}
+            "submitUrl": submit_url, "postMessage": post_message, "sentText": texts["sent"], "device": None}
     if device is not None:
         d = len(device.outcomes)
         for x, row in enumerate(device.answer_of):  # the outcomes' answers must be the table's counts, exactly
@@ -348,13 +391,14 @@ def export_html(randomizer: ExportedRandomizer, *, question: str = "Your answer"
             if min(row) < 0 or not np.array_equal(tally * table.row_denominators[x], table.counts[x] * d):
                 raise CertificationError(f"the device's outcomes for input {table.inputs[x]!r} do not give the "
                                          "certified table")
-        data["device"] = {"says": device.says, "outcomes": list(device.outcomes),
+        data["device"] = {"says": texts.get(device.kind, device.says), "outcomes": list(device.outcomes),
                           "answerOf": [list(row) for row in device.answer_of]}
+    sent = submit_url is not None or post_message is not None
     payload = script_json(data)
     policy = (f"default-src 'none'; style-src {_csp_hash(PAGE_STYLE)}; script-src {_csp_hash(PAGE_SCRIPT)}; "
               f"connect-src {connect}; img-src 'none'; form-action 'none'; base-uri 'none'")
     return f"""<!doctype html>
-<html lang="en">
+<html lang="{escape(lang)}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -366,20 +410,18 @@ def export_html(randomizer: ExportedRandomizer, *, question: str = "Your answer"
 <main>
 <h1 id="question"></h1>
 <form id="ask">
-<p class="note" id="how">Choose your true answer. It stays on this device: the page draws a randomized report from
-it, and only the report is shown and sent.</p>
-<fieldset aria-describedby="how"><legend>Your true answer</legend><div id="choices"></div></fieldset>
-<button type="submit">Randomize my answer</button>
+<p class="note" id="how">{escape(texts["how_sent" if sent else "how"])}</p>
+<fieldset aria-describedby="how"><legend>{escape(texts["legend"])}</legend><div id="choices"></div></fieldset>
+<button type="submit">{escape(texts["draw"])}</button>
 </form>
 <section id="result" hidden aria-live="polite">
-<h2 id="result-heading" tabindex="-1">Your randomized report</h2>
+<h2 id="result-heading" tabindex="-1">{escape(texts["result"])}</h2>
 <p class="outcome" id="outcome" hidden></p>
 <p class="report" id="report"></p>
-<p class="note">Your true answer is no longer on this page. Only this report is recorded.</p>
-<button type="button" id="send" hidden>Send the report</button>
+<p class="note" id="after">{escape(texts["gone"])} {escape(texts["recorded" if sent else "not_sent"])}</p>
+<button type="button" id="send" hidden>{escape(texts["send"])}</button>
 </section>
-<p class="note">Certified randomizer: eps = {table.epsilon:.4g} nats ({escape(table.semantics.value)}), table SHA-256
-<code>{table.sha256[:16]}</code>&hellip;, drawn with the browser's cryptographic generator.</p>
+<p class="note" id="privacy">{escape(privacy_sentence(table.epsilon, texts, lang=lang))}</p>
 </main>
 <script type="application/json" id="table">{payload}</script>
 <script>{PAGE_SCRIPT}</script>

@@ -57,8 +57,10 @@ def test_the_platform_snippet_records_the_report_only(tmp_path, platform):
         assert browser.evaluate("document.querySelectorAll('input[name=rr-truth]').length") == 2
         browser.evaluate("document.querySelector('input[name=rr-truth][value=\"1\"]').click();"
                          "document.getElementById('rr-draw').click();")
-        report = browser.evaluate("document.getElementById('rr-report').textContent")
-        assert report in randomizer.answers
+        shown = browser.evaluate("document.getElementById('rr-report').textContent")
+        words = randomizer.words()[0]
+        assert shown in words and shown in ("yes", "no", "I don't know")  # words on screen, never {yes,no}
+        report = randomizer.answers[words.index(shown)]  # the label the field records
         assert browser.evaluate("document.querySelectorAll('input[name=rr-truth]').length") == 0
         if platform == "qualtrics":
             assert browser.evaluate("window.recorded") == {"rr_report": report}

@@ -75,9 +75,10 @@ def cmd_design_on_device(args: argparse.Namespace) -> str:
     if args.instructions:
         name = args.instructions.lower()
         style = "html" if name.endswith((".html", ".htm")) else "markdown" if name.endswith(".md") else "text"
-        title = f"{problem.name or 'design'}: {device.name}, eps = {problem.epsilon:g}"
-        atomic_write_text(args.instructions, render(device, rules, g.focal_sets, problem.frame, style,
-                                                    title), overwrite=args.force)
+        title = f"{problem.name or 'Instructions'}: {device.name}"  # the budget as a sentence on the card
+        atomic_write_text(args.instructions, render(device, rules, g.focal_sets, problem.frame, style, title,
+                                                    words=dict(problem.answers), epsilon=problem.epsilon),
+                          overwrite=args.force)
     if args.format == "json":
         return render_json(grid_json(g))
     if args.format == "csv":
@@ -101,7 +102,8 @@ def cmd_design_on_device(args: argparse.Namespace) -> str:
     if args.instructions:
         lines.append(f"instructions written to {args.instructions}")
     else:
-        lines += ["", render(device, rules, g.focal_sets, problem.frame, "text").rstrip()]
+        lines += ["", render(device, rules, g.focal_sets, problem.frame, "text",
+                             words=dict(problem.answers)).rstrip()]
     return "\n".join(lines)
 
 

@@ -18,10 +18,12 @@ def cmd_export(args: argparse.Namespace) -> str:
     if args.show_device and (args.to != "html" or (args.device is None and args.denominator is None)):
         raise CommandError("--show-device is for --to html with --device (the page throws the device it was "
                            "designed on)")
+    texts = _strings(args)
     mech, epsilon, problem, grid, exact = _design(args)
+    words = _file_words(args.mechanism) if problem is None else None
     try:
         randomizer = randomizer_for(mech, epsilon=epsilon, semantics=args.semantics, allocation=args.allocation,
-                                    problem=problem, exact=exact)
+                                    problem=problem, exact=exact, words=words)
     except ValueError as exc:
         raise CommandError(f"{args.mechanism}: {exc}") from None
     if args.to == "html":
@@ -31,11 +33,12 @@ def cmd_export(args: argparse.Namespace) -> str:
             raise CommandError(f"--show-device: {exc}") from None
         try:
             text = export_html(randomizer, question=args.question, submit_url=args.submit_url,
-                               post_message=args.post_message, device=view)
+                               post_message=args.post_message, device=view, lang=args.lang, strings=texts)
         except ValueError as exc:
             raise CommandError(f"--submit-url: {exc}") from None
     elif args.to in ("qualtrics", "limesurvey"):
-        text = export_platform(randomizer, args.to, question=args.question, mechanism=args.mechanism)
+        text = export_platform(randomizer, args.to, question=args.question, mechanism=args.mechanism,
+                               lang=args.lang, strings=texts)
     else:
         text = export_js(randomizer)
     with atomic_writer(args.out, overwrite=args.force) as binary:
@@ -65,6 +68,30 @@ def cmd_export(args: argparse.Namespace) -> str:
                      f"{100 * change:.2g}%)")
     lines.append(f"largest change of a probability by the table: {table.max_change:.3g}")
     return "\n".join(lines)
+
+
+def _strings(args: argparse.Namespace) -> dict[str, str] | None:
+    """The ``--strings`` file's texts (None without one); a bad file is one line naming it (exit 2)."""
+    from ..devices.words import read_strings
+    from ..exceptions import InvalidArgumentError
+
+    if args.strings is None:
+        return None
+    if args.to == "js":
+        raise CommandError("--strings: the ES module shows no text; give it with --to html, qualtrics or limesurvey")
+    try:
+        return read_strings(args.strings)
+    except InvalidArgumentError as exc:
+        raise CommandError(f"--strings {exc}") from None
+
+
+def _file_words(path: str) -> dict[str, tuple[str, ...]] | None:
+    """The ``answers`` words a JSON mechanism file keeps (the problem's ``[answers]``), None for CSV."""
+    if not path.lower().endswith(".json"):
+        return None
+    from ..release import open_mechanism_file
+
+    return dict(open_mechanism_file(path).words) or None
 
 
 def _design(args: argparse.Namespace) -> tuple[Any, float | None, Any, Any, Any]:
@@ -102,6 +129,12 @@ def _configure_export(p: argparse.ArgumentParser) -> None:
                    help="js: an ES module with sample(input); html: a self-contained page for the respondent; "
                         "qualtrics, limesurvey: step-by-step set-up text with the question's HTML and JavaScript")
     p.add_argument("--question", default="Your answer", help="html: the question shown above the choices")
+    p.add_argument("--lang", choices=("en", "fr", "de"), default="en",
+                   help="html, qualtrics, limesurvey: the language of the respondent's fixed texts (the buttons, "
+                        "the privacy sentence, 'I don't know'); default en")
+    p.add_argument("--strings", metavar="FILE", help="html, qualtrics, limesurvey: a .json or .toml file of texts "
+                                                     "replacing the fixed ones of --lang (keys as in "
+                                                     "designer.devices.words.STRINGS, e.g. draw = \"Tirer\")")
     p.add_argument("--submit-url", help="html: an https:// address the page may POST the report to (JSON "
                                         "{report, table}); default: no network at all")
     p.add_argument("--post-message", metavar="ORIGIN", help="html: the origin of an embedding survey page that "

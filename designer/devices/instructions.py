@@ -9,6 +9,7 @@ counts. Rendered as plain text, Markdown, or a printable HTML card per input.
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,6 +17,7 @@ from numpy.typing import NDArray
 
 from ..exceptions import InvalidArgumentError
 from .device import Device
+from .words import plain_answer, privacy_sentence
 
 __all__ = ["Rule", "answer_words", "make_rules", "render", "verify"]
 
@@ -31,13 +33,11 @@ class Rule:
     outcomes: tuple[tuple[int, ...], ...]
 
 
-def answer_words(members: tuple[str, ...], frame: tuple[str, ...]) -> str:
-    """What the respondent says: the label, "I don't know" for the whole frame, or "one of: a, b"."""
-    if len(members) == 1:
-        return members[0]
-    if len(members) == len(frame):
-        return "I don't know"
-    return "one of: " + ", ".join(members)
+def answer_words(members: tuple[str, ...], frame: tuple[str, ...],
+                 named: Mapping[frozenset[str], str] | None = None) -> str:
+    """What the respondent says: the ``[answers]`` word of the set (``named``) where given, else the label, "I don't
+    know" for the whole frame, or "one of: a, b" (:func:`designer.devices.words.plain_answer`)."""
+    return plain_answer(members, frame, named=named)
 
 
 def _by_sums(counts: NDArray[np.int64]) -> list[list[int]] | None:
@@ -111,9 +111,15 @@ def _cases(device: Device, rule: Rule, columns: list[str]) -> list[tuple[str, st
 
 
 def render(device: Device, rules: list[Rule], focal_sets: list[tuple[str, ...]], frame: tuple[str, ...],
-           fmt: str = "text", title: str = "") -> str:
-    """The instructions as ``text``, ``markdown`` or ``html`` (a printable card per true answer)."""
-    columns = [answer_words(s, frame) for s in focal_sets]
+           fmt: str = "text", title: str = "", *, words: Mapping[str, Sequence[str]] | None = None,
+           epsilon: float | None = None) -> str:
+    """The instructions as ``text``, ``markdown`` or ``html`` (a printable card per true answer), every answer in
+    the respondent's words (the ``[answers]`` ``words``, word -> frame labels, where given; "I don't know", "one
+    of: a, b"), with the guarantee of ``epsilon`` as a sentence (:func:`designer.devices.words.privacy_sentence`)
+    when given, never set notation or a budget in nats."""
+    named = {frozenset(labels): str(w) for w, labels in reversed(list((words or {}).items()))}
+    columns = [answer_words(s, frame, named) for s in focal_sets]
+    privacy = privacy_sentence(epsilon) if epsilon is not None else ""
     d = device.denominator
     if fmt == "text":
         lines = [title, device.how_to(), ""] if title else [device.how_to(), ""]
@@ -121,6 +127,8 @@ def render(device: Device, rules: list[Rule], focal_sets: list[tuple[str, ...]],
             lines.append(f"If your true answer is {rule.input!r}:")
             lines += [f"  answer {a!r} if {w}  ({n} of {d})" for a, w, n in _cases(device, rule, columns)]
             lines.append("")
+        if privacy:
+            lines.append(privacy)
         return "\n".join(lines).rstrip() + "\n"
     if fmt == "markdown":
         lines = [f"# {title}" if title else "# Instructions", "", device.how_to(), ""]
@@ -129,6 +137,8 @@ def render(device: Device, rules: list[Rule], focal_sets: list[tuple[str, ...]],
                       "| --- | --- | ---: |"]
             lines += [f"| {a} | {w} | {n}/{d} |" for a, w, n in _cases(device, rule, columns)]
             lines.append("")
+        if privacy:
+            lines += [privacy, ""]
         return "\n".join(lines)
     if fmt != "html":
         raise InvalidArgumentError(f"format must be 'text', 'markdown' or 'html', got {fmt!r}")
@@ -151,7 +161,8 @@ def render(device: Device, rules: list[Rule], focal_sets: list[tuple[str, ...]],
         cards.append(f'<section class="card"><h2>If your true answer is <em>{html.escape(rule.input)}</em></h2>'
                      f"<p>{html.escape(device.how_to())}</p><table class=rules><tr><th>answer</th><th>when</th>"
                      f"<th>chance</th></tr>{rows}</table>{grid}"
-                     '<p class="small">Keep the outcome to yourself; only your answer is recorded.</p></section>')
+                     '<p class="small">Keep the outcome to yourself; only your answer is recorded.'
+                     f'{" " + html.escape(privacy) if privacy else ""}</p></section>')
     style = ("body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}"
              ".card{border:2px solid #444;border-radius:10px;padding:1em 1.4em;margin:0 auto 1.5em;max-width:44em;"
              "page-break-after:always}h1{font-size:1.4em}h2{font-size:1.15em;margin-top:0}"
