@@ -296,6 +296,26 @@ def test_answers_give_the_clis_estimates(visit, tmp_path):
     assert back["status"] == "converged" and back["n"] == 3000
 
 
+def test_an_uploaded_mechanism_is_used_as_it_is(visit, tmp_path):
+    five = tmp_path / "five.json"
+    cli("design", str(ROOT / "problems" / "survey-5-options.toml"), "--eps", "2", "--out", str(five))
+    data = json.loads(five.read_text())
+    visit.step("question")
+    visit.page.set_input_files("#problem_file", str(five))
+    visit.page.wait_for_function("() => document.querySelector('#inputs').value.startsWith('never')")
+    visit.step("budget")
+    visit.page.wait_for_function("() => document.querySelectorAll('#design_matrix tbody tr').length === 5")
+    assert visit.matrix() == [[x, *(fmt(v, 8) for v in row)] for x, row in zip(data["inputs"], data["matrix"])]
+    assert "stated in the file" in visit.page.inner_text("#certificate")
+    visit.step("field")
+    got = visit.download("download_mechanism", tmp_path / "back")
+    assert json.loads(got.read_text())["matrix"] == data["matrix"]
+    visit.step("question")
+    visit.page.set_input_files("#problem_file", str(GWRR))
+    visit.page.wait_for_function("() => document.querySelector('#inputs').value === 'yes, no'")
+    visit.page.wait_for_selector(".studio-ok")
+
+
 def test_question_from_an_uploaded_problem(visit):
     visit.step("question")
     visit.page.set_input_files("#problem_file", str(ROOT / "problems" / "warner.toml"))

@@ -114,24 +114,22 @@ def cmd_studio(args: argparse.Namespace) -> str:
     except ImportError:
         raise CommandError("the studio needs Shiny for Python: pip install shiny") from None
     from ..studio import serve
-    from ..studio.backend import StudioError
 
-    try:
-        serve(args.file, port=args.port, open_browser=not args.no_browser)
-    except StudioError as exc:
-        raise CommandError(str(exc)) from None
+    serve(args.file, parser=build_parser, port=args.port, open_browser=not args.no_browser)
     return ""
 
 
-COMMANDS.append(("studio", "the whole design in a local web app (question, budget, survey, field, answers)",
-                 "designer studio problems/gwrr-dont-know.toml --port 8000", _configure_studio, cmd_studio))
+#: The studio serves until stopped, so it stays out of COMMANDS, whose examples run to completion (a test runs them).
+STUDIO = ("studio", "the whole design in a local web app (question, budget, survey, field, answers)",
+          "designer studio problems/gwrr-dont-know.toml", _configure_studio, cmd_studio)
 
 
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
 
     width = max(len(c[0]) for c in COMMANDS) + 2  # the longest name and two spaces: no name runs into its text
-    lines = [f"  {name:<{width}}{summary}\n  {'':<{width}}e.g. {example}" for name, summary, example, _, _ in COMMANDS]
+    lines = [f"  {name:<{width}}{summary}\n  {'':<{width}}e.g. {example}"
+             for name, summary, example, _, _ in [*COMMANDS, STUDIO]]
     parser = _Parser(
         prog="designer",
         description="Design and audit local-differential-privacy mechanisms with set-valued answers.",
@@ -142,7 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true",
                         help="on an internal error, print the traceback (give it before the command)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, summary, example, configure, func in COMMANDS:
+    for name, summary, example, configure, func in [*COMMANDS, STUDIO]:
         p = sub.add_parser(name, description=f"{summary}.\n\nexample: {example}",
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         configure(p)

@@ -9,12 +9,16 @@ it (:mod:`designer.studio.backend`, the studio's one door to the library).
 
 from __future__ import annotations
 
+import argparse
+from collections.abc import Callable
+
 __all__ = ["serve"]
 
 HOST = "127.0.0.1"
 
 
-def serve(file: str | None = None, *, port: int = 8000, open_browser: bool = True) -> None:
+def serve(file: str | None, *, parser: Callable[[], argparse.ArgumentParser], port: int = 8000,
+          open_browser: bool = True) -> None:
     """Serve the studio on ``127.0.0.1:port`` until interrupted, starting from ``file``.
 
     Parameters
@@ -23,6 +27,8 @@ def serve(file: str | None = None, *, port: int = 8000, open_browser: bool = Tru
         A problem (TOML) or mechanism file (JSON or CSV) to load at the start.
     port : int
         The local port; 0 picks a free one.
+    parser : callable
+        Builds the CLI's argument parser (``designer.cli.build_parser``); the studio runs the CLI's verbs with it.
     open_browser : bool
         Open the system's browser at the address once the server listens.
     """
@@ -37,6 +43,10 @@ def serve(file: str | None = None, *, port: int = 8000, open_browser: bool = Tru
     from .app import make_app
     from .backend import StudioError
 
+    # render.download is the Core API's download handler; its deprecation note is for Shiny Express.
+    warnings.filterwarnings("ignore", message=r"render\.download is deprecated")
+    warnings.filterwarnings("ignore", message=r".*layout engine is not compatible with shiny")
+    app = make_app(file, parser)  # a bad FILE is refused before the port is looked at
     if port:
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
             try:
@@ -44,10 +54,6 @@ def serve(file: str | None = None, *, port: int = 8000, open_browser: bool = Tru
             except OSError as exc:
                 raise StudioError(f"--port {port}: cannot listen on {HOST}:{port} ({exc.strerror}); "
                                   "choose another port or --port 0 for a free one") from None
-    # render.download is the Core API's download handler; its deprecation note is for Shiny Express.
-    warnings.filterwarnings("ignore", message=r"render\.download is deprecated")
-    warnings.filterwarnings("ignore", message=r".*layout engine is not compatible with shiny")
-    app = make_app(file)
     config = uvicorn.Config(app, host=HOST, port=port, log_level="warning", ws="auto")
     server = uvicorn.Server(config)
 

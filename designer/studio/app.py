@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
+import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from typing import Any
 
 from shiny import App, reactive, ui
@@ -51,14 +54,14 @@ def initial(file: str | None) -> tuple[dict[str, Any], float, bool]:
     if file.lower().endswith(".toml"):
         data = Backend.read_problem(file)
         return data, float(data.get("epsilon", 1.0)), False
-    with tempfile.TemporaryDirectory() as folder:
-        current = Backend(folder).read_mechanism(file, file)
+    current = Backend.read_mechanism(file, file)
     eps = current.epsilon if current.release is not None else 1.0
     return mechanism_fields(current.mechanism), eps, True
 
 
-def make_app(file: str | None = None) -> App:
-    """The studio as a Shiny :class:`~shiny.App`, starting from ``file`` (a problem TOML or mechanism file).
+def make_app(file: str | None, parser: Callable[[], argparse.ArgumentParser]) -> App:
+    """The studio as a Shiny :class:`~shiny.App`, starting from ``file`` (a problem TOML or mechanism file);
+    ``parser`` builds the CLI's parser (``designer.cli.build_parser``), which runs the verbs.
 
     Raises
     ------
@@ -79,11 +82,13 @@ def make_app(file: str | None = None) -> App:
     def server(input: Any, output: Any, session: Any) -> None:
         workdir = tempfile.mkdtemp(prefix="designer-studio-")
         session.on_ended(lambda: shutil.rmtree(workdir, ignore_errors=True))
-        backend = Backend(workdir)
+        backend = Backend(workdir, parser)
         state = State(backend, reactive.Value(data), reactive.Value(None), reactive.Value(""))
         if is_mechanism and file is not None:
             try:
-                state.loaded.set(backend.read_mechanism(file, file))
+                loaded = backend.read_mechanism(file, file)
+                backend.names[file] = os.path.basename(file)
+                state.loaded.set(loaded)
             except StudioError as exc:
                 state.message.set(str(exc))
         problem = question_server(input, output, session, state)

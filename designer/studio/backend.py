@@ -13,6 +13,7 @@ files named as the downloads name them (``problem.toml``, ``mechanism.json``, ..
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
 import json
@@ -22,13 +23,14 @@ import re
 import shlex
 import warnings
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..exceptions import DesignerError, DesignWarning
+from ..exceptions import CommandError, DesignerError, DesignWarning
 
 __all__ = ["BUNDLED", "Backend", "Current", "StudioError", "num", "toml_text"]
 
@@ -39,8 +41,9 @@ CACHE_SIZE = 512
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
-class StudioError(Exception):
-    """A problem with what the user asked for, shown on screen as one line (never a traceback)."""
+#: A problem with what the user asked for, shown on screen as one line (never a traceback); the CLI's
+#: one-line error, so that ``designer studio`` reports a bad FILE or --port as every command does (exit 2).
+StudioError = CommandError
 
 
 def _toml_key(key: str) -> str:
@@ -109,10 +112,14 @@ class Backend:
     ----------
     workdir : str
         A private folder of the session: the problem file, designed mechanisms and exports are written there.
+    parser : callable
+        Builds the CLI's argument parser (``designer.cli.build_parser``), handed in by the CLI that starts the
+        studio: the studio sits beside the CLI and does not import it.
     """
 
-    def __init__(self, workdir: str) -> None:
+    def __init__(self, workdir: str, parser: Callable[[], argparse.ArgumentParser]) -> None:
         self.workdir = workdir
+        self._parser = parser
         self._designs: OrderedDict[tuple[str, float], Any] = OrderedDict()
         self._verbs: dict[tuple[str, ...], Any] = {}
         #: The command line of each kind of call, newest last (shown under "the exact CLI commands").
@@ -151,7 +158,8 @@ class Backend:
             raise StudioError(" ".join(str(exc).split())) from None
         return data
 
-    def read_mechanism(self, path: str, shown: str) -> Current:
+    @staticmethod
+    def read_mechanism(path: str, shown: str) -> Current:
         """A mechanism file (CSV or JSON) as the budget step shows it, checked against the release it states."""
         from ..release import open_mechanism_file
 
@@ -159,7 +167,6 @@ class Backend:
             file = open_mechanism_file(path)
         except (DesignerError, OSError) as exc:
             raise StudioError(f"{shown}: {' '.join(str(exc).replace(path, shown).split())}") from None
-        self.names[path] = shown
         eps = file.release.epsilon if file.release is not None else math.nan
         return Current(file.mechanism, path, eps, None, file.release)
 
@@ -196,10 +203,17 @@ class Backend:
             self._designs.popitem(last=False)
         return current
 
-    def curve(self, problem: Any, grid: list[float]) -> list[tuple[float, float | None, float]]:
-        """(epsilon, variance per respondent, objective) of the designs over ``grid`` (cached designs)."""
+    def curve(self, problem: Any, grid: list[float], *, seconds: float = 8.0
+              ) -> list[tuple[float, float | None, float]]:
+        """(epsilon, variance per respondent, objective) of the designs over ``grid`` (cached designs); stops
+        designing new budgets after ``seconds`` (a large problem gets the part of the curve that was ready)."""
+        import time
+
         out = []
+        start = time.perf_counter()
         for eps in grid:
+            if time.perf_counter() - start > seconds and (self._problem_text, float(eps)) not in self._designs:
+                break
             try:
                 r = self.design(problem, eps, record=False).result
             except StudioError:
@@ -212,14 +226,12 @@ class Backend:
     # -- the other verbs, run in process -------------------------------------------------------------
     def _verb(self, kind: str, argv: list[str], *, record: bool = True) -> str:
         """Run ``designer ARGV`` in this process and return its output (errors as :class:`StudioError`)."""
-        from ..cli import build_parser
-
         key = tuple(argv)
         if record:
             self.commands[kind] = "designer " + " ".join(shlex.quote(_short(a, self.names)) for a in argv)
         if key in self._verbs:
             return str(self._verbs[key])
-        parser = build_parser()
+        parser = self._parser()
         err = io.StringIO()
         try:
             with contextlib.redirect_stderr(err), warnings.catch_warnings():

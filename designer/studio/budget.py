@@ -12,12 +12,14 @@ from shiny import reactive, render, req, ui
 
 from .._render import fmt
 from .backend import Current, StudioError
-from .plots import curve_figure, tradeoff_figure
+from .plots import curve_svg, tradeoff_figure
 
 __all__ = ["CURVE_GRID", "budget_server", "budget_ui", "matrix_html", "textbook_designs"]
 
 #: The budgets of the privacy/accuracy curve (nats).
 CURVE_GRID = [0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0]
+#: Widest matrix shown as a table (answer sets).
+MAX_COLUMNS = 512
 EPS_MIN, EPS_MAX, EPS_STEP = 0.05, 8.0, 0.05
 
 #: Keeps the slider and the number box together in the browser (no round trip to the server).
@@ -106,7 +108,7 @@ def budget_ui(epsilon: float) -> Any:
                               ui.output_text("truthful", inline=False)),
                        ui.div(ui.h3("Closed forms at this budget"), ui.output_ui("closed_forms"))),
                 ui.h3("Privacy and accuracy over budgets"),
-                ui.output_plot("curve_plot", height="320px"),
+                ui.output_ui("curve_plot"),
                 value="this_budget",
             ),
             ui.nav_panel(
@@ -157,6 +159,9 @@ def budget_server(input: Any, output: Any, session: Any, state: Any, problem: An
             c = current()
             if c.mechanism is None:
                 return ui.p("The design is kept in compact form (too many answer sets to list).")
+            if len(c.mechanism.focal) > MAX_COLUMNS:
+                return ui.p(f"{c.mechanism.k} x {len(c.mechanism.focal)} mechanism: too wide to show; download it "
+                            "in step 4.")
             words = {tuple(s): w for w, s in (getattr(c.result.problem, "answers", ()) or ())} if c.result else {}
             return ui.HTML(matrix_html(c.mechanism, words))
         return guarded(show)
@@ -218,20 +223,23 @@ def budget_server(input: Any, output: Any, session: Any, state: Any, problem: An
                            f'<th scope="col">variance</th></tr></thead><tbody>{body}</tbody></table>')
         return guarded(show)
 
-    @render.plot(alt="Variance per respondent of the certified design against the budget, the current budget "
-                     "marked")
-    def curve_plot() -> Any:
+    @reactive.calc
+    def curve_points() -> Any:
         result = problem()
         req(result is not None)
-        points = backend.curve(result[1], CURVE_GRID)
+        names = [name for name, *_ in textbook_designs(result[1], 1.0)]
+        refs = {name: [textbook_designs(result[1], e)[i][3] for e in CURVE_GRID] for i, name in enumerate(names)}
+        return backend.curve(result[1], CURVE_GRID), refs
+
+    @render.ui
+    def curve_plot() -> Any:
+        points, refs = curve_points()
         try:
             here = current()
         except StudioError:
             here = None
         mark = (here.epsilon, here.result.variance) if here is not None and here.result is not None else None
-        rows = textbook_designs(result[1], 1.0)
-        refs = {name: [textbook_designs(result[1], e)[i][3] for e in CURVE_GRID] for i, (name, *_r) in enumerate(rows)}
-        return curve_figure(points, mark, refs)
+        return ui.HTML(curve_svg(points, mark, refs, CURVE_GRID))
 
     @reactive.calc
     def mechanism_path() -> str:

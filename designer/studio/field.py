@@ -37,6 +37,7 @@ def field_ui() -> Any:
                ui.download_button("download_limesurvey", "LimeSurvey snippet"),
                ui.download_button("download_card", "Printed card (HTML)"),
                ui.download_button("download_problem", "Problem file (TOML)"),
+               ui.download_button("download_survey", "Questionnaire file (TOML, after a split)"),
                ui.download_button("download_commands", "Command lines (shell)")),
         ui.h3("The same with the command line"),
         ui.p("Run these next to the downloaded files to reproduce every number on screen:"),
@@ -72,7 +73,9 @@ def field_server(input: Any, output: Any, session: Any, state: Any, problem: Any
                     f'{DEVICES[input.device()]}: exact chances</caption><thead><tr><th scope="col">true answer</th>'
                     f"{heads}</tr></thead><tbody>{rows}</tbody></table>"),
             ui.p(f"variance {fmt(variance, 8) if variance is not None else 'n/a'} per respondent "
-                 f"(continuous design: {fmt(data.get('continuous_variance') or float('nan'), 8)})"),
+                 f"(continuous design: {fmt(data.get('continuous_variance') or float('nan'), 8)}); "
+                 f"certified: {data.get('certificate', 'no')}"),
+            *(ui.p(f"note: {n}", {"class": "studio-note"}) for n in data.get("notes") or []),
             ui.tags.iframe(srcdoc=card, title="Preview of the printed card", **{"class": "studio-frame"}),
         )
 
@@ -116,6 +119,12 @@ def field_server(input: Any, output: Any, session: Any, state: Any, problem: Any
     def download_problem() -> Any:
         req(os.path.exists(backend.problem_path))
         yield open(backend.problem_path, "rb").read()
+
+    @render.download(filename="survey.toml")
+    def download_survey() -> Any:
+        path = os.path.join(backend.workdir, "survey.toml")
+        req(os.path.exists(path))
+        yield open(path, "rb").read()
 
     @render.download(filename="commands.sh")
     def download_commands() -> Any:

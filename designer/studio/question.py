@@ -205,6 +205,7 @@ def question_server(input: Any, output: Any, session: Any, state: State) -> Any:
             state.message.set(f"Loaded the problem {shown}.")
         else:
             current = backend.read_mechanism(path, shown)
+            backend.names[path] = shown
             data = mechanism_fields(current.mechanism)
             state.base.set(data)
             push_fields(state, data, session)
