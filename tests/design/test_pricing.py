@@ -269,3 +269,40 @@ def test_a_warm_session_starts_the_next_budget_from_the_last_sets():
     again = cg.generate_columns(nxt, warm=warm)
     assert set(kept.tolist()) <= set(cg._seed(nxt, kept).tolist())
     assert again.rows.outcome.objective == pytest.approx(dense_optimum(nxt), rel=1e-9, abs=1e-10)
+
+
+@pytest.mark.parametrize("semantics", SEMANTICS)
+@pytest.mark.parametrize("structure", [{}, {"dont_know_max": 0.2}])
+def test_no_set_enters_when_the_start_holds_the_optimum(semantics, structure):
+    """The truthful optimum uses the true answers' singletons and sets of the start only: no set may price in (a
+    rule that lets in sets of positive price, or of a negative cost for one input alone, adds sets here)."""
+    p = _problem(3, semantics, "truthful", structure, 3, 6)
+    assert _start_value(p, cg._seed(p)) == pytest.approx(dense_optimum(p), rel=1e-9)
+    found = cg.generate_columns(p)
+    assert found.rounds == 1 and np.array_equal(found.family, cg._seed(p))
+
+
+@pytest.mark.parametrize("semantics", SEMANTICS)
+@pytest.mark.parametrize("bound", ["dont_know_max", "lie_max", "dont_know"])
+def test_binding_structure_rows_are_priced_with_their_duals(semantics, bound):
+    """Gains that pull mass onto the whole frame (or onto lies) beyond its bound: the bound's row binds with a
+    nonzero dual, which the prices must subtract (a wrong sign there fails the check against HiGHS or the
+    optimum)."""
+    rng = np.random.default_rng(8)
+    k, l = 3, 5
+    full = (1 << l) - 1
+    gain = rng.random((k, 1 << l))
+    sets = np.arange(1 << l)
+    if bound == "lie_max":
+        gain[(sets[None, :] >> np.arange(k)[:, None]) & 1 == 0] += 1.0  # every lie pays
+    else:
+        gain[:, full] += 1.0 if bound == "dont_know_max" else -1.0
+    p = DesignProblem(inputs=[f"a{i}" for i in range(k)], frame=[f"a{i}" for i in range(l)],
+                      prior=rng.dirichlet(np.ones(k)), epsilon=1.2, semantics=semantics, objective="gain", gain=gain,
+                      **{bound: 0.6 if bound == "lie_max" else 0.25})
+    found = cg.generate_columns(p)
+    rows = found.rows
+    side, span = rows.program.bound_rows[bound]
+    duals = rows.outcome.row_dual[span] if side == "ub" else rows.outcome.row_dual[rows.program.A_ub.shape[0]:][span]
+    assert np.abs(duals).max() > 1e-3
+    assert found.rows.outcome.objective == pytest.approx(dense_optimum(p), rel=1e-9, abs=1e-10)
