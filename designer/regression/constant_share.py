@@ -36,7 +36,7 @@ from ..groups import (
 from ..mechanism import Mechanism
 from ..survey import SurveyCounts, variance_words
 from ..vocabulary import Covariance, NoncomplianceScope, WeightKind
-from .design import column_norms, constant_columns
+from .design import column_norms, constant_columns, weighted_gram
 from .likelihood import DECREMENT_TOL, Likelihood, fit_newton, softmax_columns
 from .result import RegressionResult, fit_statistics
 from .status import FitStatus, diagnose
@@ -256,14 +256,15 @@ def fit_share(lik: ShareLikelihood, beta: NDArray[np.float64], share: float
 
 
 def _judge(lik: ShareLikelihood, params: NDArray[np.float64], decrement_ok: bool, labels: list[str],
-           norms: NDArray[np.float64]) -> FitStatus:
+           norms: NDArray[np.float64], gram: NDArray[np.float64] | None = None) -> FitStatus:
     """:func:`~designer.regression.status.diagnose` on the log-odds of the share (where the fit runs, and where a
     share the answers do not identify is a curved ridge, not a straight run to the edge of [0, 1]); the
-    covariance returned is in ``(beta, s)``, the delta method's (exact at the maximum)."""
+    covariance returned is in ``(beta, s)``, the delta method's (exact at the maximum). ``gram``: the
+    parameters' covariate cross-products, for telling near-collinear terms from separation (``diagnose``)."""
     share = float(params[-1])
     slope = share * (1 - share)
     if not slope > 0:  # on the edge: the log-odds are infinite, judge in s itself
-        return diagnose(lik.loglike, params, -lik.hessian(params), decrement_ok, labels, norms)
+        return diagnose(lik.loglike, params, -lik.hessian(params), decrement_ok, labels, norms, gram=gram)
     jac = np.ones(params.size)
     jac[-1] = slope
     info = -lik.hessian(params) * jac[:, None] * jac[None, :]
@@ -271,7 +272,7 @@ def _judge(lik: ShareLikelihood, params: NDArray[np.float64], decrement_ok: bool
     def loglike(x: NDArray[np.float64]) -> float:
         return lik.loglike(np.append(x[:-1], expit(x[-1])))
 
-    fit = diagnose(loglike, np.append(params[:-1], logit(share)), info, decrement_ok, labels, norms)
+    fit = diagnose(loglike, np.append(params[:-1], logit(share)), info, decrement_ok, labels, norms, gram=gram)
     return dataclasses.replace(fit, covariance=fit.covariance * jac[:, None] * jac[None, :])
 
 
@@ -341,7 +342,11 @@ def regress_share(z: Any, names: list[str], codes: NDArray[np.int64], mechanisms
     outcomes = [inputs[j] for j in lik.others]
     share_label = "(unrelated share)" if rule.scope is NoncomplianceScope.UNRELATED else "(non-compliant share)"
     labels = [f"{o}:{t}" if len(outcomes) > 1 else t for o in outcomes for t in names] + [share_label]
-    fit = _judge(lik, params, decrement_ok, labels, norms)
+    row_counts = survey.weights if survey.frequency else None
+    gram = np.zeros((params.size, params.size))  # the share is no covariate: its own entry, never collinear
+    gram[:-1, :-1] = np.kron(np.eye(lik.k - 1), weighted_gram(z, np.ones(n_rows) if row_counts is None else row_counts))
+    gram[-1, -1] = norms[-1] ** 2
+    fit = _judge(lik, params, decrement_ok, labels, norms, gram)
     cov, cov_warning = sandwich(survey.cov, fit.covariance,
                                 lambda: lik.meat(params, survey.clusters, survey.n_clusters, survey.frequency),
                                 survey.n_clusters, survey.respondents(n_rows))

@@ -15,7 +15,8 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-__all__ = ["CHUNK_ROWS", "SPARSE_CELLS", "Design", "build_rows", "column_norms", "constant_columns",
+__all__ = ["CHUNK_ROWS", "COLLINEAR_TOL", "SPARSE_CELLS", "Design", "build_rows", "collinear_basis", "column_norms",
+           "constant_columns",
            "dependent_column", "design_info", "leverages",
            "weighted_gram"]
 
@@ -124,3 +125,28 @@ def leverages(z: Design, info: NDArray[np.float64]) -> NDArray[np.float64]:
         rows = z[start:start + CHUNK_ROWS]
         out[start:start + rows.shape[0]] = np.asarray(rows.multiply(rows @ inverse).sum(axis=1)).ravel()
     return out
+
+
+#: A direction of the covariates (columns scaled to unit norm) whose squared length is at most this share of the
+#: largest is near-collinear: the data barely tell the terms along it apart.
+COLLINEAR_TOL = 1e-6
+
+
+def collinear_basis(z: Design, weights: NDArray[np.float64] | None = None
+                    ) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
+    """The covariates' well-determined directions when some are nearly collinear, else None.
+
+    With ``S`` the diagonal of inverse column norms (``weights``: frequency weights, as for
+    :func:`column_norms`) and ``S Z'Z S = V diag(e) V'``, the directions with ``e > COLLINEAR_TOL max(e)`` span
+    what the data determine. Returns ``(basis, gram)``: ``basis = S V_kept`` ``(q, r)``, ``r < q`` (a fit on
+    ``Z basis`` is well conditioned, its coefficients mapped back by ``basis``: the nearly collinear
+    combinations held at 0), and ``gram = Z'Z`` ``(q, q)``.
+    """
+    gram = weighted_gram(z, np.ones(z.shape[0]) if weights is None else weights)
+    diag = np.sqrt(np.clip(np.diag(gram), 0.0, None))
+    scale = 1.0 / np.where(diag > 0, diag, 1.0)
+    values, vectors = np.linalg.eigh(gram * scale[:, None] * scale[None, :])
+    keep = values > COLLINEAR_TOL * max(float(values[-1]), 1e-300)
+    if keep.all():
+        return None
+    return np.asarray(scale[:, None] * vectors[:, keep]), gram

@@ -120,8 +120,9 @@ def fit_em(lik: Likelihood, start: NDArray[np.float64], *, max_iter: int = 100_0
     for iteration in range(1, max_iter + 1):
         w = lik.posterior(params)[1]
         grad = lik.score(params)
-        try:
-            if float(grad @ np.linalg.solve(-lik.hessian(params), grad)) <= DECREMENT_TOL:
+        try:  # the decrement only where -H is positive definite (a solve of a near-singular -H can say anything)
+            chol = np.linalg.cholesky(-lik.hessian(params))
+            if 0.0 <= float(np.sum(np.linalg.solve(chol, grad) ** 2)) <= DECREMENT_TOL:
                 return params, iteration, True
         except np.linalg.LinAlgError:
             pass
@@ -150,39 +151,41 @@ def _m_step(lik: Likelihood, w: NDArray[np.float64], params: NDArray[np.float64]
         p = target.probabilities(params)
         grad = np.asarray((lik.z.T @ ((w - p)[lik.others] * v).T).ravel(order="F"))
         info = curvature(lik.z, lik.others, lambda j, m, p=p: v * p[j] * ((j == m) - p[m]))
-        step = _damped_solve(info, grad)
-        if step is None:
+        found = _ascent_step(info, grad, q_value, params, current)
+        if found is None:
             break
-        t = 1.0
-        while t > 1e-8:
-            trial = q_value(params + t * step)
-            if trial >= current:
-                break
-            t /= 2
-        else:
-            break
-        params, current = params + t * step, trial
-        if np.abs(t * step).max() < 1e-12:
+        step, current = found
+        params = params + step
+        if np.abs(step).max() < 1e-12:
             break
     return params
 
 
-def _damped_solve(info: NDArray[np.float64], grad: NDArray[np.float64]) -> NDArray[np.float64] | None:
-    """``info^-1 grad`` for a positive semi-definite ``info``, with ``info + d s I`` (``s`` its largest diagonal
-    entry, ``d`` from 0 up by tens) where it is singular; None when nothing is finite."""
+def _ascent_step(info: NDArray[np.float64], grad: NDArray[np.float64], value: Any, params: NDArray[np.float64],
+                 current: float) -> tuple[NDArray[np.float64], float] | None:
+    """A step that does not lower ``value`` (a concave function with gradient ``grad`` and curvature ``info``
+    at ``params``, ``value(params) = current``): the Newton step ``(info + d s I)^-1 grad`` (``s`` the largest
+    diagonal entry of ``info``, ``d`` = 0, then 1e-12 up by hundreds: Levenberg, for a singular or
+    ill-conditioned ``info`` whose Newton step runs far along a nearly flat direction), halved at most 13
+    times. ``(step, value there)``, or None when no damping gives one."""
     scale = float(np.abs(np.diag(info)).max()) if info.size else 0.0
     if not np.isfinite(scale) or scale <= 0 or not np.all(np.isfinite(grad)):
         return None
     damping = 0.0
-    while damping <= 1.0:
+    while damping <= 1e2:
         try:
             chol = np.linalg.cholesky(info + damping * scale * np.eye(info.shape[0]))
             step = np.linalg.solve(chol.T, np.linalg.solve(chol, grad))
-            if np.all(np.isfinite(step)):
-                return np.asarray(step)
         except np.linalg.LinAlgError:
-            pass
-        damping = 1e-12 if damping == 0.0 else damping * 10
+            step = None
+        if step is not None and np.all(np.isfinite(step)):
+            t = 1.0
+            for _ in range(14):
+                trial = value(params + t * step)
+                if trial >= current:
+                    return t * step, float(trial)
+                t /= 2
+        damping = 1e-12 if damping == 0.0 else damping * 100
     return None
 
 

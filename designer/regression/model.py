@@ -37,7 +37,7 @@ from ..mechanism import Mechanism
 from ..vocabulary import Covariance, NoncomplianceScope, Semantics
 from .constant_share import regress_share
 from .data import answer_columns, prepare, split_formula
-from .design import build_rows, column_norms, dependent_column, design_info
+from .design import build_rows, collinear_basis, column_norms, dependent_column, design_info, weighted_gram
 from .groups import grouped_answers, noncompliance_summary
 from .likelihood import FirthPenalty, Likelihood, fit_em, fit_firth, fit_newton
 from .result import RegressionResult, _first_line, _shares, _start, fit_statistics, judge
@@ -213,13 +213,20 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism | Mapping[str
     outcomes = [mechanism.inputs[j] for j in lik.others]
     labels = [f"{o}:{t}" if len(outcomes) > 1 else t for o in outcomes for t in names]
     objective: Callable[[NDArray[np.float64]], float] = lik.loglike
+    row_counts = survey.weights if survey.frequency else None  # a row of weight f is f rows
+    # nearly collinear covariates: fit where the data determine the coefficients (the combinations the data
+    # barely see held at 0), judge in the full parameters (those terms: not identified, not separation)
+    reduced = collinear_basis(z, row_counts)
+    basis = np.eye(z.shape[1]) if reduced is None else reduced[0]
+    fit_lik = lik if reduced is None else Likelihood(z @ basis, lik.a, lik.reference, lik.weights)
+    fit_start = start if reduced is None else _to_basis(start, basis, lik.k - 1)
     if penalty == "firth":
         if lik.k != 2 or survey.weights is not None:
             weighted = ", and the rows are weighted" if survey.weights is not None else ""
             raise RegressionError("--penalty firth is implemented for two inputs without weights; the mechanism "
                                   f"has {lik.k}{weighted}")
         firth = FirthPenalty(lik, channel)
-        params, iterations, decrement_ok = fit_firth(lik, firth, start)
+        found = fit_firth(fit_lik, firth if reduced is None else FirthPenalty(fit_lik, channel), fit_start)
 
         def penalized(b: NDArray[np.float64]) -> float:
             return lik.loglike(b) + firth.value(b)
@@ -227,10 +234,13 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism | Mapping[str
     elif penalty is not None:
         raise RegressionError(f"penalty must be None or 'firth', got {penalty!r}")
     else:
-        params, iterations, decrement_ok = (fit_newton if method == "newton" else fit_em)(lik, start)
-    norms = column_norms(z, survey.weights if survey.frequency else None)  # a row of weight f is f rows
+        found = (fit_newton if method == "newton" else fit_em)(fit_lik, fit_start)
+    params, iterations, decrement_ok = _from_basis(found[0], basis, lik.k - 1), found[1], found[2]
+    norms = column_norms(z, row_counts)
+    gram = reduced[1] if reduced is not None else weighted_gram(
+        z, np.ones(z.shape[0]) if row_counts is None else row_counts)
     fit, shown = judge(objective, params, -lik.hessian(params), decrement_ok, norms, channel,
-                       list(mechanism.inputs), reference, names)
+                       list(mechanism.inputs), reference, names, gram=gram)
     converged = fit.status == "converged"
     # statsmodels keeps a dense copy of the design: not for a sparse one (many-level categoricals)
     sm_result = None if sp.issparse(z) else _statsmodels_results(lik, codes, params, labels, lhs, iterations,
@@ -251,6 +261,18 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism | Mapping[str
         outcomes=tuple(mechanism.inputs), semantics=semantics, formula=formula, design_info=design_info,
         statsmodels=sm_result, dropped=n_rows - len(data), status=fit.status,
         warnings=fit.warnings + ((cov_warning,) if cov_warning else ()), penalty=penalty, variance=survey.describe())
+
+
+def _to_basis(params: NDArray[np.float64], basis: NDArray[np.float64], outcomes: int) -> NDArray[np.float64]:
+    """Coefficients ``(q * outcomes,)`` (outcome-major) in the coordinates of ``basis`` ``(q, r)``: least squares
+    per outcome."""
+    blocks = params.reshape(basis.shape[0], outcomes, order="F")
+    return np.asarray(np.linalg.lstsq(basis, blocks, rcond=None)[0].ravel(order="F"))
+
+
+def _from_basis(params: NDArray[np.float64], basis: NDArray[np.float64], outcomes: int) -> NDArray[np.float64]:
+    """Coefficients in the coordinates of ``basis`` ``(q, r)`` back in the covariates' terms, ``(q * outcomes,)``."""
+    return np.asarray((basis @ params.reshape(basis.shape[1], outcomes, order="F")).ravel(order="F"))
 
 
 def _share_rule(noncompliance: str | None, model: str, unrelated: str | None, penalty: str | None, method: str

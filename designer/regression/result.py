@@ -177,13 +177,16 @@ def _first_line(exc: BaseException) -> str:
 
 def judge(objective: Callable[[NDArray[np.float64]], float], params: NDArray[np.float64],
           information: NDArray[np.float64], decrement_ok: bool, norms: NDArray[np.float64],
-          channel: NDArray[np.float64], inputs: list[str], reference: str, names: list[str]) -> tuple[Any, Any]:
+          channel: NDArray[np.float64], inputs: list[str], reference: str, names: list[str], *,
+          gram: NDArray[np.float64] | None = None) -> tuple[Any, Any]:
     """The fit's status (:func:`~designer.regression.status.diagnose`, then the terms the design leaves open)
     and the estimates as shown: ``+-inf`` for diverging terms, NaN for terms any value fits equally well.
-    ``norms`` ``(q,)``: each term's covariate column norm; ``information`` ``(P, P)`` at ``params``."""
+    ``norms`` ``(q,)``: each term's covariate column norm; ``information`` ``(P, P)`` at ``params``; ``gram``
+    ``(q, q)``: the covariates' ``Z'Z`` (near-collinear terms are told from separation by it), when known."""
     others = [x for x in inputs if x != reference]
     labels = [f"{o}:{t}" if len(others) > 1 else t for o in others for t in names]
-    fit = diagnose(objective, params, information, decrement_ok, labels, np.tile(norms, len(others)))
+    fit = diagnose(objective, params, information, decrement_ok, labels, np.tile(norms, len(others)),
+                   gram=None if gram is None else np.asarray(np.kron(np.eye(len(others)), gram), dtype=np.float64))
     blind = [inputs[x] for x in indistinguishable_inputs(channel)]
     terms: list[int] = []
     if blind:  # the design, not the data, leaves these outcomes' terms open

@@ -29,7 +29,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["ABS_TOL", "FIT_STATUSES", "RCOND_TOL", "FitStatus", "design_blind", "diagnose"]
+from .design import COLLINEAR_TOL as DESIGN_COLLINEAR_TOL
+
+__all__ = ["ABS_TOL", "COLLINEAR_TOL", "FIT_STATUSES", "RCOND_TOL", "FitStatus", "design_blind", "diagnose"]
 
 #: The statuses a fit may end with.
 FIT_STATUSES = ("converged", "separation", "not_converged", "not_identified")
@@ -43,6 +45,9 @@ ABS_TOL = 1e-10
 DIRECTION_SHARE = 0.05
 #: How far (in units of the largest estimate, at least 10) the log-likelihood is probed along a direction.
 PROBE = 10.0
+#: A weak direction along which the scaled covariates' Gram matrix is at most this share of its largest
+#: eigenvalue is near-collinearity of the covariates (``not_identified``), not separation.
+COLLINEAR_TOL = DESIGN_COLLINEAR_TOL
 
 
 @dataclass(frozen=True)
@@ -60,12 +65,17 @@ class FitStatus:
 
 def diagnose(loglike: Callable[[NDArray[np.float64]], float], params: NDArray[np.float64],
              information: NDArray[np.float64], decrement_ok: bool, labels: list[str],
-             norms: NDArray[np.float64]) -> FitStatus:
+             norms: NDArray[np.float64], *, gram: NDArray[np.float64] | None = None) -> FitStatus:
     """Judge a fit at ``params`` from its observed ``information`` (``-H``, ``(p, p)``) and ``loglike``.
 
     ``norms`` ``(p,)``: the Euclidean norm of each parameter's covariate column. The information is scaled by
     them, not by its own diagonal: a separated term's curvature collapses (its fitted probabilities reach 0
     or 1) while its column does not, which a self-scaling would hide.
+
+    ``gram`` ``(p, p)``: the covariates' own cross-products ``Z'Z`` for each parameter (block diagonal over the
+    outcomes), when known. A weak direction of the information along which the scaled covariates themselves
+    nearly vanish (``v' S Z'Z S v <= COLLINEAR_TOL`` times the largest) is near-collinearity, not separation:
+    the likelihood's maximum is finite (far out), the terms are ``not_identified`` and named as collinear.
     """
     p = params.size
     nan = np.full((p, p), np.nan)
@@ -86,6 +96,11 @@ def diagnose(loglike: Callable[[NDArray[np.float64]], float], params: NDArray[np
         return FitStatus("converged", (), {}, (), np.asarray(np.linalg.inv(information), dtype=np.float64))
     diverging: dict[int, float] = {}
     flat: set[int] = set()
+    collinear: set[int] = set()
+    design = None
+    if gram is not None:
+        design = gram * scale[:, None] * scale[None, :]
+        design_top = max(float(np.linalg.eigvalsh((design + design.T) / 2)[-1]), 1e-300)
     reach = PROBE * max(1.0, float(np.abs(params).max()))
     base = loglike(params)
     tol = 1e-9 * max(1.0, abs(base))
@@ -97,6 +112,11 @@ def diagnose(loglike: Callable[[NDArray[np.float64]], float], params: NDArray[np
             direction = vectors[:, i] * scale
         direction /= np.abs(direction).max()
         terms = [j for j in range(p) if abs(direction[j]) >= DIRECTION_SHARE]
+        if design is not None and i < p:
+            v = vectors[:, i]
+            if float(v @ design @ v) <= COLLINEAR_TOL * design_top:
+                collinear.update(terms)  # the covariates nearly vanish along it: a finite, far maximum
+                continue
         sign = 1.0 if float(direction @ params) >= 0 else -1.0
         ahead = loglike(params + sign * reach * direction) - base
         back = loglike(params - sign * reach * direction) - base
@@ -107,7 +127,18 @@ def diagnose(loglike: Callable[[NDArray[np.float64]], float], params: NDArray[np
                 diverging[j] = float(np.sign(params[j]) or np.sign(sign * direction[j]) or 1.0)
         else:
             flat.update(terms)  # curved, but too little to trust
-    return _conclude(information, diverging, flat, labels, decrement_ok)
+    lead: tuple[str, ...] = ()
+    if collinear:
+        named = sorted(collinear)
+        lead = ("not identified: " + ", ".join(repr(labels[j]) for j in named) + " are nearly collinear (the "
+                "covariates' columns are almost a linear combination of each other, so the data barely tell "
+                "these terms apart): not separation, the likelihood's maximum is finite, but these terms have no "
+                "standard error and their estimates split what they share (the combination the data barely see "
+                "held at 0); drop one of them or combine them",)
+        for j in named:
+            diverging.pop(j, None)
+        flat.update(collinear)
+    return _conclude(information, diverging, flat, labels, decrement_ok, lead=lead, named=frozenset(collinear))
 
 
 def _conclude(information: NDArray[np.float64], diverging: dict[int, float], flat: set[int], labels: list[str],
