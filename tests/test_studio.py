@@ -369,10 +369,69 @@ def test_every_step_is_accessible_and_fits(browser, server, axe_source, width, t
             v.page.screenshot(path=str(tmp_path / f"{step}-{width}.png"), full_page=True)
             v.page.add_script_tag(content=axe_source)
             result = v.page.evaluate("async () => await axe.run(document, {runOnly: ['wcag2a', 'wcag2aa']})")
+            assert len(result["passes"]) > 10  # axe ran its rules on the page
             problems = [(x["id"], [n["target"] for n in x["nodes"]][:3]) for x in result["violations"]]
             assert problems == [], f"{step} at {width}px: {problems}"
             overflow = v.page.evaluate("() => document.documentElement.scrollWidth")
             assert overflow <= width + 1, f"{step} is {overflow}px wide at {width}px"
+        # the checker itself: an unlabelled box is caught
+        v.page.evaluate("() => document.body.appendChild(Object.assign(document.createElement('input'), "
+                        "{type: 'text', id: 'unlabelled'}))")
+        result = v.page.evaluate("async () => await axe.run(document, {runOnly: ['wcag2a', 'wcag2aa']})")
+        assert "label" in {x["id"] for x in result["violations"]}
+    finally:
+        v.close()
+    assert v.outside == []
+
+
+def tab_to(page, selector: str, limit: int = 80) -> None:
+    """Press Tab until ``selector`` has the focus (keyboard only)."""
+    trail = []
+    for _ in range(limit):
+        page.keyboard.press("Tab")
+        if page.evaluate("s => document.activeElement && document.activeElement.matches(s)", selector):
+            return
+        trail.append(page.evaluate("() => document.activeElement.tagName + '#' + document.activeElement.id"))
+    raise AssertionError(f"{selector} cannot be reached with the Tab key: {trail[:30]}")
+
+
+def test_keyboard_only(browser, server):
+    v = Visit(browser, server)
+    try:
+        page = v.page
+        page.evaluate("() => document.activeElement && document.activeElement.blur()")
+        tab_to(page, "a[data-value='question']")  # the tab list is one stop; arrows move along it
+        page.keyboard.press("ArrowRight")
+        page.wait_for_selector("a[data-value='budget'].active")
+        before = v.matrix()
+        tab_to(page, "#epsilon")
+        page.keyboard.press("Control+A")
+        page.keyboard.type("1.5")
+        page.keyboard.press("Tab")  # on to the slider
+        assert page.evaluate("() => document.activeElement.id") == "epsilon_slider"
+        page.keyboard.press("ArrowLeft")
+        after = v.wait_matrix_change(before)
+        assert page.input_value("#epsilon") == "1.45"
+        assert after == cli_matrix(1.45)
+        # every control of every step is reached by Tab from its step's tab
+        controls = {"question": ["#bundled-selectized, #bundled", "#problem_file", "#inputs", "#answers", "#dont_know",
+                                 "#prior_unknown", "#prior", "input[name='semantics']", "#objective"],
+                    "survey": ["#target_width", "#level", "#plan_n", "#detect", "#power", "#alpha", "#split_run"],
+                    "field": ["#device", "#device_run", "#page_question", "#download_mechanism",
+                              "#download_problem", "#download_commands"],
+                    "answers": ["#answers_file", "#answer_column", "#estimate_level", "#truth_file", "#release_run",
+                                "#download_release"]}
+        for step, selectors in controls.items():
+            page.focus("#steps a.active")
+            for _ in range(5):
+                if page.query_selector(f"a[data-value='{step}'].active"):
+                    break
+                page.keyboard.press("ArrowRight" if step != "question" else "ArrowLeft")
+            page.wait_for_selector(f"a[data-value='{step}'].active")
+            v.idle()
+            page.wait_for_function("() => !document.querySelector('.tab-pane.active a.shiny-download-link.disabled')")
+            for selector in selectors:
+                tab_to(page, selector)
     finally:
         v.close()
     assert v.outside == []
