@@ -192,32 +192,37 @@ def test_a_design_file_keeps_its_exact_table_and_a_changed_one_is_refused(tmp_pa
 
 
 def test_three_variables_one_invariant_with_the_files_prior(tmp_path, capsys):
-    """The README's release: three columns, the invariant one keeping the file's own distribution (a warning on
-    stderr and in the manifest), composed loss printed, no true value of a randomized column written."""
+    """The README's release: three columns, the invariant one keeping the file's own distribution, published with
+    noise (--prior-budget, added to the composed loss), its exact table over the noisy prior's denominators; no true
+    value of a randomized column written."""
     problem = tmp_path / "pram.toml"
     problem.write_text('inputs = ["a", "b", "c"]\nepsilon = 1.0\ninvariant = true\n')
     smoke = tmp_path / "smoke.toml"
     smoke.write_text('inputs = ["x", "y"]\nepsilon = 0.5\n[structure]\ndont_know = 0.2\n')
     data = tmp_path / "cats.csv"
-    cats = _write_cats(data, n=2000)
+    _write_cats(data, n=2000)
     out = tmp_path / "release.csv"
-    assert main(["randomize", str(data), "--variable", f"cat={problem}", "--variable", f"smoke={smoke}",
-                 "--keep", "id", "--invariant-prior", "data", "--out", str(out), "--format", "json"]) == 0
-    captured = capsys.readouterr()
-    assert "holds given that marginal" in captured.err
-    summary = json.loads(captured.out)
-    assert summary["epsilon_total"] == pytest.approx(1.5)
+    args = ["randomize", str(data), "--variable", f"cat={problem}", "--variable", f"smoke={smoke}", "--keep", "id",
+            "--invariant-prior", "data", "--out", str(out), "--format", "json"]
+    assert main(args) == 2
+    assert "--prior-budget" in capsys.readouterr().err and not out.exists()
+    assert main([*args, "--prior-budget", "0.5"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["epsilon_total"] == pytest.approx(2.0)
     manifest = json.loads((tmp_path / "release.csv.manifest.json").read_text())
     record = manifest["variables"][0]
-    counts = {c: int((cats == c).sum()) for c in "abc"}
-    shares = {c: Fraction(counts[c], 2000) for c in "abc"}
-    assert record["invariant_prior"] == {c: f"{f.numerator}/{f.denominator}" for c, f in shares.items()}
-    assert record["invariant_prior_from"] == "the released file" and "marginal" in record["invariant_warning"]
+    prior = {c: Fraction(v) for c, v in record["invariant_prior"].items()}
+    assert set(prior) == set("abc") and sum(prior.values()) == 1 and min(prior.values()) > 0
+    denominators = record["certificate"]["denominators"]
+    assert all(d * Fraction(1) == int(d) and d <= 2**53 for d in denominators)
+    lcm = math.lcm(*(p.denominator for p in prior.values()))
+    assert [Fraction(d, prior[c] * lcm) for d, c in zip(denominators, "abc")] == [Fraction(2**53 // max(
+        int(p * lcm) for p in prior.values()))] * 3  # rows over a_x M, M = floor(2^53 / max a)
     assert manifest["random_source"].startswith("os.urandom")
     header = out.read_text().splitlines()[0]
     assert header == "id,cat,smoke"
     assert main(["randomize", str(data), "--variable", f"cat={tmp_path / 'release.csv.manifest.json'}",
-                 "--invariant-prior", "data", "--out", str(tmp_path / "no.csv")]) == 2
+                 "--invariant-prior", "data", "--prior-budget", "0.5", "--out", str(tmp_path / "no.csv")]) == 2
     assert "no variable is a TOML problem with invariant = true" in capsys.readouterr().err
 
 
