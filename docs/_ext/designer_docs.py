@@ -162,11 +162,16 @@ def write_cli(path: Path) -> None:
     for name, child in sub.choices.items():
         title = f"designer {name}"
         lines += [f".. _cli-{name}:", "", title, "-" * len(title), ""]
-        description = (child.description or "").strip()
-        if description:
-            lines += ["::", "", *("   " + line for line in description.splitlines()), ""]
-        usage = " ".join(child.format_usage().split())
-        lines += ["Usage::", "", "   " + usage.removeprefix("usage: "), ""]
+        for paragraph in (child.description or "").strip().split("\n\n"):
+            if paragraph.startswith("example: "):
+                lines += ["Example::", "", "   " + " ".join(paragraph.removeprefix("example: ").split()), ""]
+            elif paragraph.strip():
+                text = " ".join(paragraph.split())
+                lines += [_escape(text[:1].upper() + text[1:]), ""]
+        formatter = child.formatter_class(prog=child.prog, width=100)
+        formatter.add_usage(child.usage, child._actions, child._mutually_exclusive_groups, prefix="")
+        usage = formatter.format_help().strip("\n")
+        lines += ["Usage::", "", *("   " + line for line in usage.splitlines()), ""]
         groups: dict[str, list[argparse.Action]] = {}
         for group in child._action_groups:
             for action in group._group_actions:
