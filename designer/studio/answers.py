@@ -27,7 +27,7 @@ def answers_ui() -> Any:
         ui.h2("The answers"),
         ui.h3("Estimate the shares"),
         ui.p("Upload the randomized answers collected with this design (one row per respondent)."),
-        ui.div({"class": "studio-row"},
+        ui.div({"class": "studio-row studio-end"},
                ui.input_file("answers_file", "Randomized answers (CSV or a format designer reads)", accept=ACCEPT),
                ui.input_text("answer_column", "Column of the answers", "response"),
                ui.input_numeric("estimate_level", "Confidence level", 0.95, min=0.5, max=0.999, step=0.01)),
@@ -36,7 +36,7 @@ def answers_ui() -> Any:
         ui.h3("Release microdata"),
         ui.p("Upload the true answers: each is randomized with this design (never stored), and the release comes "
              "with its manifest (what was drawn, with which table, within which budget)."),
-        ui.div({"class": "studio-row"},
+        ui.div({"class": "studio-row studio-end"},
                ui.input_file("truth_file", "True answers (CSV)", accept=ACCEPT),
                ui.input_text("truth_column", "Column of the true answers", "answer"),
                ui.input_action_button("release_run", "Randomize for release")),

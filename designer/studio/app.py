@@ -23,7 +23,8 @@ __all__ = ["make_app"]
 CSS = """
 body { font-size: 1rem; }
 .container-fluid { max-width: 1200px; padding: 0.5rem 1rem; }
-.studio-row { display: flex; flex-wrap: wrap; gap: 0 1.5rem; align-items: flex-end; }
+.studio-row { display: flex; flex-wrap: wrap; gap: 0 1.5rem; align-items: flex-start; }
+.studio-row.studio-end { align-items: flex-end; }
 .studio-row > * { flex: 1 1 18rem; min-width: 0; }
 .shiny-input-container:not(.shiny-input-container-inline) { width: 100%; max-width: 40rem; }
 .studio-matrix td, .studio-matrix th { font-variant-numeric: tabular-nums; }
@@ -89,8 +90,12 @@ def make_app(file: str | None, parser: Callable[[], argparse.ArgumentParser]) ->
                 loaded = backend.read_mechanism(file, file)
                 backend.names[file] = os.path.basename(file)
                 state.loaded.set(loaded)
+                state.message.set(f"Loaded the mechanism {os.path.basename(file)}: the next steps use it as it "
+                                  "is (edit the question to design a new one).")
             except StudioError as exc:
                 state.message.set(str(exc))
+        elif file is not None:
+            state.message.set(f"Loaded the problem {os.path.basename(file)}.")
         problem = question_server(input, output, session, state)
         current, mechanism_path, epsilon = budget_server(input, output, session, state, problem)
         survey_server(input, output, session, state, problem, current, mechanism_path)

@@ -95,7 +95,7 @@ def budget_ui(epsilon: float) -> Any:
             ui.div({"class": "form-group shiny-input-container"},
                    ui.tags.label("Budget slider", {"for": "epsilon_slider", "class": "control-label"}),
                    ui.tags.input(type="range", id="epsilon_slider", min=EPS_MIN, max=EPS_MAX, step=EPS_STEP,
-                                 value=epsilon, **{"class": "form-range", "aria-valuetext": "epsilon"})),
+                                 value=epsilon, **{"class": "form-range"})),
         ),
         ui.tags.script(SLIDER_JS),
         ui.navset_tab(
@@ -274,7 +274,7 @@ def budget_server(input: Any, output: Any, session: Any, state: Any, problem: An
             t = tradeoff()
             i = min(range(len(t["alpha"])), key=lambda j: abs(t["alpha"][j] - 0.05))
             return ui.p(f"{t['title']}. At level alpha = {fmt(t['alpha'][i], 4)} the most powerful test has "
-                        f"power {fmt(t['power'][i], 6)} (bound {fmt(1 - t['bound'][i], 6)}).")
+                        f"power {fmt(t['power'][i], 6)}; the budget allows at most {fmt(1 - t['bound'][i], 6)}.")
         return guarded(show)
 
     @render.plot(alt="Type II error against type I error of the most powerful test between the first two "

@@ -22,7 +22,7 @@ def field_ui() -> Any:
         "4. The field",
         ui.h2("The field"),
         ui.h3("On paper: a device and a printed card"),
-        ui.div({"class": "studio-row"},
+        ui.div({"class": "studio-row studio-end"},
                ui.input_select("device", "Device the respondent uses", DEVICES),
                ui.input_action_button("device_run", "Design for this device")),
         ui.output_ui("device_result"),
