@@ -22,7 +22,7 @@ from .. import setfunctions as sf
 from ..exceptions import InfeasibleDesignError, InvalidArgumentError, InvalidArgumentTypeError, InvalidProblemError
 from ..mechanism import Mechanism
 from ..privacy import eps_shafer, eps_walley
-from ..solvers import SolverError, Status, WarmStart, require_solution, solve_lp
+from ..solvers import SolverError, SolverOutcome, Status, WarmStart, require_solution, solve_lp
 from ..vocabulary import Objective, Semantics
 from . import columns
 from .certify import Certificate, CertificationError, certify, clean_solution
@@ -33,6 +33,7 @@ from .precise import STAIRCASE_OPTIONS, is_precise, solve_precise
 from .problem import DesignProblem
 from .programs import Solved, linear_program, program_nonzeros, staircase_mechanism, staircase_program
 from .result import DesignResult, with_warnings
+from .staircase_pricing import STAIRCASE_PRICE_MIN_INPUTS, solve_staircase_priced
 from .symmetric import SymmetricMechanism, best_chi2_classes, from_solution, symmetric_objective, symmetric_program
 from .symmetry import is_symmetric, orbit_average
 
@@ -276,12 +277,28 @@ def _solve_program(problem: DesignProblem, settings: _Settings) -> Solved:
                 "two answers and a uniform prior); drop [structure], use semantics = \"sldp\", or objective "
                 "truthful / gain / worst_case_utility")
         return solve_precise(problem, solver=solver, warm=warm, options=_options(settings, None))
+    return _solve_staircase(problem, settings)
+
+
+def _solve_staircase(problem: DesignProblem, settings: _Settings) -> Solved:
+    """The staircase LP of ``chi2`` under SLDP, its columns priced from ``STAIRCASE_PRICE_MIN_INPUTS`` inputs."""
+    solver, warm = settings.solver, settings.warm
     st = staircase_program(problem)
-    out = solve_lp(st.lp, solver=solver, warm=warm, options=_options(settings, STAIRCASE_OPTIONS))
-    if out.z is None:
-        return Solved(out, None, st.sets, "staircase LP")
-    cols, masks = staircase_mechanism(st, out.z, problem.l)
-    return Solved(out, cols, masks, "staircase LP")
+    outcome: SolverOutcome | None = None
+    path = "staircase LP"
+    if problem.k >= STAIRCASE_PRICE_MIN_INPUTS and (solver is None or solver.upper() == "HIGHS"):
+        # the 2**k - 2 columns priced from the duals (docs/pricing.md); a first program without an optimum
+        # leaves the full one to solve
+        first = solve_staircase_priced(st, problem.k, solver=solver, options=_options(settings, STAIRCASE_OPTIONS),
+                                       warm=warm)
+        if first.status is Status.OPTIMAL:
+            outcome, path = first, "staircase LP, columns priced"
+    if outcome is None:
+        outcome = solve_lp(st.lp, solver=solver, warm=warm, options=_options(settings, STAIRCASE_OPTIONS))
+    if outcome.z is None:
+        return Solved(outcome, None, st.sets, path)
+    cols, masks = staircase_mechanism(st, outcome.z, problem.l)
+    return Solved(outcome, cols, masks, path)
 
 
 def _solve(problem: DesignProblem, settings: _Settings, explain: bool = True) -> _Answer:

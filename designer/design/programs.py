@@ -361,8 +361,9 @@ def staircase_mechanism(st: Staircase, z: NDArray[np.float64], l: int) -> tuple[
     """Mechanism columns ``(k, F)`` and their focal masks from a staircase solution."""
     S = st.patterns.size
     theta = np.clip(z[:S], 0.0, None)
-    cols = st.values * theta[None, :]
-    masks = st.sets.copy()
+    used = np.flatnonzero(theta > 0)  # columns of zero weight are not answers (2**k - 2 of them at most)
+    cols = st.values[:, used] * theta[None, used]
+    masks = st.sets[used]
     if st.constant:
         cols = np.hstack([cols, np.full((st.values.shape[0], 1), max(0.0, float(z[S])))])
         masks = np.r_[masks, (1 << l) - 1]
