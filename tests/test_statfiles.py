@@ -230,3 +230,17 @@ def test_pyreadstat_is_not_imported_by_the_cli():
     code = "import sys, designer.cli; designer.cli.build_parser(); print('pyreadstat' in sys.modules)"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == "False"
+
+
+def test_a_crash_of_the_reader_is_one_error_line(tmp_path, monkeypatch, capsys):
+    """The C reader under pyreadstat crashes on some damaged files (a segmentation fault found by the fuzz test):
+    it runs in a child process, so designer says which file and exits 2 instead of dying without a word."""
+    import ctypes
+
+    from designer.cli._statfiles import StatFile
+
+    pyreadstat.write_sav(_survey(10), tmp_path / "s.sav")
+    monkeypatch.setattr(StatFile, "_metadata", lambda self: ctypes.string_at(0))  # reads address 0: SIGSEGV
+    assert main(["estimate", str(tmp_path / "s.sav"), "--mechanism", MECH, "--column", "smoke"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "s.sav" in err and "SIGSEGV" in err

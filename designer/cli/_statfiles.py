@@ -6,11 +6,12 @@ pyreadstat is imported where a file is opened, never when the CLI starts.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, BinaryIO
 
 from ._common import CommandError
@@ -84,20 +85,83 @@ class StatFile:
 
         self.path = path
         name, self.kind = READERS[_suffix(path)]
-        self._pyreadstat = _pyreadstat(path)
-        self._read = getattr(self._pyreadstat, name)
+        self._read = getattr(_pyreadstat(path), name)
         with opening_errors(path, CommandError):
             if not os.path.isfile(path):
                 open(path, "rb").close()  # the missing file's or the folder's own message
-            _, meta = self._call(metadataonly=True)
-        self.names = [str(c) for c in meta.column_names]
+        self.names, self.num_rows, self.meta = self._one(lambda: [self._metadata()])
+
+    def _metadata(self) -> tuple[list[str], int | None, ColumnMeta]:
+        _, meta = self._call(metadataonly=True)
         rows = meta.number_rows
-        self.num_rows = int(rows) if rows is not None and rows >= 0 else None
-        self.meta = ColumnMeta(
+        names = ["" if c is None else str(c) for c in meta.column_names]  # no name: refused by column_names
+        return names, int(rows) if rows is not None and rows >= 0 else None, ColumnMeta(
             value_labels={str(c): {float(k): str(v) for k, v in labels.items()}
                           for c, labels in (meta.variable_value_labels or {}).items()},
             column_labels={str(c): str(v) for c, v in (meta.column_names_to_labels or {}).items() if v},
             numeric=frozenset(str(c) for c, t in (meta.readstat_variable_types or {}).items() if t != "string"))
+
+    def _one(self, produce: Callable[[], Iterable[Any]]) -> Any:
+        """The one item ``produce`` yields, computed in a child process (:meth:`_isolated`)."""
+        items = list(self._isolated(produce))
+        if len(items) != 1:
+            raise CommandError(f"{self.path}: not a readable {self.kind} file (its reader gave no answer)")
+        return items[0]
+
+    def _isolated(self, produce: Callable[[], Iterable[Any]]) -> Iterator[Any]:
+        """What ``produce`` yields, computed in a forked child process: the C reader under pyreadstat crashes
+        (segmentation fault) on some damaged files, which would take designer down without a word. A crash, or
+        any error in the child, is one error line here."""
+        if not hasattr(os, "fork"):
+            yield from produce()
+            return
+        import pickle
+        import signal
+
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns into the caller's code
+            try:
+                os.close(read_end)
+                import faulthandler
+
+                faulthandler.disable()  # a crash is reported by the parent, in one line
+                os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
+                with os.fdopen(write_end, "wb") as out:
+                    try:
+                        for item in produce():
+                            pickle.dump(("item", item), out, protocol=pickle.HIGHEST_PROTOCOL)
+                    except CommandError as exc:
+                        pickle.dump(("error", str(exc)), out)
+                    except BaseException as exc:  # reported by the parent as the file's fault
+                        detail = " ".join(str(exc).split())[:200] or type(exc).__name__
+                        pickle.dump(("error", f"{self.path}: not a readable {self.kind} file ({detail})"), out)
+            finally:
+                os._exit(0)
+        os.close(write_end)
+        finished = False
+        try:
+            with os.fdopen(read_end, "rb") as inp:
+                while True:
+                    try:
+                        tag, value = pickle.load(inp)
+                    except EOFError:
+                        break
+                    except pickle.UnpicklingError:  # the child died mid-item
+                        break
+                    if tag == "error":
+                        raise CommandError(value)
+                    yield value
+            finished = True
+        finally:
+            if not finished:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            _, status = os.waitpid(pid, 0)
+        if os.WIFSIGNALED(status):
+            crash = signal.Signals(os.WTERMSIG(status)).name
+            raise CommandError(f"{self.path}: not a readable {self.kind} file (its reader stopped with {crash}: the "
+                               "file is damaged or not what its extension says)")
 
     def _call(self, **kwargs: Any) -> Any:
         try:
@@ -125,23 +189,28 @@ class StatFile:
 
     def iter_batches(self, batch_size: int, columns: list[str]) -> Iterator[Any]:
         """Record batches of at most ``batch_size`` rows holding ``columns``, read ``batch_size`` rows at a time."""
-        offset = 0
         wanted = list(dict.fromkeys(columns))
-        while True:
-            frame, _ = self._call(usecols=wanted, row_offset=offset, row_limit=batch_size)
-            if len(frame) == 0 and offset > 0:
-                return
-            yield self._batch(frame[wanted]).select(columns)
-            offset += len(frame)
-            if len(frame) < batch_size or (self.num_rows is not None and offset >= self.num_rows):
-                return
+
+        def batches() -> Iterator[Any]:
+            offset = 0
+            while True:
+                frame, _ = self._call(usecols=wanted, row_offset=offset, row_limit=batch_size)
+                if len(frame) == 0 and offset > 0:
+                    return
+                yield self._batch(frame[wanted]).select(columns)
+                offset += len(frame)
+                if len(frame) < batch_size or (self.num_rows is not None and offset >= self.num_rows):
+                    return
+        yield from self._isolated(batches)
 
     def read_table(self) -> Any:
         """The whole file as an Arrow table, labels applied."""
         import pyarrow as pa
 
-        frame, _ = self._call()
-        return pa.Table.from_batches([self._batch(frame)])
+        def table() -> list[Any]:
+            frame, _ = self._call()
+            return [pa.Table.from_batches([self._batch(frame)])]
+        return self._one(table)
 
 
 def column_meta(path: str, columns: list[str]) -> ColumnMeta:
