@@ -148,3 +148,20 @@ def test_studio_without_shiny_says_what_to_install():
     assert helped.returncode == 0 and "studio" in helped.stdout
     assert "shiny" not in subprocess.run([sys.executable, "-c", "import designer.cli, sys; print(sorted(sys.modules))"],
                                          capture_output=True, text=True, timeout=60).stdout
+
+
+def test_a_file_uploaded_again_under_its_name_is_read_again(tmp_path):
+    path = ROOT / "problems" / "gwrr-dont-know.toml"
+    backend = Backend(str(tmp_path), build_parser)
+    current = backend.design(backend.set_problem(backend.read_problem(str(path))), 1.0)
+    answers = tmp_path / "answers.csv"
+    got = []
+    for rows in (["{yes}"] * 30 + ["{no}"] * 10 + ['"{yes,no}"'] * 10, ["{yes}"] * 10 + ["{no}"] * 30):
+        answers.write_text("response\n" + "\n".join(rows) + "\n")
+        mine = backend.estimate(str(answers), "answers.csv", current.path, "response", 0.95, "sldp")
+        theirs = cli_json("estimate", str(answers), "--mechanism", current.path)
+        assert mine["estimate"] == theirs["estimate"] and mine["status"] == theirs["status"]
+        got.append(mine["estimate"]["yes"])
+    assert got[0] > 0.5 > got[1]
+    assert backend.command_lines().splitlines()[-1] == ("designer estimate answers.csv --mechanism mechanism.json "
+                                                        "--column response --level 0.95 --semantics sldp --format json")

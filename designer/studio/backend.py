@@ -224,12 +224,13 @@ class Backend:
         return out
 
     # -- the other verbs, run in process -------------------------------------------------------------
-    def _verb(self, kind: str, argv: list[str], *, record: bool = True) -> str:
+    def _verb(self, kind: str, argv: list[str], *, record: bool = True, cache: bool = True) -> str:
         """Run ``designer ARGV`` in this process and return its output (errors as :class:`StudioError`)."""
-        key = tuple(argv)
+        # a file read again after an upload under the same name is a new call: its stamp is part of the key
+        key = tuple(argv) + tuple(str(os.stat(a).st_mtime_ns) for a in argv if os.path.isfile(a))
         if record:
             self.commands[kind] = "designer " + " ".join(shlex.quote(_short(a, self.names)) for a in argv)
-        if key in self._verbs:
+        if cache and key in self._verbs:
             return str(self._verbs[key])
         parser = self._parser()
         err = io.StringIO()
@@ -242,7 +243,8 @@ class Backend:
             raise StudioError(self._clean(err.getvalue())) from None
         except (DesignerError, OSError) as exc:
             raise StudioError(self._clean(str(exc))) from None
-        self._verbs[key] = text
+        if cache:
+            self._verbs[key] = text
         return text
 
     def _clean(self, message: str) -> str:
@@ -308,7 +310,8 @@ class Backend:
     def export(self, path: str, to: str, question: str = "Your answer") -> str:
         """The exported page or platform snippet of a mechanism file (``designer export``), as text."""
         suffix = {"html": "html", "qualtrics": "qualtrics.txt", "limesurvey": "limesurvey.txt", "js": "js"}[to]
-        out = os.path.join(self.workdir, f"export-{abs(hash((path, to, question)))}.{suffix}")
+        stamp = os.stat(path).st_mtime_ns
+        out = os.path.join(self.workdir, f"export-{abs(hash((path, stamp, to, question)))}.{suffix}")
         self.names[out] = f"page.{suffix}" if to == "html" else suffix
         if not os.path.exists(out):
             self._verb(f"export_{to}", ["export", path, "--to", to, "--question", question, "--out", out, "--force"])
@@ -334,9 +337,8 @@ class Backend:
                 os.unlink(p)
         self.names[out] = "released.csv"
         self.names[manifest] = "released.csv.manifest.json"
-        argv = ["randomize", truth, "--mechanism", path, "--column", column, "--out", out]
-        self._verbs.pop(tuple([*argv, "--format", "json"]), None)  # a release is drawn afresh every time
-        text = self._verb("release", [*argv, "--format", "json"])
+        argv = ["randomize", truth, "--mechanism", path, "--column", column, "--out", out, "--format", "json"]
+        text = self._verb("release", argv, cache=False)  # a release is drawn afresh every time
         return out, manifest, text
 
     def command_lines(self) -> str:

@@ -32,7 +32,7 @@ def main() -> None:
             page = browser.new_page(viewport={"width": 1100, "height": 900}, accept_downloads=True)
             page.set_default_timeout(60_000)
             page.goto(address)
-            page.wait_for_selector("#inputs")
+            page.wait_for_selector("#loaded_note p")
             page.screenshot(path=str(OUT / "1-question.png"), full_page=True)
             page.click("a[data-value='budget']")
             page.wait_for_selector("#curve_plot svg")
