@@ -52,7 +52,7 @@ html_theme = "pydata_sphinx_theme"
 html_title = f"designer {release}"
 html_theme_options = {
     "navbar_align": "left",
-    "header_links_before_dropdown": 4,
+    "header_links_before_dropdown": 3,
     "show_toc_level": 2,
     "navigation_with_keys": False,
     "footer_start": ["copyright"],
@@ -60,7 +60,8 @@ html_theme_options = {
     "secondary_sidebar_items": ["page-toc"],
 }
 html_sidebars = {"index": [], "glossary": []}
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+html_css_files = ["designer.css"]
 html_show_sourcelink = False
 
 # The gallery: every examples/plot_*.py script (and affairs.py, which draws a figure too), run at build time with
