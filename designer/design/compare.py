@@ -18,6 +18,7 @@ import numpy as np
 from .._numeric import rr_probabilities
 from ..closed_forms import gwrr_sldp, gwrr_wldp, krr_variance, subset_selection_best_d, subset_selection_variance
 from ..exceptions import InfeasibleDesignError, InvalidProblemError
+from ..solvers import WarmStart
 from ..vocabulary import Objective, Semantics
 from .engine import design
 from .problem import DesignProblem
@@ -125,6 +126,7 @@ def _compare_binary(problem: DesignProblem, epsilons: list[float]) -> Comparison
            else "GWRR, Cor 3.12: p = c e^eps/(e^eps+1), q = c/(e^eps+1)")
     cols = ("epsilon", "p", "q", "objective", "variance", "p_closed", "q_closed", "variance_closed", "diff")
     rows = []
+    warm = WarmStart()  # one session over the budgets (priced sets and bases carried over)
     for eps in epsilons:
         row: dict[str, Any] = {"epsilon": eps}
         try:
@@ -134,7 +136,7 @@ def _compare_binary(problem: DesignProblem, epsilons: list[float]) -> Comparison
         except InfeasibleDesignError:
             row.update(p_closed="infeasible", q_closed="infeasible", variance_closed="infeasible")
         try:
-            result = design(problem.replace(epsilon=eps))
+            result = design(problem.replace(epsilon=eps), warm=warm)
         except InfeasibleDesignError:
             row.update(p="infeasible", q="infeasible", objective="infeasible", variance="infeasible",
                        diff=0.0 if row["p_closed"] == "infeasible" else math.inf)
@@ -156,8 +158,9 @@ def _compare_kary_chi2(problem: DesignProblem, epsilons: list[float]) -> Compari
     cols = ("epsilon", "objective", "variance", "krr_variance", "ss_variance", "ss_best_d", "closed_variance",
             "diff")
     rows = []
+    warm = WarmStart()  # one session over the budgets (priced sets and bases carried over)
     for eps in epsilons:
-        result = design(problem.replace(epsilon=eps))
+        result = design(problem.replace(epsilon=eps), warm=warm)
         krr = krr_variance(eps, k)
         ss = subset_selection_variance(eps, k)
         best = min(krr, ss)
@@ -173,8 +176,9 @@ def _compare_kary_truthful(problem: DesignProblem, epsilons: list[float]) -> Com
     k = problem.k
     cols = ("epsilon", "objective", "variance", "p_closed", "variance_closed", "diff")
     rows = []
+    warm = WarmStart()  # one session over the budgets (priced sets and bases carried over)
     for eps in epsilons:
-        result = design(problem.replace(epsilon=eps))
+        result = design(problem.replace(epsilon=eps), warm=warm)
         pc = rr_probabilities(eps, k - 1)[0]
         rows.append({"epsilon": eps, "objective": result.objective_value, "variance": result.variance,
                      "variance_note": result.variance_note, "p_closed": pc, "variance_closed": krr_variance(eps, k),
