@@ -34,8 +34,8 @@ from .mechanism import Mechanism
 from .survey import SurveyCounts, fit_survey
 from .vocabulary import NoncomplianceScope
 
-__all__ = ["GroupEstimate", "Noncompliance", "answers_per_group", "estimate_groups", "everyone_warning", "share_record",
-           "stack_mechanisms", "stacking_constant"]
+__all__ = ["GroupEstimate", "Noncompliance", "PrevalenceBounds", "answers_per_group", "estimate_groups",
+           "everyone_warning", "prevalence_bounds", "share_record", "stack_mechanisms", "stacking_constant"]
 
 #: The latent class of respondents who answer regardless.
 CHEATERS = "(non-compliant)"
@@ -109,6 +109,76 @@ class GroupEstimate:
     warnings: tuple[str, ...]
     variance: str
     level: float
+    bounds: PrevalenceBounds | None = None
+
+
+@dataclass(frozen=True)
+class PrevalenceBounds:
+    """Under cheater detection (``everyone:ANSWER``), each input's prevalence is only bounded: ``low`` (its
+    compliant holders: every non-compliant respondent holds another input) and ``high`` (``low`` plus every
+    non-compliant respondent), each with a delta-method standard error and a Wald interval at ``level``
+    (clipped to [0, 1]; NaN where the fit has no covariance). ``ci_low`` (``low``'s lower end) to ``ci_high``
+    (``high``'s upper end) covers the prevalence itself with probability at least ``level`` in large samples,
+    wherever it lies between the bounds (docs/fits.md).
+
+    Attributes
+    ----------
+    inputs : tuple of str
+    low, low_stderr, low_ci_low, low_ci_high, high, high_stderr, high_ci_low, high_ci_high : (k,) ndarray
+    level : float
+    """
+
+    inputs: tuple[str, ...]
+    low: NDArray[np.float64]
+    low_stderr: NDArray[np.float64]
+    low_ci_low: NDArray[np.float64]
+    low_ci_high: NDArray[np.float64]
+    high: NDArray[np.float64]
+    high_stderr: NDArray[np.float64]
+    high_ci_low: NDArray[np.float64]
+    high_ci_high: NDArray[np.float64]
+    level: float
+
+    @property
+    def ci_low(self) -> NDArray[np.float64]:
+        """The prevalence's interval, lower end: ``low``'s lower end."""
+        return self.low_ci_low
+
+    @property
+    def ci_high(self) -> NDArray[np.float64]:
+        """The prevalence's interval, upper end: ``high``'s upper end."""
+        return self.high_ci_high
+
+    def records(self) -> list[dict[str, Any]]:
+        """One dict per input (``input``, the eight numbers, ``ci_low``, ``ci_high``), non-finite as None."""
+        def cell(v: float) -> float | None:
+            return float(v) if math.isfinite(v) else None
+
+        names = ("low", "low_stderr", "low_ci_low", "low_ci_high", "high", "high_stderr", "high_ci_low",
+                 "high_ci_high", "ci_low", "ci_high")
+        return [{"input": x, **{name: cell(float(getattr(self, name)[i])) for name in names}}
+                for i, x in enumerate(self.inputs)]
+
+
+def prevalence_bounds(inputs: tuple[str, ...], low: NDArray[np.float64], high: NDArray[np.float64],
+                      grad_low: NDArray[np.float64], grad_high: NDArray[np.float64],
+                      covariance: NDArray[np.float64] | None, level: float) -> PrevalenceBounds:
+    """The bounds ``low``, ``high`` ``(k,)`` with their gradients ``(k, P)`` in the fit's parameters, whose
+    covariance is ``covariance`` ``(P, P)`` (None: no standard errors): delta-method standard errors and Wald
+    intervals at ``level``."""
+    k = len(inputs)
+    if covariance is None:
+        se_low = se_high = np.full(k, np.nan)
+    else:
+        with np.errstate(invalid="ignore"):
+            se_low = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", grad_low, covariance, grad_low), 0.0))
+            se_high = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", grad_high, covariance, grad_high), 0.0))
+    high = np.minimum(high, 1.0)
+    low_lo, low_hi = wald_interval(low, se_low, level, low=0.0, high=1.0)
+    high_lo, high_hi = wald_interval(high, se_high, level, low=0.0, high=1.0)
+    return PrevalenceBounds(tuple(inputs), np.asarray(low, dtype=np.float64), se_low, np.asarray(low_lo),
+                            np.asarray(low_hi), np.asarray(high, dtype=np.float64), se_high, np.asarray(high_lo),
+                            np.asarray(high_hi), level)
 
 
 def stack_mechanisms(mechanisms: Mapping[str, Mechanism], noncompliance: Noncompliance | None = None
@@ -240,6 +310,8 @@ def estimate_groups(mechanisms: Mapping[str, Mechanism], counts: SurveyCounts, *
             share, grad = c, np.eye(theta.size)[k]
             high = high + c
             warnings.append(everyone_warning(c, rule.answer))
+            jac_high = jac.copy()
+            jac_high[:, k] = 1.0  # high = compliant holders + every non-compliant respondent
         se_share = math.sqrt(max(float(grad @ cov_classes @ grad), 0.0)) if cov_classes is not None else math.nan
         extra = share_record(rule, share, se_share, level)
     estimate = jac @ theta
@@ -252,8 +324,11 @@ def estimate_groups(mechanisms: Mapping[str, Mechanism], counts: SurveyCounts, *
         if fit.identified_low is not None and fit.identified_high is not None:
             low, high = jac @ fit.identified_low, np.minimum(jac @ fit.identified_high, 1.0)
     loglik = fit.loglik + stacking_constant(float(counts.weighted.sum()), len(offsets))
+    bounds = None
+    if rule is not None and rule.scope is NoncomplianceScope.EVERYONE:
+        bounds = prevalence_bounds(first.inputs, low, high, jac, jac_high, cov_classes, level)
     return GroupEstimate(inputs=first.inputs, estimate=estimate, stderr=stderr, ci_low=np.asarray(ci_low),
                          ci_high=np.asarray(ci_high), low=low, high=high, noncompliance=extra,
                          groups=tuple(mechanisms), group_sizes=answers_per_group(counts, offsets),
                          classes=dataclasses.replace(fit), loglik=loglik, status=fit.status,
-                         warnings=tuple(warnings), variance=fit.variance, level=level)
+                         warnings=tuple(warnings), variance=fit.variance, level=level, bounds=bounds)

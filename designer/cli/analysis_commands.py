@@ -167,6 +167,7 @@ def _render_fit(args: argparse.Namespace, fit: Any) -> str:
     headers = ["outcome", "term", "estimate", "stderr", "z", "pvalue", "ci_low", "ci_high"]
     rows = table[headers].to_numpy().tolist()
     status = EXIT_FIT if fit.status in ("separation", "not_converged") else 0
+    bounds = [] if fit.noncompliance is None else fit.noncompliance.get("bounds", [])
     if args.format == "json":
         return with_status(render_json({
             "formula": args.formula, "mechanism": args.mechanism, "semantics": fit.semantics,
@@ -179,9 +180,12 @@ def _render_fit(args: argparse.Namespace, fit: Any) -> str:
             "aic": json_number(fit.aic), "bic": json_number(fit.bic),
             "lr_test": _lr_test(fit),
             "coefficients": [{h: _coefficient(v) for h, v in zip(headers, r)} for r in rows]}), status)
-    if args.format == "csv":
+    if args.format == "csv":  # cheater detection: each input's prevalence bounds, as rows of their own
+        extra = [[b["input"], f"(prevalence {side})", b[side], b[f"{side}_stderr"], None, None, b[f"{side}_ci_low"],
+                  b[f"{side}_ci_high"]] for b in bounds for side in ("low", "high")]
         return with_status(render_csv(["status", "variance", *headers], [[fit.status, fit.variance, *(
-            "" if isinstance(v, float) and math.isnan(v) else v for v in r)] for r in rows]), status)
+            "" if v is None or (isinstance(v, float) and math.isnan(v)) else v for v in r)] for r in rows + extra]),
+            status)
     how = "Firth's penalized likelihood" if fit.penalty == "firth" else fit.method
     head = (f"{fit.n} respondents, {args.semantics} answers through {args.mechanism}; multinomial logit of the "
             f"true answer, log-odds against {fit.reference!r}; {fit.level:g} Wald intervals, standard errors from "
@@ -192,9 +196,20 @@ def _render_fit(args: argparse.Namespace, fit: Any) -> str:
                if math.isfinite(fit.lr_statistic) else f"none ({NO_LR_TEST})\n") +
             f"status: {fit.status.replace('_', ' ')} after {fit.iterations} iterations ({how})"
             + "".join(f"\nwarning: {w}" for w in fit.warnings)
-            + ("" if fit.noncompliance is None else "\n" + share_line(fit.noncompliance)))
+            + ("" if fit.noncompliance is None else "\n" + share_line(fit.noncompliance))
+            + "".join("\n" + _bounds_line(b, fit.level) for b in bounds))
     cells = [[r[0], r[1], *("-" if isinstance(v, float) and math.isnan(v) else fmt(v) for v in r[2:])] for r in rows]
     return with_status(head + "\n" + render_table(headers, cells), status)
+
+
+def _bounds_line(b: dict[str, Any], level: float) -> str:
+    """One input's prevalence bounds under cheater detection, each with its interval (docs/fits.md)."""
+    def num(v: Any) -> str:
+        return "-" if v is None else fmt(float(v))
+
+    return (f"prevalence of {b['input']!r} between low {num(b['low'])} ({num(b['low_ci_low'])} to "
+            f"{num(b['low_ci_high'])}) and high {num(b['high'])} ({num(b['high_ci_low'])} to "
+            f"{num(b['high_ci_high'])}); {num(b['ci_low'])} to {num(b['ci_high'])} covers it at {level:g} or more")
 
 
 def _render_sensitivity(args: argparse.Namespace, table: Any, n: int, dropped: int) -> str:

@@ -4,6 +4,7 @@ clusters (docs/theory.md section 8)."""
 from __future__ import annotations
 
 import argparse
+import math
 import os
 from typing import Any
 
@@ -152,6 +153,8 @@ def _render_groups(args: argparse.Namespace, est: Any, files: dict[str, str], dr
         cells = {key: {x: _share_cell(float(v)) for x, v in zip(est.inputs, values)} for key, values in
                  (("estimate", est.estimate), ("stderr", est.stderr), ("ci_low", est.ci_low),
                   ("ci_high", est.ci_high), ("low", est.low), ("high", est.high))}
+        if est.bounds is not None:  # cheater detection: each bound with its interval (docs/fits.md)
+            cells["bounds"] = {r["input"]: {k: v for k, v in r.items() if k != "input"} for r in est.bounds.records()}
         return with_status(render_json({
             "semantics": "sldp", "n": int(sum(est.group_sizes)), "dropped": dropped, "level": est.level,
             "groups": {name: {"mechanism": files[name], "n": size} for name, size in zip(est.groups, est.group_sizes)},
@@ -160,10 +163,16 @@ def _render_groups(args: argparse.Namespace, est: Any, files: dict[str, str], dr
     headers = ["input", "estimate", "stderr", "ci_low", "ci_high", "low", "high"]
     table = [[x, est.estimate[i], est.stderr[i], est.ci_low[i], est.ci_high[i], est.low[i], est.high[i]]
              for i, x in enumerate(est.inputs)]
+    b = est.bounds
+    if b is not None:  # cheater detection: each bound's interval, and the prevalence's (low's lower, high's upper)
+        headers += ["low_ci_low", "low_ci_high", "high_ci_low", "high_ci_high"]
+        for i, row in enumerate(table):
+            row += [b.low_ci_low[i], b.low_ci_high[i], b.high_ci_low[i], b.high_ci_high[i]]
     if nc is not None:
         what = ("unrelated question" if nc["scope"] == "unrelated" else "non-compliant") + \
             f" ({nc['scope']}:{nc['answer']})"
-        table.append([what, nc["share"], nc["stderr"], nc["ci_low"], nc["ci_high"], nc["share"], nc["share"]])
+        table.append([what, nc["share"], nc["stderr"], nc["ci_low"], nc["ci_high"], nc["share"], nc["share"]]
+                     + [math.nan] * (len(headers) - 7))
     if args.format == "csv":
         return with_status(render_csv(["status", "variance", *headers], [[est.status, est.variance, *(
             "" if isinstance(v, float) and np.isnan(v) else v for v in r)] for r in table]), exit_status)
@@ -174,7 +183,13 @@ def _render_groups(args: argparse.Namespace, est: Any, files: dict[str, str], dr
         f"{sum(est.group_sizes)} set-valued answers{_dropped(dropped)} in {len(est.groups)} group(s) ({groups}); "
         f"maximum likelihood, {est.level:g} intervals, standard errors from the {est.variance}\n"
         f"status: {est.status.replace('_', ' ')}" + "".join(f"\nwarning: {w}" for w in est.warnings) + "\n"
-        + render_table(headers, shown), exit_status)
+        + ("" if b is None else bounds_note(b.level)) + render_table(headers, shown), exit_status)
+
+
+def bounds_note(level: float) -> str:
+    """The line explaining the bound columns under cheater detection (docs/fits.md)."""
+    return (f"bounds: each prevalence lies between low and high; low_ci and high_ci are their {level:g} intervals, "
+            f"and low_ci_low to high_ci_high covers the prevalence with probability at least {level:g}\n")
 
 
 def _read_survey(args: argparse.Namespace, mechanisms: dict[str, Mechanism], vocabularies: dict[str, Any],

@@ -27,8 +27,10 @@ from ..exceptions import RegressionError
 from ..groups import (
     GroupEstimate,
     Noncompliance,
+    PrevalenceBounds,
     answers_per_group,
     everyone_warning,
+    prevalence_bounds,
     share_record,
     stack_mechanisms,
     stacking_constant,
@@ -364,9 +366,34 @@ def regress_share(z: Any, names: list[str], codes: NDArray[np.int64], mechanisms
                             null_loglik=null_loglik + shift, n=round(survey.respondents(n_rows)), k=lik.k,
                             sandwich=survey.cov is Covariance.ROBUST)
     extra = _share_summary(rule, float(params[-1]), float(cov[-1, -1]), level, mechanisms, groups)
+    if rule.scope is NoncomplianceScope.EVERYONE:
+        extra["bounds"] = _mean_bounds(lik, params, cov, inputs, survey.weights, level).records()
     return dataclasses.replace(result, noncompliance=extra, converged=fit.status == "converged",
                                iterations=iterations, status=fit.status,
                                warnings=fit.warnings + ((cov_warning,) if cov_warning else ()))
+
+
+def _mean_bounds(lik: ShareLikelihood, params: NDArray[np.float64], cov: NDArray[np.float64], inputs: list[str],
+                 weights: NDArray[np.float64] | None, level: float) -> PrevalenceBounds:
+    """Cheater detection with covariates: each input's prevalence averaged over the respondents (weighted),
+    ``low = (1 - s) mean_i p_xi`` and ``high = low + s``, with delta-method intervals from ``cov``
+    ``(P + 1, P + 1)`` (the coefficients, then ``s``)."""
+    share = float(params[-1])
+    inner = Likelihood(lik.z, lik.a, lik.reference)
+    p = inner.probabilities(params[:-1])  # (k, n)
+    w = np.ones(p.shape[1]) if weights is None else weights
+    w = w / w.sum()
+    mean = p @ w
+    grad = np.zeros((lik.k, params.size))
+    for x in range(lik.k):
+        grad[x, :-1] = np.concatenate([np.asarray(lik.z.T @ (w * p[x] * ((x == j) - p[j]))).ravel()
+                                       for j in lik.others])
+    low = (1 - share) * mean
+    grad_low = np.hstack([grad[:, :-1] * (1 - share), -mean[:, None]])
+    grad_high = grad_low.copy()
+    grad_high[:, -1] += 1.0
+    finite = cov if np.all(np.isfinite(cov)) else None
+    return prevalence_bounds(tuple(inputs), low, low + share, grad_low, grad_high, finite, level)
 
 
 def _share_summary(rule: Noncompliance, share: float, variance: float, level: float,
@@ -432,11 +459,15 @@ def estimate_share(mechanisms: Mapping[str, Mechanism], counts: SurveyCounts, ru
     jac[:, :-1] = (np.diag(pi) - np.outer(pi, pi))[:, :-1]
     estimate, low, high = pi.copy(), pi.copy(), pi.copy()
     warnings = list(fit.warnings) + ([warning] if warning else [])
+    bounds = None
     if rule.scope is NoncomplianceScope.EVERYONE:
         jac = np.hstack([jac[:, :-1] * (1 - share), -pi[:, None]])
         estimate = low = (1 - share) * pi
         high = estimate + share
         warnings.append(everyone_warning(share, rule.answer))
+        jac_high = jac.copy()
+        jac_high[:, -1] += 1.0  # d high / d s = 1 - pi
+        bounds = prevalence_bounds(tuple(inputs), low, high, jac, jac_high, covariance, level)
     with np.errstate(invalid="ignore"):
         stderr = np.sqrt(np.maximum(np.diag(jac @ covariance @ jac.T), 0.0))
     ci_low, ci_high = wald_interval(estimate, stderr, level, low=0.0, high=1.0)
@@ -448,4 +479,5 @@ def estimate_share(mechanisms: Mapping[str, Mechanism], counts: SurveyCounts, ru
                          noncompliance=_share_summary(rule, share, float(covariance[-1, -1]), level, mechanisms,
                                                       groups),
                          groups=tuple(mechanisms), group_sizes=answers_per_group(counts, offsets), classes=None,
-                         loglik=loglik, status=fit.status, warnings=tuple(warnings), variance=words, level=level)
+                         loglik=loglik, status=fit.status, warnings=tuple(warnings), variance=words, level=level,
+                         bounds=bounds)

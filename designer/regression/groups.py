@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..exceptions import DesignerError, RegressionError
-from ..groups import CHEATERS, Noncompliance, share_record, stack_mechanisms
+from ..groups import CHEATERS, Noncompliance, prevalence_bounds, share_record, stack_mechanisms
 from ..mechanism import Mechanism
 from ..vocabulary import NoncomplianceScope
 from .data import answer_columns
@@ -95,4 +95,13 @@ def noncompliance_summary(lik: Likelihood, params: NDArray[np.float64], covarian
         share, grad = c_value, c_grad
     with np.errstate(invalid="ignore"):
         variance = float(grad @ covariance @ grad)
-    return share_record(rule, share, math.sqrt(variance) if variance >= 0 else math.nan, level, model="classes")
+    record = share_record(rule, share, math.sqrt(variance) if variance >= 0 else math.nan, level, model="classes")
+    if rule.scope is NoncomplianceScope.EVERYONE:  # each input's prevalence: its holders, then every cheater too
+        inputs = tuple(x for x in outcomes if x != CHEATERS)
+        parts = [_mean_probability(lik, params, list(outcomes).index(x)) for x in inputs]
+        low = np.array([v for v, _ in parts])
+        grad_low = np.array([g for _, g in parts])
+        finite = covariance if np.all(np.isfinite(covariance)) else None
+        record["bounds"] = prevalence_bounds(inputs, low, low + c_value, grad_low, grad_low + c_grad[None, :],
+                                             finite, level).records()
+    return record
