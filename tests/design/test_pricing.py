@@ -306,3 +306,18 @@ def test_binding_structure_rows_are_priced_with_their_duals(semantics, bound):
     duals = rows.outcome.row_dual[span] if side == "ub" else rows.outcome.row_dual[rows.program.A_ub.shape[0]:][span]
     assert np.abs(duals).max() > 1e-3
     assert found.rows.outcome.objective == pytest.approx(dense_optimum(p), rel=1e-9, abs=1e-10)
+
+
+def test_a_warm_sweep_over_budgets_gives_the_cold_designs():
+    """design() with one session over three budgets (as sweep and compare run them) against fresh designs."""
+    rng = np.random.default_rng(12)
+    k, l = 3, 13
+    p = DesignProblem(inputs=[f"a{i}" for i in range(k)], frame=[f"a{i}" for i in range(l)],
+                      prior=rng.dirichlet(np.ones(k)), epsilon=1.0, semantics="sldp", objective="worst_case_utility",
+                      utility=rng.random((k, l)), dont_know_max=0.05)
+    warm = WarmStart()
+    for eps in (0.5, 1.0, 2.0):
+        hot, cold = design(p.replace(epsilon=eps), warm=warm), design(p.replace(epsilon=eps))
+        assert "answer sets priced" in hot.path and hot.certificate.method == "exact"
+        assert hot.solver_objective == pytest.approx(cold.solver_objective, rel=1e-9)
+    assert cg._warm_key(p) in warm.extras
