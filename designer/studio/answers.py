@@ -77,6 +77,7 @@ def answers_server(input: Any, output: Any, session: Any, state: Any, problem: A
         column = input.answer_column().strip() or "response"
         return backend.estimate(path, name, mechanism_path(), column, float(level), semantics())
 
+    @output(suspend_when_hidden=False)
     @render.ui
     def estimate_table() -> Any:
         try:

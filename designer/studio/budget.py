@@ -153,6 +153,7 @@ def budget_server(input: Any, output: Any, session: Any, state: Any, problem: An
         except StudioError as exc:
             return ui.p(str(exc), {"class": "studio-error", "role": "alert"})
 
+    @output(suspend_when_hidden=False)  # on the page from the start, whichever step is open
     @render.ui
     def design_matrix() -> Any:
         def show() -> Any:
@@ -172,6 +173,7 @@ def budget_server(input: Any, output: Any, session: Any, state: Any, problem: An
         except StudioError as exc:
             return str(exc)
 
+    @output(suspend_when_hidden=False)
     @render.text
     def certificate() -> str:
         def line(c: Current) -> str:
@@ -181,6 +183,7 @@ def budget_server(input: Any, output: Any, session: Any, state: Any, problem: An
                     else "the file states no release (epsilon, semantics, certificate)")
         return text_of(line)
 
+    @output(suspend_when_hidden=False)
     @render.text
     def variance() -> str:
         def line(c: Current) -> str:
@@ -196,6 +199,7 @@ def budget_server(input: Any, output: Any, session: Any, state: Any, problem: An
                     f"{VARIANCE_KINDS[r.variance_kind]} (divide by n for a survey of n)")
         return text_of(line)
 
+    @output(suspend_when_hidden=False)
     @render.text
     def truthful() -> str:
         def line(c: Current) -> str:
