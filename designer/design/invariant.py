@@ -61,6 +61,12 @@ INVARIANT_RTOL = 1e-9
 INVARIANT_TOLERANCES = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
 
 
+#: A mass more than this (relative) below its column's largest times e^-eps is the solver's tolerance, not the
+#: optimum: it is raised (:func:`_lift`) to the bound times ``1 + LIFT_MARGIN`` before the table is made.
+LIFT_RTOL = 1e-7
+LIFT_MARGIN = 1e-9
+
+
 #: A prior share is read as the simplest fraction this close to its float (the float of 0.3, or of 1/3, or one a
 #: normalisation moved by a unit in the last place).
 PRIOR_MATCH = 1e-12
@@ -217,6 +223,29 @@ def _exact_mix(matrix: NDArray[np.float64], prior: Sequence[Fraction], column: S
     return out if all(v >= 0 for row in out for v in row) else None
 
 
+def _lift(matrix: NDArray[np.float64], pi: NDArray[np.float64], column: Sequence[int], eps: float
+          ) -> NDArray[np.float64]:
+    """The solver's ``P`` with the masses it left more than :data:`LIFT_RTOL` below their column's largest times
+    ``e^-eps`` raised to just above that, then rows and columns scaled until the rows sum to 1 and ``pi P = pi``
+    again (proportional fitting: a column's scaling keeps its ratios, the rows' factors stay within about the
+    solver's residuals of 1). At large budgets the solver holds a rare column's smallest masses (about
+    ``e^-eps``) only to its absolute tolerance, and mixing the shared row ``pi`` in to cover that would cost about
+    the tolerance over ``pi_y`` of the objective; raising just those masses costs what the optimum itself pays."""
+    p = np.clip(matrix, 0.0, None)
+    floor = p.max(axis=0) * math.exp(-min(eps, 700.0))
+    low = p < floor * (1 - LIFT_RTOL)
+    if not low.any():
+        return p
+    p = np.where(low, floor * (1 + LIFT_MARGIN), p)
+    for _ in range(1000):
+        p /= p.sum(axis=1, keepdims=True)
+        for z, y in enumerate(column):
+            p[:, y] *= pi[z] / float(pi @ p[:, y])
+        if np.abs(p.sum(axis=1) - 1).max() <= 1e-15:
+            break
+    return p
+
+
 def invariant_table(problem: DesignProblem, matrix: NDArray[np.float64], prior: Sequence[Fraction]
                     ) -> InvariantTable:
     """The exact, certified table of a solved invariant program ``matrix`` (``(k, l)``, frame order) keeping
@@ -235,7 +264,8 @@ def invariant_table(problem: DesignProblem, matrix: NDArray[np.float64], prior: 
     rows = a * scale
     cols = np.zeros(k, dtype=np.int64)
     cols[column] = a * scale  # column y(z) sums to a_z M
-    clean = np.clip(np.asarray(matrix, dtype=np.float64), 0.0, None)
+    clean = _lift(np.asarray(matrix, dtype=np.float64), np.array([float(p) for p in prior]), column,
+                  problem.epsilon)
 
     def attempt(weight: float) -> NDArray[np.int64] | None:
         mixed = _exact_mix(clean, prior, column, weight)
