@@ -18,8 +18,8 @@ from designer.cli import build_parser
 
 pytest.importorskip("shiny", reason="the studio needs Shiny for Python (pip install shiny)")
 
-from designer.studio.backend import Backend, StudioError, num, toml_text
-from designer.studio.budget import matrix_html, textbook_designs
+from designer.studio.backend import Backend, StudioError, num, textbook_designs, toml_text
+from designer.studio.budget import matrix_html
 from designer.studio.question import apply_fields, fields_of
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..exceptions import CommandError, DesignerError, DesignWarning
 
-__all__ = ["BUNDLED", "Backend", "Current", "StudioError", "num", "toml_text"]
+__all__ = ["BUNDLED", "Backend", "Current", "StudioError", "num", "textbook_designs", "toml_text", "variance_words"]
 
 #: Problems shipped with the repository (``problems/*.toml``), when the studio runs from a checkout.
 BUNDLED = Path(__file__).resolve().parents[2] / "problems"
@@ -78,6 +78,43 @@ def toml_text(data: dict[str, Any]) -> str:
             lines += ["", f"[{_toml_key(key)}]"]
             lines += [f"{_toml_key(k)} = {_toml_value(v)}" for k, v in table.items()]
     return "\n".join(lines) + "\n"
+
+
+def _gwrr_variance(p: float, q: float, pi: float) -> float:
+    """Per-respondent variance of the MLE of Q_2x3(p, q) (Thm 3.10, n -> inf)."""
+    if p == q:
+        return math.inf
+    return (-((pi - 0.5) ** 2) + 0.25 * ((p + q) / (p - q)) ** 2) / (p + q)
+
+
+def textbook_designs(problem: Any, eps: float) -> list[tuple[str, str, float, float]]:
+    """(name, reference, truthful probability, variance per respondent) of the textbook designs at ``eps``:
+    Warner (Ex 3.7, Eq 1) and GWRR (Cor 3.12) for two inputs, k-RR for any number."""
+    from .._numeric import rr_probabilities
+    from .._render import fmt
+    from ..closed_forms import gwrr_sldp, krr_variance, warner_variance
+
+    rows = []
+    prior = np.asarray(problem.prior, dtype=float)
+    if problem.k == 2:
+        p = rr_probabilities(eps, 1)[0]
+        rows.append(("Warner", "Ex 3.7, Eq 1", p, warner_variance(p, float(prior[0]))))
+        c = 1.0 - (problem.dont_know or 0.0)
+        try:
+            pg, qg = gwrr_sldp(eps, c)
+            rows.append((f"GWRR, answer mass {fmt(c, 6)}", "Cor 3.12", pg, _gwrr_variance(pg, qg, float(prior[0]))))
+        except DesignerError:
+            pass
+    p = rr_probabilities(eps, problem.k - 1)[0]
+    rows.append((f"{problem.k}-RR", "k-ary randomized response", p, krr_variance(eps, problem.k, prior=prior)))
+    return rows
+
+
+def variance_words(kind: str) -> str:
+    """What a design's variance is, in the words ``designer design`` prints after it."""
+    from ..design.objectives import VARIANCE_KINDS
+
+    return str(VARIANCE_KINDS[kind])
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,10 @@ import numpy as np
 from shiny import reactive, render, req, ui
 
 from .._render import fmt
-from .backend import Current, StudioError
+from .backend import Current, StudioError, textbook_designs, variance_words
 from .plots import curve_svg, tradeoff_figure
 
-__all__ = ["CURVE_GRID", "budget_server", "budget_ui", "matrix_html", "textbook_designs"]
+__all__ = ["CURVE_GRID", "budget_server", "budget_ui", "matrix_html"]
 
 #: The budgets of the privacy/accuracy curve (nats).
 CURVE_GRID = [0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0]
@@ -53,36 +53,6 @@ def matrix_html(mech: Any, words: dict[tuple[str, ...], str] | None = None) -> s
     return ('<table class="table table-sm studio-matrix"><caption>Chance of each reported answer (columns) '
             'for each true answer (rows)</caption><thead><tr><th scope="col">true answer</th>'
             f"{heads}</tr></thead><tbody>{rows}</tbody></table>")
-
-
-def _gwrr_variance(p: float, q: float, pi: float) -> float:
-    """Per-respondent variance of the MLE of Q_2x3(p, q) (Thm 3.10, n -> inf)."""
-    if p == q:
-        return math.inf
-    return (-((pi - 0.5) ** 2) + 0.25 * ((p + q) / (p - q)) ** 2) / (p + q)
-
-
-def textbook_designs(problem: Any, eps: float) -> list[tuple[str, str, float, float]]:
-    """(name, reference, truthful probability, variance per respondent) of the textbook designs at ``eps``:
-    Warner (Ex 3.7, Eq 1) and GWRR (Cor 3.12) for two inputs, k-RR for any number."""
-    from .._numeric import rr_probabilities
-    from ..closed_forms import gwrr_sldp, krr_variance, warner_variance
-    from ..exceptions import DesignerError
-
-    rows = []
-    prior = np.asarray(problem.prior, dtype=float)
-    if problem.k == 2:
-        p = rr_probabilities(eps, 1)[0]
-        rows.append(("Warner", "Ex 3.7, Eq 1", p, warner_variance(p, float(prior[0]))))
-        c = 1.0 - (problem.dont_know or 0.0)
-        try:
-            pg, qg = gwrr_sldp(eps, c)
-            rows.append((f"GWRR, answer mass {fmt(c, 6)}", "Cor 3.12", pg, _gwrr_variance(pg, qg, float(prior[0]))))
-        except DesignerError:
-            pass
-    p = rr_probabilities(eps, problem.k - 1)[0]
-    rows.append((f"{problem.k}-RR", "k-ary randomized response", p, krr_variance(eps, problem.k, prior=prior)))
-    return rows
 
 
 def budget_ui(epsilon: float) -> Any:
@@ -192,11 +162,9 @@ def budget_server(input: Any, output: Any, session: Any, state: Any, problem: An
                 return "variance: plan the survey (step 3) for the variance of a loaded mechanism"
             if r.variance is None:
                 return f"variance: {r.variance_note}"
-            from ..design.objectives import VARIANCE_KINDS
-
             prior = ", ".join(f"{x}={fmt(float(v), 4)}" for x, v in zip(r.problem.inputs, r.problem.prior))
             return (f"variance {fmt(r.variance, 8)} per respondent at prior {prior}: "
-                    f"{VARIANCE_KINDS[r.variance_kind]} (divide by n for a survey of n)")
+                    f"{variance_words(r.variance_kind)} (divide by n for a survey of n)")
         return text_of(line)
 
     @output(suspend_when_hidden=False)
