@@ -38,7 +38,7 @@ body { font-size: 1rem; }
 pre { white-space: pre-wrap; word-break: break-word; }
 img { max-width: 100%; height: auto; }
 :focus-visible { outline: 3px solid #1f4e79; outline-offset: 2px; }
-h1 { font-size: 1.6rem; } h2 { font-size: 1.35rem; } h3 { font-size: 1.1rem; }
+h1 { font-size: 1.6rem; } h2 { font-size: 1.35rem; } h3 { font-size: 1.1rem; margin-top: 1.2rem; }
 """
 
 
