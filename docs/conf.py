@@ -59,7 +59,7 @@ html_theme_options = {
     "footer_end": ["sphinx-version", "theme-version"],
     "secondary_sidebar_items": ["page-toc"],
 }
-html_sidebars = {"index": [], "glossary": []}
+html_sidebars = {"*": []}  # the top-level pages (home, theory, layout, ...) have no section to navigate
 html_static_path = ["_static"]
 html_css_files = ["designer.css"]
 html_show_sourcelink = False
