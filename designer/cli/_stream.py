@@ -330,17 +330,29 @@ def text_writer(binary: BinaryIO) -> io.TextIOWrapper:
 
 
 class CsvSink:
-    """Rows of columns into a CSV file (the header first)."""
+    """Rows of columns into a CSV file (the header first), lines ending in LF.
+
+    A cell holding a carriage return is quoted: the csv module quotes only the line end it writes (LF), and a bare
+    CR splits the row for every reader that takes CR for a line end (pandas, spreadsheets)."""
 
     def __init__(self, binary: BinaryIO, names: list[str]) -> None:
         import csv
 
         self.text = text_writer(binary)
         self.writer = csv.writer(self.text, lineterminator="\n")
-        self.writer.writerow(names)
+        self._row = io.StringIO()
+        self._crlf = csv.writer(self._row, lineterminator="\r\n")  # quotes CR and LF alike
+        self.write([[name] for name in names])
 
     def write(self, columns: list[Any]) -> None:
-        self.writer.writerows(zip(*columns))
+        if not any(isinstance(v, str) and "\r" in v for column in columns for v in column):
+            self.writer.writerows(zip(*columns))
+            return
+        for row in zip(*columns):
+            self._row.seek(0)
+            self._row.truncate()
+            self._crlf.writerow(row)
+            self.text.write(self._row.getvalue()[:-2] + "\n")
 
     def close(self) -> None:
         self.text.flush()
@@ -401,7 +413,9 @@ def table_sink(path: str, binary: BinaryIO, names: list[str], *, typed: bool = F
     an SPSS or Stata one for ``.sav`` / ``.zsav`` / ``.dta`` (:class:`~designer.cli._statfiles.StatSink`: the
     value labels, descriptions and numeric columns of ``meta``, a
     :class:`~designer.cli._statfiles.ColumnMeta` such as :func:`~designer.cli._statfiles.column_meta` of the
-    input, kept), else CSV. A SAS or SPSS portable name (read only) is refused."""
+    input, kept), else CSV. A SAS or SPSS portable name (read only) is refused, and so are ``names`` a reader
+    would refuse (:func:`column_names`: a blank name, two of one name)."""
+    column_names(path, names)
     if is_stat(path):
         from ._statfiles import WRITERS, StatSink
 
