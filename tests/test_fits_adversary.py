@@ -78,3 +78,19 @@ def test_separation_beside_collinear_terms_is_still_separation():
     assert table.loc["s", "estimate"] == np.inf
     assert np.isfinite(table.loc["a", "estimate"]) and np.isfinite(table.loc["b", "estimate"])
     assert any("'a', 'b'" in w and "collinear" in w for w in fit.warnings)
+
+
+def test_nearly_collinear_covariates_in_the_streamed_fit():
+    """Data read in chunks and fitted by streamed Newton passes (more distinct rows than max_patterns)."""
+    from designer.regression.chunked import regress_chunks
+
+    data = _collinear(IDENTITY)
+
+    def chunks():
+        return ((start, data.iloc[start:start + 300]) for start in range(0, len(data), 300))
+
+    fit = regress_chunks("response ~ x1 + x2 + x3", chunks, IDENTITY, columns=list(data.columns), max_patterns=10)
+    assert fit.status == "not_identified"
+    assert any("'x1', 'x2'" in w and "collinear" in w for w in fit.warnings)
+    table = fit.coefficients.set_index("term")
+    assert np.all(np.isfinite(table["estimate"])) and np.all(table.loc[["Intercept", "x3"], "stderr"] > 0)

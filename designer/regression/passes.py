@@ -121,6 +121,7 @@ class Final:
     totals: NDArray[np.float64]
     meat: NDArray[np.float64] | None
     clusters: int
+    gram: NDArray[np.float64] | None = None  # the covariates' Z'Z (frequency-weighted), (q, q)
 
 
 @dataclass
@@ -133,6 +134,7 @@ class FinalParts:
     totals: NDArray[np.float64]
     outer: NDArray[np.float64]
     clusters: dict[Any, NDArray[np.float64]]
+    gram: NDArray[np.float64] | None = None
 
 
 def final_parts(parts: Callable[[], Iterator[Part]], channel: NDArray[np.float64], reference: int,
@@ -142,10 +144,12 @@ def final_parts(parts: Callable[[], Iterator[Part]], channel: NDArray[np.float64
     squares, totals, rows = np.zeros(0), np.zeros(f), 0.0
     outer = np.zeros((p, p))
     sums: dict[Any, NDArray[np.float64]] = {}
+    cross: NDArray[np.float64] | None = None
     for z, codes, w, labels in parts():
         counts = w if frequency else None  # a frequency weight counts rows; a sampling weight does not
-        gram = np.asarray(weighted_gram(z, np.ones(codes.size) if counts is None else counts).diagonal())
-        squares = gram if squares.size == 0 else squares + gram
+        block = np.asarray(weighted_gram(z, np.ones(codes.size) if counts is None else counts))
+        cross = block if cross is None else cross + block
+        squares = cross.diagonal().copy()
         rows += codes.size if counts is None else float(counts.sum())
         totals += np.bincount(codes, weights=w, minlength=f)
         if not meat:
@@ -162,7 +166,7 @@ def final_parts(parts: Callable[[], Iterator[Part]], channel: NDArray[np.float64
         np.add.at(block, inverse, scores)
         for label, row in zip(keys.tolist(), block):
             sums[label] = sums[label] + row if label in sums else row
-    return FinalParts(squares, rows, totals, outer, sums)
+    return FinalParts(squares, rows, totals, outer, sums, cross)
 
 
 def merge_final(pieces: Sequence[FinalParts], *, meat: bool, clustered: bool) -> Final:
@@ -176,5 +180,7 @@ def merge_final(pieces: Sequence[FinalParts], *, meat: bool, clustered: bool) ->
     if clustered and meat:
         stacked = np.vstack(list(sums.values()))
         outer = stacked.T @ stacked
+    grams = [piece.gram for piece in pieces if piece.gram is not None]
     return Final(np.sqrt(np.maximum(squares, 0.0)), float(sum(piece.rows for piece in pieces)),
-                  np.sum([piece.totals for piece in pieces], axis=0), outer if meat else None, len(sums))
+                 np.sum([piece.totals for piece in pieces], axis=0), outer if meat else None, len(sums),
+                 np.sum(grams, axis=0) if grams else None)

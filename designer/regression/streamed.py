@@ -180,7 +180,7 @@ def _streamed_passes(formula: str, passes: tuple[Any, Any], mechanism: Mechanism
         raise RegressionError(f"cluster column {cluster!r} has {final.clusters} cluster; a cluster-robust variance "
                               "needs at least 2 (and is only trustworthy with many)")
     fit, shown = judge(streamed.loglike, params, -streamed.sums(params).hessian, decrement_ok, final.norms, channel,
-                       list(mechanism.inputs), reference, names)
+                       list(mechanism.inputs), reference, names, gram=final.gram)
     cov_matrix, warning = sandwich(chosen, fit.covariance, lambda: final.meat, final.clusters, final.respondents)
     outcomes = [x for x in mechanism.inputs if x != reference]
     null_loglik = _shares(channel, np.arange(channel.shape[1]), final.totals)[1]
