@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import math
 import os
 from collections.abc import Callable, Sequence
@@ -56,7 +57,6 @@ MIX_REFERENCE = "row every input shares (uniform over the answers)"
 
 class WordSource(Protocol):
     """Where uniform 32-bit words come from."""
-
     name: str
 
     def words(self, n: int) -> NDArray[np.uint64]: ...
@@ -107,11 +107,13 @@ class SeededRandom:
 
 def words_per_draw(denominators: Sequence[int] | NDArray[np.int64]) -> int:
     """How many 32-bit words one draw reads: 1 when every row's denominator is at most ``2**32``, else 2 (up to
-    :data:`MAX_DENOMINATOR`). The words of a draw are one number, the first word the most significant."""
-    top = max(int(d) for d in np.ravel(np.asarray(denominators, dtype=object)))
-    if not 1 <= top <= MAX_DENOMINATOR:
-        raise InvalidArgumentError(f"a table's denominators must lie in [1, 2^53], got {top}")
-    return 1 if top <= DENOMINATOR else 2
+    ``2**64``; designer's own tables stay at most :data:`MAX_DENOMINATOR`). The words of a draw are one number, the
+    first word the most significant."""
+    values = [int(d) for d in np.ravel(np.asarray(denominators, dtype=object))]
+    if not 1 <= min(values) <= max(values) <= 2**64:
+        raise InvalidArgumentError(f"a table's denominators must lie in [1, 2^64], got {min(values)} to "
+                                   f"{max(values)}")
+    return 1 if max(values) <= DENOMINATOR else 2
 
 
 @dataclass(frozen=True, eq=False)
@@ -139,16 +141,25 @@ class DrawPlan:
     @staticmethod
     def of(counts: NDArray[np.int64], denominators: Sequence[int] | NDArray[np.int64]) -> DrawPlan:
         """The plan of ``counts`` (``(k, F)``, row ``x`` summing to ``denominators[x]``)."""
-        counts = np.asarray(counts, dtype=np.int64)
-        dens = [int(d) for d in denominators]
+        dens = [int(d) for d in np.ravel(np.asarray(denominators, dtype=object))]
         width = words_per_draw(dens)
         scales = [(1 << (32 * width)) // d for d in dens]
+        limits = tuple(s * d for s, d in zip(scales, dens))
+        if max(dens) > 2**62:  # counts beyond int64's sums: Python integers
+            rows = [[int(c) for c in row] for row in np.asarray(counts, dtype=object)]
+            cums = [list(itertools.accumulate(row[:-1])) for row in rows]
+            kept = [[c * s for c in cum if c < d] for cum, s, d in zip(cums, scales, dens)]
+            cuts = np.zeros((len(rows), max(len(r) for r in rows) - 1), dtype=np.uint64)
+            for x, row in enumerate(kept):
+                cuts[x, :len(row)] = row
+            return DrawPlan(words=width, limits=limits, cuts=cuts,
+                            ends=np.array([len(r) for r in kept], dtype=np.int64))
+        counts = np.asarray(counts, dtype=np.int64)
         cum = np.cumsum(counts[:, :-1], axis=1, dtype=np.int64)
         valid = cum < np.asarray(dens, dtype=np.int64)[:, None]  # a prefix of each row: cumulative counts grow
         scale = np.array([min(v, 2**64 - 1) for v in scales], dtype=np.uint64)  # 2^64 only for d = 1 (cuts 0)
         cuts = np.where(valid, cum, 0).astype(np.uint64) * scale[:, None]  # each below 2^64: S_j < d_x
-        return DrawPlan(words=width, limits=tuple(s * d for s, d in zip(scales, dens)), cuts=cuts,
-                        ends=valid.sum(axis=1).astype(np.int64))
+        return DrawPlan(words=width, limits=limits, cuts=cuts, ends=valid.sum(axis=1).astype(np.int64))
 
     def record(self) -> dict[str, Any]:
         """The plan as the exports carry it: ``words``, and per row the limit and the thresholds as ``[high, low]``
@@ -171,12 +182,11 @@ def _read(words: Callable[[int], NDArray[np.uint64]], n: int, width: int) -> NDA
 def sample_grid(counts: NDArray[np.int64], denominator: int | NDArray[np.int64], rows: NDArray[np.int64],
                 words: Callable[[int], NDArray[np.uint64]]) -> NDArray[np.int64]:
     """One column per respondent of row ``rows[i]`` of ``counts`` (``(k, F)``, row ``x`` summing to
-    ``denominator`` or ``denominator[x]``, at most ``2**53``): numbers of one 32-bit word from ``words(n)`` (two
-    words, the first the most significant, when a denominator exceeds ``2**32``), those at or above the row's
-    :class:`DrawPlan` limit drawn again (all of a draw's words, in order), then :func:`sample_counts` on the plan's
-    thresholds. No float and no modulo bias: column ``j`` has probability ``counts[x, j] / d_x`` exactly."""
-    counts = np.asarray(counts, dtype=np.int64)
-    dens = np.broadcast_to(np.asarray(denominator, dtype=np.int64), (counts.shape[0],))
+    ``denominator`` or ``denominator[x]``, at most ``2**64``): numbers of one 32-bit word from ``words(n)`` (two,
+    the first the most significant, when a denominator exceeds ``2**32``), drawn again (all their words, in order)
+    while at or above the row's :class:`DrawPlan` limit, then :func:`sample_counts`: column ``j`` has probability
+    ``counts[x, j] / d_x`` exactly, with no float and no modulo bias."""
+    dens = np.broadcast_to(np.asarray(denominator, dtype=object), (np.shape(counts)[0],))
     return _draw(DrawPlan.of(counts, dens), np.asarray(rows, dtype=np.int64), words)
 
 
@@ -268,15 +278,10 @@ class ExactTable:
         """The thresholds every draw from the table compares its words with (:class:`DrawPlan`)."""
         return DrawPlan.of(self.counts, self.row_denominators)
 
-    @property
-    def scale(self) -> int:
-        """``2**(32 words) // D``: the numbers a draw reads per outcome of the grid."""
-        return (1 << (32 * self.words)) // self.denominator
-
-    @property
-    def limit(self) -> int:
-        """Numbers at or above ``scale * D`` are drawn again (none when ``D`` divides ``2**(32 words)``)."""
-        return self.scale * self.denominator
+    scale = property(lambda self: (1 << (32 * self.words)) // self.denominator,
+                     doc="``2**(32 words) // D``: the numbers a draw reads per outcome of the grid.")
+    limit = property(lambda self: self.scale * self.denominator,
+                     doc="Numbers at or above ``scale * D`` are drawn again (none when ``D`` divides 2^(32 words)).")
 
     @property
     def arithmetic(self) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 import shutil
 import subprocess
 from fractions import Fraction
@@ -196,8 +197,8 @@ def test_a_plan_holds_thresholds_and_limits_exactly():
                                         for high, low in row)
     wide = exact_table(Q_2x3(0.6, 0.2)).plan.record()
     assert wide["limits"] == [[2**32, 0], [2**32, 0]]  # 2^53 divides 2^64: nothing is drawn again
-    assert words_per_draw([2**32]) == 1 and words_per_draw([2**32 + 1]) == 2 and words_per_draw([6, 2**53]) == 2
-    for bad in ([0], [2**53 + 1]):
+    assert words_per_draw([2**32]) == 1 and words_per_draw([2**32 + 1]) == 2 and words_per_draw([6, 2**64]) == 2
+    for bad in ([0], [2**64 + 1], [5, -1]):
         with pytest.raises(InvalidArgumentError, match="denominators"):
             words_per_draw(bad)
 
@@ -299,8 +300,8 @@ def test_the_module_and_the_python_sampler_agree_word_for_word(tmp_path, name):
                                      "one word, quarters over 2^32": _power_of_two()}[name])
     assert randomizer.table.sha256 == table.sha256
     cases = boundary_cases(table.counts, [int(d) for d in table.row_denominators])
-    cases += [(x, [int(w) for w in OsRandom().words(2 * table.words)]) for x in range(table.counts.shape[0])
-              for _ in range(20)]
+    cases += [(x, as_words(secrets.randbelow(table.plan.limits[x]), table.words))
+              for x in range(table.counts.shape[0]) for _ in range(20)]
     expected = _python_answers(table, [(x, words) for x, words in cases])
     module = tmp_path / "randomizer.mjs"
     module.write_text(export_js(randomizer))
@@ -328,3 +329,38 @@ def test_the_page_and_the_platform_snippets_carry_the_same_plan_and_draw(tmp_pat
     (tmp_path / "cases.json").write_text(json.dumps([DRAW_JS, data["draw"], cases]))
     got = _node(DRAW_RUNNER, tmp_path / "cases.json", tmp_path=tmp_path)
     assert got == _python_answers(table, cases)
+
+
+def _full_width():
+    """Rows over 2^64 (one number per outcome, nothing drawn again), over 2^63 + 12345 (a number at or above it,
+    almost half of them, drawn again) and over 3 * 2^61 + 1: counts beyond int64, as Python integers."""
+    dens = [2**64, 2**63 + 12345, 3 * 2**61 + 1]
+    rows = [[2**62, 2**63 + 1, 0, 2**62 - 1], [1, 2**62, 2**62 + 12344, 0], [2**61, 0, 2**61 + 1, 2**61]]
+    assert [sum(r) for r in rows] == dens
+    return np.array(rows, dtype=object), dens
+
+
+@pytest.mark.parametrize("few", [32, 0])
+def test_64_bit_tables_draw_exactly_at_every_boundary(few, monkeypatch):
+    from designer import exact_table as module
+
+    monkeypatch.setattr(module, "FEW_COLUMNS", few)
+    counts, dens = _full_width()
+    plan = DrawPlan.of(counts, dens)
+    assert plan.words == 2 and plan.limits == (2**64, 2**63 + 12345, 2 * (3 * 2**61 + 1))  # floor(2^64 / d) d
+    for x, words in boundary_cases(counts, dens):
+        expected, used = reference(counts[x], dens[x], words)
+        assert list(sample_grid(counts, np.array(dens, dtype=object), np.array([x]),
+                                Stream(words[:used]).words)) == [expected], (x, words)
+
+
+@pytest.mark.skipif(NODE is None, reason="Node.js is not installed (.ci/run installs it from Debian)")
+def test_64_bit_tables_draw_the_same_in_node(tmp_path):
+    counts, dens = _full_width()
+    cases = boundary_cases(counts, dens)
+    limits = DrawPlan.of(counts, dens).limits
+    cases += [(x, as_words(secrets.randbelow(limits[x]), 2)) for x in range(3) for _ in range(30)]
+    expected = [int(sample_grid(counts, np.array(dens, dtype=object), np.array([x]), Stream(words).words)[0])
+                for x, words in cases]
+    (tmp_path / "cases.json").write_text(json.dumps([DRAW_JS, DrawPlan.of(counts, dens).record(), cases]))
+    assert _node(DRAW_RUNNER, tmp_path / "cases.json", tmp_path=tmp_path) == expected
