@@ -9,6 +9,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from scipy.linalg import null_space
 from scipy.optimize import linprog, minimize
 
@@ -291,3 +293,19 @@ def test_estimate_on_a_flat_likelihood_through_the_cli(tmp_path, capsys):
     assert out["estimate"]["yes"] == 0.0 and out["converged"] is True
     assert out["status"] == "not_identified" and out["stderr"]["yes"] is None  # a share's stderr above 1
     assert code == 0  # estimate exits 3 only when not converged
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(a=st.floats(0.01, 0.99), gap=st.floats(1e-8, 0.5), yes=st.integers(0, 10**7), no=st.integers(0, 10**7))
+def test_two_input_maximum_matches_the_closed_form(a, gap, yes, no):
+    """Any two-input, two-answer design (rows ``a`` and ``a + gap`` on the first answer, down to rows 1e-8 apart)
+    and any counts: the estimate's log-likelihood reaches the closed-form maximum to 1e-9 plus rounding."""
+    from designer.mle import _loglik
+
+    b = min(a + gap, 0.999)
+    assume(yes + no > 0 and b > a)
+    m, counts = np.array([[b, 1 - b], [a, 1 - a]]), np.array([float(yes), float(no)])
+    _, best = _two_input_maximum(m, counts)
+    pi, _, converged = mle_newton(m, counts)
+    assert converged
+    assert _loglik(m, counts, pi) >= best - 1e-9 - 64 * np.finfo(float).eps * abs(best)
