@@ -9,7 +9,7 @@ import json
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.linalg import null_space
 from scipy.optimize import linprog, minimize
@@ -296,15 +296,16 @@ def test_estimate_on_a_flat_likelihood_through_the_cli(tmp_path, capsys):
 
 
 @settings(max_examples=150, deadline=None, derandomize=True)
-@given(a=st.floats(0.01, 0.99), gap=st.floats(1e-8, 0.5), yes=st.integers(0, 10**7), no=st.integers(0, 10**7))
-def test_two_input_maximum_matches_the_closed_form(a, gap, yes, no):
-    """Any two-input, two-answer design (rows ``a`` and ``a + gap`` on the first answer, down to rows 1e-8 apart)
-    and any counts: the estimate's log-likelihood reaches the closed-form maximum to 1e-9 plus rounding."""
+@given(a=st.floats(0.05, 0.9), gap=st.floats(1e-8, 1e-2), where=st.floats(-2.0, 3.0), n=st.integers(10, 10**7))
+def test_two_input_maximum_matches_the_closed_form(a, gap, where, n):
+    """Two inputs whose first-answer probabilities ``a`` and ``a + gap`` differ by as little as 1e-8, and counts
+    whose frequency lies near them (``where`` 0 and 1 at the two rows, outside: the maximum on the boundary), up to
+    1e7 answers: a flat likelihood. The estimate's log-likelihood reaches the closed-form maximum to 1e-9 plus
+    rounding."""
     from designer.mle import _loglik
 
-    b = min(a + gap, 0.999)
-    assume(yes + no > 0 and b > a)
-    m, counts = np.array([[b, 1 - b], [a, 1 - a]]), np.array([float(yes), float(no)])
+    yes = int(np.clip(round(n * (a + where * gap)), 0, n))
+    m, counts = np.array([[a + gap, 1 - a - gap], [a, 1 - a]]), np.array([float(yes), float(n - yes)])
     _, best = _two_input_maximum(m, counts)
     pi, _, converged = mle_newton(m, counts)
     assert converged
