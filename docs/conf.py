@@ -70,9 +70,10 @@ sphinx_gallery_conf = {
     "examples_dirs": "../examples",
     "gallery_dirs": "auto_examples",
     "filename_pattern": r"(/plot_\w+|/affairs)\.py$",
-    "ignore_pattern": r"(devices|noncompliance_designs|pram_vs_sdcmicro|__init__)\.py$",
+    # Only those scripts are in the gallery (the others print tables that the guide shows): any other name is ignored.
+    "ignore_pattern": r"^(?!(?:.*/)?(?:plot_\w+|affairs)\.py$)",
     "reset_argv": "gallery_hooks.reset_argv",
-    "image_scrapers": ("gallery_hooks.png_scraper",),
+    "image_scrapers": ("gallery_hooks.png_scraper", "matplotlib"),
     "download_all_examples": False,
     "remove_config_comments": True,
     "plot_gallery": "True",

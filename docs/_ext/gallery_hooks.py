@@ -15,13 +15,19 @@ OUT = Path(__file__).resolve().parents[1] / "_build" / "gallery-output"
 
 
 def reset_argv(gallery_conf: dict[str, Any], script_vars: dict[str, Any]) -> list[str]:
-    name = Path(script_vars["src_file"]).stem
-    out = OUT / name
+    """Point a script's output at a folder of its own: ``--out DIR`` where the script takes it, else ``--plot
+    DIR/NAME.png`` where it draws only when asked (affairs.py); a script with neither runs without arguments (its
+    open matplotlib figures are scraped as usual)."""
+    source = Path(script_vars["src_file"])
+    out = OUT / source.stem
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
-    if name == "affairs":  # draws its figure only when asked where
-        return ["--plot", str(out / "affairs.png")]
-    return ["--out", str(out)]
+    text = source.read_text()
+    if '"--out"' in text:
+        return ["--out", str(out)]
+    if '"--plot"' in text:
+        return ["--plot", str(out / f"{source.stem}.png")]
+    return []
 
 
 def png_scraper(block: Any, block_vars: dict[str, Any], gallery_conf: dict[str, Any]) -> str:
