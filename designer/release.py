@@ -88,6 +88,18 @@ def unmet_losses(mech: Mechanism, release: Release) -> list[Loss]:
             if not is_private(mech, release.epsilon, semantics=loss, exact=True)]
 
 
+def _unmet_on_table(mech: Mechanism, release: Release, exact: tuple[Any, Any]) -> list[Loss]:
+    """The losses of ``release.semantics`` that the file's exact table (integer counts over per-row denominators)
+    does not keep within ``release.epsilon``, decided with integers."""
+    from .exact_table import counts_private
+
+    counts, dens = exact
+    focal = [int(b) for b in mech.focal]
+    names = {Loss.SHAFER: "sldp", Loss.WALLEY: "wldp"}
+    return [loss for loss in release.semantics.losses
+            if not counts_private(counts, focal, release.epsilon, names[loss], dens)]
+
+
 @dataclass(frozen=True)
 class MechanismFile:
     """Everything a mechanism file holds, read in one pass (:func:`open_mechanism_file`).
@@ -167,8 +179,11 @@ def open_mechanism_file(path: str | os.PathLike[str], *, check: bool = True) -> 
     if obj is None:
         return MechanismFile(p, mech)
     release = _stated(obj, p)
+    exact, prior = _exact_block(obj, mech, p)
     if check and release is not None:
-        unmet = unmet_losses(mech, release)
+        # An exact table is what is released and drawn: its integers decide the budget (the masses are the doubles
+        # nearest its fractions, and rounding to them may move a ratio at the budget by an ulp either way).
+        unmet = _unmet_on_table(mech, release, exact) if exact is not None else unmet_losses(mech, release)
         if unmet:
             loss = unmet[0]
             value = worst_case(mech, loss.value).eps
@@ -176,7 +191,6 @@ def open_mechanism_file(path: str | os.PathLike[str], *, check: bool = True) -> 
                 f"{p}: the file states {release.describe()}, but its masses have {loss.value.capitalize()} loss "
                 f"{value:.6g}: they were changed after designer certified them; design the mechanism again (or "
                 f"run 'designer audit {p}' to see its losses)")
-    exact, prior = _exact_block(obj, mech, p)
     return MechanismFile(p, mech, release, exact, prior, answer_words_of(obj, p))
 
 

@@ -106,7 +106,7 @@ def test_budgets_compose_in_the_decimals_written(tmp_path, capsys):
     manifest = json.loads((tmp_path / "r.csv.manifest.json").read_text())
     assert manifest["epsilon_total_exact"] == "3/10"
     code, out, err = _run([*args, "--out", tmp_path / "r2.csv", "--budget", "0.2999999"], capsys)
-    assert code == 2 and "above --budget" in err and not (tmp_path / "r2.csv").exists()
+    assert code == 2 and out == "" and "above --budget" in err and not (tmp_path / "r2.csv").exists()
 
 
 def test_output_and_manifest_appear_together_or_not_at_all(tmp_path, capsys, gwrr, monkeypatch):
@@ -131,6 +131,7 @@ def test_output_and_manifest_appear_together_or_not_at_all(tmp_path, capsys, gwr
 def test_an_invariant_releases_certificate_states_the_designs_repair(tmp_path, capsys):
     problem = ROOT / "problems" / "pram-party.toml"
     code, out, _ = _run(["design", problem, "--format", "json"], capsys)
+    assert code == 0
     detail = json.loads(out)["certificate_detail"]
     with open(tmp_path / "truth.csv", "w") as f:
         f.write("id,party\n" + "".join(f"{i},{p}\n" for i, p in enumerate(["left", "right", "centre", "other"] * 5)))
@@ -198,3 +199,25 @@ def test_the_library_draws_from_the_operating_system_unless_given_a_generator(mo
     assert calls == []
     randomize_precise(mech, inputs[:100])
     assert sum(calls) >= 100
+
+
+def test_an_invariant_design_file_is_certified_on_its_exact_table(tmp_path, capsys):
+    """The masses of an invariant design file are the doubles nearest its table's fractions; the table is what is
+    drawn, and its integers decide the release (a ratio at the budget may sit an ulp above it in the doubles)."""
+    from designer.exact_table import counts_private
+    from designer.release import open_mechanism_file
+
+    path = tmp_path / "pram.json"
+    assert _run(["design", ROOT / "problems" / "pram-party.toml", "--out", path], capsys)[0] == 0
+    file = open_mechanism_file(path)
+    assert file.exact is not None and file.release is not None
+    counts, dens = file.exact
+    assert counts_private(counts, [int(b) for b in file.mechanism.focal], 2.0, "sldp", dens)
+    code, out, err = _run(["plan", path, "--width", "0.05", "--format", "json"], capsys)
+    assert code == 0, err
+    # The same table stated at a budget it does not meet is refused.
+    obj = json.loads(path.read_text())
+    obj["release"]["epsilon"] = 1.99
+    path.write_text(json.dumps(obj))
+    code, _, err = _run(["plan", path, "--width", "0.05"], capsys)
+    assert code == 2 and "the file states Shafer loss <= 1.99" in err

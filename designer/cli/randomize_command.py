@@ -216,8 +216,8 @@ def cmd_randomize(args: argparse.Namespace) -> str:
     names = [*written, *(("response",) if not args.variable else randomized)]
     columns = list(dict.fromkeys([*written, *randomized]))
     release = Release(args, variables, tables, totals, prior_release, warnings, drawn_files)
-    n, parts, files, source_name = write_release(args, manifest, designs_dir, release, source, columns=columns,
-                                                  written=written, names=names)
+    n, files, source_name = write_release(args, manifest, designs_dir, release, source, columns=columns,
+                                          written=written, names=names)
     summary = {"n": n, "out": args.out, "manifest": manifest, "random_source": source_name,
                "epsilon_total": float(composed), "epsilon_shafer_total": float(totals["shafer"]),
                "epsilon_walley_total": float(totals["walley"]) if args.semantics == "wldp" else None,

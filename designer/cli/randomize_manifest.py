@@ -26,7 +26,7 @@ class Release(NamedTuple):
 
 def write_release(args: argparse.Namespace, manifest: str, designs_dir: str, release: Release, source: Any, *,
                    columns: list[str], written: list[str], names: list[str]
-                   ) -> tuple[int, list[dict[str, Any]] | None, dict[str, dict[str, str]], str]:
+                   ) -> tuple[int, dict[str, dict[str, str]], str]:
     """The randomized rows, the stratum designs, the drawn channels and the manifest, all or nothing: the manifest
     is written last, and when anything fails every file this release created is removed again."""
     import os
@@ -72,7 +72,7 @@ def write_release(args: argparse.Namespace, manifest: str, designs_dir: str, rel
                 except OSError:
                     pass
         raise
-    return n, parts, files, name
+    return n, files, name
 
 
 def _write_drawn(entry: Drawn, path: str, semantics: str) -> None:
