@@ -14,8 +14,8 @@ import pytest
 
 from designer.cli import main
 from designer.cli._common import CommandError
-from designer.cli._statfiles import ColumnMeta, column_meta
-from designer.cli._stream import read_chunks, table_sink
+from designer.cli._statfiles import ColumnMeta
+from designer.cli._stream import column_meta, read_chunks, table_sink
 
 pyreadstat = pytest.importorskip("pyreadstat")
 

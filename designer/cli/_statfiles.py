@@ -16,7 +16,7 @@ from typing import Any, BinaryIO
 
 from ._common import CommandError
 
-__all__ = ["READERS", "WRITERS", "ColumnMeta", "StatFile", "StatSink", "column_meta"]
+__all__ = ["READERS", "WRITERS", "ColumnMeta", "StatFile", "StatSink"]
 
 #: Readers by extension: the pyreadstat function and the package's name for messages.
 READERS = {".sav": ("read_sav", "SPSS"), ".zsav": ("read_sav", "SPSS"), ".por": ("read_por", "SPSS portable"),
@@ -213,29 +213,6 @@ class StatFile:
         return self._one(table)
 
 
-def column_meta(path: str, columns: list[str]) -> ColumnMeta:
-    """The value labels, descriptions and numeric columns among ``columns`` of a data file, for a sink that writes
-    them back (:class:`StatSink`): a statistics package's file says all three, a Parquet or Arrow file which
-    columns are numbers, a CSV file nothing."""
-    from ._stream import ColumnarFile, is_columnar, is_stat
-
-    if os.path.isdir(path):
-        from ._stream import dataset_parts
-
-        path = dataset_parts(path)[0]
-    if is_stat(path):
-        return StatFile(path).meta.only(columns)
-    if is_columnar(path):
-        import pyarrow as pa
-
-        source = ColumnarFile(path)
-        schema = (source._ipc.schema if source.arrow else source._pq.schema_arrow)
-        numeric = {name for name, field in zip(source.names, schema)
-                   if pa.types.is_integer(field.type) or pa.types.is_floating(field.type)}
-        return ColumnMeta(numeric=frozenset(numeric) & set(columns))
-    return ColumnMeta()
-
-
 #: Column names each format accepts (SPSS: a letter or @#$ first, 64 characters; Stata: 32, letters, digits, _).
 _NAMES = {"SPSS": re.compile(r"[A-Za-z@#$][A-Za-z0-9_.@#$]{0,63}"), "Stata": re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,31}")}
 _SPSS_RESERVED = {"ALL", "AND", "BY", "EQ", "GE", "GT", "LE", "LT", "NE", "NOT", "OR", "TO", "WITH"}
@@ -258,7 +235,7 @@ class StatSink:
     names : list of str
         The columns, in order; refused in one line when the format does not accept one.
     meta : ColumnMeta, optional
-        Labels, descriptions and numeric columns to keep (:func:`column_meta` of the input).
+        Labels, descriptions and numeric columns to keep (:func:`~designer.cli._stream.column_meta` of the input).
     typed : bool
         Columns as their arrays' own types (numbers as numbers), as ``synthesize`` writes.
     """

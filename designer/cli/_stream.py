@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from ._statfiles import StatSink
 
 __all__ = ["ARROW_SUFFIXES", "CHUNK_ROWS", "SEPARATORS", "STAT_SUFFIXES", "ColumnarFile", "CsvSink", "ParquetSink",
-           "answer_codes", "column_names", "dataset_parts", "is_arrow", "is_columnar", "is_parquet",
+           "answer_codes", "column_meta", "column_names", "dataset_parts", "is_arrow", "is_columnar", "is_parquet",
            "is_qualtrics_export", "is_stat", "parquet_answers", "parquet_text", "read_chunks", "sniff", "table_sink",
            "text_writer"]
 
@@ -405,6 +405,27 @@ class ParquetSink:
             schema = self.schema or pa.schema([(name, pa.string()) for name in self.names])
             self.writer = self._open(schema)
         self.writer.close()
+
+
+def column_meta(path: str, columns: list[str]) -> Any:
+    """The value labels, descriptions and numeric columns among ``columns`` of a data file, a
+    :class:`~designer.cli._statfiles.ColumnMeta` for a sink that writes them back (:func:`table_sink`): a statistics
+    package's file says all three, a Parquet or Arrow file which columns are numbers, a CSV file nothing."""
+    import pyarrow as pa
+
+    from ._statfiles import ColumnMeta, StatFile
+
+    if os.path.isdir(path):
+        path = dataset_parts(path)[0]
+    if is_stat(path):
+        return StatFile(path).meta.only(columns)
+    if not is_columnar(path):
+        return ColumnMeta()
+    source = ColumnarFile(path)
+    schema = source._ipc.schema if source.arrow else source._pq.schema_arrow
+    numeric = {name for name, field in zip(source.names, schema)
+               if pa.types.is_integer(field.type) or pa.types.is_floating(field.type)}
+    return ColumnMeta(numeric=frozenset(numeric & set(columns)))
 
 
 def table_sink(path: str, binary: BinaryIO, names: list[str], *, typed: bool = False, meta: Any = None
