@@ -215,6 +215,7 @@ def test_an_invariant_design_file_is_certified_on_its_exact_table(tmp_path, caps
     assert counts_private(counts, [int(b) for b in file.mechanism.focal], 2.0, "sldp", dens)
     code, out, err = _run(["plan", path, "--width", "0.05", "--format", "json"], capsys)
     assert code == 0, err
+    assert json.loads(out)["n"] > 0
     # The same table stated at a budget it does not meet is refused.
     obj = json.loads(path.read_text())
     obj["release"]["epsilon"] = 1.99
