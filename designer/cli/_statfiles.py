@@ -171,36 +171,64 @@ class StatFile:
             raise CommandError(f"{self.path}: not a readable {self.kind} file ({detail})") from None
 
     def _batch(self, frame: Any) -> Any:
-        """A pyreadstat chunk as an Arrow record batch, labels applied."""
+        """A pyreadstat chunk as an Arrow record batch, labels applied (in numpy's and Arrow's loops)."""
         import pyarrow as pa
+        import pyarrow.compute as pc
 
         arrays = []
         for name in frame.columns:
             column = frame[name]
             labels = self.meta.value_labels.get(str(name))
-            if labels:
+            if labels and column.dtype.kind in "fiu":
+                arrays.append(pa.array(_labelled(column.to_numpy(dtype=float), labels), type=pa.string()))
+            elif labels:
                 arrays.append(pa.array([_label(v, labels) for v in column.tolist()], type=pa.string()))
             elif column.dtype == object:
-                arrays.append(pa.array([None if v is None or v == "" else str(v) for v in column.tolist()],
-                                       type=pa.string()))
+                text = pa.array(column.map(lambda v: None if v is None else str(v)), type=pa.string(),
+                                from_pandas=True)
+                arrays.append(pc.if_else(pc.equal(text, ""), pa.scalar(None, pa.string()), text))
             else:
                 arrays.append(pa.array(column.to_numpy(), from_pandas=True))
         return pa.RecordBatch.from_arrays(arrays, names=[str(c) for c in frame.columns])
 
+    def _frames(self, batch_size: int, columns: list[str] | None) -> Iterator[Any]:
+        """The file's rows as pandas frames of at most ``batch_size`` rows (``columns``: all when ``None``): a Stata
+        file through pandas' own reader (numpy loops, about 15 times faster than pyreadstat's here), the others
+        through pyreadstat, ``batch_size`` rows a call."""
+        if _suffix(self.path) == ".dta":
+            import pandas as pd
+
+            try:
+                with pd.read_stata(self.path, columns=columns, convert_categoricals=False, iterator=True,
+                                   chunksize=batch_size) as reader:
+                    yield from reader
+            except Exception as exc:  # pandas' ValueError, struct.error, a decoder's error on a damaged file
+                detail = " ".join(str(exc).split())[:200] or type(exc).__name__
+                raise CommandError(f"{self.path}: not a readable {self.kind} file ({detail})") from None
+            return
+        offset = 0
+        while True:
+            frame, _ = self._call(usecols=columns, row_offset=offset, row_limit=batch_size)
+            if len(frame) == 0 and offset > 0:
+                return
+            yield frame
+            offset += len(frame)
+            if len(frame) < batch_size or (self.num_rows is not None and offset >= self.num_rows):
+                return
+
     def iter_batches(self, batch_size: int, columns: list[str]) -> Iterator[Any]:
         """Record batches of at most ``batch_size`` rows holding ``columns``, read ``batch_size`` rows at a time."""
+        import pyarrow as pa
+
         wanted = list(dict.fromkeys(columns))
 
         def batches() -> Iterator[Any]:
-            offset = 0
-            while True:
-                frame, _ = self._call(usecols=wanted, row_offset=offset, row_limit=batch_size)
-                if len(frame) == 0 and offset > 0:
-                    return
+            empty = True
+            for frame in self._frames(batch_size, wanted):
+                empty = False
                 yield self._batch(frame[wanted]).select(columns)
-                offset += len(frame)
-                if len(frame) < batch_size or (self.num_rows is not None and offset >= self.num_rows):
-                    return
+            if empty:  # no rows: the columns alone
+                yield pa.RecordBatch.from_arrays([pa.array([], type=pa.string()) for _ in columns], names=columns)
         yield from self._isolated(batches)
 
     def read_table(self) -> Any:
@@ -208,8 +236,11 @@ class StatFile:
         import pyarrow as pa
 
         def table() -> list[Any]:
-            frame, _ = self._call()
-            return [pa.Table.from_batches([self._batch(frame)])]
+            rows = max(self.num_rows or 0, 1 << 20)  # one frame: one type a column
+            batches = [self._batch(frame) for frame in self._frames(rows, None)]
+            if not batches:
+                return [pa.table({name: pa.array([], type=pa.string()) for name in self.names})]
+            return [pa.Table.from_batches(batches)]
         return self._one(table)
 
 
@@ -316,6 +347,22 @@ class StatSink:
                                    "Parquet") from None
             with open(scratch, "rb") as fh:
                 shutil.copyfileobj(fh, self.binary)
+
+
+def _labelled(codes: Any, labels: Mapping[float, str]) -> Any:
+    """Codes as words: each code's label, a code without one as its number's text, NaN as ``None``."""
+    import numpy as np
+
+    keys = np.array(sorted(labels), dtype=float)
+    words = np.array([labels[k] for k in sorted(labels)], dtype=object)
+    out = np.full(codes.shape, None, dtype=object)
+    present = ~np.isnan(codes)
+    at = np.clip(np.searchsorted(keys, codes), 0, max(len(keys) - 1, 0))
+    found = present & (keys[at] == codes) if len(keys) else np.zeros(codes.shape, dtype=bool)
+    out[found] = words[at[found]]
+    other = np.flatnonzero(present & ~found)
+    out[other] = [_number_text(float(v)) for v in codes[other]]
+    return out
 
 
 def _label(value: Any, labels: Mapping[float, str]) -> str | None:
