@@ -50,9 +50,11 @@ DESIGN = PROBLEM + """
 import json, resource, time
 import designer
 from designer.design import columns
-p = problem({k}, {l}, "{semantics}")
+p = problem({k}, {l}, "{semantics}", "{objective}", seed=1)
 if "{mode}" == "full":
     columns.COLUMN_MIN_FRAME = 99  # today's path: every set enumerated
+else:
+    columns.COLUMN_MIN_FRAME = 3  # below 13 answers design() enumerates: priced here to compare
 t = time.perf_counter()
 r = designer.design(p)
 print(json.dumps({{"seconds": time.perf_counter() - t, "value": r.solver_objective, "path": r.path,
@@ -88,7 +90,7 @@ if p.semantics.walley:
             if x != y:
                 cons.append(1 - bel[x][comp - 1] <= e * bel[y])
 prob = cp.Problem(cp.Maximize(cp.sum(cp.multiply(G, M))), cons)
-prob.solve()
+prob.solve(solver=cp.HIGHS)
 print(json.dumps({{"seconds": time.perf_counter() - t, "value": prob.value,
                   "path": "cvxpy " + str(prob.solver_stats.solver_name), "certificate": "-",
                   "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, "cpu": _cpu()}}))
@@ -134,13 +136,13 @@ def _run(code: str, limit: float, args: list[str] | None = None) -> dict | list 
 
 def _cell(base: dict | None, ours: dict, limit: float, skip: str = "") -> str:
     if skip:
-        return f"{skip:>44}"
+        return f"{skip:>57}"
     if base is None:
-        return f"{f'> {limit:g} s (stopped)':>44}"
+        return f"{f'> {limit:g} s (stopped)':>57}"
     if "error" in base:
-        return f"{'failed: ' + base['error'][:36]:>44}"
+        return f"{'failed: ' + base['error'][:49]:>57}"
     return (f"{base['seconds']:7.2f} s ({base['cpu']:6.1f} cpu) {base['peak'] / GIB:5.2f} GiB "
-            f"{base['seconds'] / ours['seconds']:6.1f}x "
+            f"{base['seconds'] / ours['seconds']:6.1f}x ({base['cpu'] / ours['cpu']:5.1f}x cpu) "
             f"{abs(base['value'] - ours['value']):6.0e}")
 
 
@@ -152,33 +154,40 @@ def _load() -> str:
 def designs(limit: float, quick: bool) -> list[str]:
     missed = []
     goals = {("sldp", 16): (2.0, 0.5), ("sldp", 20): (15.0, 2.0), ("both", 16): (5.0, None)}
-    print("general designs, truthful, eps = 1, prior 1..k (ours: answer sets priced; full: every set enumerated, "
-          "today's path; cvxpy: the straightforward model)")
-    print(f"{'sem':>5} {'k = l':>5} {'ours: wall (cpu), peak':>31} | "
-          f"{'full program: wall (cpu), peak, ratio, |diff|':>44} | "
-          f"{'cvxpy: wall (cpu), peak, ratio, |diff|':>44}  path")
-    cases = [("sldp", 12), ("sldp", 14), ("sldp", 16), ("sldp", 20), ("both", 12), ("both", 16)]
-    for semantics, size in cases:
-        ours = _run(DESIGN.format(k=size, l=size, semantics=semantics, mode="priced"), 600)
+    print("general designs, eps = 1, prior 1..k (ours: answer sets priced, forced below 13 answers; full: "
+          "every set enumerated, today's path; cvxpy: the straightforward model, solved by HiGHS)")
+    print(f"{'sem':>5} {'k = l':>5} {'obj':>5} {'ours: wall (cpu), peak':>31} | "
+          f"{'full program: wall (cpu), peak, ratio (cpu), |diff|':>57} | "
+          f"{'cvxpy: wall (cpu), peak, ratio (cpu), |diff|':>57}  path")
+    cases = [("sldp", 12, "truthful"), ("sldp", 14, "truthful"), ("sldp", 16, "truthful"), ("sldp", 20, "truthful"),
+             ("both", 12, "truthful"), ("both", 16, "truthful"),
+             # sets beyond the start priced in over several rounds (the baselines as in the truthful rows)
+             ("sldp", 16, "worst_case_utility"), ("both", 16, "worst_case_utility"), ("sldp", 20, "worst_case_utility")]
+    for semantics, size, objective in cases:
+        ours = _run(DESIGN.format(k=size, l=size, semantics=semantics, mode="priced", objective=objective), 600)
         assert isinstance(ours, dict) and "error" not in ours, ours
         full = cvx = None
         skip_full = skip_cvx = ""
-        if size > 16:
+        if objective != "truthful":
+            skip_full = skip_cvx = "not run (as in the truthful row)"
+        elif size > 16:
             skip_full = "refused (frame > 16)"
         elif quick and size > 12:
             skip_full = "skipped (--quick)"
         else:
-            full = _run(DESIGN.format(k=size, l=size, semantics=semantics, mode="full"), limit)
-        if size > 12 or (quick and size > 10):
+            full = _run(DESIGN.format(k=size, l=size, semantics=semantics, mode="full", objective=objective), limit)
+        if skip_cvx:
+            pass
+        elif size > 12 or (quick and size > 10):
             skip_cvx = "skipped (> 189 s at 12)" if semantics == "sldp" else "skipped (larger than at 12)"
         else:
             cvx = _run(CVXPY.format(k=size, l=size, semantics=semantics), limit)
         assert isinstance(full, dict | None) and isinstance(cvx, dict | None)
-        print(f"{semantics:>5} {size:5d} {ours['seconds']:6.2f} s ({ours['cpu']:5.2f} cpu) "
+        print(f"{semantics:>5} {size:5d} {objective[:5]:>5} {ours['seconds']:6.2f} s ({ours['cpu']:5.2f} cpu) "
               f"{ours['peak'] / GIB:5.2f} GiB | "
               f"{_cell(full, ours, limit, skip_full)} | {_cell(cvx, ours, limit, skip_cvx)}  {ours['path']} "
               f"(certificate {ours['certificate']})", flush=True)
-        goal = goals.get((semantics, size))
+        goal = goals.get((semantics, size)) if objective == "truthful" else None
         if goal and (ours["seconds"] > goal[0] or (goal[1] is not None and ours["peak"] / GIB > goal[1])):
             missed.append(f"{semantics} k = l = {size}: {ours['seconds']:.2f} s, {ours['peak'] / GIB:.2f} GiB")
     return missed

@@ -39,13 +39,14 @@ from numpy.typing import NDArray
 from .. import setfunctions as sf
 from ..exceptions import SolverError
 from ..solvers import Status, WarmStart, solve_lp
+from ..vocabulary import Objective
 from .lazy import RowGeneration, solve_walley_lazily
 from .objectives import objective_matrix
 from .problem import DesignProblem
 from .programs import linear_program
 
 __all__ = ["COLUMNS_PER_ROUND", "COLUMN_MIN_FRAME", "MAX_COLUMN_ROUNDS", "PRICE_TOL", "ColumnGeneration", "eligible",
-           "generate_columns", "set_prices"]
+           "generate_columns", "objective_table", "set_prices"]
 
 #: A set whose reduced cost is below ``-PRICE_TOL`` (objective units) joins the program.
 PRICE_TOL = 1e-9
@@ -105,18 +106,51 @@ def eligible(problem: DesignProblem, *, min_frame: int = 3) -> bool:
     return problem.focal_sets is None or len(problem.focal_sets) >= 1 << (max(3, min_frame) - 1)
 
 
+def objective_table(problem: DesignProblem) -> NDArray[np.float64]:
+    """``(k, 2**l)``: the prior-weighted objective ``pi_x G[x, S]`` of every set, indexed by its mask (column 0, the
+    empty set, is 0), equal entry for entry to :func:`~designer.design.objectives.objective_matrix`.
+
+    The utilities' best and worst cases are built one answer at a time (the sets holding answer ``i`` and no
+    higher one from those without it), ``O(k 2**l)`` instead of ``O(k l 2**l)``.
+    """
+    k, l = problem.k, problem.l
+    pi = problem.prior[:, None]
+    if problem.objective is Objective.TRUTHFUL:
+        table = np.zeros((k, 1 << l))
+        table[np.arange(k), 1 << problem.truth()] = problem.prior
+        return table
+    if problem.objective is Objective.GAIN:
+        assert problem.gain is not None
+        table = pi * problem.gain
+        table[:, 0] = 0.0
+        return np.asarray(table)
+    assert problem.utility is not None and problem.objective.utility
+    worst = problem.objective is Objective.WORST_CASE_UTILITY
+    pick = np.minimum if worst else np.maximum
+    values = np.empty((k, 1 << l))
+    values[:, 0] = np.inf if worst else -np.inf
+    for i in range(l):
+        values[:, 1 << i: 2 << i] = pick(problem.utility[:, i:i + 1], values[:, :1 << i])
+    values[:, 0] = 0.0
+    values *= pi
+    return values
+
+
 def _reduced_costs(problem: DesignProblem, rows: RowGeneration, sets: NDArray[np.int64],
-                superset: NDArray[np.float64] | None) -> NDArray[np.float64]:
+                   superset: NDArray[np.float64] | None, table: NDArray[np.float64] | None = None
+                   ) -> NDArray[np.float64]:
     """``d[x, S]`` of the masses of ``sets`` (``(k, len(sets))``) from the last program's duals of the rows every
     set shares (row sums, structure, belief definitions); ``superset[x]`` is the superset zeta transform of input
-    ``x``'s definition-row duals over ``2**l`` (None: no belief rows)."""
+    ``x``'s definition-row duals over ``2**l`` (None: no belief rows); ``table`` the objective of every set
+    (:func:`objective_table`; None: computed for ``sets`` alone)."""
     program, outcome = rows.program, rows.outcome
     assert outcome.row_dual is not None
     k, l = problem.k, problem.l
     full = (1 << l) - 1
     n_ub = program.A_ub.shape[0]
     y_ub, y_eq = outcome.row_dual[:n_ub], outcome.row_dual[n_ub:]
-    d = -objective_matrix(problem, sets) - y_eq[:k, None]
+    gain = objective_matrix(problem, sets) if table is None else table[:, sets]
+    d = -gain - y_eq[:k, None]
     if superset is not None:
         d += superset[:, sets]
     bounds = program.bound_rows
@@ -169,12 +203,13 @@ def set_prices(d: NDArray[np.float64], e: float) -> NDArray[np.float64]:
     return np.asarray(np.where(d < 0, e * d, d).sum(axis=0))
 
 
-def _check_duals(problem: DesignProblem, rows: RowGeneration, superset: NDArray[np.float64] | None) -> None:
+def _check_duals(problem: DesignProblem, rows: RowGeneration, superset: NDArray[np.float64] | None,
+                 table: NDArray[np.float64] | None = None) -> None:
     """Raise :class:`SolverError` unless the formula reproduces HiGHS's reduced costs of the program's masses."""
     program, outcome = rows.program, rows.outcome
     assert outcome.col_dual is not None and outcome.row_dual is not None
     k, f = problem.k, program.family.size
-    own = _reduced_costs(problem, rows, program.family, superset)
+    own = _reduced_costs(problem, rows, program.family, superset, table)
     if program.shafer_start is not None:  # M[x, j] - hi_j <= 0 and lo_j - M[x, j] <= 0, row x * F + j
         start, nm = program.shafer_start, k * f
         own = own - outcome.row_dual[start:start + nm].reshape(k, f) + outcome.row_dual[start + nm:start + 2 * nm
@@ -240,6 +275,8 @@ def generate_columns(problem: DesignProblem, solver: str | None = None, options:
     shafer = problem.semantics.shafer
     e = problem.budget.lp_factor
     chunk = max(1024, PRICE_ENTRIES // k)
+    # every set's objective once (k 2**l floats: 160 MiB at k = l = 20) rather than again each round
+    table = objective_table(problem) if problem.focal_sets is None else None
     priced = 0
     for rounds in range(1, MAX_COLUMN_ROUNDS + 1):
         rows = _solve_master(problem, family, solver, options)
@@ -247,7 +284,7 @@ def generate_columns(problem: DesignProblem, solver: str | None = None, options:
         if outcome.status is not Status.OPTIMAL or outcome.row_dual is None or outcome.col_dual is None:
             return ColumnGeneration(family, rows, rounds, priced)
         superset = _superset_duals(problem, rows)
-        _check_duals(problem, rows, superset)
+        _check_duals(problem, rows, superset, table)
         present = np.zeros(1 << l, dtype=bool)
         present[family] = True
         # the most negative prices so far, (sets, prices): per input under WLDP, per set under SLDP and both
@@ -259,7 +296,7 @@ def generate_columns(problem: DesignProblem, solver: str | None = None, options:
             sets = sets[~present[sets]]
             if sets.size == 0:
                 continue
-            d = _reduced_costs(problem, rows, sets, superset)
+            d = _reduced_costs(problem, rows, sets, superset, table)
             priced += sets.size
             prices = set_prices(d, e)[None, :] if shafer else d
             for g in range(groups):

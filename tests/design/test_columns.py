@@ -70,7 +70,7 @@ def test_a_frame_of_twenty_answers_is_designed_and_certified():
 def test_a_wrong_dual_layout_is_refused_not_trusted(monkeypatch):
     problem = _problem(np.random.default_rng(2), 3, 5, "truthful", {})
 
-    def shifted(problem, rows, sets, superset):
+    def shifted(problem, rows, sets, superset, table=None):
         return np.zeros((problem.k, sets.size)) + 1.0
 
     monkeypatch.setattr(cg, "_reduced_costs", shifted)

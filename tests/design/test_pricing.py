@@ -321,3 +321,14 @@ def test_a_warm_sweep_over_budgets_gives_the_cold_designs():
         assert "answer sets priced" in hot.path and hot.certificate.method == "exact"
         assert hot.solver_objective == pytest.approx(cold.solver_objective, rel=1e-9)
     assert cg._warm_key(p) in warm.extras
+
+
+@pytest.mark.parametrize("objective", OBJECTIVES)
+def test_the_objective_table_is_the_objective_matrix(objective):
+    """The table priced from (built one answer at a time) against the objective of each set computed directly."""
+    p = _problem(4, "sldp", objective, {}, 4, 7)
+    sets = np.arange(1, 1 << p.l)
+    from designer.design.objectives import objective_matrix
+
+    assert np.array_equal(cg.objective_table(p)[:, sets], objective_matrix(p, sets))
+    assert np.all(cg.objective_table(p)[:, 0] == 0)
