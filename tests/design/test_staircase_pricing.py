@@ -82,3 +82,16 @@ def test_the_engine_prices_the_staircase_from_12_inputs_certified():
     assert result.path.startswith("staircase LP, columns priced") and result.certificate.method == "exact"
     assert result.solver_objective == pytest.approx(_linprog(staircase_program(p)), rel=1e-9)
     assert "priced" not in design(_problem(4, 11, {})).path
+
+
+def test_chi2_under_sldp_takes_frames_beyond_16_answers():
+    """The staircase's columns are patterns over the inputs, whatever the frame: 18 answers are designed (and the
+    optimum is that of the same inputs over a frame of their own answers alone)."""
+    rng = np.random.default_rng(2)
+    prior = rng.dirichlet(np.ones(3))
+    wide = DesignProblem(inputs=["a0", "a1", "a2"], frame=[f"a{i}" for i in range(18)], prior=prior, epsilon=1.0,
+                         semantics="sldp", objective="chi2")
+    narrow = wide.replace(frame=["a0", "a1", "a2"])
+    result = design(wide)
+    assert result.certificate.method == "exact" and result.mechanism.l == 18
+    assert result.objective_value == pytest.approx(design(narrow).objective_value, rel=1e-9)
