@@ -272,8 +272,8 @@ def _patch_gallery_subsections() -> None:
     if getattr(found, "designer_patched", False):
         return
 
-    def get_subsections(srcdir: Any, examples_dir: Any, gallery_conf: Any, check_for_header: bool = True) -> list:
-        folders = found(srcdir, examples_dir, gallery_conf, check_for_header)
+    def get_subsections(srcdir: Any, examples_dir: Any, gallery_conf: Any, *args: Any, **kwargs: Any) -> list:
+        folders = found(srcdir, examples_dir, gallery_conf, *args, **kwargs)  # the flag's name varies by release
         return [f for f in folders if any((Path(srcdir) / f).glob("*.py"))]
 
     get_subsections.designer_patched = True  # type: ignore[attr-defined]
