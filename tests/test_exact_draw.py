@@ -55,11 +55,11 @@ class Stream:
         return np.asarray(taken, dtype=np.uint64)
 
 
-def reference(counts_row, d, words):
-    """The column a draw gives, and the words it used: ``w`` words per number (w = 1 for d <= 2^32), numbers at or
-    above ``d * floor(2^(32 w) / d)`` skipped, the outcome ``W // floor(2^(32 w) / d)`` bracketed by the cumulative
-    counts."""
-    w = 1 if d <= 2**32 else 2
+def reference(counts_row, d, words, w=None):
+    """The column a draw gives, and the words it used: ``w`` words per number (the table's: 1 when every row's
+    denominator is at most 2^32; default this row's), numbers at or above ``d * floor(2^(32 w) / d)`` skipped, the
+    outcome ``W // floor(2^(32 w) / d)`` bracketed by the cumulative counts."""
+    w = w or (1 if d <= 2**32 else 2)
     s = 2 ** (32 * w) // d
     i = 0
     while True:
@@ -85,8 +85,8 @@ def boundary_cases(counts, dens):
     """Per row, word lists at every boundary: 0, the largest number, each threshold S_j s and the numbers beside it,
     and for a row with a rejection limit L < 2^(32 w): L and L - 1, and L followed by a good number."""
     cases = []
+    w = 1 if max(int(d) for d in dens) <= 2**32 else 2  # the table's words per draw
     for x, (row, d) in enumerate(zip(counts, dens)):
-        w = 1 if int(d) <= 2**32 else 2
         s = 2 ** (32 * w) // int(d)
         limit, top = s * int(d), 2 ** (32 * w)
         numbers = {0, limit - 1}
@@ -364,3 +364,19 @@ def test_64_bit_tables_draw_the_same_in_node(tmp_path):
                 for x, words in cases]
     (tmp_path / "cases.json").write_text(json.dumps([DRAW_JS, DrawPlan.of(counts, dens).record(), cases]))
     assert _node(DRAW_RUNNER, tmp_path / "cases.json", tmp_path=tmp_path) == expected
+
+
+@pytest.mark.parametrize("dens, rows", [
+    ([2**53, 2**53], [[2**52, 2**52, 0], [2**51, 3 * 2**51, 0]]),  # int64 counts, nothing drawn again
+    ([2**64, 6], [[2**63, 2**63, 0], [0, 6, 0]]),  # Python-integer counts
+    ([2**32, 3], [[2**31, 2**31, 0, 0], [1, 2, 0, 0]]),  # one word
+])
+def test_rows_ending_in_zero_counts_never_give_those_columns(dens, rows):
+    """A row whose last answers have no count: its cumulative count reaches the denominator before the last
+    column, where the threshold would be the limit itself (2^64 for a row over 2^53 or 2^64); the draw never
+    goes past the row's last positive count."""
+    counts = np.array(rows, dtype=object if max(dens) > 2**62 else np.int64)
+    for x, words in boundary_cases(counts, dens):
+        expected, used = reference(counts[x], dens[x], words, 1 if max(dens) <= 2**32 else 2)
+        assert list(sample_grid(counts, np.array(dens, dtype=object), np.array([x]),
+                                Stream(words[:used]).words)) == [expected], (x, words)
