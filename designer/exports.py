@@ -111,7 +111,8 @@ def export_js(randomizer: ExportedRandomizer) -> str:
 // ({table.arithmetic}).
 // A draw reads `words` 32-bit words as one number W (the first word the most significant), reads again while W is at
 // or above the row's entry of `limits`, and answers with the number of the row's `cuts` at or below W (limits and
-// cuts are [high, low] 32-bit halves of integers below 2^64, exact in JavaScript's numbers).
+// cuts are [high, low] 32-bit halves of integers below 2^64, exact in JavaScript's numbers; designer's own counts
+// are at most 2^53, exact too).
 // The table is within eps = {table.epsilon!r} nats ({table.semantics.value}), decided in exact arithmetic.
 export const inputs = {json.dumps(list(table.inputs), ensure_ascii=False)};
 export const answers = {json.dumps(list(randomizer.answers), ensure_ascii=False)};

@@ -209,7 +209,7 @@ def test_the_submitted_data_hold_the_report_only(tmp_path, browser):
 @pytest.mark.parametrize("case", ["q2x3", "five-options", "die"])
 def test_the_module_draws_fit_the_table_in_chromium(tmp_path, browser, case):
     """The ES module's own code, run by Chromium's engine with its crypto: 40,000 draws per input fit the table
-    (over 2^32, or a die design's thirds with rejection of the words past the limit)."""
+    (two words over 2^53, or a die design's thirds with rejection of the words past the limit)."""
     from scipy.stats import chisquare
 
     from designer import DesignProblem, design
