@@ -209,3 +209,43 @@ def test_em_without_separation_still_reaches_newtons_maximum():
     em, newton = regress("response ~ x", data, mech, method="em"), regress("response ~ x", data, mech)
     assert em.status == newton.status == "converged"
     assert np.allclose(em.params, newton.params, atol=1e-6)
+
+
+def _independent_grouped(z, answers, group, matrices):
+    """As :func:`_independent`, each respondent through its own group's matrix (answers index that matrix's
+    columns): the expected information sums, per respondent, over the answers its own design can give."""
+    logs = [np.log(np.where(m > 0, m, 1.0)) + np.where(m > 0, 0.0, -np.inf) for m in matrices]
+
+    def objective(beta):
+        eta = z @ beta
+        p = expit(eta)
+        loglik, info = 0.0, np.zeros((z.shape[1], z.shape[1]))
+        for g, m in enumerate(matrices):
+            rows = group == g
+            e, a = eta[rows], answers[rows]
+            loglik += np.logaddexp(logs[g][0, a] + log_expit(e), logs[g][1, a] + log_expit(-e)).sum()
+            for col in range(m.shape[1]):
+                prob = m[0, col] * p[rows] + m[1, col] * (1 - p[rows])
+                d = ((m[0, col] - m[1, col]) * p[rows] * (1 - p[rows]))[:, None] * z[rows]
+                used = prob > 0
+                info += (d[used] / prob[used][:, None]).T @ d[used]
+        sign, logdet = np.linalg.slogdet(info)
+        return -(loglik + 0.5 * logdet) if sign > 0 else np.inf
+
+    first = minimize(objective, np.zeros(z.shape[1]), method="Nelder-Mead",
+                     options={"xatol": 1e-10, "fatol": 1e-14, "maxiter": 40_000, "maxfev": 80_000})
+    return minimize(objective, first.x, method="BFGS", options={"gtol": 1e-10}).x
+
+
+def test_firth_with_several_designs_uses_each_respondents_own_design():
+    """Two groups, Warner's design and the one-sided forced design, complete separation on x. Today's code summed
+    the expected information over every group's answers for every respondent (a silently wrong penalty)."""
+    data = _separated(120, 4)
+    data["group"] = np.where(np.arange(len(data)) % 2 == 0, "w", "f")
+    mechs = {"w": _mechanism(WARNER), "f": _mechanism(FORCED)}
+    fit = regress("response ~ x", data, mechs, group="group", penalty="firth")
+    assert fit.status == "converged"
+    z = np.column_stack([np.ones(len(data)), data["x"].to_numpy()])
+    expected = _independent_grouped(z, np.where(data["response"] == "yes", 0, 1).astype(int),
+                                    np.where(data["group"] == "w", 0, 1), [WARNER, FORCED])
+    assert np.allclose(fit.params, expected, rtol=1e-5, atol=1e-5)

@@ -235,11 +235,15 @@ class FirthPenalty:
     mechanism this is Firth's (1993) logistic penalty, the one logistf and brglm2 fit.
     """
 
-    def __init__(self, lik: Likelihood, channel: NDArray[np.float64]) -> None:
+    def __init__(self, lik: Likelihood, channel: NDArray[np.float64], *,
+                 groups: tuple[NDArray[np.int64], NDArray[np.int64]] | None = None) -> None:
         if lik.k != 2:
             raise ValueError("Firth's penalty is implemented for two inputs (a binary true answer)")
         other = lik.others[0]
         keep = np.abs(channel[other] - channel[lik.reference]) > 0  # answers that say nothing add nothing
+        # several designs stacked: a respondent can give only its own group's answers ((n,) row and (F,) column
+        # group indices); the stacked columns' common factor 1/G scales I, which moves the penalty by a constant
+        self.mask = None if groups is None else groups[0][:, None] == groups[1][keep][None, :]
         self.lik = lik
         self.a = (channel[other] - channel[lik.reference])[keep]
         self.b = channel[lik.reference][keep]
@@ -265,6 +269,8 @@ class FirthPenalty:
         with np.errstate(divide="ignore", invalid="ignore"):
             inv = (np.where(self.b > 0, self.b / p, 0.0) + np.where(self.c > 0, self.c / p_ref, 0.0))
             r = np.where(np.isfinite(inv) & (inv > 0), 1.0 / inv, 0.0)  # (n, F): s / q_E, 0 where it underflows
+        if self.mask is not None:
+            r = np.where(self.mask, r, 0.0)
         s = (p * p_ref)[:, 0]
         g = r @ self.a**2  # (n,): sum_E a_E^2 r_E = s sum_E a_E^2 / q_E
         w = s * g

@@ -225,8 +225,10 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism | Mapping[str
             weighted = ", and the rows are weighted" if survey.weights is not None else ""
             raise RegressionError("--penalty firth is implemented for two inputs without weights; the mechanism "
                                   f"has {lik.k}{weighted}")
-        firth = FirthPenalty(lik, channel)
-        found = fit_firth(fit_lik, firth if reduced is None else FirthPenalty(fit_lik, channel), fit_start)
+        groups = _answer_groups(mechanisms, mechanism, codes) if grouped else None
+        firth = FirthPenalty(lik, channel, groups=groups)
+        found = fit_firth(fit_lik, firth if reduced is None else FirthPenalty(fit_lik, channel, groups=groups),
+                          fit_start)
 
         def penalized(b: NDArray[np.float64]) -> float:
             return lik.loglike(b) + firth.value(b)
@@ -261,6 +263,16 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism | Mapping[str
         outcomes=tuple(mechanism.inputs), semantics=semantics, formula=formula, design_info=design_info,
         statsmodels=sm_result, dropped=n_rows - len(data), status=fit.status,
         warnings=fit.warnings + ((cov_warning,) if cov_warning else ()), penalty=penalty, variance=survey.describe())
+
+
+def _answer_groups(mechanisms: Mapping[str, Mechanism], stacked: Mechanism, codes: NDArray[np.int64]
+                   ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """The group of every respondent ``(n,)`` and of every stacked column ``(F,)``: the groups' frames are
+    concatenated in order, so a column belongs to the group whose labels its focal set uses."""
+    ends = np.cumsum([len(m.frame) for m in mechanisms.values()])
+    lowest = np.array([int(mask & -mask).bit_length() - 1 for mask in stacked.focal])
+    columns = np.searchsorted(ends, lowest, side="right").astype(np.int64)
+    return columns[codes], columns
 
 
 def _to_basis(params: NDArray[np.float64], basis: NDArray[np.float64], outcomes: int) -> NDArray[np.float64]:
