@@ -1,7 +1,9 @@
 """SPSS, Stata and SAS files (the files survey data arrives in): read in chunks with their value labels applied,
-and written (SPSS, Stata) with the labels of the columns a command keeps, through pyreadstat.
+and written (SPSS, Stata) with the labels of the columns a command keeps.
 
-pyreadstat is imported where a file is opened, never when the CLI starts.
+The metadata (names, value labels, descriptions) and the rows of SPSS and SAS files come from pyreadstat, the rows
+of Stata files from pandas' reader; every read runs in a child process, so a reader that crashes on a damaged file
+is one error line. pyreadstat is imported where a file is opened, never when the CLI starts.
 """
 
 from __future__ import annotations
