@@ -365,3 +365,35 @@ def test_damaged_statistics_files_are_read_or_refused(damaged):
         check_contract(code, err, folder, before, [])
         if code == 0:
             assert 1 <= json.loads(out)["n"] <= 8
+
+
+MECHANISM = [["input", "{yes}", "{no}", "{yes,no}"], ["yes", "0.5", "0.25", "0.25"], ["no", "0.25", "0.5", "0.25"]]
+MECHANISM_TWISTS = st.sampled_from([
+    None, (0, 1, " {yes}"), (0, 3, "{yes}"), (0, 0, ""), (0, 0, " input"), (1, 0, "no"), (2, 1, "0.5\x00"),
+    (2, 2, HUGE), (0, 2, "{nope}"), (1, 1, "1e400"), (0, 3, "{no,yes}"), (2, 3, ""),
+])
+
+
+@settings(FUZZ, max_examples=25 * SCALE)
+@given(MECHANISM_TWISTS, PRESENTATIONS, st.sampled_from(["js", "html", "qualtrics", "limesurvey"]))
+def test_export_reads_a_mechanism_file_or_refuses_it(twist, presentation, target):
+    """export (a command that reads a table and writes a file): the mechanism file in any presentation is the
+    mechanism it says (audit gives the plain CSV's losses) or one error line, and the export is whole or absent."""
+    rows = [list(r) for r in MECHANISM]
+    if twist is not None:
+        rows[twist[0]][twist[1]] = twist[2]
+    if presentation[0] not in ("csv", "empty", "bom", "header", "blank-lines"):
+        presentation = ("csv", "utf-8", presentation[2], "\n", ",", csv.QUOTE_MINIMAL)
+    if presentation[4] not in ("", ","):  # a mechanism file is comma separated
+        presentation = (*presentation[:4], ",", presentation[5])
+    with workspace() as folder:
+        mech = write_table(folder / "mechanism", rows[0], rows[1:], presentation)
+        out = folder / f"randomizer.{'mjs' if target == 'js' else 'html' if target == 'html' else 'txt'}"
+        before = set(os.listdir(folder))
+        code, _, err = run(["export", str(mech), "--to", target, "--out", str(out)])
+        check_contract(code, err, folder, before, [out.name])
+        if code == 0:
+            audit = run(["audit", str(mech), "--format", "json"])
+            ref = reference(lambda data, _: ["audit", str(data), "--format", "json"], rows[0], rows[1:])
+            assert audit[0] == ref[0] == 0
+            assert json.loads(audit[1])["eps_shafer"] == json.loads(ref[1])["eps_shafer"]
