@@ -83,9 +83,9 @@ def design_of(path: str, data_prior: Any = None) -> Design:
 
 
 #: A drawn table whose masses differ from the design's by at most this is the design: the rounding to counts over
-#: 2^32 and the smallest certifying mix (2^-24 of a shared row) move a mass by about 1e-8, a bias far below any
-#: survey's sampling error; a larger change is refused, or released with --repair (docs/theory.md section 7.6).
-DRAWN_TOLERANCE = 1e-6
+#: 2^53 and the smallest certifying mixes (2^-48 of a shared row, doubled a few times) move a mass by about 1e-14;
+#: a larger change is refused, or released with --repair (docs/theory.md section 7.6).
+DRAWN_TOLERANCE = 1e-9
 
 
 def _table(path: str, semantics: str, allocation: str, data_prior: Any = None, *, repair: bool = False) -> Drawn:
@@ -123,7 +123,7 @@ def _table(path: str, semantics: str, allocation: str, data_prior: Any = None, *
         return Drawn(table, mech, basis, None, detail)
     stated = epsilon if epsilon is not None else own
     why = (f"its {allocation} allocation's precise answers have Shafer loss {own:.6g} > the budget {stated:g}"
-           if member is not None else f"its masses exceed eps = {stated:g} once written as integer counts over 2^32")
+           if member is not None else f"its masses exceed eps = {stated:g} once written as integer counts over 2^53")
     if not repair:
         fix = ("design the mechanism for WLDP (designer design PROBLEM --semantics wldp), choose an --allocation "
                "within the budget" if member is not None else "design it again (designer design)")
