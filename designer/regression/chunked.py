@@ -244,11 +244,11 @@ def regress_chunks(formula: str, chunks: ChunkSource, mechanism: Mechanism | Map
     options = count_options(formula, columns, missing=missing, weights=weights, weight_kind=weight_kind,
                             cluster=cluster, group=group)
     lhs, rhs, keys, kind, extra = (options[k] for k in ("lhs", "rhs", "keys", "weight_kind", "extra"))
-    countable = penalty is None and (weights is None or kind is WeightKind.FREQUENCY)
+    countable = weights is None or kind is WeightKind.FREQUENCY  # Firth's fit too: counts are frequency weights
     common: dict[str, Any] = dict(reference=reference, semantics=semantics, allocation=allocation, method=method,
                                   level=level, answers=answers, cov=cov, group=group, noncompliance=noncompliance,
                                   cluster=cluster, noncompliance_model=noncompliance_model, unrelated=unrelated,
-                                  share_groups=share_groups)
+                                  share_groups=share_groups, penalty=penalty)
     if plan is not None:
         scans = plan.map(scan_part, [(part,) for part in plan.parts], reader=plan.reader,
                          reader_kwargs=dict(plan.reader_kwargs), options=options, count=countable,

@@ -232,7 +232,8 @@ class FirthPenalty:
     ``I = Z' diag(w) Z``, ``w_i = (p_i (1 - p_i))^2 sum_E a_E^2 / (b_E + a_E p_i)``. Its gradient is
     ``1/2 sum_i h_i (d log w_i / d eta_i) z_i`` with the leverages ``h_i = w_i z_i' I^-1 z_i`` and
     ``d log w / d eta = 2 (1 - 2p) - p (1 - p) sum_E a_E^3 / q_E^2 / sum_E a_E^2 / q_E``. For the identity
-    mechanism this is Firth's (1993) logistic penalty, the one logistf and brglm2 fit.
+    mechanism this is Firth's (1993) logistic penalty, the one logistf and brglm2 fit. The likelihood's row
+    weights count respondents (frequency weights: ``w_i`` is multiplied by them, as for replicated rows).
     """
 
     def __init__(self, lik: Likelihood, channel: NDArray[np.float64], *,
@@ -273,7 +274,7 @@ class FirthPenalty:
             r = np.where(self.mask, r, 0.0)
         s = (p * p_ref)[:, 0]
         g = r @ self.a**2  # (n,): sum_E a_E^2 r_E = s sum_E a_E^2 / q_E
-        w = s * g
+        w = s * g if self.lik.weights is None else s * g * self.lik.weights  # a row of weight f is f respondents
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = np.where(g > 0, (r**2 @ self.a**3) / np.where(g > 0, g, 1.0), 0.0)
         dlogw = 2 * (p_ref - p)[:, 0] - ratio

@@ -221,10 +221,10 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism | Mapping[str
     fit_lik = lik if reduced is None else Likelihood(z @ basis, lik.a, lik.reference, lik.weights)
     fit_start = start if reduced is None else _to_basis(start, basis, lik.k - 1)
     if penalty == "firth":
-        if lik.k != 2 or survey.weights is not None:
-            weighted = ", and the rows are weighted" if survey.weights is not None else ""
-            raise RegressionError("--penalty firth is implemented for two inputs without weights; the mechanism "
-                                  f"has {lik.k}{weighted}")
+        if lik.k != 2 or (survey.weights is not None and not survey.frequency):
+            weighted = ", and the rows carry sampling weights" if survey.weights is not None else ""
+            raise RegressionError("--penalty firth is implemented for two inputs without sampling weights "
+                                  f"(frequency weights are fine); the mechanism has {lik.k}{weighted}")
         groups = _answer_groups(mechanisms, mechanism, codes) if grouped else None
         firth = FirthPenalty(lik, channel, groups=groups)
         found = fit_firth(fit_lik, firth if reduced is None else FirthPenalty(fit_lik, channel, groups=groups),
