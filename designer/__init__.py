@@ -1,7 +1,7 @@
 """designer: design and audit local-differential-privacy mechanisms with set-valued answers.
 
 An evidential mechanism gives every input a Dempster-Shafer mass function over the answers, so a
-respondent may answer with a set ("I don't know", "one of these"). See the README for a tour and
+respondent may answer with a set ("I don't know", "one of these"). See docs/guide/ for a tour and
 ``docs/theory.md`` for the mathematics.
 
 The names below are loaded on first use, so that ``import designer`` (and the command line) start fast.

@@ -1,4 +1,4 @@
-"""Mechanism files: the CSV and JSON layouts, read and written (README, "Mechanism files").
+"""Mechanism files: the CSV and JSON layouts, read and written (docs/guide/design.md, "Mechanism files").
 
 CSV: a header ``input,{yes},{no},{yes,no}`` and one row of masses per input; a mass is a decimal
 number (``0.25``, ``2.5e-3``) or a fraction ``a/b``. JSON: an object with ``inputs``, ``frame``,

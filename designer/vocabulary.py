@@ -129,7 +129,7 @@ class Objective(_Word):
         return self in (Objective.WORST_CASE_UTILITY, Objective.BEST_CASE_UTILITY)
 
 
-#: Each objective in plain words (``designer design --help``, the README).
+#: Each objective in plain words (``designer design --help``, docs/guide/which-design.md).
 OBJECTIVE_MEANINGS = {
     "truthful": "probability that a respondent reports exactly the true answer (prior-weighted): the "
                 "classic randomized-response criterion",
