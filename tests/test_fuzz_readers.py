@@ -44,7 +44,7 @@ ANSWERS = ["yes", "no", "{yes}", "{no}", "{yes,no}", "don't know", " yes ", "NO"
 NUMBERS = ["30", "41", " 52", "63 ", "1e400", "nan", "", "NA", "abc", "-7", "0x10", "3.5", "\x00", HUGE]
 NAMES = {"id": ["id", " id", "ID"], "smoke": ["smoke", " smoke ", "smoke\x00", "Smoke", "\ufeffsmoke"],
          "age": ["age", "age ", "a\"ge"], "response": ["response", "response ", "re\nsponse", "respónse"]}
-EXTRAS = ["", " ", "smoke", " smoke", "response", "id ", "note", "x" * 140_000, "n\x00te", "é"]
+EXTRAS = ["", " ", "smoke", " smoke", "smoke\n", "response", "id ", "note", "x" * 140_000, "n\x00te", "é"]
 
 
 @st.composite

@@ -151,3 +151,15 @@ gc.collect()
 """
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd=ROOT)
     assert proc.returncode == 0 and proc.stderr == "" and os.listdir(tmp_path) == []
+
+
+def test_a_quoted_name_holding_a_line_break_is_read_as_pandas_reads_it(tmp_path, capsys):
+    """The header is parsed over its quoted line breaks (as pandas parses it), so '"smoke\\n"' and 'smoke' are
+    two names of one column, not a header of one name whose data pandas reads as two interleaved columns."""
+    data = tmp_path / "multiline.csv"
+    data.write_text('id,"smoke\n",smoke\n1,yes,no\n2,no,yes\n')
+    assert main(["randomize", str(data), "--mechanism", DRAW, "--column", "smoke", "--out",
+                 str(tmp_path / "o.csv")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'smoke\\n'" in err and "columns 2" in err
+    assert os.listdir(tmp_path) == [data.name]

@@ -77,9 +77,12 @@ def sniff(path: str, what: str = "a CSV table (a header row, then one row per re
         line = first.rstrip("\r\n")  # the names as written: a trailing space is part of the last one
         counts = {sep: len(next(csv.reader([line], delimiter=sep))) for sep in SEPARATORS}
         sep = max(SEPARATORS, key=lambda s: (counts[s], -SEPARATORS.index(s)))
-        header = next(csv.reader([line], delimiter=sep))
+        with open(path, encoding="utf-8-sig", newline="") as fh:  # the header as pandas reads it: a quoted name
+            header = next(csv.reader(fh, delimiter=sep))          # may hold a line break
     except csv.Error as exc:
         raise CommandError(f"{path}: not valid CSV: {exc}") from None
+    except UnicodeDecodeError:
+        raise CommandError(f"{path}: not UTF-8 text; save the file as UTF-8") from None
     return column_names(path, header), sep
 
 
