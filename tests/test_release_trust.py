@@ -222,3 +222,24 @@ def test_an_invariant_design_file_is_certified_on_its_exact_table(tmp_path, caps
     path.write_text(json.dumps(obj))
     code, _, err = _run(["plan", path, "--width", "0.05"], capsys)
     assert code == 2 and "the file states Shafer loss <= 1.99" in err
+
+
+def test_a_parquet_release_keeps_numeric_columns_numbers(tmp_path, capsys, gwrr):
+    """Kept numeric columns stay numbers: regress on the release fits age as a slope, not one term per value."""
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(1)
+    age = rng.integers(20, 70, 400)
+    answers = np.where(rng.random(400) < 0.4, "yes", "no")
+    pd.DataFrame({"id": np.arange(400), "age": age, "answer": answers}).to_parquet(tmp_path / "t.parquet",
+                                                                                   index=False)
+    assert _run(["randomize", tmp_path / "t.parquet", "--mechanism", gwrr, "--column", "answer", "--keep", "id,age",
+                 "--out", tmp_path / "r.parquet"], capsys)[0] == 0
+    schema = pq.read_schema(tmp_path / "r.parquet")
+    assert str(schema.field("age").type) == "double" and str(schema.field("response").type) == "string"
+    assert pq.read_table(tmp_path / "r.parquet").column("age").to_pylist() == [float(a) for a in age]
+    code, out, err = _run(["regress", tmp_path / "r.parquet", "--mechanism", gwrr, "--formula", "response ~ age",
+                           "--format", "json"], capsys)
+    assert code == 0, err
+    assert sorted({c["term"] for c in json.loads(out)["coefficients"]}) == ["Intercept", "age"]

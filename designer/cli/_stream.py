@@ -365,14 +365,16 @@ class CsvSink:
 class ParquetSink:
     """Chunks of columns into one Parquet file, a row group per chunk (or, with ``arrow``, an Arrow IPC file, a
     record batch per chunk): text columns (``typed=False``, what ``randomize`` writes: the cells as they were
-    read), or each column's own type inferred from the first chunk (``typed=True``: ids as integers, numbers as
-    numbers)."""
+    read; the ``numeric`` ones, numbers in the file they came from, as doubles), or each column's own type inferred
+    from the first chunk (``typed=True``: ids as integers, numbers as numbers)."""
 
-    def __init__(self, binary: BinaryIO, names: list[str], *, typed: bool = False, arrow: bool = False) -> None:
+    def __init__(self, binary: BinaryIO, names: list[str], *, typed: bool = False, arrow: bool = False,
+                 numeric: frozenset[str] = frozenset()) -> None:
         import pyarrow as pa
 
         self.names, self.typed, self.arrow = names, typed, arrow
-        self.schema = None if typed else pa.schema([(name, pa.string()) for name in names])
+        self.schema = None if typed else pa.schema([(name, pa.float64() if name in numeric else pa.string())
+                                                    for name in names])
         self.binary: Any = binary
         self.writer: Any = None
 
@@ -382,7 +384,8 @@ class ParquetSink:
         if self.schema is None:
             arrays = [pa.array(list(c) if not hasattr(c, "dtype") else c) for c in columns]
             self.schema = pa.schema([(name, a.type) for name, a in zip(self.names, arrays)])
-        arrays = [pa.array(list(c) if not (self.typed and hasattr(c, "dtype")) else c, type=field.type)
+        arrays = [pa.array(_numbers(c) if pa.types.is_floating(field.type) and not self.typed
+                           else list(c) if not (self.typed and hasattr(c, "dtype")) else c, type=field.type)
                   for c, field in zip(columns, self.schema)]
         if self.writer is None:
             self.writer = self._open(self.schema)
@@ -431,6 +434,16 @@ def column_meta(path: str, columns: list[str]) -> Any:
     return ColumnMeta(numeric=frozenset(numeric & set(columns)))
 
 
+def _numbers(column: Any) -> Any:
+    """A column of numbers read as text (a Parquet file's numeric column, :func:`parquet_text`) as doubles, empty
+    cells missing."""
+    import numpy as np
+    import pandas as pd
+
+    return pd.to_numeric(pd.Series(list(column), dtype=object).replace("", None), errors="coerce").to_numpy(
+        dtype=np.float64)
+
+
 def table_sink(path: str, binary: BinaryIO, names: list[str], *, typed: bool = False, meta: Any = None
                ) -> CsvSink | ParquetSink | StatSink:
     """A Parquet sink for a ``.parquet`` / ``.pq`` name, an Arrow IPC one for ``.arrow`` / ``.feather`` / ``.ipc``,
@@ -448,5 +461,6 @@ def table_sink(path: str, binary: BinaryIO, names: list[str], *, typed: bool = F
                                ".csv, .parquet or .arrow")
         return StatSink(path, binary, names, meta=meta, typed=typed)
     if is_columnar(path):
-        return ParquetSink(binary, names, typed=typed, arrow=is_arrow(path))
+        return ParquetSink(binary, names, typed=typed, arrow=is_arrow(path),
+                           numeric=frozenset(getattr(meta, "numeric", ())))
     return CsvSink(binary, names)

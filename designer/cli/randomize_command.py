@@ -274,15 +274,18 @@ def _each_table(entry: Any) -> list[tuple[str, Any]]:
 
 
 def _configure_randomize(p: argparse.ArgumentParser) -> None:
-    p.add_argument("answers", help="CSV or Parquet file of true answers (one respondent per row), or a Parquet "
+    p.add_argument("answers", help="file of true answers, one respondent per row: CSV, Parquet, Arrow, SPSS (.sav), "
+                                   "Stata (.dta) or SAS (.sas7bdat, .xpt), value labels read as words; or a Parquet "
                                    "dataset folder")
     p.add_argument("--mechanism", help="mechanism CSV or JSON file (one variable, with --column)")
     p.add_argument("--column", help="column of the true answers (never written out)")
     p.add_argument("--variable", action="append", metavar="COLUMN=MECHANISM",
                    help="randomize COLUMN with MECHANISM (a mechanism file or a TOML problem, designed on the fly); "
                         "repeatable: the columns are replaced by their randomized values")
-    p.add_argument("--out", required=True, help="new CSV or Parquet file of randomized responses (an existing file "
-                                               "is refused); for a dataset folder, a new folder of parts (no suffix)")
+    p.add_argument("--out", required=True, help="new file of randomized responses, by its suffix CSV, Parquet, Arrow, "
+                                               ".sav or .dta (kept columns keep their types and value labels; an "
+                                               "existing file is refused); for a dataset folder, a new folder of "
+                                               "parts (no suffix)")
     p.add_argument("--keep", help="comma-separated columns to copy to the output (not a randomized column)")
     p.add_argument("--invariant-prior", choices=("problem", "data"), default="problem",
                    help="invariant designs (a TOML problem with invariant = true): keep the problem's prior "

@@ -101,11 +101,12 @@ def write_randomized(source_path: str, out_path: str, source: Any, *, columns: l
     """``source_path``'s rows randomized into the new file ``out_path`` (CSV, Parquet or Arrow by its name; the
     ``written`` columns copied, each variable drawn with words of ``source``), atomically. Returns the rows."""
     from .._io import atomic_writer
-    from ._stream import read_chunks, table_sink
+    from ._stream import column_meta, read_chunks, table_sink
 
     n = 0
     with atomic_writer(out_path, overwrite=False) as binary:
-        sink = table_sink(out_path, binary, names)
+        # the kept columns' value labels, descriptions and numeric types, written back where the format holds them
+        sink = table_sink(out_path, binary, names, meta=column_meta(source_path, written))
         for line, chunk in read_chunks(source_path, columns):
             drawn = draw_chunk(chunk, line, source_path, variables, tables, strata, source)
             sink.write([chunk[k].to_numpy(dtype=object) for k in written] + drawn)
