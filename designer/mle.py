@@ -55,8 +55,8 @@ def at_maximum(m: NDArray[np.float64], counts: NDArray[np.float64], pi: NDArray[
                tol: float = KKT_TOL) -> bool:
     """Both tests of a converged estimate: :func:`kkt_violation` ``<= tol`` (relative) and :func:`loglik_gap`
     within :func:`gap_tolerance` (absolute)."""
-    return kkt_violation(m, counts, pi) <= tol and loglik_gap(m, counts, pi) <= gap_tolerance(
-        float(counts[counts > 0].sum()))
+    return bool(kkt_violation(m, counts, pi) <= tol and loglik_gap(m, counts, pi) <= gap_tolerance(
+        float(counts[counts > 0].sum())))
 
 
 def tangent_form(matrix: NDArray[np.float64]) -> NDArray[np.float64]:

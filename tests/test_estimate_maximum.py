@@ -310,3 +310,25 @@ def test_two_input_maximum_matches_the_closed_form(a, gap, where, n):
     pi, _, converged = mle_newton(m, counts)
     assert converged
     assert _loglik(m, counts, pi) >= best - 1e-9 - 64 * np.finfo(float).eps * abs(best)
+
+
+@pytest.mark.parametrize("factor, accepted", [(0.5, True), (2.0, False)])
+def test_the_absolute_test_accepts_half_its_tolerance_and_refuses_twice_it(factor, accepted):
+    """A point moved off the maximum until ``n (max g - 1)`` is half, or twice, the tolerance (relative KKT
+    violation far below 1e-10 in both): only the first is at the maximum."""
+    from scipy.optimize import brentq
+
+    from designer.mle import KKT_TOL, at_maximum, gap_tolerance, loglik_gap
+
+    n = 548_864
+    m, counts = _warner(1e-4), np.array([(n - 10) / 2, (n + 10) / 2])
+    best_share, _ = _two_input_maximum(m, counts)
+    target = factor * gap_tolerance(n)
+
+    def excess(t: float) -> float:
+        return loglik_gap(m, counts, np.array([best_share + t, 1 - best_share - t])) - target
+
+    t = brentq(excess, 1e-12, 0.1, xtol=1e-16)
+    pi = np.array([best_share + t, 1 - best_share - t])
+    assert kkt_violation(m, counts, pi) <= KKT_TOL
+    assert at_maximum(m, counts, pi) is accepted
