@@ -286,6 +286,9 @@ class DesignCache:
     prior: Any = None
     results: dict[tuple[float, str], Any] = field(default_factory=dict)
     plans: dict[float, tuple[Any, Accuracy | None, DesignBasis]] = field(default_factory=dict)
+    #: One warm-start session per basis (one problem each): priced answer sets and staircase columns carry from one
+    #: budget to the next, as in a sweep.
+    warm: dict[DesignBasis, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.prior = (np.asarray(self.problem.prior, dtype=np.float64) if self.prior is None
@@ -296,6 +299,7 @@ class DesignCache:
 
         from ..design.engine import design
         from ..exceptions import DesignWarning
+        from ..solvers import WarmStart
 
         key = (round(float(eps), 12), basis)
         if key not in self.results:
@@ -305,7 +309,7 @@ class DesignCache:
                 problem = problem.replace(objective="chi2", prior=prior)
             with warnings.catch_warnings():  # a non-identifying design is an inf variance to a planner
                 warnings.simplefilter("ignore", DesignWarning)
-                self.results[key] = design(problem)
+                self.results[key] = design(problem, warm=self.warm.setdefault(basis, WarmStart()))
         return self.results[key]
 
     def __call__(self, eps: float) -> Any:

@@ -391,7 +391,7 @@ def test_an_exported_table_carries_the_same_certificate_shape_as_a_design():
     record = table.certificate_record()
     detail = certificate_fields(table.certificate)["certificate_detail"]
     assert record["method"] == "exact" and set(detail) <= set(record)
-    assert record["losses"] == ["shafer"] and record["denominators"] == [2**32, 2**32]
+    assert record["losses"] == ["shafer"] and record["denominators"] == [2**53, 2**53]
     assert record["sha256"] == table.sha256
     assert record["repaired"] == (table.mix_weight > 0)
     assert "checked exactly" in record["summary"]
