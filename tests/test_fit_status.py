@@ -147,13 +147,68 @@ def test_a_well_posed_fit_converges_with_exit_0(files, capsys):
     assert all(math.isfinite(c["stderr"]) and c["stderr"] > 0 for c in fit["coefficients"])
 
 
-def test_firth_refuses_more_than_two_inputs():
+def _independent_multinomial_firth(z, answers, matrix, reference):
+    """``sum_i log P(E_i) + 1/2 log det I`` for a multinomial logit through ``matrix`` ``(k, F)``, written from the
+    definition: the answer probabilities' derivatives by central differences of ``P(E | beta)``, ``I = sum_i
+    sum_E dP dP' / P``; Nelder-Mead from zero, then BFGS."""
+    k = matrix.shape[0]
+    others = [x for x in range(k) if x != reference]
+
+    def probabilities(beta):
+        eta = np.zeros((z.shape[0], k))
+        eta[:, others] = z @ beta.reshape(z.shape[1], k - 1, order="F")
+        eta -= eta.max(axis=1, keepdims=True)
+        pi = np.exp(eta)
+        return (pi / pi.sum(axis=1, keepdims=True)) @ matrix  # (n, F)
+
+    def objective(beta):
+        q = probabilities(beta)
+        info = np.zeros((beta.size, beta.size))
+        grads = np.stack([(probabilities(beta + e) - probabilities(beta - e)) / 2e-6
+                          for e in np.eye(beta.size) * 1e-6], axis=2)  # (n, F, P)
+        used = q > 0
+        for col in range(matrix.shape[1]):
+            rows = used[:, col]
+            d = grads[rows, col, :]
+            info += (d / q[rows, col][:, None]).T @ d
+        sign, logdet = np.linalg.slogdet(info)
+        return -(np.log(q[np.arange(z.shape[0]), answers]).sum() + 0.5 * logdet) if sign > 0 else np.inf
+
+    size = z.shape[1] * (k - 1)
+    first = minimize(objective, np.zeros(size), method="Nelder-Mead",
+                     options={"xatol": 1e-9, "fatol": 1e-13, "maxiter": 40_000, "maxfev": 80_000})
+    return minimize(objective, first.x, method="BFGS", options={"gtol": 1e-9}).x
+
+
+@pytest.mark.parametrize("matrix", [np.eye(3), np.array([[0.6, 0.1, 0.1, 0.2], [0.1, 0.6, 0.1, 0.2],
+                                                         [0.1, 0.1, 0.6, 0.2]])], ids=["identity", "randomized"])
+def test_firth_with_three_inputs_under_separation_is_the_penalized_maximum(matrix):
+    """Three inputs, complete separation (the answer follows x: a below -1, c above 1, b between; under the
+    randomized design the answers are drawn from each one's row, don't-knows included). The plain fit separates;
+    Firth's is finite and matches an independent maximiser (derivatives by differences, Nelder-Mead + BFGS)."""
+    rng = np.random.default_rng(8)
+    n = 60
+    x = np.sort(rng.normal(scale=2.0, size=n))
+    truth = np.where(x < -1, 0, np.where(x > 1, 2, 1))
+    frame = ["a", "b", "c"]
+    focal = [1, 2, 4] + ([7] if matrix.shape[1] == 4 else [])
+    mech = Mechanism(matrix, inputs=frame, frame=frame, focal=focal)
+    answers = truth if matrix.shape[1] == 3 else np.where(rng.random(n) < 0.2, 3, truth)
+    data = pd.DataFrame({"x": x, "response": [mech.columns[j] for j in answers]})
+    assert regress("response ~ x", data, mech).status in ("separation", "not_identified")
+    fit = regress("response ~ x", data, mech, penalty="firth")
+    assert fit.status == "converged" and np.all(np.isfinite(fit.coefficients["estimate"]))
+    z = np.column_stack([np.ones(n), x])
+    expected = _independent_multinomial_firth(z, answers, matrix, reference=2)
+    assert np.allclose(fit.params, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_firth_refuses_sampling_weights():
     from designer.exceptions import RegressionError
 
-    mech = Mechanism(np.eye(3), inputs=["a", "b", "c"], frame=["a", "b", "c"], focal=[1, 2, 4])
-    data = pd.DataFrame({"x": [0.1, 0.2, 0.3, 0.4], "response": ["a", "b", "c", "a"]})
-    with pytest.raises(RegressionError, match="two inputs"):
-        regress("response ~ x", data, mech, penalty="firth")
+    data = pd.DataFrame({"x": [0.1, 0.2, 0.3, 0.4], "w": [1.0, 2.0, 1.0, 3.0], "response": ["yes", "no", "yes", "no"]})
+    with pytest.raises(RegressionError, match="sampling weights"):
+        regress("response ~ x", data, IDENTITY, penalty="firth", weights="w")
 
 
 def _blind_data(rng, mech, n=3000):

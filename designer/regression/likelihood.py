@@ -6,7 +6,7 @@ matrix ``z`` ``(n, q)`` and the ``(k, n)`` likelihoods ``a[x, i] = M[x, E_i]`` o
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -297,12 +297,22 @@ class FirthPenalty:
         return np.asarray(0.5 * z.T @ (h * dlogw))
 
 
+class Penalty(Protocol):
+    """What :func:`fit_firth` needs of a penalty: its value, gradient and the information used as metric."""
+
+    def value(self, params: NDArray[np.float64]) -> float: ...
+
+    def gradient(self, params: NDArray[np.float64]) -> NDArray[np.float64]: ...
+
+    def information(self, params: NDArray[np.float64]) -> NDArray[np.float64]: ...
+
+
 #: Firth's fit has converged when the scoring decrement g' I^-1 g of the penalized score is below this (the
 #: estimates are then within about 1e-8 standard errors of the maximum).
 FIRTH_DECREMENT_TOL = 1e-16
 
 
-def fit_firth(lik: Likelihood, penalty: FirthPenalty, start: NDArray[np.float64], *, max_iter: int = 100
+def fit_firth(lik: Likelihood, penalty: Penalty, start: NDArray[np.float64], *, max_iter: int = 100
               ) -> tuple[NDArray[np.float64], int, bool]:
     """Maximise ``loglik + 1/2 log det I``: Fisher scoring (:func:`_firth_scoring`), which converges fast when
     the data dominate the penalty (sex2: 13 steps); where the penalty dominates (many terms, little
@@ -339,7 +349,7 @@ def fit_firth(lik: Likelihood, penalty: FirthPenalty, start: NDArray[np.float64]
     return params, iterations + int(opt.nit), 0.0 <= decrement <= FIRTH_DECREMENT_TOL * 1e4
 
 
-def _firth_scoring(lik: Likelihood, penalty: FirthPenalty, start: NDArray[np.float64], *, max_iter: int
+def _firth_scoring(lik: Likelihood, penalty: Penalty, start: NDArray[np.float64], *, max_iter: int
                    ) -> tuple[NDArray[np.float64], int, bool]:
     """Maximise ``loglik + 1/2 log det I``: Fisher scoring on the penalized score (the expected information
     ``I`` as the metric, as logistf does), damped Levenberg-Marquardt style until the penalized

@@ -38,6 +38,7 @@ from ..vocabulary import Covariance, NoncomplianceScope, Semantics
 from .constant_share import regress_share
 from .data import answer_columns, prepare, split_formula
 from .design import build_rows, collinear_basis, column_norms, dependent_column, design_info, weighted_gram
+from .firth_multinomial import MultinomialFirthPenalty
 from .groups import grouped_answers, noncompliance_summary
 from .likelihood import FirthPenalty, Likelihood, fit_em, fit_firth, fit_newton
 from .result import RegressionResult, _first_line, _shares, _start, fit_statistics, judge
@@ -122,7 +123,8 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism | Mapping[str
         formula conventions (dotted column names, ``I(x^2)``, text in a numeric column).
     penalty : {None, "firth"}
         ``"firth"``: maximise ``loglik + 1/2 log det I`` (Firth 1993; ``I`` the expected information of the
-        randomized answers; two inputs), whose maximum exists even under separation. Intervals are Wald
+        randomized answers; any number of inputs, no sampling weights), whose maximum exists even under
+        separation. Intervals are Wald
         intervals from the observed information at the penalized estimate.
     weights : str, optional
         Column of positive row weights; ``weight_kind`` says what they mean: ``"sampling"`` (default; inverse
@@ -221,14 +223,13 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism | Mapping[str
     fit_lik = lik if reduced is None else Likelihood(z @ basis, lik.a, lik.reference, lik.weights)
     fit_start = start if reduced is None else _to_basis(start, basis, lik.k - 1)
     if penalty == "firth":
-        if lik.k != 2 or (survey.weights is not None and not survey.frequency):
-            weighted = ", and the rows carry sampling weights" if survey.weights is not None else ""
-            raise RegressionError("--penalty firth is implemented for two inputs without sampling weights "
-                                  f"(frequency weights are fine); the mechanism has {lik.k}{weighted}")
+        if survey.weights is not None and not survey.frequency:
+            raise RegressionError("--penalty firth is implemented without sampling weights (frequency weights are "
+                                  "fine): the penalized pseudo-likelihood has no Firth correction")
         groups = _answer_groups(mechanisms, mechanism, codes) if grouped else None
-        firth = FirthPenalty(lik, channel, groups=groups)
-        found = fit_firth(fit_lik, firth if reduced is None else FirthPenalty(fit_lik, channel, groups=groups),
-                          fit_start)
+        kind = FirthPenalty if lik.k == 2 else MultinomialFirthPenalty  # the binary one: logistf's, in closed form
+        firth = kind(lik, channel, groups=groups)
+        found = fit_firth(fit_lik, firth if reduced is None else kind(fit_lik, channel, groups=groups), fit_start)
 
         def penalized(b: NDArray[np.float64]) -> float:
             return lik.loglike(b) + firth.value(b)
