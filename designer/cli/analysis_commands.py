@@ -248,7 +248,7 @@ def _configure_regress(p: argparse.ArgumentParser) -> None:
                    help="newton (trust-region, default) or em (slower, same optimum)")
     p.add_argument("--level", type=level_arg, default=0.95, help="confidence level in (0, 1) (default 0.95)")
     p.add_argument("--penalty", choices=("firth",),
-                   help="firth: maximise Firth's penalized likelihood (two inputs), finite under separation")
+                   help="firth: maximise Firth's penalized likelihood, finite under separation (no sampling weights)")
     p.add_argument("--missing", choices=("error", "drop"), default="error",
                    help="a row missing a value of the formula's variables: error (default, naming the line) or "
                         "drop (R's na.omit; the count is reported)")
