@@ -243,3 +243,35 @@ def test_a_parquet_release_keeps_numeric_columns_numbers(tmp_path, capsys, gwrr)
                            "--format", "json"], capsys)
     assert code == 0, err
     assert sorted({c["term"] for c in json.loads(out)["coefficients"]}) == ["Intercept", "age"]
+
+
+@pytest.mark.parametrize("seed", ["0", "1", str(2**32), str(2**80)])
+def test_every_seed_value_gives_a_reproducible_simulation_with_a_noisy_prior(tmp_path, capsys, seed):
+    problem = ROOT / "problems" / "pram-party.toml"
+    answers = ["left", "right", "centre", "other"] * 20
+    with open(tmp_path / "truth.csv", "w") as f:
+        f.write("id,party\n" + "".join(f"{i},{p}\n" for i, p in enumerate(answers)))
+    records = []
+    for name in ("a.csv", "b.csv"):
+        code, _, err = _run(["randomize", tmp_path / "truth.csv", "--variable", f"party={problem}",
+                             "--invariant-prior", "data", "--prior-budget", "1", "--out", tmp_path / name,
+                             "--seed", seed, "--simulation"], capsys)
+        assert code == 0, err
+        records.append(json.loads((tmp_path / f"{name}.manifest.json").read_text())["variables"][0])
+    assert records[0]["noisy_counts"] == records[1]["noisy_counts"]
+    assert (tmp_path / "a.csv").read_text() == (tmp_path / "b.csv").read_text()
+
+
+def test_the_budget_holds_at_equality_with_the_prior_budget(tmp_path, capsys):
+    """pram-party (2 nats) with a prior at 1/3 nat: --budget 7/3 is met exactly; a hair below it is not."""
+    problem = ROOT / "problems" / "pram-party.toml"
+    with open(tmp_path / "truth.csv", "w") as f:
+        f.write("id,party\n" + "".join(f"{i},{p}\n" for i, p in enumerate(["left", "right"] * 40)))
+    base = ["randomize", tmp_path / "truth.csv", "--variable", f"party={problem}", "--invariant-prior", "data",
+            "--prior-budget", "1/3"]
+    code, _, err = _run([*base, "--out", tmp_path / "low.csv", "--budget", "2.333333333333"], capsys)
+    assert code == 2 and "above --budget" in err and not (tmp_path / "low.csv").exists()
+    code, _, err = _run([*base, "--out", tmp_path / "ok.csv", "--budget", "7/3"], capsys)
+    assert code == 0, err
+    manifest = json.loads((tmp_path / "ok.csv.manifest.json").read_text())
+    assert manifest["epsilon_total_exact"] == "7/3" and manifest["prior_release"]["epsilon_exact"] == "1/3"

@@ -13,10 +13,10 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._render import render_csv, render_json
-from ._common import CommandError, add_format, check_out, epsilon_arg, parse_allocation, seed_arg, with_status
+from ._common import CommandError, add_format, check_out, parse_allocation, seed_arg, with_status
 from .randomize_manifest import Release, write_release
 from .randomize_parts import Drawn, Stratified, categories_table, epsilon_of, folder_out
-from .randomize_priors import DEFAULT_MIN_STRATUM, min_stratum_arg, prior_budget_arg
+from .randomize_priors import DEFAULT_MIN_STRATUM, exact_budget_arg, min_stratum_arg
 
 SEED_WARNING = ("designer: warning: --seed makes this draw reproducible: anyone who knows the seed can undo it "
                 "and recover the true answers; never release it")
@@ -192,12 +192,12 @@ def cmd_randomize(args: argparse.Namespace) -> str:
         for loss in totals:
             totals[loss] += prior_release.epsilon if (loss == "shafer" or args.semantics == "wldp") else 0
     composed = max(totals.values())
-    if args.budget is not None and composed > stated_budget(args.budget):
+    if args.budget is not None and composed > args.budget:
         summands = [f"{epsilon_of(t):.4g}" for t in tables]
         if prior_release is not None:
             summands.append(f"the prior's {float(prior_release.epsilon):.4g}")
         raise CommandError(f"the release composes to {float(composed):.6g} nats per respondent (the sum of "
-                           f"{', '.join(summands)}), above --budget {args.budget:g}")
+                           f"{', '.join(summands)}), above --budget {float(args.budget):g}")
     warnings = [f"column {c!r} is released at {epsilon_of(t):.4g} nats, above {HIGH_LOSS:g}: an answer may be "
                 f"{math.exp(min(epsilon_of(t), 700)):.3g} times likelier under one true value than under another, "
                 "so the randomization protects little"
@@ -291,7 +291,7 @@ def _configure_randomize(p: argparse.ArgumentParser) -> None:
                    help="invariant designs (a TOML problem with invariant = true): keep the problem's prior "
                         "(default), or a prior read from the file's counts with discrete Laplace noise (needs "
                         "--prior-budget; only the noisy counts are published, docs/theory.md section 7.7)")
-    p.add_argument("--prior-budget", type=prior_budget_arg, metavar="EPS0",
+    p.add_argument("--prior-budget", type=exact_budget_arg, metavar="EPS0",
                    help="with --invariant-prior data: the budget (nats) the noisy category counts spend, split "
                         "evenly over the invariant columns; added to the composed loss")
     p.add_argument("--min-stratum", type=min_stratum_arg, default=DEFAULT_MIN_STRATUM, metavar="N",
@@ -307,8 +307,9 @@ def _configure_randomize(p: argparse.ArgumentParser) -> None:
                         "written to the output and the stratum designs to --designs, for estimate --group")
     p.add_argument("--designs", metavar="FOLDER",
                    help="with --strata: new folder for the stratum designs (JSON; default OUT.designs)")
-    p.add_argument("--budget", type=epsilon_arg,
-                   help="refuse a release whose composed loss per respondent exceeds this (nats)")
+    p.add_argument("--budget", type=exact_budget_arg,
+                   help="refuse a release whose composed loss per respondent exceeds this (nats; a decimal or a "
+                        "fraction such as 7/3, compared exactly)")
     p.add_argument("--manifest", help="release manifest (JSON; default OUT.manifest.json)")
     p.add_argument("--seed", type=seed_arg, help="with --simulation only: a reproducible draw (anyone with the seed "
                                                  "can undo it); default: the operating system's CSPRNG")

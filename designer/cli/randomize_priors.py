@@ -29,8 +29,9 @@ PRIOR_MODEL = ("the curator publishes each invariant column's category counts wi
                "prior budget plus the loss of the designs that randomize their values")
 
 
-def prior_budget_arg(text: str) -> Fraction:
-    """argparse ``type=`` of ``--prior-budget``: a budget in nats, finite and > 0, kept as the rational written."""
+def exact_budget_arg(text: str) -> Fraction:
+    """argparse ``type=`` of ``--prior-budget`` and randomize's ``--budget``: a budget in nats, finite and > 0, kept as
+    the rational written (``0.1`` is 1/10, ``7/3`` is 7/3), so that budgets compare exactly."""
     try:
         value = Fraction(text.strip())
     except (ValueError, ZeroDivisionError):
