@@ -85,11 +85,30 @@ def test_a_repaired_release_writes_the_drawn_channel_and_estimates_from_it_cover
     assert np.abs(drawn.mechanism.matrix - ((1 - t) * member + t * 0.5)).max() < 1e-9
     # Estimates with the drawn channel cover the file's share.
     share = Fraction(truth.count("yes"), len(truth))
-    code, out, err = _run(["estimate", tmp_path / "r.csv", "--mechanism", drawn_path, "--format", "json"], capsys)
+    code, out, err = _run(["estimate", tmp_path / "r.csv", "--manifest", tmp_path / "r.csv.manifest.json",
+                           "--format", "json"], capsys)
     assert code == 0, err
     fit = json.loads(out)
     assert fit["status"] == "converged"
     assert fit["ci_low"]["yes"] <= share <= fit["ci_high"]["yes"]
+    code, out2, _ = _run(["estimate", tmp_path / "r.csv", "--mechanism", drawn_path, "--format", "json"], capsys)
+    assert json.loads(out2)["estimate"] == fit["estimate"]  # the manifest names the drawn channel
+    code, out, err = _run(["regress", tmp_path / "r.csv", "--manifest", tmp_path / "r.csv.manifest.json",
+                           "--formula", "response ~ 1", "--format", "json"], capsys)
+    assert code == 0, err
+    intercept = json.loads(out)["coefficients"][0]["estimate"]
+    assert 1 / (1 + np.exp(-intercept)) == pytest.approx(fit["estimate"]["yes"], abs=1e-6)
+    # A drawn channel changed after the release is refused; so are --manifest with --mechanism and a wrong column.
+    for argv, words in [(["--manifest", tmp_path / "r.csv.manifest.json", "--mechanism", gwrr], "not both"),
+                        (["--manifest", tmp_path / "r.csv.manifest.json", "--column", "smoke"],
+                         "no released column 'smoke'"),
+                        (["--manifest", tmp_path / "missing.json"], "no such file"),
+                        ([], "give --mechanism FILE")]:
+        code, _, err = _run(["estimate", tmp_path / "r.csv", *argv], capsys)
+        assert code == 2 and words in err and err.count("\n") == 1, err
+    drawn_path.write_text(drawn_path.read_text().replace("{", "{ ", 1))
+    code, _, err = _run(["estimate", tmp_path / "r.csv", "--manifest", tmp_path / "r.csv.manifest.json"], capsys)
+    assert code == 2 and "SHA-256 differs" in err
 
 
 

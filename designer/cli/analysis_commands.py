@@ -72,6 +72,14 @@ def _read_data(path: str, answers: str) -> Any:
 def cmd_regress(args: argparse.Namespace) -> str:
     from ..regression import RegressionError, regress, sensitivity
 
+    if args.manifest:  # the channel the release was drawn from (docs/theory.md section 7.6)
+        from .manifest_input import manifest_mechanism
+
+        column = args.formula.split("~", 1)[0].strip()
+        args.mechanism = [manifest_mechanism(args.manifest, column, args.mechanism)]
+    if not args.mechanism:
+        raise CommandError("give --mechanism FILE (the design the answers were drawn with) or --manifest "
+                           "FILE (randomize's release manifest)")
     files = mechanism_files(args.mechanism)
     grouped = len(files) > 1 or "" not in files or args.noncompliance is not None or args.unrelated is not None
     opened = {name: open_mechanism(path) for name, path in files.items()}
@@ -232,10 +240,13 @@ def _render_sensitivity(args: argparse.Namespace, table: Any, n: int, dropped: i
 
 def _configure_regress(p: argparse.ArgumentParser) -> None:
     p.add_argument("data", help="CSV, one row per respondent: the randomized answers and the covariates")
-    p.add_argument("--mechanism", required=True, action="append",
+    p.add_argument("--mechanism", action="append",
                    help="mechanism CSV or JSON file that produced the answers; several designs in one survey: "
                         "NAME=FILE, repeated, with --group")
     add_group_arguments(p)
+    p.add_argument("--manifest", metavar="FILE",
+                   help="randomize's release manifest instead of --mechanism: the analysed column's design, or the "
+                        "drawn channel of a repaired release (docs/theory.md section 7.6)")
     p.add_argument("--formula", required=True,
                    help="'response ~ x1 + x2' (patsy syntax, R habits welcome: dotted names such as cov.age, "
                         "I(x^2), C(region) for categories): the answers column, then the covariates")

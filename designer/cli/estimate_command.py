@@ -253,6 +253,13 @@ def cmd_estimate(args: argparse.Namespace) -> str:
     from ..estimation import estimate_sldp, identified_set
     from ..survey import estimate_survey
 
+    if args.manifest:  # the channel the release was drawn from (docs/theory.md section 7.6)
+        from .manifest_input import manifest_mechanism
+
+        args.mechanism = [manifest_mechanism(args.manifest, args.column, args.mechanism)]
+    if not args.mechanism:
+        raise CommandError("give --mechanism FILE (the design the answers were drawn with) or --manifest "
+                           "FILE (randomize's release manifest)")
     if len(args.mechanism) > 1 or "=" in args.mechanism[0] or args.group or args.noncompliance or args.unrelated:
         if args.test:
             raise CommandError("--test applies to one mechanism's shares; several mechanisms and --noncompliance "
@@ -395,8 +402,11 @@ def _share_cell(v: float) -> Any:
 def _configure_estimate(p: argparse.ArgumentParser) -> None:
     p.add_argument("responses", help="CSV of randomized responses: {yes}, {yes,no}, a bare label (yes), the card's "
                                      "words (I don't know) or the mechanism JSON's 'answers' words")
-    p.add_argument("--mechanism", required=True, action="append",
+    p.add_argument("--mechanism", action="append",
                    help="mechanism CSV or JSON file; several designs in one survey: NAME=FILE, repeated, with --group")
+    p.add_argument("--manifest", metavar="FILE",
+                   help="randomize's release manifest instead of --mechanism: the analysed column's design, or the "
+                        "drawn channel of a repaired release (docs/theory.md section 7.6)")
     p.add_argument("--column", default="response", help="column of the responses (default response)")
     add_group_arguments(p)
     p.add_argument("--semantics", choices=("sldp", "wldp"), default="sldp",
