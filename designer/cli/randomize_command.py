@@ -13,10 +13,10 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._render import render_csv, render_json
-from ._common import CommandError, add_format, check_out, parse_allocation, seed_arg, with_status
+from ._common import CommandError, add_format, check_out, int_arg, parse_allocation, seed_arg, with_status
 from .randomize_manifest import Release, write_release
 from .randomize_parts import Drawn, Stratified, categories_table, epsilon_of, folder_out
-from .randomize_priors import DEFAULT_MIN_STRATUM, exact_budget_arg, min_stratum_arg
+from .randomize_priors import DEFAULT_MIN_STRATUM, exact_budget_arg
 
 SEED_WARNING = ("designer: warning: --seed makes this draw reproducible: anyone who knows the seed can undo it "
                 "and recover the true answers; never release it")
@@ -294,7 +294,7 @@ def _configure_randomize(p: argparse.ArgumentParser) -> None:
     p.add_argument("--prior-budget", type=exact_budget_arg, metavar="EPS0",
                    help="with --invariant-prior data: the budget (nats) the noisy category counts spend, split "
                         "evenly over the invariant columns; added to the composed loss")
-    p.add_argument("--min-stratum", type=min_stratum_arg, default=DEFAULT_MIN_STRATUM, metavar="N",
+    p.add_argument("--min-stratum", type=int_arg(1, 10**12), default=DEFAULT_MIN_STRATUM, metavar="N",
                    help="with --invariant-prior data: refuse a stratum (or, without --strata, a file) of fewer rows "
                         f"(default {DEFAULT_MIN_STRATUM})")
     p.add_argument("--repair", action="store_true",

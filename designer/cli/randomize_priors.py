@@ -41,17 +41,6 @@ def exact_budget_arg(text: str) -> Fraction:
     return value
 
 
-def min_stratum_arg(text: str) -> int:
-    """argparse ``type=`` of ``--min-stratum``: a whole number >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
-    return value
-
-
 @dataclass
 class PriorRelease:
     """What ``--invariant-prior data`` publishes: per column (and stratum, ``""`` without --strata) the noisy counts
