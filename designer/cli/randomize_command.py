@@ -132,7 +132,7 @@ def _table(path: str, semantics: str, allocation: str, data_prior: Any = None, *
                            f"follow {path} and estimates made with it would be biased; {fix}, or pass --repair to "
                            "release the mixed channel (written beside the output; estimate and regress use it with "
                            "--manifest)")
-    violation = own - stated if member is not None else None
+    violation = own - stated  # the float loss of what would be drawn unmixed, minus the budget
     return Drawn(table, mech, basis, None, detail, {"why": why, "violation": violation})
 
 
