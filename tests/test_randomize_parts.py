@@ -81,7 +81,7 @@ def test_a_dataset_into_one_file_and_the_refusals(tmp_path, capsys):
                  "--out", str(tmp_path / "one.parquet")]) == 0
     one = pd.read_parquet(tmp_path / "one.parquet")
     order = [*range(1, 134), *range(267, 401), *range(134, 267)]  # the parts in name order: a, c, sub/b
-    assert len(one) == 400 and one["id"].tolist() == [str(i) for i in order]
+    assert len(one) == 400 and one["id"].tolist() == order  # the integer ids stay integers
     capsys.readouterr()
     (tmp_path / "taken").mkdir()
     assert main(["randomize", str(tmp_path / "ds"), "--variable", f"drugs={WARNER}", "--out",

@@ -256,8 +256,8 @@ def test_a_parquet_release_keeps_numeric_columns_numbers(tmp_path, capsys, gwrr)
     assert _run(["randomize", tmp_path / "t.parquet", "--mechanism", gwrr, "--column", "answer", "--keep", "id,age",
                  "--out", tmp_path / "r.parquet"], capsys)[0] == 0
     schema = pq.read_schema(tmp_path / "r.parquet")
-    assert str(schema.field("age").type) == "double" and str(schema.field("response").type) == "string"
-    assert pq.read_table(tmp_path / "r.parquet").column("age").to_pylist() == [float(a) for a in age]
+    assert str(schema.field("age").type) == "int64" and str(schema.field("response").type) == "string"
+    assert pq.read_table(tmp_path / "r.parquet").column("age").to_pylist() == [int(a) for a in age]
     code, out, err = _run(["regress", tmp_path / "r.parquet", "--mechanism", gwrr, "--formula", "response ~ age",
                            "--format", "json"], capsys)
     assert code == 0, err

@@ -58,17 +58,21 @@ class ColumnMeta:
         Each column's description (SPSS's variable label, Stata's variable label).
     numeric : frozenset of str
         The columns stored as numbers (written back as numbers, not text).
+    integer : frozenset of str
+        Those of them stored as whole numbers (a Parquet or Arrow file's integer columns: written back as integers).
     """
 
     value_labels: Mapping[str, Mapping[float, str]] = dataclasses.field(default_factory=dict)
     column_labels: Mapping[str, str] = dataclasses.field(default_factory=dict)
     numeric: frozenset[str] = frozenset()
+    integer: frozenset[str] = frozenset()
 
     def only(self, columns: list[str]) -> ColumnMeta:
         """The metadata of ``columns`` alone."""
         keep = set(columns)
         return ColumnMeta({c: v for c, v in self.value_labels.items() if c in keep},
-                          {c: v for c, v in self.column_labels.items() if c in keep}, self.numeric & keep)
+                          {c: v for c, v in self.column_labels.items() if c in keep}, self.numeric & keep,
+                          self.integer & keep)
 
 
 class StatFile:

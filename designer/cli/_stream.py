@@ -365,16 +365,17 @@ class CsvSink:
 class ParquetSink:
     """Chunks of columns into one Parquet file, a row group per chunk (or, with ``arrow``, an Arrow IPC file, a
     record batch per chunk): text columns (``typed=False``, what ``randomize`` writes: the cells as they were
-    read; the ``numeric`` ones, numbers in the file they came from, as doubles), or each column's own type inferred
+    read; the ``numeric`` ones, numbers in the file they came from, as doubles or, ``integer``, whole numbers), or
+    each column's own type inferred
     from the first chunk (``typed=True``: ids as integers, numbers as numbers)."""
 
     def __init__(self, binary: BinaryIO, names: list[str], *, typed: bool = False, arrow: bool = False,
-                 numeric: frozenset[str] = frozenset()) -> None:
+                 numeric: frozenset[str] = frozenset(), integer: frozenset[str] = frozenset()) -> None:
         import pyarrow as pa
 
         self.names, self.typed, self.arrow = names, typed, arrow
-        self.schema = None if typed else pa.schema([(name, pa.float64() if name in numeric else pa.string())
-                                                    for name in names])
+        kinds = {name: pa.int64() if name in integer else pa.float64() for name in numeric}
+        self.schema = None if typed else pa.schema([(name, kinds.get(name, pa.string())) for name in names])
         self.binary: Any = binary
         self.writer: Any = None
 
@@ -384,8 +385,9 @@ class ParquetSink:
         if self.schema is None:
             arrays = [pa.array(list(c) if not hasattr(c, "dtype") else c) for c in columns]
             self.schema = pa.schema([(name, a.type) for name, a in zip(self.names, arrays)])
-        arrays = [pa.array(_numbers(c) if pa.types.is_floating(field.type) and not self.typed
-                           else list(c) if not (self.typed and hasattr(c, "dtype")) else c, type=field.type)
+        arrays = [_numbers(c, field.type)
+                  if not self.typed and (pa.types.is_floating(field.type) or pa.types.is_integer(field.type))
+                  else pa.array(list(c) if not (self.typed and hasattr(c, "dtype")) else c, type=field.type)
                   for c, field in zip(columns, self.schema)]
         if self.writer is None:
             self.writer = self._open(self.schema)
@@ -431,17 +433,20 @@ def column_meta(path: str, columns: list[str]) -> Any:
     schema = source._ipc.schema if source.arrow else source._pq.schema_arrow
     numeric = {name for name, field in zip(source.names, schema)
                if pa.types.is_integer(field.type) or pa.types.is_floating(field.type)}
-    return ColumnMeta(numeric=frozenset(numeric & set(columns)))
+    integer = {name for name, field in zip(source.names, schema) if pa.types.is_integer(field.type)}
+    return ColumnMeta(numeric=frozenset(numeric & set(columns)), integer=frozenset(integer & set(columns)))
 
 
-def _numbers(column: Any) -> Any:
-    """A column of numbers read as text (a Parquet file's numeric column, :func:`parquet_text`) as doubles, empty
-    cells missing."""
-    import numpy as np
+def _numbers(column: Any, kind: Any) -> Any:
+    """A column of numbers read as text (a Parquet file's numeric column, :func:`parquet_text`) as a pyarrow array of
+    ``kind`` (doubles, or whole numbers), empty cells missing."""
     import pandas as pd
+    import pyarrow as pa
 
-    return pd.to_numeric(pd.Series(list(column), dtype=object).replace("", None), errors="coerce").to_numpy(
-        dtype=np.float64)
+    values = pd.to_numeric(pd.Series(list(column), dtype=object).replace("", None), errors="coerce")
+    if pa.types.is_integer(kind):
+        return pa.array(values.astype("Int64"), type=kind)
+    return pa.array(values.to_numpy(dtype="float64", na_value=float("nan")), type=kind, from_pandas=True)
 
 
 def table_sink(path: str, binary: BinaryIO, names: list[str], *, typed: bool = False, meta: Any = None
@@ -462,5 +467,6 @@ def table_sink(path: str, binary: BinaryIO, names: list[str], *, typed: bool = F
         return StatSink(path, binary, names, meta=meta, typed=typed)
     if is_columnar(path):
         return ParquetSink(binary, names, typed=typed, arrow=is_arrow(path),
-                           numeric=frozenset(getattr(meta, "numeric", ())))
+                           numeric=frozenset(getattr(meta, "numeric", ())),
+                           integer=frozenset(getattr(meta, "integer", ())))
     return CsvSink(binary, names)
