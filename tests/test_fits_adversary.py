@@ -94,3 +94,18 @@ def test_nearly_collinear_covariates_in_the_streamed_fit():
     assert any("'x1', 'x2'" in w and "collinear" in w for w in fit.warnings)
     table = fit.coefficients.set_index("term")
     assert np.all(np.isfinite(table["estimate"])) and np.all(table.loc[["Intercept", "x3"], "stderr"] > 0)
+
+
+def test_a_constant_covariate_in_chunks_names_both_terms_and_gives_neither_a_standard_error(tmp_path, capsys):
+    """A constant age of 30 is the intercept times 30: whatever the units, both terms share the direction the data
+    do not see (the in-memory fit refuses the singular design; the counted rows of --chunk-rows judge it)."""
+    from pathlib import Path
+
+    data = tmp_path / "r.csv"
+    data.write_text("id,age,response\n1,30,{yes}\n2,30,{yes}\n")
+    mechanism = Path(__file__).resolve().parents[1] / "examples" / "mechanisms" / "q2x3.csv"
+    code = main(["regress", str(data), "--mechanism", str(mechanism), "--formula", "response ~ age",
+                 "--chunk-rows", "1000", "--format", "json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and out["status"] == "not_identified"  # a maximum, reached: exit 0 with the status
+    assert {c["term"]: c["stderr"] for c in out["coefficients"]} == {"Intercept": None, "age": None}

@@ -115,7 +115,10 @@ def diagnose(loglike: Callable[[NDArray[np.float64]], float], params: NDArray[np
         if design is not None and i < p:
             v = vectors[:, i]
             if float(v @ design @ v) <= COLLINEAR_TOL * design_top:
-                collinear.update(terms)  # the covariates nearly vanish along it: a finite, far maximum
+                # the covariates nearly vanish along it: a finite, far maximum. Its terms are read off the scaled
+                # direction (free of the covariates' units: an intercept and a constant age of 30 share it equally)
+                shares = np.abs(v) / np.abs(v).max()
+                collinear.update(j for j in range(p) if shares[j] >= DIRECTION_SHARE)
                 continue
         sign = 1.0 if float(direction @ params) >= 0 else -1.0
         ahead = loglike(params + sign * reach * direction) - base
