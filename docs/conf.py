@@ -10,6 +10,12 @@ ROOT = DOCS.parent
 sys.path.insert(0, str(DOCS / "_ext"))
 
 import designer  # noqa: E402  (after the path: the extension and the package)
+import designer_docs  # noqa: E402
+
+# The generated reference pages are written now, before Sphinx lists the sources: autosummary only generates the
+# stubs of pages it found (a page written at builder-inited is read, but its stubs are missing on a fresh clone).
+designer_docs.write_api(DOCS / "reference" / "api.rst")
+designer_docs.write_cli(DOCS / "reference" / "cli.rst")
 
 project = "designer"
 author = "the designer developers"
