@@ -105,10 +105,10 @@ def _table(path: str, semantics: str, allocation: str, data_prior: Any = None, *
     if semantics == "wldp":
         probs = precise_distributions(mech, parse_allocation(allocation))
         member = Mechanism(probs, inputs=mech.inputs, frame=mech.frame, focal=[1 << j for j in range(mech.l)])
-    own = worst_case(member if member is not None else mech, "shafer").eps
+    witness = worst_case(member if member is not None else mech, "shafer")
+    own = witness.eps
     if epsilon is None and not np.isfinite(own):
-        w = worst_case(member if member is not None else mech, "shafer")
-        raise CommandError(f"{path}: {w.describe()} is infinite (a mass of 0 for one input where another has a "
+        raise CommandError(f"{path}: {witness.describe()} is infinite (a mass of 0 for one input where another has a "
                            "positive one): no budget covers it; give every answer a positive mass for every input, "
                            "or design the mechanism (designer design)")
     try:
