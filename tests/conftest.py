@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from hypothesis import strategies as st
 
 from designer import Mechanism
@@ -120,3 +121,17 @@ def exact_losses_within(mech, eps: float, losses) -> bool:
                     if x != y and not within(pl[x], single[y]):
                         return False
     return True
+
+
+@pytest.fixture
+def scratch(tmp_path, monkeypatch):
+    """A working folder holding copies of examples/ and problems/, as the README's and the guide's commands
+    expect (tests/test_api.py, tests/test_docs_commands.py)."""
+    import shutil
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    for folder in ("examples", "problems"):
+        shutil.copytree(root / folder, tmp_path / folder, ignore=shutil.ignore_patterns("output"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path

@@ -141,17 +141,6 @@ def readme_commands() -> list[str]:
     return lines
 
 
-@pytest.fixture
-def scratch(tmp_path, monkeypatch):
-    """A working folder holding copies of examples/ and problems/, as the README's commands expect."""
-    import shutil
-
-    for folder in ("examples", "problems"):
-        shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("output"))
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
 def test_readme_commands_run(scratch, capsys):
     """Every ``designer`` line of the README runs, in order (the guide's lines: tests/test_docs_commands.py, which
     also checks that the README and the guide together show every command)."""

@@ -13,7 +13,6 @@ import importlib.util
 import pathlib
 import re
 import shlex
-import shutil
 import sys
 
 import pytest
@@ -49,14 +48,6 @@ def run_lines(path: pathlib.Path) -> list[str]:
 def python_blocks(path: pathlib.Path) -> list[str]:
     text = path.read_text()
     return [b.split("```", 1)[0] for b in text.split("```python")[1:]]
-
-
-@pytest.fixture
-def scratch(tmp_path, monkeypatch):
-    for folder in ("examples", "problems"):
-        shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("output"))
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def test_the_guide_has_pages_with_commands():
