@@ -70,8 +70,8 @@ bench: $(STAMP)
 	if [ -n "$$failed" ]; then echo "benchmarks that missed a goal or failed:$$failed" >&2; exit 1; fi
 
 # Mutation testing of one module that decides privacy, structure, certificates, sample sizes or intervals
-# (the list is [tool.mutmut] only_mutate in pyproject.toml), e.g. `make mutate-_exact`, `make mutate-privacy`,
-# `make mutate-design.certify`, `make mutate-devices.program`, `make mutate-planning.sizes`. Survivors are
+# (the list is [tool.mutmut] only_mutate in pyproject.toml), e.g. `make mutate-_internal.exact`, `make mutate-privacy`,
+# `make mutate-optimal.certify`, `make mutate-devices.program`, `make mutate-planning.sizes`. Survivors are
 # listed at the end; `.venv/bin/mutmut show NAME` shows one. docs/mutation.md has the figures.
 mutate-%: $(STAMP)
 	$(BIN)/mutmut run "designer.$*.*"

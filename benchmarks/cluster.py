@@ -29,7 +29,7 @@ def write_dataset(folder: Path, rows: int, parts: int) -> None:
     import pyarrow.parquet as pq
 
     from designer import Mechanism
-    from designer.sampling import randomize
+    from designer.estimation.sampling import randomize
 
     folder.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(9)

@@ -22,8 +22,8 @@ MEMORY_CAP_GIB = 8.0
 
 CODE = """
 import json, resource, time, numpy as np, warnings
-from designer.design import DesignProblem
-from designer.design.lazy import solve_walley_lazily
+from designer.optimal import DesignProblem
+from designer.optimal.lazy import solve_walley_lazily
 import designer
 k = l = {size}
 p = DesignProblem(inputs=[f"a{{i}}" for i in range(k)], frame=[f"a{{i}}" for i in range(l)],
@@ -35,7 +35,7 @@ if {baseline}:
     out = solve_walley_lazily(p, None, None).outcome
     value, path, certified = out.objective, "row generation over every set", "-"
 else:
-    r = designer.design(p)
+    r = designer.optimal(p)
     value, path, certified = r.solver_objective, r.path, r.certificate.method
 print(json.dumps({{"seconds": time.perf_counter() - t, "value": value, "path": path, "certified": certified,
                   "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20}}))

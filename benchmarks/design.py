@@ -28,7 +28,7 @@ import numpy as np
 
 
 def ours(k: int, semantics: str, objective: str, path: str, queue: mp.Queue) -> None:
-    from designer.design import DesignProblem, design
+    from designer.optimal import DesignProblem, design
 
     t0 = time.perf_counter()
     r = design(DesignProblem(inputs=tuple(f"v{i}" for i in range(k)), epsilon=1.0, semantics=semantics,
@@ -41,9 +41,9 @@ def sweep_pair(k: int, semantics: str, objective: str, count: int, prior: str, q
     """Design ``count`` budgets in 0.5..2 cold (a fresh cvxpy model each) and with one warm-start session."""
     import warnings
 
-    from designer.design import DesignProblem, design
+    from designer._internal.solvers import WarmStart
     from designer.exceptions import DesignWarning
-    from designer.solvers import WarmStart
+    from designer.optimal import DesignProblem, design
 
     # Timing only: chi2 optima at this prior lump inputs together, which each design would warn about.
     warnings.simplefilter("ignore", DesignWarning)

@@ -34,7 +34,7 @@ BETA = np.array([0.5, -0.3, 0.2, 0.0, 0.4])
 
 def _answers(rng: np.random.Generator, x: np.ndarray) -> np.ndarray:
     from designer import Mechanism
-    from designer.sampling import randomize
+    from designer.estimation.sampling import randomize
 
     mech = Mechanism.read(WARNER)
     truth = np.where(rng.random(len(x)) < 1 / (1 + np.exp(-(x @ BETA - 0.2))), "yes", "no")

@@ -26,8 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def main() -> None:
     from designer import load_problem
-    from designer.design import design
     from designer.exceptions import DesignWarning
+    from designer.optimal import design
     from designer.planning import accuracy_of, allocate, parse_survey, sample_size, smallest_budget
 
     warnings.simplefilter("ignore", DesignWarning)

@@ -33,7 +33,7 @@ def _cpu():
 PROBLEM = CPU + """
 import numpy as np, warnings
 warnings.simplefilter("ignore")
-from designer.design import DesignProblem
+from designer.optimal import DesignProblem
 def problem(k, l, semantics, objective="truthful", seed=0):
     rng = np.random.default_rng(seed)
     kw = dict(inputs=[f"a{{i}}" for i in range(k)], frame=[f"a{{i}}" for i in range(l)],
@@ -49,14 +49,14 @@ def problem(k, l, semantics, objective="truthful", seed=0):
 DESIGN = PROBLEM + """
 import json, resource, time
 import designer
-from designer.design import columns
+from designer.optimal import columns
 p = problem({k}, {l}, "{semantics}", "{objective}", seed=1)
 if "{mode}" == "full":
     columns.COLUMN_MIN_FRAME = 99  # today's path: every set enumerated
 else:
     columns.COLUMN_MIN_FRAME = 3  # below 13 answers design() enumerates: priced here to compare
 t = time.perf_counter()
-r = designer.design(p)
+r = designer.optimal(p)
 print(json.dumps({{"seconds": time.perf_counter() - t, "value": r.solver_objective, "path": r.path,
                   "certificate": r.certificate.method,
                   "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, "cpu": _cpu()}}))
@@ -65,7 +65,7 @@ print(json.dumps({{"seconds": time.perf_counter() - t, "value": r.solver_objecti
 CVXPY = PROBLEM + """
 import json, math, resource, time
 import cvxpy as cp, scipy.sparse as sp
-from designer.design.objectives import objective_matrix
+from designer.optimal.objectives import objective_matrix
 p = problem({k}, {l}, "{semantics}")
 t = time.perf_counter()
 k, l = p.k, p.l
@@ -99,15 +99,15 @@ print(json.dumps({{"seconds": time.perf_counter() - t, "value": prob.value,
 REPRODUCE = PROBLEM + """
 import json, resource, time
 import designer
-from designer.design import columns
+from designer.optimal import columns
 rows = []
 for objective in ("truthful", "gain", "worst_case_utility", "best_case_utility"):
     p = problem({k}, {l}, "{semantics}", objective, seed={l})
     columns.COLUMN_MIN_FRAME = 99
-    full = designer.design(p)
+    full = designer.optimal(p)
     columns.COLUMN_MIN_FRAME = 3
     t = time.perf_counter()
-    priced = designer.design(p)
+    priced = designer.optimal(p)
     seconds = time.perf_counter() - t
     assert "priced" in priced.path and "priced" not in full.path
     rows.append({{"objective": objective, "full": full.solver_objective, "priced": priced.solver_objective,

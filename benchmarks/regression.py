@@ -55,8 +55,8 @@ def plain_em(z: np.ndarray, a: np.ndarray, tol: float = 1e-10, max_iter: int = 1
 
 def speed(n: int) -> None:
     from designer.constructors import Q_GWRR
+    from designer.estimation.sampling import randomize
     from designer.regression import regress
-    from designer.sampling import randomize
 
     rng = np.random.default_rng(0)
     mech = Q_GWRR(1.0, 0.8)
@@ -85,9 +85,9 @@ def speed(n: int) -> None:
 
 def coverage(reps: int, n: int) -> None:
     from designer.constructors import Q_GWRR
+    from designer.estimation.sampling import randomize
     from designer.mechanism import Mechanism
     from designer.regression import regress
-    from designer.sampling import randomize
 
     three = Mechanism.from_dict({
         "a": {("a",): 0.5, ("b",): 0.1, ("c",): 0.1, ("a", "b"): 0.1, ("a", "b", "c"): 0.2},
@@ -134,9 +134,9 @@ def fixed_effects_child(n: int, levels: int, mode: str, out: str) -> None:
     import resource
 
     import designer.regression.design as design
+    from designer.estimation.sampling import randomize
     from designer.mechanism import Mechanism
     from designer.regression import regress
-    from designer.sampling import randomize
 
     rng = np.random.default_rng(1)
     mech = Mechanism.read("examples/mechanisms/gwrr.csv")

@@ -30,10 +30,10 @@ import numpy as np
 
 
 def wldp_rows(sizes: list[int], full_max: int) -> None:
-    from designer.design import DesignProblem, design
-    from designer.design.programs import linear_program
+    from designer._internal.solvers import solve_lp
     from designer.exceptions import DesignWarning
-    from designer.solvers import solve_lp
+    from designer.optimal import DesignProblem, design
+    from designer.optimal.programs import linear_program
 
     warnings.simplefilter("ignore", DesignWarning)
     print("general WLDP design, truthful, eps = 1 (ours: design() with generated rows; baseline: full program)")
@@ -57,8 +57,8 @@ def wldp_rows(sizes: list[int], full_max: int) -> None:
 
 
 def mle_rows() -> None:
-    from designer.design import DesignProblem, design
-    from designer.estimation import em, estimate_sldp, kkt_violation
+    from designer.estimation.shares import em, estimate_sldp, kkt_violation
+    from designer.optimal import DesignProblem, design
 
     mech = design(DesignProblem(inputs=tuple(f"v{i}" for i in range(16)), epsilon=0.5, objective="chi2")).mechanism
     estimate_sldp(mech, np.ones(len(mech.focal)))  # imports out of the way
@@ -84,7 +84,7 @@ def _comb_check(mech, eps: float) -> bool:
     from fractions import Fraction
     from math import comb
 
-    from designer._exact import ratio_at_most_exp
+    from designer._internal.exact import ratio_at_most_exp
 
     k = mech.k
     a = [Fraction(float(v)) for v in mech.A]
@@ -113,7 +113,7 @@ def _comb_check(mech, eps: float) -> bool:
 
 _CHILD = """
 import sys, time
-from designer.design import DesignProblem, design
+from designer.optimal import DesignProblem, design
 k, sem, obj = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 p = DesignProblem(inputs=tuple(f"v{i}" for i in range(k)), epsilon=1.0, semantics=sem, objective=obj)
 t0 = time.perf_counter()
@@ -128,7 +128,7 @@ def certificate_rows() -> None:
     import subprocess
     import sys
 
-    from designer.design import DesignProblem, compact_exact, design
+    from designer.optimal import DesignProblem, compact_exact, design
 
     print("\nsymmetric designs, eps = 1: exact certificate of the Walley loss (ours: float filter + falling-factorial")
     print("integers; baseline: Fractions with math.comb), and the whole design in a fresh process")
@@ -158,8 +158,8 @@ def certificate_rows() -> None:
 
 
 def precise_rows() -> None:
-    import designer.estimation as estimation
-    from designer.design import DesignProblem, design
+    import designer.estimation.shares as estimation
+    from designer.optimal import DesignProblem, design
 
     k = 5000
     print(f"\nprecise chi2 design under WLDP, k = {k}, eps = 1 (goal: under 10 s)")
@@ -183,9 +183,9 @@ def precise_rows() -> None:
 
 
 def pipeline_rows() -> None:
-    import designer.sampling as sampling
+    import designer.estimation.sampling as sampling
     from designer import Q_kRR
-    from designer.estimation import response_counts
+    from designer.estimation.shares import response_counts
 
     n = 10**7
     mech = Q_kRR(1.0, ["a", "b", "c", "d", "e"])

@@ -30,10 +30,11 @@ BUDGETS = [round(0.55 + 0.05 * i, 2) for i in range(20)]
 
 
 def in_process() -> None:
-    from designer.cli import build_parser
-    from designer.design.engine import design
-    from designer.studio.backend import Backend
     from designer.studio.budget import matrix_html
+
+    from designer.cli import build_parser
+    from designer.optimal.engine import design
+    from designer.studio.backend import Backend
 
     print(f"{'problem':<28} {'k':>2} {'library ms':>11} {'studio ms':>10} {'max ms':>7} {'ratio':>6} {'cached ms':>10}")
     worst = 0.0

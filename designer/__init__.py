@@ -19,7 +19,8 @@ _EXPORTS = {
     "image": "composition", "power": "composition", "product": "composition",
     "Q_GWRR": "constructors", "Q_WRR": "constructors", "Q_2x3": "constructors", "Q_kRR": "constructors",
     "Q_lambda": "constructors", "Budget": "budget",
-    "DesignProblem": "design.problem", "load_problem": "design.problem_toml", "DesignResult": "design.result",
+    "design": "optimal.engine", "DesignProblem": "optimal.problem", "load_problem": "optimal.problem_toml",
+    "DesignResult": "optimal.result",
     "DesignerError": "exceptions", "DesignWarning": "exceptions", "InfeasibleDesignError": "exceptions",
     "InvalidMechanismError": "exceptions", "InvalidProblemError": "exceptions",
     "Mechanism": "mechanism",
@@ -29,6 +30,7 @@ _EXPORTS = {
     "mass_from_commonality": "setfunctions", "mass_from_pl": "setfunctions", "pl_from_mass": "setfunctions",
     "CertificationError": "exceptions", "SolverError": "exceptions",
     "Loss": "vocabulary", "Objective": "vocabulary", "Semantics": "vocabulary",
+    "FitStatus": "results", "Result": "results",
 }
 
 __all__ = [
@@ -40,6 +42,7 @@ __all__ = [
     "DesignResult",
     "DesignWarning",
     "DesignerError",
+    "FitStatus",
     "InfeasibleDesignError",
     "InvalidMechanismError",
     "InvalidProblemError",
@@ -50,10 +53,12 @@ __all__ = [
     "Q_2x3",
     "Q_kRR",
     "Q_lambda",
+    "Result",
     "Semantics",
     "SolverError",
     "bel_from_mass",
     "commonality_from_mass",
+    "design",
     "eps_bel",
     "eps_pl",
     "eps_shafer",
@@ -89,9 +94,6 @@ if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
     from .budget import Budget
     from .composition import image, power, product
     from .constructors import Q_GWRR, Q_WRR, Q_2x3, Q_kRR, Q_lambda
-    from .design.problem import DesignProblem
-    from .design.problem_toml import load_problem
-    from .design.result import DesignResult
     from .exceptions import (
         CertificationError,
         DesignerError,
@@ -102,6 +104,10 @@ if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
         SolverError,
     )
     from .mechanism import Mechanism
+    from .optimal.engine import design
+    from .optimal.problem import DesignProblem
+    from .optimal.problem_toml import load_problem
+    from .optimal.result import DesignResult
     from .privacy import (
         LossWitness,
         eps_bel,
@@ -112,6 +118,7 @@ if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
         privacy_losses,
         worst_case,
     )
+    from .results import FitStatus, Result
     from .setfunctions import (
         bel_from_mass,
         commonality_from_mass,

@@ -10,7 +10,7 @@ import numbers
 from dataclasses import dataclass
 from fractions import Fraction
 
-from ._exact import exp_bounds, ratio_at_most_exp
+from ._internal.exact import exp_bounds, ratio_at_most_exp
 from .exceptions import InvalidArgumentError
 
 __all__ = ["LP_EPSILON_CAP", "Budget"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ._render import json_number
+from ._internal.render import json_number
 from .vocabulary import Loss
 
 __all__ = ["Certificate", "certificate_fields"]

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._numeric import rr_probabilities
-from ._validation import check_epsilon, check_int, check_prior, check_real
+from ._internal.numeric import rr_probabilities
+from ._internal.validation import check_epsilon, check_int, check_prior, check_real
 from .exceptions import InfeasibleDesignError, InvalidArgumentError
 
 __all__ = [

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_int, check_labels
+from ._internal.validation import check_int, check_labels
 from .exceptions import InvalidArgumentTypeError, InvalidMechanismError
 from .mechanism import Mechanism
 

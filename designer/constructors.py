@@ -11,9 +11,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ._exact import ratio_at_most_exp
-from ._numeric import rr_probabilities
-from ._validation import check_epsilon, check_int, check_labels, check_real
+from ._internal.exact import ratio_at_most_exp
+from ._internal.numeric import rr_probabilities
+from ._internal.validation import check_epsilon, check_int, check_labels, check_real
 from .exceptions import InvalidArgumentError
 from .mechanism import Mechanism
 

@@ -18,9 +18,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import setfunctions as sf
+from ._internal.solvers import minimize
 from .exceptions import InvalidArgumentError, InvalidMechanismError
 from .mechanism import Mechanism
-from .solvers import minimize
 
 __all__ = [
     "WorstCasePair",

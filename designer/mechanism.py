@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from . import formats
 from . import setfunctions as sf
-from ._io import atomic_write_text, read_text
-from ._validation import check_labels, format_set, parse_set
+from ._internal import formats
+from ._internal.formats import ROW_SUM_TOL, check_masses
+from ._internal.io import atomic_write_text, read_text
+from ._internal.validation import check_labels, format_set, parse_set
 from .exceptions import InvalidArgumentTypeError, InvalidMechanismError
-from .formats import ROW_SUM_TOL, check_masses
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -409,7 +409,7 @@ class Mechanism:
 
     # ------------------------------------------------------------------ files
     def to_csv_text(self) -> str:
-        """The CSV layout (:mod:`designer.formats`): header ``input,{yes},...``, shortest exact floats."""
+        """The CSV layout (:mod:`designer._internal.formats`): header ``input,{yes},...``, shortest exact floats."""
         return formats.to_csv_text(self._inputs, self.columns, self._matrix)
 
     def to_csv(self, path: str | os.PathLike[str], *, overwrite: bool = True) -> None:
@@ -453,7 +453,7 @@ class Mechanism:
     @classmethod
     def read_document(cls, path: str | os.PathLike[str]) -> tuple[Mechanism, dict[str, Any] | None]:
         """Read a mechanism file once: the mechanism and, for a JSON file, the whole parsed object (whose other
-        keys, a release or answer words, :func:`designer.release.open_mechanism_file` reads); ``None`` for CSV."""
+        keys, a release or answer words, :func:`designer.release.files.open_mechanism_file` reads); ``None`` for CSV."""
         p = Path(path)
         text = read_text(p, error=InvalidMechanismError)
         if p.suffix.lower() == ".json":

@@ -24,8 +24,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import setfunctions as sf
-from ._exact import exp_float_bounds, ratio_at_most_exp, to_integers
-from ._validation import check_epsilon, check_real, format_set
+from ._internal.exact import exp_float_bounds, ratio_at_most_exp, to_integers
+from ._internal.validation import check_epsilon, check_real, format_set
 from .exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from .mechanism import Mechanism
 from .vocabulary import Loss

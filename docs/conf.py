@@ -9,8 +9,9 @@ DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
 sys.path.insert(0, str(DOCS / "_ext"))
 
-import designer  # noqa: E402  (after the path: the extension and the package)
 import designer_docs  # noqa: E402
+
+import designer  # noqa: E402  (after the path: the extension and the package)
 
 # The generated reference pages are written now, before Sphinx lists the sources: autosummary only generates the
 # stubs of pages it found (a page written at builder-inited is read, but its stubs are missing on a fresh clone).

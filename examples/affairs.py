@@ -25,9 +25,9 @@ import statsmodels.api as sm
 import statsmodels.formula.api as smf
 
 from designer import load_problem
-from designer.design import design
+from designer.estimation.sampling import randomize
+from designer.optimal import design
 from designer.regression import regress
-from designer.sampling import randomize
 
 try:
     HERE = Path(__file__).resolve().parent
@@ -74,7 +74,7 @@ def plot(table: pd.DataFrame, facts: dict[str, object], path: str) -> None:
     """Coefficients with both 95% intervals (true answers vs randomized answers)."""
     import matplotlib.pyplot as plt
 
-    from designer.plots import save_figure
+    from designer._internal.plots import save_figure
 
     fig, axes = plt.subplots(2, 3, figsize=(10, 4.6), sharey=True)
     for ax, (_, row) in zip(axes.ravel(), table.iterrows()):

@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from designer import load_problem
-from designer.design import DesignProblem
 from designer.devices import grid_design, make_rules, parse_device, render, verify
+from designer.optimal import DesignProblem
 
 ROOT = Path(__file__).resolve().parents[1]
 DEVICES = ("die", "coins:3", "spinner:10", "dice2", "cards", "coins:6")

@@ -30,7 +30,7 @@ import pandas as pd
 
 import designer as d
 from designer import closed_forms as cf
-from designer.simulation import simulate
+from designer.estimation.simulation import simulate
 
 PI = 0.3  # true proportion of "yes"
 

@@ -29,7 +29,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import designer as d
-from designer.hypothesis_tests import bound, bound_kinks, tradeoff, two_fold_bound
+from designer.estimation.hypothesis_tests import bound, bound_kinks, tradeoff, two_fold_bound
 
 FIGURES = {
     "1": ("sldp", "figure1_sldp_tradeoff", d.eps_shafer, "eps_S",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import warnings
 
-from designer.design.pram_compare import compare_with_sdcmicro
+from designer.optimal.pram_compare import compare_with_sdcmicro
 
 DISTRIBUTIONS = ((0.5, 0.3, 0.2), (0.7, 0.2, 0.1), (0.4, 0.3, 0.2, 0.1))
 

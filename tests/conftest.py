@@ -84,7 +84,7 @@ def exact_losses_within(mech, eps: float, losses) -> bool:
 
     Shafer (Def 3.1): every focal set's mass ratio between two rows. Walley (Def 3.13): the largest
     ``pl_x(E) / bel_x'(E)`` sits at a singleton ``E`` (pl is subadditive and bel superadditive over disjoint
-    events; tests/design/test_boundary_violations.py checks this by enumeration), so the singletons decide it.
+    events; tests/optimal/test_boundary_violations.py checks this by enumeration), so the singletons decide it.
     """
     from decimal import Decimal, localcontext
     from fractions import Fraction

@@ -9,6 +9,8 @@ import pytest
 
 import designer
 
+from .layers import LAYOUT, drawing, layer_of
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
@@ -23,22 +25,6 @@ def test_module_all_is_true(module):
     mod = importlib.import_module(f"designer.{module}")
     for name in mod.__all__:
         assert hasattr(mod, name), f"{module}.{name}"
-
-
-#: The layers of the package, lowest first: a module imports only from its own layer or lower ones.
-LAYERS = [
-    {"exceptions", "_native", "vocabulary", "_validation", "_exact", "budget", "_numeric", "_io", "_render", "formats",
-     "noise",
-     "certificate",
-     "setfunctions", "solvers", "plots"},
-    {"mechanism"},
-    {"mle", "constructors", "privacy", "composition", "credal", "estimation", "identification", "closed_forms",
-     "sampling", "answers", "covariates", "survey", "groups", "exact_table", "share_tests"},
-    {"hypothesis_tests", "simulation", "release"},
-    {"design"},
-    {"regression", "planning", "devices", "exports", "platforms"},
-    {"cli", "__main__", "studio"},
-]
 
 
 def _module_imports() -> dict[str, set[str]]:
@@ -66,8 +52,7 @@ def _module_imports() -> dict[str, set[str]]:
 
 
 def _layer(module: str) -> int:
-    top = module.split(".")[0]
-    return next(i for i, layer in enumerate(LAYERS) if top in layer)
+    return layer_of(module)
 
 
 def test_lower_layers_do_not_import_upper_ones():
@@ -207,30 +192,39 @@ def test_every_error_class_lives_in_exceptions_py():
     assert PlanningError is exceptions.PlanningError and DeviceError is exceptions.DeviceError
 
 
-def test_designer_design_is_the_function_and_the_package():
-    """``from designer import design`` then ``design(problem)`` designs (it used to raise TypeError: the name is
-    the subpackage); the subpackage's modules are still reached through it."""
-    from designer import design
-    from designer.design import DesignProblem
-    from designer.design.engine import design as engine_design
+def test_designer_design_is_a_plain_function():
+    """``from designer import design`` is the function (house 4: no module made callable); the engine lives in
+    ``designer.optimal``."""
+    import inspect
 
+    from designer import design
+    from designer.optimal import DesignProblem
+    from designer.optimal.engine import design as engine_design
+
+    assert inspect.isfunction(design) and not inspect.ismodule(designer.design)
     problem = DesignProblem(inputs=("yes", "no"), epsilon=1.0)
     assert np.array_equal(design(problem).mechanism.matrix, engine_design(problem).mechanism.matrix)
-    assert design.problem.DesignProblem is DesignProblem
 
 
-def test_the_layout_drawing_names_the_layers_of_this_table():
-    text = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "layout.md").read_text()
-    block = text.split("```", 2)[1]
-    drawn: dict[int, set[str]] = {}
-    layer = -1
-    for line in block.strip("\n").splitlines():
-        words = line.split("--")[0].split()  # after "--": what the layer does, in words
-        if words and words[0].isdigit():
-            layer = int(words[0])
-            words = words[1:]
-        drawn.setdefault(layer, set()).update(words)
-    assert drawn == dict(enumerate(LAYERS))
+def test_no_module_name_repeats_and_the_top_is_small():
+    names = [p.stem for p in (ROOT / "designer").rglob("*.py") if p.name != "__init__.py"]
+    names += [p.name for p in (ROOT / "designer").rglob("*") if p.is_dir() and p.name != "__pycache__"]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    assert repeated == []
+    top = [p.name for p in (ROOT / "designer").iterdir() if p.name != "__pycache__"]
+    assert len(top) <= 25, sorted(top)
+
+
+def test_the_layout_drawing_is_the_layer_table():
+    """docs/layout.md shows tests/layers.py's table as written by ``python -m tests.layers``."""
+    block = LAYOUT.read_text().split("```\n", 1)[1].split("```", 1)[0]
+    assert block == drawing(), "run: python -m tests.layers"
+
+
+def test_every_module_has_a_layer():
+    for module in _module_imports():
+        if module:
+            layer_of(module)
 
 
 def test_no_function_hands_its_locals_on():

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import designer as d
-from designer import hypothesis_tests as ht
-from designer.design import DesignProblem
+from designer.estimation import hypothesis_tests as ht
+from designer.optimal import DesignProblem
 
 
 def test_power_beyond_memory_is_refused_at_once():
@@ -34,14 +34,14 @@ def test_focal_sets_must_be_integer_masks(focal):
 
 
 def test_estimate_refuses_a_level_outside_zero_one():
-    from designer.estimation import estimate_sldp
+    from designer.estimation.shares import estimate_sldp
 
     with pytest.raises(ValueError, match="level"):
         estimate_sldp(d.Q_2x3(0.6, 0.2), [10, 20, 5], level=1.5)
 
 
 def test_nothing_identified_means_whole_intervals_and_no_stderr():
-    from designer.estimation import estimate_sldp
+    from designer.estimation.shares import estimate_sldp
 
     est = estimate_sldp(d.Q_2x3(0.6, 0.2), [0, 0, 50])  # every answer "don't know"
     assert est.status == "not_identified" and np.all(np.isnan(est.stderr))
@@ -58,7 +58,7 @@ def test_json_labels_must_be_labels():
 
 
 def test_work_beyond_memory_is_refused_before_it_starts():
-    from designer.design import design
+    from designer.optimal import design
 
     labels = tuple(f"a{i}" for i in range(20_000))
     with pytest.raises(d.InvalidProblemError, match="sldp"):
@@ -71,7 +71,7 @@ def test_work_beyond_memory_is_refused_before_it_starts():
 def test_problems_compare_by_value():
     """Two problems that state the same design are equal and hash alike, whatever their names; one number
     apart, they differ (the prior, epsilon, a structure bound)."""
-    from designer.design import DesignProblem
+    from designer.optimal import DesignProblem
 
     base = {"inputs": ("yes", "no"), "epsilon": 1.0}
     a, b = DesignProblem(**base, name="first"), DesignProblem(**base, source="x.toml")

@@ -18,10 +18,10 @@ import pytest
 from scipy.stats import norm
 
 from designer.cli import main
-from designer.groups import Noncompliance, estimate_groups
+from designer.estimation.groups import Noncompliance, estimate_groups
+from designer.estimation.survey_design import SurveyCounts
 from designer.mechanism import Mechanism
 from designer.regression.constant_share import estimate_share
-from designer.survey import SurveyCounts
 
 DATA = Path(__file__).resolve().parent / "data"
 P = (0.3, 0.7)  # a non-carrier says yes with p_g; a carrier always yes; a cheater always no

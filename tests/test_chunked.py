@@ -15,9 +15,9 @@ import pytest
 import designer.regression.chunked as chunked
 from designer import Mechanism
 from designer.cli import main
+from designer.estimation.sampling import randomize
 from designer.regression import regress
 from designer.regression.chunked import regress_chunks
-from designer.sampling import randomize
 
 GWRR = "examples/mechanisms/gwrr.csv"
 WARNER = Mechanism(np.array([[0.8, 0.2], [0.2, 0.8]]), inputs=["yes", "no"], frame=["yes", "no"], focal=[1, 2])

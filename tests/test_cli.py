@@ -295,16 +295,16 @@ def test_randomize_formats(tmp_path, capsys):
 
 @pytest.mark.parametrize("stage", ["drawing", "writing"])
 def test_interrupted_randomize_leaves_no_output(tmp_path, capsys, monkeypatch, stage):
-    import designer._io
-    import designer.exact_table
+    import designer._internal.io
+    import designer.release.exact_table
 
     def interrupt(*args, **kwargs):
         raise KeyboardInterrupt
 
     if stage == "drawing":
-        monkeypatch.setattr(designer.exact_table.ExactTable, "sample", interrupt)
+        monkeypatch.setattr(designer.release.exact_table.ExactTable, "sample", interrupt)
     else:  # after part of the temporary file was written, before the rename
-        monkeypatch.setattr(designer._io.os, "fsync", interrupt)
+        monkeypatch.setattr(designer._internal.io.os, "fsync", interrupt)
     answers = _answers(tmp_path, n=2000)
     out = tmp_path / "responses.csv"
     code, _, err = run(["randomize", str(answers), "--mechanism", "examples/mechanisms/q2x3.csv", "--column",

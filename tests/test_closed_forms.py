@@ -6,7 +6,7 @@ from scipy import stats
 
 import designer as d
 from designer import closed_forms as cf
-from designer.estimation import chi2_information, estimator_variance, fisher_information
+from designer.estimation.shares import chi2_information, estimator_variance, fisher_information
 
 
 @pytest.mark.parametrize("eps", [0.5, 1.0, 3.0])

@@ -6,7 +6,7 @@ import pytest
 
 import designer as d
 from designer import credal
-from designer.hypothesis_tests import worst_case_fisher
+from designer.estimation.hypothesis_tests import worst_case_fisher
 
 from .conftest import brute_bel, brute_pl
 

@@ -17,10 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from designer.cli import main
-from designer.design import DesignProblem, load_problem
 from designer.devices import DeviceError, certify_counts, grid_design, make_rules, parse_device, render, verify
 from designer.devices.program import snap_count
 from designer.exceptions import InfeasibleDesignError
+from designer.optimal import DesignProblem, load_problem
 from designer.privacy import eps_walley
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -258,8 +258,8 @@ def test_a_grid_design_cut_short_is_not_called_optimal():
 def test_the_within_1pct_search_is_bounded_by_nodes_not_by_the_clock(monkeypatch):
     import time
 
-    from designer.design import design
     from designer.devices import grid
+    from designer.optimal import design
 
     problem = load_problem(ROOT / "problems" / "warner.toml")
     continuous = design(problem).objective_value
@@ -273,7 +273,7 @@ def test_the_within_1pct_search_is_bounded_by_nodes_not_by_the_clock(monkeypatch
 
 
 def test_a_device_grid_carries_the_same_certificate_as_every_design():
-    from designer.design import Certificate
+    from designer.optimal import Certificate
     from designer.vocabulary import Loss
 
     problem = load_problem(ROOT / "problems" / "gwrr-dont-know-wldp.toml")

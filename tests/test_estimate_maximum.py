@@ -16,8 +16,8 @@ from scipy.optimize import linprog, minimize
 
 from designer import Mechanism
 from designer.cli import main
-from designer.estimation import estimate_sldp
-from designer.mle import kkt_violation, mle_newton
+from designer.estimation.mle import kkt_violation, mle_newton
+from designer.estimation.shares import estimate_sldp
 
 
 def _random_problem(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -239,7 +239,7 @@ def test_the_maximum_is_reached_on_a_flat_likelihood(d, diff):
     """548,864 answers through two inputs whose answer distributions differ by 2d: the relative KKT violation
     at the uniform start is below 1e-10 (today's code stopped there, 1.9e-5 of log-likelihood short of the
     maximum at 0); the estimate must reach the maximum to 1e-9 of log-likelihood."""
-    from designer.mle import _loglik, loglik_gap
+    from designer.estimation.mle import _loglik, loglik_gap
 
     n = 548_864
     m, counts = _warner(d), np.array([(n - diff) / 2, (n + diff) / 2])
@@ -257,7 +257,7 @@ def test_the_maximum_is_reached_on_a_flat_likelihood(d, diff):
 def test_a_relative_kkt_test_alone_is_not_convergence():
     """At the uniform shares the relative violation is 3.6e-11 (below KKT_TOL) while the log-likelihood can still
     rise by 1.9e-5: the absolute test refuses it, and the bound n (max g - 1) covers the true shortfall."""
-    from designer.mle import KKT_TOL, _loglik, at_maximum, loglik_gap
+    from designer.estimation.mle import KKT_TOL, _loglik, at_maximum, loglik_gap
 
     n = 548_864
     m, counts = _warner(1e-6), np.array([(n - 10) / 2, (n + 10) / 2])
@@ -270,7 +270,7 @@ def test_a_relative_kkt_test_alone_is_not_convergence():
 
 def test_the_gap_bounds_the_shortfall_on_random_points():
     """``n (max g - 1) >= L(pi*) - L(pi)`` at random shares of random problems (the concavity bound)."""
-    from designer.mle import _loglik, loglik_gap
+    from designer.estimation.mle import _loglik, loglik_gap
 
     rng = np.random.default_rng(11)
     for _ in range(100):
@@ -302,7 +302,7 @@ def test_two_input_maximum_matches_the_closed_form(a, gap, where, n):
     whose frequency lies near them (``where`` 0 and 1 at the two rows, outside: the maximum on the boundary), up to
     1e7 answers: a flat likelihood. The estimate's log-likelihood reaches the closed-form maximum to 1e-9 plus
     rounding."""
-    from designer.mle import _loglik
+    from designer.estimation.mle import _loglik
 
     yes = int(np.clip(round(n * (a + where * gap)), 0, n))
     m, counts = np.array([[a + gap, 1 - a - gap], [a, 1 - a]]), np.array([float(yes), float(n - yes)])
@@ -318,7 +318,7 @@ def test_the_absolute_test_accepts_half_its_tolerance_and_refuses_twice_it(facto
     violation far below 1e-10 in both): only the first is at the maximum."""
     from scipy.optimize import brentq
 
-    from designer.mle import KKT_TOL, at_maximum, gap_tolerance, loglik_gap
+    from designer.estimation.mle import KKT_TOL, at_maximum, gap_tolerance, loglik_gap
 
     n = 548_864
     m, counts = _warner(1e-4), np.array([(n - 10) / 2, (n + 10) / 2])

@@ -6,8 +6,8 @@ from scipy import stats
 
 import designer as d
 from designer import closed_forms as cf
-from designer.design import DesignProblem, design
-from designer.estimation import (
+from designer.estimation.sampling import precise_distributions, randomize, randomize_precise
+from designer.estimation.shares import (
     em,
     estimate_sldp,
     identified_set,
@@ -15,8 +15,8 @@ from designer.estimation import (
     mle_convex,
     response_counts,
 )
-from designer.sampling import precise_distributions, randomize, randomize_precise
-from designer.simulation import simulate, summarize
+from designer.estimation.simulation import simulate, summarize
+from designer.optimal import DesignProblem, design
 
 
 def test_randomize_frequencies_pass_a_chi_square_test():
@@ -168,7 +168,7 @@ def test_newton_mle_meets_the_kkt_conditions_on_random_mechanisms(seed):
     """Random set-valued mechanisms (k = 2..8, some shares 0 so that the optimum sits on the boundary): the
     Newton MLE satisfies the KKT conditions to 1e-10, reports convergence, and its log-likelihood is at
     least the convex program's (an independent solver)."""
-    from designer.mle import kkt_violation, mle_convex, mle_newton
+    from designer.estimation.mle import kkt_violation, mle_convex, mle_newton
 
     rng = np.random.default_rng(seed)
     k = int(rng.integers(2, 9))
@@ -187,7 +187,7 @@ def test_newton_mle_meets_the_kkt_conditions_on_random_mechanisms(seed):
 
 
 def test_newton_mle_on_a_designed_16_answer_mechanism():
-    from designer.design import DesignProblem, design
+    from designer.optimal import DesignProblem, design
 
     mech = design(DesignProblem(inputs=tuple(f"v{i}" for i in range(16)), epsilon=0.5, objective="chi2")).mechanism
     rng = np.random.default_rng(0)

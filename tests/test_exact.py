@@ -1,4 +1,4 @@
-"""Direct tests of designer._exact, the base of every certificate."""
+"""Direct tests of designer._internal.exact, the base of every certificate."""
 
 import decimal
 import math
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from designer._exact import HUGE_EPSILON, exp_bounds, ratio_at_most_exp, to_integers
+from designer._internal.exact import HUGE_EPSILON, exp_bounds, ratio_at_most_exp, to_integers
 
 
 def decimal_exp(eps: float, digits: int = 80) -> decimal.Decimal:
@@ -99,7 +99,7 @@ def test_to_integers_of_zeros_is_python_zeros_without_shift():
 def test_exp_float_bounds_above_700_nats():
     import sys
 
-    from designer._exact import exp_float_bounds
+    from designer._internal.exact import exp_float_bounds
 
     for eps in (700.0, 700.5, 1e4):
         assert exp_float_bounds(eps) == (sys.float_info.max, math.inf)

@@ -1,5 +1,7 @@
-"""Every path of the exact sampler (designer.exact_table: DrawPlan, sample_grid, sample_counts, ExactTable.sample,
-OsRandom, SeededRandom) and its JavaScript twin (designer.exports.DRAW_JS, in the module, the page and the platform
+"""Every path of the exact sampler (designer.release.exact_table: DrawPlan, sample_grid, sample_counts,
+ExactTable.sample,
+OsRandom, SeededRandom) and its JavaScript twin (designer.release.exports.DRAW_JS, in the module, the page and the
+platform
 snippets), docs/theory.md section 7.5.
 
 The answers are checked against a reference written here with Python integers and division (``W // s`` bracketed
@@ -24,7 +26,8 @@ from scipy.stats import chisquare
 
 from designer import DesignProblem, Mechanism, design
 from designer.constructors import Q_2x3, Q_kRR
-from designer.exact_table import (
+from designer.exceptions import InvalidArgumentError
+from designer.release.exact_table import (
     DENOMINATOR,
     WIDE_DENOMINATOR,
     DrawPlan,
@@ -34,9 +37,8 @@ from designer.exact_table import (
     sample_grid,
     words_per_draw,
 )
-from designer.exceptions import InvalidArgumentError
-from designer.exports import DRAW_JS, export_html, export_js, randomizer_for
-from designer.platforms import platform_script
+from designer.release.exports import DRAW_JS, export_html, export_js, randomizer_for
+from designer.release.platforms import platform_script
 
 NODE = shutil.which("node") or shutil.which("nodejs")
 
@@ -145,7 +147,7 @@ TABLES = {
 @pytest.mark.parametrize("few", [32, 0, 10**6])
 def test_every_boundary_number_gives_the_reference_column(name, few, monkeypatch):
     """Both ways of counting thresholds (column by column up to FEW_COLUMNS, by row above it) at every boundary."""
-    from designer import exact_table as module
+    from designer.release import exact_table as module
 
     monkeypatch.setattr(module, "FEW_COLUMNS", few)
     table = TABLES[name]()
@@ -342,7 +344,7 @@ def _full_width():
 
 @pytest.mark.parametrize("few", [32, 0])
 def test_64_bit_tables_draw_exactly_at_every_boundary(few, monkeypatch):
-    from designer import exact_table as module
+    from designer.release import exact_table as module
 
     monkeypatch.setattr(module, "FEW_COLUMNS", few)
     counts, dens = _full_width()

@@ -1,4 +1,4 @@
-"""Exact tables and the release path of ``randomize`` (designer.exact_table, docs/theory.md section 7.5).
+"""Exact tables and the release path of ``randomize`` (designer.release.exact_table, docs/theory.md section 7.5).
 
 The tables are checked with arithmetic designer does not use here: Fractions of the counts against 60-digit
 ``Decimal`` exponentials, every event enumerated for the Walley loss. Draws are checked with injected words at the
@@ -21,7 +21,8 @@ from scipy.stats import chisquare
 from designer import DesignProblem, Mechanism, design, load_problem
 from designer.cli import main
 from designer.constructors import Q_GWRR, Q_WRR, Q_2x3
-from designer.exact_table import (
+from designer.estimation.sampling import draw_rows, precise_distributions
+from designer.release.exact_table import (
     WIDE_DENOMINATOR,
     ExactTable,
     OsRandom,
@@ -30,7 +31,6 @@ from designer.exact_table import (
     exact_table,
     grid_counts,
 )
-from designer.sampling import draw_rows, precise_distributions
 from designer.vocabulary import Semantics
 
 
@@ -206,7 +206,7 @@ def test_three_variables_in_one_release(tmp_path, capsys):
 def test_every_bundled_problem_exports_a_table_within_its_budget(name):
     """The table `designer export` writes for each bundled problem, checked within the problem's budget with
     Fractions (Shafer) and every event (Walley), as its semantics asks."""
-    from designer.exports import randomizer_for
+    from designer.release.exports import randomizer_for
 
     problem = load_problem(f"problems/{name}.toml")
     mech = design(problem).mechanism

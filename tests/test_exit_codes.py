@@ -3,7 +3,7 @@
 import pytest
 
 from designer.cli import EXIT_INTERNAL, EXIT_USAGE, main
-from designer.design import engine
+from designer.optimal import engine
 
 
 @pytest.mark.parametrize("exc", [ValueError("boom"), TypeError("boom"), KeyError("boom"), ZeroDivisionError()])

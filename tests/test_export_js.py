@@ -17,7 +17,7 @@ from scipy.stats import chisquare
 from designer import DesignProblem, design
 from designer.cli import main
 from designer.constructors import Q_2x3
-from designer.exports import export_js, randomizer_for
+from designer.release.exports import export_js, randomizer_for
 
 NODE = shutil.which("node") or shutil.which("nodejs")
 pytestmark = pytest.mark.skipif(NODE is None, reason="Node.js is not installed (.ci/run installs it from Debian)")

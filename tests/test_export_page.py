@@ -17,7 +17,7 @@ import pytest
 
 from designer import Mechanism
 from designer.cli import main
-from designer.exports import export_html, randomizer_for
+from designer.release.exports import export_html, randomizer_for
 
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(BROWSER is None, reason="no Chromium on this machine (.ci/run installs Debian's)")
@@ -215,7 +215,7 @@ def test_the_module_draws_fit_the_table_in_chromium(tmp_path, browser, case):
     from designer import DesignProblem, design
     from designer.constructors import Q_2x3
     from designer.devices import grid_design, parse_device
-    from designer.exports import export_js
+    from designer.release.exports import export_js
 
     if case == "q2x3":
         mech = Q_2x3(0.6, 0.2)
@@ -252,7 +252,7 @@ def test_a_shown_die_gives_the_report_its_card_gives(tmp_path, browser):
 
     from designer import DesignProblem
     from designer.devices import grid_design, make_rules, parse_device
-    from designer.exports import device_view
+    from designer.release.exports import device_view
 
     problem = DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="chi2", dont_know_max=0.3)
     g = grid_design(problem, parse_device("die"))

@@ -10,8 +10,8 @@ import pytest
 
 from designer.cli import main
 from designer.constructors import Q_2x3
-from designer.exports import randomizer_for
-from designer.platforms import PLATFORM_HTML, platform_script
+from designer.release.exports import randomizer_for
+from designer.release.platforms import PLATFORM_HTML, platform_script
 from tests.test_export_page import BROWSER, Browser
 
 QUALTRICS_STANDIN = """<script>

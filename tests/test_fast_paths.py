@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 import designer as d
-import designer.estimation as estimation
-import designer.sampling as sampling
-from designer.design import DesignProblem, design
-from designer.design.precise import cyclic_design
+import designer.estimation.sampling as sampling
+import designer.estimation.shares as estimation
 from designer.exceptions import InvalidMechanismError
+from designer.optimal import DesignProblem, design
+from designer.optimal.precise import cyclic_design
 from designer.privacy import _max_ratio, _max_ratio_same
 from designer.setfunctions import pl_from_mass
 
@@ -60,7 +60,7 @@ def test_pl_of_rarely_said_elements_is_accurate_and_zeros_are_exact(seed: int) -
 def test_columnwise_draw_gives_the_answers_of_the_per_row_draw(monkeypatch: pytest.MonkeyPatch) -> None:
     mech = d.Q_kRR(1.0, ["a", "b", "c", "d"])
     truth = sampling.synthetic_answers(list(mech.inputs), [0.1, 0.2, 0.3, 0.4], 20_000, rng=3)
-    from designer import exact_table
+    from designer.release import exact_table
 
     fast = sampling.randomize(mech, truth, rng=9)
     monkeypatch.setattr(exact_table, "FEW_COLUMNS", 0)

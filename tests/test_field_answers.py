@@ -9,13 +9,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from designer.answers import AnswerVocabulary
 from designer.cli import main
-from designer.estimation import response_columns
+from designer.estimation.answers import AnswerVocabulary
+from designer.estimation.sampling import randomize
+from designer.estimation.shares import response_columns
 from designer.exceptions import InvalidArgumentError, InvalidMechanismError
 from designer.mechanism import Mechanism
 from designer.regression import regress
-from designer.sampling import randomize
 
 ROOT = Path(__file__).resolve().parents[1]
 GWRR = ROOT / "examples" / "mechanisms" / "gwrr.csv"

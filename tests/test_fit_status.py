@@ -13,9 +13,9 @@ from scipy.special import expit
 
 from designer import Q_GWRR, Mechanism
 from designer.cli import main
+from designer.estimation.sampling import randomize
 from designer.exceptions import RegressionError
 from designer.regression import regress
-from designer.sampling import randomize
 
 ROOT = Path(__file__).resolve().parents[1]
 SEX2 = ROOT / "examples" / "data" / "sex2.csv"

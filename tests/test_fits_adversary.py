@@ -16,8 +16,8 @@ from scipy.special import expit
 
 from designer import Mechanism
 from designer.cli import main
+from designer.estimation.sampling import randomize
 from designer.regression import regress
-from designer.sampling import randomize
 
 IDENTITY = Mechanism(np.eye(2), inputs=["yes", "no"], frame=["yes", "no"], focal=[1, 2])
 WARNER = Mechanism(np.array([[0.75, 0.25], [0.25, 0.75]]), inputs=["yes", "no"], frame=["yes", "no"], focal=[1, 2])

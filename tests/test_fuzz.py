@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from designer import Mechanism
-from designer.design import DesignProblem, load_problem
 from designer.exceptions import DesignerError
+from designer.optimal import DesignProblem, load_problem
 
 FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -1,4 +1,5 @@
-"""Several designs in one survey and non-compliance (designer.groups), against likelihoods written out by hand.
+"""Several designs in one survey and non-compliance (designer.estimation.groups), against likelihoods written out by
+hand.
 
 Two groups answer through Warner's design at different probabilities. The expected values come from the
 groups' binomial likelihoods maximised directly (scipy, in the textbook parameters: prevalence ``pi`` and the
@@ -18,9 +19,9 @@ from scipy.optimize import minimize
 
 from designer.cli import main
 from designer.constructors import Q_WRR
+from designer.estimation.groups import estimate_groups, stack_mechanisms
+from designer.estimation.survey_design import SurveyCounts
 from designer.exceptions import DesignerError
-from designer.groups import estimate_groups, stack_mechanisms
-from designer.survey import SurveyCounts
 
 if TYPE_CHECKING:
     import pandas as pd

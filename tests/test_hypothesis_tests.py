@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import designer as d
-from designer import hypothesis_tests as ht
+from designer.estimation import hypothesis_tests as ht
 
 from .test_credal import random_mechanisms
 

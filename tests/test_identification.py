@@ -19,9 +19,9 @@ import pytest
 from scipy.optimize import linprog
 
 from designer import Mechanism
-from designer import identification as ident
+from designer.estimation import identification as ident
+from designer.estimation.mle import mle_newton
 from designer.exceptions import InvalidArgumentError, InvalidMechanismError
-from designer.mle import mle_newton
 
 
 def _beliefs(mech: Mechanism) -> tuple[list[int], np.ndarray]:
@@ -404,7 +404,7 @@ def _two(d: float) -> Mechanism:
 def test_two_inputs_whose_rows_differ_by_5e8_are_not_identified():
     """Today's code: status converged with a standard error of 316,354 on a share (the ratio test of a 1 x 1
     information cannot fail)."""
-    from designer.estimation import estimate_sldp
+    from designer.estimation.shares import estimate_sldp
 
     for counts in (np.array([520.0, 480.0]), np.array([500.0, 500.0]), np.array([480.0, 520.0])):
         est = estimate_sldp(_two(5e-8), counts)
@@ -418,7 +418,7 @@ def test_two_inputs_whose_rows_differ_by_5e8_are_not_identified():
 def test_a_standard_error_just_above_the_shares_range_is_not_identified(factor, identified):
     """Warner's design with truthful probability 1/2 + d: the MLE's standard error at an interior estimate is
     ``sqrt(f (1 - f) / n) / (2d)`` (the inversion estimator's). ``d`` is chosen so that it is 0.99 or 1.01."""
-    from designer.estimation import estimate_sldp
+    from designer.estimation.shares import estimate_sldp
 
     n, f = 10_000, 0.5
     d = np.sqrt(f * (1 - f) / n) / 2 / factor

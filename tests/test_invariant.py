@@ -1,4 +1,4 @@
-"""Invariant designs (PRAM; designer.design.invariant, docs/theory.md section 12).
+"""Invariant designs (PRAM; designer.optimal.invariant, docs/theory.md section 12).
 
 Checked against computations designer does not use: the optimum against a second linear program written over the
 joint table ``J = diag(pi) P`` in cvxpy and solved by Clarabel (an interior-point method, not HiGHS' simplex); the
@@ -20,8 +20,8 @@ from scipy.stats import chisquare
 from designer import DesignProblem, design
 from designer.cli import main
 from designer.constructors import Q_kRR
-from designer.exact_table import OsRandom, exact_table
 from designer.exceptions import InvalidProblemError
+from designer.release.exact_table import OsRandom, exact_table
 
 
 def _joint_lp(problem: DesignProblem) -> float:
@@ -233,7 +233,7 @@ def test_sdcmicros_construction_keeps_the_prior_and_designer_beats_it_at_its_los
     import importlib.util
     from pathlib import Path
 
-    from designer.design.pram_compare import compare_with_sdcmicro, sdcmicro_invariant_pram
+    from designer.optimal.pram_compare import compare_with_sdcmicro, sdcmicro_invariant_pram
 
     rng = np.random.default_rng(11)
     for _ in range(5):
@@ -367,8 +367,8 @@ def _gain(problem: DesignProblem) -> np.ndarray:
 def test_the_release_rule_refuses_a_table_1e_9_short(monkeypatch):
     """The rule at its edge: a table whose objective falls short of the optimum by just over 1e-9 (relative) is not
     released, one just under is."""
-    from designer.design import invariant as inv
     from designer.exceptions import CertificationError
+    from designer.optimal import invariant as inv
 
     problem = DesignProblem(inputs=("a", "b", "c"), prior=(0.001, 0.4, 0.599), epsilon=1.0, invariant=True)
     honest = design(problem)

@@ -1,4 +1,5 @@
-"""The noisy counts of a published prior (designer/noise.py): the exact samplers against their laws computed here
+"""The noisy counts of a published prior (designer/release/noise.py): the exact samplers against their laws computed
+here
 in closed form, the budget arithmetic in rationals, and the post-processing."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import pytest
 from scipy.stats import chisquare
 
 from designer.exceptions import InvalidArgumentError
-from designer.noise import (
+from designer.release.noise import (
     bernoulli,
     bernoulli_exp,
     discrete_laplace,

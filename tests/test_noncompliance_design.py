@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from designer.groups import Noncompliance
+from designer.estimation.groups import Noncompliance
 from designer.planning.noncompliance_design import (
     _edges,
     binary,

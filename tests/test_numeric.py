@@ -8,7 +8,7 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
-from designer._numeric import EXP_MAX, exp_capped, rr_probabilities, two_sided_z, wald_interval
+from designer._internal.numeric import EXP_MAX, exp_capped, rr_probabilities, two_sided_z, wald_interval
 
 getcontext().prec = 60
 

@@ -180,7 +180,7 @@ def test_output_files_honour_the_umask(folder, capsys):
 
 
 def test_synthetic_answers_follow_the_prior():
-    from designer.sampling import synthetic_answers
+    from designer.estimation.sampling import synthetic_answers
 
     draw = synthetic_answers(["a", "b", "c"], [0.2, 0.3, 0.5], 200_000, rng=3)
     shares = np.array([(draw == x).mean() for x in "abc"])
@@ -190,8 +190,8 @@ def test_synthetic_answers_follow_the_prior():
 @pytest.mark.parametrize("problem, eps", [("gwrr-dont-know.toml", 1.0), ("gwrr-dont-know-wldp.toml", 1.0),
                                           ("gwrr-dont-know-wldp.toml", 3.0), ("survey-5-options.toml", 2.0)])
 def test_one_variance_in_design_compare_sweep_and_python(folder, capsys, problem, eps):
-    from designer.design import design
-    from designer.design.problem_toml import load_problem
+    from designer.optimal import design
+    from designer.optimal.problem_toml import load_problem
 
     python = design(load_problem(folder / "problems" / problem).replace(epsilon=eps)).variance
     _, out, _ = _run(folder, f"design problems/{problem} --eps {eps}", "json", capsys)

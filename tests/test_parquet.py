@@ -78,7 +78,7 @@ def _dataset(tmp_path, parts: int = 3):
     import numpy as np
 
     from designer import Q_2x3
-    from designer.sampling import randomize
+    from designer.estimation.sampling import randomize
 
     data = pd.read_csv("examples/answers.csv", dtype=str)
     q = Q_2x3(0.6, 0.2)

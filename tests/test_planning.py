@@ -15,8 +15,8 @@ from scipy.stats import norm
 import designer as d
 from designer import closed_forms as cf
 from designer.cli import main
-from designer.design import design
-from designer.design.problem_toml import load_problem
+from designer.optimal import design
+from designer.optimal.problem_toml import load_problem
 from designer.planning import (
     PlanningError,
     accuracy_of,
@@ -108,7 +108,7 @@ def _survey(c1=0.9, c2=0.8, pi1=0.1, pi2=0.4, total=2.0):
 def test_allocation_matches_an_independent_grid_search_and_beats_the_equal_split():
     """Two binary chi2 questions with don't-know: their designs are GWRR (Cor 3.12), so the total variance of
     a split has a closed form; a grid search at 1e-4 over it must agree with allocate() to 1e-3."""
-    from designer.estimation import estimator_variance
+    from designer.estimation.shares import estimator_variance
 
     def v(eps, c, pi):  # Thm 3.10 per respondent as n -> inf, at the GWRR optimum of Cor 3.12
         e = np.exp(eps)
@@ -225,9 +225,9 @@ def test_a_plan_is_a_typed_object_the_cli_only_prints(capsys):
     import json
 
     from designer.cli import main, plan_commands
-    from designer.design import load_problem
+    from designer.optimal import load_problem
     from designer.planning import PlanRequest, make_plan, plan_survey
-    from designer.planning.survey import load_survey
+    from designer.planning.survey_plan import load_survey
     from designer.vocabulary import PlanMode
 
     warner = ROOT / "problems" / "warner.toml"

@@ -202,7 +202,7 @@ def test_simulation_check_names_its_arguments_and_refuses_wldp_set_answers_only(
 def test_price_of_privacy_rows_are_warners_sample_sizes_at_the_planning_prior():
     """Each budget's row against Eq 1 at the prior asked for (not the file's), and the reason of a row
     without n."""
-    from designer.design import load_problem
+    from designer.optimal import load_problem
     from designer.planning import price_of_privacy
     from designer.vocabulary import VarianceFormula
 
@@ -228,7 +228,7 @@ def test_power_of_a_share_identified_at_the_null_only():
     import numpy as np
 
     from designer import Q_2x3
-    from designer.design.objectives import share_variances
+    from designer.optimal.objectives import share_variances
     from designer.vocabulary import Semantics
 
     mech = Q_2x3(0.4, 0.0)
@@ -268,7 +268,7 @@ class _Counting:
 
 def test_sample_size_from_the_asymptotic_formula_is_read_off_it_and_exact_at_integers():
     from designer import Q_kRR
-    from designer._numeric import two_sided_z  # tested against NormalDist in test_numeric
+    from designer._internal.numeric import two_sided_z  # tested against NormalDist in test_numeric
     from designer.planning import sample_size
     from designer.vocabulary import VarianceFormula
 
@@ -339,7 +339,7 @@ def test_sample_size_refuses_what_no_sample_size_can_meet_in_words():
 def test_smallest_budget_inverts_warners_formula(n, width):
     """Warner at prior 0.3: z sqrt(V(eps) / n) = width with p(1-p)/(2p-1)^2 = e/(e-1)^2, e = e^eps, solved in
     closed form; the search is exact to its tolerance (2e-4 nats)."""
-    from designer.design import load_problem
+    from designer.optimal import load_problem
     from designer.planning import smallest_budget
 
     z = N01.inv_cdf(0.975)
@@ -352,7 +352,7 @@ def test_smallest_budget_inverts_warners_formula(n, width):
 
 
 def test_smallest_budget_where_the_structure_or_a_floor_decides():
-    from designer.design import load_problem
+    from designer.optimal import load_problem
     from designer.planning import accuracy_of as acc_of
     from designer.planning import smallest_budget
 
@@ -364,7 +364,7 @@ def test_smallest_budget_where_the_structure_or_a_floor_decides():
     assert plan.epsilon == pytest.approx(math.log(19), abs=2.5e-4) and plan.epsilon >= math.log(19) - 1e-9
     # a fixed don't-know mass of 0.2 puts a floor under the variance: no budget meets 0.005 with 1000 answers
     gwrr = load_problem(root / "gwrr-dont-know.toml")
-    from designer.design import design
+    from designer.optimal import design
 
     floor = acc_of(design(gwrr.replace(epsilon=20.0)).mechanism, "sldp", [0.3, 0.7]).variance
     z = N01.inv_cdf(0.975)
@@ -425,7 +425,7 @@ def test_sample_size_at_its_edges():
     """The asymptotic formula at n = 1, at exactly N_MAX respondents (allowed) and one more (refused), and the
     rounding guard: a width the 1e-12 slack puts one respondent short is met at the next n."""
     from designer import Q_kRR
-    from designer._numeric import two_sided_z
+    from designer._internal.numeric import two_sided_z
     from designer.planning import sample_size
     from designer.planning.sizes import N_MAX
 
@@ -446,7 +446,7 @@ def test_smallest_budget_floor_messages_without_dont_know_and_without_any_inform
     """A floor that no budget lifts, said in full: Warner's variance at eps = 20 is the prior's own
     pi (1 - pi) / n (no don't-know note); a design that says nothing has an infinite variance (no count of
     respondents)."""
-    from designer.design import DesignProblem, design, load_problem
+    from designer.optimal import DesignProblem, design, load_problem
     from designer.planning import accuracy_of as acc_of
     from designer.planning import smallest_budget
 
@@ -467,7 +467,7 @@ def test_smallest_budget_floor_messages_without_dont_know_and_without_any_inform
 
 
 def test_price_of_privacy_uses_the_level_asked_for():
-    from designer.design import load_problem
+    from designer.optimal import load_problem
     from designer.planning import price_of_privacy
 
     problem = load_problem(Path(__file__).resolve().parents[1] / "problems" / "warner.toml")
@@ -616,7 +616,7 @@ def test_a_design_too_large_to_expand_cannot_be_planned():
 
 
 def test_accuracy_defaults_to_shafer_and_names_its_variance():
-    from designer.design.objectives import VARIANCE_KINDS
+    from designer.optimal.objectives import VARIANCE_KINDS
 
     mech = Q_WRR(0.8)
     default, sldp = accuracy_of(mech), accuracy_of(mech, "sldp")
@@ -633,7 +633,7 @@ def test_the_simulation_check_of_five_options_is_the_analysts_wald_interval_per_
     import numpy as np
 
     from designer import Q_kRR
-    from designer.estimation import em, estimator_variance
+    from designer.estimation.shares import em, estimator_variance
     from designer.planning import check_by_simulation
 
     mech = Q_kRR(1.0, 5)

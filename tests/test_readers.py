@@ -136,7 +136,7 @@ def test_a_write_abandoned_midway_leaves_no_file_and_no_noise(tmp_path, suffix):
     Parquet writer, collected later, does not print "Exception ignored in ParquetWriter.__del__" on stderr."""
     code = f"""
 import gc
-from designer._io import atomic_writer
+from designer._internal.io import atomic_writer
 from designer.cli._stream import table_sink
 def write():
     with atomic_writer({str(tmp_path / ('out' + suffix))!r}, overwrite=False) as binary:

@@ -11,9 +11,9 @@ import statsmodels.api as sm
 from designer import Mechanism
 from designer.cli import main
 from designer.constructors import Q_GWRR
+from designer.estimation.sampling import randomize
 from designer.regression import RegressionError, regress, sensitivity
 from designer.regression.likelihood import Likelihood
-from designer.sampling import randomize
 
 
 def _identity(labels):
@@ -127,7 +127,7 @@ def test_intervals_cover_at_their_level():
 
 
 def test_prevalence_of_the_intercept_only_model_is_the_share_mle():
-    from designer.estimation import estimate_sldp, response_counts
+    from designer.estimation.shares import estimate_sldp, response_counts
 
     rng = np.random.default_rng(7)
     mech = Q_GWRR(1.0, 0.8)
@@ -148,7 +148,7 @@ def test_prevalence_of_the_intercept_only_model_is_the_share_mle():
 
 
 def test_wldp_sensitivity_gives_a_range_that_holds_the_generating_member():
-    from designer.sampling import randomize_precise
+    from designer.estimation.sampling import randomize_precise
 
     rng = np.random.default_rng(8)
     mech = Q_GWRR(1.0, 0.8)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from designer.cli import main
-from designer.release import read_mechanism_file
+from designer.release.files import read_mechanism_file
 
 ROOT = Path(__file__).resolve().parents[1]
 getcontext().prec = 60
@@ -134,7 +134,7 @@ def test_every_command_reads_a_mechanism_file_once(tmp_path, capsys, monkeypatch
     (before, estimate read it three times and randomize twice)."""
     import sys
 
-    import designer._io
+    import designer._internal.io
 
     mech = tmp_path / "mech.json"
     assert _run(["design", str(ROOT / "problems" / "gwrr-dont-know.toml"), "--out", str(mech)], capsys)[0] == 0
@@ -144,7 +144,7 @@ def test_every_command_reads_a_mechanism_file_once(tmp_path, capsys, monkeypatch
     data.write_text("answer,x,truth\n" + "".join(f"{a if ',' not in a else chr(34) + a + chr(34)},{i % 3},"
                                                    f"{'yes' if i % 2 else 'no'}\n" for i, a in enumerate(answers)))
     reads: list[str] = []
-    real = designer._io.read_text
+    real = designer._internal.io.read_text
 
     def counted(path, *args, **kwargs):
         reads.append(str(path))

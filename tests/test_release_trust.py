@@ -54,7 +54,7 @@ def test_a_wldp_allocation_beyond_the_budget_is_refused_and_nothing_is_written(t
 
 
 def test_a_repaired_release_writes_the_drawn_channel_and_estimates_from_it_cover_the_truth(tmp_path, capsys, gwrr):
-    from designer.release import open_mechanism_file
+    from designer.release.files import open_mechanism_file
 
     rng = np.random.default_rng(11)
     truth = rng.choice(["yes", "no"], size=40_000, p=[0.3, 0.7]).tolist()
@@ -129,7 +129,7 @@ def test_budgets_compose_in_the_decimals_written(tmp_path, capsys):
 
 
 def test_output_and_manifest_appear_together_or_not_at_all(tmp_path, capsys, gwrr, monkeypatch):
-    from designer import _io
+    from designer._internal import io as _io
 
     _truth(tmp_path / "truth.csv", ["yes", "no"] * 10)
     real = _io.atomic_writer
@@ -195,8 +195,8 @@ def test_an_unknown_category_under_a_data_prior_names_its_line(tmp_path, capsys)
 
 def test_the_library_draws_from_the_operating_system_unless_given_a_generator(monkeypatch):
     from designer import Q_GWRR
-    from designer.exact_table import OsRandom
-    from designer.sampling import randomize, randomize_precise
+    from designer.estimation.sampling import randomize, randomize_precise
+    from designer.release.exact_table import OsRandom
 
     calls = []
     real = OsRandom.words
@@ -223,8 +223,8 @@ def test_the_library_draws_from_the_operating_system_unless_given_a_generator(mo
 def test_an_invariant_design_file_is_certified_on_its_exact_table(tmp_path, capsys):
     """The masses of an invariant design file are the doubles nearest its table's fractions; the table is what is
     drawn, and its integers decide the release (a ratio at the budget may sit an ulp above it in the doubles)."""
-    from designer.exact_table import counts_private
-    from designer.release import open_mechanism_file
+    from designer.release.exact_table import counts_private
+    from designer.release.files import open_mechanism_file
 
     path = tmp_path / "pram.json"
     assert _run(["design", ROOT / "problems" / "pram-party.toml", "--out", path], capsys)[0] == 0

@@ -1,4 +1,4 @@
-"""What the respondent reads (designer.devices.words; the page of designer.exports, the platform snippets, the
+"""What the respondent reads (designer.devices.words; the page of designer.release.exports, the platform snippets, the
 printed card): answers in plain words, the guarantee as a sentence, "recorded" only when something is sent, the
 fixed texts in English, French or German or from a strings file. The page's visible text is read from the HTML
 with the scripts and styles removed (what a browser shows before and after the draw)."""
@@ -17,7 +17,7 @@ from designer import Mechanism
 from designer.cli import main
 from designer.devices.words import LANGUAGES, STRINGS, plain_answer, privacy_sentence, read_strings
 from designer.exceptions import InvalidArgumentError
-from designer.exports import export_html, randomizer_for
+from designer.release.exports import export_html, randomizer_for
 
 PROBLEM = """name = "Driving after drinking"
 inputs = ["yes", "no"]

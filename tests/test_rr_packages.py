@@ -25,11 +25,11 @@ import pytest
 from scipy.optimize import minimize
 from scipy.special import expit
 
-from designer.groups import Noncompliance, estimate_groups
+from designer.estimation.groups import Noncompliance, estimate_groups
+from designer.estimation.survey_design import SurveyCounts
 from designer.mechanism import Mechanism
 from designer.regression import regress
 from designer.regression.constant_share import estimate_share
-from designer.survey import SurveyCounts
 from designer.vocabulary import NoncomplianceScope
 
 DATA = Path(__file__).parent / "data"

@@ -1,4 +1,4 @@
-"""Wald and likelihood-ratio tests of one share (designer.share_tests, estimate --test): the likelihood-ratio
+"""Wald and likelihood-ratio tests of one share (designer.estimation.share_tests, estimate --test): the likelihood-ratio
 statistic against Warner's binomial likelihood maximised independently, the constrained maximum of a three-input
 design against a bounded scalar search, the test's level by simulation with few respondents, and the CLI in
 every format."""
@@ -15,8 +15,8 @@ from scipy.stats import chi2
 
 from designer import Mechanism
 from designer.cli import main
-from designer.estimation import estimate_sldp
-from designer.share_tests import constrained_mle, share_test
+from designer.estimation.share_tests import constrained_mle, share_test
+from designer.estimation.shares import estimate_sldp
 
 P = 0.8
 WARNER = Mechanism(np.array([[P, 1 - P], [1 - P, P]]), inputs=["yes", "no"], frame=["yes", "no"], focal=[1, 2])

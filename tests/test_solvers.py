@@ -8,9 +8,9 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 
 import designer as d
-from designer.design import DesignProblem, design
+from designer._internal.solvers import LinearProgram, SolverError, Status, minimize, require_solution, solve_lp
 from designer.exceptions import InvalidArgumentError
-from designer.solvers import LinearProgram, SolverError, Status, minimize, require_solution, solve_lp
+from designer.optimal import DesignProblem, design
 
 SOLVERS = ["HIGHS"] + (["CLARABEL"] if importlib.util.find_spec("clarabel") else [])
 
@@ -51,7 +51,7 @@ def test_a_misspelled_highs_option_is_refused_with_the_close_names():
 
 
 def test_sweep_rows_carry_the_solvers_status():
-    from designer.design.sweep import design_point
+    from designer.optimal.sweep import design_point
 
     row = design_point(DesignProblem(inputs=("yes", "no"), epsilon=1.0))
     assert row["status"] == "optimal"

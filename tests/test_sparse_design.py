@@ -9,9 +9,9 @@ import scipy.sparse as sp
 
 import designer.regression.design as design
 from designer import Q_GWRR, Mechanism
+from designer.estimation.sampling import randomize
 from designer.exceptions import RegressionError
 from designer.regression import regress
-from designer.sampling import randomize
 
 THREE = Mechanism.from_dict({
     "a": {("a",): 0.5, ("b",): 0.1, ("c",): 0.1, ("a", "b"): 0.1, ("a", "b", "c"): 0.2},

@@ -174,7 +174,7 @@ def _read_back(path: Path) -> tuple[pd.DataFrame, object]:
 def test_the_sink_keeps_the_labels_of_the_kept_columns(tmp_path, suffix):
     """What randomize's call writes: the kept columns' codes and labels as in the input, numbers as numbers, the
     randomized column as text."""
-    from designer._io import atomic_writer
+    from designer._internal.io import atomic_writer
 
     codes = _survey(40)
     codes.loc[5, "region"] = 7  # a code without a label stays that code

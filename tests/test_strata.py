@@ -20,10 +20,10 @@ from scipy.stats import chisquare
 
 from designer import DesignProblem, design
 from designer.cli import main
-from designer.design.invariant import design_strata
-from designer.design.problem_toml import parse_problem
 from designer.exceptions import InvalidProblemError
-from designer.release import open_mechanism_file
+from designer.optimal.invariant import design_strata
+from designer.optimal.problem_toml import parse_problem
+from designer.release.files import open_mechanism_file
 
 LABELS = ("left", "centre", "right", "other")
 STRATA = {"north": (0.40, 0.30, 0.20, 0.10), "south": (0.25, 0.30, 0.35, 0.10), "east": (0.1, 0.2, 0.3, 0.4)}

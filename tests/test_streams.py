@@ -70,7 +70,7 @@ def test_a_native_write_inside_the_guard_never_reaches_stdout(tmp_path):
     script = tmp_path / "probe.py"
     script.write_text(
         "import ctypes, sys\n"
-        "from designer._native import native_output_silenced\n"
+        "from designer._internal.native import native_output_silenced\n"
         "libc = ctypes.CDLL(None)\n"
         "print('before', flush=False)\n"
         "with native_output_silenced():\n"

@@ -23,7 +23,7 @@ pytest.importorskip("shiny", reason="the studio needs Shiny for Python (pip inst
 sync_api = pytest.importorskip("playwright.sync_api",
                                reason="the browser tests need Playwright (pip install playwright)")
 
-from designer._render import fmt  # noqa: E402
+from designer._internal.render import fmt  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 GWRR = ROOT / "problems" / "gwrr-dont-know.toml"

@@ -13,14 +13,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from designer._render import fmt
+from designer._internal.render import fmt
 from designer.cli import build_parser
 
 pytest.importorskip("shiny", reason="the studio needs Shiny for Python (pip install shiny)")
 
 from designer.studio.backend import Backend, StudioError, num, textbook_designs, toml_text
-from designer.studio.budget import matrix_html
-from designer.studio.question import apply_fields, fields_of
+from designer.studio.budget_page import matrix_html
+from designer.studio.question_page import apply_fields, fields_of
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEMS = sorted((ROOT / "problems").glob("*.toml"))

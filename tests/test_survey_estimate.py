@@ -1,4 +1,4 @@
-"""The shares under a survey's design (designer.survey): weights, clusters and the variance choices.
+"""The shares under a survey's design (designer.estimation.survey_design): weights, clusters and the variance choices.
 
 Checked against statsmodels' intercept-only logistic regression for the identity mechanism (delta method:
 ``se(pi) = pi (1 - pi) se(b0)``), and for randomized answers against designer's regression with an intercept only
@@ -16,10 +16,10 @@ import pytest
 from designer import Mechanism
 from designer.cli import main
 from designer.constructors import Q_2x3
+from designer.estimation.sampling import randomize
+from designer.estimation.survey_design import SurveyCounts, estimate_survey
 from designer.exceptions import DesignerError
 from designer.regression import regress
-from designer.sampling import randomize
-from designer.survey import SurveyCounts, estimate_survey
 
 IDENTITY = Mechanism(np.eye(2), inputs=["yes", "no"], frame=["yes", "no"], focal=[1, 2])
 

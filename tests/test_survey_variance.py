@@ -181,7 +181,7 @@ def test_frequency_weights_give_every_variance_of_the_replicated_rows(cov, clust
 
 @pytest.mark.parametrize(("cov", "cluster"), [("opg", False), ("robust", False), ("robust", True)])
 def test_frequency_weighted_shares_have_the_replicated_rows_variance(cov, cluster):
-    from designer.survey import SurveyCounts, estimate_survey
+    from designer.estimation.survey_design import SurveyCounts, estimate_survey
 
     rng = np.random.default_rng(11)
     mech = Mechanism(np.array([[0.6, 0.1, 0.3], [0.1, 0.6, 0.3]]), inputs=["yes", "no"], frame=["yes", "no"],

@@ -152,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _exit_if_a_solver_runs(status: int) -> None:
     """Leave at once when a cancelled solver thread still runs (outputs are cleaned up already)."""
-    solvers = sys.modules.get("designer.solvers")
+    solvers = sys.modules.get("designer._internal.solvers")
     if solvers is not None and solvers.solver_threads_running():
         sys.stdout.flush()
         sys.stderr.flush()

@@ -15,8 +15,8 @@ def map_on_cluster(scheduler: str, function: Callable[..., Any], items: Sequence
 
     A worker's :class:`~designer.exceptions.DesignerError` (a bad row of a part) becomes its one line; any other
     failure says what the workers need (designer installed and ``needs``)."""
-    from ..design.sweep import check_scheduler_address
     from ..exceptions import DesignerError
+    from ..optimal.sweep import check_scheduler_address
 
     try:
         from distributed import Client

@@ -9,8 +9,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .._render import json_number
-from .._validation import check_prior
+from .._internal.render import json_number
+from .._internal.validation import check_prior
 from ..exceptions import CommandError
 
 __all__ = [
@@ -121,7 +121,7 @@ def parse_values(text: str, what: str, *, low: float, high: float, low_open: boo
 
 
 def problem_from_args(args: argparse.Namespace) -> Any:
-    from ..design.problem_toml import load_problem
+    from ..optimal.problem_toml import load_problem
 
     problem = load_problem(args.problem)
     changes: dict[str, Any] = {}
@@ -141,13 +141,13 @@ def problem_from_args(args: argparse.Namespace) -> Any:
 
 def write_mechanism(mech: Any, path: str, problem: Any, certificate: Any, overwrite: bool, table: Any = None) -> str:
     """Write a released mechanism: JSON for a ``.json`` name, with its ``release`` (epsilon, semantics and the
-    certificate, :mod:`designer.release`), the problem's ``[answers]`` words and an invariant design's exact
+    certificate, :mod:`designer.release.files`), the problem's ``[answers]`` words and an invariant design's exact
     ``table`` (``exact``); CSV otherwise, which keeps none of them. Returns a note when a CSV file drops the
     answer words or the exact table (else ``""``)."""
-    from .._io import atomic_write_text
-    from .._render import render_json
-    from ..design.result import certificate_fields
-    from ..release import RELEASE_KEY, release_block
+    from .._internal.io import atomic_write_text
+    from .._internal.render import render_json
+    from ..optimal.result import certificate_fields
+    from ..release.files import RELEASE_KEY, release_block
 
     words = dict(getattr(problem, "answers", ()) or ())
     if path.lower().endswith(".json"):
@@ -156,7 +156,7 @@ def write_mechanism(mech: Any, path: str, problem: Any, certificate: Any, overwr
         if words:
             obj["answers"] = {w: list(labels) for w, labels in words.items()}
         if table is not None:
-            from ..design.result import exact_block
+            from ..optimal.result import exact_block
 
             obj["exact"] = exact_block(table)
         atomic_write_text(path, render_json(obj) + "\n", overwrite=overwrite)
@@ -175,16 +175,16 @@ def read_mechanism(path: str) -> Any:
 
 
 def open_mechanism(path: str) -> Any:
-    """The whole mechanism file, read once (:class:`~designer.release.MechanismFile`: mechanism, release, exact
+    """The whole mechanism file, read once (:class:`~designer.release.files.MechanismFile`: mechanism, release, exact
     table, answer words), refused (exit 2) when it states a release its masses no longer meet."""
-    from ..release import open_mechanism_file
+    from ..release.files import open_mechanism_file
 
     return open_mechanism_file(path)
 
 
 def vocabulary_of(file: Any, *, precise: bool = False) -> Any:
     """The answers vocabulary of a read mechanism file (its ``answers`` words when it has them)."""
-    from ..answers import AnswerVocabulary
+    from ..estimation.answers import AnswerVocabulary
 
     return AnswerVocabulary(file.mechanism, file.words, precise=precise)
 
@@ -212,7 +212,7 @@ def check_out(path: str, inputs: Sequence[str], force: bool,
 
 
 def parse_allocation(text: str) -> str | float:
-    """``--allocation``: ``uniform`` or lambda in [0, 1] (checked by :mod:`designer.sampling`)."""
+    """``--allocation``: ``uniform`` or lambda in [0, 1] (checked by :mod:`designer.estimation.sampling`)."""
     if text == "uniform":
         return text
     try:

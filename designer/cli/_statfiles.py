@@ -87,7 +87,7 @@ class StatFile:
     """
 
     def __init__(self, path: str) -> None:
-        from .._io import opening_errors
+        from .._internal.io import opening_errors
 
         self.path = path
         name, self.kind = READERS[_suffix(path)]
@@ -268,7 +268,7 @@ class StatSink:
     path : str
         The output's name (its extension names the format, :data:`WRITERS`).
     binary : binary file
-        Where the bytes go (an :func:`~designer._io.atomic_writer`).
+        Where the bytes go (an :func:`~designer._internal.io.atomic_writer`).
     names : list of str
         The columns, in order; refused in one line when the format does not accept one.
     meta : ColumnMeta, optional

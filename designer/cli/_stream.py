@@ -58,7 +58,7 @@ def sniff(path: str, what: str = "a CSV table (a header row, then one row per re
     """
     import csv
 
-    from .._io import opening_errors
+    from .._internal.io import opening_errors
 
     try:
         with opening_errors(path, CommandError), open(path, encoding="utf-8-sig", newline="") as fh:
@@ -164,7 +164,7 @@ class ColumnarFile:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        from .._io import opening_errors
+        from .._internal.io import opening_errors
 
         self.path, self.arrow, self._stat = path, is_arrow(path), None
         if is_stat(path):
@@ -310,12 +310,12 @@ def read_chunks(path: str, columns: list[str], *, chunk_rows: int = CHUNK_ROWS
 
 
 def answer_codes(path: str, values: Any, first_line: int, vocabulary: Any, skip: Any = None) -> NDArray[np.int64]:
-    """Columns of recorded answers by :class:`designer.answers.AnswerVocabulary`, the ``skip`` positions left
+    """Columns of recorded answers by :class:`designer.estimation.answers.AnswerVocabulary`, the ``skip`` positions left
     out; an unknown answer is one error line naming the file and its line (``first_line`` is the file line of
     ``values[0]``)."""
     import numpy as np
 
-    from ..answers import describe_unknown
+    from ..estimation.answers import describe_unknown
 
     values = np.asarray(values, dtype=object)
     codes = vocabulary.columns(values)

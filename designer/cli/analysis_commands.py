@@ -7,7 +7,7 @@ import math
 import os
 from typing import Any
 
-from .._render import fmt, json_number, render_csv, render_json, render_table
+from .._internal.render import fmt, json_number, render_csv, render_json, render_table
 from ._common import (
     EXIT_FIT,
     CommandError,
@@ -30,7 +30,7 @@ def _read_data(path: str, answers: str) -> Any:
     the separator sniffed, the answers as text, empty cells and R's ``NA`` missing."""
     import pandas as pd
 
-    from .._io import opening_errors
+    from .._internal.io import opening_errors
     from ._stream import ColumnarFile, is_columnar, is_qualtrics_export, parquet_answers, sniff
 
     if is_columnar(path):

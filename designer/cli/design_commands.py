@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .._render import fmt, json_value, render_csv, render_json, render_table
+from .._internal.render import fmt, json_value, render_csv, render_json, render_table
 from ..vocabulary import Objective
 from ._common import (
     CommandError,
@@ -30,7 +30,7 @@ OBJECTIVE_CHOICES = tuple(o.value for o in Objective)
 
 
 def cmd_design(args: argparse.Namespace) -> str:
-    from ..design.engine import design
+    from ..optimal.engine import design
 
     if args.device is not None or args.denominator is not None:
         from .device_commands import cmd_design_on_device
@@ -99,13 +99,13 @@ def cmd_design(args: argparse.Namespace) -> str:
 
 
 def _variance_kinds() -> dict[str, str]:
-    from ..design.objectives import VARIANCE_KINDS
+    from ..optimal.objectives import VARIANCE_KINDS
 
     return VARIANCE_KINDS
 
 
 def cmd_compare(args: argparse.Namespace) -> str:
-    from ..design.compare import compare
+    from ..optimal.compare import compare
 
     table = compare(problem_from_args(args), parse_grid(args.eps))
     if args.format == "json":
@@ -133,9 +133,9 @@ def cmd_compare(args: argparse.Namespace) -> str:
 
 
 def cmd_sweep(args: argparse.Namespace) -> str:
-    from .._io import atomic_write_text
-    from ..design.sweep import SWEEP_COLUMNS, sweep
-    from ..plots import plot_sweep
+    from .._internal.io import atomic_write_text
+    from .._internal.plots import plot_sweep
+    from ..optimal.sweep import SWEEP_COLUMNS, sweep
 
     for path in (args.out, args.plot):
         if path:

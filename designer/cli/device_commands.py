@@ -7,7 +7,7 @@ import math
 import sys
 from typing import Any
 
-from .._render import fmt, json_number, render_json, render_table
+from .._internal.render import fmt, json_number, render_json, render_table
 from ._common import CommandError, check_out, problem_from_args, write_mechanism
 
 
@@ -25,8 +25,8 @@ def _exact_columns(g: Any) -> list[list[str]]:
 
 def grid_json(g: Any) -> dict[str, Any]:
     """The usual design object plus ``device``, ``denominator``, ``matrix_exact`` and the continuous optimum."""
-    from ..design.objectives import variance_note
-    from ..design.result import certificate_fields
+    from ..optimal.objectives import variance_note
+    from ..optimal.result import certificate_fields
     from ..privacy import eps_shafer, eps_walley
 
     mech, problem = g.mechanism, g.problem
@@ -52,7 +52,7 @@ def grid_json(g: Any) -> dict[str, Any]:
 
 
 def cmd_design_on_device(args: argparse.Namespace) -> str:
-    from .._io import atomic_write_text
+    from .._internal.io import atomic_write_text
     from ..devices import grid_design, make_rules, parse_device, render, verify
 
     for path in (args.out, args.instructions):

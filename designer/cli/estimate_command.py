@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._render import fmt, json_value, render_csv, render_json, render_table
+from .._internal.render import fmt, json_value, render_csv, render_json, render_table
 from ..mechanism import Mechanism
 from ._common import (
     EXIT_FIT,
@@ -94,8 +94,8 @@ def _on_cluster(scheduler: str, parts: list[str], task: tuple[Any, ...]) -> list
 
 def _estimate_groups(args: argparse.Namespace) -> str:
     """``estimate`` with several mechanisms (``--mechanism NAME=FILE``, ``--group COLUMN``) or non-compliance."""
+    from ..estimation.groups import estimate_groups, stack_mechanisms
     from ..exceptions import DesignerError
-    from ..groups import estimate_groups, stack_mechanisms
 
     if args.semantics == "wldp":
         raise CommandError("several mechanisms, --noncompliance and --unrelated apply to set answers "
@@ -116,7 +116,7 @@ def _estimate_groups(args: argparse.Namespace) -> str:
             raise CommandError("--unrelated and --noncompliance are two models of the design's one unknown share; "
                                "give one")
         if args.unrelated is not None or args.share_groups is not None:
-            from ..groups import Noncompliance
+            from ..estimation.groups import Noncompliance
             from ..regression.constant_share import estimate_share
             from ..vocabulary import NoncomplianceScope
 
@@ -136,7 +136,7 @@ def _estimate_groups(args: argparse.Namespace) -> str:
 
 def _weights(path: str, values: Any, lines: NDArray[np.int64], name: str) -> NDArray[np.float64]:
     """A weights column as positive floats; a bad cell is one error naming its line."""
-    from ..survey import first_bad_weight
+    from ..estimation.survey_design import first_bad_weight
 
     out = pd_numeric(values)
     bad = first_bad_weight(out)
@@ -195,10 +195,11 @@ def bounds_note(level: float) -> str:
 def _read_survey(args: argparse.Namespace, mechanisms: dict[str, Mechanism], vocabularies: dict[str, Any],
                  offsets: list[int], n_columns: int) -> tuple[Any, int]:
     """Every row's answer column (group ``g``'s answers at ``offsets[g]`` on), weight and cluster, read chunk by
-    chunk, as :class:`~designer.survey.SurveyCounts` over ``n_columns``; a row without an answer, group, weight or
+    chunk, as :class:`~designer.estimation.survey_design.SurveyCounts` over ``n_columns``; a row without an answer,
+    group, weight or
     cluster is an error naming its line, or dropped (``--missing drop``)."""
+    from ..estimation.survey_design import SurveyCounts
     from ..exceptions import DesignerError
-    from ..survey import SurveyCounts
 
     group = getattr(args, "group", None)
     offset = dict(zip(mechanisms, offsets))
@@ -250,8 +251,8 @@ def _dropped(dropped: int) -> str:
 
 
 def cmd_estimate(args: argparse.Namespace) -> str:
-    from ..estimation import estimate_sldp, identified_set
-    from ..survey import estimate_survey
+    from ..estimation.shares import estimate_sldp, identified_set
+    from ..estimation.survey_design import estimate_survey
 
     if args.manifest:  # the channel the release was drawn from (docs/theory.md section 7.6)
         from .manifest_input import manifest_mechanism
@@ -355,7 +356,7 @@ def cmd_estimate(args: argparse.Namespace) -> str:
 def _test(args: argparse.Namespace, mech: Mechanism, counts: Any, est: Any) -> dict[str, Any] | None:
     """``--test SHARE=VALUE``: the Wald test and, from the answer counts, the likelihood-ratio test (none under
     weights or clusters, whose pseudo-likelihood is not a likelihood)."""
-    from ..share_tests import share_test, wald_test
+    from ..estimation.share_tests import share_test, wald_test
 
     if not args.test:
         return None

@@ -5,14 +5,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .._render import render_csv, render_json
+from .._internal.render import render_csv, render_json
 from ._common import CommandError, add_format, check_out
 
 
 def cmd_export(args: argparse.Namespace) -> str:
-    from .._io import atomic_writer
-    from ..exports import device_view, export_html, export_js, randomizer_for
-    from ..platforms import export_platform
+    from .._internal.io import atomic_writer
+    from ..release.exports import device_view, export_html, export_js, randomizer_for
+    from ..release.platforms import export_platform
 
     check_out(args.out, [args.mechanism], args.force)
     if args.show_device and (args.to != "html" or (args.device is None and args.denominator is None)):
@@ -89,7 +89,7 @@ def _file_words(path: str) -> dict[str, tuple[str, ...]] | None:
     """The ``answers`` words a JSON mechanism file keeps (the problem's ``[answers]``), None for CSV."""
     if not path.lower().endswith(".json"):
         return None
-    from ..release import open_mechanism_file
+    from ..release.files import open_mechanism_file
 
     return dict(open_mechanism_file(path).words) or None
 
@@ -107,8 +107,8 @@ def _design(args: argparse.Namespace) -> tuple[Any, float | None, Any, Any, Any]
                                "whose fractions the export keeps)")
         found = design_of(args.mechanism)
         return found.mechanism, found.epsilon, None, None, found.exact
-    from ..design import design
-    from ..design.problem_toml import load_problem
+    from ..optimal import design
+    from ..optimal.problem_toml import load_problem
 
     problem = load_problem(args.mechanism)
     if args.device is None and args.denominator is None:

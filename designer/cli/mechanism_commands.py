@@ -6,8 +6,8 @@ import argparse
 import math
 from typing import Any
 
-from .._render import fmt, json_number, render_csv, render_json, render_table
-from .._validation import format_set
+from .._internal.render import fmt, json_number, render_csv, render_json, render_table
+from .._internal.validation import format_set
 from ..mechanism import Mechanism
 from ..privacy import LOSSES, privacy_losses
 from ._common import CommandError, add_format, check_out, int_arg, parse_gamble, probability_arg, read_mechanism
@@ -19,7 +19,7 @@ MAX_FOLD = 12
 
 
 def cmd_audit(args: argparse.Namespace) -> str:
-    from ..release import read_mechanism_file, unmet_losses
+    from ..release.files import read_mechanism_file, unmet_losses
 
     mech, release = read_mechanism_file(args.mechanism, check=False)  # a broken release is reported, not refused
     losses = privacy_losses(mech)
@@ -67,7 +67,7 @@ def _worst_pair(mech: Mechanism, kind: str, fold: int, alpha: float | None) -> t
     import numpy as np
 
     from ..composition import power
-    from ..hypothesis_tests import tradeoff
+    from ..estimation.hypothesis_tests import tradeoff
 
     m = power(mech, fold) if fold > 1 else mech
     levels = np.array([alpha]) if alpha is not None else np.linspace(0.0, 1.0, 201)
@@ -85,7 +85,7 @@ def _worst_pair(mech: Mechanism, kind: str, fold: int, alpha: float | None) -> t
 def cmd_tradeoff(args: argparse.Namespace) -> str:
     import numpy as np
 
-    from ..hypothesis_tests import tradeoff_curve
+    from ..estimation.hypothesis_tests import tradeoff_curve
     from ..privacy import eps_shafer, eps_walley
 
     if args.plot:
@@ -115,7 +115,7 @@ def cmd_tradeoff(args: argparse.Namespace) -> str:
     df = tradeoff_curve(mech, null, alt, args.kind, points=args.points, alphas=alphas, fold=args.fold)
     df.insert(2, "power", 1.0 - df["beta"])
     if args.plot:
-        from ..plots import plot_tradeoff
+        from .._internal.plots import plot_tradeoff
 
         full = df if alphas is None else tradeoff_curve(mech, null, alt, args.kind, points=args.points,
                                                        fold=args.fold)

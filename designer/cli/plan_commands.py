@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .._render import fmt, render_csv, render_json, render_table
+from .._internal.render import fmt, render_csv, render_json, render_table
 from ..vocabulary import DesignBasis, PlanMode, PlanSource
 from ._common import (
     CommandError,
@@ -105,8 +105,8 @@ def _mode(args: argparse.Namespace, kind: PlanSource, source: Any) -> PlanMode:
 def _source(args: argparse.Namespace) -> tuple[PlanSource, Any]:
     """``(SURVEY, Survey)``, ``(PROBLEM, DesignProblem)`` (with --epsilon / --dont-know applied) or
     ``(MECHANISM, Mechanism)``."""
-    from ..design.problem_toml import parse_problem, read_toml
-    from ..planning.survey import is_survey, parse_survey
+    from ..optimal.problem_toml import parse_problem, read_toml
+    from ..planning.survey_plan import is_survey, parse_survey
 
     if args.source.lower().endswith(".toml"):
         data = read_toml(args.source)
@@ -228,7 +228,7 @@ def _curve_lines(out: dict[str, Any]) -> list[str]:
 def _render(args: argparse.Namespace, out: dict[str, Any], design: Any, by_epsilon: Any, allocation: Any) -> str:
     notes = []
     if getattr(args, "curve_plot", None) and out.get("power_curve"):
-        from .._io import atomic_write_bytes
+        from .._internal.io import atomic_write_bytes
         from ..planning.report import power_curve_figure
 
         figure = power_curve_figure(out["power_curve"], f"{args.source}: power of the test of {out['share']!r} "
@@ -237,13 +237,13 @@ def _render(args: argparse.Namespace, out: dict[str, Any], design: Any, by_epsil
         atomic_write_bytes(args.curve_plot, figure, overwrite=args.force)
         notes.append(f"power curve written to {args.curve_plot}")
     if args.plot and by_epsilon:
-        from .._io import atomic_write_bytes
+        from .._internal.io import atomic_write_bytes
         from ..planning.report import sample_size_figure
 
         atomic_write_bytes(args.plot, sample_size_figure(by_epsilon, _title(args, out)), overwrite=args.force)
         notes.append(f"plot written to {args.plot}")
     if args.report:
-        from .._io import atomic_write_text
+        from .._internal.io import atomic_write_text
         from ..planning.report import plan_report
 
         page = plan_report({"title": args.source, "subtitle": _title(args, out), "headline": _headline(out),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .._render import fmt, render_csv, render_json, render_table
+from .._internal.render import fmt, render_csv, render_json, render_table
 from ._common import CommandError, mechanism_files, names_arg, open_mechanism, parse_prior, probability_arg
 from .plan_request import plan_request
 

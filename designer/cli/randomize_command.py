@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._render import render_csv, render_json
+from .._internal.render import render_csv, render_json
 from ._common import CommandError, add_format, check_out, int_arg, parse_allocation, seed_arg, with_status
 from .randomize_manifest import Release, write_release
 from .randomize_parts import Drawn, Stratified, categories_table, epsilon_of, folder_out
@@ -59,10 +59,10 @@ def design_of(path: str, data_prior: Any = None) -> Design:
     """The design a file or a TOML problem (designed on the fly; an invariant one keeping ``data_prior``, exact
     fractions, when given) gives."""
     from ..certificate import certificate_fields
-    from ..design import design
-    from ..design.invariant import design_invariant
-    from ..design.problem_toml import load_problem
-    from ..release import open_mechanism_file
+    from ..optimal import design
+    from ..optimal.invariant import design_invariant
+    from ..optimal.problem_toml import load_problem
+    from ..release.files import open_mechanism_file
 
     if path.endswith(".toml"):
         problem = load_problem(path)
@@ -92,11 +92,11 @@ def _table(path: str, semantics: str, allocation: str, data_prior: Any = None, *
     """The certified exact table of one variable's design. A table that draws from anything but the design (a
     WLDP allocation beyond the budget, a rounding that needed a mix) is refused unless ``repair``: what is
     released is what the analyst estimates with."""
-    from ..exact_table import exact_table
+    from ..estimation.sampling import precise_distributions
     from ..exceptions import CertificationError, InvalidArgumentError
     from ..mechanism import Mechanism
     from ..privacy import worst_case
-    from ..sampling import precise_distributions
+    from ..release.exact_table import exact_table
 
     mech, epsilon, basis, exact, prior, detail = design_of(path, data_prior)
     if exact is not None:
@@ -142,8 +142,8 @@ HIGH_LOSS = 5.0
 
 
 def cmd_randomize(args: argparse.Namespace) -> str:
-    from ..exact_table import OsRandom, SeededRandom
-    from ..noise import stated_budget
+    from ..release.exact_table import OsRandom, SeededRandom
+    from ..release.noise import stated_budget
     from .randomize_priors import data_priors, stratified
 
     if args.seed is not None and not args.simulation:

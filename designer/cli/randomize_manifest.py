@@ -32,7 +32,7 @@ def write_release(args: argparse.Namespace, manifest: str, designs_dir: str, rel
     import os
     import shutil
 
-    from .._io import atomic_writer
+    from .._internal.io import atomic_writer
     from .randomize_parts import sha256_of
 
     created: list[str] = []
@@ -78,8 +78,8 @@ def write_release(args: argparse.Namespace, manifest: str, designs_dir: str, rel
 def _write_drawn(entry: Drawn, path: str, semantics: str) -> None:
     """The channel a repaired variable is drawn from, as a mechanism file (masses ``count / 2^32``, each exact in a
     double) with its release: what estimate and regress must use instead of the design."""
-    from ..design.problem import DesignProblem
     from ..mechanism import Mechanism
+    from ..optimal.problem import DesignProblem
     from ..vocabulary import Semantics
     from ._common import write_mechanism
 
@@ -98,7 +98,7 @@ def _write_stratum_designs(folder: str, stratified: dict[str, Stratified]) -> di
     import os
     import re
 
-    from .._io import atomic_folder
+    from .._internal.io import atomic_folder
     from ._common import write_mechanism
 
     names: dict[str, dict[str, str]] = {}

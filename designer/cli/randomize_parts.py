@@ -56,7 +56,7 @@ def categories_table(mech: Any, epsilon: float | None, exact: tuple[Any, Any]) -
     microdata)."""
     import dataclasses
 
-    from ..exact_table import exact_table
+    from ..release.exact_table import exact_table
 
     table = exact_table(mech, epsilon=epsilon, semantics="sldp", exact=exact)
     return dataclasses.replace(table, outputs=tuple(s[0] for s in mech.focal_sets))
@@ -100,7 +100,7 @@ def write_randomized(source_path: str, out_path: str, source: Any, *, columns: l
                      ) -> int:
     """``source_path``'s rows randomized into the new file ``out_path`` (CSV, Parquet or Arrow by its name; the
     ``written`` columns copied, each variable drawn with words of ``source``), atomically. Returns the rows."""
-    from .._io import atomic_writer
+    from .._internal.io import atomic_writer
     from ._stream import column_meta, read_chunks, table_sink
 
     n = 0
@@ -118,7 +118,7 @@ def write_randomized(source_path: str, out_path: str, source: Any, *, columns: l
 def randomize_part(source_path: str, out_path: str, *, seed: Any, **task: Any) -> tuple[int, str, str]:
     """One part of a dataset randomized into ``out_path`` (:func:`write_randomized`; what a Dask worker
     computes) from its own random source. Returns the rows, the file's SHA-256 and the source's name."""
-    from ..exact_table import OsRandom, SeededRandom
+    from ..release.exact_table import OsRandom, SeededRandom
 
     source: Any = OsRandom() if seed is None else SeededRandom(seed)
     n = write_randomized(source_path, out_path, source, **task)
@@ -131,7 +131,7 @@ def randomize_dataset(folder: str, out: str, *, scheduler: str | None, seed: int
     (built in a temporary folder beside it and renamed into place: nothing is left when interrupted), on the Dask
     cluster at ``scheduler`` or here. Returns the rows, each part's record (name, rows, SHA-256) and the random
     source's name."""
-    from .._io import atomic_folder
+    from .._internal.io import atomic_folder
     from ._stream import dataset_parts
 
     parts = dataset_parts(folder)

@@ -64,7 +64,7 @@ class PriorRelease:
     noisy: dict[tuple[str, str], list[int]] = field(default_factory=dict)
 
     def prior(self, column: str, stratum: str = "") -> list[Fraction]:
-        from ..noise import noisy_prior
+        from ..release.noise import noisy_prior
 
         return noisy_prior(self.noisy[(column, stratum)])
 
@@ -79,7 +79,7 @@ class PriorRelease:
 
 
 def _invariant_problems(variables: list[tuple[str, str]], what: str) -> dict[str, Any]:
-    from ..design.problem_toml import load_problem
+    from ..optimal.problem_toml import load_problem
 
     problems = {column: load_problem(path) for column, path in variables if path.endswith(".toml")}
     wanted = {column: problem for column, problem in problems.items() if problem.invariant}
@@ -122,7 +122,7 @@ def _tally(path: str, strata: str | None, wanted: dict[str, Any], count: bool
 def noisy_priors(args: argparse.Namespace, wanted: dict[str, Any]) -> tuple[dict[str, int], PriorRelease]:
     """The strata (first lines) and the :class:`PriorRelease` of ``--invariant-prior data``: every stratum of at
     least ``--min-stratum`` rows, its counts noised at ``--prior-budget`` split over the ``wanted`` columns."""
-    from ..noise import noisy_counts, os_source, seeded_source
+    from ..release.noise import noisy_counts, os_source, seeded_source
 
     first, counts = _tally(args.answers, args.strata, wanted, count=True)
     if not first:
@@ -162,7 +162,7 @@ def stratified(args: argparse.Namespace, variables: list[tuple[str, str]]
                ) -> tuple[dict[str, Stratified], PriorRelease | None]:
     """``--strata COLUMN``: every invariant variable designed once per stratum, each stratum's prior from the
     problem's ``[strata]`` table or, with ``--invariant-prior data``, from that stratum's noisy counts."""
-    from ..design.invariant import design_strata
+    from ..optimal.invariant import design_strata
     from .randomize_parts import categories_table
 
     wanted = _invariant_problems(variables, f"--strata {args.strata}")

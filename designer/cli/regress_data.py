@@ -28,7 +28,7 @@ def parquet_parts(path: str) -> list[str]:
 def in_chunks(path: str, chunk_rows: int | None, scheduler: str | None) -> bool:
     """Whether ``regress`` reads ``path`` in chunks: a folder, ``--chunk-rows`` or ``--scheduler`` given, a
     Parquet file above :data:`IN_MEMORY_ROWS` rows or a CSV file above :data:`IN_MEMORY_BYTES`."""
-    from .._io import opening_errors
+    from .._internal.io import opening_errors
     from ._stream import is_columnar
 
     if os.path.isdir(path) or chunk_rows is not None or scheduler:

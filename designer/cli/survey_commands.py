@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._render import fmt, json_value, render_csv, render_json, render_table
+from .._internal.render import fmt, json_value, render_csv, render_json, render_table
 from ..mechanism import Mechanism
 from ._common import (
     CommandError,
@@ -26,9 +26,9 @@ from ._stream import table_sink
 
 
 def cmd_simulate(args: argparse.Namespace) -> str:
-    from .._io import atomic_write_text
-    from ..sampling import precise_distributions
-    from ..simulation import simulate, summarize
+    from .._internal.io import atomic_write_text
+    from ..estimation.sampling import precise_distributions
+    from ..estimation.simulation import simulate, summarize
 
     if args.out:
         check_out(args.out, [args.mechanism], args.force)
@@ -70,11 +70,12 @@ def cmd_simulate(args: argparse.Namespace) -> str:
 
 
 def _codes(values: Any, labels: Sequence[str], path: str, first_line: int, what: str) -> NDArray[np.int64]:
-    """Index of every value in ``labels`` (vectorised), matched as :mod:`designer.answers` matches words: exactly,
+    """Index of every value in ``labels`` (vectorised), matched as :mod:`designer.estimation.answers` matches words:
+    exactly,
     else regardless of case and spacing when that names one label; an unknown value is one error naming its
     line."""
-    from ..answers import fold_word
-    from ..sampling import label_indices
+    from ..estimation.answers import fold_word
+    from ..estimation.sampling import label_indices
 
     codes = label_indices(values, labels)
     bad = np.flatnonzero(codes < 0)
@@ -98,14 +99,14 @@ SYNTH_CHUNK = 1_000_000
 
 
 def cmd_synthesize(args: argparse.Namespace) -> str:
-    from .._io import atomic_writer
-    from ..covariates import draw_answers, draw_covariates, parse_covariate, parse_effect
-    from ..sampling import as_rng, synthetic_answers
+    from .._internal.io import atomic_writer
+    from ..estimation.covariates import draw_answers, draw_covariates, parse_covariate, parse_effect
+    from ..estimation.sampling import as_rng, synthetic_answers
 
     check_out(args.out, [args.source] if args.source else [], args.force)
     if args.source:
         if args.source.lower().endswith(".toml"):
-            from ..design.problem_toml import load_problem
+            from ..optimal.problem_toml import load_problem
 
             problem = load_problem(args.source)
             labels, prior = list(problem.inputs), [float(v) for v in problem.prior]

@@ -21,9 +21,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..certificate import Certificate
-from ..design.problem import DesignProblem
 from ..exceptions import InfeasibleDesignError
 from ..mechanism import Mechanism
+from ..optimal.problem import DesignProblem
 from ..vocabulary import Objective
 from .device import Device, DeviceError
 from .program import GridProgram, certify_counts, certify_grid, grid_bound, grid_mechanism, snap_count
@@ -67,7 +67,7 @@ class GridDesign:
         The exact check of the counts (:func:`~designer.devices.program.certify_counts`), the same kind of
         certificate as every released design's.
     variance_kind : str
-        A key of :data:`~designer.design.objectives.VARIANCE_KINDS`.
+        A key of :data:`~designer.optimal.objectives.VARIANCE_KINDS`.
     variance_reason : str
         Why ``variance`` is ``None`` (empty otherwise).
     """
@@ -128,7 +128,7 @@ class _Search:
 
 def _linear_grid(program: GridProgram, problem: DesignProblem, symmetric: bool, node_limit: int) -> GridSearch:
     """The grid optimum of a linear objective (MIP gap 0)."""
-    from ..design.objectives import objective_matrix
+    from ..optimal.objectives import objective_matrix
 
     c = -objective_matrix(problem, program.family).ravel() / program.d
     bounds, constraints = program.milp_parts()
@@ -144,8 +144,8 @@ def _linear_grid(program: GridProgram, problem: DesignProblem, symmetric: bool, 
 def _best(problem: DesignProblem, device: Device, target: NDArray[np.float64] | None, *,
           node_limit: int = MILP_NODE_LIMIT) -> _Search:
     """The best grid counts of ``problem`` on ``device`` (each integer program within ``node_limit`` nodes)."""
-    from ..design.objectives import objective_value
-    from ..design.symmetry import is_symmetric
+    from ..optimal.objectives import objective_value
+    from ..optimal.symmetry import is_symmetric
 
     program = GridProgram(problem, device.denominator)
     linear = problem.objective is not Objective.CHI2
@@ -191,8 +191,8 @@ def grid_design(problem: DesignProblem, device: Device, *, find_within_1pct: boo
     continuous optimum. Raises :class:`DeviceError` (an exact don't-know mass off the grid, with the nearest
     feasible values) or :class:`InfeasibleDesignError` when no grid design meets the problem.
     """
-    from ..design.engine import design
-    from ..design.objectives import objective_value, variance_figure
+    from ..optimal.engine import design
+    from ..optimal.objectives import objective_value, variance_figure
 
     problem, snapped = _snap_dont_know(problem, device)
     continuous = design(problem)
@@ -258,7 +258,7 @@ def _snap_dont_know(problem: DesignProblem, device: Device) -> tuple[DesignProbl
 
 
 def is_invariant(problem: DesignProblem, program: GridProgram, counts: NDArray[np.int64]) -> bool:
-    from ..design.symmetry import is_symmetric
+    from ..optimal.symmetry import is_symmetric
 
     if not is_symmetric(problem):
         return False
@@ -270,7 +270,7 @@ def _within_1pct(problem: DesignProblem, continuous: float, target: NDArray[np.f
                  nodes: int = WITHIN_1PCT_NODES) -> int | None:
     """The first candidate denominator whose grid design comes within 1% of ``continuous``, searched within
     ``nodes`` branch-and-bound nodes in all; ``None`` when none is found within them."""
-    from ..design.objectives import objective_value
+    from ..optimal.objectives import objective_value
 
     left = nodes
     for d in CANDIDATE_DENOMINATORS:

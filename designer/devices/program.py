@@ -10,11 +10,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._exact import exp_bounds, ratio_at_most_exp
+from .._internal.exact import exp_bounds, ratio_at_most_exp
 from ..certificate import Certificate
-from ..design.problem import DesignProblem
 from ..exceptions import CertificationError
 from ..mechanism import Mechanism
+from ..optimal.problem import DesignProblem
 from ..vocabulary import Semantics
 from .device import DeviceError
 
@@ -209,7 +209,7 @@ class GridProgram:
 
 
 def certify_counts(problem: DesignProblem, counts: NDArray[np.int64], denominator: int) -> Certificate:
-    """The certificate of grid counts, the same :class:`~designer.design.certify.Certificate` as every released
+    """The certificate of grid counts, the same :class:`~designer.optimal.certify.Certificate` as every released
     design: every loss ratio decided against ``e^eps`` with integers (Def 3.1; Def 3.13 through Lemma 3.14) and
     the structure checked in integers. Raises :class:`CertificationError` naming the broken rule."""
     program = GridProgram(problem, denominator)

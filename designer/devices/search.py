@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._native import native_output_silenced
-from ..design.problem import DesignProblem
+from .._internal.native import native_output_silenced
+from ..optimal.problem import DesignProblem
 from ..vocabulary import Semantics
 from .program import GridProgram, grid_mechanism
 
@@ -101,8 +101,8 @@ def chi2_grid(program: GridProgram, problem: DesignProblem, target: NDArray[np.f
 def _climb(program: GridProgram, problem: DesignProblem, counts: NDArray[np.int64]) -> NDArray[np.int64]:
     """Best-improvement moves of one outcome between answers of one input while chi2 grows and every share
     stays identified (a chi2 optimum at a skewed prior may lump inputs; the grid design must not start to)."""
-    from ..design.objectives import objective_value
-    from ..estimation import column_information
+    from ..estimation.shares import column_information
+    from ..optimal.objectives import objective_value
 
     pi, d = problem.prior, program.d
     sldp = problem.semantics is Semantics.SLDP

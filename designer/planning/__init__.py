@@ -17,7 +17,7 @@ from .sizes import (
     sample_size,
     smallest_budget,
 )
-from .survey import Allocation, Survey, allocate, joint_variance, load_survey, parse_survey
+from .survey_plan import Allocation, Survey, allocate, joint_variance, load_survey, parse_survey
 
 __all__ = ["BASES", "EPS_MAX", "Accuracy", "Allocation", "BudgetPlan", "Plan", "PlanRequest", "PlanningError",
            "SampleSize", "Survey", "SurveyPlan", "accuracy_of", "allocate", "check_by_simulation", "joint_variance",

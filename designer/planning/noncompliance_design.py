@@ -27,9 +27,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._validation import check_real
+from .._internal.validation import check_real
+from ..estimation.groups import Noncompliance
 from ..exceptions import InvalidArgumentError
-from ..groups import Noncompliance
 from ..mechanism import Mechanism
 from ..privacy import eps_shafer, is_private
 from ..vocabulary import NoncomplianceScope

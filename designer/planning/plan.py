@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .._numeric import two_sided_z
+from .._internal.numeric import two_sided_z
 from ..mechanism import Mechanism
 from ..vocabulary import Alternative, DesignBasis, NullVariance, PlanMode, Semantics
 from .sizes import (
@@ -24,7 +24,7 @@ from .sizes import (
     sample_size,
     smallest_budget,
 )
-from .survey import Allocation, Survey, allocate
+from .survey_plan import Allocation, Survey, allocate
 
 __all__ = ["Plan", "PlanRequest", "PowerAt", "SurveyPlan", "WidthAt", "make_plan", "plan_survey", "power_curve"]
 
@@ -218,7 +218,7 @@ def _width_at(acc: Accuracy, n: int, level: float) -> WidthAt:
 
 def make_plan(source: Any, request: PlanRequest, *, name: str = "", table: bool = False,
               accuracy: Accuracy | None = None) -> Plan:
-    """Plan a survey of ``source`` (a :class:`~designer.design.problem.DesignProblem` or a
+    """Plan a survey of ``source`` (a :class:`~designer.optimal.problem.DesignProblem` or a
     :class:`~designer.mechanism.Mechanism`).
 
     Parameters
@@ -355,7 +355,7 @@ class SurveyPlan:
 
 
 def plan_survey(survey: Survey, *, name: str = "", width: float | None = None, level: float = 0.95) -> SurveyPlan:
-    """The best split of ``survey``'s budget (:func:`~designer.planning.survey.allocate`) and, with ``width``,
+    """The best split of ``survey``'s budget (:func:`~designer.planning.survey_plan.allocate`) and, with ``width``,
     the respondents each question needs at its share of the budget."""
     allocation = allocate(survey)
     sizes = None

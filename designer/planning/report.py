@@ -38,7 +38,7 @@ def _table(headers: list[str], rows: list[list[Any]]) -> str:
 
 def sample_size_figure(rows: list[dict[str, Any]], title: str) -> bytes:
     """PNG of the sample size against the budget (the price of privacy in respondents)."""
-    from ..plots import _pyplot, figure_png
+    from .._internal.plots import _pyplot, figure_png
 
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -54,7 +54,7 @@ def sample_size_figure(rows: list[dict[str, Any]], title: str) -> bytes:
 def power_curve_figure(rows: list[dict[str, Any]], title: str, *, power: float, n: int, groups: int) -> bytes:
     """PNG of the test's power against the respondents (per group with two), one line per difference to detect,
     the power wanted dashed and the planned ``n`` marked."""
-    from ..plots import _pyplot, figure_png
+    from .._internal.plots import _pyplot, figure_png
 
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -75,7 +75,7 @@ def power_curve_figure(rows: list[dict[str, Any]], title: str, *, power: float, 
 def allocation_figure(allocation: Any, title: str) -> bytes:
     """PNG of each question's variance against its budget (log scale), with the chosen split and the equal
     split marked: the picture of why the budget goes where it goes."""
-    from ..plots import _pyplot, figure_png
+    from .._internal.plots import _pyplot, figure_png
 
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -106,7 +106,7 @@ def _number(value: float) -> str | float:
 
 def _questionnaire(allocation: Any) -> list[str]:
     """The questionnaire section: the split beside the equal split, the figure, each question's design."""
-    from ..design.problem import DesignProblem
+    from ..optimal.problem import DesignProblem
 
     survey = allocation.survey
     parts = ["<h2>The questionnaire's budget</h2>"]

@@ -1,6 +1,6 @@
 """Sample size, the smallest budget for a target accuracy, power, and their simulation check.
 
-Every number rests on the variance designer reports for a design (``designer.design.objectives``): per
+Every number rests on the variance designer reports for a design (``designer.optimal.objectives``): per
 respondent, at a prior, for the problem's semantics (SLDP: the MLE from set answers; WLDP: the worst case
 over the credal sets). Where the paper gives an exact finite-n variance it is used instead of the asymptotic
 ``V / n``: Warner's mechanism (Ex 3.7, Eq 1, exact at every n) and the generalised Warner mechanism with a
@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._numeric import two_sided_z
-from .._validation import check_int, check_prior, check_real
+from .._internal.numeric import two_sided_z
+from .._internal.validation import check_int, check_prior, check_real
 from ..exceptions import PlanningError
 from ..mechanism import Mechanism
 from ..vocabulary import Alternative, DesignBasis, NullVariance, Objective, Semantics, VarianceFormula
@@ -48,7 +48,7 @@ class Accuracy:
     per_share : (k,) ndarray
         Variance of each share's estimate from one respondent (``inf``: not identified).
     kind : str
-        Which variance (``designer.design.objectives.VARIANCE_KINDS``).
+        Which variance (``designer.optimal.objectives.VARIANCE_KINDS``).
     formula : VarianceFormula
         ``WARNER``, ``THM_3_10`` (exact finite-n formulas) or ``ASYMPTOTIC``.
     model : callable or None
@@ -105,7 +105,7 @@ def _closed_form(mech: Mechanism, semantics: Semantics) -> tuple[VarianceFormula
 
 def accuracy_of(mech: Mechanism, semantics: Semantics | str = "sldp", prior: Any = None) -> Accuracy:
     """The :class:`Accuracy` of ``mech`` at ``prior`` (default uniform) under ``semantics``."""
-    from ..design.objectives import share_variances
+    from ..optimal.objectives import share_variances
 
     sem = Semantics.parse(semantics)
     pi = check_prior(prior, mech.k)
@@ -173,7 +173,7 @@ def _share_prior(prior: NDArray[np.float64], index: int, value: float) -> NDArra
 
 
 def _variances(accuracy: Accuracy, index: int, values: list[float]) -> list[float]:
-    from ..design.objectives import share_variances
+    from ..optimal.objectives import share_variances
 
     if accuracy.model is not None:
         return [float(accuracy.model(_share_prior(accuracy.prior, index, v))[index]) for v in values]
@@ -297,9 +297,9 @@ class DesignCache:
     def _design(self, eps: float, basis: DesignBasis) -> Any:
         import warnings
 
-        from ..design.engine import design
+        from .._internal.solvers import WarmStart
         from ..exceptions import DesignWarning
-        from ..solvers import WarmStart
+        from ..optimal.engine import design
 
         key = (round(float(eps), 12), basis)
         if key not in self.results:
@@ -463,8 +463,8 @@ def check_by_simulation(accuracy: Accuracy, n: int, reps: int, level: float = 0.
     """``reps`` simulated surveys of ``n`` respondents through the mechanism (SLDP set answers, MLE by EM):
     the coverage of the ``level`` intervals of every share, their mean half-width, and with ``detect`` the
     rejection rate of the Wald test when the share is ``prior + detect`` (the achieved power)."""
-    from ..estimation import em, estimator_variance
-    from ..sampling import as_rng
+    from ..estimation.sampling import as_rng
+    from ..estimation.shares import em, estimator_variance
 
     if accuracy.semantics is not Semantics.SLDP and not accuracy.mechanism.is_bayesian:
         raise PlanningError("--check simulates set answers and their MLE: under WLDP the answers come from an "

@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._validation import check_prior, check_real
+from .._internal.validation import check_prior, check_real
+from ..estimation.groups import Noncompliance, stack_mechanisms
 from ..exceptions import InvalidArgumentError
-from ..groups import Noncompliance, stack_mechanisms
 from ..mechanism import Mechanism
 from ..regression.constant_share import share_channels
 from ..vocabulary import NoncomplianceScope, Semantics

@@ -22,9 +22,8 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import expit, logit
 
-from .._numeric import wald_interval
-from ..exceptions import RegressionError
-from ..groups import (
+from .._internal.numeric import wald_interval
+from ..estimation.groups import (
     GroupEstimate,
     Noncompliance,
     PrevalenceBounds,
@@ -35,12 +34,13 @@ from ..groups import (
     stack_mechanisms,
     stacking_constant,
 )
+from ..estimation.survey_design import SurveyCounts, variance_words
+from ..exceptions import RegressionError
 from ..mechanism import Mechanism
-from ..survey import SurveyCounts, variance_words
 from ..vocabulary import Covariance, NoncomplianceScope, WeightKind
 from .design import column_norms, constant_columns, weighted_gram
+from .fit_result import RegressionResult, fit_statistics
 from .likelihood import DECREMENT_TOL, Likelihood, fit_newton, softmax_columns
-from .result import RegressionResult, fit_statistics
 from .status import FitStatus, diagnose
 from .variance import SurveyDesign, sandwich
 
@@ -52,7 +52,8 @@ START_SHARES = (0.05, 0.2, 0.4, 0.6, 0.8, 0.95)
 
 def share_channels(mechanisms: Mapping[str, Mechanism], rule: Noncompliance, groups: Sequence[str] | None = None
                    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """``(A, D)``, each ``(k, F)`` over the stacked columns of :func:`designer.groups.stack_mechanisms` (scaled by
+    """``(A, D)``, each ``(k, F)`` over the stacked columns of :func:`designer.estimation.groups.stack_mechanisms`
+    (scaled by
     ``1/G`` like them): group ``g`` answers through ``A_g + s D_g``.
 
     - ``carriers:a``: the trait's row moves to the point mass on ``{a}`` as ``s`` goes from 0 to 1;
@@ -413,8 +414,8 @@ def estimate_share(mechanisms: Mapping[str, Mechanism], counts: SurveyCounts, ru
     mechanisms : mapping of str to Mechanism
         Each group's ``(k, F_g)`` mechanism (Def 3.1), over the same inputs.
     counts : SurveyCounts
-        Over the stacked columns of :func:`designer.groups.stack_mechanisms` (weights and clusters as in
-        :func:`designer.survey.estimate_survey`).
+        Over the stacked columns of :func:`designer.estimation.groups.stack_mechanisms` (weights and clusters as in
+        :func:`designer.estimation.survey_design.estimate_survey`).
     rule : Noncompliance
         ``carriers:a``, ``everyone:a`` or ``unrelated:a``.
     groups : sequence of str, optional
@@ -425,7 +426,7 @@ def estimate_share(mechanisms: Mapping[str, Mechanism], counts: SurveyCounts, ru
     Returns
     -------
     GroupEstimate
-        Shares as :func:`designer.groups.estimate_groups` reports them (under ``everyone``: the compliant
+        Shares as :func:`designer.estimation.groups.estimate_groups` reports them (under ``everyone``: the compliant
         holders, ``high`` adding the non-compliant); ``noncompliance`` holds the unknown share; ``classes`` is
         None.
     """

@@ -138,11 +138,12 @@ def split_formula(formula: str, columns: list[str]) -> tuple[str, str]:
 def answer_columns(mech: Mechanism, answers: Any, *, precise: bool = False, words: Any = None) -> NDArray[np.int64]:
     """The mechanism column (frame index with ``precise=True``, WLDP) of every recorded answer, shape ``(n,)``.
 
-    Answers are written as :mod:`designer.answers` reads them: ``{yes}``, ``{yes,no}`` in any label order, a bare
+    Answers are written as :mod:`designer.estimation.answers` reads them: ``{yes}``, ``{yes,no}`` in any label order,
+    a bare
     label, the card's words (``I don't know``) or ``words`` (an ``[answers]`` table: word -> frame labels). An
     unknown answer raises :class:`RegressionError` naming its data row (1-based, the header not counted).
     """
-    from ..answers import AnswerVocabulary, describe_unknown
+    from ..estimation.answers import AnswerVocabulary, describe_unknown
 
     vocabulary = AnswerVocabulary(mech, words, precise=precise)
     values = np.asarray(answers, dtype=object)

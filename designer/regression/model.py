@@ -30,18 +30,18 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from .._validation import check_real
+from .._internal.validation import check_real
+from ..estimation.groups import Noncompliance, stacking_constant
 from ..exceptions import InvalidArgumentError, RegressionError
-from ..groups import Noncompliance, stacking_constant
 from ..mechanism import Mechanism
 from ..vocabulary import Covariance, NoncomplianceScope, Semantics
 from .constant_share import regress_share
 from .data import answer_columns, prepare, split_formula
 from .design import build_rows, collinear_basis, column_norms, dependent_column, design_info, weighted_gram
 from .firth_multinomial import MultinomialFirthPenalty
-from .groups import grouped_answers, noncompliance_summary
+from .fit_result import RegressionResult, _first_line, _shares, _start, fit_statistics, judge
+from .group_fit import grouped_answers, noncompliance_summary
 from .likelihood import FirthPenalty, Likelihood, fit_em, fit_firth, fit_newton
-from .result import RegressionResult, _first_line, _shares, _start, fit_statistics, judge
 from .variance import covariance, survey_design
 
 if TYPE_CHECKING:
@@ -100,7 +100,7 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism | Mapping[str
     ----------
     formula : str
         ``"response ~ x1 + x2"`` (patsy syntax; ``np`` is available, e.g. ``np.log(age)``). The left side
-        names the column of recorded answers, as :func:`designer.sampling.randomize` writes them.
+        names the column of recorded answers, as :func:`designer.estimation.sampling.randomize` writes them.
     data : pandas.DataFrame
         One row per respondent.
     mechanism : Mechanism or mapping of str to Mechanism
@@ -161,7 +161,7 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism | Mapping[str
     """
     import pandas as pd
 
-    from ..sampling import precise_distributions
+    from ..estimation.sampling import precise_distributions
 
     level = check_real(level, "level", low=0.0, high=1.0, low_open=True, high_open=True)
     method = method.strip().lower() if isinstance(method, str) else method

@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..estimation.survey_design import first_bad_weight
 from ..exceptions import RegressionError
 from ..mechanism import Mechanism
-from ..survey import first_bad_weight
 from ..vocabulary import WeightKind
 from .data import answer_columns, prepare
 from .design import build_rows, weighted_gram

@@ -13,15 +13,15 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from ..estimation.survey_design import variance_words
 from ..exceptions import RegressionError
 from ..mechanism import Mechanism
-from ..survey import variance_words
 from ..vocabulary import Covariance, Semantics, WeightKind
 from .data import answer_columns, prepare
 from .design import build_rows
+from .fit_result import RegressionResult, _shares, _start, fit_statistics, judge
 from .likelihood import DECREMENT_TOL, Likelihood, fit_newton
 from .passes import Final, Part, RowSpec, Sums, final_parts, local_sums, merge_final
-from .result import RegressionResult, _shares, _start, fit_statistics, judge
 from .variance import sandwich
 
 __all__ = ["MAX_PASSES", "START_LIMIT", "streamed_fit"]
@@ -65,7 +65,7 @@ def streamed_fit(formula: str, chunks: Callable[[], Any], mechanism: Mechanism, 
     splines), which needs the whole data: then they run here."""
     import patsy
 
-    from ..sampling import precise_distributions
+    from ..estimation.sampling import precise_distributions
 
     sem = Semantics.parse(semantics, "semantics")
     precise = sem is Semantics.WLDP

@@ -15,8 +15,8 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from ..estimation.survey_design import cluster_correction, first_bad_weight, variance_words
 from ..exceptions import InvalidArgumentError, RegressionError
-from ..survey import cluster_correction, first_bad_weight, variance_words
 from ..vocabulary import Covariance, WeightKind
 from .likelihood import Likelihood, curvature
 from .status import RCOND_TOL

@@ -11,12 +11,12 @@ from typing import Any
 
 from shiny import App, reactive, ui
 
-from .answers import answers_server, answers_ui
+from .answers_page import answers_server, answers_ui
 from .backend import Backend, StudioError
-from .budget import budget_server, budget_ui
-from .field import field_server, field_ui
-from .question import DEFAULT_PROBLEM, State, mechanism_fields, question_server, question_ui
-from .survey import survey_server, survey_ui
+from .budget_page import budget_server, budget_ui
+from .field_page import field_server, field_ui
+from .question_page import DEFAULT_PROBLEM, State, mechanism_fields, question_server, question_ui
+from .survey_page import survey_server, survey_ui
 
 __all__ = ["make_app"]
 
@@ -44,7 +44,7 @@ h1 { font-size: 1.6rem; } h2 { font-size: 1.35rem; } h3 { font-size: 1.1rem; mar
 
 def initial(file: str | None) -> tuple[dict[str, Any], float, bool]:
     """The problem dictionary the studio starts from, its budget, and whether ``file`` is a mechanism."""
-    from .question import bundled_choices
+    from .question_page import bundled_choices
 
     if file is None:
         bundled = {v: k for k, v in bundled_choices().items()}

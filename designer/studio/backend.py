@@ -1,6 +1,6 @@
 """The studio's one door to the library: every design, plan, export, estimate and release the studio shows.
 
-Designs are computed by :func:`designer.design.engine.design` (the function ``designer design`` calls, so the
+Designs are computed by :func:`designer.optimal.engine.design` (the function ``designer design`` calls, so the
 numbers are the CLI's by construction) and cached per budget. The other verbs (plan, credal, tradeoff, device
 designs, export, estimate, randomize) run the CLI's own command functions in this process with
 ``--format json`` and the studio reads their JSON: the estimator choice and the survey reader live there
@@ -90,8 +90,8 @@ def _gwrr_variance(p: float, q: float, pi: float) -> float:
 def textbook_designs(problem: Any, eps: float) -> list[tuple[str, str, float, float]]:
     """(name, reference, truthful probability, variance per respondent) of the textbook designs at ``eps``:
     Warner (Ex 3.7, Eq 1) and GWRR (Cor 3.12) for two inputs, k-RR for any number."""
-    from .._numeric import rr_probabilities
-    from .._render import fmt
+    from .._internal.numeric import rr_probabilities
+    from .._internal.render import fmt
     from ..closed_forms import gwrr_sldp, krr_variance, warner_variance
 
     rows = []
@@ -112,7 +112,7 @@ def textbook_designs(problem: Any, eps: float) -> list[tuple[str, str, float, fl
 
 def variance_words(kind: str) -> str:
     """What a design's variance is, in the words ``designer design`` prints after it."""
-    from ..design.objectives import VARIANCE_KINDS
+    from ..optimal.objectives import VARIANCE_KINDS
 
     return str(VARIANCE_KINDS[kind])
 
@@ -121,7 +121,7 @@ def variance_words(kind: str) -> str:
 class Current:
     """What the budget step shows: a designed (or loaded) mechanism and its figures.
 
-    ``result`` is the :class:`~designer.design.result.DesignResult` of a design (``None`` for a loaded
+    ``result`` is the :class:`~designer.optimal.result.DesignResult` of a design (``None`` for a loaded
     mechanism file); ``path`` the mechanism JSON with its release block, which every later verb reads.
     """
 
@@ -169,9 +169,9 @@ class Backend:
     # -- the question --------------------------------------------------------------------------------
     def set_problem(self, data: dict[str, Any]) -> Any:
         """Check ``data`` as ``designer`` checks a problem file, write it to ``problem.toml`` and return the
-        :class:`~designer.design.problem.DesignProblem`; a bad problem raises :class:`StudioError`."""
-        from .._io import atomic_write_text
-        from ..design.problem_toml import parse_problem
+        :class:`~designer.optimal.problem.DesignProblem`; a bad problem raises :class:`StudioError`."""
+        from .._internal.io import atomic_write_text
+        from ..optimal.problem_toml import parse_problem
 
         text = toml_text(data)
         try:
@@ -186,7 +186,7 @@ class Backend:
     @staticmethod
     def read_problem(path: str) -> dict[str, Any]:
         """The TOML dictionary of a problem file (errors as :class:`StudioError`)."""
-        from ..design.problem_toml import parse_problem, read_toml
+        from ..optimal.problem_toml import parse_problem, read_toml
 
         try:
             data = read_toml(path)
@@ -198,7 +198,7 @@ class Backend:
     @staticmethod
     def read_mechanism(path: str, shown: str) -> Current:
         """A mechanism file (CSV or JSON) as the budget step shows it, checked against the release it states."""
-        from ..release import open_mechanism_file
+        from ..release.files import open_mechanism_file
 
         try:
             file = open_mechanism_file(path)
@@ -212,7 +212,7 @@ class Backend:
         """The certified design of ``problem`` at ``epsilon`` (``designer design problem.toml --eps E``),
         cached per problem and budget; the mechanism JSON is written as ``design --out`` writes it."""
         from ..cli._common import write_mechanism
-        from ..design.engine import design
+        from ..optimal.engine import design
 
         epsilon = float(epsilon)
         key = (self._problem_text, epsilon)
@@ -317,7 +317,7 @@ class Backend:
 
     def plan_split(self, questions: list[dict[str, Any]], total: float, semantics: str) -> Any:
         """Split ``total`` over a questionnaire (``designer plan survey.toml``): one ``[[question]]`` each."""
-        from .._io import atomic_write_text
+        from .._internal.io import atomic_write_text
 
         lines = [f"name = \"questionnaire\"\nepsilon = {total!r}\nsemantics = {json.dumps(semantics)}\n"]
         seen: set[str] = set()

@@ -33,17 +33,24 @@ FIGURE_FLAGS = ("--plot", "--curve-plot")
 
 
 def public_namespaces() -> list[tuple[str, list[str]]]:
-    """``("designer", designer.__all__)`` then every public module / subpackage under it with an ``__all__``."""
+    """``("designer", designer.__all__)`` then every public module / subpackage under it with an ``__all__``; a
+    subpackage without one (``designer.estimation``, ``designer.release``) is documented by its modules."""
     import designer
 
     found = [("designer", list(designer.__all__))]
-    for info in sorted(pkgutil.iter_modules(designer.__path__), key=lambda m: m.name):
-        if info.name.startswith("_") or info.name in SKIP:
-            continue
-        module = importlib.import_module(f"designer.{info.name}")
-        names = getattr(module, "__all__", None)
-        if names:
-            found.append((module.__name__, list(names)))
+
+    def visit(package: Any) -> None:
+        for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+            if info.name.startswith("_") or info.name in SKIP:
+                continue
+            module = importlib.import_module(f"{package.__name__}.{info.name}")
+            names = getattr(module, "__all__", None)
+            if names:
+                found.append((module.__name__, list(names)))
+            elif info.ispkg:
+                visit(module)
+
+    visit(designer)
     return found
 
 

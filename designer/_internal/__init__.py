@@ -1,0 +1,1 @@
+"""Helpers of every layer: exact arithmetic, files, rendering, validation, solvers."""

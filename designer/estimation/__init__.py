@@ -1,0 +1,1 @@
+"""Estimation of shares, fits and survey designs from set-valued answers."""

@@ -1,0 +1,158 @@
+"""Recorded answers as the field writes them, mapped to the mechanism's columns: the one mapper every command
+and function uses (``estimate``, ``regress``, ``randomize``, :func:`designer.estimation.shares.response_columns`).
+
+An answer may be written
+
+* as a set, the way designer writes it: ``{yes}``, ``{yes,no}`` (labels in any order, spaces ignored);
+* as a bare frame label: ``yes`` means the set ``{yes}``;
+* in the card's words (:func:`answer_words`): ``I don't know`` for the whole frame, ``one of: a, b`` for a
+  set; the whole frame also as ``don't know``, ``dont know``, ``do not know`` or ``DK``;
+* in words the design names itself: an ``[answers]`` table of the problem file (``"Weiss nicht" = ["yes",
+  "no"]``), carried into the mechanism's JSON file (key ``answers``).
+
+Words are matched without regard to case, surrounding or repeated spaces, or a typographic apostrophe,
+unless two columns would then read alike (then only the exact spelling counts).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._internal.validation import parse_set
+from ..exceptions import InvalidArgumentError
+from ..mechanism import Mechanism
+
+__all__ = ["DONT_KNOW_WORDS", "AnswerVocabulary", "answer_words", "answer_words_of", "describe_unknown", "fold_word"]
+
+#: Words for the whole frame (the "don't know" answer), besides the card's "I don't know".
+DONT_KNOW_WORDS = ("don't know", "dont know", "do not know", "dk")
+
+
+def answer_words(members: Sequence[str], frame: Sequence[str]) -> str:
+    """What a respondent says for the set ``members``: the label itself, "I don't know" for the whole frame,
+    or "one of: a, b" (the words printed on a device's card)."""
+    if len(members) == 1:
+        return members[0]
+    if len(members) == len(frame):
+        return "I don't know"
+    return "one of: " + ", ".join(members)
+
+
+def fold_word(text: str) -> str:
+    """The loose form of a word: case-folded, typographic apostrophes plain, spaces collapsed."""
+    return re.sub(r"\s+", " ", str(text).replace("\u2019", "'").replace("\u2018", "'")).strip().casefold()
+
+
+class AnswerVocabulary:
+    """How recorded answers name the columns of ``mechanism`` (see the module docstring).
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+    words : mapping of str to sequence of str, optional
+        Extra words, each for one focal set given by its frame labels (an ``[answers]`` table).
+    precise : bool
+        Answers are frame labels (WLDP: precise answers); codes are frame indices, ``(l,)``, instead of columns.
+    """
+
+    def __init__(self, mechanism: Mechanism, words: Mapping[str, Sequence[str]] | None = None, *,
+                 precise: bool = False) -> None:
+        self.mechanism = mechanism
+        self.precise = precise
+        frame = mechanism.frame
+        sets: list[tuple[str, ...]] = ([(x,) for x in frame] if precise
+                                       else [tuple(s) for s in mechanism.focal_sets])
+        self.names = [("{" + ",".join(s) + "}") for s in sets]
+        by_set = {frozenset(s): j for j, s in enumerate(sets)}
+        exact: dict[str, int] = {}
+        loose: dict[str, set[int]] = {}
+
+        def add(word: str, j: int) -> None:
+            exact.setdefault(word.strip(), j)
+            loose.setdefault(fold_word(word), set()).add(j)
+
+        for j, s in enumerate(sets):
+            add(self.names[j], j)
+            add(answer_words(s, frame), j)
+            if len(s) == 1:
+                add(s[0], j)
+            if len(s) == len(frame) and len(frame) > 1:
+                for word in DONT_KNOW_WORDS:
+                    add(word, j)
+        for word, labels in (words or {}).items():
+            j = by_set.get(frozenset(labels), -1)
+            if j < 0:
+                raise InvalidArgumentError(f"answer word {word!r}: {{{','.join(labels)}}} is not an answer of the "
+                                           f"mechanism ({', '.join(self.names)})")
+            if word.strip() in exact and exact[word.strip()] != j:
+                raise InvalidArgumentError(f"answer word {word!r} already means {self.names[exact[word.strip()]]}")
+            exact[word.strip()] = j
+            loose.setdefault(fold_word(word), set()).add(j)
+        self._exact = exact
+        self._loose = {w: next(iter(js)) for w, js in loose.items() if len(js) == 1}
+        self._by_set = by_set
+
+    def column(self, text: Any) -> int:
+        """The column (frame index when ``precise``) of one written answer, or ``-1``."""
+        s = str(text).strip()
+        j = self._exact.get(s)
+        if j is not None:
+            return j
+        j = self._loose.get(fold_word(s))
+        if j is not None:
+            return j
+        if s.startswith("{") and s.endswith("}"):
+            try:
+                return self._by_set.get(frozenset(parse_set(s)), -1)
+            except ValueError:
+                return -1
+        return -1
+
+    def columns(self, values: Iterable[Any]) -> NDArray[np.int64]:
+        """Columns of many answers, shape ``(n,)``; ``-1`` marks an answer of no column. Each distinct written
+        form is looked up once."""
+        arr = np.asarray(list(values) if not isinstance(values, np.ndarray) else values, dtype=object)
+        if arr.size == 0:
+            return np.zeros(0, dtype=np.int64)
+        unique, inverse = np.unique(arr.astype(str), return_inverse=True)
+        mapped = np.array([self.column(u) for u in unique], dtype=np.int64)
+        return mapped[inverse.ravel()]
+
+    def describe(self) -> str:
+        """The accepted spellings, for an error message."""
+        frame = self.mechanism.frame
+        forms = ", ".join(self.names)
+        extra = " (or the bare label, e.g. " + repr(frame[0]) + ")"
+        if not self.precise and any(len(s) == len(frame) for s in self.mechanism.focal_sets) and len(frame) > 1:
+            extra += ", \"don't know\" for " + "{" + ",".join(frame) + "}"
+        return forms + extra
+
+
+def answer_words_of(obj: Any, source: str) -> dict[str, tuple[str, ...]]:
+    """The ``answers`` object of a parsed mechanism JSON file (word -> frame labels), ``{}`` without one; read by
+    :func:`designer.release.files.open_mechanism_file` with the rest of the file."""
+    raw = obj.get("answers") if isinstance(obj, dict) else None
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict) or not all(isinstance(v, list) and all(isinstance(x, str) for x in v)
+                                            for v in raw.values()):
+        raise InvalidArgumentError(f"{source}: key 'answers' must map each word to a list of frame labels, "
+                                   "e.g. {\"Weiss nicht\": [\"yes\", \"no\"]}")
+    return {str(k): tuple(v) for k, v in raw.items()}
+
+
+def describe_unknown(values: Any, codes: NDArray[np.int64], vocabulary: AnswerVocabulary) -> tuple[int, str]:
+    """``(position, message)`` of the first answer of no column (position 0-based in ``values``)."""
+    bad = np.flatnonzero(codes < 0)
+    pos = int(bad[0])
+    value = values.iloc[pos] if hasattr(values, "iloc") else values[pos]  # a tuple of labels stays one value
+    what = "a label of the frame (WLDP answers are precise)" if vocabulary.precise else "an answer of the mechanism"
+    shown = repr(str(value)) if isinstance(value, str) else repr(value)  # np.str_ as plain text
+    split = isinstance(value, str) and value.count("{") != value.count("}")
+    hint = "; in a CSV file a set answer with a comma needs quotes: \"{a,b}\"" if split else ""
+    return pos, (f"{shown} is not {what}: write {vocabulary.describe()}; {bad.size} such row(s){hint}")

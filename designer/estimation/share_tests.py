@@ -1,0 +1,124 @@
+"""Tests of one share against a null value: the Wald test and the likelihood-ratio test (docs/theory.md section
+8.3).
+
+With few respondents the Wald statistic ``((pi_s - v) / se)^2`` leans on a variance computed at the estimate,
+which near the simplex's edge or with a noisy mechanism is far from the variance under the null; the
+likelihood-ratio statistic ``2 (l(pi) - l(pi~))`` compares the likelihoods themselves, ``pi~`` maximising the
+likelihood (Def 3.1's ``sum_E c_E log (pi M)_E``) with ``pi_s`` held at ``v``. Both are referred to the chi-square
+distribution with one degree of freedom (two-sided).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..exceptions import InvalidArgumentError
+from ..mechanism import Mechanism
+from .mle import _loglik
+
+__all__ = ["ShareTest", "constrained_mle", "share_test", "wald_test"]
+
+#: EM for the constrained maximum stops when the log-likelihood gains less than this (relative) in a step.
+EM_TOL = 1e-14
+#: ... or after this many steps (the result then says it did not converge).
+EM_MAX_STEPS = 200_000
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShareTest:
+    """The Wald and likelihood-ratio tests of ``pi[share] = null``.
+
+    Attributes
+    ----------
+    share : str
+    null : float
+    wald_statistic, wald_pvalue : float
+        ``((pi_s - null) / se)^2`` and its chi-square(1) upper tail; NaN without a standard error.
+    lr_statistic, lr_pvalue : float
+        ``2 (l(pi) - l(pi~))`` (at least 0) and its chi-square(1) upper tail.
+    constrained : (k,) ndarray
+        ``pi~``, the maximum of the likelihood with the share held at ``null``.
+    converged : bool
+        Whether the constrained maximum was reached (EM's gain below :data:`EM_TOL`).
+    """
+
+    share: str
+    null: float
+    wald_statistic: float
+    wald_pvalue: float
+    lr_statistic: float
+    lr_pvalue: float
+    constrained: NDArray[np.float64]
+    converged: bool
+
+
+def constrained_mle(mech: Mechanism, counts: ArrayLike, share: int, null: float) -> tuple[NDArray[np.float64], bool]:
+    """The shares maximising ``sum_E c_E log (pi M)_E`` with ``pi[share] = null``: the other shares are
+    ``(1 - null) sigma`` with ``sigma`` on the simplex, fitted by EM (the share's input is a component of fixed
+    weight). Returns ``(pi, converged)``."""
+    m = mech.matrix
+    c = np.asarray(counts, dtype=np.float64)
+    k = m.shape[0]
+    others = [j for j in range(k) if j != share]
+    pi = np.zeros(k)
+    pi[share] = null
+    if k == 1 or null >= 1.0:
+        return pi, True
+    sigma = np.full(len(others), 1.0 / len(others))
+    fixed = null * m[share]
+    rest = m[others]
+    used = c > 0
+    last = -math.inf
+    for _ in range(EM_MAX_STEPS):
+        p = fixed + (1.0 - null) * (sigma @ rest)
+        value = float(np.sum(c[used] * np.log(p[used]))) if np.all(p[used] > 0) else -math.inf
+        if math.isfinite(last) and value - last <= EM_TOL * max(1.0, abs(value)):
+            pi[others] = (1.0 - null) * sigma
+            return pi, True
+        last = value
+        weights = np.where(p > 0, c / np.where(p > 0, p, 1.0), 0.0)
+        expected = sigma * (rest @ weights)  # expected respondents of each other input, up to (1 - null)
+        total = expected.sum()
+        if not total > 0:
+            break
+        sigma = expected / total
+    pi[others] = (1.0 - null) * sigma
+    return pi, False
+
+
+def wald_test(estimate: float, stderr: float, null: float) -> tuple[float, float]:
+    """``((estimate - null) / stderr)^2`` and its chi-square(1) upper tail; NaN for both without a standard
+    error."""
+    from scipy.stats import chi2
+
+    if not (stderr > 0 and math.isfinite(stderr)):
+        return math.nan, math.nan
+    statistic = ((estimate - null) / stderr) ** 2
+    return float(statistic), float(chi2.sf(statistic, 1))
+
+
+def share_test(mech: Mechanism, counts: ArrayLike, estimate: ArrayLike, stderr: ArrayLike, share: str | int,
+               null: float) -> ShareTest:
+    """Wald and likelihood-ratio tests of ``pi[share] = null`` from the answer ``counts`` ``(F,)``, the MLE
+    ``estimate`` ``(k,)`` and its standard errors ``stderr`` ``(k,)``
+    (:func:`~designer.estimation.shares.estimate_sldp`).
+
+    Raises :class:`InvalidArgumentError` for a share that is not an input or a null outside (0, 1).
+    """
+    from scipy.stats import chi2
+
+    s = mech.input_index(share) if isinstance(share, str) else int(share)
+    if not (isinstance(null, float | int) and 0.0 < float(null) < 1.0):
+        raise InvalidArgumentError(f"the null value of a share must lie strictly between 0 and 1, got {null!r}")
+    c = np.asarray(counts, dtype=np.float64)
+    pi = np.asarray(estimate, dtype=np.float64)
+    wald, wald_p = wald_test(float(pi[s]), float(np.asarray(stderr, dtype=np.float64)[s]), float(null))
+    constrained, converged = constrained_mle(mech, c, s, float(null))
+    lr = max(2.0 * (_loglik(mech.matrix, c, pi) - _loglik(mech.matrix, c, constrained)), 0.0)
+    return ShareTest(share=mech.inputs[s], null=float(null), wald_statistic=wald, wald_pvalue=wald_p,
+                     lr_statistic=float(lr), lr_pvalue=float(chi2.sf(lr, 1)), constrained=constrained,
+                     converged=converged)

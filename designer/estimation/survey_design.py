@@ -1,0 +1,213 @@
+"""The shares' estimate under a survey's design: weights, clusters and the choice of variance
+(docs/theory.md section 8.1).
+
+A survey reduces to sufficient statistics per answer set ``E``: the sum of the weights ``c_E``, of the squared
+weights ``c2_E`` and, with clusters, the sum of the weights in each cluster ``c_gE``. The shares maximise the
+weighted log-likelihood ``sum_E c_E log p_E`` (``p = pi M``; the ordinary likelihood for frequency weights, a
+pseudo-likelihood for sampling weights); in the simplex's tangent coordinates the score of one answer ``E`` is
+``g_E = B' m(E) / p_E`` and its Hessian ``-g_E g_E'``, so with ``I = sum_E c_E g_E g_E'``:
+
+- ``oim``: ``I^-1`` (for two answers and no weights, the inverse Fisher information of :func:`estimate_sldp`);
+- ``opg``: ``(sum_E c2_E g_E g_E')^-1``, equal to ``oim`` without weights or with frequency weights: the
+  log-likelihood is the log of a linear function of the shares;
+- ``robust``: ``I^-1 B I^-1`` with ``B = sum_E c2_E g_E g_E'`` (sampling weights: the Horvitz-Thompson
+  sandwich), or with clusters ``B = G/(G-1) (N-1)/(N-P) sum_g S_g S_g'``, ``S_g = sum_E c_gE g_E``.
+
+Def 3.1 and Thm 3.10 give the likelihood; the variance choices are those of :mod:`designer.regression` for an
+intercept-only model, in the shares' coordinates.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .._internal.numeric import wald_interval
+from ..exceptions import InvalidArgumentError
+from ..mechanism import Mechanism
+from ..vocabulary import Covariance, WeightKind
+from .identification import _identified_by
+from .mle import share_functionals
+from .shares import Estimate, estimate_sldp
+
+__all__ = ["SurveyCounts", "cluster_correction", "estimate_survey", "first_bad_weight", "fit_survey",
+           "share_covariance", "variance_words"]
+
+
+def first_bad_weight(weights: NDArray[np.float64]) -> int | None:
+    """Position of the first weight that is not a finite number > 0 (NaN included), or None: the one rule for
+    weights, in the Python API and in every command."""
+    bad = np.flatnonzero(~(np.isfinite(weights) & (weights > 0)))
+    return int(bad[0]) if bad.size else None
+
+
+def cluster_correction(groups: int, rows: float, params: int) -> float:
+    """``G/(G-1) (N-1)/(N-P)``: the small-sample factor of a cluster-robust meat (statsmodels' default and R
+    sandwich's ``vcovCL`` with ``HC1``)."""
+    return groups / (groups - 1) * (rows - 1) / max(rows - params, 1)
+
+
+def variance_words(cov: Covariance, n_clusters: int, weight_kind: WeightKind | None) -> str:
+    """How standard errors were computed, in the words every output uses (shares and coefficients alike)."""
+    words = {Covariance.OIM: "observed information", Covariance.OPG: "outer product of the scores (rr's)",
+             Covariance.ROBUST: "robust sandwich (HC0)"}[cov]
+    if n_clusters:
+        words = f"cluster-robust sandwich over {n_clusters} clusters (G/(G-1) (N-1)/(N-P))"
+    if weight_kind is not None:
+        words += f", {weight_kind.value} weights"
+    return words
+
+
+@dataclass(frozen=True)
+class SurveyCounts:
+    """Sufficient statistics of a survey's answers for the shares.
+
+    Attributes
+    ----------
+    weighted : (F,) ndarray
+        Sum of the weights of the answers in each answer set (the counts without weights).
+    squared : (F,) ndarray
+        Sum of the squared weights under sampling weights (the counts without weights); under frequency weights
+        the sum of the weights, since a row of weight ``f`` is ``f`` respondents, each adding its own score's
+        square once (so ``opg`` and ``robust`` equal those of the replicated rows).
+    clusters : (G, F) ndarray or None
+        Sum of the weights per cluster and answer set.
+    rows : int
+        Respondents.
+    weight_kind : WeightKind or None
+        None without weights.
+    answered : (F,) ndarray or None
+        Respondents per answer set (the unweighted counts; None: ``weighted``).
+    """
+
+    weighted: NDArray[np.float64]
+    squared: NDArray[np.float64]
+    clusters: NDArray[np.float64] | None
+    rows: int
+    weight_kind: WeightKind | None
+    answered: NDArray[np.int64] | None = None
+
+    @property
+    def respondents(self) -> float:
+        """``N``: the rows, or the sum of the weights under frequency weights (each row that many respondents)."""
+        return float(self.weighted.sum()) if self.weight_kind is WeightKind.FREQUENCY else float(self.rows)
+
+    @classmethod
+    def from_rows(cls, n_sets: int, codes: ArrayLike, *, weights: ArrayLike | None = None,
+                  weight_kind: Any = "sampling", cluster: ArrayLike | None = None) -> SurveyCounts:
+        """The statistics of respondents whose answers are the columns ``codes`` ``(n,)`` of a mechanism with
+        ``n_sets`` columns, with optional ``weights`` ``(n,)`` (positive) and ``cluster`` labels ``(n,)``."""
+        import pandas as pd
+
+        c = np.asarray(codes, dtype=np.int64)
+        if c.ndim != 1 or c.size == 0 or c.min() < 0 or c.max() >= n_sets:
+            raise InvalidArgumentError(f"codes must be a non-empty 1-D array of column indices in [0, {n_sets})")
+        kind = None
+        w = np.ones(c.size)
+        if weights is not None:
+            kind = WeightKind.parse(weight_kind, "weight_kind")
+            w = np.asarray(weights, dtype=np.float64)
+            if w.shape != c.shape:
+                raise InvalidArgumentError(f"weights must have one entry per answer ({c.size}), got shape {w.shape}")
+            bad = first_bad_weight(w)
+            if bad is not None:
+                raise InvalidArgumentError(f"weight {float(w[bad])!r} of answer {bad + 1} is not a positive number: "
+                                           "every weight must be > 0")
+        table = None
+        if cluster is not None:
+            labels = pd.Series(np.asarray(cluster, dtype=object))
+            if len(labels) != c.size or labels.isna().any():
+                raise InvalidArgumentError(f"cluster must give a label for each of the {c.size} answers")
+            index, uniques = pd.factorize(labels.astype(str))
+            if len(uniques) < 2:
+                raise InvalidArgumentError(f"{len(uniques)} cluster: a cluster-robust variance needs at least 2")
+            table = np.zeros((len(uniques), n_sets))
+            np.add.at(table, (index, c), w)
+        weighted = np.bincount(c, weights=w, minlength=n_sets).astype(np.float64)
+        squared = (weighted.copy() if kind is WeightKind.FREQUENCY
+                   else np.bincount(c, weights=w * w, minlength=n_sets).astype(np.float64))
+        return cls(weighted, squared, table, int(c.size), kind, np.bincount(c, minlength=n_sets))
+
+
+def _answer_scores(m: NDArray[np.float64], pi: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``g_E = B' m(E) / p_E`` for every answer set, ``(F, k-1)`` (0 where ``p_E = 0``)."""
+    p = pi @ m
+    tangent = (m[:-1] - m[-1]).T  # (F, k-1): B' m(E)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(p[:, None] > 0, tangent / p[:, None], 0.0)
+
+
+def estimate_survey(mech: Mechanism, counts: SurveyCounts, *, cov: Any = None, level: float = 0.95,
+                    method: str = "newton") -> Estimate:
+    """The shares from a survey with weights or clusters, and their standard errors by ``cov``.
+
+    Parameters
+    ----------
+    mech : Mechanism
+        The ``(k, F)`` mechanism that produced the answers (Def 3.1).
+    counts : SurveyCounts
+        The survey's statistics (:meth:`SurveyCounts.from_rows`).
+    cov : {None, "oim", "opg", "robust"}
+        None: ``oim``, or ``robust`` under sampling weights or clusters (the only valid choice there).
+    level : float
+        Level of the Wald intervals.
+    method : str
+        How the likelihood is maximised (:func:`designer.estimation.shares.estimate_sldp`).
+
+    Returns
+    -------
+    Estimate
+        With ``n`` the respondents (the sum of the weights under frequency weights) and ``variance`` naming the
+        choice. Where a share is not identified the standard errors are absent and the intervals are those of
+        :func:`estimate_sldp` from the weighted counts, as its warning says.
+    """
+    return fit_survey(mech, counts, cov=cov, level=level, method=method)[0]
+
+
+def fit_survey(mech: Mechanism, counts: SurveyCounts, *, cov: Any = None, level: float = 0.95,
+               method: str = "newton") -> tuple[Estimate, NDArray[np.float64] | None]:
+    """:func:`estimate_survey`'s estimate and the ``(k, k)`` covariance of the shares behind its standard errors
+    (None where they are not all identified), for callers that need functions of several shares."""
+    chosen = Covariance.settle(cov, sampling_weights=counts.weight_kind is WeightKind.SAMPLING,
+                               clusters=counts.clusters is not None)
+    est = estimate_sldp(mech, counts.weighted, method=method, level=level)
+    frequency = counts.weight_kind is WeightKind.FREQUENCY
+    n = round(float(counts.weighted.sum())) if frequency else counts.rows
+    words = variance_words(chosen, 0 if counts.clusters is None else counts.clusters.shape[0], counts.weight_kind)
+    cov_shares = share_covariance(mech.matrix, counts, est.estimate, chosen)
+    if cov_shares is None:
+        note = ("the shares are not all identified: no standard errors under a survey variance; the intervals "
+                "are the projected bands of the weighted counts")
+        return dataclasses.replace(est, n=n, variance=words, warnings=(*est.warnings, note)), None
+    se = np.sqrt(np.maximum(np.diag(cov_shares), 0.0))
+    ci_low, ci_high = wald_interval(est.estimate, se, level, low=0.0, high=1.0)
+    return dataclasses.replace(est, n=n, stderr=se, ci_low=ci_low, ci_high=ci_high, variance=words), cov_shares
+
+
+def share_covariance(m: NDArray[np.float64], counts: SurveyCounts, pi: NDArray[np.float64], cov: Covariance
+                     ) -> NDArray[np.float64] | None:
+    """The ``(k, k)`` covariance of the shares' estimate ``pi`` under ``cov`` (module docstring), or None when
+    the observed information does not identify every share."""
+    k = m.shape[0]
+    if k < 2 or not _identified_by(m, counts.weighted, pi):
+        return None
+    g = _answer_scores(m, pi)
+    bread = np.linalg.inv((g * counts.weighted[:, None]).T @ g)
+    if counts.clusters is not None:
+        sums = counts.clusters @ g  # (G, k-1)
+        groups = counts.clusters.shape[0]
+        meat = sums.T @ sums * cluster_correction(groups, counts.respondents, k - 1)
+    else:
+        meat = (g * counts.squared[:, None]).T @ g
+    if cov is Covariance.OIM:
+        cov_t = bread
+    elif cov is Covariance.OPG:
+        cov_t = np.linalg.inv(meat)
+    else:
+        cov_t = bread @ meat @ bread
+    functionals = share_functionals(k)
+    return np.asarray(functionals.T @ cov_t @ functionals)

@@ -1,0 +1,186 @@
+"""Designed mechanisms next to the closed forms they should match (docs/theory.md, section 4).
+
+* two inputs, answers = inputs, objective truthful or chi2: GWRR under SLDP (Cor 3.12) or the WLDP
+  closed form ``q = 1/(1+e^eps)``, ``p = c - q``; with only the two precise answers, Warner (Ex 3.7, Eq 1)
+  under either semantics;
+* k > 2 inputs, chi2, SLDP: the best of k-RR and subset selection (variance);
+* k > 2 inputs, truthful, SLDP, no structure: k-RR (``p = e^eps / (e^eps + k - 1)``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .._internal.numeric import rr_probabilities
+from .._internal.solvers import WarmStart
+from ..closed_forms import gwrr_sldp, gwrr_wldp, krr_variance, subset_selection_best_d, subset_selection_variance
+from ..exceptions import InfeasibleDesignError, InvalidProblemError
+from ..vocabulary import Objective, Semantics
+from .engine import design
+from .problem import DesignProblem
+
+__all__ = ["ComparisonTable", "compare"]
+
+
+@dataclass(frozen=True)
+class ComparisonTable:
+    """Rows (one per epsilon) of designed values next to a closed form, and the column order."""
+
+    problem: DesignProblem
+    reference: str
+    columns: tuple[str, ...]
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    #: Figures that could not be computed, with the reason (their cells are ``None``).
+    notes: list[str] = field(default_factory=list)
+
+    def to_frame(self) -> Any:
+        import pandas as pd
+
+        return pd.DataFrame(self.rows, columns=list(self.columns))
+
+
+def _binary(problem: DesignProblem) -> bool:
+    return problem.k == 2 and problem.l == 2 and set(problem.inputs) == set(problem.frame)
+
+
+def _answer_mass(problem: DesignProblem) -> float:
+    # The optimum never spends mass on "don't know" unless it is forced (dont_know), so c = 1 otherwise.
+    return 1.0 - (problem.dont_know or 0.0)
+
+
+def _gwrr_variance(p: float, q: float, pi: float) -> float:
+    """Thm 3.10 per respondent as n -> inf (A ~ 1/(n (p + q))): the Fisher variance of Q_2x3."""
+    if p == q:  # no information (a budget below float resolution): the variance is unbounded
+        return math.inf
+    return (-((pi - 0.5) ** 2) + 0.25 * ((p + q) / (p - q)) ** 2) / (p + q)
+
+
+def _walley_variance(p: float, q: float, pi: float) -> float:
+    """``nu_W`` per respondent, the worst case over the credal sets (docs/theory.md, section 4): infinite when
+    the two rows' credal sets share a member (``p <= q + don't-know``: bel_yes({yes}) <= pl_no({yes})),
+    otherwise that of the lambda = 0 Warner matrix."""
+    if p <= 1.0 - p:  # p <= q + (1 - p - q)
+        return math.inf
+    return -((pi - 0.5) ** 2) + 1.0 / (4.0 * (2.0 * p - 1.0) ** 2)
+
+
+def _notes(rows: list[dict[str, Any]]) -> list[str]:
+    """One line per row whose variance could not be computed, with the reason; the rows keep their columns."""
+    notes = []
+    for row in rows:
+        note = row.pop("variance_note", "")
+        if "variance" in row and row["variance"] is None:
+            notes.append(f"eps {row['epsilon']:g}: variance {note}")
+    return notes
+
+
+def compare(problem: DesignProblem, epsilons: list[float]) -> ComparisonTable:
+    """Design at each epsilon and set the result next to its closed form.
+
+    Parameters
+    ----------
+    problem : DesignProblem
+    epsilons : list of float
+
+    Returns
+    -------
+    ComparisonTable
+        ``diff`` is the largest absolute difference of the compared quantities (p and q for binary
+        problems, the relative variance difference for k-ary ones).
+
+    Raises
+    ------
+    InvalidProblemError
+        When no closed form is known for the problem.
+    """
+    sem, objective = problem.semantics, problem.objective
+    warner = problem.focal_sets == (1, 2) and not problem.dont_know  # only the two precise answers (Ex 3.7)
+    if _binary(problem) and objective in (Objective.TRUTHFUL, Objective.CHI2) and problem.lie_max is None and (
+            warner or (sem is not Semantics.BOTH and problem.focal_sets is None)):
+        return _compare_binary(problem, epsilons)
+    if problem.k > 2 and sem is Semantics.SLDP and objective is Objective.CHI2 and np.ptp(problem.prior) < 1e-12:
+        return _compare_kary_chi2(problem, epsilons)
+    if (problem.k > 2 and sem is Semantics.SLDP and objective is Objective.TRUTHFUL and problem.dont_know is None
+            and problem.lie_max is None and problem.focal_sets is None and np.ptp(problem.prior) < 1e-12):
+        return _compare_kary_truthful(problem, epsilons)
+    raise InvalidProblemError(
+        "no closed form to compare with: compare knows binary problems (objective truthful or chi2, SLDP or "
+        "WLDP, optional dont_know; Warner when focal_sets are the two answers), k-ary chi2 under SLDP with a "
+        "uniform prior (k-RR, subset selection) and "
+        "k-ary truthful under SLDP without structure (k-RR)"
+    )
+
+
+def _compare_binary(problem: DesignProblem, epsilons: list[float]) -> ComparisonTable:
+    c = _answer_mass(problem)
+    yes, no = problem.inputs
+    pi = float(problem.prior[0])
+    warner = problem.focal_sets == (1, 2)
+    wldp = problem.semantics is Semantics.WLDP and not warner  # precise answers: one loss for both semantics
+    ref = ("WLDP closed form q = 1/(1+e^eps), p = c - q (docs/theory.md, section 4)" if wldp
+           else "Warner, Ex 3.7: p = e^eps/(e^eps+1), variance Eq 1: pi(1-pi) + p(1-p)/(2p-1)^2" if warner
+           else "GWRR, Cor 3.12: p = c e^eps/(e^eps+1), q = c/(e^eps+1)")
+    cols = ("epsilon", "p", "q", "objective", "variance", "p_closed", "q_closed", "variance_closed", "diff")
+    rows = []
+    warm = WarmStart()  # one session over the budgets (priced sets and bases carried over)
+    for eps in epsilons:
+        row: dict[str, Any] = {"epsilon": eps}
+        try:
+            pc, qc = gwrr_wldp(eps, c) if wldp else gwrr_sldp(eps, c)
+            row.update(p_closed=pc, q_closed=qc,
+                       variance_closed=_walley_variance(pc, qc, pi) if wldp else _gwrr_variance(pc, qc, pi))
+        except InfeasibleDesignError:
+            row.update(p_closed="infeasible", q_closed="infeasible", variance_closed="infeasible")
+        try:
+            result = design(problem.replace(epsilon=eps), warm=warm)
+        except InfeasibleDesignError:
+            row.update(p="infeasible", q="infeasible", objective="infeasible", variance="infeasible",
+                       diff=0.0 if row["p_closed"] == "infeasible" else math.inf)
+            rows.append(row)
+            continue
+        assert result.mechanism is not None
+        m = result.mechanism.row(yes)
+        p, q = m.get((yes,), 0.0), m.get((no,), 0.0)
+        row.update(p=p, q=q, objective=result.objective_value, variance=result.variance,
+                   variance_note=result.variance_note)
+        row["diff"] = (max(abs(p - row["p_closed"]), abs(q - row["q_closed"]))
+                       if row["p_closed"] != "infeasible" else math.inf)
+        rows.append(row)
+    return ComparisonTable(problem, ref, cols, rows, _notes(rows))
+
+
+def _compare_kary_chi2(problem: DesignProblem, epsilons: list[float]) -> ComparisonTable:
+    k = problem.k
+    cols = ("epsilon", "objective", "variance", "krr_variance", "ss_variance", "ss_best_d", "closed_variance",
+            "diff")
+    rows = []
+    warm = WarmStart()  # one session over the budgets (priced sets and bases carried over)
+    for eps in epsilons:
+        result = design(problem.replace(epsilon=eps), warm=warm)
+        krr = krr_variance(eps, k)
+        ss = subset_selection_variance(eps, k)
+        best = min(krr, ss)
+        rows.append({"epsilon": eps, "objective": result.objective_value, "variance": result.variance,
+                     "variance_note": result.variance_note, "krr_variance": krr, "ss_variance": ss,
+                     "ss_best_d": subset_selection_best_d(eps, k), "closed_variance": best,
+                     "diff": None if result.variance is None else (result.variance - best) / best})
+    return ComparisonTable(problem, "min(k-RR, subset selection with the best d): variance per respondent, "
+                           "mean over inputs; diff is relative", cols, rows, _notes(rows))
+
+
+def _compare_kary_truthful(problem: DesignProblem, epsilons: list[float]) -> ComparisonTable:
+    k = problem.k
+    cols = ("epsilon", "objective", "variance", "p_closed", "variance_closed", "diff")
+    rows = []
+    warm = WarmStart()  # one session over the budgets (priced sets and bases carried over)
+    for eps in epsilons:
+        result = design(problem.replace(epsilon=eps), warm=warm)
+        pc = rr_probabilities(eps, k - 1)[0]
+        rows.append({"epsilon": eps, "objective": result.objective_value, "variance": result.variance,
+                     "variance_note": result.variance_note, "p_closed": pc, "variance_closed": krr_variance(eps, k),
+                     "diff": abs(result.objective_value - pc)})
+    return ComparisonTable(problem, "k-RR: truthful probability e^eps/(e^eps+k-1)", cols, rows, _notes(rows))

@@ -1,0 +1,165 @@
+"""The result of a design: the released mechanism and what was checked about it."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._internal.render import json_number
+from ..certificate import Certificate, certificate_fields
+from ..exceptions import DesignWarning
+from ..mechanism import Mechanism
+from ..vocabulary import Objective
+from .objectives import variance_note
+from .problem import DesignProblem
+from .symmetric import SymmetricMechanism
+
+__all__ = ["DesignResult", "certificate_fields", "identification_warnings", "with_warnings"]
+
+
+@dataclass(frozen=True)
+class DesignResult:
+    """A certified optimal mechanism and what was checked about it.
+
+    Attributes
+    ----------
+    problem : DesignProblem
+    mechanism : Mechanism or None
+        The released mechanism (certified; see ``certificate``). On the symmetric path it is expanded only
+        for ``k <= EXPAND_INPUTS`` (it has ``2**k - 1`` columns); ``compact`` always holds it.
+    objective_value : float
+        The objective recomputed from the released mechanism.
+    solver_objective : float
+        The optimum the solver reported (before cleaning, symmetrising and repair).
+    eps_shafer, eps_walley : float
+        Losses of the released mechanism (Def 3.1, Def 3.13), recomputed.
+    variance : float or None
+        The variance designer reports, per respondent, at the problem's prior (mean over inputs;
+        ``Var(pi_hat)`` for two inputs): SLDP, the MLE from the set-valued answers; WLDP, the worst case
+        over the credal sets of the MLE from precise answers (:func:`objectives.reported_variance`).
+    variance_kind : str
+        Which of those (a key of :data:`objectives.VARIANCE_KINDS`); ``"unavailable"`` when ``variance`` is
+        ``None``: the figure could not be computed (``variance_reason`` says why), which never withholds the
+        certified design.
+    status : str
+        Solver status (``"optimal"``).
+    solver : str
+    path : str
+        ``"linear program"`` or ``"staircase LP"``, plus ``" + orbit average"`` for symmetric problems.
+    certificate : Certificate
+    seconds : float
+        Wall time of the whole design.
+    compact : SymmetricMechanism or None
+        The size-class form on the symmetric path (docs/theory.md, 5.3).
+    variance_reason : str
+        Why ``variance`` is ``None`` (empty otherwise).
+    table : InvariantTable or None
+        An invariant design's exact table (:mod:`designer.optimal.invariant`): integer counts with a denominator
+        per row, the prior kept as Fractions; None for other designs.
+    warnings : tuple of str
+        What the user should know about the released design, also issued as :class:`DesignWarning`
+        (e.g. a chi2 optimum at a skewed prior that lumps rare inputs together and so does not identify
+        every share: its ``variance`` is then ``inf``).
+    """
+
+    problem: DesignProblem
+    mechanism: Mechanism | None
+    objective_value: float
+    solver_objective: float
+    eps_shafer: float
+    eps_walley: float
+    variance: float | None
+    variance_kind: str
+    status: str
+    solver: str
+    path: str
+    certificate: Certificate
+    seconds: float
+    compact: SymmetricMechanism | None = None
+    warnings: tuple[str, ...] = ()
+    variance_reason: str = ""
+    table: Any = None
+
+    @property
+    def variance_note(self) -> str:
+        """What ``variance`` is, in words (or why it is absent)."""
+        return variance_note(self.variance_kind, self.variance_reason)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The ``designer design --format json`` object."""
+        out: dict[str, Any] = {"name": self.problem.name, "inputs": list(self.problem.inputs),
+                               "frame": list(self.problem.frame)}
+        if self.mechanism is not None:
+            mech = self.mechanism
+            out.update(focal_sets=[list(s) for s in mech.focal_sets], columns=mech.columns,
+                       matrix=[[float(v) for v in row] for row in mech.matrix])
+        if self.compact is not None:
+            out["compact"] = self.compact.to_json_dict()
+        out.update({
+            "epsilon": self.problem.epsilon,
+            "semantics": self.problem.semantics.value,
+            "objective": self.problem.objective.value,
+            "objective_value": json_number(self.objective_value),
+            "solver_objective": json_number(self.solver_objective),
+            "eps_shafer": json_number(self.eps_shafer),
+            "eps_walley": json_number(self.eps_walley),
+            "variance": json_number(self.variance),
+            "variance_kind": self.variance_kind,
+            "variance_note": self.variance_note,
+            "prior": dict(zip(self.problem.inputs, (float(v) for v in self.problem.prior))),
+            "status": self.status,
+            "solver": self.solver,
+            "path": self.path,
+            **certificate_fields(self.certificate),  # a result exists only for a certified mechanism
+            "seconds": self.seconds,
+            "warnings": list(self.warnings),
+        })
+        if self.table is not None:
+            out["exact"] = exact_block(self.table)
+        return out
+
+
+def exact_block(table: Any) -> dict[str, Any]:
+    """The JSON of an invariant design's exact table: ``counts``, ``denominators`` (per row) and the ``prior`` kept
+    (exact fractions as text); a mechanism file keeps it, and ``randomize`` and ``export`` draw from it."""
+    return {"counts": [[int(c) for c in row] for row in table.counts],
+            "denominators": [int(d) for d in table.denominators],
+            "invariant_prior": [f"{p.numerator}/{p.denominator}" for p in table.prior],
+            "mix_weight": table.mix_weight}
+
+
+def identification_warnings(problem: DesignProblem, mech: Mechanism | None, variance: float | None,
+                            kind: str = "sldp_mle") -> tuple[str, ...]:
+    """Why a design with an infinite variance does not identify every share (empty when it does, or when the
+    variance could not be computed: then nothing is known either way)."""
+    if variance is None or math.isfinite(variance):
+        return ()
+    if kind == "wldp_worst_case":
+        return ("under WLDP the two inputs' credal sets share a member (bel_x(E) <= pl_x'(E) for every event): "
+                "in the worst case the precise answers carry no information about the shares (variance inf); "
+                "a larger budget or a smaller don't-know mass separates them, or use SLDP (set answers)",)
+    what = "the answers do not separate every input"
+    if mech is not None:
+        groups: dict[bytes, list[str]] = {}
+        for x, row in zip(mech.inputs, np.round(mech.matrix, 12)):
+            groups.setdefault(row.tobytes(), []).append(x)
+        alike = [g for g in groups.values() if len(g) > 1]
+        if alike:
+            what = "; ".join("inputs " + ", ".join(g) + " answer alike" for g in alike)
+    hint = ("; the chi2 objective weighs inputs by their prior and can gain by lumping rare ones together: use a "
+            "flatter (e.g. uniform) prior, or objective truthful, if every share must be estimated"
+            if problem.objective is Objective.CHI2 else "")
+    return (f"the released mechanism does not identify every share (MLE variance infinite): {what}{hint}",)
+
+
+def with_warnings(result: DesignResult) -> DesignResult:
+    """``result`` with its :func:`identification_warnings`, each also issued as a :class:`DesignWarning`."""
+    notes = identification_warnings(result.problem, result.mechanism, result.variance, result.variance_kind)
+    for note in notes:
+        warnings.warn(note, DesignWarning, stacklevel=3)
+    return dataclasses.replace(result, warnings=notes) if notes else result

@@ -1,0 +1,230 @@
+"""What a regression fit returns (:class:`RegressionResult`), how a fit is judged, and its table of coefficients.
+
+Shared by the in-memory fit (:mod:`designer.regression.model`), the fit with one constant unknown share
+(:mod:`designer.regression.constant_share`) and the streamed fit (:mod:`designer.regression.streamed`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._internal.numeric import wald_interval
+from ..estimation.identification import indistinguishable_inputs
+from ..exceptions import RegressionError
+from .design import build_rows, constant_columns
+from .likelihood import Likelihood
+from .status import design_blind, diagnose
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["RegressionResult", "fit_statistics", "judge"]
+
+
+def _shares(channel: NDArray[np.float64], codes: NDArray[np.int64], weights: NDArray[np.float64] | None = None
+            ) -> tuple[NDArray[np.float64], float]:
+    """The intercept-only model: the shares' MLE from the (weighted) answer counts, and its log-likelihood."""
+    from ..estimation.mle import mle_newton
+
+    counts = np.bincount(codes, weights=weights, minlength=channel.shape[1]).astype(np.float64)
+    shares = mle_newton(channel, counts)[0]
+    q = shares @ channel
+    used = counts > 0
+    return shares, float(counts[used] @ np.log(q[used]))
+
+
+def _start(lik: Likelihood, channel: NDArray[np.float64], codes: NDArray[np.int64]) -> NDArray[np.float64]:
+    """Intercept-only start: log-odds of the shares' MLE (EM on the counts), slopes 0."""
+    shares = np.clip(_shares(channel, codes, lik.weights)[0], 1e-4, None)
+    start = np.zeros((lik.z.shape[1], lik.k - 1))
+    intercept = constant_columns(lik.z)
+    if intercept.size:
+        start[intercept[0]] = np.log(shares[lik.others] / shares[lik.reference])
+    return start.ravel(order="F")
+
+
+@dataclass(frozen=True)
+class RegressionResult:
+    """A fitted randomized-response regression.
+
+    Attributes
+    ----------
+    coefficients : pandas.DataFrame
+        One row per (outcome, term): ``outcome`` (the input whose log-odds against ``reference`` the row
+        describes), ``term``, ``estimate``, ``stderr`` (observed information), ``z``, ``pvalue``, ``ci_low``,
+        ``ci_high`` (Wald, at ``level``).
+    n : int
+        Respondents.
+    loglik, aic, bic : float
+        Log-likelihood (natural log) at the estimate, and the information criteria.
+    lr_statistic, lr_df, lr_pvalue : float, int, float
+        Likelihood-ratio test against the intercept-only model.
+    converged : bool
+        ``status == "converged"``: the maximum was reached and the information is well conditioned.
+    iterations : int
+    method, reference, semantics : str
+    level : float
+    statsmodels : statsmodels results object
+        statsmodels' ``GenericLikelihoodModelResults`` at the estimate: ``summary()``, ``bse``, ``conf_int()``;
+        None when the design is sparse (many-level categoricals: statsmodels would hold a dense copy of it).
+    dropped : int
+        Rows left out for a missing value of the formula's variables (``missing="drop"``).
+    status : str
+        ``converged``, ``separation``, ``not_converged`` or ``not_identified`` (:mod:`designer.regression.status`):
+        diverging terms have estimate ``+-inf``, and a term without a well-conditioned information has
+        ``NaN`` standard error, z, p and interval.
+    warnings : tuple of str
+        What went wrong, naming the terms, and what to do.
+    penalty : str or None
+        ``"firth"`` when the fit maximised Firth's penalized likelihood.
+    variance : str
+        How the standard errors were computed (observed information, rr's outer product of the scores, robust
+        or cluster-robust sandwich, and the kind of weights), in words.
+    noncompliance : dict or None
+        With non-compliance: ``scope``, ``answer``, ``share`` (averaged over the respondents), ``stderr``,
+        ``ci_low``, ``ci_high``.
+    """
+
+    coefficients: pd.DataFrame
+    n: int
+    loglik: float
+    aic: float
+    bic: float
+    lr_statistic: float
+    lr_df: int
+    lr_pvalue: float
+    converged: bool
+    iterations: int
+    method: str
+    reference: str
+    outcomes: tuple[str, ...]
+    semantics: str
+    level: float
+    params: NDArray[np.float64]
+    covariance: NDArray[np.float64]
+    formula: str
+    design_info: Any
+    statsmodels: Any
+    dropped: int = 0
+    status: str = "converged"
+    warnings: tuple[str, ...] = ()
+    penalty: str | None = None
+    variance: str = "observed information"
+    noncompliance: dict[str, Any] | None = None
+
+    def summary(self) -> Any:
+        """statsmodels' summary table of the fit (:class:`RegressionError` when there is none: a sparse design,
+        or a Hessian statsmodels cannot invert)."""
+        if self.statsmodels is None:
+            raise RegressionError("no statsmodels summary for this fit (a sparse design, or an information matrix "
+                                  "that cannot be inverted): see coefficients, status and warnings")
+        return self.statsmodels.summary(title=f"Randomized-response regression ({self.formula})")
+
+    def predict(self, data: pd.DataFrame) -> pd.DataFrame:
+        """``P(X = x | z)`` of every row of ``data`` (columns: the inputs), shape ``(n, k)``."""
+        import pandas as pd
+
+        z = _covariates(self.design_info, data)
+        probs = Likelihood(z, np.ones((len(self.outcomes), z.shape[0])), self.outcomes.index(self.reference)
+                            ).probabilities(self.params)
+        return pd.DataFrame(probs.T, columns=list(self.outcomes), index=data.index)
+
+    def prevalence(self, data: pd.DataFrame, by: str | None = None) -> pd.DataFrame:
+        """Predicted prevalence of each input, averaged over ``data`` (per group of column ``by``), with a
+        delta-method standard error and Wald interval at ``level``. Columns: ``group`` (sorted; rows without a
+        group are left out), ``outcome``, ``estimate``, ``stderr``, ``ci_low``, ``ci_high``."""
+        import pandas as pd
+        z_all = _covariates(self.design_info, data)
+        reference = self.outcomes.index(self.reference)
+        levels = [] if by is None else pd.Series(pd.unique(data[by].dropna())).sort_values().tolist()
+        groups = [(None, np.arange(len(data)))] if by is None else [
+            (g, np.flatnonzero((data[by] == g).to_numpy())) for g in levels]
+        rows = []
+        for g, idx in groups:
+            z = z_all[idx]
+            lik = Likelihood(z, np.ones((len(self.outcomes), z.shape[0])), reference)
+            p = lik.probabilities(self.params)
+            for x, label in enumerate(self.outcomes):
+                # d mean_i p_xi / d beta_j = mean_i p_xi ([x = j] - p_ji) z_i
+                grad = np.concatenate([z.T @ (p[x] * ((x == j) - p[j])) / z.shape[0] for j in lik.others])
+                se = float(np.sqrt(max(grad @ self.covariance @ grad, 0.0)))
+                rows.append({"group": "all" if g is None else g, "outcome": label, "estimate": float(p[x].mean()),
+                             "stderr": se})
+        table = pd.DataFrame(rows, columns=["group", "outcome", "estimate", "stderr"])
+        table["ci_low"], table["ci_high"] = wald_interval(table["estimate"].to_numpy(), table["stderr"].to_numpy(),
+                                                          self.level, low=0.0, high=1.0)
+        return table
+
+
+def _covariates(design_info: Any, data: pd.DataFrame) -> NDArray[np.float64]:
+    import patsy
+
+    try:
+        return build_rows(design_info, data)
+    except patsy.PatsyError as exc:
+        raise RegressionError(f"cannot build the covariates: {_first_line(exc)}") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def judge(objective: Callable[[NDArray[np.float64]], float], params: NDArray[np.float64],
+          information: NDArray[np.float64], decrement_ok: bool, norms: NDArray[np.float64],
+          channel: NDArray[np.float64], inputs: list[str], reference: str, names: list[str], *,
+          gram: NDArray[np.float64] | None = None) -> tuple[Any, Any]:
+    """The fit's status (:func:`~designer.regression.status.diagnose`, then the terms the design leaves open)
+    and the estimates as shown: ``+-inf`` for diverging terms, NaN for terms any value fits equally well.
+    ``norms`` ``(q,)``: each term's covariate column norm; ``information`` ``(P, P)`` at ``params``; ``gram``
+    ``(q, q)``: the covariates' ``Z'Z`` (near-collinear terms are told from separation by it), when known."""
+    others = [x for x in inputs if x != reference]
+    labels = [f"{o}:{t}" if len(others) > 1 else t for o in others for t in names]
+    fit = diagnose(objective, params, information, decrement_ok, labels, np.tile(norms, len(others)),
+                   gram=None if gram is None else np.asarray(np.kron(np.eye(len(others)), gram), dtype=np.float64))
+    blind = [inputs[x] for x in indistinguishable_inputs(channel)]
+    terms: list[int] = []
+    if blind:  # the design, not the data, leaves these outcomes' terms open
+        involved = others if reference in blind else [o for o in others if o in blind]
+        terms = [i for i, o in enumerate(o for o in others for _ in names) if o in involved]
+        fit = design_blind(fit, information, terms, labels, blind, decrement_ok)
+    shown = params.copy()
+    for j, sign in fit.diverging.items():
+        shown[j] = sign * np.inf
+    shown[terms] = np.nan  # any value fits the answers equally well: no estimate
+    return fit, shown
+
+
+def fit_statistics(params: NDArray[np.float64], cov: NDArray[np.float64], names: list[str], outcomes: list[str],
+                   level: float, shown: NDArray[np.float64], *, loglik: float, null_loglik: float, n: int, k: int,
+                   sandwich: bool) -> RegressionResult:
+    """The coefficient table and the fit statistics from the log-likelihoods at ``params`` and of the
+    intercept-only model, ``n`` respondents and ``k`` inputs (``sandwich``: no likelihood-ratio test); the fields
+    about how it was fitted are filled in by the caller (``dataclasses.replace``)."""
+    import pandas as pd
+    from scipy.stats import chi2, norm
+
+    with np.errstate(invalid="ignore"):
+        se = np.where(np.diag(cov) > 0, np.sqrt(np.abs(np.diag(cov))), np.nan)  # NaN: no standard error
+    ci_low, ci_high = wald_interval(params, se, level)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        zstat = params / se
+    table = pd.DataFrame({
+        "outcome": [o for o in outcomes for _ in names], "term": names * len(outcomes), "estimate": shown,
+        "stderr": se, "z": zstat, "pvalue": 2 * norm.sf(np.abs(zstat)),
+        "ci_low": ci_low, "ci_high": ci_high})
+    npar = params.size
+    # a likelihood-ratio test needs a likelihood: not a pseudo-likelihood (sampling weights) or correlated rows
+    lr = max(2.0 * (loglik - null_loglik), 0.0) if not sandwich else float("nan")
+    df = npar - (k - 1)
+    return RegressionResult(
+        coefficients=table, n=n, loglik=loglik, aic=2 * npar - 2 * loglik, bic=math.log(n) * npar - 2 * loglik,
+        lr_statistic=lr, lr_df=df, lr_pvalue=float(chi2.sf(lr, df)) if df > 0 and lr == lr else float("nan"),
+        converged=False, iterations=0, method="", reference="", outcomes=(), semantics="", level=level,
+        params=params, covariance=cov, formula="", design_info=None, statsmodels=None)
+

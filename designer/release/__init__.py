@@ -1,0 +1,1 @@
+"""Releases: exact tables and their sampler, mechanism files, exports, noisy counts."""

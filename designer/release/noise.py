@@ -1,0 +1,137 @@
+"""Noisy counts for a published prior: the two-sided geometric (discrete Laplace) mechanism, drawn exactly with
+integer arithmetic (docs/theory.md section 7.7).
+
+A prior read from the very file being released is itself a release. Each category count ``c`` is published as
+``c + Z`` with ``P(Z = z)`` proportional to ``exp(-|z| eps0 / 2)``: changing one respondent's answer moves two
+counts by one each (an L1 sensitivity of 2 in the model where one record is changed), so the noisy counts are
+``eps0``-differentially private (the geometric mechanism of Ghosh, Roughgarden and Sundararajan). The draw uses no
+floating point: Bernoulli trials with rational or ``exp(-rational)`` probabilities are decided on uniform integers
+(Canonne, Kamath and Steinke's exact samplers), and the integers come from the operating system's cryptographic
+generator (:func:`secrets.randbelow`) unless a seeded simulation is asked for.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+
+from ..exceptions import InvalidArgumentError
+
+__all__ = ["IntegerSource", "bernoulli", "bernoulli_exp", "discrete_laplace", "noisy_counts", "noisy_prior",
+           "os_source", "seeded_source", "stated_budget"]
+
+#: ``randbelow(n)``: a uniform integer in ``[0, n)``.
+IntegerSource = Callable[[int], int]
+
+
+def os_source() -> IntegerSource:
+    """Uniform integers from the operating system's CSPRNG (:func:`secrets.randbelow`): nothing to replay."""
+    return secrets.randbelow
+
+
+def seeded_source(seed: int) -> IntegerSource:
+    """Uniform integers from a seeded Mersenne twister: reproducible, for simulations only (anyone who knows the
+    seed can subtract the noise)."""
+    return random.Random(f"designer noisy counts {int(seed)}").randrange
+
+
+def stated_budget(value: float | int | str | Fraction) -> Fraction:
+    """A budget as the rational its user wrote: a float is read through its shortest decimal (``0.1`` is 1/10,
+    not the double nearest it), so budgets stated as decimals add exactly (0.1 + 0.2 == 0.3)."""
+    if isinstance(value, Fraction):
+        out = value
+    elif isinstance(value, str):
+        out = Fraction(value)
+    elif isinstance(value, int) and not isinstance(value, bool):
+        out = Fraction(value)
+    elif isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise InvalidArgumentError(f"a budget must be finite, got {value!r}")
+        out = Fraction(repr(value))
+    else:
+        raise InvalidArgumentError(f"a budget must be a number, got {type(value).__name__}")
+    if out <= 0:
+        raise InvalidArgumentError(f"a budget must be > 0, got {value!r}")
+    return out
+
+
+def bernoulli(p: Fraction, randbelow: IntegerSource) -> bool:
+    """True with probability ``p`` (a rational in [0, 1]) exactly: a uniform integer below its denominator."""
+    return randbelow(p.denominator) < p.numerator
+
+
+def bernoulli_exp(gamma: Fraction, randbelow: IntegerSource) -> bool:
+    """True with probability ``exp(-gamma)`` exactly, for a rational ``gamma >= 0``.
+
+    For ``gamma <= 1``: draw ``A_1, A_2, ...`` with ``P(A_j) = gamma / j`` until one fails; the number of
+    successes is even with probability ``exp(-gamma)``. Larger ``gamma`` is split into ``floor(gamma)`` trials of
+    ``exp(-1)`` and one of the remainder.
+    """
+    if gamma < 0:
+        raise InvalidArgumentError(f"bernoulli_exp needs gamma >= 0, got {gamma}")
+    while gamma > 1:
+        if not bernoulli_exp(Fraction(1), randbelow):
+            return False
+        gamma -= 1
+    k = 1
+    while bernoulli(gamma / k, randbelow):
+        k += 1
+    return k % 2 == 1
+
+
+def discrete_laplace(scale: Fraction, randbelow: IntegerSource) -> int:
+    """One integer ``Z`` with ``P(Z = z)`` proportional to ``exp(-|z| / scale)`` (a rational ``scale > 0``).
+
+    ``scale = t / s``: draw ``U`` uniform below ``t`` accepted with probability ``exp(-U / t)`` and a geometric
+    ``V`` of ratio ``exp(-1)``; ``X = U + t V`` is geometric of ratio ``exp(-1 / t)``, ``Y = floor(X / s)`` geometric
+    of ratio ``exp(-s / t)``; a fair sign, with a negative zero drawn again, gives the two-sided law.
+    """
+    if scale <= 0:
+        raise InvalidArgumentError(f"the scale must be > 0, got {scale}")
+    t, s = scale.numerator, scale.denominator
+    while True:
+        u = randbelow(t)
+        if not bernoulli_exp(Fraction(u, t), randbelow):
+            continue
+        v = 0
+        while bernoulli_exp(Fraction(1), randbelow):
+            v += 1
+        y = (u + t * v) // s
+        negative = randbelow(2) == 1
+        if negative and y == 0:
+            continue
+        return -y if negative else y
+
+
+def noisy_counts(counts: Sequence[int], epsilon: Fraction, randbelow: IntegerSource | None = None) -> list[int]:
+    """``counts`` with independent discrete Laplace noise of scale ``2 / epsilon`` on each: ``epsilon``-DP for the
+    vector of counts of one categorical column when one record is changed (two counts move by one).
+
+    Parameters
+    ----------
+    counts : sequence of int
+        Category counts (one record counted once).
+    epsilon : Fraction
+        The budget spent on them (nats), rational so that the scale is exact.
+    randbelow : callable, optional
+        ``randbelow(n)``, a uniform integer below ``n``; default the operating system's CSPRNG.
+
+    Returns
+    -------
+    list of int
+        The noisy counts (may be zero or negative: see :func:`noisy_prior`).
+    """
+    eps = stated_budget(epsilon)
+    draw = randbelow or os_source()
+    scale = Fraction(2) / eps
+    return [int(c) + discrete_laplace(scale, draw) for c in counts]
+
+
+def noisy_prior(noisy: Sequence[int]) -> list[Fraction]:
+    """The prior published from noisy counts (post-processing, so no further loss): each count floored at 1, then
+    normalised, so every share is > 0."""
+    kept = [max(int(c), 1) for c in noisy]
+    total = sum(kept)
+    return [Fraction(c, total) for c in kept]
