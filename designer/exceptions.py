@@ -5,6 +5,7 @@ from __future__ import annotations
 __all__ = [
     "CertificationError",
     "CommandError",
+    "DataError",
     "DesignWarning",
     "DesignerError",
     "DeviceError",
@@ -33,6 +34,11 @@ class InvalidArgumentTypeError(DesignerError, TypeError):
 
 class CommandError(DesignerError):
     """A problem with a command's flags or files that the command reports on one line (exit status 2)."""
+
+
+class DataError(DesignerError, ValueError):
+    """A data file or frame cannot be read as asked (a damaged file, a missing or repeated column, a cell that is not
+    an answer); the message names the file (and the line or column) and the fix."""
 
 
 class InvalidMechanismError(DesignerError, ValueError):

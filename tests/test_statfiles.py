@@ -1,4 +1,4 @@
-"""SPSS, Stata and SAS files (designer/cli/_statfiles.py): read with their value labels as the answer words, giving
+"""SPSS, Stata and SAS files (estimation/stat_files.py): read with their value labels as the answer words, giving
 the estimates of the same data in CSV; written by the sink with the labels of the columns kept; a corrupt file is
 one error line."""
 
@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 
 from designer.cli import main
-from designer.cli._common import CommandError
-from designer.cli._statfiles import ColumnMeta
-from designer.cli._stream import column_meta, read_chunks, table_sink
+from designer.estimation.stat_files import ColumnMeta
+from designer.estimation.survey_files import column_meta, read_chunks, table_sink
+from designer.exceptions import DataError
 
 pyreadstat = pytest.importorskip("pyreadstat")
 
@@ -206,10 +206,10 @@ def test_the_sink_keeps_the_labels_of_the_kept_columns(tmp_path, suffix):
 
 def test_the_sink_refuses_what_the_format_cannot_name(tmp_path):
     for suffix, name in ((".sav", "my column"), (".dta", "x" * 33), (".sav", "1st"), (".sav", "BY")):
-        with open(tmp_path / "o.bin", "wb") as binary, pytest.raises(CommandError, match=f"{name!r}"):
+        with open(tmp_path / "o.bin", "wb") as binary, pytest.raises(DataError, match=f"{name!r}"):
             table_sink(str(tmp_path / f"o{suffix}"), binary, ["id", name])
     for suffix in (".xpt", ".sas7bdat", ".por"):
-        with open(tmp_path / "o.bin", "wb") as binary, pytest.raises(CommandError, match="does not write"):
+        with open(tmp_path / "o.bin", "wb") as binary, pytest.raises(DataError, match="does not write"):
             table_sink(str(tmp_path / f"o{suffix}"), binary, ["id"])
 
 
@@ -237,7 +237,7 @@ def test_a_crash_of_the_reader_is_one_error_line(tmp_path, monkeypatch, capsys):
     it runs in a child process, so designer says which file and exits 2 instead of dying without a word."""
     import ctypes
 
-    from designer.cli._statfiles import StatFile
+    from designer.estimation.stat_files import StatFile
 
     pyreadstat.write_sav(_survey(10), tmp_path / "s.sav")
     monkeypatch.setattr(StatFile, "_metadata", lambda self: ctypes.string_at(0))  # reads address 0: SIGSEGV

@@ -31,7 +31,7 @@ def _read_data(path: str, answers: str) -> Any:
     import pandas as pd
 
     from .._internal.io import opening_errors
-    from ._stream import ColumnarFile, is_columnar, is_qualtrics_export, parquet_answers, sniff
+    from ..estimation.survey_files import ColumnarFile, is_columnar, is_qualtrics_export, parquet_answers, sniff
 
     if is_columnar(path):
         import pyarrow as pa

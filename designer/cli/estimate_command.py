@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._internal.render import fmt, json_value, render_csv, render_json, render_table
+from ..estimation.survey_files import answer_codes, dataset_parts, read_chunks
 from ..mechanism import Mechanism
 from ._common import (
     EXIT_FIT,
@@ -26,7 +27,6 @@ from ._common import (
     vocabulary_of,
     with_status,
 )
-from ._stream import answer_codes, dataset_parts, read_chunks
 
 #: Cells that mean "no answer" in an answers file (empty, R's NA, spreadsheet and database spellings).
 MISSING_CELLS = ("", "NA", "N/A", "NaN", "nan", "NULL", "null", "#N/A")

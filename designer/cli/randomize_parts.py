@@ -42,7 +42,7 @@ def folder_out(args: Any) -> bool:
     """A dataset folder randomized into a new folder of parts (``--out`` without a CSV or Parquet suffix)."""
     import os
 
-    from ._stream import is_columnar
+    from ..estimation.survey_files import is_columnar
 
     return os.path.isdir(args.answers) and not (is_columnar(args.out) or args.out.lower().endswith(".csv"))
 
@@ -101,7 +101,7 @@ def write_randomized(source_path: str, out_path: str, source: Any, *, columns: l
     """``source_path``'s rows randomized into the new file ``out_path`` (CSV, Parquet or Arrow by its name; the
     ``written`` columns copied, each variable drawn with words of ``source``), atomically. Returns the rows."""
     from .._internal.io import atomic_writer
-    from ._stream import column_meta, read_chunks, table_sink
+    from ..estimation.survey_files import column_meta, read_chunks, table_sink
 
     n = 0
     with atomic_writer(out_path, overwrite=False) as binary:
@@ -132,7 +132,7 @@ def randomize_dataset(folder: str, out: str, *, scheduler: str | None, seed: int
     cluster at ``scheduler`` or here. Returns the rows, each part's record (name, rows, SHA-256) and the random
     source's name."""
     from .._internal.io import atomic_folder
-    from ._stream import dataset_parts
+    from ..estimation.survey_files import dataset_parts
 
     parts = dataset_parts(folder)
     relative = [os.path.relpath(p, folder) for p in parts]

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from ..estimation.survey_files import read_chunks
 from ._common import CommandError
-from ._stream import read_chunks
 from .randomize_parts import Stratified
 
 #: Fewest rows a stratum (or, without --strata, the file) may have when its prior is read from the data.

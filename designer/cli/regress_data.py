@@ -8,8 +8,8 @@ import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ..estimation.survey_files import ColumnarFile
 from ._common import CommandError
-from ._stream import ColumnarFile
 
 #: A Parquet dataset of more rows than this, or a CSV file of more bytes, is read in chunks.
 IN_MEMORY_ROWS = 1_000_000
@@ -20,7 +20,7 @@ CHUNK_ROWS = 250_000
 
 def parquet_parts(path: str) -> list[str]:
     """The ``.parquet`` files of a dataset folder (sorted), or the file itself."""
-    from ._stream import dataset_parts
+    from ..estimation.survey_files import dataset_parts
 
     return dataset_parts(path) if os.path.isdir(path) else [path]
 
@@ -29,7 +29,7 @@ def in_chunks(path: str, chunk_rows: int | None, scheduler: str | None) -> bool:
     """Whether ``regress`` reads ``path`` in chunks: a folder, ``--chunk-rows`` or ``--scheduler`` given, a
     Parquet file above :data:`IN_MEMORY_ROWS` rows or a CSV file above :data:`IN_MEMORY_BYTES`."""
     from .._internal.io import opening_errors
-    from ._stream import is_columnar
+    from ..estimation.survey_files import is_columnar
 
     if os.path.isdir(path) or chunk_rows is not None or scheduler:
         return True
@@ -43,7 +43,7 @@ def in_chunks(path: str, chunk_rows: int | None, scheduler: str | None) -> bool:
 
 def columns_of(path: str) -> list[str]:
     """The column names of a CSV file, a Parquet file or the first part of a Parquet dataset."""
-    from ._stream import is_columnar, sniff
+    from ..estimation.survey_files import is_columnar, sniff
 
     parts = parquet_parts(path) if os.path.isdir(path) else [path]
     if is_columnar(parts[0]):
@@ -57,7 +57,7 @@ def part_chunks(path: str, needed: list[str], answers: str, chunk_rows: int, fir
     Parquet cell as its CSV text), numbers as numbers; ``first_row`` counts data rows from ``first``."""
     import pandas as pd
 
-    from ._stream import is_columnar, is_qualtrics_export, parquet_answers, sniff
+    from ..estimation.survey_files import is_columnar, is_qualtrics_export, parquet_answers, sniff
 
     if is_columnar(path):
         source = ColumnarFile(path)
@@ -107,9 +107,9 @@ def cluster_plan(scheduler: str, path: str, needed: list[str], answers: str, chu
     ``scheduler``: one part a task, each read by :func:`part_chunks`."""
     import functools
 
+    from ..estimation.survey_files import is_columnar
     from ..regression.remote import ClusterPlan
     from ._cluster import map_on_cluster
-    from ._stream import is_columnar
 
     parts = parquet_parts(path)
     if not all(is_columnar(p) for p in parts):

@@ -10,6 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._internal.render import fmt, json_value, render_csv, render_json, render_table
+from ..estimation.survey_files import table_sink
 from ..mechanism import Mechanism
 from ._common import (
     CommandError,
@@ -22,7 +23,6 @@ from ._common import (
     seed_arg,
     show_progress,
 )
-from ._stream import table_sink
 
 
 def cmd_simulate(args: argparse.Namespace) -> str:

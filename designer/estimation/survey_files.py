@@ -7,14 +7,14 @@ import os
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from ._common import CommandError
+from ..exceptions import DataError
 
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
     from numpy.typing import NDArray
 
-    from ._statfiles import StatSink
+    from .stat_files import StatSink
 
 __all__ = ["ARROW_SUFFIXES", "CHUNK_ROWS", "SEPARATORS", "STAT_SUFFIXES", "ColumnarFile", "CsvSink", "ParquetSink",
            "answer_codes", "column_meta", "column_names", "dataset_parts", "is_arrow", "is_columnar", "is_parquet",
@@ -39,10 +39,10 @@ def column_names(path: str, names: Sequence[object]) -> list[str]:
         name = str(raw).strip()
         if not name:
             hint = " (an index column written by pandas' to_csv? write with index=False)" if i == 0 else ""
-            raise CommandError(f"{path}: column {i + 1} of the header has no name{hint}; give every column a name")
+            raise DataError(f"{path}: column {i + 1} of the header has no name{hint}; give every column a name")
         if name in seen:
             j = seen[name]
-            raise CommandError(f"{path}: columns {j + 1} ({str(names[j])!r}) and {i + 1} ({str(raw)!r}) have the same "
+            raise DataError(f"{path}: columns {j + 1} ({str(names[j])!r}) and {i + 1} ({str(raw)!r}) have the same "
                                f"name {name!r} (surrounding spaces are ignored); rename one of them")
         seen[name] = i
         stripped.append(name)
@@ -61,18 +61,18 @@ def sniff(path: str, what: str = "a CSV table (a header row, then one row per re
     from .._internal.io import opening_errors
 
     try:
-        with opening_errors(path, CommandError), open(path, encoding="utf-8-sig", newline="") as fh:
+        with opening_errors(path, DataError), open(path, encoding="utf-8-sig", newline="") as fh:
             first = fh.readline()
     except UnicodeDecodeError:
-        raise CommandError(f"{path}: not UTF-8 text; save the file as UTF-8") from None
+        raise DataError(f"{path}: not UTF-8 text; save the file as UTF-8") from None
     head = first.strip()
     kind = ("TOML" if path.lower().endswith(".toml") or (head.startswith("[") and head.endswith("]"))
             or (" = " in head and "," not in head) or head.startswith("#") else
             "JSON" if path.lower().endswith(".json") or head.startswith(("{", "[")) else "")
     if kind:
-        raise CommandError(f"{path}: this looks like a {kind} file (a problem or a mechanism?); expected {what}")
+        raise DataError(f"{path}: this looks like a {kind} file (a problem or a mechanism?); expected {what}")
     if not head:
-        raise CommandError(f"{path}: the file is empty; expected a header row")
+        raise DataError(f"{path}: the file is empty; expected a header row")
     try:
         line = first.rstrip("\r\n")  # the names as written: a trailing space is part of the last one
         counts = {sep: len(next(csv.reader([line], delimiter=sep))) for sep in SEPARATORS}
@@ -80,9 +80,9 @@ def sniff(path: str, what: str = "a CSV table (a header row, then one row per re
         with open(path, encoding="utf-8-sig", newline="") as fh:  # the header as pandas reads it: a quoted name
             header = next(csv.reader(fh, delimiter=sep))          # may hold a line break
     except csv.Error as exc:
-        raise CommandError(f"{path}: not valid CSV: {exc}") from None
+        raise DataError(f"{path}: not valid CSV: {exc}") from None
     except UnicodeDecodeError:
-        raise CommandError(f"{path}: not UTF-8 text; save the file as UTF-8") from None
+        raise DataError(f"{path}: not UTF-8 text; save the file as UTF-8") from None
     return column_names(path, header), sep
 
 
@@ -137,7 +137,7 @@ def is_arrow(path: str) -> bool:
     return str(path).lower().endswith(ARROW_SUFFIXES)
 
 
-#: Extensions of the statistics packages' files read through pyreadstat (:mod:`designer.cli._statfiles`).
+#: Extensions of the statistics packages' files read through pyreadstat (:mod:`designer.estimation.stat_files`).
 STAT_SUFFIXES = (".sav", ".zsav", ".por", ".dta", ".sas7bdat", ".xpt")
 
 
@@ -157,7 +157,7 @@ class ColumnarFile:
     checked by :func:`column_names`), ``num_rows`` (``None`` when the file does not say), record batches of some
     columns, or the whole table, the columns named as in ``names``.
 
-    A statistics package's file (:mod:`designer.cli._statfiles`) has its value labels applied: a labelled
+    A statistics package's file (:mod:`designer.estimation.stat_files`) has its value labels applied: a labelled
     column's codes are read as their labels, the words the mechanisms use."""
 
     def __init__(self, path: str) -> None:
@@ -168,7 +168,7 @@ class ColumnarFile:
 
         self.path, self.arrow, self._stat = path, is_arrow(path), None
         if is_stat(path):
-            from ._statfiles import StatFile
+            from .stat_files import StatFile
 
             self._stat = StatFile(path)
             raw = list(self._stat.names)
@@ -176,7 +176,7 @@ class ColumnarFile:
         else:
             kind = "Arrow IPC (Feather)" if self.arrow else "Parquet"
             try:
-                with opening_errors(path, CommandError):
+                with opening_errors(path, DataError):
                     if self.arrow:
                         self._ipc = pa.ipc.open_file(pa.memory_map(path))
                         raw = [str(n) for n in self._ipc.schema.names]
@@ -187,7 +187,7 @@ class ColumnarFile:
                         raw = [str(n) for n in self._pq.schema_arrow.names]
                         self.num_rows = int(self._pq.metadata.num_rows)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError) as exc:
-                raise CommandError(f"{path}: not a readable {kind} file ({' '.join(str(exc).split())[:200]})"
+                raise DataError(f"{path}: not a readable {kind} file ({' '.join(str(exc).split())[:200]})"
                                    ) from None
             self._check_flat(raw)
         self.names = column_names(path, raw)
@@ -201,7 +201,7 @@ class ColumnarFile:
         for name, field in zip(raw, schema):
             kind = field.type.value_type if pa.types.is_dictionary(field.type) else field.type
             if pa.types.is_nested(kind):
-                raise CommandError(f"{self.path}: column {name!r} is nested ({field.type}); designer reads flat "
+                raise DataError(f"{self.path}: column {name!r} is nested ({field.type}); designer reads flat "
                                    "columns, one value a cell: flatten it before")
 
     def _named(self, batch: Any) -> Any:
@@ -237,7 +237,7 @@ def dataset_parts(path: str) -> list[str]:
 
     parts = sorted(str(p) for p in Path(path).rglob("*") if p.is_file() and is_parquet(str(p)))
     if not parts:
-        raise CommandError(f"{path}: a folder without .parquet parts; give a CSV or Parquet file, or the folder of a "
+        raise DataError(f"{path}: a folder without .parquet parts; give a CSV or Parquet file, or the folder of a "
                            "partitioned Parquet dataset")
     return parts
 
@@ -251,7 +251,7 @@ def _parquet_chunks(path: str, columns: list[str], chunk_rows: int) -> Iterator[
     header = list(source.names)
     for name in columns:
         if name not in header:
-            raise CommandError(f"{path}: no column {name!r}; the columns are {header}")
+            raise DataError(f"{path}: no column {name!r}; the columns are {header}")
     line, seen = 2, 0
     for batch in source.iter_batches(chunk_rows, columns):
         chunk = pd.DataFrame({name: parquet_text(batch.column(batch.schema.get_field_index(name)))
@@ -260,7 +260,7 @@ def _parquet_chunks(path: str, columns: list[str], chunk_rows: int) -> Iterator[
         line += len(chunk)
         seen += len(chunk)
     if seen == 0:
-        raise CommandError(f"{path}: a schema but no rows")
+        raise DataError(f"{path}: a schema but no rows")
 
 
 def read_chunks(path: str, columns: list[str], *, chunk_rows: int = CHUNK_ROWS
@@ -269,7 +269,7 @@ def read_chunks(path: str, columns: list[str], *, chunk_rows: int = CHUNK_ROWS
 
     Yields ``(first_line, chunk)`` with the file line number of the chunk's first row (the header is
     line 1; for Parquet, the row number plus one; for a Parquet dataset folder, its parts in name order, the rows
-    counted across them). Errors (missing file or column, malformed rows, no rows) are one :class:`CommandError`
+    counted across them). Errors (missing file or column, malformed rows, no rows) are one :class:`DataError`
     line.
     """
     import pandas as pd
@@ -289,7 +289,7 @@ def read_chunks(path: str, columns: list[str], *, chunk_rows: int = CHUNK_ROWS
     header, sep = sniff(path)
     for name in columns:
         if name not in header:
-            raise CommandError(f"{path}: no column {name!r}; the columns are {header}")
+            raise DataError(f"{path}: no column {name!r}; the columns are {header}")
     try:
         reader = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, chunksize=chunk_rows,
                              usecols=lambda c: str(c).strip() in columns, encoding="utf-8-sig", skipinitialspace=False)
@@ -304,9 +304,9 @@ def read_chunks(path: str, columns: list[str], *, chunk_rows: int = CHUNK_ROWS
                 line += len(chunk)
                 seen += len(chunk)
     except (pd.errors.ParserError, ValueError, UnicodeDecodeError) as exc:
-        raise CommandError(f"{path}: not a valid CSV table ({' '.join(str(exc).split())})") from None
+        raise DataError(f"{path}: not a valid CSV table ({' '.join(str(exc).split())})") from None
     if seen == 0:
-        raise CommandError(f"{path}: a header but no rows")
+        raise DataError(f"{path}: a header but no rows")
 
 
 def answer_codes(path: str, values: Any, first_line: int, vocabulary: Any, skip: Any = None) -> NDArray[np.int64]:
@@ -315,7 +315,7 @@ def answer_codes(path: str, values: Any, first_line: int, vocabulary: Any, skip:
     ``values[0]``)."""
     import numpy as np
 
-    from ..estimation.answers import describe_unknown
+    from .answers import describe_unknown
 
     values = np.asarray(values, dtype=object)
     codes = vocabulary.columns(values)
@@ -323,7 +323,7 @@ def answer_codes(path: str, values: Any, first_line: int, vocabulary: Any, skip:
         codes[np.asarray(skip, dtype=bool)] = 0
     if np.any(codes < 0):
         pos, message = describe_unknown(values, codes, vocabulary)
-        raise CommandError(f"{path}: line {first_line + pos}: {message}")
+        raise DataError(f"{path}: line {first_line + pos}: {message}")
     return np.asarray(codes if skip is None else codes[~np.asarray(skip, dtype=bool)], dtype=np.int64)
 
 
@@ -417,11 +417,11 @@ class ParquetSink:
 
 def column_meta(path: str, columns: list[str]) -> Any:
     """The value labels, descriptions and numeric columns among ``columns`` of a data file, a
-    :class:`~designer.cli._statfiles.ColumnMeta` for a sink that writes them back (:func:`table_sink`): a statistics
+    :class:`~.stat_files.ColumnMeta` for a sink that writes them back (:func:`table_sink`): a statistics
     package's file says all three, a Parquet or Arrow file which columns are numbers, a CSV file nothing."""
     import pyarrow as pa
 
-    from ._statfiles import ColumnMeta, StatFile
+    from .stat_files import ColumnMeta, StatFile
 
     if os.path.isdir(path):
         path = dataset_parts(path)[0]
@@ -452,17 +452,17 @@ def _numbers(column: Any, kind: Any) -> Any:
 def table_sink(path: str, binary: BinaryIO, names: list[str], *, typed: bool = False, meta: Any = None
                ) -> CsvSink | ParquetSink | StatSink:
     """A Parquet sink for a ``.parquet`` / ``.pq`` name, an Arrow IPC one for ``.arrow`` / ``.feather`` / ``.ipc``,
-    an SPSS or Stata one for ``.sav`` / ``.zsav`` / ``.dta`` (:class:`~designer.cli._statfiles.StatSink`: the
+    an SPSS or Stata one for ``.sav`` / ``.zsav`` / ``.dta`` (:class:`~designer.estimation.stat_files.StatSink`: the
     value labels, descriptions and numeric columns of ``meta``, a
-    :class:`~designer.cli._statfiles.ColumnMeta` such as :func:`~designer.cli._statfiles.column_meta` of the
+    :class:`~.stat_files.ColumnMeta` such as :func:`column_meta` of the
     input, kept), else CSV. A SAS or SPSS portable name (read only) is refused, and so are ``names`` a reader
     would refuse (:func:`column_names`: a blank name, two of one name)."""
     column_names(path, names)
     if is_stat(path):
-        from ._statfiles import WRITERS, StatSink
+        from .stat_files import WRITERS, StatSink
 
         if os.path.splitext(path.lower())[1] not in WRITERS:
-            raise CommandError(f"{path}: designer reads this format but does not write it; write .sav, .zsav, .dta, "
+            raise DataError(f"{path}: designer reads this format but does not write it; write .sav, .zsav, .dta, "
                                ".csv, .parquet or .arrow")
         return StatSink(path, binary, names, meta=meta, typed=typed)
     if is_columnar(path):

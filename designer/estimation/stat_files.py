@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, BinaryIO
 
-from ._common import CommandError
+from ..exceptions import DataError
 
 __all__ = ["READERS", "WRITERS", "ColumnMeta", "StatFile", "StatSink"]
 
@@ -36,7 +36,7 @@ def _pyreadstat(path: str) -> Any:
     try:
         import pyreadstat
     except ImportError:
-        raise CommandError(f"{path}: reading and writing SPSS, Stata and SAS files needs pyreadstat: "
+        raise DataError(f"{path}: reading and writing SPSS, Stata and SAS files needs pyreadstat: "
                            "pip install pyreadstat") from None
     return pyreadstat
 
@@ -92,7 +92,7 @@ class StatFile:
         self.path = path
         name, self.kind = READERS[_suffix(path)]
         self._read = getattr(_pyreadstat(path), name)
-        with opening_errors(path, CommandError):
+        with opening_errors(path, DataError):
             if not os.path.isfile(path):
                 open(path, "rb").close()  # the missing file's or the folder's own message
         self.names, self.num_rows, self.meta = self._one(lambda: [self._metadata()])
@@ -111,7 +111,7 @@ class StatFile:
         """The one item ``produce`` yields, computed in a child process (:meth:`_isolated`)."""
         items = list(self._isolated(produce))
         if len(items) != 1:
-            raise CommandError(f"{self.path}: not a readable {self.kind} file (its reader gave no answer)")
+            raise DataError(f"{self.path}: not a readable {self.kind} file (its reader gave no answer)")
         return items[0]
 
     def _isolated(self, produce: Callable[[], Iterable[Any]]) -> Iterator[Any]:
@@ -137,7 +137,7 @@ class StatFile:
                     try:
                         for item in produce():
                             pickle.dump(("item", item), out, protocol=pickle.HIGHEST_PROTOCOL)
-                    except CommandError as exc:
+                    except DataError as exc:
                         pickle.dump(("error", str(exc)), out)
                     except BaseException as exc:  # reported by the parent as the file's fault
                         detail = " ".join(str(exc).split())[:200] or type(exc).__name__
@@ -156,7 +156,7 @@ class StatFile:
                     except pickle.UnpicklingError:  # the child died mid-item
                         break
                     if tag == "error":
-                        raise CommandError(value)
+                        raise DataError(value)
                     yield value
             finished = True
         finally:
@@ -166,7 +166,7 @@ class StatFile:
             _, status = os.waitpid(pid, 0)
         if os.WIFSIGNALED(status):
             crash = signal.Signals(os.WTERMSIG(status)).name
-            raise CommandError(f"{self.path}: not a readable {self.kind} file (its reader stopped with {crash}: the "
+            raise DataError(f"{self.path}: not a readable {self.kind} file (its reader stopped with {crash}: the "
                                "file is damaged or not what its extension says)")
 
     def _call(self, **kwargs: Any) -> Any:
@@ -174,7 +174,7 @@ class StatFile:
             return self._read(self.path, **kwargs)
         except Exception as exc:  # pyreadstat's ReadstatError, PyreadstatError, and a decoder's own
             detail = " ".join(str(exc).split())[:200] or type(exc).__name__
-            raise CommandError(f"{self.path}: not a readable {self.kind} file ({detail})") from None
+            raise DataError(f"{self.path}: not a readable {self.kind} file ({detail})") from None
 
     def _batch(self, frame: Any) -> Any:
         """A pyreadstat chunk as an Arrow record batch, labels applied (in numpy's and Arrow's loops)."""
@@ -210,7 +210,7 @@ class StatFile:
                     yield from reader
             except Exception as exc:  # pandas' ValueError, struct.error, a decoder's error on a damaged file
                 detail = " ".join(str(exc).split())[:200] or type(exc).__name__
-                raise CommandError(f"{self.path}: not a readable {self.kind} file ({detail})") from None
+                raise DataError(f"{self.path}: not a readable {self.kind} file ({detail})") from None
             return
         offset = 0
         while True:
@@ -272,7 +272,7 @@ class StatSink:
     names : list of str
         The columns, in order; refused in one line when the format does not accept one.
     meta : ColumnMeta, optional
-        Labels, descriptions and numeric columns to keep (:func:`~designer.cli._stream.column_meta` of the input).
+        Labels, descriptions and numeric columns to keep (:func:`~.survey_files.column_meta` of the input).
     typed : bool
         Columns as their arrays' own types (numbers as numbers), as ``synthesize`` writes.
     """
@@ -287,7 +287,7 @@ class StatSink:
             if not _NAMES[self.kind].fullmatch(name) or (self.kind == "SPSS" and name.upper() in _SPSS_RESERVED):
                 rule = ("a letter or @#$ first, then letters, digits, _.@#$, at most 64" if self.kind == "SPSS" else
                         "a letter or _ first, then letters, digits and _, at most 32")
-                raise CommandError(f"{path}: {self.kind} cannot name a column {name!r} ({rule}); rename it in the "
+                raise DataError(f"{path}: {self.kind} cannot name a column {name!r} ({rule}); rename it in the "
                                    "input, or write CSV or Parquet")
         self.columns: list[list[Any]] = [[] for _ in self.names]
 
@@ -349,7 +349,7 @@ class StatSink:
                                                column_labels=descriptions or None)
             except Exception as exc:  # pyreadstat's refusal of a value the format cannot hold
                 detail = " ".join(str(exc).split())[:200] or type(exc).__name__
-                raise CommandError(f"{self.path}: cannot be written as a {self.kind} file ({detail}); write CSV or "
+                raise DataError(f"{self.path}: cannot be written as a {self.kind} file ({detail}); write CSV or "
                                    "Parquet") from None
             with open(scratch, "rb") as fh:
                 shutil.copyfileobj(fh, self.binary)
