@@ -14,67 +14,31 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.2.0"
 
-#: Public name -> module that defines it.
-_EXPORTS = {
-    "image": "composition", "power": "composition", "product": "composition",
-    "Q_GWRR": "constructors", "Q_WRR": "constructors", "Q_2x3": "constructors", "Q_kRR": "constructors",
-    "Q_lambda": "constructors", "Budget": "budget",
-    "design": "optimal.engine", "DesignProblem": "optimal.problem", "load_problem": "optimal.problem_toml",
-    "DesignResult": "optimal.result",
-    "DesignerError": "exceptions", "DesignWarning": "exceptions", "InfeasibleDesignError": "exceptions",
-    "InvalidMechanismError": "exceptions", "InvalidProblemError": "exceptions",
-    "Mechanism": "mechanism",
-    "LossWitness": "privacy", "eps_bel": "privacy", "eps_pl": "privacy", "eps_shafer": "privacy",
-    "eps_walley": "privacy", "is_private": "privacy", "privacy_losses": "privacy", "worst_case": "privacy",
-    "bel_from_mass": "setfunctions", "commonality_from_mass": "setfunctions", "mass_from_bel": "setfunctions",
-    "mass_from_commonality": "setfunctions", "mass_from_pl": "setfunctions", "pl_from_mass": "setfunctions",
-    "CertificationError": "exceptions", "SolverError": "exceptions",
-    "Loss": "vocabulary", "Objective": "vocabulary", "Semantics": "vocabulary",
-    "FitStatus": "results", "Result": "results",
+#: The one table of public names: module (under ``designer``) -> the names it gives ``import designer``. The
+#: ``TYPE_CHECKING`` imports below say the same for type checkers and IDEs (a test checks that they agree).
+_PUBLIC: dict[str, tuple[str, ...]] = {
+    "budget": ("Budget",),
+    "composition": ("image", "power", "product"),
+    "constructors": ("Q_GWRR", "Q_WRR", "Q_2x3", "Q_kRR", "Q_lambda"),
+    "exceptions": ("CertificationError", "DataError", "DesignWarning", "DesignerError", "InfeasibleDesignError",
+                   "InvalidMechanismError", "InvalidProblemError", "SolverError"),
+    "mechanism": ("Mechanism",),
+    "optimal.engine": ("design",),
+    "optimal.problem": ("DesignProblem",),
+    "optimal.problem_toml": ("load_problem",),
+    "optimal.result": ("DesignResult",),
+    "privacy": ("LossWitness", "eps_bel", "eps_pl", "eps_shafer", "eps_walley", "is_private", "privacy_losses",
+                "worst_case"),
+    "results": ("FitStatus", "Result"),
+    "setfunctions": ("bel_from_mass", "commonality_from_mass", "mass_from_bel", "mass_from_commonality",
+                     "mass_from_pl", "pl_from_mass"),
+    "vocabulary": ("Loss", "Objective", "Semantics"),
 }
 
-__all__ = [
-    "Q_GWRR",
-    "Q_WRR",
-    "Budget",
-    "CertificationError",
-    "DesignProblem",
-    "DesignResult",
-    "DesignWarning",
-    "DesignerError",
-    "FitStatus",
-    "InfeasibleDesignError",
-    "InvalidMechanismError",
-    "InvalidProblemError",
-    "Loss",
-    "LossWitness",
-    "Mechanism",
-    "Objective",
-    "Q_2x3",
-    "Q_kRR",
-    "Q_lambda",
-    "Result",
-    "Semantics",
-    "SolverError",
-    "bel_from_mass",
-    "commonality_from_mass",
-    "design",
-    "eps_bel",
-    "eps_pl",
-    "eps_shafer",
-    "eps_walley",
-    "image",
-    "is_private",
-    "load_problem",
-    "mass_from_bel",
-    "mass_from_commonality",
-    "mass_from_pl",
-    "pl_from_mass",
-    "power",
-    "privacy_losses",
-    "product",
-    "worst_case",
-]
+#: Public name -> module that defines it.
+_EXPORTS = {name: module for module, names in _PUBLIC.items() for name in names}
+
+__all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
@@ -90,41 +54,89 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_EXPORTS))
 
 
-if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
-    from .budget import Budget
-    from .composition import image, power, product
-    from .constructors import Q_GWRR, Q_WRR, Q_2x3, Q_kRR, Q_lambda
+if TYPE_CHECKING:  # pragma: no cover - the same names for type checkers and IDEs (explicit re-exports)
+    from .budget import Budget as Budget
+    from .composition import image as image
+    from .composition import power as power
+    from .composition import product as product
+    from .constructors import Q_GWRR as Q_GWRR
+    from .constructors import Q_WRR as Q_WRR
+    from .constructors import Q_2x3 as Q_2x3
+    from .constructors import Q_kRR as Q_kRR
+    from .constructors import Q_lambda as Q_lambda
     from .exceptions import (
-        CertificationError,
-        DesignerError,
-        DesignWarning,
-        InfeasibleDesignError,
-        InvalidMechanismError,
-        InvalidProblemError,
-        SolverError,
+        CertificationError as CertificationError,
     )
-    from .mechanism import Mechanism
-    from .optimal.engine import design
-    from .optimal.problem import DesignProblem
-    from .optimal.problem_toml import load_problem
-    from .optimal.result import DesignResult
+    from .exceptions import (
+        DataError as DataError,
+    )
+    from .exceptions import (
+        DesignerError as DesignerError,
+    )
+    from .exceptions import (
+        DesignWarning as DesignWarning,
+    )
+    from .exceptions import (
+        InfeasibleDesignError as InfeasibleDesignError,
+    )
+    from .exceptions import (
+        InvalidMechanismError as InvalidMechanismError,
+    )
+    from .exceptions import (
+        InvalidProblemError as InvalidProblemError,
+    )
+    from .exceptions import (
+        SolverError as SolverError,
+    )
+    from .mechanism import Mechanism as Mechanism
+    from .optimal.engine import design as design
+    from .optimal.problem import DesignProblem as DesignProblem
+    from .optimal.problem_toml import load_problem as load_problem
+    from .optimal.result import DesignResult as DesignResult
     from .privacy import (
-        LossWitness,
-        eps_bel,
-        eps_pl,
-        eps_shafer,
-        eps_walley,
-        is_private,
-        privacy_losses,
-        worst_case,
+        LossWitness as LossWitness,
     )
-    from .results import FitStatus, Result
+    from .privacy import (
+        eps_bel as eps_bel,
+    )
+    from .privacy import (
+        eps_pl as eps_pl,
+    )
+    from .privacy import (
+        eps_shafer as eps_shafer,
+    )
+    from .privacy import (
+        eps_walley as eps_walley,
+    )
+    from .privacy import (
+        is_private as is_private,
+    )
+    from .privacy import (
+        privacy_losses as privacy_losses,
+    )
+    from .privacy import (
+        worst_case as worst_case,
+    )
+    from .results import FitStatus as FitStatus
+    from .results import Result as Result
     from .setfunctions import (
-        bel_from_mass,
-        commonality_from_mass,
-        mass_from_bel,
-        mass_from_commonality,
-        mass_from_pl,
-        pl_from_mass,
+        bel_from_mass as bel_from_mass,
     )
-    from .vocabulary import Loss, Objective, Semantics
+    from .setfunctions import (
+        commonality_from_mass as commonality_from_mass,
+    )
+    from .setfunctions import (
+        mass_from_bel as mass_from_bel,
+    )
+    from .setfunctions import (
+        mass_from_commonality as mass_from_commonality,
+    )
+    from .setfunctions import (
+        mass_from_pl as mass_from_pl,
+    )
+    from .setfunctions import (
+        pl_from_mass as pl_from_mass,
+    )
+    from .vocabulary import Loss as Loss
+    from .vocabulary import Objective as Objective
+    from .vocabulary import Semantics as Semantics

@@ -237,3 +237,20 @@ def test_no_function_hands_its_locals_on():
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("locals", "vars"):
                 assert node.args, f"{path}: {node.func.id}() at line {node.lineno}"
+
+
+def test_one_table_of_public_names():
+    """designer/__init__.py's ``_PUBLIC`` is the table; ``__all__`` is made from it and the type checkers'
+    imports name the same names from the same modules."""
+    import ast
+
+    tree = ast.parse((ROOT / "designer" / "__init__.py").read_text())
+    checked = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING":
+            for stmt in node.body:
+                assert isinstance(stmt, ast.ImportFrom) and stmt.level == 1
+                for alias in stmt.names:
+                    checked[alias.name] = stmt.module
+    assert checked == designer._EXPORTS
+    assert designer.__all__ == sorted(designer._EXPORTS)
