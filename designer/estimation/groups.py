@@ -30,8 +30,9 @@ from numpy.typing import NDArray
 from .._internal.numeric import wald_interval
 from ..exceptions import InvalidArgumentError, InvalidMechanismError
 from ..mechanism import Mechanism
+from ..results import FitStatus, Result, TableData
 from ..vocabulary import NoncomplianceScope
-from .shares import Estimate
+from .shares import Estimate, share_cells, share_intervals
 from .survey_design import SurveyCounts, fit_survey
 
 __all__ = ["GroupEstimate", "Noncompliance", "PrevalenceBounds", "answers_per_group", "estimate_groups",
@@ -64,8 +65,9 @@ class Noncompliance:
 
 
 @dataclass(frozen=True)
-class GroupEstimate:
-    """The shares from several groups, each answering through its own mechanism, and non-compliance.
+class GroupEstimate(Result):
+    """The shares from several groups, each answering through its own mechanism, and non-compliance (a
+    :class:`~designer.results.Result`).
 
     Attributes
     ----------
@@ -87,10 +89,14 @@ class GroupEstimate:
         (None for the fit with one constant unknown share, ``designer.regression.constant_share``).
     loglik : float
         Log-likelihood of the answers (every group's, at the estimate).
-    status : str
-        The class fit's status (converged, not_converged, not_identified).
+    status : FitStatus
+        The class fit's status (converged, not_converged, not_identified; separation for the fit with one constant
+        unknown share).
     warnings : tuple of str
     variance : str
+    level : float
+    bounds : PrevalenceBounds or None
+        Under ``everyone:ANSWER``, each prevalence's bounds with their intervals.
     """
 
     inputs: tuple[str, ...]
@@ -105,11 +111,67 @@ class GroupEstimate:
     group_sizes: tuple[int, ...]
     classes: Estimate | None
     loglik: float
-    status: str
+    status: FitStatus
     warnings: tuple[str, ...]
     variance: str
     level: float
     bounds: PrevalenceBounds | None = None
+
+    title = "Shares from several groups (maximum likelihood)"
+
+    def __post_init__(self) -> None:
+        self._check_status()
+
+    def share_key(self) -> tuple[str, dict[str, Any] | None]:
+        """The JSON key of the unknown share (``unrelated`` for the unrelated question's prevalence, else
+        ``noncompliance``) and its cells (non-finite numbers as None)."""
+        nc = self.noncompliance
+        if nc is None:
+            return "noncompliance", None
+        key = "unrelated" if nc.get("scope") == "unrelated" else "noncompliance"
+        return key, {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in nc.items()}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fit as JSON: ``n``, ``level``, ``groups`` (``{name: {"n": respondents}}``), ``status``, ``warnings``,
+        ``variance``, ``loglik``, the shares' ``estimate``, ``stderr``, ``ci_low``, ``ci_high``, ``low``, ``high``
+        (``{input: value}``), ``bounds`` under cheater detection, and the unknown share (``noncompliance`` or
+        ``unrelated``)."""
+        cells = share_cells(self.inputs, self)
+        for key in ("low", "high"):
+            cells[key] = {x: (None if np.isnan(v) else float(v)) for x, v in zip(self.inputs, getattr(self, key))}
+        out: dict[str, Any] = {
+            "n": int(sum(self.group_sizes)), "level": self.level,
+            "groups": {name: {"n": size} for name, size in zip(self.groups, self.group_sizes)},
+            "status": self.status, "warnings": list(self.warnings), "variance": self.variance,
+            "loglik": self.loglik, **cells}
+        if self.bounds is not None:
+            out["bounds"] = {r["input"]: {k: v for k, v in r.items() if k != "input"} for r in self.bounds.records()}
+        return {**out, **dict([self.share_key()])}
+
+    def table(self) -> TableData:
+        """One row per input (``input``, ``estimate``, ``stderr``, ``ci_low``, ``ci_high``, ``low``, ``high``, and
+        under cheater detection the bounds' intervals), then the unknown share's row; absent figures None."""
+        columns = ["input", "estimate", "stderr", "ci_low", "ci_high", "low", "high"]
+        rows: list[list[Any]] = [[x, *(float(getattr(self, c)[i]) for c in columns[1:])]
+                                 for i, x in enumerate(self.inputs)]
+        b = self.bounds
+        if b is not None:  # cheater detection: each bound's interval
+            columns += ["low_ci_low", "low_ci_high", "high_ci_low", "high_ci_high"]
+            for i, row in enumerate(rows):
+                row += [float(b.low_ci_low[i]), float(b.low_ci_high[i]), float(b.high_ci_low[i]),
+                        float(b.high_ci_high[i])]
+        nc = self.noncompliance
+        if nc is not None:
+            what = ("unrelated question" if nc["scope"] == "unrelated" else "non-compliant") + \
+                f" ({nc['scope']}:{nc['answer']})"
+            rows.append([what, nc["share"], nc["stderr"], nc["ci_low"], nc["ci_high"], nc["share"], nc["share"]]
+                        + [math.nan] * (len(columns) - 7))
+        return columns, [[None if isinstance(v, float) and np.isnan(v) else v for v in row] for row in rows]
+
+    def conf_int(self, level: float | None = None) -> NDArray[np.float64]:
+        """The shares' intervals ``(k, 2)`` (``ci_low``, ``ci_high``); at another level than the fit's, Wald
+        intervals from ``stderr``."""
+        return share_intervals(self, level)
 
 
 @dataclass(frozen=True)

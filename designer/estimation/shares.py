@@ -19,6 +19,7 @@ from .._internal.numeric import wald_interval
 from .._internal.validation import check_prior, check_real
 from ..exceptions import InvalidArgumentError, InvalidMechanismError
 from ..mechanism import Mechanism
+from ..results import FitStatus, Result, TableData
 from .identification import (
     IDENTIFIED_TOL,
     IdentifiedSet,
@@ -190,8 +191,9 @@ def _circulant_spectrum(matrix: NDArray[np.float64], pi: NDArray[np.float64]) ->
 
 # ---------------------------------------------------------------------------- estimators
 @dataclass(frozen=True)
-class Estimate:
-    """Estimated input distribution from set-valued answers (Shafer semantics).
+class Estimate(Result):
+    """Estimated input distribution from set-valued answers (Shafer semantics; Remark 3.8), a
+    :class:`~designer.results.Result`.
 
     Attributes
     ----------
@@ -209,10 +211,10 @@ class Estimate:
         iteration cap was reached.
     kkt_violation : float
         The relative KKT violation at the estimate (:func:`designer.estimation.mle.kkt_violation`).
-    status : {"converged", "not_converged", "not_identified"}
-        ``not_identified`` when some share's identified interval is wider than ``IDENTIFIED_TOL``: the answers'
-        distribution is the same for every share in it (fewer answer sets than inputs, or answers that say
-        nothing, such as only "don't know").
+    status : FitStatus
+        ``converged``, ``not_converged``, or ``not_identified`` when some share's identified interval is wider
+        than ``IDENTIFIED_TOL``: the answers' distribution is the same for every share in it (fewer answer sets
+        than inputs, or answers that say nothing, such as only "don't know").
     identified_low, identified_high : (k,) ndarray
         The smallest and largest share over every prior that gives the fitted answer distribution (every
         maximizer of the likelihood; two linear programs a share, docs/theory.md section 8). Equal to
@@ -242,19 +244,79 @@ class Estimate:
     level: float
     converged: bool = True
     kkt_violation: float = 0.0
-    status: str = "converged"
+    status: FitStatus = FitStatus.CONVERGED
     identified_low: NDArray[np.float64] | None = None
     identified_high: NDArray[np.float64] | None = None
     warnings: tuple[str, ...] = ()
     variance: str = "Fisher information"
 
+    title = "Shares (maximum likelihood)"
+
     def __post_init__(self) -> None:
+        self._check_status()
         for name in ("estimate", "stderr", "ci_low", "ci_high", "identified_low", "identified_high"):
             value = getattr(self, name)
             if isinstance(value, np.ndarray):
                 value = value.copy()
                 value.setflags(write=False)  # a result is read, not edited
                 object.__setattr__(self, name, value)
+
+    def _identified(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        low = self.estimate if self.identified_low is None else self.identified_low
+        high = self.estimate if self.identified_high is None else self.identified_high
+        return low, high
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fit as JSON: ``n``, ``level``, ``method``, ``status``, ``warnings``, ``iterations``, ``variance``,
+        ``converged``, ``kkt_violation``, ``loglik``, then ``estimate``, ``stderr``, ``ci_low``, ``ci_high`` (each
+        ``{input: value}``, ``None`` where absent) and ``identified`` (``{input: [low, high]}``)."""
+        low, high = self._identified()
+        return {"n": self.n, "level": self.level, "method": self.method, "status": self.status,
+                "warnings": list(self.warnings), "iterations": self.iterations, "variance": self.variance,
+                "converged": self.converged, "kkt_violation": self.kkt_violation, "loglik": self.loglik,
+                **share_cells(self.inputs, self),
+                "identified": {x: [float(lo), float(hi)] for x, lo, hi in zip(self.inputs, low, high)}}
+
+    def table(self) -> TableData:
+        """One row per input: ``input``, ``estimate``, ``stderr``, ``ci_low``, ``ci_high``, ``identified_low``,
+        ``identified_high`` (``None`` where a figure is absent)."""
+        low, high = self._identified()
+        columns = ["input", "estimate", "stderr", "ci_low", "ci_high", "identified_low", "identified_high"]
+        rows = [[x, *(_number(v[i]) for v in (self.estimate, self.stderr, self.ci_low, self.ci_high, low, high))]
+                for i, x in enumerate(self.inputs)]
+        return columns, rows
+
+    def conf_int(self, level: float | None = None) -> NDArray[np.float64]:
+        """The shares' intervals ``(k, 2)``: at the fit's ``level`` those it holds; at another level Wald
+        intervals from ``stderr`` (clipped to [0, 1]), which need every standard error."""
+        return share_intervals(self, level)
+
+
+def _number(v: float) -> float | None:
+    """A share's figure for a table or JSON: ``None`` when absent (NaN: a standard error the information does not
+    give)."""
+    return None if np.isnan(v) else float(v)
+
+
+def share_cells(inputs: Sequence[str], fit: Any) -> dict[str, dict[str, float | None]]:
+    """``estimate``, ``stderr``, ``ci_low`` and ``ci_high`` of a fit as JSON objects ``{input: value}``."""
+    return {key: {x: _number(float(v)) for x, v in zip(inputs, getattr(fit, key))}
+            for key in ("estimate", "stderr", "ci_low", "ci_high")}
+
+
+def share_intervals(fit: Any, level: float | None) -> NDArray[np.float64]:
+    """``(k, 2)`` intervals of a fit with ``estimate``, ``stderr``, ``ci_low``, ``ci_high`` and ``level``: its own
+    at its level, else Wald intervals at ``level`` from its standard errors (refused where one is absent)."""
+    from ..exceptions import DesignerError
+    from ..results import check_level
+
+    if level is None or check_level(level) == fit.level:
+        return np.column_stack([fit.ci_low, fit.ci_high]).astype(np.float64)
+    if not np.all(np.isfinite(fit.stderr)):
+        raise DesignerError(f"intervals at level {level:g} need every standard error, and some shares have none "
+                            f"(status {fit.status}): fit again at that level")
+    low, high = wald_interval(fit.estimate, fit.stderr, check_level(level), low=0.0, high=1.0)
+    return np.column_stack([low, high]).astype(np.float64)
 
 
 def response_columns(mech: Mechanism, responses: Sequence[Any], words: Any = None) -> NDArray[np.int64]:
@@ -352,17 +414,17 @@ def estimate_sldp(mech: Mechanism, counts: ArrayLike, *, method: str = "newton",
         # or inputs whose answer distributions barely differ)
         low, high, se, ci_low, ci_high = unidentified_intervals(m, c, pi, level)
     loose = [x for x, lo, hi, w in zip(mech.inputs, low, high, weak) if hi - lo > IDENTIFIED_TOL and not w]
-    status = "converged" if converged else "not_converged"
+    status = FitStatus.CONVERGED if converged else FitStatus.NOT_CONVERGED
     if not converged:
         warnings.append(f"the likelihood's maximum was not reached (KKT violation {violation:.1e}, log-likelihood "
                         f"up to {gap:.1e} below its maximum, after {iterations} iterations): these are not maximum "
                         "likelihood estimates")
     if loose:
-        status = "not_identified" if converged else status
+        status = FitStatus.NOT_IDENTIFIED if converged else status
         warnings.append(f"not identified by the answers: {', '.join(map(repr, loose))}; every share in its "
                         "identified interval fits the answers equally well")
     if weak.any():
-        status = "not_identified" if converged else status
+        status = FitStatus.NOT_IDENTIFIED if converged else status
         warnings.append(weak_warning([x for x, w in zip(mech.inputs, weak) if w], m))
     return Estimate(inputs=mech.inputs, estimate=pi, stderr=se, ci_low=ci_low, ci_high=ci_high, n=n,
                     loglik=_loglik(m, c, pi), method=method, iterations=iterations, level=level, converged=converged,

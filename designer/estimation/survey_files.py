@@ -309,10 +309,11 @@ def read_chunks(path: str, columns: list[str], *, chunk_rows: int = CHUNK_ROWS
         raise DataError(f"{path}: a header but no rows")
 
 
-def answer_codes(path: str, values: Any, first_line: int, vocabulary: Any, skip: Any = None) -> NDArray[np.int64]:
+def answer_codes(path: str, values: Any, first_line: int, vocabulary: Any, skip: Any = None, *, unit: str = "line"
+                 ) -> NDArray[np.int64]:
     """Columns of recorded answers by :class:`designer.estimation.answers.AnswerVocabulary`, the ``skip`` positions left
     out; an unknown answer is one error line naming the file and its line (``first_line`` is the file line of
-    ``values[0]``)."""
+    ``values[0]``; ``unit`` the word for it: ``row`` for a data frame's rows)."""
     import numpy as np
 
     from .answers import describe_unknown
@@ -323,7 +324,7 @@ def answer_codes(path: str, values: Any, first_line: int, vocabulary: Any, skip:
         codes[np.asarray(skip, dtype=bool)] = 0
     if np.any(codes < 0):
         pos, message = describe_unknown(values, codes, vocabulary)
-        raise DataError(f"{path}: line {first_line + pos}: {message}")
+        raise DataError(f"{path}: {unit} {first_line + pos}: {message}")
     return np.asarray(codes if skip is None else codes[~np.asarray(skip, dtype=bool)], dtype=np.int64)
 
 

@@ -1,0 +1,282 @@
+"""A survey read for the shares: answers counted chunk by chunk from a file, a folder of Parquet parts or a data
+frame, with the rows without a value, the weights, the clusters and each respondent's group (docs/theory.md
+section 8).
+
+The counts per answer set are sufficient for the shares (Def 3.1: the likelihood is ``sum_E c_E log(pi . m(E))``),
+so a file of any size is read in chunks and never held whole, and a folder's parts are counted one by one (or one a
+task on a cluster) and added. Every problem with a row is one :class:`~designer.exceptions.DataError` naming the
+file (or ``data`` for a frame) and the line (a frame's row, counted from 1).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..exceptions import DataError, DesignerError
+from .survey_files import CHUNK_ROWS, answer_codes, dataset_parts, read_chunks
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from ..mechanism import Mechanism
+    from .answers import AnswerVocabulary
+    from .survey_design import SurveyCounts
+
+__all__ = ["MISSING_CELLS", "SurveySource", "absent_rows", "count_answers", "partition_counts", "read_survey",
+           "row_weights", "survey_source"]
+
+#: Cells that mean "no answer" in an answers file (empty, R's NA, spreadsheet and database spellings).
+MISSING_CELLS = ("", "NA", "N/A", "NaN", "nan", "NULL", "null", "#N/A")
+
+#: A function that runs ``function(*item)`` for every item and returns the results in order (one machine's loop, or
+#: a cluster's map).
+PartsMap = Callable[[Callable[..., Any], list[tuple[Any, ...]]], list[Any]]
+
+
+@dataclass(frozen=True)
+class SurveySource:
+    """Where the answers are: a file or a folder of Parquet parts (``path``), or a table in memory (``frame``).
+
+    Attributes
+    ----------
+    name : str
+        What messages call it: the path, or ``data`` for a frame.
+    path : str or None
+    frame : pandas.DataFrame or None
+        Read as text cells, the way a CSV file is read.
+    unit : str
+        ``line`` (a file's line, the header line 1) or ``row`` (a frame's row, the first row 1).
+    """
+
+    name: str
+    path: str | None = None
+    frame: pd.DataFrame | None = None
+    unit: str = "line"
+
+    @property
+    def is_folder(self) -> bool:
+        """Whether the source is a folder of Parquet parts (a partitioned dataset)."""
+        return self.path is not None and os.path.isdir(self.path)
+
+    def chunks(self, columns: list[str], chunk_rows: int = CHUNK_ROWS) -> Iterator[tuple[int, pd.DataFrame]]:
+        """``(first_line, chunk)``: the named columns as text, at most ``chunk_rows`` rows a chunk."""
+        if self.path is not None:
+            yield from read_chunks(self.path, columns, chunk_rows=chunk_rows)
+            return
+        yield from _frame_chunks(self.name, self.frame, columns, chunk_rows)
+
+
+def survey_source(data: Any, column: str, mechanism: Mechanism | None = None, *, precise: bool = False
+                  ) -> SurveySource:
+    """``data`` as a :class:`SurveySource`: a path (str or path-like), a pandas DataFrame, or a sequence of answers
+    (strings such as ``{yes}``, label tuples, or integers: column indices of ``mechanism``, frame indices with
+    ``precise``), which becomes a one-column table named ``column``."""
+    import pandas as pd
+
+    if isinstance(data, (str, os.PathLike)):
+        return SurveySource(os.fspath(data), path=os.fspath(data))
+    if isinstance(data, pd.DataFrame):
+        return SurveySource("data", frame=data, unit="row")
+    if isinstance(data, (bytes, Mapping)) or not isinstance(data, (Sequence, np.ndarray, pd.Series)):
+        raise DataError(f"data must be a file path, a pandas DataFrame or a sequence of answers, not "
+                        f"{type(data).__name__}")
+    items = data.tolist() if hasattr(data, "tolist") else list(data)
+    answers = [_written(v, row, mechanism, precise) for row, v in enumerate(items, start=1)]
+    return SurveySource("data", frame=pd.DataFrame({column: pd.Series(answers, dtype=object)}), unit="row")
+
+
+def _written(v: Any, row: int, mechanism: Mechanism | None, precise: bool) -> Any:
+    """One answer of a sequence as a cell: label tuples as ``{a,b}``, an integer as the answer set (or, with
+    ``precise``, the frame label) of that index of ``mechanism``, the rest as it is."""
+    if isinstance(v, (tuple, list, set, frozenset)):
+        return "{" + ",".join(map(str, v)) + "}"
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and mechanism is not None:
+        names = mechanism.frame if precise else mechanism.columns
+        if not 0 <= int(v) < len(names):
+            raise DataError(f"data: row {row}: index {int(v)} out of range (the mechanism has {len(names)} "
+                            f"{'labels' if precise else 'answer sets'})")
+        return names[int(v)]
+    return v
+
+
+def _cell(v: Any) -> str:
+    """A frame's cell as the text a CSV file would hold: missing values (None, NaN, NA) empty."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    if isinstance(v, (tuple, list, set, frozenset)):
+        return "{" + ",".join(map(str, v)) + "}"
+    try:
+        import pandas as pd
+
+        if v is pd.NA or v is pd.NaT:
+            return ""
+    except ImportError:  # pragma: no cover
+        pass
+    if isinstance(v, (float, np.floating)) and float(v).is_integer() and not isinstance(v, bool):
+        return str(int(v))  # 3.0 as 3: a whole number read back from a float column
+    return str(v).strip()
+
+
+def _frame_chunks(name: str, frame: Any, columns: list[str], chunk_rows: int
+                  ) -> Iterator[tuple[int, pd.DataFrame]]:
+    """A frame's columns as text chunks, rows numbered from 1."""
+    import pandas as pd
+
+    header = [str(c) for c in frame.columns]
+    for col in columns:
+        if col not in header:
+            raise DataError(f"{name}: no column {col!r}; the columns are {header}")
+        if header.count(col) > 1:
+            raise DataError(f"{name}: two columns are named {col!r}; rename one of them")
+    if len(frame) == 0:
+        raise DataError(f"{name}: a table without rows")
+    by_name = {str(c): c for c in frame.columns}
+    for start in range(0, len(frame), chunk_rows):
+        part = frame.iloc[start:start + chunk_rows]
+        yield start + 1, pd.DataFrame({col: [_cell(v) for v in part[by_name[col]].tolist()] for col in columns},
+                                      dtype=object)
+
+
+def absent_rows(source: SurveySource, line: int, chunk: pd.DataFrame, names: list[str], answers: str, missing: str
+                ) -> NDArray[np.bool_]:
+    """The rows of a chunk (its first at ``line``) without a value in one of ``names``; with ``missing="error"``
+    the first such row is an error naming its line and column (an answer, or a value)."""
+    absent = np.zeros(len(chunk), dtype=bool)
+    for name in names:
+        gap = chunk[name].isin(MISSING_CELLS).to_numpy()
+        if gap.any() and missing == "error":
+            what = "answer" if name == answers else "value"
+            raise DataError(f"{source.name}: {source.unit} {line + int(np.flatnonzero(gap)[0])}: no {what} in column "
+                            f"{name!r} ({int(gap.sum())} such row(s) in this part of the file); fill them in, or "
+                            "drop them (--missing drop)")
+        absent |= gap
+    return absent
+
+
+def count_answers(source: SurveySource, column: str, vocabulary: AnswerVocabulary, *, missing: str = "error"
+                  ) -> tuple[NDArray[np.float64], int]:
+    """Answers per focal set (SLDP) or per frame label (WLDP, ``vocabulary.precise``), counted chunk by chunk,
+    and the number of rows without an answer dropped (``missing="drop"``; with ``"error"`` the first is an error).
+
+    Returns
+    -------
+    counts : (F,) or (l,) ndarray
+    dropped : int
+    """
+    mech = vocabulary.mechanism
+    counts = np.zeros(mech.l if vocabulary.precise else len(mech.focal))
+    dropped = 0
+    for line, chunk in source.chunks([column]):
+        absent = absent_rows(source, line, chunk, [column], column, missing)
+        dropped += int(absent.sum())
+        codes = answer_codes(source.name, chunk[column], line, vocabulary, absent, unit=source.unit)
+        counts += np.bincount(codes, minlength=counts.size)
+    return counts, dropped
+
+
+def partition_counts(path: str, column: str, mechanism: Mechanism, words: Mapping[str, Sequence[str]] | None,
+                     precise: bool, missing: str) -> tuple[NDArray[np.float64], int]:
+    """Answers per column of one part of a dataset, and the rows dropped: what each worker computes (the counts
+    are sufficient for the shares, so the parts' sums give the whole dataset's estimate exactly)."""
+    from .answers import AnswerVocabulary
+
+    return count_answers(SurveySource(path, path=path), column, AnswerVocabulary(mechanism, words, precise=precise),
+                         missing=missing)
+
+
+def dataset_counts(source: SurveySource, column: str, vocabulary: AnswerVocabulary, words: Any, *,
+                   missing: str = "error", parts_map: PartsMap | None = None) -> tuple[NDArray[np.float64], int]:
+    """:func:`count_answers` of a file or a frame, or summed over the Parquet parts of a folder, each part by
+    :func:`partition_counts` (through ``parts_map``, e.g. a cluster's, when given: the same counts exactly)."""
+    if not source.is_folder:
+        return count_answers(source, column, vocabulary, missing=missing)
+    assert source.path is not None
+    items = [(part, column, vocabulary.mechanism, dict(words or {}), vocabulary.precise, missing)
+             for part in dataset_parts(source.path)]
+    results = parts_map(partition_counts, items) if parts_map else [partition_counts(*item) for item in items]
+    return np.sum([r[0] for r in results], axis=0), sum(int(r[1]) for r in results)
+
+
+def row_weights(source: SurveySource, values: Any, lines: NDArray[np.int64], name: str) -> NDArray[np.float64]:
+    """A weights column as positive floats; a bad cell is one error naming its line."""
+    import pandas as pd
+
+    from .survey_design import first_bad_weight
+
+    out = np.asarray(pd.to_numeric(values, errors="coerce"), dtype=np.float64)
+    bad = first_bad_weight(out)
+    if bad is not None:
+        raise DataError(f"{source.name}: {source.unit} {lines[bad]}: weight {values.iloc[bad]!r} in column {name!r} "
+                        "is not a positive number; every weight must be > 0")
+    return out
+
+
+def read_survey(source: SurveySource, column: str, vocabularies: Mapping[str, AnswerVocabulary], offsets: list[int],
+                n_columns: int, *, group: str | None = None, weights: str | None = None,
+                weight_kind: Any = "sampling", cluster: str | None = None, missing: str = "error"
+                ) -> tuple[SurveyCounts, int]:
+    """Every row's answer (group ``g``'s answers at column ``offsets[g]`` on), weight and cluster, read chunk by
+    chunk, as :class:`~designer.estimation.survey_design.SurveyCounts` over ``n_columns`` columns, and the rows
+    dropped.
+
+    Parameters
+    ----------
+    source : SurveySource
+    column : str
+        The answers' column.
+    vocabularies : mapping of str to AnswerVocabulary
+        Each group's answers (one group ``""`` without ``group``), in the order of ``offsets``.
+    offsets : list of int
+        Each group's first column among the stacked ``n_columns``
+        (:func:`designer.estimation.groups.stack_mechanisms`).
+    n_columns : int
+    group, weights, cluster : str, optional
+        The columns naming each row's group, its positive weight and its cluster.
+    weight_kind : {"sampling", "frequency"}
+    missing : {"error", "drop"}
+        A row without an answer, group, weight or cluster: an error naming its line, or dropped (and counted).
+    """
+    from .survey_design import SurveyCounts
+
+    offset = dict(zip(vocabularies, offsets))
+    extra = [c for c in (group, weights, cluster) if c]
+    first = next(iter(vocabularies))
+    codes, weight_parts, clusters, dropped = [], [], [], 0
+    for line, chunk in source.chunks([column, *extra]):
+        absent = absent_rows(source, line, chunk, [column, *extra], column, missing)
+        dropped += int(absent.sum())
+        kept = chunk.loc[~absent].reset_index(drop=True)
+        lines = line + np.flatnonzero(~absent)
+        names = kept[group].to_numpy(dtype=object) if group else np.full(len(kept), first, dtype=object)
+        unknown = [i for i, g in enumerate(names) if g not in vocabularies]
+        if unknown:
+            raise DataError(f"{source.name}: {source.unit} {lines[unknown[0]]}: group {names[unknown[0]]!r} in column "
+                            f"{group!r} has no mechanism; the groups are {list(vocabularies)}")
+        out = np.zeros(len(kept), dtype=np.int64)
+        for name, vocabulary in vocabularies.items():
+            rows = np.flatnonzero(names == name)
+            if rows.size:
+                out[rows] = offset[name] + answer_codes(source.name, kept[column].iloc[rows], int(lines[rows[0]]),
+                                                        vocabulary, unit=source.unit)
+        codes.append(out)
+        if weights:
+            weight_parts.append(row_weights(source, kept[weights], lines, weights))
+        if cluster:
+            clusters.append(kept[cluster].to_numpy(dtype=object))
+    all_codes = np.concatenate(codes) if codes else np.zeros(0, dtype=np.int64)
+    if all_codes.size == 0:
+        raise DataError(f"{source.name}: no answers to estimate from")
+    try:
+        return SurveyCounts.from_rows(n_columns, all_codes,
+                                      weights=np.concatenate(weight_parts) if weight_parts else None,
+                                      weight_kind=weight_kind,
+                                      cluster=np.concatenate(clusters) if clusters else None), dropped
+    except DesignerError as exc:
+        raise DataError(f"{source.name}: {exc}") from None
