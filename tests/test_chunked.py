@@ -204,7 +204,7 @@ def _sequential(function, items, **shared):
 
 
 def _parts_plan(tmp_path, data: pd.DataFrame, parts: int = 3):
-    from designer.cli.regress_data import part_chunks
+    from designer.regression.regress_input import part_chunks
     from designer.regression.remote import ClusterPlan
 
     folder = tmp_path / "parts"

@@ -249,6 +249,8 @@ def regress_chunks(formula: str, chunks: ChunkSource, mechanism: Mechanism | Map
                                   level=level, answers=answers, cov=cov, group=group, noncompliance=noncompliance,
                                   cluster=cluster, noncompliance_model=noncompliance_model, unrelated=unrelated,
                                   share_groups=share_groups, penalty=penalty)
+    survey: dict[str, Any] = {"weights": weights, "weight_kind": str(getattr(weight_kind, "value", weight_kind)),
+                              "cluster": cluster, "group": group}
     if plan is not None:
         scans = plan.map(scan_part, [(part,) for part in plan.parts], reader=plan.reader,
                          reader_kwargs=dict(plan.reader_kwargs), options=options, count=countable,
@@ -259,7 +261,8 @@ def regress_chunks(formula: str, chunks: ChunkSource, mechanism: Mechanism | Map
                      extra=extra, count=countable, max_patterns=max_patterns)
     if scan.counting:
         table = scan.parts[0] if len(scan.parts) == 1 else merge_counts(scan.parts, keys)  # a cluster's: merged
-        return _counted_fit(formula, table, mechanism, scan.rows, scan.dropped, weights, common)
+        return dataclasses.replace(_counted_fit(formula, table, mechanism, scan.rows, scan.dropped, weights, common),
+                                   **survey)
     if penalty is not None or method != "newton" or group is not None or noncompliance is not None \
             or unrelated is not None \
             or not isinstance(mechanism, Mechanism):
@@ -272,10 +275,11 @@ def regress_chunks(formula: str, chunks: ChunkSource, mechanism: Mechanism | Map
 
     sample = pd.concat(scan.sample, ignore_index=True)
     levels = None if scan.levels is None else {c: sorted(v, key=str) for c, v in scan.levels.items()}
-    return streamed_fit(formula, chunks, mechanism, sample, scan.dropped, lhs=lhs, rhs=rhs, extra=extra,
-                        weights=weights, kind=kind, missing=missing, reference=reference, semantics=semantics,
-                        allocation=allocation, level=level, answers=answers, cov=cov, cluster=cluster, plan=plan,
-                        levels=levels if plan is not None else None)
+    fit = streamed_fit(formula, chunks, mechanism, sample, scan.dropped, lhs=lhs, rhs=rhs, extra=extra,
+                       weights=weights, kind=kind, missing=missing, reference=reference, semantics=semantics,
+                       allocation=allocation, level=level, answers=answers, cov=cov, cluster=cluster, plan=plan,
+                       levels=levels if plan is not None else None)
+    return dataclasses.replace(fit, **survey)
 
 
 def _counted_fit(formula: str, table: Any, mechanism: Any, rows: int, dropped: int, weights: str | None,

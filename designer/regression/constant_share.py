@@ -41,7 +41,7 @@ from ..vocabulary import Covariance, NoncomplianceScope, WeightKind
 from .design import column_norms, constant_columns, weighted_gram
 from .fit_result import RegressionResult, fit_statistics
 from .likelihood import DECREMENT_TOL, Likelihood, fit_newton, softmax_columns
-from .status import FitStatus, diagnose
+from .status import Diagnosis, diagnose
 from .variance import SurveyDesign, sandwich
 
 __all__ = ["ShareLikelihood", "estimate_share", "fit_share", "regress_share", "share_channels"]
@@ -259,7 +259,7 @@ def fit_share(lik: ShareLikelihood, beta: NDArray[np.float64], share: float
 
 
 def _judge(lik: ShareLikelihood, params: NDArray[np.float64], decrement_ok: bool, labels: list[str],
-           norms: NDArray[np.float64], gram: NDArray[np.float64] | None = None) -> FitStatus:
+           norms: NDArray[np.float64], gram: NDArray[np.float64] | None = None) -> Diagnosis:
     """:func:`~designer.regression.status.diagnose` on the log-odds of the share (where the fit runs, and where a
     share the answers do not identify is a curved ridge, not a straight run to the edge of [0, 1]); the
     covariance returned is in ``(beta, s)``, the delta method's (exact at the maximum). ``gram``: the

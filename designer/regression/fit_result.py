@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 from .._internal.numeric import wald_interval
 from ..estimation.identification import indistinguishable_inputs
 from ..exceptions import RegressionError
+from ..results import FitStatus, Result, TableData, check_level
 from .design import build_rows, constant_columns
 from .likelihood import Likelihood
 from .status import design_blind, diagnose
@@ -24,7 +25,12 @@ from .status import design_blind, diagnose
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["RegressionResult", "fit_statistics", "judge"]
+__all__ = ["COLUMNS", "NO_LR_TEST", "RegressionResult", "fit_statistics", "judge"]
+
+#: The columns of a fit's coefficient table.
+COLUMNS = ["outcome", "term", "estimate", "stderr", "z", "pvalue", "ci_low", "ci_high"]
+#: Why a fit with a sandwich variance has no likelihood-ratio test.
+NO_LR_TEST = "a sandwich variance: the weighted pseudo-likelihood, or correlated answers, is not a likelihood"
 
 
 def _shares(channel: NDArray[np.float64], codes: NDArray[np.int64], weights: NDArray[np.float64] | None = None
@@ -50,8 +56,8 @@ def _start(lik: Likelihood, channel: NDArray[np.float64], codes: NDArray[np.int6
 
 
 @dataclass(frozen=True)
-class RegressionResult:
-    """A fitted randomized-response regression.
+class RegressionResult(Result):
+    """A fitted randomized-response regression (docs/theory.md section 9): a :class:`~designer.results.Result`.
 
     Attributes
     ----------
@@ -70,12 +76,17 @@ class RegressionResult:
     iterations : int
     method, reference, semantics : str
     level : float
+    params : (P,) ndarray
+        The coefficients, outcome-major (``P = (k - 1) q``; with a constant unknown share, without it).
+    covariance : (P, P) ndarray
+        Their covariance (``NaN`` rows and columns for terms without a standard error).
     statsmodels : statsmodels results object
         statsmodels' ``GenericLikelihoodModelResults`` at the estimate: ``summary()``, ``bse``, ``conf_int()``;
-        None when the design is sparse (many-level categoricals: statsmodels would hold a dense copy of it).
+        None when the design is sparse (many-level categoricals: statsmodels would hold a dense copy of it) or the
+        data were read in chunks.
     dropped : int
         Rows left out for a missing value of the formula's variables (``missing="drop"``).
-    status : str
+    status : FitStatus
         ``converged``, ``separation``, ``not_converged`` or ``not_identified`` (:mod:`designer.regression.status`):
         diverging terms have estimate ``+-inf``, and a term without a well-conditioned information has
         ``NaN`` standard error, z, p and interval.
@@ -87,8 +98,12 @@ class RegressionResult:
         How the standard errors were computed (observed information, rr's outer product of the scores, robust
         or cluster-robust sandwich, and the kind of weights), in words.
     noncompliance : dict or None
-        With non-compliance: ``scope``, ``answer``, ``share`` (averaged over the respondents), ``stderr``,
-        ``ci_low``, ``ci_high``.
+        With non-compliance or an unrelated question: ``scope``, ``answer``, ``share`` (averaged over the
+        respondents), ``stderr``, ``ci_low``, ``ci_high`` (and ``bounds`` under ``everyone``).
+    mechanism_label : str
+        The mechanism(s) as the output names them: a file's path, ``NAME=FILE, ...`` for several designs.
+    weights, weight_kind, cluster, group : str or None
+        The survey's columns as given (``weight_kind`` is only reported with ``weights``).
     """
 
     coefficients: pd.DataFrame
@@ -112,19 +127,99 @@ class RegressionResult:
     design_info: Any
     statsmodels: Any
     dropped: int = 0
-    status: str = "converged"
+    status: FitStatus = FitStatus.CONVERGED
     warnings: tuple[str, ...] = ()
     penalty: str | None = None
     variance: str = "observed information"
     noncompliance: dict[str, Any] | None = None
+    mechanism_label: str = ""
+    weights: str | None = None
+    weight_kind: str = "sampling"
+    cluster: str | None = None
+    group: str | None = None
 
-    def summary(self) -> Any:
-        """statsmodels' summary table of the fit (:class:`RegressionError` when there is none: a sparse design,
-        or a Hessian statsmodels cannot invert)."""
+    def __post_init__(self) -> None:
+        self._check_status()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of ``designer regress --format json``: the fit's settings, ``status``, ``warnings``,
+        ``loglik``, ``aic``, ``bic``, ``lr_test`` and one object per coefficient (a missing standard error and
+        what follows from it are ``null``; a diverging estimate ``"inf"`` or ``"-inf"``)."""
+        from .._internal.render import json_number
+
+        rows = self.coefficients[COLUMNS].to_numpy().tolist()
+        return {
+            "formula": self.formula, "mechanism": self.mechanism_label, "semantics": self.semantics,
+            "reference": self.reference, "n": self.n, "dropped": self.dropped, "level": self.level,
+            "method": self.method, "penalty": self.penalty, "status": self.status, "warnings": list(self.warnings),
+            "variance": self.variance, "weights": self.weights, "group": self.group,
+            **dict([_share_output(self.noncompliance)]),
+            "weight_kind": self.weight_kind if self.weights else None, "cluster": self.cluster,
+            "converged": self.converged, "iterations": self.iterations, "loglik": json_number(self.loglik),
+            "aic": json_number(self.aic), "bic": json_number(self.bic), "lr_test": self._lr_test(),
+            "coefficients": [{h: _coefficient(v) for h, v in zip(COLUMNS, r)} for r in rows]}
+
+    def table(self) -> TableData:
+        """The CSV table: ``status``, ``variance`` and the coefficients' columns, one row per coefficient (a
+        missing value empty), then under cheater detection each input's prevalence bounds as rows of their own
+        (term ``(prevalence low)`` and ``(prevalence high)``)."""
+        rows = self.coefficients[COLUMNS].to_numpy().tolist()
+        extra = [[b["input"], f"(prevalence {side})", b[side], b[f"{side}_stderr"], None, None,
+                  b[f"{side}_ci_low"], b[f"{side}_ci_high"]] for b in self._bounds() for side in ("low", "high")]
+        return ["status", "variance", *COLUMNS], [[self.status.value, self.variance, *(
+            None if isinstance(v, float) and math.isnan(v) else v for v in r)] for r in rows + extra]
+
+    def summary(self) -> str:
+        """The fit as ``designer regress`` prints it (its table output): what was fitted, the log-likelihood, AIC and
+        likelihood-ratio test, the status and the warnings, the unknown share, then the coefficients. statsmodels'
+        own summary table is :meth:`statsmodels_summary`."""
+        from .._internal.render import fmt, render_table
+
+        how = "Firth's penalized likelihood" if self.penalty == "firth" else self.method
+        dropped = f"; {self.dropped} row(s) with a missing value dropped" if self.dropped else ""
+        lr = (f"chi2({self.lr_df}) = {self.lr_statistic:.4g}, p = {self.lr_pvalue:.3g}"
+              if math.isfinite(self.lr_statistic) else f"none ({NO_LR_TEST})")
+        head = (f"{self.n} respondents, {self.semantics} answers through {self.mechanism_label}; multinomial logit "
+                f"of the true answer, log-odds against {self.reference!r}; {self.level:g} Wald intervals, standard "
+                f"errors from the {self.variance}{dropped}\n"
+                f"log-likelihood {self.loglik:.6g}   AIC {self.aic:.6g}   LR test against the intercept-only model: "
+                f"{lr}\nstatus: {self.status.value.replace('_', ' ')} after {self.iterations} iterations ({how})"
+                + "".join(f"\nwarning: {w}" for w in self.warnings)
+                + ("" if self.noncompliance is None else "\n" + _share_line(self.noncompliance))
+                + "".join("\n" + _bounds_line(b, self.level) for b in self._bounds()))
+        rows = self.coefficients[COLUMNS].to_numpy().tolist()
+        cells = [[r[0], r[1], *("-" if isinstance(v, float) and math.isnan(v) else fmt(v) for v in r[2:])]
+                 for r in rows]
+        return head + "\n" + render_table(COLUMNS, cells)
+
+    def statsmodels_summary(self) -> Any:
+        """statsmodels' summary table of the fit (:class:`RegressionError` when there is none: a sparse design, data
+        read in chunks, or a Hessian statsmodels cannot invert)."""
         if self.statsmodels is None:
-            raise RegressionError("no statsmodels summary for this fit (a sparse design, or an information matrix "
-                                  "that cannot be inverted): see coefficients, status and warnings")
+            raise RegressionError("no statsmodels summary for this fit (a sparse design, data read in chunks, or an "
+                                  "information matrix that cannot be inverted): see summary(), coefficients, status "
+                                  "and warnings")
         return self.statsmodels.summary(title=f"Randomized-response regression ({self.formula})")
+
+    def conf_int(self, level: float | None = None) -> NDArray[np.float64]:
+        """Wald intervals ``(P, 2)`` (low, high) of the coefficients, in the rows of :attr:`coefficients`, at
+        ``level`` (default: the fit's :attr:`level`, whose intervals are the table's ``ci_low``, ``ci_high``); a row
+        is NaN where the coefficient has no standard error (a diverging or unidentified term)."""
+        level = self.level if level is None else check_level(level)
+        stderr = self.coefficients["stderr"].to_numpy(dtype=np.float64)
+        low, high = wald_interval(self.params[:stderr.size], stderr, level)
+        return np.column_stack([low, high]).astype(np.float64)
+
+    def _bounds(self) -> list[dict[str, Any]]:
+        return [] if self.noncompliance is None else list(self.noncompliance.get("bounds", []))
+
+    def _lr_test(self) -> dict[str, Any]:
+        from .._internal.render import json_number
+
+        if not math.isfinite(self.lr_statistic):
+            return {"statistic": None, "df": self.lr_df, "pvalue": None, "note": f"no test under {NO_LR_TEST}"}
+        return {"statistic": json_number(self.lr_statistic), "df": self.lr_df,
+                "pvalue": json_number(self.lr_pvalue)}
 
     def predict(self, data: pd.DataFrame) -> pd.DataFrame:
         """``P(X = x | z)`` of every row of ``data`` (columns: the inputs), shape ``(n, k)``."""
@@ -160,6 +255,51 @@ class RegressionResult:
         table["ci_low"], table["ci_high"] = wald_interval(table["estimate"].to_numpy(), table["stderr"].to_numpy(),
                                                           self.level, low=0.0, high=1.0)
         return table
+
+
+def _coefficient(v: Any) -> Any:
+    """A coefficient cell for JSON: ``null`` when absent (NaN: no standard error), ``"inf"`` when diverging."""
+    from .._internal.render import json_number
+
+    if isinstance(v, float) and math.isnan(v):
+        return None
+    return json_number(v) if isinstance(v, float) else v
+
+
+def _share_output(share: dict[str, Any] | None) -> tuple[str, dict[str, Any] | None]:
+    """The JSON key of a fit's unknown share (``unrelated`` for the unrelated question's prevalence, else
+    ``noncompliance``) and its cells (non-finite numbers as null)."""
+    from .._internal.render import json_number
+
+    if share is None:
+        return "noncompliance", None
+    key = "unrelated" if share.get("scope") == "unrelated" else "noncompliance"
+    return key, {k: (json_number(v) if isinstance(v, float) and math.isfinite(v) else None if isinstance(v, float)
+                     else v) for k, v in share.items()}
+
+
+def _share_line(share: dict[str, Any]) -> str:
+    """One line of text about the unknown share."""
+    if share.get("scope") == "unrelated":
+        what = f"unrelated question's share answering {share['answer']!r}"
+    else:
+        what = f"non-compliant ({share['scope']}:{share['answer']}) share"
+        what += ", one constant" if share.get("model") == "constant" else ", averaged over the respondents"
+    where = "" if share.get("groups") is None else f" (groups {', '.join(share['groups'])})"
+    return (f"{what}{where}: {share['share']:.4g} (stderr {share['stderr']:.3g}; {share['ci_low']:.4g} to "
+            f"{share['ci_high']:.4g})")
+
+
+def _bounds_line(b: dict[str, Any], level: float) -> str:
+    """One input's prevalence bounds under cheater detection, each with its interval (docs/fits.md)."""
+    from .._internal.render import fmt
+
+    def num(v: Any) -> str:
+        return "-" if v is None else fmt(float(v))
+
+    return (f"prevalence of {b['input']!r} between low {num(b['low'])} ({num(b['low_ci_low'])} to "
+            f"{num(b['low_ci_high'])}) and high {num(b['high'])} ({num(b['high_ci_low'])} to "
+            f"{num(b['high_ci_high'])}); {num(b['ci_low'])} to {num(b['ci_high'])} covers it at {level:g} or more")
 
 
 def _covariates(design_info: Any, data: pd.DataFrame) -> NDArray[np.float64]:

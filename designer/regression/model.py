@@ -158,6 +158,8 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism | Mapping[str
     Returns
     -------
     RegressionResult
+        Its ``mechanism_label`` is empty: :func:`designer.regress` (the front door, which also reads files) names
+        the mechanism files there.
     """
     import pandas as pd
 
@@ -198,7 +200,8 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism | Mapping[str
         result = regress_share(z, names, codes, mechanisms, share_rule, reference, survey, level, share_groups)
         return dataclasses.replace(result, method=method, reference=reference,
                                    outcomes=tuple(base.inputs), semantics=semantics, formula=formula,
-                                   design_info=design_info, dropped=n_rows - len(data), variance=survey.describe())
+                                   design_info=design_info, dropped=n_rows - len(data), variance=survey.describe(),
+                                   **_survey_fields(weights, weight_kind, cluster, group))
     if grouped:
         mechanism, codes, rule = grouped_answers(mechanisms, group, data, lhs, rows, noncompliance, answers)
         channel = mechanism.matrix
@@ -263,7 +266,14 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism | Mapping[str
         result, converged=converged, iterations=iterations, method=method, reference=reference,
         outcomes=tuple(mechanism.inputs), semantics=semantics, formula=formula, design_info=design_info,
         statsmodels=sm_result, dropped=n_rows - len(data), status=fit.status,
-        warnings=fit.warnings + ((cov_warning,) if cov_warning else ()), penalty=penalty, variance=survey.describe())
+        warnings=fit.warnings + ((cov_warning,) if cov_warning else ()), penalty=penalty, variance=survey.describe(),
+        **_survey_fields(weights, weight_kind, cluster, group))
+
+
+def _survey_fields(weights: str | None, weight_kind: Any, cluster: str | None, group: str | None) -> dict[str, Any]:
+    """The survey's columns as a result reports them."""
+    return {"weights": weights, "weight_kind": str(getattr(weight_kind, "value", weight_kind)), "cluster": cluster,
+            "group": group}
 
 
 def _answer_groups(mechanisms: Mapping[str, Mechanism], stacked: Mechanism, codes: NDArray[np.int64]

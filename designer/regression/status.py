@@ -29,12 +29,14 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from ..results import FitStatus
 from .design import COLLINEAR_TOL as DESIGN_COLLINEAR_TOL
 
-__all__ = ["ABS_TOL", "COLLINEAR_TOL", "FIT_STATUSES", "RCOND_TOL", "FitStatus", "design_blind", "diagnose"]
+__all__ = ["ABS_TOL", "COLLINEAR_TOL", "FIT_STATUSES", "RCOND_TOL", "Diagnosis", "design_blind", "diagnose"]
 
-#: The statuses a fit may end with.
-FIT_STATUSES = ("converged", "separation", "not_converged", "not_identified")
+#: The statuses a regression fit may end with (the words of the fit members of :class:`~designer.results.FitStatus`).
+FIT_STATUSES: tuple[str, ...] = tuple(s.value for s in (FitStatus.CONVERGED, FitStatus.SEPARATION,
+                                                          FitStatus.NOT_CONVERGED, FitStatus.NOT_IDENTIFIED))
 #: Smallest eigenvalue of the scaled information, relative to the largest, for a well-conditioned fit.
 RCOND_TOL = 1e-9
 #: Smallest eigenvalue of the scaled information (per unit squared column norm) for a term to count as
@@ -51,12 +53,13 @@ COLLINEAR_TOL = DESIGN_COLLINEAR_TOL
 
 
 @dataclass(frozen=True)
-class FitStatus:
-    """``status`` (one of :data:`FIT_STATUSES`), ``warnings`` in words, the parameter indices whose estimates
+class Diagnosis:
+    """How a fit ended, judged at its estimate: ``status`` (a :class:`~designer.results.FitStatus`, one of
+    :data:`FIT_STATUSES`), ``warnings`` in words, the parameter indices whose estimates
     diverge (with the sign they run to) and those that are not identified, and the covariance of the others
     (``NaN`` rows and columns for the problem terms)."""
 
-    status: str
+    status: FitStatus
     warnings: tuple[str, ...]
     diverging: dict[int, float]
     unidentified: tuple[int, ...]
@@ -65,7 +68,7 @@ class FitStatus:
 
 def diagnose(loglike: Callable[[NDArray[np.float64]], float], params: NDArray[np.float64],
              information: NDArray[np.float64], decrement_ok: bool, labels: list[str],
-             norms: NDArray[np.float64], *, gram: NDArray[np.float64] | None = None) -> FitStatus:
+             norms: NDArray[np.float64], *, gram: NDArray[np.float64] | None = None) -> Diagnosis:
     """Judge a fit at ``params`` from its observed ``information`` (``-H``, ``(p, p)``) and ``loglike``.
 
     ``norms`` ``(p,)``: the Euclidean norm of each parameter's covariate column. The information is scaled by
@@ -90,10 +93,10 @@ def diagnose(loglike: Callable[[NDArray[np.float64]], float], params: NDArray[np
         weak += [p + int(j) for j in np.flatnonzero(bad_diag)]  # a term with no curvature at all
     if not weak:
         if not decrement_ok:
-            return FitStatus("not_converged", ("the optimizer stopped before the maximum (Newton decrement "
+            return Diagnosis(FitStatus.NOT_CONVERGED, ("the optimizer stopped before the maximum (Newton decrement "
                                                "above tolerance); estimates are the last iterate, without "
                                                "standard errors",), {}, (), nan)
-        return FitStatus("converged", (), {}, (), np.asarray(np.linalg.inv(information), dtype=np.float64))
+        return Diagnosis(FitStatus.CONVERGED, (), {}, (), np.asarray(np.linalg.inv(information), dtype=np.float64))
     diverging: dict[int, float] = {}
     flat: set[int] = set()
     collinear: set[int] = set()
@@ -145,7 +148,7 @@ def diagnose(loglike: Callable[[NDArray[np.float64]], float], params: NDArray[np
 
 
 def _conclude(information: NDArray[np.float64], diverging: dict[int, float], flat: set[int], labels: list[str],
-              decrement_ok: bool, *, lead: tuple[str, ...] = (), named: frozenset[int] = frozenset()) -> FitStatus:
+              decrement_ok: bool, *, lead: tuple[str, ...] = (), named: frozenset[int] = frozenset()) -> Diagnosis:
     """The status, warnings and covariance of a fit whose problem terms are known: ``diverging`` (run off) and
     ``flat`` (not identified). The other terms get the inverse of their own block of ``information``.
     ``lead`` warnings come first; terms in ``named`` are left out of the "not identified" list (a lead names
@@ -161,24 +164,24 @@ def _conclude(information: NDArray[np.float64], diverging: dict[int, float], fla
             flat.update(good)
     warnings = list(lead)
     if diverging:
-        status = "separation"
+        status = FitStatus.SEPARATION
         warnings.append("separation: the estimates of " + ", ".join(repr(labels[j]) for j in sorted(diverging))
                         + " run off to infinity (the log-likelihood keeps rising): no finite maximum. Use "
                         "--penalty firth (Firth's penalized likelihood), or drop or merge those terms")
     else:
-        status = "not_identified"
+        status = FitStatus.NOT_IDENTIFIED
     listed = sorted(flat - named)
     if listed:
         warnings.append("not identified: " + ", ".join(repr(labels[j]) for j in listed)
                         + " (the information is near-singular along them: aliased terms, or too little data); "
                         "no standard errors for them")
-    if not decrement_ok and status == "not_identified":
+    if not decrement_ok and status is FitStatus.NOT_IDENTIFIED:
         warnings.append("the optimizer also stopped before its tolerance")
-    return FitStatus(status, tuple(warnings), diverging, tuple(sorted(flat)), cov)
+    return Diagnosis(status, tuple(warnings), diverging, tuple(sorted(flat)), cov)
 
 
-def design_blind(fit: FitStatus, information: NDArray[np.float64], terms: list[int], labels: list[str],
-                 inputs: list[str], decrement_ok: bool) -> FitStatus:
+def design_blind(fit: Diagnosis, information: NDArray[np.float64], terms: list[int], labels: list[str],
+                 inputs: list[str], decrement_ok: bool) -> Diagnosis:
     """``fit`` with ``terms`` (parameter indices) unidentified by the design itself: ``inputs`` give answer
     distributions that are linearly dependent, so no data identify these terms. The status becomes
     ``not_identified`` (a separation found along these terms is the flat likelihood of the design, not

@@ -1,7 +1,7 @@
 """Standard errors of a regression fit under the survey's design: the observed information, the outer product
 of the scores, and the sandwich (robust, cluster-robust, sampling weights). docs/theory.md section 9.1.
 
-Every choice starts from the fit's :class:`~designer.regression.status.FitStatus` covariance (the inverse
+Every choice starts from the fit's :class:`~designer.regression.status.Diagnosis` covariance (the inverse
 observed information of the well-conditioned terms; NaN rows for the others) and keeps its NaN pattern: a term
 without a well-conditioned information has no standard error under any choice.
 """

@@ -1,0 +1,198 @@
+"""Where a regression reads its data from: the whole table in memory, or chunks of a large CSV file or Parquet
+dataset fitted from sufficient statistics (:mod:`designer.regression.chunked`), the passes optionally run on a
+Dask cluster, one Parquet part a task (:mod:`designer.regression.remote`).
+
+Files are opened through :mod:`designer.estimation.survey_files`; every failure is one
+:class:`~designer.exceptions.DataError` line naming the file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from ..estimation.survey_files import ColumnarFile
+from ..exceptions import DataError
+
+__all__ = ["CHUNK_ROWS", "IN_MEMORY_BYTES", "IN_MEMORY_ROWS", "chunk_source", "cluster_plan", "columns_of",
+           "in_chunks", "map_on_cluster", "part_chunks", "read_frame"]
+
+#: A Parquet dataset of more rows than this, or a CSV file of more bytes, is read in chunks.
+IN_MEMORY_ROWS = 1_000_000
+IN_MEMORY_BYTES = 100 << 20
+#: Rows per chunk when reading in chunks (``chunk_rows`` sets it).
+CHUNK_ROWS = 250_000
+#: What a regression's data file is, for the error lines.
+WHAT = "a CSV table with the answers and the covariates (a header row, one row per respondent)"
+
+
+def read_frame(path: str, answers: str) -> Any:
+    """The whole data file as a pandas DataFrame (a small one, see :func:`in_chunks`): the separator sniffed, the
+    ``answers`` column as text, empty cells and R's ``NA`` missing; ``attrs["first_line"]`` is the file's line of
+    the first data row (a Qualtrics export's two extra header rows skipped)."""
+    import pandas as pd
+
+    from .._internal.io import opening_errors
+    from ..estimation.survey_files import is_columnar, is_qualtrics_export, parquet_answers, sniff
+
+    if is_columnar(path):
+        import pyarrow as pa
+
+        try:
+            table = ColumnarFile(path).read_table()
+        except (pa.ArrowInvalid, OSError, ValueError) as exc:
+            raise DataError(f"{path}: not a readable Parquet or Arrow file ({' '.join(str(exc).split())[:200]})"
+                            ) from None
+        data = table.to_pandas()
+        data.columns = [str(c).strip() for c in data.columns]
+        if answers in table.column_names:  # as CSV text: integers as 1, not 1.0; a null is missing
+            data[answers] = parquet_answers(table.column(answers))
+        if len(data) == 0:
+            raise DataError(f"{path}: no rows")
+        return data
+    _, sep = sniff(path, WHAT)
+    try:
+        with opening_errors(path, DataError):
+            head = pd.read_csv(path, sep=sep, dtype=str, encoding="utf-8-sig", nrows=2, keep_default_na=False)
+            skip = [1, 2] if is_qualtrics_export(head) else None  # a Qualtrics export's two extra header rows
+            data = pd.read_csv(path, sep=sep, dtype={answers: str}, encoding="utf-8-sig", skipinitialspace=True,
+                               skiprows=skip)
+            data.attrs["first_line"] = 4 if skip else 2
+    except pd.errors.EmptyDataError:
+        raise DataError(f"{path}: the file is empty; expected a header row and one row per respondent") from None
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+        raise DataError(f"{path}: not a readable CSV file ({' '.join(str(exc).split())[:200]})") from None
+    data.columns = [str(c).strip() for c in data.columns]
+    if len(data) == 0:
+        raise DataError(f"{path}: no rows after the header")
+    if answers in data.columns:
+        data[answers] = data[answers].str.strip()
+    return data
+
+
+def parquet_parts(path: str) -> list[str]:
+    """The ``.parquet`` files of a dataset folder (sorted), or the file itself."""
+    from ..estimation.survey_files import dataset_parts
+
+    return dataset_parts(path) if os.path.isdir(path) else [path]
+
+
+def in_chunks(path: str, chunk_rows: int | None, scheduler: str | None) -> bool:
+    """Whether ``path`` is read in chunks: a folder, ``chunk_rows`` or ``scheduler`` given, a Parquet file above
+    :data:`IN_MEMORY_ROWS` rows or a CSV file above :data:`IN_MEMORY_BYTES`."""
+    from .._internal.io import opening_errors
+    from ..estimation.survey_files import is_columnar
+
+    if os.path.isdir(path) or chunk_rows is not None or scheduler:
+        return True
+    with opening_errors(path, DataError):
+        size = os.path.getsize(path)
+    if is_columnar(path):
+        rows = ColumnarFile(path).num_rows  # None: a file that does not say (SAS transport): by its size
+        return bool(rows > IN_MEMORY_ROWS) if rows is not None else size > IN_MEMORY_BYTES
+    return size > IN_MEMORY_BYTES
+
+
+def columns_of(path: str) -> list[str]:
+    """The column names of a CSV file, a Parquet file or the first part of a Parquet dataset."""
+    from ..estimation.survey_files import is_columnar, sniff
+
+    parts = parquet_parts(path) if os.path.isdir(path) else [path]
+    if is_columnar(parts[0]):
+        return list(ColumnarFile(parts[0]).names)
+    return sniff(path, WHAT)[0]
+
+
+def part_chunks(path: str, needed: list[str], answers: str, chunk_rows: int, first: int = 0
+                ) -> Iterator[tuple[int, Any]]:
+    """``(first_row, chunk)`` of one CSV or Parquet file: the ``needed`` columns, the answers as text (a
+    Parquet cell as its CSV text), numbers as numbers; ``first_row`` counts data rows from ``first``."""
+    import pandas as pd
+
+    from ..estimation.survey_files import is_columnar, is_qualtrics_export, parquet_answers, sniff
+
+    if is_columnar(path):
+        source = ColumnarFile(path)
+        header = list(source.names)
+        missing = [c for c in needed if c not in header]
+        if missing:
+            raise DataError(f"{path}: no column {missing[0]!r}; the columns are {header}")
+        for batch in source.iter_batches(chunk_rows, needed):
+            chunk = batch.to_pandas()
+            if answers in chunk.columns:
+                chunk[answers] = parquet_answers(batch.column(batch.schema.get_field_index(answers)))
+            yield first, chunk
+            first += len(chunk)
+        return
+    _, sep = sniff(path, WHAT)
+    try:
+        head = pd.read_csv(path, sep=sep, dtype=str, encoding="utf-8-sig", nrows=2, keep_default_na=False)
+        skip = [1, 2] if is_qualtrics_export(head) else None
+        reader = pd.read_csv(path, sep=sep, dtype={answers: str}, encoding="utf-8-sig", skipinitialspace=True,
+                             skiprows=skip, chunksize=chunk_rows, usecols=lambda c: str(c).strip() in needed)
+        with reader:
+            for chunk in reader:
+                chunk.columns = [str(c).strip() for c in chunk.columns]
+                if answers in chunk.columns:
+                    chunk[answers] = chunk[answers].str.strip()
+                yield first, chunk.reset_index(drop=True)
+                first += len(chunk)
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+        raise DataError(f"{path}: not a readable CSV file ({' '.join(str(exc).split())[:200]})") from None
+
+
+def chunk_source(path: str, needed: list[str], answers: str, chunk_rows: int) -> Callable[[], Iterator[Any]]:
+    """A :data:`~designer.regression.chunked.ChunkSource` over a file or every part of a Parquet dataset."""
+    parts = parquet_parts(path)
+
+    def chunks() -> Iterator[tuple[int, Any]]:
+        first = 0
+        for part in parts:
+            for start, chunk in part_chunks(part, needed, answers, chunk_rows, first):
+                yield start, chunk
+                first = start + len(chunk)
+    return chunks
+
+
+def map_on_cluster(scheduler: str, function: Callable[..., Any], items: Sequence[Sequence[Any]], **shared: Any
+                   ) -> list[Any]:
+    """``function(*item, **shared)`` for every item on the Dask cluster at ``scheduler``, results in order; a
+    worker's :class:`~designer.exceptions.DesignerError` (a bad row of a part) is raised as its one line, any other
+    failure says what the workers need."""
+    from ..exceptions import DesignerError
+    from ..optimal.sweep import check_scheduler_address
+
+    try:
+        from distributed import Client
+    except ImportError:
+        raise DataError("--scheduler needs Dask's distributed scheduler: pip install 'designer[dask]'") from None
+    check_scheduler_address(scheduler)
+    client = Client(scheduler, timeout="10s", set_as_default=False)
+    try:
+        futures = [client.submit(function, *item, pure=False, **shared) for item in items]
+        try:
+            return list(client.gather(futures))
+        except DesignerError as exc:
+            raise DataError(str(exc)) from None
+        except Exception as exc:
+            raise DataError(f"a Dask worker failed ({type(exc).__name__}: {' '.join(str(exc).split())}); the "
+                            "workers need designer installed and the parts' paths readable") from None
+    finally:
+        client.close()
+
+
+def cluster_plan(scheduler: str, path: str, needed: list[str], answers: str, chunk_rows: int) -> Any:
+    """The :class:`~designer.regression.remote.ClusterPlan` of a Parquet file or dataset on the Dask cluster at
+    ``scheduler``: one part a task, each read by :func:`part_chunks`."""
+    import functools
+
+    from ..estimation.survey_files import is_columnar
+    from .remote import ClusterPlan
+
+    parts = parquet_parts(path)
+    if not all(is_columnar(p) for p in parts):
+        raise DataError(f"{path}: --scheduler reads a Parquet (or Arrow) file or a Parquet dataset folder (one "
+                        "part a task)")
+    return ClusterPlan(map=functools.partial(map_on_cluster, scheduler), parts=tuple(parts), reader=part_chunks,
+                       reader_kwargs={"needed": needed, "answers": answers, "chunk_rows": chunk_rows})

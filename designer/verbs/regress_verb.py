@@ -1,0 +1,237 @@
+"""``designer.regress``: who holds the trait, with covariates, from a file or a frame of randomized answers.
+
+The front door of ``designer regress``: it opens the mechanism(s), reads the data (the whole table, or chunks of a
+large file fitted from sufficient statistics, optionally on a Dask cluster), chooses the fitter once and returns a
+:class:`~designer.regression.fit_result.RegressionResult` (or, under WLDP without a named member, the range over
+members, :class:`~designer.regression.sensitivity_result.SensitivityResult`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..exceptions import InvalidArgumentError, RegressionError
+from ..mechanism import Mechanism
+from ..regression.fit_result import RegressionResult
+from ..regression.sensitivity_result import SensitivityResult
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["regress"]
+
+#: What ``mechanism`` may be: a file's path, a Mechanism, a DesignResult (anything with a ``mechanism``), or one of
+#: these per group.
+MechanismLike = Any
+
+
+def regress(formula: str, data: str | os.PathLike[str] | pd.DataFrame, mechanism: MechanismLike = None, *,
+            manifest: str | os.PathLike[str] | None = None, reference: str | None = None,
+            semantics: str = "sldp", allocation: str | float | None = None, method: str = "newton",
+            level: float = 0.95, penalty: str | None = None, missing: str = "error",
+            weights: str | None = None, weight_kind: str = "sampling", cluster: str | None = None,
+            cov: str | None = None, group: str | None = None, noncompliance: str | None = None,
+            noncompliance_model: str = "constant", unrelated: str | None = None,
+            share_groups: Sequence[str] | None = None, chunk_rows: int | None = None,
+            max_distinct: int | None = None, scheduler: str | None = None,
+            answers: Mapping[str, Sequence[str]] | None = None) -> RegressionResult | SensitivityResult:
+    """Fit a (multinomial) logistic regression of the true answer on covariates from randomized answers.
+
+    The true answer ``X`` of a respondent with covariates ``z`` follows ``P(X = x | z) = exp(z b_x) / sum_y
+    exp(z b_y)`` (``b_reference = 0``); the recorded answer ``E`` has likelihood ``sum_x M[x, E] P(x | z)`` through
+    the mechanism ``M`` (Def 3.1), maximised by Newton's method or EM (docs/theory.md section 9). Keywords are
+    ``designer regress``'s flags (``--chunk-rows`` is ``chunk_rows``) with the same defaults; errors name the flag.
+
+    Parameters
+    ----------
+    formula : str
+        ``"response ~ x1 + x2"`` (patsy syntax; dotted names, ``I(x^2)``, ``C(region)``): the answers column, then
+        the covariates.
+    data : str, path-like or pandas.DataFrame
+        One row per respondent: a CSV file (separator sniffed), a Parquet, Arrow, SPSS, Stata or SAS file, a
+        Parquet dataset folder, or a DataFrame. A folder, a Parquet file above 10^6 rows or a CSV file above
+        100 MB is read in chunks and fitted from sufficient statistics (:mod:`designer.regression.chunked`).
+    mechanism : str, path-like, Mechanism, DesignResult, or a mapping of str to one of these
+        The ``(k, F)`` mechanism that produced the answers (a mechanism file's answer words are read with it);
+        several designs in one survey: one per value of the ``group`` column.
+    manifest : str or path-like, optional
+        randomize's release manifest instead of ``mechanism``: the analysed column's design, or the drawn channel
+        of a repaired release (docs/theory.md section 7.6).
+    reference : str, optional
+        The input whose log-odds are 0 (default: the mechanism's last input).
+    semantics : {"sldp", "wldp"}
+        ``wldp``: precise answers; without ``allocation`` the coefficients are not identified and the result is
+        their range over named members of the credal sets (Def 3.13).
+    allocation : "uniform" or float in [0, 1], optional
+        WLDP: fit the one member it names.
+    method : {"newton", "em"}
+    level : float
+        Level of the Wald intervals, in (0, 1).
+    penalty : {None, "firth"}
+        Firth's penalized likelihood, finite under separation (no sampling weights).
+    missing : {"error", "drop"}
+    weights, weight_kind, cluster, cov
+        The survey's design and the variance, as :func:`designer.regression.regress` takes them.
+    group, noncompliance, noncompliance_model, unrelated, share_groups
+        Several designs in one survey and one unknown share (docs/theory.md sections 9.2 and 9.4).
+    chunk_rows : int, optional
+        Read a file in chunks of this many rows (at least 1,000).
+    max_distinct : int, optional
+        Chunked data: fit the counted distinct rows while there are at most this many (default 500,000), else
+        streamed Newton passes.
+    scheduler : str, optional
+        A Dask scheduler (``tcp://host:8786``): the passes over a Parquet dataset on the cluster, one part a task.
+    answers : mapping of str to sequence of str, optional
+        Words the answers column may hold for a focal set, besides the mechanism files' own.
+
+    Returns
+    -------
+    RegressionResult or SensitivityResult
+        ``status`` says how the fit ended (a :class:`~designer.results.FitStatus`); ``to_dict()`` is the command's
+        JSON, ``summary()`` its table output, ``conf_int(level)`` the coefficients' intervals ``(P, 2)``.
+
+    Raises
+    ------
+    DesignerError
+        One line naming the file, the flag or the row at fault (:class:`~designer.exceptions.DataError` for a file
+        that cannot be read, :class:`~designer.exceptions.RegressionError` for data, formula or mechanism).
+    """
+    from ..regression import model
+
+    if manifest is not None:
+        mechanism = _manifest_mechanism(manifest, formula, mechanism)
+    if mechanism is None or (isinstance(mechanism, Mapping) and not mechanism):
+        raise InvalidArgumentError("give --mechanism FILE (the design the answers were drawn with) or --manifest "
+                                   "FILE (randomize's release manifest)")
+    opened, words, label = _open(mechanism)
+    lhs = formula.split("~", 1)[0].strip() if isinstance(formula, str) and "~" in formula else ""
+    if not lhs:
+        raise InvalidArgumentError(f"--formula {formula!r} must read 'response ~ x1 + x2' (answers column ~ "
+                                   "covariates)")
+    words = {**words, **dict(answers or {})}
+    options: dict[str, Any] = dict(reference=reference, level=level, answers=words, missing=missing)
+    fit_options: dict[str, Any] = dict(
+        semantics=semantics, allocation="uniform" if allocation is None else allocation, method=method,
+        penalty=penalty, weights=weights, weight_kind=weight_kind, cluster=cluster, cov=cov, group=group,
+        noncompliance=noncompliance, noncompliance_model=noncompliance_model, unrelated=unrelated,
+        share_groups=share_groups)
+    ranges = str(semantics).strip().lower() == "wldp" and allocation is None
+    path = None if _is_frame(data) else os.fspath(data)
+    if path is not None:
+        from ..regression.regress_input import in_chunks
+
+        if in_chunks(path, chunk_rows, scheduler):
+            if ranges:
+                raise InvalidArgumentError(f"{path}: data read in chunks is fitted once; with --semantics wldp give "
+                                           "--allocation (the range over credal members refits the data for each)")
+            fit = _in_chunks(formula, path, opened, lhs, chunk_rows, max_distinct, scheduler, options, fit_options)
+            return _labelled(fit, label)
+    elif chunk_rows is not None or scheduler is not None:
+        raise InvalidArgumentError("chunk_rows and scheduler read a file in chunks; data is a DataFrame already in "
+                                   "memory")
+    frame: Any = _read(path, lhs) if path is not None else data
+    try:
+        if ranges:
+            if penalty:
+                raise InvalidArgumentError("--penalty applies to one fit; with --semantics wldp give --allocation to "
+                                           "fit one member")
+            table = model.sensitivity(formula, frame, opened, **options)
+            return SensitivityResult(ranges=table, formula=formula, mechanism_label=label,
+                                     n=int(table.attrs["n"]), dropped=int(table.attrs["dropped"]), level=float(level))
+        fit = model.regress(formula, frame, opened, **options, **fit_options)
+    except RegressionError as exc:  # a data row is the file's line: the header is line 1
+        if path is None:
+            raise
+        where = f"line {exc.row + frame.attrs.get('first_line', 2)}: " if exc.row is not None else ""
+        raise RegressionError(f"{path}: {where}{exc.reason}") from None
+    return _labelled(fit, label)
+
+
+def _is_frame(data: Any) -> bool:
+    if isinstance(data, (str, os.PathLike)):
+        return False
+    import pandas as pd
+
+    if isinstance(data, pd.DataFrame):
+        return True
+    raise InvalidArgumentError(f"data must be a file's path or a pandas DataFrame, not {type(data).__name__}")
+
+
+def _read(path: str, lhs: str) -> Any:
+    from ..regression.regress_input import read_frame
+
+    return read_frame(path, lhs)
+
+
+def _labelled(fit: RegressionResult, label: str) -> RegressionResult:
+    import dataclasses
+
+    return dataclasses.replace(fit, mechanism_label=label)
+
+
+def _one(item: Any) -> tuple[Mechanism, dict[str, Any], str]:
+    """A mechanism, its file's answer words and how the output names it."""
+    if isinstance(item, (str, os.PathLike)):
+        from ..release.files import open_mechanism_file
+
+        opened = open_mechanism_file(item)
+        return opened.mechanism, dict(opened.words), os.fspath(item)
+    if isinstance(item, Mechanism):
+        return item, {}, "(in memory)"
+    inner = getattr(item, "mechanism", None)
+    if isinstance(inner, Mechanism):  # a DesignResult, a released mechanism
+        return inner, {}, "(in memory)"
+    raise InvalidArgumentError("mechanism must be a mechanism file's path, a Mechanism, a DesignResult, or a mapping "
+                               f"of group names to these; got {type(item).__name__}")
+
+
+def _open(mechanism: Any) -> tuple[Any, dict[str, Any], str]:
+    """The mechanism (or ``{group: mechanism}``), every file's answer words, and the output's name for them."""
+    if not isinstance(mechanism, Mapping):
+        return _one(mechanism)
+    opened: dict[str, Mechanism] = {}
+    words: dict[str, Any] = {}
+    labels = []
+    for name, item in mechanism.items():
+        mech, more, label = _one(item)
+        opened[str(name).strip()] = mech
+        words.update(more)
+        labels.append(f"{str(name).strip()}={label}" if str(name).strip() else label)
+    return opened, words, ", ".join(labels)
+
+
+def _manifest_mechanism(manifest: str | os.PathLike[str], formula: str, mechanism: Any) -> str:
+    """The mechanism file the manifest records for the formula's answers column (refused beside ``mechanism``: the
+    manifest says which channel was drawn)."""
+    from ..estimation.manifest_channel import manifest_mechanism
+
+    if mechanism is not None and not (isinstance(mechanism, (Mapping, list, tuple)) and not mechanism):
+        raise InvalidArgumentError("give --mechanism or --manifest, not both: the manifest names the channel the "
+                                   "release was drawn from")
+    return manifest_mechanism(manifest, str(formula).split("~", 1)[0].strip())
+
+
+def _in_chunks(formula: str, path: str, mechanism: Any, lhs: str, chunk_rows: int | None, max_distinct: int | None,
+               scheduler: str | None, options: dict[str, Any], fit_options: dict[str, Any]) -> RegressionResult:
+    """The fit of a large CSV file or Parquet dataset: counted distinct rows or streamed Newton steps
+    (:mod:`designer.regression.chunked`), the counting on a Dask cluster with ``scheduler``."""
+    from ..regression.chunked import MAX_PATTERNS, count_options, regress_chunks
+    from ..regression.regress_input import CHUNK_ROWS, chunk_source, cluster_plan, columns_of
+
+    columns = columns_of(path)
+    rows = chunk_rows or CHUNK_ROWS
+    try:
+        counted = count_options(formula, columns, missing=options["missing"], weights=fit_options["weights"],
+                                weight_kind=fit_options["weight_kind"], cluster=fit_options["cluster"],
+                                group=fit_options["group"])
+        needed = list(dict.fromkeys([*counted["keys"], *counted["extra"]]))
+        plan = cluster_plan(scheduler, path, needed, lhs, rows) if scheduler else None
+        return regress_chunks(formula, chunk_source(path, needed, lhs, rows), mechanism, columns=columns, plan=plan,
+                              max_patterns=max_distinct or MAX_PATTERNS, **options, **fit_options)
+    except RegressionError as exc:
+        where = ""
+        if exc.row is not None:
+            where = f"row {exc.row + 1} of the dataset: " if os.path.isdir(path) else f"line {exc.row + 2}: "
+        raise RegressionError(f"{path}: {where}{exc.reason}") from None
