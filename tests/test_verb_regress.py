@@ -215,6 +215,10 @@ def test_wldp_without_a_member_is_the_range_over_members(scratch, capsys):
     (lambda: regress("response ~ age", [1, 2], M + "gwrr.csv"), DesignerError, "DataFrame"),
     (lambda: regress("response ~ age", pd.DataFrame({"age": [1]}), M + "gwrr.csv"), RegressionError, "response"),
     (lambda: regress("response ~ age", "examples/regress.csv", M + "gwrr.csv", level=2), DesignerError, "level"),
+    (lambda: regress("response ~ age", "examples/regress.csv", M + "gwrr.csv", chunk_rows=0), DesignerError,
+     "--chunk-rows must be a whole number"),
+    (lambda: regress("response ~ age", pd.DataFrame({"response": ["{yes}"], "age": [1]}), M + "gwrr.csv",
+                     chunk_rows=1000), DesignerError, "DataFrame"),
 ])
 def test_bad_input_is_one_line(scratch, call, error, words):
     with pytest.raises(error) as caught:

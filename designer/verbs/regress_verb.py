@@ -110,6 +110,9 @@ def regress(formula: str, data: str | os.PathLike[str] | pd.DataFrame, mechanism
     if not lhs:
         raise InvalidArgumentError(f"--formula {formula!r} must read 'response ~ x1 + x2' (answers column ~ "
                                    "covariates)")
+    for flag, value in (("--chunk-rows", chunk_rows), ("--max-distinct", max_distinct)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise InvalidArgumentError(f"{flag} must be a whole number of rows, at least 1; got {value!r}")
     words = {**words, **dict(answers or {})}
     options: dict[str, Any] = dict(reference=reference, level=level, answers=words, missing=missing)
     fit_options: dict[str, Any] = dict(
