@@ -8,6 +8,7 @@ shape, and :func:`certificate_fields` writes that shape into JSON. Nothing else 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, ClassVar
 
 from ._internal.render import json_number
@@ -38,6 +39,14 @@ class Certificate:
     arithmetic : str
         What the exact check computed with: ``"rational arithmetic"`` on a design's stored floats, ``"integer
         counts over D"`` on a grid, per-row denominators on an invariant table.
+    budget : Fraction or None
+        The budget as an exact rational when it is not the float ``epsilon`` itself: a composed certificate's sum
+        of its parts' budgets (``epsilon`` is then the smallest float at or above it). ``None``: the budget is
+        ``epsilon``, exactly the double it holds (see :attr:`exact_budget`).
+    parts : tuple of Certificate
+        A composed certificate's parts (the certificates of the composed mechanisms); empty otherwise.
+    rule : str
+        How the parts were composed, in words with the lemma (``""`` when not composed).
     method : {"exact"}
         Class constant: every certificate decides its losses exactly (rational or integer arithmetic, with a float
         filter of proven error where it cannot change the answer).
@@ -52,11 +61,23 @@ class Certificate:
     reference: str = ""
     violation: float | None = None
     arithmetic: str = "rational arithmetic"
+    budget: Fraction | None = None
+    parts: tuple[Certificate, ...] = ()
+    rule: str = ""
+
+    @property
+    def exact_budget(self) -> Fraction:
+        """The budget as an exact rational: :attr:`budget` when given, else the double :attr:`epsilon` exactly
+        (the value every exact check compares with)."""
+        return self.budget if self.budget is not None else Fraction(self.epsilon)
 
     def describe(self) -> str:
         """One line: what was checked, how, and whether the answer was repaired."""
-        how = f"checked exactly ({self.arithmetic})"
         names = " and ".join(loss.value.capitalize() for loss in self.losses)
+        if self.parts:
+            return (f"{names} loss <= {self.epsilon:g} by {self.rule} of {len(self.parts)} certified "
+                    f"mechanism{'s' if len(self.parts) > 1 else ''} ({self.arithmetic}: {self.exact_budget})")
+        how = f"checked exactly ({self.arithmetic})"
         text = f"{names} loss <= {self.epsilon:g}, {how}"
         if self.repaired:
             subject = "the solver's answer"
@@ -74,17 +95,27 @@ class Certificate:
 
 def certificate_fields(certificate: Certificate) -> dict[str, Any]:
     """The JSON fields of a release's certificate, one shape for every released object (a design, a device grid,
-    an exported table): ``certified``, ``certificate`` (the method) and ``certificate_detail``."""
+    an exported table): ``certified``, ``certificate`` (the method) and ``certificate_detail``. A composed
+    certificate's detail also holds ``composition``: the rule, the exact budget (a fraction as text) and the
+    parts' details."""
     return {
         "certified": True,
         "certificate": certificate.method,
-        "certificate_detail": {
-            "losses": [loss.value for loss in certificate.losses],
-            "arithmetic": certificate.arithmetic,
-            "repaired": certificate.repaired,
-            "mix_weight": certificate.mix_weight,
-            "reference": certificate.reference,
-            "violation_before_repair": json_number(certificate.violation),
-            "summary": certificate.describe(),
-        },
+        "certificate_detail": _detail(certificate),
     }
+
+
+def _detail(certificate: Certificate) -> dict[str, Any]:
+    detail: dict[str, Any] = {
+        "losses": [loss.value for loss in certificate.losses],
+        "arithmetic": certificate.arithmetic,
+        "repaired": certificate.repaired,
+        "mix_weight": certificate.mix_weight,
+        "reference": certificate.reference,
+        "violation_before_repair": json_number(certificate.violation),
+        "summary": certificate.describe(),
+    }
+    if certificate.parts:
+        detail["composition"] = {"rule": certificate.rule, "budget_exact": str(certificate.exact_budget),
+                                 "parts": [_detail(part) for part in certificate.parts]}
+    return detail
