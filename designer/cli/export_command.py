@@ -113,7 +113,7 @@ def _design(args: argparse.Namespace) -> tuple[Any, float | None, Any, Any, Any]
     problem = load_problem(args.mechanism)
     if args.device is None and args.denominator is None:
         result = design(problem)
-        exact = None if result.table is None else (result.table.counts, result.table.denominators)
+        exact = None if result.exact_table is None else (result.exact_table.counts, result.exact_table.denominators)
         return result.mechanism, problem.epsilon, problem, None, exact
     from ..devices import grid_design, parse_device
 

@@ -69,9 +69,9 @@ def design_of(path: str, data_prior: Any = None) -> Design:
         result = design(problem) if data_prior is None else design_invariant(problem, prior=data_prior)
         detail = certificate_fields(result.certificate)["certificate_detail"] if result.certificate else None
         basis = f"the problem's budget ({path})"
-        if result.table is None:
+        if result.exact_table is None:
             return Design(result.mechanism, problem.epsilon, basis, certificate=detail)
-        table = result.table
+        table = result.exact_table
         return Design(result.mechanism, problem.epsilon, basis, (table.counts, table.denominators), table.prior,
                       detail)
     file = open_mechanism_file(path)
@@ -141,9 +141,34 @@ def _table(path: str, semantics: str, allocation: str, data_prior: Any = None, *
 HIGH_LOSS = 5.0
 
 
+def variable_certificate(entry: Any, semantics: str) -> Any:
+    """The certificate one variable is released with: its drawn table's (a stratified variable's: the stratum with
+    the largest budget, as a respondent meets one stratum's design), its budget read as stated (a decimal as
+    written: 0.1 is 1/10) and, for precise answers (``wldp``), both losses (a precise table's Walley loss is its
+    Shafer loss)."""
+    import dataclasses
+
+    from ..release.noise import stated_budget
+    from ..vocabulary import Loss
+
+    table = max((d[0] for d in entry.designs.values()), key=lambda t: t.epsilon) if isinstance(entry, Stratified) \
+        else entry[0]
+    losses = (Loss.SHAFER, Loss.WALLEY) if semantics == "wldp" else (Loss.SHAFER,)
+    return dataclasses.replace(table.certificate, losses=losses, budget=stated_budget(epsilon_of(entry)))
+
+
+def variables_certificate(tables: list[Any], semantics: str) -> Any:
+    """The composed certificate of a respondent's variables: each drawn independently from its own certified table,
+    so the budgets add exactly (the product's certificate, Lemma 3.3 and Lemma 3.15, with no stored product to
+    round)."""
+    from ..release.certified import product_certificate
+
+    return product_certificate(*(variable_certificate(entry, semantics) for entry in tables))
+
+
 def cmd_randomize(args: argparse.Namespace) -> str:
     from ..release.exact_table import OsRandom, SeededRandom
-    from ..release.noise import stated_budget
+    from ..vocabulary import Loss
     from .randomize_priors import data_priors, stratified
 
     if args.seed is not None and not args.simulation:
@@ -184,10 +209,9 @@ def cmd_randomize(args: argparse.Namespace) -> str:
                                                               priors.get(column), repair=args.repair)
                          for column, path in variables]
     drawn_files = _drawn_paths(args, variables, tables, [*inputs, args.out, manifest, designs_dir])
-    totals = {"shafer": Fraction(0), "walley": Fraction(0)}
-    for entry in tables:
-        for loss in (("shafer", "walley") if args.semantics == "wldp" else ("shafer",)):
-            totals[loss] += stated_budget(epsilon_of(entry))
+    composed_certificate = variables_certificate(tables, args.semantics)
+    totals = {loss: composed_certificate.exact_budget if Loss(loss) in composed_certificate.losses else Fraction(0)
+              for loss in ("shafer", "walley")}
     if prior_release is not None:
         for loss in totals:
             totals[loss] += prior_release.epsilon if (loss == "shafer" or args.semantics == "wldp") else 0

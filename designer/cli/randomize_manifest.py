@@ -113,7 +113,7 @@ def _write_stratum_designs(folder: str, stratified: dict[str, Stratified]) -> di
                     name = f"{stem}-{i}.json"
                 used.add(name.lower())
                 write_mechanism(mech, os.path.join(work, name), result.problem, result.certificate, False,
-                                result.table)
+                                result.exact_table)
                 names.setdefault(column, {})[stratum] = os.path.join(folder, name)
     return names
 

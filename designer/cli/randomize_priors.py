@@ -193,9 +193,9 @@ def stratified(args: argparse.Namespace, variables: list[tuple[str, str]]
             basis = f"the problem's budget ({path}), each stratum's prior from its [strata] table"
         designs = {}
         for stratum, result in design_strata(problem, priors).items():
-            exact = (result.table.counts, result.table.denominators)
+            exact = (result.exact_table.counts, result.exact_table.denominators)
             designs[stratum] = (categories_table(result.mechanism, problem.epsilon, exact), result.mechanism, basis,
-                                result.table.prior, result)
+                                result.exact_table.prior, result)
         out[column] = Stratified(designs)
     return out, release
 
