@@ -291,6 +291,6 @@ def _counted_fit(formula: str, table: Any, mechanism: Any, rows: int, dropped: i
     except RegressionError as exc:
         raise RegressionError(exc.reason, row=None if exc.row is None else int(first[exc.row])) from None
     variance = fit.variance if weights is not None else fit.variance.replace(", frequency weights", "")
-    return dataclasses.replace(fit, dropped=dropped, statsmodels=None, variance=variance)
+    return dataclasses.replace(fit, dropped=dropped, statsmodels_factory=None, variance=variance)
 
 

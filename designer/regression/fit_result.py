@@ -6,9 +6,10 @@ Shared by the in-memory fit (:mod:`designer.regression.model`), the fit with one
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -83,7 +84,7 @@ class RegressionResult(Result):
     statsmodels : statsmodels results object
         statsmodels' ``GenericLikelihoodModelResults`` at the estimate: ``summary()``, ``bse``, ``conf_int()``;
         None when the design is sparse (many-level categoricals: statsmodels would hold a dense copy of it) or the
-        data were read in chunks.
+        data were read in chunks. Built when first read, from ``statsmodels_factory``.
     dropped : int
         Rows left out for a missing value of the formula's variables (``missing="drop"``).
     status : FitStatus
@@ -125,7 +126,6 @@ class RegressionResult(Result):
     covariance: NDArray[np.float64]
     formula: str
     design_info: Any
-    statsmodels: Any
     dropped: int = 0
     status: FitStatus = FitStatus.CONVERGED
     warnings: tuple[str, ...] = ()
@@ -137,9 +137,18 @@ class RegressionResult(Result):
     weight_kind: str = "sampling"
     cluster: str | None = None
     group: str | None = None
+    #: Builds :attr:`statsmodels` when it is first read (None: there is none).
+    statsmodels_factory: Callable[[], Any] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._check_status()
+
+    @functools.cached_property
+    def statsmodels(self) -> Any:
+        """statsmodels' ``GenericLikelihoodModelResults`` at the estimate (``summary()``, ``bse``, ``conf_int()``),
+        built when first read (importing statsmodels takes a second); None for a sparse design, data read in chunks,
+        or an information matrix statsmodels cannot invert."""
+        return None if self.statsmodels_factory is None else self.statsmodels_factory()
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of ``designer regress --format json``: the fit's settings, ``status``, ``warnings``,
@@ -347,7 +356,7 @@ def fit_statistics(params: NDArray[np.float64], cov: NDArray[np.float64], names:
     intercept-only model, ``n`` respondents and ``k`` inputs (``sandwich``: no likelihood-ratio test); the fields
     about how it was fitted are filled in by the caller (``dataclasses.replace``)."""
     import pandas as pd
-    from scipy.stats import chi2, norm
+    from scipy.special import chdtrc, ndtr  # scipy.stats' chi2.sf and norm.sf, without importing scipy.stats
 
     with np.errstate(invalid="ignore"):
         se = np.where(np.diag(cov) > 0, np.sqrt(np.abs(np.diag(cov))), np.nan)  # NaN: no standard error
@@ -356,7 +365,7 @@ def fit_statistics(params: NDArray[np.float64], cov: NDArray[np.float64], names:
         zstat = params / se
     table = pd.DataFrame({
         "outcome": [o for o in outcomes for _ in names], "term": names * len(outcomes), "estimate": shown,
-        "stderr": se, "z": zstat, "pvalue": 2 * norm.sf(np.abs(zstat)),
+        "stderr": se, "z": zstat, "pvalue": 2 * ndtr(-np.abs(zstat)),
         "ci_low": ci_low, "ci_high": ci_high})
     npar = params.size
     # a likelihood-ratio test needs a likelihood: not a pseudo-likelihood (sampling weights) or correlated rows
@@ -364,7 +373,7 @@ def fit_statistics(params: NDArray[np.float64], cov: NDArray[np.float64], names:
     df = npar - (k - 1)
     return RegressionResult(
         coefficients=table, n=n, loglik=loglik, aic=2 * npar - 2 * loglik, bic=math.log(n) * npar - 2 * loglik,
-        lr_statistic=lr, lr_df=df, lr_pvalue=float(chi2.sf(lr, df)) if df > 0 and lr == lr else float("nan"),
+        lr_statistic=lr, lr_df=df, lr_pvalue=float(chdtrc(df, lr)) if df > 0 and lr == lr else float("nan"),
         converged=False, iterations=0, method="", reference="", outcomes=(), semantics="", level=level,
-        params=params, covariance=cov, formula="", design_info=None, statsmodels=None)
+        params=params, covariance=cov, formula="", design_info=None)
 

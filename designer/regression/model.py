@@ -22,6 +22,7 @@ the coefficients are then not identified, and :func:`sensitivity` reports their 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -249,8 +250,8 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism | Mapping[str
                        list(mechanism.inputs), reference, names, gram=gram)
     converged = fit.status == "converged"
     # statsmodels keeps a dense copy of the design: not for a sparse one (many-level categoricals)
-    sm_result = None if sp.issparse(z) else _statsmodels_results(lik, codes, params, labels, lhs, iterations,
-                                                                  converged)
+    sm_result = None if sp.issparse(z) else functools.partial(_statsmodels_results, lik, codes, params, labels, lhs,
+                                                              iterations, converged)
     cov_matrix, cov_warning = covariance(survey, fit.covariance, lik, params)
     result = fit_statistics(params, cov_matrix, names, outcomes, level, shown, loglik=lik.loglike(params),
                             null_loglik=_shares(channel, codes, lik.weights)[1], k=lik.k,
@@ -265,7 +266,7 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism | Mapping[str
     return dataclasses.replace(
         result, converged=converged, iterations=iterations, method=method, reference=reference,
         outcomes=tuple(mechanism.inputs), semantics=semantics, formula=formula, design_info=design_info,
-        statsmodels=sm_result, dropped=n_rows - len(data), status=fit.status,
+        statsmodels_factory=sm_result, dropped=n_rows - len(data), status=fit.status,
         warnings=fit.warnings + ((cov_warning,) if cov_warning else ()), penalty=penalty, variance=survey.describe(),
         **_survey_fields(weights, weight_kind, cluster, group))
 

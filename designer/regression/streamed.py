@@ -189,7 +189,7 @@ def _streamed_passes(formula: str, passes: tuple[Any, Any], mechanism: Mechanism
                             sandwich=chosen is Covariance.ROBUST)
     return dataclasses.replace(
         result, converged=fit.status == "converged", iterations=iterations, method="newton", reference=reference,
-        outcomes=tuple(mechanism.inputs), semantics=sem.value, formula=formula, design_info=info, statsmodels=None,
+        outcomes=tuple(mechanism.inputs), semantics=sem.value, formula=formula, design_info=info,
         dropped=dropped, status=fit.status, warnings=fit.warnings + ((warning,) if warning else ()),
         variance=variance_words(chosen, final.clusters, kind if weights is not None else None))
 
