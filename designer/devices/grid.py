@@ -14,8 +14,10 @@ stated. ``docs/theory.md`` section 11.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -24,6 +26,7 @@ from ..certificate import Certificate
 from ..exceptions import InfeasibleDesignError
 from ..mechanism import Mechanism
 from ..optimal.problem import DesignProblem
+from ..results import FitStatus, Result, TableData
 from ..vocabulary import Objective
 from .device import Device, DeviceError
 from .program import GridProgram, certify_counts, certify_grid, grid_bound, grid_mechanism, snap_count
@@ -40,8 +43,14 @@ WITHIN_1PCT_NODES = 60
 
 
 @dataclass(frozen=True)
-class GridDesign:
-    """A design on a device's grid.
+class GridDesign(Result):
+    """A design on a device's grid, a :class:`~designer.results.Result`.
+
+    ``status`` is :attr:`FitStatus.OPTIMAL <designer.results.FitStatus.OPTIMAL>` when the counts are proven
+    optimal on the grid (MIP gap 0) and :attr:`FitStatus.NOT_CONVERGED <designer.results.FitStatus.NOT_CONVERGED>`
+    when the search stopped short of a proof (``chi2``'s local search, or the node limit), with a warning saying
+    so; either way the counts are certified in exact arithmetic. ``to_dict()`` is ``designer design --device
+    --format json``, ``table()`` its CSV (the mechanism) and ``summary()`` its table output.
 
     Attributes
     ----------
@@ -87,6 +96,38 @@ class GridDesign:
     certificate: Certificate
     variance_kind: str = "sldp_mle"
     variance_reason: str = ""
+    status: FitStatus = FitStatus.OPTIMAL
+    warnings: tuple[str, ...] = ()
+
+    title = "Design on a device"
+
+    def __post_init__(self) -> None:
+        if not self.optimal:
+            object.__setattr__(self, "status", FitStatus.NOT_CONVERGED)
+        if not self.optimal and not self.warnings:
+            object.__setattr__(self, "warnings", ("the grid design is not proven optimal: "
+                                                  + ("the best found around the rounded continuous optimum"
+                                                     if self.problem.objective is Objective.CHI2
+                                                     else "the search stopped at its node limit"),))
+        self._check_status()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The design as ``designer design --device ... --format json`` writes it."""
+        from .grid_text import grid_object
+
+        return grid_object(self)
+
+    def table(self) -> TableData:
+        """The mechanism's CSV table (``input`` and a column per answer set used; ``--format csv``)."""
+        return ["input", *self.mechanism.columns], [[x, *(float(v) for v in row)] for x, row in
+                                                    zip(self.mechanism.inputs, self.mechanism.matrix)]
+
+    def summary(self, instructions: str | os.PathLike[str] | None = None) -> str:
+        """The table output of ``designer design --device``: with ``instructions`` (the file they were written
+        to) a line naming it, else the respondent's instructions in text."""
+        from .grid_text import grid_lines
+
+        return grid_lines(self, instructions)
 
     @property
     def matrix_exact(self) -> list[list[str]]:

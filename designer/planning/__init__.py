@@ -2,6 +2,7 @@
 questionnaire (``docs/theory.md`` section 10)."""
 
 from .plan import Plan, PlanRequest, SurveyPlan, make_plan, plan_survey
+from .simulation_check import check_by_simulation
 from .sizes import (
     BASES,
     EPS_MAX,
@@ -10,7 +11,6 @@ from .sizes import (
     PlanningError,
     SampleSize,
     accuracy_of,
-    check_by_simulation,
     power_at,
     power_sample_size,
     price_of_privacy,

@@ -32,6 +32,7 @@ from ..estimation.groups import Noncompliance
 from ..exceptions import InvalidArgumentError
 from ..mechanism import Mechanism
 from ..privacy import eps_shafer, is_private
+from ..results import FitStatus, Result, TableData
 from ..vocabulary import NoncomplianceScope
 from .sizes import PlanningError
 from .split import SplitDesign, split_variances
@@ -62,8 +63,13 @@ def _point(a: float, t: float, eps: float) -> tuple[float, float]:
 
 
 @dataclass(frozen=True)
-class NoncomplianceDesign:
+class NoncomplianceDesign(Result):
     """Each group's certified mechanism, the split, and the variance of the prevalence per respondent.
+
+    A :class:`~designer.results.Result` whose ``status`` is :attr:`FitStatus.OPTIMAL
+    <designer.results.FitStatus.OPTIMAL>`: the probabilities and the split minimise the prevalence's variance
+    (the best of many local searches), and each group's mechanism is certified ``epsilon``-private in exact
+    arithmetic (a design that cannot be is never returned).
 
     Attributes
     ----------
@@ -87,8 +93,23 @@ class NoncomplianceDesign:
     mechanisms: dict[str, Mechanism]
     fractions: NDArray[np.float64]
     variance: float
+    status: FitStatus = FitStatus.OPTIMAL
+    warnings: tuple[str, ...] = ()
+
+    title = "Design for non-compliance"
+
+    def __post_init__(self) -> None:
+        self._check_status()
+
+    def table(self) -> TableData:
+        """A row per group: ``group, yes_if_yes, yes_if_no, fraction, eps_shafer``."""
+        groups = self.to_dict()["groups"]
+        columns = ["group", "yes_if_yes", "yes_if_no", "fraction", "eps_shafer"]
+        return columns, [[name, *(g[c] for c in columns[1:])] for name, g in groups.items()]
 
     def to_dict(self) -> dict[str, Any]:
+        """``epsilon``, ``rule``, ``prior``, ``share``, ``variance`` and each group's probabilities, fraction and
+        loss."""
         return {"epsilon": self.epsilon, "rule": f"{self.rule.scope.value}:{self.rule.answer}",
                 "prior": self.prior, "share": self.share, "variance": self.variance,
                 "groups": {name: {"yes_if_yes": float(m.matrix[0, 0]), "yes_if_no": float(m.matrix[1, 0]),

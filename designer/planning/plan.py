@@ -12,12 +12,13 @@ from typing import Any
 
 from .._internal.numeric import two_sided_z
 from ..mechanism import Mechanism
+from ..results import FitStatus, Result, TableData
 from ..vocabulary import Alternative, DesignBasis, NullVariance, PlanMode, Semantics
+from .simulation_check import check_by_simulation
 from .sizes import (
     Accuracy,
     DesignCache,
     accuracy_of,
-    check_by_simulation,
     power_at,
     power_sample_size,
     price_of_privacy,
@@ -111,8 +112,13 @@ class PowerAt:
 
 
 @dataclass(frozen=True)
-class Plan:
-    """A survey plan (``docs/theory.md`` section 10).
+class Plan(Result):
+    """A survey plan (``docs/theory.md`` section 10), a :class:`~designer.results.Result`.
+
+    Its ``status`` is :attr:`FitStatus.EXACT <designer.results.FitStatus.EXACT>`: a plan is not fitted to data, its
+    numbers are read off the variance formulas (closed forms, or the asymptotic variance) of a design certified
+    in exact arithmetic; the smallest budget's bisection is exact to its stated tolerance (1e-3 in eps).
+    ``to_dict()`` is ``designer plan --format json``, ``table()`` its CSV table and ``summary()`` its table output.
 
     Attributes
     ----------
@@ -145,7 +151,12 @@ class Plan:
     power_curve : list of dict or None
         Power mode with ``request.curve``: rows ``detect``, ``n``, ``power`` (:func:`power_curve`).
     check : dict or None
-        :func:`~designer.planning.sizes.check_by_simulation`'s figures.
+        :func:`~designer.planning.simulation_check.check_by_simulation`'s figures.
+    notes : tuple of str
+        The files written beside the plan (``"report written to plan.html"``), the last lines of :meth:`summary`.
+    status : FitStatus
+    warnings : tuple of str
+        Where the plan's design is not the one its problem states (its ``design_basis`` in words).
     """
 
     source: str
@@ -166,6 +177,27 @@ class Plan:
     by_epsilon: list[dict[str, Any]] | None = None
     check: dict[str, float] | None = None
     power_curve: list[dict[str, float]] | None = None
+    notes: tuple[str, ...] = ()
+    status: FitStatus = FitStatus.EXACT
+    warnings: tuple[str, ...] = ()
+
+    title = "Plan"
+
+    def __post_init__(self) -> None:
+        self._check_status()
+
+    def table(self) -> TableData:
+        """The CSV table of ``designer plan``: the respondents against the budget (with a grid), else the power
+        curve, else the plan's scalar figures in one row."""
+        from .plan_text import plan_csv
+
+        return plan_csv(self.to_dict())
+
+    def summary(self) -> str:
+        """The table output of ``designer plan``: the answer in a sentence, the details, the tables, the notes."""
+        from .plan_text import plan_lines
+
+        return plan_lines(self.to_dict(), self.request.level, self.notes)
 
     def to_dict(self) -> dict[str, Any]:
         """The plan as ``designer plan --format json`` writes it."""
@@ -291,14 +323,20 @@ def make_plan(source: Any, request: PlanRequest, *, name: str = "", table: bool 
     if request.check is not None:
         fields["check"] = check_by_simulation(acc, n, request.check, request.level, seed=request.seed,
                                               detect=request.detect, alpha=request.alpha, share=share)
+    warned = (basis.words,) if basis is not None and basis is not DesignBasis.FILE else ()
     return Plan(source=name, mode=mode, request=request, accuracy=acc, n=n, formula=formula, epsilon=eps,
-                design=design, basis=basis, designs_solved=solved, **fields)
+                design=design, basis=basis, designs_solved=solved, warnings=warned, **fields)
 
 
 @dataclass(frozen=True)
-class SurveyPlan:
+class SurveyPlan(Result):
     """A questionnaire's plan: the best split of its budget and, with a width, the respondents each question
-    needs (``docs/theory.md`` section 10).
+    needs (``docs/theory.md`` section 10), a :class:`~designer.results.Result`.
+
+    Its ``status`` is :attr:`FitStatus.OPTIMAL <designer.results.FitStatus.OPTIMAL>`: the split minimises the
+    weighted sum of the questions' variances (a global search on curves of certified designs, refined on
+    designs to the stated tolerance), each question's design certified. ``to_dict()`` is ``designer plan
+    --format json``, ``table()`` its CSV table (a row per question) and ``summary()`` its table output.
 
     Attributes
     ----------
@@ -318,6 +356,26 @@ class SurveyPlan:
     width: float | None = None
     level: float | None = None
     sizes: tuple[int | None, ...] | None = None
+    notes: tuple[str, ...] = ()
+    status: FitStatus = FitStatus.OPTIMAL
+    warnings: tuple[str, ...] = ()
+
+    title = "Questionnaire plan"
+
+    def __post_init__(self) -> None:
+        self._check_status()
+
+    def table(self) -> TableData:
+        """The CSV table: a row per question (its budget, variance, the equal split's, and ``n`` with a width)."""
+        from .plan_text import plan_csv
+
+        return plan_csv(self.to_dict())
+
+    def summary(self) -> str:
+        """The table output of ``designer plan`` for a questionnaire."""
+        from .plan_text import plan_lines
+
+        return plan_lines(self.to_dict(), self.level, self.notes)
 
     @property
     def mode(self) -> PlanMode:
@@ -332,21 +390,10 @@ class SurveyPlan:
 
     def to_dict(self) -> dict[str, Any]:
         """The plan as ``designer plan --format json`` writes it."""
-        a, survey = self.allocation, self.survey
-        rows = []
-        for i, (q, w, e, v, eq, basis, reason) in enumerate(zip(survey.questions, survey.weights, a.epsilons,
-                                                                a.variances, a.equal_split_variances, a.bases,
-                                                                a.reasons)):
-            row = {"question": q.name, "inputs": len(q.inputs), "weight": w, "epsilon": e, "variance": v,
-                   "equal_split_variance": eq, "design_basis": basis, "note": reason}
-            if self.sizes is not None:
-                row["n"] = self.sizes[i]
-            rows.append(row)
-        out: dict[str, Any] = {
-            "source": self.source, "mode": self.mode.value, "total_epsilon": survey.epsilon, "allocation": rows,
-            "total_variance": a.total_variance, "equal_split_total_variance": a.equal_split_total_variance,
-            "joint": a.joint, "joint_note": a.joint_note, "convex": list(a.convex),
-            "designs_solved": a.designs_solved}
+        out: dict[str, Any] = {"source": self.source, "mode": self.mode.value, **self.allocation.to_dict()}
+        if self.sizes is not None:
+            for row, n in zip(out["allocation"], self.sizes):
+                row["n"] = n
         if self.width is not None:
             known = [n for n in (self.sizes or ()) if n is not None]
             out.update(width=self.width, level=self.level,
@@ -362,4 +409,4 @@ def plan_survey(survey: Survey, *, name: str = "", width: float | None = None, l
     if width is not None:
         sizes = tuple(sample_size(acc, width, level).n if acc is not None else None for acc in allocation.accuracies)
     return SurveyPlan(source=name, survey=survey, allocation=allocation, width=width,
-                      level=level if width is not None else None, sizes=sizes)
+                      level=level if width is not None else None, sizes=sizes, warnings=allocation.warnings)

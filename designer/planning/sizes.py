@@ -22,10 +22,11 @@ from .._internal.numeric import two_sided_z
 from .._internal.validation import check_int, check_prior, check_real
 from ..exceptions import PlanningError
 from ..mechanism import Mechanism
+from ..results import FitStatus, Result, TableData
 from ..vocabulary import Alternative, DesignBasis, NullVariance, Objective, Semantics, VarianceFormula
 
 __all__ = ["BASES", "EPS_MAX", "Accuracy", "BudgetPlan", "DesignCache", "PlanningError", "SampleSize", "accuracy_of",
-           "check_by_simulation", "power_at", "power_sample_size", "price_of_privacy", "sample_size", "smallest_budget"]
+           "power_at", "power_sample_size", "price_of_privacy", "sample_size", "smallest_budget"]
 
 #: Largest budget the smallest-budget search tries (nats); beyond it the design barely changes.
 EPS_MAX = 20.0
@@ -116,14 +117,35 @@ def accuracy_of(mech: Mechanism, semantics: Semantics | str = "sldp", prior: Any
 
 
 @dataclass(frozen=True)
-class SampleSize:
-    """The smallest ``n`` whose intervals are at most ``width`` wide (half-width) at ``level``."""
+class SampleSize(Result):
+    """The smallest ``n`` whose intervals are at most ``width`` wide (half-width) at ``level``.
+
+    A :class:`~designer.results.Result` whose ``status`` is :attr:`FitStatus.EXACT
+    <designer.results.FitStatus.EXACT>`: ``n`` is the smallest integer meeting the variance formula, found by
+    a closed form or an integer bisection, nothing fitted.
+    """
 
     n: int
     width: float
     level: float
     achieved_width: float
     accuracy: Accuracy
+    status: FitStatus = FitStatus.EXACT
+    warnings: tuple[str, ...] = ()
+
+    title = "Sample size"
+
+    def __post_init__(self) -> None:
+        self._check_status()
+
+    def to_dict(self) -> dict[str, Any]:
+        """``n``, ``width``, ``level``, ``achieved_width``, the ``variance`` per respondent and its formula."""
+        return {"n": self.n, "width": self.width, "level": self.level, "achieved_width": self.achieved_width,
+                "variance": self.accuracy.variance, "formula": self.accuracy.describe()}
+
+    def table(self) -> TableData:
+        """The figures of :meth:`to_dict` in one row."""
+        return list(self.to_dict()), [list(self.to_dict().values())]
 
 
 def sample_size(accuracy: Accuracy, width: float, level: float = 0.95) -> SampleSize:
@@ -365,8 +387,11 @@ class DesignCache:
 
 
 @dataclass(frozen=True)
-class BudgetPlan:
+class BudgetPlan(Result):
     """The smallest budget that meets a target, with the design that meets it.
+
+    A :class:`~designer.results.Result` whose ``status`` is :attr:`FitStatus.EXACT
+    <designer.results.FitStatus.EXACT>`: a bisection over certified designs, exact to its stated tolerance.
 
     Attributes
     ----------
@@ -386,6 +411,22 @@ class BudgetPlan:
     design: Any
     basis: DesignBasis
     designs_solved: int
+    status: FitStatus = FitStatus.EXACT
+    warnings: tuple[str, ...] = ()
+
+    title = "Smallest budget"
+
+    def __post_init__(self) -> None:
+        self._check_status()
+
+    def to_dict(self) -> dict[str, Any]:
+        """``epsilon``, ``designs_solved``, ``design_basis`` (and its note) and the ``variance`` per respondent."""
+        return {"epsilon": self.epsilon, "designs_solved": self.designs_solved, "design_basis": self.basis.value,
+                "design_basis_note": self.basis.note, "variance": self.accuracy.variance}
+
+    def table(self) -> TableData:
+        """The figures of :meth:`to_dict` in one row."""
+        return list(self.to_dict()), [list(self.to_dict().values())]
 
 
 def smallest_budget(problem: Any, n: int, width: float, level: float = 0.95, *, prior: Any = None,
@@ -456,38 +497,3 @@ def price_of_privacy(problem: Any, epsilons: list[float], width: float, level: f
             row["reason"] = str(exc)
         rows.append(row)
     return rows
-
-
-def check_by_simulation(accuracy: Accuracy, n: int, reps: int, level: float = 0.95, *, seed: int | None = None,
-                        detect: float | None = None, alpha: float = 0.05, share: int = 0) -> dict[str, float]:
-    """``reps`` simulated surveys of ``n`` respondents through the mechanism (SLDP set answers, MLE by EM):
-    the coverage of the ``level`` intervals of every share, their mean half-width, and with ``detect`` the
-    rejection rate of the Wald test when the share is ``prior + detect`` (the achieved power)."""
-    from ..estimation.sampling import as_rng
-    from ..estimation.shares import em, estimator_variance
-
-    if accuracy.semantics is not Semantics.SLDP and not accuracy.mechanism.is_bayesian:
-        raise PlanningError("--check simulates set answers and their MLE: under WLDP the answers come from an "
-                            "unknown credal member, so there is no interval to check; plan under SLDP")
-    n, reps = check_int(n, "n", low=1), check_int(reps, "reps", low=2)
-    rng, z, mech = as_rng(seed), two_sided_z(level), accuracy.mechanism
-
-    def surveys(prior: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        counts = rng.multinomial(n, prior @ mech.matrix, size=reps).astype(np.float64)
-        est = em(mech.matrix, counts, tol=1e-12, max_iter=20_000)[0]
-        se = np.empty_like(est)
-        for r, e in enumerate(est):  # the Wald interval an analyst computes: Fisher information at the estimate
-            at = np.clip(e, 1e-9, None)
-            se[r] = np.sqrt(np.asarray(estimator_variance(mech, at / at.sum(), n, reduce="none")))
-        return est, se
-
-    est, se = surveys(accuracy.prior)
-    covered = np.abs(est - accuracy.prior) <= z * se
-    out = {"coverage": float(covered.mean()), "coverage_all_shares": float(np.all(covered, axis=1).mean()),
-           "mean_half_width": float((z * se).max(axis=1).mean()), "reps": float(reps)}
-    if detect is not None:
-        alt = _share_prior(accuracy.prior, share, float(accuracy.prior[share]) + detect)
-        est1, se1 = surveys(alt)
-        reject = np.abs(est1[:, share] - accuracy.prior[share]) > two_sided_z(1 - alpha) * se1[:, share]
-        out["power"] = float(reject.mean())
-    return out

@@ -27,6 +27,7 @@ from ..estimation.groups import Noncompliance, stack_mechanisms
 from ..exceptions import InvalidArgumentError
 from ..mechanism import Mechanism
 from ..regression.constant_share import share_channels
+from ..results import FitStatus, Result, TableData
 from ..vocabulary import NoncomplianceScope, Semantics
 from .sizes import Accuracy, PlanningError, VarianceFormula, accuracy_of
 
@@ -34,8 +35,12 @@ __all__ = ["SplitDesign", "group_sizes", "share_information", "split_accuracy", 
 
 
 @dataclass(frozen=True)
-class SplitDesign:
+class SplitDesign(Result):
     """Several groups' mechanisms, the fraction of respondents in each, and the design's unknown share if any.
+
+    A :class:`~designer.results.Result`: ``status`` is :attr:`FitStatus.OPTIMAL
+    <designer.results.FitStatus.OPTIMAL>` for a split chosen by :func:`split_accuracy` (the smallest variance,
+    a convex minimisation) and :attr:`FitStatus.EXACT <designer.results.FitStatus.EXACT>` for a given one.
 
     Attributes
     ----------
@@ -58,6 +63,20 @@ class SplitDesign:
     share: float = 0.0
     groups: tuple[str, ...] | None = None
     chosen: bool = False
+    status: FitStatus = FitStatus.EXACT
+    warnings: tuple[str, ...] = ()
+
+    title = "Split between designs"
+
+    def __post_init__(self) -> None:
+        if self.chosen and self.status is FitStatus.EXACT:
+            object.__setattr__(self, "status", FitStatus.OPTIMAL)
+        self._check_status()
+
+    def table(self, n: int | None = None) -> TableData:
+        """``group, fraction, n``: a row per group (``n`` empty without ``n``)."""
+        out = self.to_dict(n)
+        return ["group", "fraction", "n"], [[name, g["fraction"], g["n"]] for name, g in out["designs"].items()]
 
     def to_dict(self, n: int | None = None) -> dict[str, Any]:
         """``designs: {NAME: {fraction, n}}``, ``n_total`` and the share assumed (JSON shape of a plan)."""
@@ -230,7 +249,8 @@ def split_accuracy(mechanisms: Mapping[str, Mechanism], *, fractions: Mapping[st
     k = mechanisms[names[0]].k
     pi = check_prior(prior, k)
     if fractions is None:
-        design = dataclasses.replace(design, fractions=best_fractions(design, pi, semantics), chosen=True)
+        design = dataclasses.replace(design, fractions=best_fractions(design, pi, semantics), chosen=True,
+                                     status=FitStatus.OPTIMAL)
     per_share = split_variances(design, pi, semantics)
     stacked = _stacked(design.mechanisms, design.fractions)
     accuracy = dataclasses.replace(accuracy_of(stacked, semantics, pi), per_share=per_share,

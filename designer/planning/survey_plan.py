@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 from ..exceptions import InfeasibleDesignError, InvalidProblemError
 from ..optimal.problem import DesignProblem
 from ..optimal.problem_toml import parse_problem, read_toml
+from ..results import FitStatus, Result, TableData
 from ..vocabulary import DesignBasis, Objective, Semantics
 from .sizes import DesignCache, PlanningError
 
@@ -128,8 +129,13 @@ class _Curve:
 
 
 @dataclass(frozen=True)
-class Allocation:
+class Allocation(Result):
     """The best split of the budget, the equal split, and the joint question.
+
+    A :class:`~designer.results.Result` whose ``status`` is :attr:`FitStatus.OPTIMAL
+    <designer.results.FitStatus.OPTIMAL>`: the split minimises the weighted sum of the questions' variances (a
+    global search, refined on certified designs to :data:`ALLOCATION_TOL`). ``warnings`` say why a question's
+    equal-split variance is infinite.
 
     ``bases`` says how each question's design was chosen (a :class:`~designer.vocabulary.DesignBasis`, ``None`` without
     one), ``reasons`` why an equal-split variance is infinite (else ``""``), ``accuracies`` each question's
@@ -151,6 +157,39 @@ class Allocation:
     reasons: tuple[str, ...] = ()
     accuracies: tuple[Any, ...] = ()
     curves: tuple[dict[float, float], ...] = ()
+    status: FitStatus = FitStatus.OPTIMAL
+    warnings: tuple[str, ...] = ()
+
+    title = "Budget split"
+
+    def __post_init__(self) -> None:
+        if not self.warnings:
+            object.__setattr__(self, "warnings", tuple(f"{q.name}: {r}" for q, r in zip(self.survey.questions,
+                                                                                        self.reasons) if r))
+        self._check_status()
+
+    def rows(self) -> list[dict[str, Any]]:
+        """A row per question: ``question, inputs, weight, epsilon, variance, equal_split_variance, design_basis,
+        note``."""
+        return [{"question": q.name, "inputs": len(q.inputs), "weight": w, "epsilon": e, "variance": v,
+                 "equal_split_variance": eq, "design_basis": basis, "note": reason}
+                for q, w, e, v, eq, basis, reason in zip(self.survey.questions, self.survey.weights, self.epsilons,
+                                                         self.variances, self.equal_split_variances,
+                                                         self.bases or [None] * len(self.epsilons),
+                                                         self.reasons or [""] * len(self.epsilons))]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The split as ``designer plan SURVEY --format json`` writes it (without ``source`` and ``mode``)."""
+        return {"total_epsilon": self.survey.epsilon, "allocation": self.rows(), "total_variance": self.total_variance,
+                "equal_split_total_variance": self.equal_split_total_variance, "joint": self.joint,
+                "joint_note": self.joint_note, "convex": list(self.convex), "designs_solved": self.designs_solved}
+
+    def table(self) -> TableData:
+        """The rows of :meth:`rows` as a table."""
+        rows = self.rows()
+        columns = ["question", "inputs", "weight", "epsilon", "variance", "equal_split_variance", "design_basis",
+                   "note"]
+        return columns, [[r[c] for c in columns] for r in rows]
 
 
 def _grid_search(curves: list[_Curve], weights: NDArray[np.float64], total: float) -> NDArray[np.float64]:
