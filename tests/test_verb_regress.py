@@ -198,6 +198,10 @@ def test_wldp_without_a_member_is_the_range_over_members(scratch, capsys):
     member = regress("response ~ age", "precise.csv", M + "gwrr.csv", semantics="wldp", allocation="uniform")
     assert isinstance(member, RegressionResult)
     np.testing.assert_array_equal(ranges.ranges["estimate[uniform]"], member.coefficients["estimate"])
+    for refused, flag in ((dict(penalty="firth"), "--penalty"), (dict(weights="age"), "--weights"),
+                          (dict(method="em"), "--method em"), (dict(noncompliance="carriers:no"), "non-compliance")):
+        with pytest.raises(DesignerError, match=flag):  # a flag of one fit is refused, never ignored
+            regress("response ~ age", "precise.csv", M + "gwrr.csv", semantics="wldp", **refused)
     widest, one = ranges.conf_int(), member.conf_int()  # the widest interval holds the member's (NaN: a member ran off)
     assert np.all((widest[:, 0] <= one[:, 0]) | np.isnan(widest[:, 0]))
     assert np.all((widest[:, 1] >= one[:, 1]) | np.isnan(widest[:, 1])) and np.isfinite(widest[1]).all()

@@ -121,6 +121,9 @@ def regress(formula: str, data: str | os.PathLike[str] | pd.DataFrame, mechanism
         noncompliance=noncompliance, noncompliance_model=noncompliance_model, unrelated=unrelated,
         share_groups=share_groups)
     ranges = str(semantics).strip().lower() == "wldp" and allocation is None
+    if ranges:
+        _check_ranges(opened, penalty=penalty, weights=weights, cluster=cluster, cov=cov, method=method,
+                      noncompliance=noncompliance, unrelated=unrelated)
     path = None if _is_frame(data) else os.fspath(data)
     if path is not None:
         from ..regression.regress_input import in_chunks
@@ -137,9 +140,6 @@ def regress(formula: str, data: str | os.PathLike[str] | pd.DataFrame, mechanism
     frame: Any = _read(path, lhs) if path is not None else data
     try:
         if ranges:
-            if penalty:
-                raise InvalidArgumentError("--penalty applies to one fit; with --semantics wldp give --allocation to "
-                                           "fit one member")
             table = model.sensitivity(formula, frame, opened, **options)
             return SensitivityResult(ranges=table, formula=formula, mechanism_label=label,
                                      n=int(table.attrs["n"]), dropped=int(table.attrs["dropped"]), level=float(level))
@@ -150,6 +150,18 @@ def regress(formula: str, data: str | os.PathLike[str] | pd.DataFrame, mechanism
         where = f"line {exc.row + frame.attrs.get('first_line', 2)}: " if exc.row is not None else ""
         raise RegressionError(f"{path}: {where}{exc.reason}") from None
     return _labelled(fit, label)
+
+
+def _check_ranges(mechanism: Any, *, method: str, **given: Any) -> None:
+    """The range over credal members (WLDP without ``allocation``) refits the plain model for each member: a flag
+    of one fit is refused, never ignored."""
+    if isinstance(mechanism, Mapping) or given["noncompliance"] is not None or given["unrelated"] is not None:
+        raise RegressionError("several mechanisms and non-compliance apply to set answers (semantics 'sldp')")
+    flags = [f"--{name}" for name in ("penalty", "weights", "cluster", "cov") if given[name] is not None]
+    flags += ["--method em"] if str(method).strip().lower() != "newton" else []
+    if flags:
+        raise InvalidArgumentError(f"{flags[0]} applies to one fit; with --semantics wldp give --allocation to fit one "
+                                   "member")
 
 
 def _is_frame(data: Any) -> bool:
