@@ -83,7 +83,7 @@ def test_each_stratums_design_keeps_its_prior_exactly_and_is_the_optimum_at_that
     assert list(results) == list(STRATA)
     e = _exp(1.5)
     for name, result in results.items():
-        table = result.table
+        table = result.exact_table
         pi = [Fraction(v).limit_denominator(100) for v in STRATA[name]]
         assert table.prior == tuple(pi)
         for y in range(4):  # sum_x pi_x C[x, y] / d_x = pi_y, in Fractions

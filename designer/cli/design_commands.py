@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 from typing import Any
 
-import numpy as np
-
-from .._internal.render import fmt, json_value, render_csv, render_json, render_table
+from .._internal.render import fmt, render_table
 from ..vocabulary import Objective
 from ._common import (
     CommandError,
@@ -21,7 +18,6 @@ from ._common import (
     parse_grid,
     parse_values,
     probability_arg,
-    problem_from_args,
     show_progress,
     write_mechanism,
 )
@@ -30,7 +26,8 @@ OBJECTIVE_CHOICES = tuple(o.value for o in Objective)
 
 
 def cmd_design(args: argparse.Namespace) -> str:
-    from ..optimal.engine import design
+    from ..results import render
+    from ..verbs.design_verb import design
 
     if args.device is not None or args.denominator is not None:
         from .device_commands import cmd_design_on_device
@@ -40,102 +37,38 @@ def cmd_design(args: argparse.Namespace) -> str:
         raise CommandError("--instructions needs --device (or --denominator): instructions are for a device")
     if args.out:
         check_out(args.out, [args.problem], args.force)
-    result = design(problem_from_args(args))
+    result = design(args.problem, epsilon=args.epsilon, dont_know=args.dont_know_value, semantics=args.semantics,
+                    objective=args.objective, prior=args.prior_value)
     mech = result.mechanism
     if mech is None and (args.out or args.format == "csv"):
         raise CommandError(
             f"the designed mechanism of {result.problem.k} inputs has 2**{result.problem.k} - 1 focal sets and is "
             "kept in compact form (size classes); use --format json or the table"
         )
-    note = ""
     if args.out:
         assert mech is not None
         note = write_mechanism(mech, args.out, result.problem, result.certificate, overwrite=args.force,
-                               table=result.table)
+                               table=result.exact_table)
         if note:
             print(f"designer: note: {note}", file=sys.stderr)
-    if args.format == "json":
-        return render_json(result.to_json_dict())
-    if args.format == "csv":
-        assert mech is not None
-        return mech.to_csv_text().rstrip("\n")
-    if mech is not None and len(mech.focal) <= 64:
-        rows = [[x, *(fmt(v, 8) for v in row)] for x, row in zip(mech.inputs, mech.matrix)]
-        table = render_table(["input", *mech.columns], rows)
-    elif result.compact is None:
-        assert mech is not None
-        values = np.unique(np.round(mech.matrix, 15))
-        table = (f"{mech.k} x {len(mech.focal)} mechanism ({'precise answers' if mech.is_bayesian else 'sets'}), "
-                 f"too wide to print; distinct entries {', '.join(fmt(v, 8) for v in values[:6])}"
-                 f"{' ...' if values.size > 6 else ''}; write it with --out FILE or --format json")
-    else:
-        compact = result.compact
-        a, b = compact.per_set()
-        rows = [[str(s + 1), fmt(compact.A[s], 8), fmt(a[s], 6), fmt(compact.B[s], 8), fmt(b[s], 6)]
-                for s in range(compact.k) if compact.A[s] > 0 or compact.B[s] > 0]
-        table = ("compact form: mass of a row on sets of each size, with / without the true answer\n"
-                 + render_table(["size", "total with", "one set with", "total without", "one set without"], rows))
-    lines = [
-        result.problem.describe(),
-        table,
-        "",
-        f"objective {result.problem.objective}: {fmt(result.objective_value, 10)}" + (
-            f" (the solver reported {fmt(result.solver_objective, 10)} before certification)"
-            if abs(result.solver_objective - result.objective_value) > 1e-9 * max(1.0, abs(result.objective_value))
-            else ""),
-        f"privacy losses: eps_shafer {fmt(result.eps_shafer, 10)} (set answers, Def 3.1), "
-        f"eps_walley {fmt(result.eps_walley, 10)} (precise answers, Def 3.13)",
-        (f"variance {fmt(result.variance, 8)} per respondent at prior "
-         + ", ".join(f"{x}={fmt(float(v), 4)}" for x, v in zip(result.problem.inputs, result.problem.prior))
-         + f": {_variance_kinds()[result.variance_kind]} (divide by n for a survey of n)")
-        if result.variance is not None else f"variance: {result.variance_note}",
-        f"certified: {result.certificate.describe()}",
-        f"path: {result.path}; solver {result.solver} ({result.status}); {result.seconds:.2f} s",
-        *(f"warning: {w}" for w in result.warnings),
-    ]
-    if args.out:
-        lines.append(f"mechanism written to {args.out}")
-    return "\n".join(lines)
-
-
-def _variance_kinds() -> dict[str, str]:
-    from ..optimal.objectives import VARIANCE_KINDS
-
-    return VARIANCE_KINDS
+    text = render(result, args.format)
+    if args.out and args.format == "table":
+        text += f"\nmechanism written to {args.out}"
+    return text
 
 
 def cmd_compare(args: argparse.Namespace) -> str:
     from ..optimal.compare import compare
+    from ..results import render
 
-    table = compare(problem_from_args(args), parse_grid(args.eps))
-    if args.format == "json":
-        return render_json({"problem": table.problem.name, "closed_form": table.reference,
-                           "rows": [{k: json_value(v) for k, v in r.items()}
-                                    for r in table.rows], "notes": table.notes})
-    headers = list(table.columns)
-    rows = [[r.get(c, "") for c in headers] for r in table.rows]
-    if args.format == "csv":  # one numeric table: "infeasible" goes to two status columns, its cells stay empty
-        def status(r: dict[str, Any], key: str) -> str:
-            return "infeasible" if r.get(key) == "infeasible" else "optimal"
-
-        return render_csv(["status", "closed_form_status", *headers],
-                          [[status(r, "objective"), status(r, "variance_closed"),
-                            *("" if v == "infeasible" else v for v in row)] for r, row in zip(table.rows, rows)])
-    pretty = [[fmt(v, 8) if isinstance(v, float) else "n/a" if v is None else v for v in r] for r in rows]
-    problem = table.problem
-    kind = "sldp_mle" if problem.semantics == "sldp" else "wldp_worst_case"
-    prior = ", ".join(f"{x}={fmt(float(v), 4)}" for x, v in zip(problem.inputs, problem.prior))
-    grid = [float(r["epsilon"]) for r in table.rows]
-    budget = f"eps from {fmt(min(grid), 4)} to {fmt(max(grid), 4)} ({len(grid)} budgets)" if grid else None
-    return (f"{problem.describe(budget)}\nclosed form: {table.reference}\nvariance: per respondent at prior {prior}, "
-            f"{_variance_kinds()[kind]}\n" + render_table(headers, pretty)
-            + "".join(f"\nnote: {n}" for n in table.notes))
+    return render(compare(_problem(args), parse_grid(args.eps)), args.format)
 
 
 def cmd_sweep(args: argparse.Namespace) -> str:
     from .._internal.io import atomic_write_text
     from .._internal.plots import plot_sweep
-    from ..optimal.sweep import SWEEP_COLUMNS, sweep
+    from ..optimal.sweep import sweep_result
+    from ..results import render
 
     for path in (args.out, args.plot):
         if path:
@@ -144,44 +77,37 @@ def cmd_sweep(args: argparse.Namespace) -> str:
         raise CommandError("--out and --plot name the same file; give two names")
     if args.jobs == 0 or args.jobs < -1:
         raise CommandError(f"--jobs must be a positive number of processes or -1 (all cores), got {args.jobs}")
-    problem = problem_from_args(args)
+    problem = _problem(args)
     epsilons = parse_grid(args.eps_grid, "--eps")
     masses = None
     if args.dont_know is not None:
         masses = parse_values(args.dont_know, "--dont-know", low=0.0, high=1.0, low_open=False, high_open=True)
-    df = sweep(problem, epsilons, masses, jobs=args.jobs, scheduler=args.scheduler, progress=show_progress(args))
-    headers = list(SWEEP_COLUMNS)
-    exact = [list(row) for row in df.itertuples(index=False)]
-    csv_text = render_csv(headers, exact)
+    result = sweep_result(problem, epsilons, masses, jobs=args.jobs, scheduler=args.scheduler,
+                          progress=show_progress(args))
     if args.out:
-        atomic_write_text(args.out, csv_text + "\n", overwrite=args.force)
+        atomic_write_text(args.out, render(result, "csv") + "\n", overwrite=args.force)
     if args.plot:
         ylabel = {"chi2": "chi-square information"}.get(problem.objective, f"objective ({problem.objective})")
-        plot_sweep(df, args.plot, title=f"{problem.name or args.problem}: {problem.semantics.upper()}",
+        plot_sweep(result.frame, args.plot, title=f"{problem.name or args.problem}: {problem.semantics.upper()}",
                    ylabel=ylabel)
-    done = int((df["status"] == "optimal").sum())
-    summary = f"{done} of {len(df)} designs certified"
-    if args.out:
-        summary += f"; table written to {args.out}"
-    if args.plot:
-        summary += f"; plot written to {args.plot}"
-    if args.format == "json":
-        rows = [{k: None if isinstance(v, float) and math.isnan(v) else json_value(v) for k, v in r.items()}
-                for r in df.to_dict(orient="records")]
-        return render_json({"problem": problem.name, "semantics": problem.semantics,
-                           "objective": problem.objective, "rows": rows})
-    if args.format == "csv":
-        return csv_text
-    notes = sorted({r for r in df["message"] if r})
-    if args.out:  # the table is in the file: the terminal gets the summary
-        text = summary
-    else:
-        pretty = [[fmt(v, 8) if isinstance(v, float) else v for v in row[:-1]]
-                  for row in df.itertuples(index=False)]
-        text = render_table(headers[:-1], pretty) + "\n" + summary
-    if notes:
-        text += "\n" + "\n".join(f"note: {n}" for n in notes[:5])
-    return text
+    if args.format != "table" or not (args.out or args.plot):
+        return render(result, args.format)
+    done = result.certified + (f"; table written to {args.out}" if args.out else "") + (
+        f"; plot written to {args.plot}" if args.plot else "")
+    if not args.out:  # the table is in the file: the terminal gets the summary
+        columns, rows = result.table()
+        done = render_table(columns[:-1], [[fmt(v, 8) if isinstance(v, float) else v for v in row[:-1]]
+                                           for row in rows]) + "\n" + done
+    return "\n".join([done, *(f"note: {n}" for n in result.notes)])
+
+
+def _problem(args: argparse.Namespace) -> Any:
+    """The problem file with the flags' overrides (:func:`designer.verbs.design_verb.read_problem`)."""
+    from ..verbs.design_verb import read_problem
+
+    return read_problem(args.problem, epsilon=getattr(args, "epsilon", None),
+                        dont_know=getattr(args, "dont_know_value", None), semantics=args.semantics,
+                        objective=args.objective, prior=args.prior_value)
 
 
 def _configure_design(p: argparse.ArgumentParser) -> None:

@@ -16,31 +16,82 @@ from typing import Any
 import numpy as np
 
 from .._internal.numeric import rr_probabilities
+from .._internal.render import fmt, json_value, render_table
 from .._internal.solvers import WarmStart
 from ..closed_forms import gwrr_sldp, gwrr_wldp, krr_variance, subset_selection_best_d, subset_selection_variance
 from ..exceptions import InfeasibleDesignError, InvalidProblemError
+from ..results import FitStatus, Result, TableData
 from ..vocabulary import Objective, Semantics
 from .engine import design
+from .objectives import VARIANCE_KINDS
 from .problem import DesignProblem
 
 __all__ = ["ComparisonTable", "compare"]
 
 
 @dataclass(frozen=True)
-class ComparisonTable:
-    """Rows (one per epsilon) of designed values next to a closed form, and the column order."""
+class ComparisonTable(Result):
+    """Designed values next to a closed form, one row per epsilon (``designer compare``).
+
+    Attributes
+    ----------
+    problem : DesignProblem
+    reference : str
+        The closed form, in words, with its source (e.g. Cor 3.12).
+    columns : tuple of str
+        The column order of ``rows``.
+    rows : list of dict
+        One per epsilon; a design or closed form that does not exist is the word ``"infeasible"``.
+    notes : list of str
+        Figures that could not be computed, with the reason (their cells are ``None``).
+    status : FitStatus
+        ``OPTIMAL``: every design shown is certified (infeasible budgets say so in their row).
+    warnings : tuple of str
+    """
 
     problem: DesignProblem
     reference: str
     columns: tuple[str, ...]
     rows: list[dict[str, Any]] = field(default_factory=list)
-    #: Figures that could not be computed, with the reason (their cells are ``None``).
     notes: list[str] = field(default_factory=list)
+    status: FitStatus = FitStatus.OPTIMAL
+    warnings: tuple[str, ...] = ()
 
-    def to_frame(self) -> Any:
-        import pandas as pd
+    title = "Comparison"
 
-        return pd.DataFrame(self.rows, columns=list(self.columns))
+    def __post_init__(self) -> None:
+        self._check_status()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``designer compare --format json`` object: ``problem``, ``closed_form``, ``rows`` and ``notes``."""
+        return {"problem": self.problem.name, "closed_form": self.reference,
+                "rows": [{k: json_value(v) for k, v in r.items()} for r in self.rows], "notes": self.notes}
+
+    def table(self) -> TableData:
+        """The ``--format csv`` table: one numeric table, "infeasible" moved to two status columns (``status`` of
+        the design, ``closed_form_status``) and its cells left empty."""
+        def status(r: dict[str, Any], key: str) -> str:
+            return "infeasible" if r.get(key) == "infeasible" else "optimal"
+
+        headers = list(self.columns)
+        return (["status", "closed_form_status", *headers],
+                [[status(r, "objective"), status(r, "variance_closed"),
+                  *("" if r.get(c, "") == "infeasible" else r.get(c, "") for c in headers)] for r in self.rows])
+
+    def summary(self) -> str:
+        """The ``designer compare`` table output: the problem over its budgets, the closed form, what the variance
+        is, the table (8 digits) and the notes."""
+        problem = self.problem
+        headers = list(self.columns)
+        pretty = [[fmt(v, 8) if isinstance(v, float) else "n/a" if v is None else v
+                   for v in (r.get(c, "") for c in headers)] for r in self.rows]
+        kind = "sldp_mle" if problem.semantics == "sldp" else "wldp_worst_case"
+        prior = ", ".join(f"{x}={fmt(float(v), 4)}" for x, v in zip(problem.inputs, problem.prior))
+        grid = [float(r["epsilon"]) for r in self.rows]
+        budget = f"eps from {fmt(min(grid), 4)} to {fmt(max(grid), 4)} ({len(grid)} budgets)" if grid else None
+        return (f"{problem.describe(budget)}\nclosed form: {self.reference}\nvariance: per respondent at prior "
+                f"{prior}, {VARIANCE_KINDS[kind]}\n" + render_table(headers, pretty)
+                + "".join(f"\nnote: {n}" for n in self.notes))
 
 
 def _binary(problem: DesignProblem) -> bool:

@@ -1,11 +1,16 @@
-"""``design(problem)``: choose the path, build, solve, clean, symmetrise, certify (docs/theory.md, section 5).
+"""``design(problem)``: decide the route, build, solve, clean, symmetrise, certify (docs/theory.md, section 5).
+
+The route (:class:`~designer.optimal.route.Route`) is decided once from the problem; :data:`ROUTES` gives each route
+its steps: build and solve its program, turn the solver's point into a candidate (:mod:`designer.optimal.solve_steps`),
+certify it and assemble the result. Every route, the invariant one too, is released by one loop
+(:func:`_release`): certify (exactly, repairing when needed) under the route's release rule, and when that fails,
+solve again slightly inside the budget (docs/theory.md, section 7.3).
 
 The solver's claims (objective, budget) are recomputed from the released mechanism; an infeasible
 problem is explained with the change that would make it feasible; a solver that stops for any other
 reason raises :class:`~designer._internal.solvers.SolverError`. A released mechanism meets its budget and its
-structure in exact arithmetic and its objective is within ``OBJECTIVE_RTOL`` of the solver's optimum;
-when a repair would cost more, the problem is solved again slightly inside the budget
-(docs/theory.md, section 7.3).
+structure in exact arithmetic and its objective is within ``OBJECTIVE_RTOL`` of the solver's optimum
+(``INVARIANT_RTOL`` for an invariant table).
 """
 
 from __future__ import annotations
@@ -16,64 +21,48 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from .. import setfunctions as sf
-from .._internal.solvers import SolverError, SolverOutcome, Status, WarmStart, require_solution, solve_lp
-from ..exceptions import InfeasibleDesignError, InvalidArgumentError, InvalidArgumentTypeError, InvalidProblemError
+from .._internal.solvers import SolverError, WarmStart
+from ..exceptions import InfeasibleDesignError, InvalidArgumentError, InvalidArgumentTypeError
 from ..mechanism import Mechanism
 from ..privacy import eps_shafer, eps_walley
-from ..vocabulary import Objective, Semantics
-from . import columns
-from .certify import Certificate, CertificationError, certify, clean_solution
-from .infeasible import explain_infeasible
-from .lazy import LAZY_MIN_FRAME, solve_walley_lazily
+from ..results import FitStatus
+from .certify import Certificate, CertificationError, certify
+from .invariant_exact import InvariantRelease, certify_table
 from .objectives import objective_value, variance_figure
-from .precise import STAIRCASE_OPTIONS, is_precise, solve_precise
 from .problem import DesignProblem
-from .programs import Solved, linear_program, program_nonzeros, staircase_mechanism, staircase_program
+from .programs import Solved
 from .result import DesignResult, with_warnings
-from .staircase_pricing import STAIRCASE_PRICE_MIN_INPUTS, solve_staircase_priced
-from .symmetric import SymmetricMechanism, best_chi2_classes, from_solution, symmetric_objective, symmetric_program
-from .symmetry import is_symmetric, orbit_average
+from .route import Decision, Route, check_size, decide
+from .solve_steps import (
+    Answer,
+    Settings,
+    candidate_value,
+    compact_candidate,
+    full_candidate,
+    matrix_candidate,
+    solve_general,
+    solve_invariant,
+    solve_lazy,
+    solve_precise_route,
+    solve_priced,
+    solve_staircase,
+    solve_symmetric,
+)
+from .symmetric import SymmetricMechanism
 
-__all__ = ["design"]
+__all__ = ["ROUTES", "Steps", "design", "release_route"]
 
-#: ``path="auto"`` takes the symmetric path above this many inputs.
-SYMMETRIC_AUTO_INPUTS = 10
-#: The WLDP size-class program keeps dense (k+1) x k binomial maps: measured 5.8 GiB at k = 5000.
-MAX_SYMMETRIC_WLDP_INPUTS = 5500
-#: Full mechanisms of the symmetric path are expanded up to this many inputs.
+#: Full mechanisms of the symmetric route are expanded up to this many inputs.
 EXPAND_INPUTS = 16
-#: The general path refuses frames larger than this without a focal-set restriction ...
-GENERAL_MAX_INPUTS = 16
-#: ... except designs with a linear objective (every semantics), whose answer sets are priced (column
-#: generation, docs/pricing.md), up to this.
-COLUMN_MAX_FRAME = 20
-#: The general path refuses programs with more (estimated) constraint nonzeros than this: about 300 bytes
-#: each at peak (measured: WLDP k = l = 12, 7.5e6 nonzeros, 2.1 GiB), so about 8 GiB.
-MAX_NONZEROS = 27_000_000
 #: A released design's objective may fall short of the solver's optimum by at most this (relative).
 OBJECTIVE_RTOL = 1e-6
 #: Budget reductions (nats) of the re-solves tried when a repair would cost too much objective.
 RESOLVE_STEPS = (1e-13, 1e-11, 1e-9, 1e-7)
 #: Shares of the budget at which repair references are designed (the first feasible one that passes is used).
 REFERENCE_SHARES = (0.5, 0.9, 0.99, 0.999)
-#: HiGHS options for WLDP programs (many sparse pair rows): interior point, then crossover to a vertex.
-#: Measured at k = l = 8: 0.3 s against 2.1 s for the default simplex.
-WLDP_OPTIONS = {"solver": "ipm"}
-#: The row-generation programs are small and sparse: dual simplex (IPM is 40x slower on them).
-LAZY_OPTIONS = {"solver": "simplex", "simplex_strategy": 1}
 
-Candidate = Mechanism | SymmetricMechanism
-
-
-@dataclass(frozen=True)
-class _Settings:
-    solver: str | None
-    options: dict[str, Any] | None
-    symmetrize: bool
-    warm: WarmStart | None
+Solve = Callable[..., Answer]
 
 
 def _variance(problem: DesignProblem, mech: Mechanism | None, compact: SymmetricMechanism | None = None
@@ -103,8 +92,9 @@ def design(problem: DesignProblem, *, solver: str | None = None, solver_options:
     symmetrize : bool, default True
         Return the orbit average for problems invariant under relabelling (same objective).
     path : {"auto", "general", "symmetric"}
-        ``auto`` takes the symmetric (size-class) path for invariant problems with more than
-        ``SYMMETRIC_AUTO_INPUTS`` inputs, the general LP otherwise; ``result.path`` says which.
+        ``auto`` takes the symmetric (size-class) route for problems invariant under relabelling with more than
+        ``route.SYMMETRIC_AUTO_INPUTS`` inputs, the general routes otherwise (:func:`designer.optimal.route.decide`);
+        ``result.path`` says which program solved it.
     warm : WarmStart, optional
         A session shared by successive calls (e.g. a sweep over epsilon): programs of one shape start
         from the previous optimal basis (HiGHS only).
@@ -135,40 +125,64 @@ def design(problem: DesignProblem, *, solver: str | None = None, solver_options:
     """
     t0 = time.perf_counter()
     settings = _settings(problem, solver, solver_options, solver_args, symmetrize, path, warm)
-    if problem.invariant:
-        from .invariant import design_invariant
+    decision = decide(problem, path, settings.solver)
+    check_size(decision)
+    return with_warnings(_design(decision, settings, t0))
 
-        return with_warnings(design_invariant(problem, solver=settings.solver, options=settings.options))
-    route = _route(problem, path)
-    _check_size(problem, route)
-    if route == "symmetric":
-        return with_warnings(_design_symmetric(problem, settings, t0))
-    first = _solve(problem, settings)
-    solve: Callable[..., _Answer] = lambda p, explain=True: _solve(p, settings, explain)  # noqa: E731
-    released, certificate, note = _release(problem, first, solve)
-    assert isinstance(released, Mechanism)
-    return with_warnings(DesignResult(
-        problem=problem, mechanism=released, objective_value=objective_value(problem, released),
-        solver_objective=first.outcome.objective, eps_shafer=eps_shafer(released),
-        eps_walley=eps_walley(released) if released.l <= sf.MAX_DENSE_FRAME or released.is_bayesian else math.nan,
-        **_variance(problem, released), status=first.outcome.status.value,
-        solver=first.outcome.solver, path=first.path + note, certificate=certificate,
-        seconds=time.perf_counter() - t0))
+
+def release_route(decision: Decision, *, solver: str | None = None, options: dict[str, Any] | None = None
+                  ) -> DesignResult:
+    """Design along a route already decided (``decision``): the same steps as :func:`design`, without its
+    warnings (:func:`~designer.optimal.invariant.design_invariant` enters here with a prior of its own)."""
+    return _design(decision, Settings(solver, options, True, None), time.perf_counter())
+
+
+# ---------------------------------------------------------------------------- the route table
+@dataclass(frozen=True)
+class Steps:
+    """A route's row of :data:`ROUTES`.
+
+    Attributes
+    ----------
+    solve : callable
+        ``(problem, settings, decision) -> Solved``: build the route's program and solve it.
+    candidate : callable
+        ``(problem, solved, settings, decision, explain) -> Answer``: the solver's point as a candidate to certify
+        (infeasibility explained when ``explain``).
+    certify : callable
+        ``(problem, answer, first, references, decision) -> (released, Certificate)``: certify ``answer`` under the
+        route's release rule (its objective near ``first``'s), or raise :class:`CertificationError`.
+    result : callable
+        ``(problem, first, released, certificate, note, solve, t0) -> DesignResult`` (``t0``: the start, from
+        :func:`time.perf_counter`).
+    refusal : callable
+        ``(problem, error) -> str``: what to say when no attempt certifies (``error``: the first attempt's).
+    """
+
+    solve: Callable[[DesignProblem, Settings, Decision], Solved]
+    candidate: Callable[..., Answer]
+    certify: Callable[..., tuple[Any, Certificate]]
+    result: Callable[..., DesignResult]
+    refusal: Callable[[DesignProblem, CertificationError | None], str]
+
+
+def _solve(problem: DesignProblem, settings: Settings, decision: Decision, explain: bool = True) -> Answer:
+    """Solve ``problem`` along ``decision``'s route: the candidate to certify."""
+    steps = ROUTES[decision.route]
+    return steps.candidate(problem, steps.solve(problem, settings, decision), settings, decision, explain)
+
+
+def _design(decision: Decision, settings: Settings, t0: float) -> DesignResult:
+    problem, steps = decision.problem, ROUTES[decision.route]
+    solve: Solve = lambda p, explain=True: _solve(p, settings, decision, explain)  # noqa: E731
+    first = solve(problem)
+    released, certificate, note = _release(problem, first, solve, steps, decision)
+    return steps.result(problem, first, released, certificate, note, solve, t0)
 
 
 # ---------------------------------------------------------------------------- steps
-@dataclass(frozen=True)
-class _Answer:
-    """A solved and cleaned candidate with its objective value."""
-
-    candidate: Candidate
-    outcome: Any
-    path: str
-    value: float
-
-
 def _settings(problem: DesignProblem, solver: str | None, options: dict[str, Any] | None,
-              solver_args: dict[str, Any] | None, symmetrize: bool, path: str, warm: WarmStart | None) -> _Settings:
+              solver_args: dict[str, Any] | None, symmetrize: bool, path: str, warm: WarmStart | None) -> Settings:
     if not isinstance(problem, DesignProblem):
         raise InvalidArgumentTypeError(f"design() takes a DesignProblem, got {type(problem).__name__}")
     if path not in ("auto", "general", "symmetric"):
@@ -182,152 +196,13 @@ def _settings(problem: DesignProblem, solver: str | None, options: dict[str, Any
                       "arguments of cvxpy's solve for another solver)", DeprecationWarning, stacklevel=3)
         if options is None:
             options = dict(solver_args.get("highs_options", solver_args))
-    return _Settings(solver, options, bool(symmetrize), warm)
+    return Settings(solver, options, bool(symmetrize), warm)
 
 
-def _route(problem: DesignProblem, path: str) -> str:
-    if path == "symmetric" and not is_symmetric(problem):
-        raise InvalidProblemError(
-            "the symmetric path needs a problem invariant under relabelling: inputs equal to the frame's "
-            "labels, a uniform prior, and objective and structure that do not single out any answer")
-    if is_precise(problem):
-        return "general"
-    big = path == "auto" and is_symmetric(problem) and problem.k > SYMMETRIC_AUTO_INPUTS
-    return "symmetric" if path == "symmetric" or big else "general"
 
 
-def _check_size(problem: DesignProblem, route: str) -> None:
-    """Refuse, before any work, programs beyond the frame limit or about 8 GiB."""
-    if route == "symmetric":
-        if problem.semantics.walley and problem.k > MAX_SYMMETRIC_WLDP_INPUTS:
-            raise InvalidProblemError(
-                f"the WLDP size-class program of {problem.k} inputs needs dense {problem.k} x {problem.k} binomial "
-                f"maps (about {240 * problem.k**2 / 2**30:.0f} GiB; limit {MAX_SYMMETRIC_WLDP_INPUTS} inputs, about "
-                "8 GiB); use semantics = \"sldp\" (any size) or fewer answer options")
-        return
-    if is_precise(problem):
-        return
-    name = problem.name or "the problem"
-    # chi2 under SLDP is the staircase LP, whose 2**k columns do not grow with the frame (docs/pricing.md)
-    staircase = problem.objective is Objective.CHI2 and problem.semantics is Semantics.SLDP
-    if problem.l > GENERAL_MAX_INPUTS and problem.focal_sets is None and not (
-            (staircase or columns.eligible(problem, min_frame=columns.COLUMN_MIN_FRAME))
-            and problem.l <= COLUMN_MAX_FRAME):
-        raise InvalidProblemError(
-            f"a frame of {problem.l} answers has 2**{problem.l} candidate sets per input, too many for the "
-            f"general path (limit {GENERAL_MAX_INPUTS}; {COLUMN_MAX_FRAME} for a linear objective, whose sets are "
-            "priced); restrict focal_sets, or make the problem symmetric (uniform prior, inputs = frame) for "
-            "the size-class path")
-    if columns.eligible(problem, min_frame=columns.COLUMN_MIN_FRAME):
-        return  # the sets are priced: the program holds only the sets that enter
-    if problem.objective.linear and (nonzeros := program_nonzeros(problem)) > MAX_NONZEROS:
-        raise InvalidProblemError(
-            f"the {problem.semantics.value.upper()} program of '{name}' would have about {nonzeros:.2g} "
-            f"nonzeros (about {nonzeros * 300 / 2**30:.0f} GiB; limit {MAX_NONZEROS:.2g}); restrict focal_sets, "
-            "use fewer answers, use semantics = \"sldp\" (no pair rows), or make the problem symmetric "
-            "(uniform prior, inputs = frame) for the size-class path")
-
-
-def _options(settings: _Settings, default: dict[str, Any] | None) -> dict[str, Any] | None:
-    return default if settings.solver is None and settings.options is None else settings.options
-
-
-def _solve_program(problem: DesignProblem, settings: _Settings) -> Solved:
-    """Build and solve the program of ``problem`` (linear, staircase or precise)."""
-    solver, warm = settings.solver, settings.warm
-    if problem.objective.linear:
-        priced = columns.eligible(problem, min_frame=columns.COLUMN_MIN_FRAME)
-        if priced and (solver is None or solver.upper() == "HIGHS"):
-            found = columns.generate_columns(problem, solver, _options(settings, LAZY_OPTIONS), warm=warm)
-            out = found.rows.outcome
-            too_big = problem.l > GENERAL_MAX_INPUTS and problem.focal_sets is None
-            if out.status is Status.OPTIMAL or too_big:
-                if out.status is Status.INFEASIBLE:  # the starting sets alone admit no design: say so, not more
-                    raise SolverError(
-                        f"column generation's starting sets (singletons, their complements, the whole frame) admit "
-                        f"no design of this problem, and its frame of {problem.l} answers is too large for the full "
-                        "program; restrict focal_sets to the sets a design may use")
-                allowed = (1 << problem.l) - 1 if problem.focal_sets is None else len(problem.focal_sets)
-                path = (f"linear program, answer sets priced ({found.family.size} of {allowed} per input, "
-                        f"{found.rounds} rounds)" + (", Walley rows generated" if problem.semantics.walley else ""))
-                program = found.rows.program
-                return Solved(out, None if out.z is None else program.mechanism(out.z), program.family, path)
-        if problem.semantics.walley and problem.l >= LAZY_MIN_FRAME and problem.k > 1:
-            gen = solve_walley_lazily(problem, solver, _options(settings, LAZY_OPTIONS))
-            full_rows = problem.k * (problem.k - 1) * ((1 << problem.l) - 2)
-            path = f"linear program, Walley rows generated ({gen.rows} of {full_rows}, {gen.rounds} rounds)"
-            out = gen.outcome
-            return Solved(out, None if out.z is None else gen.program.mechanism(out.z), gen.program.family, path)
-        lp = linear_program(problem)
-        out = solve_lp(lp, solver=solver, warm=warm,
-                       options=_options(settings, WLDP_OPTIONS if problem.semantics.walley else None))
-        return Solved(out, None if out.z is None else lp.mechanism(out.z), lp.family, "linear program")
-    if is_precise(problem):
-        binary = problem.k == 2 and problem.l == 2 and set(problem.inputs) == set(problem.frame)
-        if binary and (problem.dont_know or problem.dont_know_max) and is_symmetric(problem):
-            # The worst case is the lambda = 0 Warner matrix, whose information grows with the truthful mass:
-            # the truthful program under the same constraints is optimal (docs/theory.md, 5.4).
-            solved = _solve_program(problem.replace(objective="truthful"), settings)
-            return Solved(solved.outcome, solved.cols, solved.masks,
-                          "linear program (worst-case information of two answers)")
-        if problem.dont_know or problem.dont_know_max or problem.lie_max is not None or problem.focal_sets is not None:
-            raise InvalidProblemError(
-                f"objective 'chi2' under {problem.semantics.value.upper()} designs a precise (Bayesian) mechanism, "
-                "which has no don't-know mass, lying bound or focal-set restriction (solved with those only for "
-                "two answers and a uniform prior); drop [structure], use semantics = \"sldp\", or objective "
-                "truthful / gain / worst_case_utility")
-        return solve_precise(problem, solver=solver, warm=warm, options=_options(settings, None))
-    return _solve_staircase(problem, settings)
-
-
-def _solve_staircase(problem: DesignProblem, settings: _Settings) -> Solved:
-    """The staircase LP of ``chi2`` under SLDP, its columns priced from ``STAIRCASE_PRICE_MIN_INPUTS`` inputs."""
-    solver, warm = settings.solver, settings.warm
-    st = staircase_program(problem)
-    outcome: SolverOutcome | None = None
-    path = "staircase LP"
-    if problem.k >= STAIRCASE_PRICE_MIN_INPUTS and (solver is None or solver.upper() == "HIGHS"):
-        # the 2**k - 2 columns priced from the duals (docs/pricing.md); a first program without an optimum
-        # leaves the full one to solve
-        first = solve_staircase_priced(st, problem.k, solver=solver, options=_options(settings, STAIRCASE_OPTIONS),
-                                       warm=warm)
-        if first.status is Status.OPTIMAL:
-            outcome, path = first, "staircase LP, columns priced"
-    if outcome is None:
-        outcome = solve_lp(st.lp, solver=solver, warm=warm, options=_options(settings, STAIRCASE_OPTIONS))
-    if outcome.z is None:
-        return Solved(outcome, None, st.sets, path)
-    cols, masks = staircase_mechanism(st, outcome.z, problem.l)
-    return Solved(outcome, cols, masks, path)
-
-
-def _solve(problem: DesignProblem, settings: _Settings, explain: bool = True) -> _Answer:
-    """Solve, explain infeasibility, clean the solver noise and symmetrise: the mechanism to certify."""
-    solved = _solve_program(problem, settings)
-    require_solution(solved.outcome, f"'{problem.name or 'the problem'}'")
-    if solved.outcome.status is Status.INFEASIBLE or solved.cols is None:
-        raise InfeasibleDesignError(explain_infeasible(problem, solver=settings.solver,
-                                                       options=_options(settings, None))
-                                    if explain else "infeasible")
-    masks = [int(m) for m in solved.masks]
-    full = (1 << problem.l) - 1
-    truth = problem.truth()
-    forbidden = None
-    if problem.lie_max == 0.0:
-        forbidden = np.array([[not (m >> int(t)) & 1 for m in masks] for t in truth])
-    fixed = problem.dont_know if (problem.dont_know is not None and full in masks) else None
-    cleaned = clean_solution(solved.cols, fixed_full=fixed, full_index=masks.index(full) if fixed is not None else None,
-                             forbidden=forbidden)
-    mech = Mechanism(cleaned, inputs=problem.inputs, frame=problem.frame, focal=masks)
-    path = solved.path
-    if settings.symmetrize and is_symmetric(problem) and not (is_precise(problem) and mech.is_bayesian):
-        # (A precise WLDP design is not averaged: that would merge its outputs and lose information.)
-        mech = orbit_average(mech, truth)
-        path += " + orbit average"
-    return _Answer(mech, solved.outcome, path, objective_value(problem, mech))
-
-
-def _references(problem: DesignProblem, solve: Callable[..., _Answer]) -> Iterator[tuple[str, Candidate]]:
+# ---------------------------------------------------------------------------- the release loop (every route)
+def _references(problem: DesignProblem, solve: Solve) -> Iterator[tuple[str, Any]]:
     """Designs strictly inside the budget and the inequality bounds: repair references of last resort."""
     tighter: dict[str, Any] = {}
     for key in ("lie_max", "dont_know_max"):
@@ -342,17 +217,12 @@ def _references(problem: DesignProblem, solve: Callable[..., _Answer]) -> Iterat
         yield f"design at {share:g} of the budget", inner.candidate
 
 
-def _release(problem: DesignProblem, first: _Answer, solve: Callable[..., _Answer]
+def _release(problem: DesignProblem, first: Answer, solve: Solve, steps: Steps, decision: Decision
              ) -> tuple[Any, Certificate, str]:
-    """Certify ``first``; when a repair costs too much objective, solve again slightly inside the budget."""
-    floor = first.value - OBJECTIVE_RTOL * abs(first.value) - 1e-12 if math.isfinite(first.value) else -math.inf
-
-    def accept(candidate: Candidate) -> bool:
-        return _value(problem, candidate) >= floor
-
+    """Certify ``first`` under the route's release rule; when that fails, solve again slightly inside the budget."""
     answer, note = first, ""
-    steps = [s for s in RESOLVE_STEPS if s < problem.epsilon / 4]
-    for step in (None, *steps):
+    error: CertificationError | None = None
+    for step in (None, *(s for s in RESOLVE_STEPS if s < problem.epsilon / 4)):
         if step is not None:
             try:
                 answer = solve(problem.replace(epsilon=problem.epsilon - step), explain=False)
@@ -360,50 +230,59 @@ def _release(problem: DesignProblem, first: _Answer, solve: Callable[..., _Answe
                 continue
             note = f" (re-solved at epsilon - {step:g} to certify)"
         try:
-            released, certificate = certify(answer.candidate, problem, accept=accept,
-                                            references=_references(problem, solve))
-        except CertificationError:
+            released, certificate = steps.certify(problem, answer, first, _references(problem, solve), decision)
+        except CertificationError as exc:
+            error = error or exc
             continue
         return released, certificate, note
-    raise CertificationError(
-        f"no certified design of '{problem.name or 'the problem'}' was found within {OBJECTIVE_RTOL:g} of the "
-        "solver's optimum (the solver's answers break the budget or the structure by more than a repair can "
-        "mend); nothing is released: try solver='CLARABEL' or tighter solver tolerances")
+    raise CertificationError(steps.refusal(problem, error))
 
 
-def _value(problem: DesignProblem, candidate: Candidate) -> float:
-    if isinstance(candidate, SymmetricMechanism):
-        if problem.objective is Objective.CHI2:
-            return candidate.chi2()
-        ca, cb = symmetric_objective(problem)
-        return float(ca @ candidate.A + cb @ candidate.B)
-    return objective_value(problem, candidate)
+def _certify_candidate(problem: DesignProblem, answer: Answer, first: Answer, references: Iterator[tuple[str, Any]],
+                       decision: Decision) -> tuple[Any, Certificate]:
+    """A full or compact candidate certified (:func:`~designer.optimal.certify.certify`), repaired only when the
+    repair keeps the objective within ``OBJECTIVE_RTOL`` of the first optimum."""
+    floor = first.value - OBJECTIVE_RTOL * abs(first.value) - 1e-12 if math.isfinite(first.value) else -math.inf
+    return certify(answer.candidate, problem, accept=lambda c: candidate_value(problem, c) >= floor,
+                   references=references)
 
 
-# ---------------------------------------------------------------------------- symmetric path
-def _solve_symmetric(problem: DesignProblem, settings: _Settings, explain: bool = True) -> _Answer:
-    outcome = solve_lp(symmetric_program(problem), solver=settings.solver, options=settings.options,
-                       warm=settings.warm)
-    require_solution(outcome, f"the size-class program of '{problem.name or 'the problem'}'")
-    if outcome.status is Status.INFEASIBLE or outcome.z is None:
-        if not explain:
-            raise InfeasibleDesignError("infeasible")
-        raise InfeasibleDesignError(
-            explain_infeasible(problem, solver=settings.solver, options=settings.options)
-            if problem.k <= GENERAL_MAX_INPUTS else
-            f"no {problem.semantics.value.upper()} mechanism satisfies '{problem.name or 'the problem'}' at "
-            f"epsilon = {problem.epsilon:g}; raise epsilon or relax the structure")
-    exact = best_chi2_classes(problem)
-    z = exact if exact is not None else outcome.z
-    compact = from_solution(problem, z)
-    return _Answer(compact, outcome, "symmetric size classes", _value(problem, compact))
+def _certify_table(problem: DesignProblem, answer: Answer, first: Answer, references: Iterator[tuple[str, Any]],
+                   decision: Decision) -> tuple[Any, Certificate]:
+    """An invariant design's exact table (:func:`~designer.optimal.invariant_exact.certify_table`), its objective within
+    ``INVARIANT_RTOL`` of the first optimum; its reference is the prior's shared row, not ``references``."""
+    if decision.prior is None:
+        raise InvalidArgumentError("an invariant design needs its exact prior (decided by route.decide)")
+    return certify_table(answer.candidate, problem, decision.prior, first.value)
 
 
-def _design_symmetric(problem: DesignProblem, settings: _Settings, t0: float) -> DesignResult:
-    """The size-class path (docs/theory.md, 5.3) for problems invariant under relabelling."""
-    first = _solve_symmetric(problem, settings)
-    solve: Callable[..., _Answer] = lambda p, explain=True: _solve_symmetric(p, settings, explain)  # noqa: E731
-    released, certificate, note = _release(problem, first, solve)
+def _no_certified(problem: DesignProblem, error: CertificationError | None) -> str:
+    return (f"no certified design of '{problem.name or 'the problem'}' was found within {OBJECTIVE_RTOL:g} of the "
+            "solver's optimum (the solver's answers break the budget or the structure by more than a repair can "
+            "mend); nothing is released: try solver='CLARABEL' or tighter solver tolerances")
+
+
+def _table_refusal(problem: DesignProblem, error: CertificationError | None) -> str:
+    return str(error) if error is not None else _no_certified(problem, error)
+
+
+# ---------------------------------------------------------------------------- results
+def _full_result(problem: DesignProblem, first: Answer, released: Any, certificate: Certificate, note: str,
+                 solve: Solve, t0: float) -> DesignResult:
+    """The result of a full mechanism (general, priced, lazy, precise and staircase routes)."""
+    assert isinstance(released, Mechanism)
+    return DesignResult(
+        problem=problem, mechanism=released, objective_value=objective_value(problem, released),
+        solver_objective=first.solver_objective, eps_shafer=eps_shafer(released),
+        eps_walley=eps_walley(released) if released.l <= sf.MAX_DENSE_FRAME or released.is_bayesian else math.nan,
+        **_variance(problem, released), status=FitStatus.OPTIMAL, solver=first.solver, path=first.path + note,
+        certificate=certificate, seconds=time.perf_counter() - t0)
+
+
+def _compact_result(problem: DesignProblem, first: Answer, released: Any, certificate: Certificate, note: str,
+                    solve: Solve, t0: float) -> DesignResult:
+    """The result of the size-class route (docs/theory.md, 5.3): the compact form, expanded up to
+    ``EXPAND_INPUTS`` inputs."""
     assert isinstance(released, SymmetricMechanism)
     mechanism = None
     if problem.k <= EXPAND_INPUTS:
@@ -412,14 +291,38 @@ def _design_symmetric(problem: DesignProblem, settings: _Settings, t0: float) ->
         full = released.to_mechanism()
         value = objective_value(problem, full)
         floor = value - OBJECTIVE_RTOL * abs(value) - 1e-12
-        inner = _references(problem, solve)
-        expanded = ((name, ref.to_mechanism()) for name, ref in inner
+        expanded = ((name, ref.to_mechanism()) for name, ref in _references(problem, solve)
                     if isinstance(ref, SymmetricMechanism))
         mechanism, certificate = certify(full, problem, references=expanded,
                                          accept=lambda m: objective_value(problem, m) >= floor)
     return DesignResult(
-        problem=problem, mechanism=mechanism, objective_value=_value(problem, released),
-        solver_objective=first.outcome.objective, eps_shafer=released.eps_shafer(),
-        eps_walley=released.eps_walley(), **_variance(problem, None, released), status=first.outcome.status.value,
-        solver=first.outcome.solver, path=first.path + note, certificate=certificate,
+        problem=problem, mechanism=mechanism, objective_value=candidate_value(problem, released),
+        solver_objective=first.solver_objective, eps_shafer=released.eps_shafer(),
+        eps_walley=released.eps_walley(), **_variance(problem, None, released), status=FitStatus.OPTIMAL,
+        solver=first.solver, path=first.path + note, certificate=certificate,
         seconds=time.perf_counter() - t0, compact=released)
+
+
+def _table_result(problem: DesignProblem, first: Answer, released: Any, certificate: Certificate, note: str,
+                  solve: Solve, t0: float) -> DesignResult:
+    """The result of the invariant route: the table's masses, its objective and the table (docs/theory.md, 12)."""
+    assert isinstance(released, InvariantRelease)
+    mech = released.mechanism
+    return DesignResult(problem=problem, mechanism=mech, objective_value=released.value,
+                        solver_objective=first.solver_objective, eps_shafer=eps_shafer(mech),
+                        eps_walley=eps_shafer(mech), **_variance(problem, mech), status=FitStatus.OPTIMAL,
+                        solver=first.solver, path=first.path + note, certificate=certificate,
+                        seconds=time.perf_counter() - t0, exact_table=released.table)
+
+
+#: The route table: every :class:`~designer.optimal.route.Route` and its steps (tests/test_route.py checks that
+#: every route has a row).
+ROUTES: dict[Route, Steps] = {
+    Route.GENERAL: Steps(solve_general, full_candidate, _certify_candidate, _full_result, _no_certified),
+    Route.PRICED: Steps(solve_priced, full_candidate, _certify_candidate, _full_result, _no_certified),
+    Route.LAZY: Steps(solve_lazy, full_candidate, _certify_candidate, _full_result, _no_certified),
+    Route.PRECISE: Steps(solve_precise_route, full_candidate, _certify_candidate, _full_result, _no_certified),
+    Route.STAIRCASE: Steps(solve_staircase, full_candidate, _certify_candidate, _full_result, _no_certified),
+    Route.SYMMETRIC: Steps(solve_symmetric, compact_candidate, _certify_candidate, _compact_result, _no_certified),
+    Route.INVARIANT: Steps(solve_invariant, matrix_candidate, _certify_table, _table_result, _table_refusal),
+}

@@ -1,4 +1,5 @@
-"""The result of a design: the released mechanism and what was checked about it."""
+"""The result of a design: the released mechanism and what was checked about it (a
+:class:`~designer.results.Result`)."""
 
 from __future__ import annotations
 
@@ -10,20 +11,25 @@ from typing import Any
 
 import numpy as np
 
-from .._internal.render import json_number
+from .._internal.render import fmt, json_number, render_table
 from ..certificate import Certificate, certificate_fields
-from ..exceptions import DesignWarning
+from ..exceptions import DesignerError, DesignWarning
 from ..mechanism import Mechanism
+from ..results import FitStatus, Result, TableData
 from ..vocabulary import Objective
-from .objectives import variance_note
+from .objectives import VARIANCE_KINDS, variance_note
 from .problem import DesignProblem
 from .symmetric import SymmetricMechanism
 
 __all__ = ["DesignResult", "certificate_fields", "identification_warnings", "with_warnings"]
 
 
+#: The table output shows a mechanism's matrix up to this many columns (wider ones are described).
+TABLE_COLUMNS = 64
+
+
 @dataclass(frozen=True)
-class DesignResult:
+class DesignResult(Result):
     """A certified optimal mechanism and what was checked about it.
 
     Attributes
@@ -46,8 +52,9 @@ class DesignResult:
         Which of those (a key of :data:`objectives.VARIANCE_KINDS`); ``"unavailable"`` when ``variance`` is
         ``None``: the figure could not be computed (``variance_reason`` says why), which never withholds the
         certified design.
-    status : str
-        Solver status (``"optimal"``).
+    status : FitStatus
+        ``FitStatus.OPTIMAL`` (the word ``"optimal"`` is accepted): a design that cannot be certified is never
+        returned.
     solver : str
     path : str
         ``"linear program"`` or ``"staircase LP"``, plus ``" + orbit average"`` for symmetric problems.
@@ -58,7 +65,7 @@ class DesignResult:
         The size-class form on the symmetric path (docs/theory.md, 5.3).
     variance_reason : str
         Why ``variance`` is ``None`` (empty otherwise).
-    table : InvariantTable or None
+    exact_table : InvariantTable or None
         An invariant design's exact table (:mod:`designer.optimal.invariant`): integer counts with a denominator
         per row, the prior kept as Fractions; None for other designs.
     warnings : tuple of str
@@ -75,7 +82,7 @@ class DesignResult:
     eps_walley: float
     variance: float | None
     variance_kind: str
-    status: str
+    status: FitStatus
     solver: str
     path: str
     certificate: Certificate
@@ -83,14 +90,19 @@ class DesignResult:
     compact: SymmetricMechanism | None = None
     warnings: tuple[str, ...] = ()
     variance_reason: str = ""
-    table: Any = None
+    exact_table: Any = None
+
+    title = "Design"
+
+    def __post_init__(self) -> None:
+        self._check_status()
 
     @property
     def variance_note(self) -> str:
         """What ``variance`` is, in words (or why it is absent)."""
         return variance_note(self.variance_kind, self.variance_reason)
 
-    def to_json_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """The ``designer design --format json`` object."""
         out: dict[str, Any] = {"name": self.problem.name, "inputs": list(self.problem.inputs),
                                "frame": list(self.problem.frame)}
@@ -112,16 +124,70 @@ class DesignResult:
             "variance_kind": self.variance_kind,
             "variance_note": self.variance_note,
             "prior": dict(zip(self.problem.inputs, (float(v) for v in self.problem.prior))),
-            "status": self.status,
+            "status": self.status.value,
             "solver": self.solver,
             "path": self.path,
             **certificate_fields(self.certificate),  # a result exists only for a certified mechanism
             "seconds": self.seconds,
             "warnings": list(self.warnings),
         })
-        if self.table is not None:
-            out["exact"] = exact_block(self.table)
+        if self.exact_table is not None:
+            out["exact"] = exact_block(self.exact_table)
         return out
+
+    def table(self) -> TableData:
+        """The mechanism as a table (the ``designer design --format csv`` output): ``input`` and one column per
+        answer set (:attr:`Mechanism.columns`), a row per input. A design kept only in compact form (the
+        symmetric route beyond ``EXPAND_INPUTS`` inputs) has no such table: :class:`DesignerError`."""
+        mech = self.mechanism
+        if mech is None:
+            raise DesignerError(
+                f"the designed mechanism of {self.problem.k} inputs has 2**{self.problem.k} - 1 focal sets and is "
+                "kept in compact form (size classes); use --format json or the table")
+        return ["input", *mech.columns], [[x, *(float(v) for v in row)] for x, row in zip(mech.inputs, mech.matrix)]
+
+    def summary(self) -> str:
+        """The ``designer design`` table output: the problem, the mechanism (or its compact form), the objective,
+        the losses (Def 3.1, Def 3.13), the variance, the certificate, the path and the warnings."""
+        problem = self.problem
+        agreed = abs(self.solver_objective - self.objective_value) <= 1e-9 * max(1.0, abs(self.objective_value))
+        lines = [
+            problem.describe(),
+            self._matrix_text(),
+            "",
+            f"objective {problem.objective}: {fmt(self.objective_value, 10)}" + (
+                "" if agreed else f" (the solver reported {fmt(self.solver_objective, 10)} before certification)"),
+            f"privacy losses: eps_shafer {fmt(self.eps_shafer, 10)} (set answers, Def 3.1), "
+            f"eps_walley {fmt(self.eps_walley, 10)} (precise answers, Def 3.13)",
+            (f"variance {fmt(self.variance, 8)} per respondent at prior "
+             + ", ".join(f"{x}={fmt(float(v), 4)}" for x, v in zip(problem.inputs, problem.prior))
+             + f": {VARIANCE_KINDS[self.variance_kind]} (divide by n for a survey of n)")
+            if self.variance is not None else f"variance: {self.variance_note}",
+            f"certified: {self.certificate.describe()}",
+            f"path: {self.path}; solver {self.solver} ({self.status}); {self.seconds:.2f} s",
+            *(f"warning: {w}" for w in self.warnings),
+        ]
+        return "\n".join(lines)
+
+    def _matrix_text(self) -> str:
+        """The mechanism's matrix (8 digits), a description of a wide one, or the compact form's class totals."""
+        mech = self.mechanism
+        if mech is not None and len(mech.focal) <= TABLE_COLUMNS:
+            rows = [[x, *(fmt(v, 8) for v in row)] for x, row in zip(mech.inputs, mech.matrix)]
+            return render_table(["input", *mech.columns], rows)
+        compact = self.compact
+        if compact is None:
+            if mech is None:
+                raise DesignerError("a design result holds a mechanism or its compact form")
+            values = np.unique(np.round(mech.matrix, 15))
+            return (f"{mech.k} x {len(mech.focal)} mechanism ({'precise answers' if mech.is_bayesian else 'sets'}), "
+                    f"too wide to print; distinct entries {', '.join(fmt(v, 8) for v in values[:6])}"
+                    f"{' ...' if values.size > 6 else ''}; write it with --out FILE or --format json")
+        a, b = compact.per_set()
+        rows = [[str(s + 1), fmt(compact.A[s], 8), fmt(a[s], 6), fmt(compact.B[s], 8), fmt(b[s], 6)]
+                for s in range(compact.k) if compact.A[s] > 0 or compact.B[s] > 0]
+        return ("compact form: mass of a row on sets of each size, with / without the true answer\n"
+                + render_table(["size", "total with", "one set with", "total without", "one set without"], rows))
 
 
 def exact_block(table: Any) -> dict[str, Any]:

@@ -15,17 +15,20 @@ import socket
 import sys
 import warnings
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
+from .._internal.render import fmt, json_value, render_table
 from .._internal.solvers import SolverError, WarmStart
 from ..exceptions import DesignerError, DesignWarning, InfeasibleDesignError, InvalidArgumentError, InvalidProblemError
+from ..results import FitStatus, Result, TableData
 from .certify import CertificationError
 from .engine import design
 from .problem import DesignProblem
 
-__all__ = ["SWEEP_COLUMNS", "design_block", "design_point", "sweep", "sweep_grid"]
+__all__ = ["SWEEP_COLUMNS", "SweepResult", "design_block", "design_point", "sweep", "sweep_grid", "sweep_result"]
 
 #: Columns of a sweep table, in order.
 SWEEP_COLUMNS = ("epsilon", "dont_know", "status", "objective_value", "eps_shafer", "eps_walley", "variance",
@@ -100,7 +103,7 @@ def design_point(problem: DesignProblem, warm: WarmStart | None = None) -> dict[
         status = next(name for kind, name in _FAILURES if isinstance(exc, kind))
         row.update(status=status, message=" ".join(str(exc).split()))
         return row
-    row.update(status=result.status, objective_value=result.objective_value, eps_shafer=result.eps_shafer,
+    row.update(status=result.status.value, objective_value=result.objective_value, eps_shafer=result.eps_shafer,
                eps_walley=result.eps_walley, variance=math.nan if result.variance is None else result.variance,
                path=result.path, certificate=result.certificate.method,
                message=" ".join((*result.warnings, *([result.variance_note] if result.variance is None else []))))
@@ -244,3 +247,71 @@ def sweep(problem: DesignProblem, epsilons: Sequence[float], dont_know: Sequence
     if len(refused) == len(rows):
         raise InvalidProblemError(refused[0])  # the problem itself, not a grid point, is the trouble
     return pd.DataFrame(rows, columns=list(SWEEP_COLUMNS))
+
+
+#: Notes (distinct row messages) a sweep's table output shows at most.
+MAX_NOTES = 5
+
+
+@dataclass(frozen=True, eq=False)
+class SweepResult(Result):
+    """A sweep's table as a result (``designer sweep``).
+
+    Attributes
+    ----------
+    problem : DesignProblem
+        The base problem.
+    frame : pandas.DataFrame
+        :func:`sweep`'s table: one row per grid point, :data:`SWEEP_COLUMNS`.
+    status : FitStatus
+        ``OPTIMAL``: every design in the table is certified (the other rows say why there is none).
+    warnings : tuple of str
+    """
+
+    problem: DesignProblem
+    frame: pd.DataFrame
+    status: FitStatus = FitStatus.OPTIMAL
+    warnings: tuple[str, ...] = ()
+
+    title = "Sweep"
+
+    def __post_init__(self) -> None:
+        self._check_status()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``designer sweep --format json`` object: ``problem``, ``semantics``, ``objective`` and ``rows`` (NaN
+        cells ``null``)."""
+        rows = [{k: None if isinstance(v, float) and math.isnan(v) else json_value(v) for k, v in r.items()}
+                for r in self.frame.to_dict(orient="records")]
+        return {"problem": self.problem.name, "semantics": self.problem.semantics,
+                "objective": self.problem.objective, "rows": rows}
+
+    def table(self) -> TableData:
+        """:data:`SWEEP_COLUMNS` and the rows, every digit (the ``--format csv`` table and ``--out`` file)."""
+        return list(SWEEP_COLUMNS), [list(row) for row in self.frame.itertuples(index=False)]
+
+    @property
+    def certified(self) -> str:
+        """``"n of N designs certified"``."""
+        done = int((self.frame["status"] == "optimal").sum())
+        return f"{done} of {len(self.frame)} designs certified"
+
+    @property
+    def notes(self) -> list[str]:
+        """The distinct messages of the rows (at most :data:`MAX_NOTES`), sorted."""
+        return sorted({r for r in self.frame["message"] if r})[:MAX_NOTES]
+
+    def summary(self) -> str:
+        """The ``designer sweep`` table output: the table without its messages (8 digits), the count of certified
+        designs and the notes."""
+        pretty = [[fmt(v, 8) if isinstance(v, float) else v for v in row[:-1]]
+                  for row in self.frame.itertuples(index=False)]
+        return "\n".join([render_table(list(SWEEP_COLUMNS)[:-1], pretty), self.certified,
+                          *(f"note: {n}" for n in self.notes)])
+
+
+def sweep_result(problem: DesignProblem, epsilons: Sequence[float], dont_know: Sequence[float] | None = None, *,
+                 jobs: int = 1, scheduler: str | None = None, progress: bool = False) -> SweepResult:
+    """:func:`sweep` (same parameters) as a :class:`SweepResult`."""
+    return SweepResult(problem, sweep(problem, epsilons, dont_know, jobs=jobs, scheduler=scheduler,
+                                      progress=progress))

@@ -214,14 +214,15 @@ def test_programs_too_large_for_memory_are_refused_with_advice(monkeypatch):
     labels = tuple(f"a{i}" for i in range(16))
     big = DesignProblem(inputs=labels, epsilon=1.0, semantics="wldp", prior=[0.5] + [0.5 / 15] * 15,
                         focal_sets=(*[1 << i for i in range(16)], (1 << 16) - 1))
-    import designer.optimal.engine as engine
+    import designer.optimal.route as route
+    import designer.optimal.solve_steps as steps
 
     def never(*args, **kwargs):  # the refusal comes before any program is built
         raise AssertionError("the program was built")
 
-    monkeypatch.setattr(engine, "linear_program", never)
-    monkeypatch.setattr(engine, "solve_walley_lazily", never)
-    monkeypatch.setattr(engine, "MAX_NONZEROS", program_nonzeros(big) - 1)
+    monkeypatch.setattr(steps, "linear_program", never)
+    monkeypatch.setattr(steps, "solve_walley_lazily", never)
+    monkeypatch.setattr(route, "MAX_NONZEROS", program_nonzeros(big) - 1)
     with pytest.raises(d.InvalidProblemError, match=r"nonzeros.*GiB.*focal_sets"):
         design(big)
 
@@ -245,7 +246,7 @@ def test_a_chi2_optimum_that_lumps_rare_inputs_is_flagged():
     with pytest.warns(d.DesignWarning, match="does not identify every share"):
         r = design(problem)
     assert math.isinf(r.variance) and "a0, a2 answer alike" in r.warnings[0]
-    assert r.to_json_dict()["warnings"] == list(r.warnings)
+    assert r.to_dict()["warnings"] == list(r.warnings)
     import warnings
 
     with warnings.catch_warnings():

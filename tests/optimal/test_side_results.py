@@ -33,7 +33,7 @@ def test_python_result_keeps_the_design(broken_variance):
     assert result.variance is None and result.variance_kind == "unavailable"
     assert "deliberately broken" in result.variance_note
     assert result.mechanism is not None and exact_losses_within(result.mechanism, 1.0, ["shafer"])
-    obj = result.to_json_dict()
+    obj = result.to_dict()
     assert obj["variance"] is None and "deliberately broken" in obj["variance_note"] and obj["certified"] is True
 
 

@@ -1,0 +1,248 @@
+"""The steps of each route before certification: build and solve its program, and turn the solver's point into the
+candidate to certify (docs/theory.md, sections 5 and 12).
+
+A ``solve`` step takes ``(problem, settings, decision)`` and returns a :class:`~designer.optimal.programs.Solved`;
+a ``candidate`` step takes the solved program and returns an :class:`Answer` (a cleaned full mechanism, the
+compact size-class form, or an invariant design's float matrix). The engine's route table
+(:data:`designer.optimal.engine.ROUTES`) names one of each per :class:`~designer.optimal.route.Route`; the same
+steps re-solve a problem inside the budget and design the repair references.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._internal.solvers import SolverError, SolverOutcome, Status, WarmStart, require_solution, solve_lp
+from ..exceptions import InfeasibleDesignError, InvalidProblemError
+from ..mechanism import Mechanism
+from ..vocabulary import Objective
+from . import columns, invariant_exact
+from .certify import clean_solution
+from .infeasible import explain_infeasible
+from .lazy import solve_walley_lazily
+from .objectives import objective_value
+from .precise import STAIRCASE_OPTIONS, solve_precise
+from .problem import DesignProblem
+from .programs import Solved, linear_program, staircase_mechanism, staircase_program
+from .route import GENERAL_MAX_INPUTS, Decision, Route
+from .staircase_pricing import STAIRCASE_PRICE_MIN_INPUTS, solve_staircase_priced
+from .symmetric import SymmetricMechanism, best_chi2_classes, from_solution, symmetric_objective, symmetric_program
+from .symmetry import orbit_average
+
+__all__ = ["LAZY_OPTIONS", "WLDP_OPTIONS", "Answer", "Settings", "candidate_value", "options_for"]
+
+#: HiGHS options for WLDP programs (many sparse pair rows): interior point, then crossover to a vertex.
+#: Measured at k = l = 8: 0.3 s against 2.1 s for the default simplex.
+WLDP_OPTIONS = {"solver": "ipm"}
+#: The row-generation programs are small and sparse: dual simplex (IPM is 40x slower on them).
+LAZY_OPTIONS = {"solver": "simplex", "simplex_strategy": 1}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The solver settings of one design (``design``'s keyword arguments, checked)."""
+
+    solver: str | None
+    options: dict[str, Any] | None
+    symmetrize: bool
+    warm: WarmStart | None
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A solved candidate, ready to certify.
+
+    Attributes
+    ----------
+    candidate : Mechanism, SymmetricMechanism or (k, k) ndarray
+        The cleaned full mechanism, the compact size-class form, or an invariant design's float matrix.
+    path : str
+        The program that gave it, in words (``DesignResult.path``).
+    value : float
+        Its objective (an invariant design: the program's optimum, which the exact table must keep).
+    solver_objective : float
+        The optimum the solver reported.
+    solver : str
+        Which solver.
+    """
+
+    candidate: Any
+    path: str
+    value: float
+    solver_objective: float
+    solver: str
+
+
+def options_for(settings: Settings, default: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The solver options: ``default`` unless the caller chose a solver or options."""
+    return default if settings.solver is None and settings.options is None else settings.options
+
+
+def candidate_value(problem: DesignProblem, candidate: Mechanism | SymmetricMechanism) -> float:
+    """The objective of a full mechanism or of the compact size-class form."""
+    if isinstance(candidate, SymmetricMechanism):
+        if problem.objective is Objective.CHI2:
+            return candidate.chi2()
+        ca, cb = symmetric_objective(problem)
+        return float(ca @ candidate.A + cb @ candidate.B)
+    return objective_value(problem, candidate)
+
+
+# ---------------------------------------------------------------------------- build and solve, per route
+def solve_general(problem: DesignProblem, settings: Settings, decision: Decision) -> Solved:
+    """The full linear program over every allowed answer set (:attr:`Route.GENERAL`)."""
+    lp = linear_program(problem)
+    out = solve_lp(lp, solver=settings.solver, warm=settings.warm,
+                   options=options_for(settings, WLDP_OPTIONS if problem.semantics.walley else None))
+    return Solved(out, None if out.z is None else lp.mechanism(out.z), lp.family, "linear program")
+
+
+def solve_lazy(problem: DesignProblem, settings: Settings, decision: Decision) -> Solved:
+    """The WLDP pair rows generated as they are violated (:attr:`Route.LAZY`)."""
+    gen = solve_walley_lazily(problem, settings.solver, options_for(settings, LAZY_OPTIONS))
+    full_rows = problem.k * (problem.k - 1) * ((1 << problem.l) - 2)
+    path = f"linear program, Walley rows generated ({gen.rows} of {full_rows}, {gen.rounds} rounds)"
+    out = gen.outcome
+    return Solved(out, None if out.z is None else gen.program.mechanism(out.z), gen.program.family, path)
+
+
+def solve_priced(problem: DesignProblem, settings: Settings, decision: Decision) -> Solved:
+    """The answer sets priced (:attr:`Route.PRICED`, docs/pricing.md); when column generation stops without an
+    optimum on a frame the full program can hold, the route without pricing (:attr:`Decision.fallback`)."""
+    found = columns.generate_columns(problem, settings.solver, options_for(settings, LAZY_OPTIONS), warm=settings.warm)
+    out = found.rows.outcome
+    too_big = problem.l > GENERAL_MAX_INPUTS and problem.focal_sets is None
+    if out.status is not Status.OPTIMAL and not too_big:
+        return solve_lazy(problem, settings, decision) if decision.fallback is Route.LAZY \
+            else solve_general(problem, settings, decision)
+    if out.status is Status.INFEASIBLE:  # the starting sets alone admit no design: say so, not more
+        raise SolverError(
+            f"column generation's starting sets (singletons, their complements, the whole frame) admit "
+            f"no design of this problem, and its frame of {problem.l} answers is too large for the full "
+            "program; restrict focal_sets to the sets a design may use")
+    allowed = (1 << problem.l) - 1 if problem.focal_sets is None else len(problem.focal_sets)
+    path = (f"linear program, answer sets priced ({found.family.size} of {allowed} per input, "
+            f"{found.rounds} rounds)" + (", Walley rows generated" if problem.semantics.walley else ""))
+    program = found.rows.program
+    return Solved(out, None if out.z is None else program.mechanism(out.z), program.family, path)
+
+
+def solve_precise_route(problem: DesignProblem, settings: Settings, decision: Decision) -> Solved:
+    """``chi2`` under WLDP: a precise design (:attr:`Route.PRECISE`,
+    :func:`~designer.optimal.precise.solve_precise`)."""
+    binary = problem.k == 2 and problem.l == 2 and set(problem.inputs) == set(problem.frame)
+    if binary and (problem.dont_know or problem.dont_know_max) and decision.symmetric:
+        # The worst case is the lambda = 0 Warner matrix, whose information grows with the truthful mass:
+        # the truthful program under the same constraints is optimal (docs/theory.md, 5.4); two answers are
+        # below every frame of the priced and the lazy routes, so it is the full program.
+        solved = solve_general(problem.replace(objective="truthful"), settings, decision)
+        return Solved(solved.outcome, solved.cols, solved.masks,
+                      "linear program (worst-case information of two answers)")
+    if problem.dont_know or problem.dont_know_max or problem.lie_max is not None or problem.focal_sets is not None:
+        raise InvalidProblemError(
+            f"objective 'chi2' under {problem.semantics.value.upper()} designs a precise (Bayesian) mechanism, "
+            "which has no don't-know mass, lying bound or focal-set restriction (solved with those only for "
+            "two answers and a uniform prior); drop [structure], use semantics = \"sldp\", or objective "
+            "truthful / gain / worst_case_utility")
+    return solve_precise(problem, solver=settings.solver, warm=settings.warm, options=options_for(settings, None))
+
+
+def solve_staircase(problem: DesignProblem, settings: Settings, decision: Decision) -> Solved:
+    """The staircase LP of ``chi2`` under SLDP (:attr:`Route.STAIRCASE`), its columns priced from
+    ``STAIRCASE_PRICE_MIN_INPUTS`` inputs."""
+    solver, warm = settings.solver, settings.warm
+    st = staircase_program(problem)
+    outcome: SolverOutcome | None = None
+    path = "staircase LP"
+    if problem.k >= STAIRCASE_PRICE_MIN_INPUTS and (solver is None or solver.upper() == "HIGHS"):
+        # the 2**k - 2 columns priced from the duals (docs/pricing.md); a first program without an optimum
+        # leaves the full one to solve
+        first = solve_staircase_priced(st, problem.k, solver=solver, options=options_for(settings, STAIRCASE_OPTIONS),
+                                       warm=warm)
+        if first.status is Status.OPTIMAL:
+            outcome, path = first, "staircase LP, columns priced"
+    if outcome is None:
+        outcome = solve_lp(st.lp, solver=solver, warm=warm, options=options_for(settings, STAIRCASE_OPTIONS))
+    if outcome.z is None:
+        return Solved(outcome, None, st.sets, path)
+    cols, masks = staircase_mechanism(st, outcome.z, problem.l)
+    return Solved(outcome, cols, masks, path)
+
+
+def solve_symmetric(problem: DesignProblem, settings: Settings, decision: Decision) -> Solved:
+    """The size-class program (:attr:`Route.SYMMETRIC`, docs/theory.md 5.3); its point is read by
+    :func:`compact_candidate`."""
+    outcome = solve_lp(symmetric_program(problem), solver=settings.solver, options=settings.options,
+                       warm=settings.warm)
+    return Solved(outcome, None, np.zeros(0, dtype=np.int64), "symmetric size classes")
+
+
+def solve_invariant(problem: DesignProblem, settings: Settings, decision: Decision) -> Solved:
+    """The invariant program (:attr:`Route.INVARIANT`, :func:`~designer.optimal.invariant_exact.invariant_program`)
+    at the prior's floats; ``cols`` is the ``(k, l)`` float matrix, ``masks`` the singletons."""
+    prior = problem.prior if decision.prior is None else np.array([float(p) for p in decision.prior])
+    matrix, optimum, used = invariant_exact.invariant_program(problem, prior, solver=settings.solver,
+                                                        options=settings.options)
+    outcome = SolverOutcome(Status.OPTIMAL, optimum, None, used)
+    return Solved(outcome, matrix, np.array([1 << j for j in range(problem.l)], dtype=np.int64),
+                  "invariant linear program + exact table")
+
+
+# ---------------------------------------------------------------------------- the candidate to certify
+def _infeasible(problem: DesignProblem, settings: Settings, explain: bool, options: dict[str, Any] | None
+                ) -> InfeasibleDesignError:
+    return InfeasibleDesignError(explain_infeasible(problem, solver=settings.solver, options=options)
+                                 if explain else "infeasible")
+
+
+def full_candidate(problem: DesignProblem, solved: Solved, settings: Settings, decision: Decision,
+                   explain: bool = True) -> Answer:
+    """Explain infeasibility, clean the solver noise and symmetrise: the full mechanism to certify."""
+    require_solution(solved.outcome, f"'{problem.name or 'the problem'}'")
+    if solved.outcome.status is Status.INFEASIBLE or solved.cols is None:
+        raise _infeasible(problem, settings, explain, options_for(settings, None))
+    masks = [int(m) for m in solved.masks]
+    full = (1 << problem.l) - 1
+    truth = problem.truth()
+    forbidden = None
+    if problem.lie_max == 0.0:
+        forbidden = np.array([[not (m >> int(t)) & 1 for m in masks] for t in truth])
+    fixed = problem.dont_know if (problem.dont_know is not None and full in masks) else None
+    cleaned = clean_solution(solved.cols, fixed_full=fixed, full_index=masks.index(full) if fixed is not None else None,
+                             forbidden=forbidden)
+    mech = Mechanism(cleaned, inputs=problem.inputs, frame=problem.frame, focal=masks)
+    path = solved.path
+    if settings.symmetrize and decision.symmetric and not (decision.route is Route.PRECISE and mech.is_bayesian):
+        # (A precise WLDP design is not averaged: that would merge its outputs and lose information.)
+        mech = orbit_average(mech, truth)
+        path += " + orbit average"
+    return Answer(mech, path, objective_value(problem, mech), solved.outcome.objective, solved.outcome.solver)
+
+
+def compact_candidate(problem: DesignProblem, solved: Solved, settings: Settings, decision: Decision,
+                      explain: bool = True) -> Answer:
+    """The compact size-class form of the solved size-class program (exact classes for ``chi2``)."""
+    outcome = solved.outcome
+    require_solution(outcome, f"the size-class program of '{problem.name or 'the problem'}'")
+    if outcome.status is Status.INFEASIBLE or outcome.z is None:
+        if not explain:
+            raise InfeasibleDesignError("infeasible")
+        raise InfeasibleDesignError(
+            explain_infeasible(problem, solver=settings.solver, options=settings.options)
+            if problem.k <= GENERAL_MAX_INPUTS else
+            f"no {problem.semantics.value.upper()} mechanism satisfies '{problem.name or 'the problem'}' at "
+            f"epsilon = {problem.epsilon:g}; raise epsilon or relax the structure")
+    exact = best_chi2_classes(problem)
+    compact = from_solution(problem, exact if exact is not None else outcome.z)
+    return Answer(compact, solved.path, candidate_value(problem, compact), outcome.objective, outcome.solver)
+
+
+def matrix_candidate(problem: DesignProblem, solved: Solved, settings: Settings, decision: Decision,
+                     explain: bool = True) -> Answer:
+    """An invariant design's float matrix; its value is the program's optimum, which the exact table must keep
+    (the release rule, :data:`~designer.optimal.invariant_exact.INVARIANT_RTOL`)."""
+    optimum = float(solved.outcome.objective)
+    return Answer(solved.cols, solved.path, optimum, optimum, solved.outcome.solver)
