@@ -45,7 +45,10 @@ def test_identity_mechanism_equals_statsmodels_logit():
     assert ours.loglik == pytest.approx(theirs.llf, abs=1e-6)
     assert ours.lr_statistic == pytest.approx(theirs.llr, abs=1e-5)
     assert ours.converged and list(ours.coefficients["term"]) == ["Intercept", "x1", "x2"]
-    assert "Intercept" in str(ours.summary())
+    assert "Intercept" in str(ours.summary()) and "status: converged" in ours.summary()  # the command's table
+    np.testing.assert_allclose(ours.statsmodels.bse, theirs.bse, atol=1e-6)  # statsmodels' object, built when read
+    assert "Randomized-response regression" in str(ours.statsmodels_summary())
+    np.testing.assert_allclose(ours.conf_int(), theirs.conf_int(), atol=1e-5)
 
 
 def test_identity_mechanism_equals_statsmodels_mnlogit():

@@ -265,3 +265,19 @@ def test_the_guides_worked_example_from_a_release_and_its_manifest(scratch, caps
     np.testing.assert_array_equal(released.params, fit.params)
     with pytest.raises(DesignerError, match="not both"):
         regress("response ~ age", "people-answers.csv", "gwrr.json", manifest="people-answers.csv.manifest.json")
+
+
+def test_the_command_imports_neither_statsmodels_nor_scipy_stats(scratch):
+    """statsmodels' results object is built when first read (RegressionResult.statsmodels), p-values come from
+    scipy.special: the command prints a fit without either (pandas and patsy read the data and the formula)."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom designer.cli import main\n"
+            f"rc = main(['regress', 'examples/regress.csv', '--mechanism', '{M}gwrr.csv', '--formula', "
+            "'response ~ age + religious', '--format', 'json'])\n"
+            "print(rc, sorted(m for m in ('statsmodels', 'scipy.stats', 'cvxpy', 'matplotlib') if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip().splitlines()[-1] == "0 []"
+    fit = regress("response ~ age + religious", "examples/regress.csv", M + "gwrr.csv")
+    assert fit.statsmodels is not None and "Randomized-response regression" in str(fit.statsmodels_summary())
