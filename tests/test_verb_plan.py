@@ -94,6 +94,31 @@ def test_every_mode_is_chosen_by_the_library():
     assert survey.status is FitStatus.OPTIMAL and survey.n == max(r["n"] for r in survey.to_dict()["allocation"])
 
 
+def test_a_questionnaire_object_is_planned_as_its_file(capsys):
+    import tomllib
+
+    from designer.planning.survey_plan import parse_survey
+
+    survey = parse_survey(tomllib.loads(Path(SURVEY).read_text()), source=SURVEY)
+    a, b = plan(survey, width=0.05).to_dict(), json.loads(_cli(capsys, SURVEY, "--width", "0.05"))
+    assert a.pop("source") != b.pop("source") and json.loads(json.dumps(a)) == b
+    with pytest.raises(DesignerError, match="--prior has no effect"):
+        plan(survey, prior=[0.5, 0.5], width=0.05)
+
+
+def test_the_command_only_parses_calls_and_renders():
+    """designer/cli/plan_commands.py calls the front door and the renderer: no planner, no mode rule."""
+    import ast
+    import inspect
+
+    from designer.cli import plan_commands
+
+    called = {node.func.id for node in ast.walk(ast.parse(inspect.getsource(plan_commands)))
+              if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
+    assert {"plan", "render"} <= called
+    assert not called & {"make_plan", "plan_survey", "plan_split", "plan_mode", "refuse_unused", "PlanRequest"}
+
+
 def test_a_design_result_is_planned_as_its_mechanism():
     from designer.optimal.engine import design
 
@@ -116,6 +141,8 @@ def test_a_split_survey_matches_the_guide_and_the_cli(capsys):
     mechs = {name: open_mechanism_file(p).mechanism for name, p in (("a", W80), ("b", W65))}
     same = plan(mechanism=mechs, split={"a": 2, "b": 3}, prior={"yes": 0.3}, width=0.03).to_dict()
     assert {k: v for k, v in same.items() if k != "source"} == {k: v for k, v in out.items() if k != "source"}
+    listed = plan(mechanism=[f"a={W80}", f"b={W65}"], **kwargs).to_dict()  # the repeated flag's NAME=FILE items
+    assert listed == out
     chosen = plan(mechanism=mechs, prior={"yes": 0.3}, width=0.03)
     assert chosen.status is FitStatus.OPTIMAL and chosen.n <= result.n  # the best split is no worse
 

@@ -42,7 +42,7 @@ def plan(source: Any = None, *, prior: str | Mapping[str, float] | Sequence[floa
          check: int | None = None, seed: int | None = None, curve: str | Sequence[int] | None = None,
          curve_detect: str | Sequence[float] | None = None, report: PathLike | None = None,
          plot: PathLike | None = None, curve_plot: PathLike | None = None, force: bool = False,
-         mechanism: Mapping[str, Any] | None = None, split: str | Mapping[str, float] | None = None,
+         mechanism: Mapping[str, Any] | Sequence[str] | None = None, split: str | Mapping[str, float] | None = None,
          noncompliance: str | None = None, unrelated: str | None = None, unknown_share: float | None = None,
          share_groups: str | Sequence[str] | None = None) -> Plan | SurveyPlan | SplitPlan:
     """Plan a survey: respondents for a half-width, the smallest budget, power, or a questionnaire's budget split
@@ -99,8 +99,9 @@ def plan(source: Any = None, *, prior: str | Mapping[str, float] | Sequence[floa
         existing file only with ``force``). The plan's ``notes`` say where.
     force : bool
         Let ``report``, ``plot`` or ``curve_plot`` replace a file.
-    mechanism : mapping of str to (path, Mechanism or DesignResult), optional
-        A survey split between groups, each answering through its mechanism (instead of ``source``).
+    mechanism : mapping of str to (path, Mechanism or DesignResult), or sequence of str, optional
+        A survey split between groups, each answering through its mechanism (instead of ``source``); a sequence
+        holds ``"NAME=FILE"`` items as the repeated flag does.
     split : str or mapping of str to float, optional
         With ``mechanism``: each group's share of the respondents (``"a=1,b=2"``); default the best split.
     noncompliance, unrelated : str, optional
@@ -124,9 +125,14 @@ def plan(source: Any = None, *, prior: str | Mapping[str, float] | Sequence[floa
     >>> plan("problems/warner.toml", prior="yes=0.3,no=0.7", width=0.02).n  # doctest: +SKIP
     10859
     """
-    given = {k: v for k, v in locals().items() if k not in ("source", "mechanism") and v is not None}
-    if given.get("force") is False:
-        del given["force"]
+    keywords = {"prior": prior, "epsilon": epsilon, "dont_know": dont_know, "width": width, "level": level, "n": n,
+                "detect": detect, "power": power, "alpha": alpha, "alternative": alternative,
+                "null_variance": null_variance, "null_difference": null_difference, "groups": groups, "share": share,
+                "null": null, "semantics": semantics, "grid": grid, "check": check, "seed": seed, "curve": curve,
+                "curve_detect": curve_detect, "report": report, "plot": plot, "curve_plot": curve_plot,
+                "force": force or None, "split": split, "noncompliance": noncompliance, "unrelated": unrelated,
+                "unknown_share": unknown_share, "share_groups": share_groups}
+    given = {k: v for k, v in keywords.items() if v is not None}
     if force not in (True, False):
         raise InvalidArgumentTypeError(f"--force must be True or False, got {force!r}")
     kw = check_values(given)
@@ -230,12 +236,28 @@ def _override(problem: Any, epsilon: float | None, dont_know: float | None) -> A
     return problem.replace(**changes) if changes else problem
 
 
-def _plan_groups(mechanism: Mapping[str, Any], source: Any, kw: dict[str, Any]) -> SplitPlan:
+def _named(items: Sequence[Any]) -> dict[str, Any]:
+    """``["a=FILE", "b=FILE"]`` (the command line's repeated ``--mechanism``) as ``{"a": FILE, "b": FILE}``."""
+    named: dict[str, Any] = {}
+    for item in items:
+        name, sep, path = item.partition("=") if isinstance(item, str) else ("", "", item)
+        if not sep:
+            raise InvalidArgumentError(f"--mechanism {item!r}: a plan with several designs names each group: "
+                                       "NAME=FILE, or give a mapping of names to files or mechanisms")
+        if name.strip() in named:
+            raise InvalidArgumentError(f"--mechanism: group {name.strip()!r} is given twice")
+        named[name.strip()] = path.strip()
+    return named
+
+
+def _plan_groups(mechanism: Mapping[str, Any] | Sequence[Any], source: Any, kw: dict[str, Any]) -> SplitPlan:
     """A survey split between the groups of ``mechanism`` (``designer plan --mechanism NAME=FILE ...``)."""
     from ..release.files import open_mechanism_file
 
     if source is not None:
         raise InvalidArgumentError("give a SOURCE file or --mechanism NAME=FILE (several designs), not both")
+    if isinstance(mechanism, (list, tuple)):
+        mechanism = _named(mechanism)
     given = [f for f in NOT_FOR_GROUPS if f in kw]
     if given:
         raise InvalidArgumentError(f"{flag(given[0])} has no effect on a plan with several mechanisms; drop it")
