@@ -157,6 +157,17 @@ def test_outputs_are_written_and_named_in_the_summary(tmp_path):
     assert plan(GWRR_DK, width=0.03, report=report, force=True).notes == (f"report written to {report}",)
 
 
+def test_figures_are_written_as_the_command_writes_them(tmp_path, capsys):
+    curve, plot_png = tmp_path / "power.png", tmp_path / "n.png"
+    result = plan(WARNER, detect=0.1, curve="100:2000:5", curve_detect="0.05", curve_plot=curve)
+    assert curve.read_bytes().startswith(b"\x89PNG") and result.notes == (f"power curve written to {curve}",)
+    sized = plan(WARNER, width=0.03, grid="1,2", plot=plot_png)
+    assert plot_png.read_bytes().startswith(b"\x89PNG") and sized.summary().endswith(f"plot written to {plot_png}")
+    printed = _cli(capsys, WARNER, "--width", "0.03", "--grid", "1,2", "--plot", str(plot_png), "--force",
+                   fmt="table")
+    assert printed == sized.summary() + "\n"
+
+
 @pytest.mark.parametrize("kwargs, words", [
     ({"width": 0.7}, "--width"), ({"width": "x"}, "--width"), ({}, "say what to plan"),
     ({"width": 0.02, "seed": 1}, "--seed"), ({"width": 0.02, "prior": [0.5]}, "--prior"),
