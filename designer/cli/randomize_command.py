@@ -8,11 +8,12 @@ import argparse
 import math
 import sys
 from fractions import Fraction
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from .._internal.render import render_csv, render_json
+from ..release.sources import design_of
 from ._common import CommandError, add_format, check_out, int_arg, parse_allocation, seed_arg, with_status
 from .randomize_manifest import Release, write_release
 from .randomize_parts import Drawn, Stratified, categories_table, epsilon_of, folder_out
@@ -42,46 +43,6 @@ def _variables(args: argparse.Namespace) -> list[tuple[str, str]]:
     return [(args.column, args.mechanism)]
 
 
-class Design(NamedTuple):
-    """A design to draw from: the mechanism, the budget it states (None: none stated), where that budget comes
-    from, an invariant design's exact table (counts, per-row denominators; None for other designs), the prior it
-    keeps, and the detail of the design's own certificate (None when it states none)."""
-
-    mechanism: Any
-    epsilon: float | None
-    basis: str
-    exact: tuple[Any, Any] | None = None
-    prior: tuple[Any, ...] | None = None
-    certificate: dict[str, Any] | None = None
-
-
-def design_of(path: str, data_prior: Any = None) -> Design:
-    """The design a file or a TOML problem (designed on the fly; an invariant one keeping ``data_prior``, exact
-    fractions, when given) gives."""
-    from ..certificate import certificate_fields
-    from ..optimal import design
-    from ..optimal.invariant import design_invariant
-    from ..optimal.problem_toml import load_problem
-    from ..release.files import open_mechanism_file
-
-    if path.endswith(".toml"):
-        problem = load_problem(path)
-        result = design(problem) if data_prior is None else design_invariant(problem, prior=data_prior)
-        detail = certificate_fields(result.certificate)["certificate_detail"] if result.certificate else None
-        basis = f"the problem's budget ({path})"
-        if result.exact_table is None:
-            return Design(result.mechanism, problem.epsilon, basis, certificate=detail)
-        table = result.exact_table
-        return Design(result.mechanism, problem.epsilon, basis, (table.counts, table.denominators), table.prior,
-                      detail)
-    file = open_mechanism_file(path)
-    if file.release is not None:
-        detail = file.release.certificate.get("certificate_detail")
-        return Design(file.mechanism, file.release.epsilon, "the file's release", file.exact, file.prior,
-                      detail if isinstance(detail, dict) else None)
-    return Design(file.mechanism, None, "the mechanism's own loss", file.exact, file.prior)
-
-
 #: A drawn table whose masses differ from the design's by at most this is the design: the rounding to counts over
 #: 2^53 and the smallest certifying mixes (2^-48 of a shared row, doubled a few times) move a mass by about 1e-14;
 #: a larger change is refused, or released with --repair (docs/theory.md section 7.6).
@@ -98,7 +59,8 @@ def _table(path: str, semantics: str, allocation: str, data_prior: Any = None, *
     from ..privacy import worst_case
     from ..release.exact_table import exact_table
 
-    mech, epsilon, basis, exact, prior, detail = design_of(path, data_prior)
+    found = design_of(path, data_prior)
+    mech, epsilon, basis, exact, prior, detail = found[:6]
     if exact is not None:
         return Drawn(categories_table(mech, epsilon, exact), mech, basis, prior, detail)
     member = None
