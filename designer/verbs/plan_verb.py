@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from ..mechanism import Mechanism
-from ..planning.group_plan import SplitPlan, plan_split
 from ..planning.plan import Plan, PlanRequest, SurveyPlan, make_plan, plan_survey
 from ..planning.plan_request import (
     DEFAULTS,
@@ -27,6 +26,9 @@ from ..planning.plan_request import (
 )
 from ..planning.survey_plan import Survey
 from ..vocabulary import Alternative, NullVariance, PlanSource, Semantics
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..planning.group_plan import SplitPlan
 
 __all__ = ["plan"]
 
@@ -252,6 +254,7 @@ def _named(items: Sequence[Any]) -> dict[str, Any]:
 
 def _plan_groups(mechanism: Mapping[str, Any] | Sequence[Any], source: Any, kw: dict[str, Any]) -> SplitPlan:
     """A survey split between the groups of ``mechanism`` (``designer plan --mechanism NAME=FILE ...``)."""
+    from ..planning.group_plan import plan_split
     from ..release.files import open_mechanism_file
 
     if source is not None:
