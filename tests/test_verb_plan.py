@@ -242,7 +242,7 @@ def test_every_planning_result_has_the_results_shape():
         _check_result(result)
 
 
-def test_a_device_design_is_a_result_with_the_cli_outputs(capsys):
+def test_a_device_design_is_a_result_with_the_cli_outputs(tmp_path, capsys):
     from designer.devices import grid_design, parse_device
 
     g = grid_design(load_problem(GWRR_DK), parse_device("spinner:10"))
@@ -253,6 +253,9 @@ def test_a_device_design_is_a_result_with_the_cli_outputs(capsys):
         printed = capsys.readouterr().out
         shown = g.summary() if fmt == "table" else render(g, fmt)
         assert shown + "\n" == printed
+    card = tmp_path / "card.md"
+    assert main(["design", GWRR_DK, "--device", "spinner:10", "--instructions", str(card)]) == 0
+    assert capsys.readouterr().out == g.summary(instructions=card) + "\n" and card.exists()
     counts = np.array(g.to_dict()["counts"])
     assert (counts.sum(axis=1) == 10).all()  # every row uses all ten sectors
     assert g.to_dict()["matrix"] == (counts / 10).tolist()
