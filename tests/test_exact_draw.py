@@ -120,7 +120,7 @@ def _die_table():
 def _invariant():
     problem = DesignProblem(inputs=("a", "b", "c"), prior=(0.001, 0.3, 0.699), epsilon=1.0, invariant=True)
     result = design(problem)
-    exact = (result.table.counts, result.table.denominators)
+    exact = (result.exact_table.counts, result.exact_table.denominators)
     return result.mechanism, exact_table(result.mechanism, epsilon=1.0, exact=exact), exact
 
 

@@ -251,14 +251,14 @@ def test_strata_refusals_name_the_fix_and_write_nothing(tmp_path, capsys, change
 
 
 def test_an_interrupted_release_leaves_no_design_folder(tmp_path, capsys, monkeypatch):
-    from designer.cli import _common
+    from designer.release import randomize_manifest
 
     problem = tmp_path / "party.toml"
     problem.write_text(PROBLEM)
     data = tmp_path / "survey.csv"
     _regions(data, 50)
     calls = []
-    real = _common.write_mechanism
+    real = randomize_manifest._write_released
 
     def stop_on_second(*args, **kwargs):
         calls.append(args[1])
@@ -266,7 +266,7 @@ def test_an_interrupted_release_leaves_no_design_folder(tmp_path, capsys, monkey
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(_common, "write_mechanism", stop_on_second)  # looked up when the designs are written
+    monkeypatch.setattr(randomize_manifest, "_write_released", stop_on_second)  # looked up when the designs are written
     assert main(["randomize", str(data), "--variable", f"party={problem}", "--strata", "region",
                  "--out", str(tmp_path / "out.csv")]) == 130  # Ctrl-C
     assert len(calls) == 2 and "interrupted" in capsys.readouterr().err

@@ -3,19 +3,19 @@ repaired variables and the manifest that records them (docs/theory.md section 7.
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
 from fractions import Fraction
 from typing import Any, NamedTuple
 
 from .randomize_parts import Drawn, Stratified, folder_out, randomize_dataset, write_randomized
+from .sources import source_name
 
 
 class Release(NamedTuple):
     """Everything the manifest records beside the rows."""
 
-    args: argparse.Namespace
+    args: Any
     variables: list[tuple[str, str]]
     tables: list[Any]
     totals: dict[str, Fraction]
@@ -24,7 +24,7 @@ class Release(NamedTuple):
     drawn: dict[str, str]
 
 
-def write_release(args: argparse.Namespace, manifest: str, designs_dir: str, release: Release, source: Any, *,
+def write_release(args: Any, manifest: str, designs_dir: str, release: Release, source: Any, *,
                    columns: list[str], written: list[str], names: list[str]
                    ) -> tuple[int, dict[str, dict[str, str]], str]:
     """The randomized rows, the stratum designs, the drawn channels and the manifest, all or nothing: the manifest
@@ -81,7 +81,6 @@ def _write_drawn(entry: Drawn, path: str, semantics: str) -> None:
     from ..mechanism import Mechanism
     from ..optimal.problem import DesignProblem
     from ..vocabulary import Semantics
-    from ._common import write_mechanism
 
     table = entry.table
     precise = semantics == "wldp"
@@ -89,7 +88,28 @@ def _write_drawn(entry: Drawn, path: str, semantics: str) -> None:
     frame = list(table.outputs) if precise else list(entry.mechanism.frame)
     mech = Mechanism(table.counts / table.denominator, inputs=entry.mechanism.inputs, frame=frame, focal=focal)
     problem = DesignProblem(inputs=tuple(mech.inputs), epsilon=table.epsilon, semantics=Semantics.SLDP)
-    write_mechanism(mech, path, problem, table.certificate, False)
+    _write_released(mech, path, problem, table.certificate, False)
+
+
+def _write_released(mech: Any, path: str, problem: Any, certificate: Any, overwrite: bool, table: Any = None
+                    ) -> None:
+    """A released mechanism as a JSON file: its ``release`` (epsilon, semantics, certificate), the problem's
+    ``[answers]`` words and an invariant design's exact ``table`` (what ``designer design --out NAME.json``
+    writes)."""
+    from .._internal.io import atomic_write_text
+    from .._internal.render import render_json
+    from ..certificate import certificate_fields
+    from ..optimal.result import exact_block
+    from .files import RELEASE_KEY, release_block
+
+    obj = mech.to_json_dict()
+    obj[RELEASE_KEY] = release_block(certificate.epsilon, problem.semantics, certificate_fields(certificate))
+    words = dict(getattr(problem, "answers", ()) or ())
+    if words:
+        obj["answers"] = {w: list(labels) for w, labels in words.items()}
+    if table is not None:
+        obj["exact"] = exact_block(table)
+    atomic_write_text(path, render_json(obj) + "\n", overwrite=overwrite)
 
 
 def _write_stratum_designs(folder: str, stratified: dict[str, Stratified]) -> dict[str, dict[str, str]]:
@@ -99,7 +119,6 @@ def _write_stratum_designs(folder: str, stratified: dict[str, Stratified]) -> di
     import re
 
     from .._internal.io import atomic_folder
-    from ._common import write_mechanism
 
     names: dict[str, dict[str, str]] = {}
     with atomic_folder(folder, prefix=".designs-") as work:
@@ -112,7 +131,7 @@ def _write_stratum_designs(folder: str, stratified: dict[str, Stratified]) -> di
                     i += 1
                     name = f"{stem}-{i}.json"
                 used.add(name.lower())
-                write_mechanism(mech, os.path.join(work, name), result.problem, result.certificate, False,
+                _write_released(mech, os.path.join(work, name), result.problem, result.certificate, False,
                                 result.exact_table)
                 names.setdefault(column, {})[stratum] = os.path.join(folder, name)
     return names
@@ -152,14 +171,16 @@ def _manifest(release: Release, source: str, n: int, files: dict[str, dict[str, 
 
     def variable(column: str, path: str, entry: Any) -> dict[str, Any]:
         if isinstance(entry, Stratified):
-            return {"column": column, "output_column": output(column), "design": path, "epsilon": entry.epsilon,
+            return {"column": column, "output_column": output(column), "design": source_name(path),
+                    "epsilon": entry.epsilon,
                     "strata_column": args.strata,
                     "strata": [{"stratum": s, "design_file": files[column][s], "budget_from": basis,
                                 "epsilon": t.epsilon, "sha256": t.sha256, "outputs": list(t.outputs),
                                 "certificate": _certificate(t, _detail(result), None),
                                 **invariance_record(args, column, s, prior, mech, release.prior)}
                                for s, (t, mech, basis, prior, result) in entry.designs.items()]}
-        record = {"column": column, "output_column": output(column), "design": path, "budget_from": entry.basis,
+        record = {"column": column, "output_column": output(column), "design": source_name(path),
+                  "budget_from": entry.basis,
                   "epsilon": entry.table.epsilon,
                   "sha256": entry.table.sha256, "outputs": list(entry.table.outputs),
                   "certificate": _certificate(entry.table, entry.certificate, entry.repair),

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..estimation.survey_files import read_chunks
-from ._common import CommandError
+from ..exceptions import InvalidArgumentError as CommandError
 from .randomize_parts import Stratified
 
 #: Fewest rows a stratum (or, without --strata, the file) may have when its prior is read from the data.
@@ -79,13 +79,16 @@ class PriorRelease:
 
 
 def _invariant_problems(variables: list[tuple[str, str]], what: str) -> dict[str, Any]:
+    from ..optimal.problem import DesignProblem
     from ..optimal.problem_toml import load_problem
 
-    problems = {column: load_problem(path) for column, path in variables if path.endswith(".toml")}
+    problems = {column: load_problem(path) if isinstance(path, str) else path for column, path in variables
+                if (isinstance(path, str) and path.endswith(".toml")) or isinstance(path, DesignProblem)}
     wanted = {column: problem for column, problem in problems.items() if problem.invariant}
     if not wanted:
         raise CommandError(f"{what}: no variable is a TOML problem with invariant = true "
-                           f"({', '.join(p for _, p in variables)}; a design file keeps the prior it was designed for)")
+                           f"({', '.join(map(str, (p for _, p in variables)))}; a design file keeps the prior it "
+                           "was designed for)")
     return wanted
 
 
@@ -93,7 +96,7 @@ def _tally(path: str, strata: str | None, wanted: dict[str, Any], count: bool
            ) -> tuple[dict[str, int], dict[tuple[str, str], Any]]:
     """One pass over ``path``: each stratum's first line (``{"": 2}`` without ``strata``) and, with ``count``, each
     invariant column's category counts per stratum (an unknown category is refused naming its line)."""
-    from .survey_commands import _codes
+    from .randomize_parts import input_codes as _codes
 
     first: dict[str, int] = {}
     counts: dict[tuple[str, str], Any] = {}
@@ -119,7 +122,7 @@ def _tally(path: str, strata: str | None, wanted: dict[str, Any], count: bool
     return first, counts
 
 
-def noisy_priors(args: argparse.Namespace, wanted: dict[str, Any]) -> tuple[dict[str, int], PriorRelease]:
+def noisy_priors(args: Any, wanted: dict[str, Any]) -> tuple[dict[str, int], PriorRelease]:
     """The strata (first lines) and the :class:`PriorRelease` of ``--invariant-prior data``: every stratum of at
     least ``--min-stratum`` rows, its counts noised at ``--prior-budget`` split over the ``wanted`` columns."""
     from ..release.noise import noisy_counts, os_source, seeded_source
@@ -150,7 +153,7 @@ def noisy_priors(args: argparse.Namespace, wanted: dict[str, Any]) -> tuple[dict
     return first, release
 
 
-def data_priors(args: argparse.Namespace, variables: list[tuple[str, str]]
+def data_priors(args: Any, variables: list[tuple[str, str]]
                 ) -> tuple[dict[str, list[Fraction]], PriorRelease]:
     """``--invariant-prior data`` without strata: each invariant column's prior from the file's noisy counts."""
     wanted = _invariant_problems(variables, "--invariant-prior data")
@@ -158,7 +161,7 @@ def data_priors(args: argparse.Namespace, variables: list[tuple[str, str]]
     return {column: release.prior(column) for column in wanted}, release
 
 
-def stratified(args: argparse.Namespace, variables: list[tuple[str, str]]
+def stratified(args: Any, variables: list[tuple[str, str]]
                ) -> tuple[dict[str, Stratified], PriorRelease | None]:
     """``--strata COLUMN``: every invariant variable designed once per stratum, each stratum's prior from the
     problem's ``[strata]`` table or, with ``--invariant-prior data``, from that stratum's noisy counts."""
@@ -200,7 +203,7 @@ def stratified(args: argparse.Namespace, variables: list[tuple[str, str]]
     return out, release
 
 
-def invariance_record(args: argparse.Namespace, column: str, stratum: str, prior: Sequence[Fraction] | None,
+def invariance_record(args: Any, column: str, stratum: str, prior: Sequence[Fraction] | None,
                       mech: Any, release: PriorRelease | None) -> dict[str, Any]:
     """The manifest's record of an invariant design: the prior kept, exactly, and where it came from (for a prior
     read from the file: the noisy counts it was made from, never the file's own counts)."""

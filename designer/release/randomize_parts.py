@@ -66,12 +66,11 @@ def draw_chunk(chunk: Any, line: int, path: str, variables: list[tuple[str, str]
                strata: str | None, source: Any) -> list[Any]:
     """The randomized values of every variable of one chunk (first row at file ``line``): each row's true value
     drawn through its table (its stratum's under ``strata``) with words of ``source``."""
-    from .survey_commands import _codes
 
     drawn = []
     for (column, _), entry in zip(variables, tables):
         first = next(iter(entry.designs.values())) if isinstance(entry, Stratified) else entry
-        rows = _codes(chunk[column], first[1].inputs, path, line, f"an input of the mechanism (column {column!r})")
+        rows = input_codes(chunk[column], first[1].inputs, path, line, f"an input of the mechanism (column {column!r})")
         if isinstance(entry, Stratified):
             assert strata is not None
             groups = chunk[strata].to_numpy(dtype=object)
@@ -85,6 +84,31 @@ def draw_chunk(chunk: Any, line: int, path: str, variables: list[tuple[str, str]
             table = entry[0]
             drawn.append(np.asarray(table.outputs, dtype=object)[table.sample(rows, source)])
     return drawn
+
+
+def input_codes(values: Any, labels: Any, path: str, first_line: int, what: str) -> Any:
+    """Index of every true value in ``labels`` (vectorised), matched as :mod:`designer.estimation.answers` matches
+    words: exactly, else regardless of case and spacing when that names one label; an unknown value is one
+    :class:`~designer.exceptions.DataError` naming its line."""
+    from ..estimation.answers import fold_word
+    from ..estimation.sampling import label_indices
+    from ..exceptions import DataError
+
+    codes = label_indices(values, labels)
+    bad = np.flatnonzero(codes < 0)
+    if bad.size:
+        folds: dict[str, list[int]] = {}
+        for i, label in enumerate(labels):
+            folds.setdefault(fold_word(label), []).append(i)
+        loose = {w: js[0] for w, js in folds.items() if len(js) == 1}
+        for index in bad.tolist():
+            codes[index] = loose.get(fold_word(str(values.iloc[index])), -1)
+        bad = np.flatnonzero(codes < 0)
+    if bad.size:
+        row = int(bad[0])
+        raise DataError(f"{path}: line {first_line + row}: {values.iloc[row]!r} is not {what} {list(labels)}; "
+                        f"{bad.size} such row(s) in this part of the file")
+    return codes
 
 
 def sha256_of(path: str) -> str:
@@ -154,10 +178,9 @@ def randomize_dataset(folder: str, out: str, *, scheduler: str | None, seed: int
 
 def _on_cluster(scheduler: str, parts: list[str], targets: list[str], seeds: list[Any], task: dict[str, Any]
                 ) -> list[tuple[int, str, str]]:
-    from ._cluster import map_on_cluster
+    from ..regression.regress_input import map_on_cluster
 
-    return map_on_cluster(scheduler, _part_task, list(zip(parts, targets, seeds)),
-                          needs="the dataset's folder readable and writable", **task)
+    return map_on_cluster(scheduler, _part_task, list(zip(parts, targets, seeds)), **task)
 
 
 def _part_task(source_path: str, out_path: str, seed: Any, **task: Any) -> tuple[int, str, str]:

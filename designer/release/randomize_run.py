@@ -1,0 +1,443 @@
+"""randomize's work: true answers in, randomized answers out, drawn exactly from certified integer tables (the
+operating system's cryptographic generator, or a seeded simulation), one or several variables, with a release
+manifest (docs/theory.md section 7.5). :func:`run` takes a :class:`RandomizeRequest` (the command's flags) and
+returns a :class:`Randomized` result; :func:`designer.verbs.randomize_verb.randomize` is its front door."""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import InvalidArgumentError as CommandError
+from ..results import FitStatus, Result, TableData
+from .randomize_manifest import Release, write_release
+from .randomize_parts import Drawn, Stratified, categories_table, epsilon_of, folder_out
+from .randomize_priors import DEFAULT_MIN_STRATUM
+from .sources import design_of, source_name
+
+__all__ = ["RandomizeRequest", "Randomized", "run"]
+
+SEED_WARNING = ("--seed makes this draw reproducible: anyone who knows the seed can undo it and recover the true "
+                "answers; never release it")
+
+
+@dataclass(frozen=True)
+class RandomizeRequest:
+    """The ``designer randomize`` flags, by their names (``--prior-budget`` is ``prior_budget``), same defaults.
+
+    ``answers`` is the file of true answers; ``variable`` the ``(column, design)`` pairs (a design is a mechanism
+    file, a TOML problem or an in-memory design, :func:`designer.release.sources.design_of`), or ``mechanism`` with
+    ``column`` for one."""
+
+    answers: str
+    out: str
+    mechanism: Any = None
+    column: str | None = None
+    variable: tuple[tuple[str, Any], ...] = ()
+    keep: str | None = None
+    invariant_prior: str = "problem"
+    prior_budget: Fraction | None = None
+    min_stratum: int = DEFAULT_MIN_STRATUM
+    repair: bool = False
+    strata: str | None = None
+    designs: str | None = None
+    budget: Fraction | None = None
+    manifest: str | None = None
+    seed: int | None = None
+    simulation: bool = False
+    scheduler: str | None = None
+    semantics: str = "sldp"
+    allocation: str = "uniform"
+
+
+def parse_allocation(text: Any) -> str | float:
+    """``allocation``: ``uniform`` or lambda in [0, 1] (checked by :mod:`designer.estimation.sampling`)."""
+    if text == "uniform":
+        return "uniform"
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        raise CommandError(f"--allocation must be 'uniform' or a number in [0, 1], got {text!r}") from None
+
+
+def check_out(path: str, inputs: list[Any], advice: str) -> None:
+    """Refuse, before any work, an output that is an input, exists, or has no folder (randomize never replaces a
+    file)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise CommandError(f"{path}: the folder {os.path.dirname(path) or '.'} does not exist; create it first")
+    if not os.access(folder, os.W_OK):
+        raise CommandError(f"{path}: the folder {os.path.dirname(path) or '.'} is not writable")
+    out = os.path.realpath(path)
+    if any(out == os.path.realpath(p) for p in inputs if isinstance(p, str | os.PathLike)):
+        raise CommandError(f"{path}: is an input of this command; input files are never overwritten")
+    if os.path.exists(out):
+        raise CommandError(f"{path}: already exists; {advice}")
+
+
+def _variables(args: RandomizeRequest) -> list[tuple[str, Any]]:
+    """``(column, mechanism file)`` of every variable to randomize."""
+    if args.variable:
+        if args.mechanism is not None or args.column:
+            raise CommandError("give either --variable COLUMN=MECHANISM (repeatable) or --mechanism with --column, "
+                               "not both")
+        out: list[tuple[str, Any]] = []
+        for item in args.variable:
+            if isinstance(item, tuple):
+                column, sep, path = item[0], "=", item[1]
+            else:
+                column, sep, path = str(item).partition("=")
+            if isinstance(path, str):
+                path = path.strip()
+            if not sep or not column.strip() or (isinstance(path, str) and not path):
+                raise CommandError(f"--variable {item!r} must read COLUMN=MECHANISM (a mechanism file or a problem)")
+            if column.strip() in [c for c, _ in out]:
+                raise CommandError(f"--variable: column {column.strip()!r} is given twice")
+            out.append((column.strip(), path))
+        return out
+    if args.mechanism is None or not args.column:
+        raise CommandError("give --mechanism and --column (one variable) or --variable COLUMN=MECHANISM")
+    return [(args.column, args.mechanism)]
+
+
+#: A drawn table whose masses differ from the design's by at most this is the design: the rounding to counts over
+#: 2^53 and the smallest certifying mixes (2^-48 of a shared row, doubled a few times) move a mass by about 1e-14;
+#: a larger change is refused, or released with --repair (docs/theory.md section 7.6).
+DRAWN_TOLERANCE = 1e-9
+
+
+def _table(path: Any, semantics: str, allocation: str, data_prior: Any = None, *, repair: bool = False) -> Drawn:
+    """The certified exact table of one variable's design. A table that draws from anything but the design (a
+    WLDP allocation beyond the budget, a rounding that needed a mix) is refused unless ``repair``: what is
+    released is what the analyst estimates with."""
+    from ..estimation.sampling import precise_distributions
+    from ..exceptions import CertificationError, InvalidArgumentError
+    from ..mechanism import Mechanism
+    from ..privacy import worst_case
+    from .exact_table import exact_table
+
+    found = design_of(path, data_prior)
+    path = source_name(path)
+    mech, epsilon, basis, exact, prior, detail = found[:6]
+    if exact is not None:
+        return Drawn(categories_table(mech, epsilon, exact), mech, basis, prior, detail)
+    member = None
+    if semantics == "wldp":
+        probs = precise_distributions(mech, parse_allocation(allocation))
+        member = Mechanism(probs, inputs=mech.inputs, frame=mech.frame, focal=[1 << j for j in range(mech.l)])
+    witness = worst_case(member if member is not None else mech, "shafer")
+    own = witness.eps
+    if epsilon is None and not np.isfinite(own):
+        raise CommandError(f"{path}: {witness.describe()} is infinite (a mass of 0 for one input where another has a "
+                           "positive one): no budget covers it; give every answer a positive mass for every input, "
+                           "or design the mechanism (designer design)")
+    try:
+        if member is not None:
+            table = exact_table(mech, epsilon=epsilon, semantics="wldp", probabilities=member.matrix,
+                                outputs=tuple(mech.frame))
+        else:
+            table = exact_table(mech, epsilon=epsilon, semantics="sldp")
+    except (CertificationError, InvalidArgumentError) as exc:
+        raise CommandError(f"{path}: {exc}") from None
+    if table.mix_weight == 0 or table.max_change <= DRAWN_TOLERANCE:
+        return Drawn(table, mech, basis, None, detail)
+    stated = epsilon if epsilon is not None else own
+    why = (f"its {allocation} allocation's precise answers have Shafer loss {own:.6g} > the budget {stated:g}"
+           if member is not None else f"its masses exceed eps = {stated:g} once written as integer counts over 2^53")
+    if not repair:
+        fix = ("design the mechanism for WLDP (designer design PROBLEM --semantics wldp), choose an --allocation "
+               "within the budget" if member is not None else "design it again (designer design)")
+        raise CommandError(f"{path}: {why}: drawing within the budget would mix in {table.mix_weight:.3g} of a "
+                           f"uniform row (masses moving by up to {table.max_change:.3g}), so the answers would not "
+                           f"follow {path} and estimates made with it would be biased; {fix}, or pass --repair to "
+                           "release the mixed channel (written beside the output; estimate and regress use it with "
+                           "--manifest)")
+    violation = own - stated  # the float loss of what would be drawn unmixed, minus the budget
+    return Drawn(table, mech, basis, None, detail, {"why": why, "violation": violation})
+
+
+#: A variable released above this loss (nats) is warned about: an answer may then be e^5 ~ 148 times likelier
+#: under one true value than under another, and the randomization protects the respondent little.
+HIGH_LOSS = 5.0
+
+
+def variable_certificate(entry: Any, semantics: str) -> Any:
+    """The certificate one variable is released with: its drawn table's (a stratified variable's: the stratum with
+    the largest budget, as a respondent meets one stratum's design), its budget read as stated (a decimal as
+    written: 0.1 is 1/10) and, for precise answers (``wldp``), both losses (a precise table's Walley loss is its
+    Shafer loss)."""
+    import dataclasses
+
+    from ..vocabulary import Loss
+    from .noise import stated_budget
+
+    table = max((d[0] for d in entry.designs.values()), key=lambda t: t.epsilon) if isinstance(entry, Stratified) \
+        else entry[0]
+    losses = (Loss.SHAFER, Loss.WALLEY) if semantics == "wldp" else (Loss.SHAFER,)
+    return dataclasses.replace(table.certificate, losses=losses, budget=stated_budget(epsilon_of(entry)))
+
+
+def variables_certificate(tables: list[Any], semantics: str) -> Any:
+    """The composed certificate of a respondent's variables: each drawn independently from its own certified table,
+    so the budgets add exactly (the product's certificate, Lemma 3.3 and Lemma 3.15, with no stored product to
+    round)."""
+    from .certified import product_certificate
+
+    return product_certificate(*(variable_certificate(entry, semantics) for entry in tables))
+
+
+def run(args: RandomizeRequest) -> Randomized:
+    """Randomize ``args.answers`` into the new file ``args.out`` with its manifest (all or nothing; nothing is ever
+    replaced): see :func:`designer.verbs.randomize_verb.randomize` for the parameters."""
+    from ..vocabulary import Loss
+    from .exact_table import OsRandom, SeededRandom
+    from .randomize_priors import data_priors, stratified
+
+    if args.seed is not None and not args.simulation:
+        raise CommandError("--seed lets anyone who knows the seed undo the draw: add --simulation to say this is a "
+                           "simulation, or leave --seed out (the default draws from the operating system's CSPRNG)")
+    if args.invariant_prior == "data" and args.prior_budget is None:
+        raise CommandError("--invariant-prior data publishes a prior computed from the file being released: give "
+                           "--prior-budget EPS0, the budget (nats) its noisy counts spend (added to the composed "
+                           "loss), or keep the problem's prior (--invariant-prior problem)")
+    if args.prior_budget is not None and args.invariant_prior != "data":
+        raise CommandError("--prior-budget is the budget of a prior read from the file: give it with "
+                           "--invariant-prior data")
+    variables = _variables(args)
+    if args.scheduler and not folder_out(args):
+        raise CommandError("--scheduler randomizes a Parquet dataset part by part on the cluster: give the dataset's "
+                           "folder and a new folder as --out (without .csv or .parquet)")
+    manifest = args.manifest or f"{args.out}.manifest.json"
+    designs_dir = args.designs or f"{args.out}.designs"
+    inputs = [args.answers, *(p for _, p in variables)]
+    check_out(args.out, inputs, advice="randomize never replaces a file (choose another name)")
+    check_out(manifest, [*inputs, args.out], advice="randomize never replaces a file (--manifest)")
+    if args.strata:
+        check_out(designs_dir, [*inputs, args.out, manifest], advice="randomize never replaces a file (--designs)")
+    keep = [k.strip() for k in (args.keep or "").split(",") if k.strip()]
+    randomized = [c for c, _ in variables]
+    for k in keep:
+        if k in randomized:
+            raise CommandError(f"--keep names {k!r}, a column being randomized: its true values are never written out")
+    prior_release = None
+    strata_designs: dict[str, Stratified] = {}
+    priors: dict[str, Any] = {}
+    if args.strata:
+        strata_designs, prior_release = stratified(args, variables)
+    elif args.invariant_prior == "data":
+        priors, prior_release = data_priors(args, variables)
+    tables: list[Any] = [strata_designs.get(column) or _table(path, args.semantics, args.allocation,
+                                                              priors.get(column), repair=args.repair)
+                         for column, path in variables]
+    drawn_files = _drawn_paths(args, variables, tables, [*inputs, args.out, manifest, designs_dir])
+    certificate = variables_certificate(tables, args.semantics)
+    totals = {loss: certificate.exact_budget if Loss(loss) in certificate.losses else Fraction(0)
+              for loss in ("shafer", "walley")}
+    if prior_release is not None:  # the published prior's noisy counts: a term added to the composed loss
+        for loss in totals:
+            totals[loss] += prior_release.epsilon if (loss == "shafer" or args.semantics == "wldp") else 0
+    composed = max(totals.values())
+    if args.budget is not None and composed > args.budget:
+        summands = [f"{epsilon_of(t):.4g}" for t in tables]
+        if prior_release is not None:
+            summands.append(f"the prior's {float(prior_release.epsilon):.4g}")
+        raise CommandError(f"the release composes to {float(composed):.6g} nats per respondent (the sum of "
+                           f"{', '.join(summands)}), above --budget {float(args.budget):g}")
+    warnings = [f"column {c!r} is released at {epsilon_of(t):.4g} nats, above {HIGH_LOSS:g}: an answer may be "
+                f"{math.exp(min(epsilon_of(t), 700)):.3g} times likelier under one true value than under another, "
+                "so the randomization protects little"
+                for (c, _), t in zip(variables, tables) if epsilon_of(t) > HIGH_LOSS]
+    warnings += [f"column {c!r} is drawn from a repaired channel, not from {source_name(p)}: {t.repair['why']}; the "
+                 f"drawn channel is {drawn_files[c]} (estimate/regress --manifest {manifest} use it)"
+                 for (c, p), t in zip(variables, tables) if isinstance(t, Drawn) and t.repair]
+    source: Any = SeededRandom(args.seed) if args.seed is not None else OsRandom()
+    written = [*keep, *([args.strata] if args.strata and args.strata not in keep else [])]
+    names = [*written, *(("response",) if not args.variable else randomized)]
+    columns = list(dict.fromkeys([*written, *randomized]))
+    release = Release(args, variables, tables, totals, prior_release, warnings, drawn_files)
+    n, files, random_source = write_release(args, manifest, designs_dir, release, source, columns=columns,
+                                            written=written, names=names)
+    return Randomized(n=n, out=args.out, manifest=manifest, random_source=random_source, totals=totals,
+                      semantics=args.semantics, prior_budget=prior_release.epsilon if prior_release else None,
+                      variables=tuple((c, source_name(p), t) for (c, p), t in zip(variables, tables)),
+                      drawn=drawn_files, strata_column=args.strata, files=files, certificate=certificate,
+                      warnings=tuple(warnings))
+
+
+def draw_frame(args: RandomizeRequest, frame: Any) -> Randomized:
+    """The rows of the DataFrame ``frame`` randomized in memory (nothing written): the kept columns and each
+    variable's drawn answers, in :attr:`Randomized.frame`. Stratified and data-prior releases need files."""
+    import pandas as pd
+
+    from ..vocabulary import Loss
+    from .exact_table import OsRandom, SeededRandom
+    from .randomize_parts import draw_chunk
+
+    if args.seed is not None and not args.simulation:
+        raise CommandError("--seed lets anyone who knows the seed undo the draw: add --simulation to say this is a "
+                           "simulation, or leave --seed out (the default draws from the operating system's CSPRNG)")
+    if args.strata or args.invariant_prior == "data" or args.prior_budget is not None or args.scheduler or \
+            args.repair or args.manifest or args.designs:
+        raise CommandError("strata, invariant_prior='data', prior_budget, repair, manifest, designs and scheduler "
+                           "write files: give out (a DataFrame is then randomized into that file)")
+    variables = _variables(args)
+    keep = [k.strip() for k in (args.keep or "").split(",") if k.strip()]
+    randomized = [c for c, _ in variables]
+    missing = [c for c in [*keep, *randomized] if c not in frame.columns]
+    if missing:
+        raise CommandError(f"the DataFrame has no column {missing[0]!r} (columns: "
+                           f"{', '.join(map(str, frame.columns))})")
+    for k in keep:
+        if k in randomized:
+            raise CommandError(f"--keep names {k!r}, a column being randomized: its true values are never written out")
+    tables = [_table(path, args.semantics, args.allocation, repair=False) for _, path in variables]
+    certificate = variables_certificate(tables, args.semantics)
+    totals = {loss: certificate.exact_budget if Loss(loss) in certificate.losses else Fraction(0)
+              for loss in ("shafer", "walley")}
+    if args.budget is not None and max(totals.values()) > args.budget:
+        raise CommandError(f"the release composes to {float(max(totals.values())):.6g} nats per respondent (the sum "
+                           f"of {', '.join(f'{epsilon_of(t):.4g}' for t in tables)}), above --budget "
+                           f"{float(args.budget):g}")
+    warnings = [f"column {c!r} is released at {epsilon_of(t):.4g} nats, above {HIGH_LOSS:g}: an answer may be "
+                f"{math.exp(min(epsilon_of(t), 700)):.3g} times likelier under one true value than under another, "
+                "so the randomization protects little"
+                for (c, _), t in zip(variables, tables) if epsilon_of(t) > HIGH_LOSS]
+    source: Any = SeededRandom(args.seed) if args.seed is not None else OsRandom()
+    drawn = draw_chunk(frame.reset_index(drop=True), 1, args.answers, variables, tables, None, source) \
+        if len(frame) else [np.empty(0, dtype=object) for _ in variables]
+    names = randomized if args.variable else ["response"]
+    out = pd.DataFrame({k: frame[k].to_numpy() for k in keep})
+    for name, values in zip(names, drawn):
+        out[name] = values
+    return Randomized(n=len(frame), out=None, manifest=None, random_source=source.name, totals=totals,
+                      semantics=args.semantics, prior_budget=None,
+                      variables=tuple((c, source_name(p), t) for (c, p), t in zip(variables, tables)), drawn={},
+                      strata_column=None, files={}, certificate=certificate, warnings=tuple(warnings), frame=out)
+
+
+@dataclass(frozen=True)
+class Randomized(Result):
+    """A randomized release: the rows written, the manifest, and the guarantee per respondent.
+
+    Attributes
+    ----------
+    n : int
+        Rows randomized.
+    out, manifest : str
+        The randomized file (or dataset folder) and its manifest.
+    random_source : str
+        What drew the words (the operating system's CSPRNG, or a seeded simulation).
+    totals : dict of str to Fraction
+        The composed loss per respondent, exactly, per loss (``shafer``; ``walley`` under ``wldp``): the variables'
+        budgets composed (:attr:`certificate`) plus the published prior's.
+    semantics : {"sldp", "wldp"}
+    prior_budget : Fraction or None
+        The budget the published prior's noisy counts spend (``--invariant-prior data``).
+    variables : tuple of (column, design, table)
+        Each variable's design (its path, or the kind of object) and its certified table (a stratified variable:
+        its :class:`~designer.release.randomize_parts.Stratified` tables).
+    drawn : dict of str to str
+        With ``repair``: the file each repaired variable's drawn channel is written to.
+    strata_column : str or None
+    files : dict of str to dict of str to str
+        With ``strata``: each stratified variable's stratum design files.
+    certificate : Certificate
+        The variables' certificates composed (Lemma 3.3, Lemma 3.15), budgets added exactly as stated.
+    status : FitStatus
+        ``EXACT``: drawn from exact integer tables.
+    warnings : tuple of str
+    """
+
+    n: int
+    out: str | None
+    manifest: str | None
+    random_source: str
+    totals: dict[str, Fraction]
+    semantics: str
+    prior_budget: Fraction | None
+    variables: tuple[tuple[str, str, Any], ...]
+    drawn: dict[str, str]
+    strata_column: str | None
+    files: dict[str, dict[str, str]]
+    certificate: Any
+    warnings: tuple[str, ...] = field(default=())
+    status: FitStatus = FitStatus.EXACT
+    frame: Any = None
+
+    title = "Randomized release"
+
+    def __post_init__(self) -> None:
+        self._check_status()
+
+    @property
+    def epsilon_total(self) -> Fraction:
+        """The composed loss per respondent (nats), exactly: the largest of :attr:`totals`."""
+        return max(self.totals.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``designer randomize --format json`` object."""
+        return {"n": self.n, "out": self.out, "manifest": self.manifest, "random_source": self.random_source,
+                "epsilon_total": float(self.epsilon_total), "epsilon_shafer_total": float(self.totals["shafer"]),
+                "epsilon_walley_total": float(self.totals["walley"]) if self.semantics == "wldp" else None,
+                "prior_budget": float(self.prior_budget) if self.prior_budget is not None else None,
+                "variables": {c: epsilon_of(t) for c, _, t in self.variables},
+                "drawn_mechanisms": self.drawn or None, "warnings": list(self.warnings),
+                "strata": {c: {"column": self.strata_column, "designs": f} for c, f in self.files.items()} or None}
+
+    def table(self) -> TableData:
+        """The ``--format csv`` rows: one per variable (per stratum of a stratified one) with its table's hash."""
+        return (["column", "stratum", "mechanism", "epsilon", "sha256"],
+                [[c, s, p if s == "" else self.files[c][s], t.epsilon, t.sha256]
+                 for c, p, entry in self.variables for s, t in _each_table(entry)])
+
+    def summary(self) -> str:
+        """The ``--format table`` text: the rows, each variable's table and budget, the composed loss."""
+        lines = [f"randomized {self.n} rows into {self.out} ({self.random_source}); manifest {self.manifest}"
+                 if self.out is not None else f"randomized {self.n} rows in memory ({self.random_source})"]
+        for c, p, entry in self.variables:
+            for s, t in _each_table(entry):
+                where = f"{c}: {p}" if s == "" else f"{c} in stratum {s}: {self.files[c][s]}"
+                lines.append(f"  {where}, within eps = {t.epsilon:.6g} ({t.arithmetic}, SHA-256 {t.sha256[:16]}...)")
+            if c in self.drawn:
+                lines.append(f"  {c}: drawn from the repaired channel {self.drawn[c]} (not {p})")
+        if self.prior_budget is not None:
+            lines.append(f"  the invariant priors: the file's counts with discrete Laplace noise, within eps0 = "
+                         f"{float(self.prior_budget):.6g} (manifest: prior_release, noisy_counts)")
+        lines.append(f"composed loss per respondent: {float(self.epsilon_total):.6g} nats (losses add across "
+                     "variables and the published prior, Lemma 3.3 and Lemma 3.15)")
+        for column, paths in self.files.items():
+            mechanisms = " ".join(f"--mechanism {s}={f}" for s, f in paths.items())
+            lines.append(f"analyse {column} by stratum (each stratum its own distribution): designer regress "
+                         f"{self.out} --formula '{column} ~ C({self.strata_column})' --group {self.strata_column} "
+                         f"{mechanisms}")
+        return "\n".join(lines)
+
+
+def _drawn_paths(args: RandomizeRequest, variables: list[tuple[str, Any]], tables: list[Any], taken: list[str]
+                 ) -> dict[str, str]:
+    """With --repair, the new mechanism file each repaired variable's drawn channel goes to (``OUT.COLUMN.drawn.json``),
+    refused before any work when it exists."""
+    import re
+
+    out: dict[str, str] = {}
+    for (column, _), entry in zip(variables, tables):
+        if isinstance(entry, Drawn) and entry.repair:
+            stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", column).strip(".") or "column"
+            path = f"{args.out}.{stem}.drawn.json"
+            check_out(path, [*taken, *out.values()], advice="randomize never replaces a file")
+            out[column] = path
+    return out
+
+
+def _each_table(entry: Any) -> list[tuple[str, Any]]:
+    """``(stratum, table)`` of a variable: one pair with stratum ``""`` unless it is stratified."""
+    if isinstance(entry, Stratified):
+        return [(s, d[0]) for s, d in entry.designs.items()]
+    return [("", entry[0])]
+
+
