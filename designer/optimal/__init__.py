@@ -1,7 +1,9 @@
 """The design engine: optimal, certified mechanisms for a privacy budget (docs/theory.md, section 5).
 
-``problem`` (what to design, TOML files) -> ``programs`` (sparse LPs) -> ``engine.design`` (choose the
-path, solve, clean, symmetrise) -> ``certify`` (exact budget and structure check, repair) -> ``result``.
+``problem`` (what to design, TOML files) -> ``route`` (the route, decided once) -> ``engine.design`` (the
+route's row of ``engine.ROUTES``: build and solve its program in ``programs`` / ``solve_steps``, clean,
+symmetrise) -> ``certify`` (exact budget and structure check, repair; ``invariant_exact`` for invariant
+tables) -> ``result``.
 Around it: ``symmetry`` and ``symmetric`` (size classes), ``precise`` (precise designs for estimation
 under WLDP), ``infeasible`` (explanations), ``compare`` (closed forms) and ``sweep`` (grids of designs).
 """
@@ -14,6 +16,7 @@ from .objectives import objective_value
 from .problem import OBJECTIVES, SEMANTICS, DesignProblem
 from .problem_toml import load_problem, parse_problem
 from .result import DesignResult
+from .route import Route, decide
 from .symmetry import is_symmetric, orbit_average
 
 __all__ = [
@@ -23,7 +26,9 @@ __all__ = [
     "CertificationError",
     "DesignProblem",
     "DesignResult",
+    "Route",
     "certify",
+    "decide",
     "design",
     "is_symmetric",
     "load_problem",
