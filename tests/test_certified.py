@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from designer import Q_GWRR, Mechanism, Q_kRR
 from designer.certificate import Certificate, certificate_fields
-from designer.exceptions import CertificationError, InvalidArgumentError, InvalidArgumentTypeError
+from designer.exceptions import CertificationError, DesignerError, InvalidArgumentError, InvalidArgumentTypeError
 from designer.privacy import eps_shafer, eps_walley, is_private
 from designer.release.certified import (
     ROUNDING_ALLOWANCE,
@@ -117,7 +117,7 @@ def certified(mech: Mechanism, loss: Loss) -> CertifiedMechanism:
 
 
 LOSSES = [Loss.SHAFER, Loss.WALLEY]
-FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _finite(mech: Mechanism, loss: Loss) -> bool:
@@ -298,3 +298,22 @@ def test_walley_of_power_matches_privacy_module() -> None:
     q = CertifiedMechanism.certify(Q_GWRR(1.0, 0.8), 2.0, semantics="both")
     p = q.power(2)
     assert eps_walley(p.mechanism) <= p.epsilon and eps_shafer(p.mechanism) <= p.epsilon
+
+
+def test_a_composed_mechanism_written_with_its_certificate_passes_the_check_on_reading(tmp_path) -> None:
+    """The composed float budget covers the stored floats: the file's release is re-checked exactly on reading,
+    and a budget one ulp-scale step below the bound is refused."""
+    from designer.release.files import open_mechanism_file, release_block
+
+    m = Mechanism(np.array([[0.6, 0.3, 0.1], [0.2, 0.3, 0.5]]), inputs=["a", "b"], frame=["y", "n"],
+                  focal=[1, 2, 3])
+    q = certified(m, Loss.SHAFER).power(3)
+    for name, eps, ok in (("ok.json", q.epsilon, True), ("low.json", float(q.budget) * (1 - 1e-12), False)):
+        obj = q.mechanism.to_json_dict()
+        obj["release"] = release_block(eps, q.semantics, certificate_fields(q.certificate))
+        (tmp_path / name).write_text(json.dumps(obj))
+        if ok:
+            assert open_mechanism_file(tmp_path / name).release.epsilon == q.epsilon
+        else:
+            with pytest.raises(DesignerError, match="changed after designer certified them"):
+                open_mechanism_file(tmp_path / name)
