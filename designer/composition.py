@@ -4,6 +4,10 @@ The product of two mechanisms on the same inputs answers with both outputs: its 
 ``Y1 x Y2`` (element ``(a, b)`` labelled ``"a|b"``, index ``i1 + l1 * i2``), its focal sets are the
 rectangles ``E1 x E2`` with mass ``m1_x(E1) m2_x(E2)``. Only focal sets are built, so the product of
 mechanisms with ``F1`` and ``F2`` focal sets has ``F1 F2`` columns whatever the frame size.
+
+These functions return plain mechanisms. To compose the guarantee with them, compose certified mechanisms
+(:class:`designer.release.certified.CertifiedMechanism`): their ``product``, ``power`` and ``image`` call these and
+compose the certificates by the same lemmas, the budgets added exactly.
 """
 
 from __future__ import annotations
