@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..budget import check_budget
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 
 #: Characters a label may not contain: they delimit focal sets in CSV headers (``{yes,no}``).
@@ -23,10 +24,7 @@ def check_epsilon(value: object, name: str = "eps") -> float:
     """Return ``value`` as a float privacy budget, which must be finite and > 0."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise InvalidArgumentTypeError(f"{name} must be a real number, got {type(value).__name__}")
-    eps = float(value)
-    if math.isnan(eps) or math.isinf(eps) or eps <= 0:
-        raise InvalidArgumentError(f"{name} must be a finite number > 0, got {eps}")
-    return eps
+    return check_budget(value, name)  # the one rule for a budget (Budget, DesignProblem, --epsilon)
 
 
 def check_real(value: object, name: str, *, low: float | None = None, high: float | None = None,

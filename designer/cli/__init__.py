@@ -15,32 +15,10 @@ import os
 import sys
 import warnings
 from collections.abc import Callable, Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
-from ..exceptions import CertificationError, DesignerError, DesignWarning, SolverError
+from ..exceptions import CertificationError, DataError, DesignerError, DesignWarning, SolverError
 from ._common import show_progress
-from .analysis_commands import _configure_regress, cmd_regress
-from .design_commands import (
-    _configure_compare,
-    _configure_design,
-    _configure_sweep,
-    cmd_compare,
-    cmd_design,
-    cmd_sweep,
-)
-from .estimate_command import _configure_estimate, cmd_estimate
-from .export_command import _configure_export, cmd_export
-from .mechanism_commands import (
-    _configure_audit,
-    _configure_credal,
-    _configure_tradeoff,
-    cmd_audit,
-    cmd_credal,
-    cmd_tradeoff,
-)
-from .plan_commands import _configure_plan, cmd_plan
-from .randomize_command import _configure_randomize, cmd_randomize
-from .survey_commands import _configure_simulate, _configure_synthesize, cmd_simulate, cmd_synthesize
 
 __all__ = ["COMMANDS", "build_parser", "main", "show_progress"]
 
@@ -57,41 +35,62 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"designer: error: {' '.join(message.split())} (see '{self.prog} --help')\n")
 
 
+class _Lazy:
+    """A function of a command's module, imported when first called: a command imports its own module and
+    nothing of the others' (``designer --help`` imports none)."""
+
+    def __init__(self, module: str, name: str) -> None:
+        self.module, self.name = module, name
+        self.__name__ = self.__qualname__ = name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        import importlib
+
+        return getattr(importlib.import_module(f"{__name__}.{self.module}"), self.name)(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<{__name__}.{self.module}.{self.name}>"
+
+
+def _verb(module: str, verb: str, configure: str | None = None) -> tuple[_Lazy, _Lazy]:
+    """The configure and run functions of ``verb`` in ``module`` (``_configure_<verb>``, ``cmd_<verb>``)."""
+    return _Lazy(module, configure or f"_configure_{verb}"), _Lazy(module, f"cmd_{verb}")
+
+
 COMMANDS: list[tuple[str, str, str, Callable[[argparse.ArgumentParser], None], Callable[..., str]]] = [
     ("audit", "privacy losses (Shafer, bel, pl, Walley) of a mechanism file",
-     "designer audit examples/mechanisms/q2x3.csv --format json", _configure_audit, cmd_audit),
+     "designer audit examples/mechanisms/q2x3.csv --format json", *_verb("mechanism_commands", "audit")),
     ("design", "optimal certified mechanism for a design problem",
-     "designer design problems/gwrr-dont-know.toml --epsilon 2 --out gwrr-2.csv", _configure_design, cmd_design),
+     "designer design problems/gwrr-dont-know.toml --epsilon 2 --out gwrr-2.csv", *_verb("design_commands", "design")),
     ("compare", "designed mechanisms next to the closed forms over a grid of epsilons",
-     "designer compare problems/gwrr-dont-know.toml --eps 0.1:5:50", _configure_compare, cmd_compare),
+     "designer compare problems/gwrr-dont-know.toml --eps 0.1:5:50", *_verb("design_commands", "compare")),
     ("tradeoff", "type I / type II trade-off curve of a test between two inputs, with its bound",
      "designer tradeoff examples/mechanisms/q2x3.csv --null yes --alt no --kind shafer_lower --plot tradeoff.png",
-     _configure_tradeoff, cmd_tradeoff),
+     *_verb("mechanism_commands", "tradeoff")),
     ("credal", "bel / pl of every event, and lower / upper expectations of a gamble",
-     "designer credal examples/mechanisms/q2x3.csv --gamble yes=1,no=0", _configure_credal, cmd_credal),
+     "designer credal examples/mechanisms/q2x3.csv --gamble yes=1,no=0", *_verb("mechanism_commands", "credal")),
     ("synthesize", "synthetic true answers from a prior, to try randomize and estimate before the field",
      "designer synthesize problems/gwrr-dont-know.toml --n 10000 --prior yes=0.3,no=0.7 --seed 1 --out truth.csv",
-     _configure_synthesize, cmd_synthesize),
+     *_verb("survey_commands", "synthesize")),
     ("randomize", "randomize true survey answers with a mechanism (the true answers are not written)",
      "designer randomize examples/answers.csv --mechanism examples/mechanisms/q2x3.csv --column answer "
-     "--out responses.csv --keep id,region",
-     _configure_randomize, cmd_randomize),
+     "--out responses.csv --keep id,region", *_verb("randomize_command", "randomize")),
     ("export", "a certified randomizer for the respondent's screen: an ES module drawing exactly from the table",
-     "designer export examples/mechanisms/q2x3.csv --to js --out q2x3.js", _configure_export, cmd_export),
+     "designer export examples/mechanisms/q2x3.csv --to js --out q2x3.js", *_verb("export_command", "export")),
     ("estimate", "estimate the answer distribution from randomized responses",
      "designer estimate responses.csv --mechanism examples/mechanisms/q2x3.csv --format json",
-     _configure_estimate, cmd_estimate),
+     *_verb("estimate_command", "estimate")),
     ("simulate", "Monte Carlo of the estimator: bias and variance next to 1/(n I)",
      "designer simulate examples/mechanisms/q2x3.csv --n 1000 --reps 2000 --prior yes=0.3,no=0.7 --seed 1",
-     _configure_simulate, cmd_simulate),
+     *_verb("survey_commands", "simulate")),
     ("sweep", "a grid of designs over epsilon (and don't-know mass), in parallel, with a plot",
-     "designer sweep problems/gwrr-dont-know.toml --epsilon 0.1:5:50 --dont-know 0:0.5:6 --jobs 2 "
-     "--out sweep.csv --plot sweep.png", _configure_sweep, cmd_sweep),
+     "designer sweep problems/gwrr-dont-know.toml --eps 0.1:5:50 --dont-know 0:0.5:6 --jobs 2 "
+     "--out sweep.csv --plot sweep.png", *_verb("design_commands", "sweep")),
     ("plan", "plan a survey: sample size, smallest budget, power, a questionnaire's budget split, HTML report",
-     "designer plan problems/warner.toml --prior yes=0.3,no=0.7 --width 0.02", _configure_plan, cmd_plan),
+     "designer plan problems/warner.toml --prior yes=0.3,no=0.7 --width 0.02", *_verb("plan_commands", "plan")),
     ("regress", "logistic regression of the true answer on covariates, from randomized answers",
      "designer regress examples/regress.csv --mechanism examples/mechanisms/gwrr.csv "
-     "--formula 'response ~ age + religious' --reference no", _configure_regress, cmd_regress),
+     "--formula 'response ~ age + religious' --reference no", *_verb("analysis_commands", "regress")),
 ]
 
 
@@ -124,7 +123,9 @@ STUDIO = ("studio", "the whole design in a local web app (question, budget, surv
           "designer studio problems/gwrr-dont-know.toml", _configure_studio, cmd_studio)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or with ``only`` (a command's name) the options of that command alone: the
+    others are listed (``designer --help`` reads the same) but their modules are not imported."""
     from .. import __version__
 
     width = max(len(c[0]) for c in COMMANDS) + 2  # the longest name and two spaces: no name runs into its text
@@ -143,7 +144,8 @@ def build_parser() -> argparse.ArgumentParser:
     for name, summary, example, configure, func in [*COMMANDS, STUDIO]:
         p = sub.add_parser(name, description=f"{summary}.\n\nexample: {example}",
                            formatter_class=argparse.RawDescriptionHelpFormatter)
-        configure(p)
+        if only is None or name == only:
+            configure(p)
         p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                        help="on an internal error, print the traceback")
         p.set_defaults(func=func)
@@ -167,6 +169,37 @@ def _on_sigterm(signum: int, frame: object) -> None:
     raise _Terminated
 
 
+def _inputs(args: argparse.Namespace) -> list[str]:
+    """The input files a command was given, in the order an error is blamed on them (``--mechanism NAME=FILE``
+    and repeated flags give each FILE)."""
+    paths: list[str] = []
+    for attr in ("mechanism", "problem", "answers", "responses", "data", "source"):
+        value = getattr(args, attr, None)
+        for item in value if isinstance(value, list | tuple) else [value]:
+            if item:
+                text = str(item)
+                paths.append(text.partition("=")[2] or text if attr == "mechanism" else text)
+    return paths
+
+
+def _one_line(exc: BaseException, args: argparse.Namespace) -> str:
+    """The error's message on one line. A :class:`DesignerError` that names neither a flag nor an input is about
+    the command's first input and gets its name in front; a :class:`DataError` names its file (and line) itself."""
+    message = " ".join(str(exc).split()) or type(exc).__name__
+    if not isinstance(exc, DesignerError) or isinstance(exc, DataError) or message.startswith("--"):
+        return message
+    inputs = _inputs(args)
+    if inputs and not any(p in message for p in inputs):
+        return f"{inputs[0]}: {message}"  # a problem found while working on this input
+    return message
+
+
+def _command_of(argv: Sequence[str]) -> str:
+    """The command ``argv`` names: its first word that is not an option (``designer``'s own options take no value);
+    ``""`` when there is none (``designer --help``)."""
+    return next((a for a in argv if not a.startswith("-")), "")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status (0 ok, 1 the work failed, 2 bad input or usage, 3 the output was
     written but a fit did not reach a maximum (separation, not converged), 70 an internal error of designer's,
@@ -176,7 +209,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _on_sigterm)
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(only=_command_of(argv))
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, or a usage error already printed on one line
@@ -191,14 +225,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (CertificationError, SolverError) as exc:  # the work failed, not the input: exit status 1
         print(f"designer: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 1
-    except (DesignerError, OSError) as exc:
-        message = " ".join(str(exc).split()) or type(exc).__name__
-        inputs = [str(getattr(args, a)) for a in ("mechanism", "problem", "answers", "responses", "data", "source")
-                  if getattr(args, a, None)]
-        if isinstance(exc, DesignerError) and inputs and not message.startswith("--") and not any(
-                p in message for p in inputs):  # a message that names a flag is about the flag, not a file
-            message = f"{inputs[0]}: {message}"  # a problem found while working on this input
-        print(f"designer: error: {message}", file=sys.stderr)
+    except (DesignerError, OSError) as exc:  # every error of the input, caught here once: one line, exit 2
+        print(f"designer: error: {_one_line(exc, args)}", file=sys.stderr)
         return EXIT_USAGE
     except MemoryError:
         print("designer: error: the problem is too large for this machine's memory; reduce the number of "

@@ -13,8 +13,8 @@ def map_on_cluster(scheduler: str, function: Callable[..., Any], items: Sequence
                    needs: str = "the parts' paths readable", **shared: Any) -> list[Any]:
     """``function(*item, **shared)`` for every item on the Dask cluster at ``scheduler``, results in order.
 
-    A worker's :class:`~designer.exceptions.DesignerError` (a bad row of a part) becomes its one line; any other
-    failure says what the workers need (designer installed and ``needs``)."""
+    A worker's :class:`~designer.exceptions.DesignerError` (a bad row of a part) reaches the command line as it was
+    raised (one line, exit 2); any other failure says what the workers need (designer installed and ``needs``)."""
     from ..exceptions import DesignerError
     from ..optimal.sweep import check_scheduler_address
 
@@ -22,17 +22,14 @@ def map_on_cluster(scheduler: str, function: Callable[..., Any], items: Sequence
         from distributed import Client
     except ImportError:
         raise CommandError("--scheduler needs Dask's distributed scheduler: pip install 'designer[dask]'") from None
-    try:
-        check_scheduler_address(scheduler)
-    except DesignerError as exc:
-        raise CommandError(str(exc)) from None
+    check_scheduler_address(scheduler)
     client = Client(scheduler, timeout="10s", set_as_default=False)
     try:
         futures = [client.submit(function, *item, pure=False, **shared) for item in items]
         try:
             return list(client.gather(futures))
-        except DesignerError as exc:
-            raise CommandError(str(exc)) from None
+        except DesignerError:
+            raise
         except Exception as exc:
             raise CommandError(f"a Dask worker failed ({type(exc).__name__}: {' '.join(str(exc).split())}); the "
                                f"workers need designer installed and {needs}") from None

@@ -10,7 +10,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .._internal.render import json_number
-from .._internal.validation import check_prior
 from ..exceptions import CommandError
 
 __all__ = [
@@ -96,6 +95,16 @@ MAX_GRID = 10_000
 def parse_values(text: str, what: str, *, low: float, high: float, low_open: bool, high_open: bool
                  ) -> list[float]:
     """``start:stop:count`` (inclusive, evenly spaced) or a comma list ``0.5,1,2``, each in a range."""
+    values = _grid_values(text, what)
+    lo, hi = ("(" if low_open else "["), (")" if high_open else "]")
+    for v in values:
+        if (not math.isfinite(v) or v < low or v > high or (low_open and v == low) or (high_open and v == high)):
+            raise CommandError(f"{what} {text!r}: every value must be in {lo}{low:g}, {high:g}{hi}, got {v!r}")
+    return values
+
+
+def _grid_values(text: str, what: str) -> list[float]:
+    """The numbers of ``start:stop:count`` or ``0.5,1,2`` (at least one, at most :data:`MAX_GRID`), unchecked."""
     try:
         if ":" in text:
             parts = text.split(":")
@@ -111,10 +120,6 @@ def parse_values(text: str, what: str, *, low: float, high: float, low_open: boo
             values = [parse_number(v) for v in text.split(",") if v.strip()]
     except ValueError:
         raise CommandError(f"{what} {text!r}: write start:stop:count (e.g. 0.1:5:50) or a list 0.5,1,2") from None
-    lo, hi = ("(" if low_open else "["), (")" if high_open else "]")
-    for v in values:
-        if (not math.isfinite(v) or v < low or v > high or (low_open and v == low) or (high_open and v == high)):
-            raise CommandError(f"{what} {text!r}: every value must be in {lo}{low:g}, {high:g}{hi}, got {v!r}")
     if not values:
         raise CommandError(f"{what} {text!r}: no values; write start:stop:count or a list 0.5,1,2")
     return values
@@ -221,9 +226,20 @@ def parse_allocation(text: str) -> str | float:
         raise CommandError(f"--allocation must be 'uniform' or a number in [0, 1], got {text!r}") from None
 
 
-def parse_grid(text: str, what: str = "grid") -> list[float]:
-    """Epsilons: ``start:stop:count`` (inclusive, evenly spaced) or a comma list ``0.5,1,2``, each > 0."""
-    return parse_values(text, what, low=0.0, high=math.inf, low_open=True, high_open=True)
+def parse_grid(text: str, what: str = "--eps") -> list[float]:
+    """Budgets: ``start:stop:count`` (inclusive, evenly spaced) or a comma list ``0.5,1,2``, each accepted by the
+    one budget rule (:func:`designer.budget.check_budget`); ``what`` names the flag (compare's and sweep's grid is
+    ``--eps``)."""
+    from ..budget import BUDGET_RULE, check_budget
+    from ..exceptions import InvalidArgumentError
+
+    values = _grid_values(text, what)
+    for v in values:
+        try:
+            check_budget(v)
+        except InvalidArgumentError:
+            raise CommandError(f"{what} {text!r}: every value must be {BUDGET_RULE}, got {v!r}") from None
+    return values
 
 
 def parse_prior(text: str | None, inputs: Sequence[str], default: Sequence[float] | None = None) -> list[float]:
@@ -249,6 +265,8 @@ def parse_prior(text: str | None, inputs: Sequence[str], default: Sequence[float
                            "pairs") from None
     if len(values) != k:
         raise CommandError(f"--prior {text!r}: {len(values)} values for {k} inputs {list(inputs)}")
+    from .._internal.validation import check_prior
+
     try:
         check_prior(values, k, "--prior")  # the package's one simplex check
     except (TypeError, ValueError):
@@ -302,8 +320,20 @@ def positive_arg(text: str) -> float:
 
 
 def epsilon_arg(text: str) -> float:
-    """argparse ``type=`` of a budget in nats: finite and > 0, the rule of a problem file's ``epsilon``."""
-    return positive_arg(text)
+    """argparse ``type=`` of a budget in nats (a decimal or a fraction such as ``7/3``), accepted or refused by the
+    package's one budget rule, :func:`designer.budget.check_budget` (the rule of :class:`~designer.Budget` and of a
+    problem's ``epsilon``)."""
+    from ..budget import BUDGET_RULE, check_budget
+    from ..exceptions import InvalidArgumentError
+
+    try:
+        value = parse_number(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number (write 0.25 or a fraction such as 7/36)") from None
+    try:
+        return check_budget(value)
+    except InvalidArgumentError:
+        raise argparse.ArgumentTypeError(f"must be {BUDGET_RULE}, got {text!r}") from None
 
 
 def difference_arg(text: str) -> float:

@@ -1,17 +1,19 @@
-"""Commands on survey data: synthesize, simulate (estimate and randomize have modules of their own)."""
+"""Commands on survey data: synthesize, simulate (estimate and randomize have modules of their own), and their
+results (rendered by :func:`designer.results.render`, as every command's)."""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .._internal.render import fmt, json_value, render_csv, render_json, render_table
-from ..estimation.survey_files import table_sink
-from ..mechanism import Mechanism
+from .._internal.render import fmt, json_value, render_table
+from ..exceptions import DataError
+from ..results import FitStatus, Result, TableData, render
 from ._common import (
     CommandError,
     add_format,
@@ -25,10 +27,65 @@ from ._common import (
 )
 
 
+@dataclass(frozen=True)
+class SimulationSummary(Result):
+    """``designer simulate``'s result: per input, the mean, bias and variance of ``reps`` simulated estimates beside
+    the closed form ``1/(n I)`` (the asymptotic MLE variance, Thm 3.9) and their ratio.
+
+    Attributes
+    ----------
+    n, reps, used_surveys : int
+        Respondents per survey, surveys drawn, surveys with an estimate (the others had no usable answer).
+    estimator, semantics : str
+        As given (``mle``, ``inversion``, ``eq2``; ``sldp``, ``wldp``).
+    prior : dict of str to float
+        The true shares the answers were drawn from.
+    columns : tuple of str
+        ``input, true, mean, bias, variance`` and, with a reference, ``closed_form, ratio``.
+    rows : tuple of tuple
+        One row per input.
+    out : str or None
+        Where every survey's estimate was written (``--out``).
+    """
+
+    n: int
+    reps: int
+    used_surveys: int
+    estimator: str
+    semantics: str
+    prior: dict[str, float]
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+    out: str | None = None
+    status: FitStatus = FitStatus.EXACT
+    warnings: tuple[str, ...] = ()
+
+    title = "Simulation"
+
+    def __post_init__(self) -> None:
+        self._check_status()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"n": self.n, "reps": self.reps, "used_surveys": self.used_surveys, "estimator": self.estimator,
+                "semantics": self.semantics, "prior": dict(self.prior),
+                "rows": [{h: json_value(v) for h, v in zip(self.columns, r)} for r in self.rows]}
+
+    def table(self) -> TableData:
+        return list(self.columns), [list(r) for r in self.rows]
+
+    def summary(self) -> str:
+        head = (f"{self.reps} simulated surveys of {self.n} respondents ({self.semantics}, estimator {self.estimator}"
+                f"; {self.used_surveys} usable); closed_form = asymptotic MLE variance 1/(n I)")
+        text = head + "\n" + render_table(list(self.columns),
+                                          [[fmt(v) if isinstance(v, float) else v for v in r] for r in self.rows])
+        return text + (f"\nestimates written to {self.out}" if self.out else "")
+
+
 def cmd_simulate(args: argparse.Namespace) -> str:
     from .._internal.io import atomic_write_text
     from ..estimation.sampling import precise_distributions
     from ..estimation.simulation import simulate, summarize
+    from ..mechanism import Mechanism
 
     if args.out:
         check_out(args.out, [args.mechanism], args.force)
@@ -51,22 +108,11 @@ def cmd_simulate(args: argparse.Namespace) -> str:
     table = summarize(df, reference_mech)
     if args.out:
         atomic_write_text(args.out, df.to_csv(index=False, float_format="%.17g"), overwrite=args.force)
-    headers = list(table.columns)
-    rows = table.to_numpy().tolist()
-    used = table.attrs["used_surveys"]
-    if args.format == "json":
-        return render_json({"n": args.n, "reps": args.reps, "used_surveys": used, "estimator": args.estimator,
-                           "semantics": args.semantics, "prior": dict(zip(mech.inputs, prior)),
-                           "rows": [{h: json_value(v) for h, v in zip(headers, r)}
-                                    for r in rows]})
-    if args.format == "csv":
-        return render_csv(headers, rows)
-    head = (f"{args.reps} simulated surveys of {args.n} respondents ({args.semantics}, estimator {args.estimator}"
-            f"; {used} usable); closed_form = asymptotic MLE variance 1/(n I)")
-    text = head + "\n" + render_table(headers, [[fmt(v) if isinstance(v, float) else v for v in r] for r in rows])
-    if args.out:
-        text += f"\nestimates written to {args.out}"
-    return text
+    result = SimulationSummary(
+        n=args.n, reps=args.reps, used_surveys=int(table.attrs["used_surveys"]), estimator=args.estimator,
+        semantics=args.semantics, prior=dict(zip(mech.inputs, prior)), columns=tuple(table.columns),
+        rows=tuple(tuple(r) for r in table.to_numpy().tolist()), out=args.out)
+    return render(result, args.format)
 
 
 def _codes(values: Any, labels: Sequence[str], path: str, first_line: int, what: str) -> NDArray[np.int64]:
@@ -89,7 +135,7 @@ def _codes(values: Any, labels: Sequence[str], path: str, first_line: int, what:
         bad = np.flatnonzero(codes < 0)
     if bad.size:
         row = int(bad[0])
-        raise CommandError(f"{path}: line {first_line + row}: {values.iloc[row]!r} is not {what} {list(labels)}; "
+        raise DataError(f"{path}: line {first_line + row}: {values.iloc[row]!r} is not {what} {list(labels)}; "
                            f"{bad.size} such row(s) in this part of the file")
     return codes
 
@@ -102,6 +148,7 @@ def cmd_synthesize(args: argparse.Namespace) -> str:
     from .._internal.io import atomic_writer
     from ..estimation.covariates import draw_answers, draw_covariates, parse_covariate, parse_effect
     from ..estimation.sampling import as_rng, synthetic_answers
+    from ..estimation.survey_files import table_sink
 
     check_out(args.out, [args.source] if args.source else [], args.force)
     if args.source:
@@ -141,17 +188,65 @@ def cmd_synthesize(args: argparse.Namespace) -> str:
             sink.write([np.arange(start + 1, start + size + 1), *(np.asarray(values[c]) for c in names),
                         np.asarray(answers, dtype=object)])
         sink.close()
-    shares = dict(zip(labels, prior))
-    if args.format == "json":
-        return render_json({"n": args.n, "out": args.out, "column": args.column, "prior": shares, "seed": args.seed,
-                            "covariates": args.covariate or [], "effects": [
-                                {"input": x, "term": t, "value": v} for x, t, v in effects]})
-    if args.format == "csv":
-        return render_csv(["label", "prior"], [[x, v] for x, v in shares.items()])
-    model = (f"; true answers from the multinomial logit with effects {', '.join(args.effect)} (log-odds against "
-             f"{labels[-1]!r}; intercepts log(prior_x / prior_{labels[-1]}) unless given)" if effects else "")
-    return (f"{args.n} synthetic respondents written to {args.out} (columns id, {', '.join([*names, args.column])}), "
-            f"prior {', '.join(f'{x}={fmt(v, 4)}' for x, v in shares.items())}{model}")
+    result = SynthesisReport(n=args.n, out=args.out, column=args.column, prior=dict(zip(labels, prior)),
+                             seed=args.seed, names=tuple(names), covariates=tuple(args.covariate or ()),
+                             effects=tuple(effects), effect_texts=tuple(args.effect or ()))
+    return render(result, args.format)
+
+
+@dataclass(frozen=True)
+class SynthesisReport(Result):
+    """``designer synthesize``'s result: what was written where (the rows themselves are in the file).
+
+    Attributes
+    ----------
+    n : int
+        Respondents written.
+    out, column : str
+        The file and the name of its answer column.
+    prior : dict of str to float
+        The true shares drawn from.
+    seed : int or None
+        The seed of the draw.
+    names, covariates : tuple of str
+        The covariate columns, and their ``NAME=DISTRIBUTION`` as given.
+    effects : tuple of (str, str, float)
+        ``(input, term, log-odds)`` of the multinomial logit the answers follow; ``effect_texts`` as given.
+    """
+
+    n: int
+    out: str
+    column: str
+    prior: dict[str, float]
+    seed: int | None
+    names: tuple[str, ...] = ()
+    covariates: tuple[str, ...] = ()
+    effects: tuple[tuple[str, str, float], ...] = ()
+    effect_texts: tuple[str, ...] = ()
+    status: FitStatus = FitStatus.EXACT
+    warnings: tuple[str, ...] = ()
+
+    title = "Synthetic answers"
+
+    def __post_init__(self) -> None:
+        self._check_status()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"n": self.n, "out": self.out, "column": self.column, "prior": dict(self.prior), "seed": self.seed,
+                "covariates": list(self.covariates),
+                "effects": [{"input": x, "term": t, "value": v} for x, t, v in self.effects]}
+
+    def table(self) -> TableData:
+        return ["label", "prior"], [[x, v] for x, v in self.prior.items()]
+
+    def summary(self) -> str:
+        labels = list(self.prior)
+        model = (f"; true answers from the multinomial logit with effects {', '.join(self.effect_texts)} (log-odds "
+                 f"against {labels[-1]!r}; intercepts log(prior_x / prior_{labels[-1]}) unless given)"
+                 if self.effects else "")
+        return (f"{self.n} synthetic respondents written to {self.out} (columns id, "
+                f"{', '.join([*self.names, self.column])}), prior "
+                f"{', '.join(f'{x}={fmt(v, 4)}' for x, v in self.prior.items())}{model}")
 
 
 def _configure_synthesize(p: argparse.ArgumentParser) -> None:
