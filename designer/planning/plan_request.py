@@ -19,8 +19,11 @@ from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from ..mechanism import Mechanism
 from ..vocabulary import PlanMode, PlanSource
 
-__all__ = ["DEFAULTS", "GROUP_ONLY", "check_output", "check_values", "curve_ns", "flag", "number", "plan_mode",
-           "prior_values", "refuse_unused", "split_fractions", "values"]
+__all__ = ["BUDGET_WORDS", "DEFAULTS", "GROUP_ONLY", "check_output", "check_values", "curve_ns", "flag", "number",
+           "plan_mode", "prior_values", "refuse_unused", "split_fractions", "values"]
+
+#: The rule of every budget (nats), as a problem file's ``epsilon`` states it.
+BUDGET_WORDS = "a finite number > 0"
 
 #: Defaults of the keywords whose use is checked against the mode (``None`` when not given, so a keyword given
 #: explicitly can be told from one left out).
@@ -170,9 +173,10 @@ def number(text: str) -> float:
 
 
 def values(text: str | Sequence[float], keyword: str, *, low: float, high: float, low_open: bool = True,
-           high_open: bool = True) -> list[float]:
+           high_open: bool = True, rule: str | None = None) -> list[float]:
     """``start:stop:count`` (inclusive, evenly spaced), a comma list ``0.5,1,2`` or a sequence of numbers, each in
-    the interval from ``low`` to ``high``."""
+    the interval from ``low`` to ``high`` (``rule`` says so in words in the message, e.g. ``a finite number > 0``
+    for budgets)."""
     what = flag(keyword)
     if isinstance(text, str):
         try:
@@ -198,7 +202,8 @@ def values(text: str | Sequence[float], keyword: str, *, low: float, high: float
     lo, hi = ("(" if low_open else "["), (")" if high_open else "]")
     for v in out:
         if not math.isfinite(v) or v < low or v > high or (low_open and v == low) or (high_open and v == high):
-            raise InvalidArgumentError(f"{what} {text!r}: every value must be in {lo}{low:g}, {high:g}{hi}, got {v!r}")
+            must = rule or f"in {lo}{low:g}, {high:g}{hi}"
+            raise InvalidArgumentError(f"{what} {text!r}: every value must be {must}, got {v!r}")
     if not out:
         raise InvalidArgumentError(f"{what} {text!r}: no values; write start:stop:count or a list 0.5,1,2")
     return out

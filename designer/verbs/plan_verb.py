@@ -11,6 +11,7 @@ from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from ..mechanism import Mechanism
 from ..planning.plan import Plan, PlanRequest, SurveyPlan, make_plan, plan_survey
 from ..planning.plan_request import (
+    BUDGET_WORDS,
     DEFAULTS,
     GROUP_ONLY,
     NOT_FOR_GROUPS,
@@ -184,7 +185,7 @@ def _request(kw: dict[str, Any], prior: Sequence[float] | None) -> PlanRequest:
                        null_difference=kw["null_difference"], prior=None if prior is None else tuple(prior),
                        semantics=Semantics.parse(kw.get("semantics") or "sldp", "--semantics"),
                        grid=None if kw.get("grid") is None else tuple(values(kw["grid"], "grid", low=0.0,
-                                                                             high=float("inf"))),
+                                                                             high=float("inf"), rule=BUDGET_WORDS)),
                        check=kw.get("check"), seed=kw.get("seed"),
                        curve=None if kw.get("curve") is None else tuple(curve_ns(kw["curve"])),
                        curve_detect=tuple(values(kw["curve_detect"], "curve_detect", low=0.0, high=1.0))
