@@ -123,6 +123,10 @@ def test_bad_data_and_designs_one_line(scratch) -> None:
         randomize(ANSWERS, 42, column="answer", out="x.csv")
     with pytest.raises(DesignerError, match="no column 'nope'"):
         randomize(pd.read_csv(ANSWERS), Q2X3, column="nope")
+    bad = pd.DataFrame({"answer": ["yes", "perhaps"]})
+    with pytest.raises(DesignerError, match="the DataFrame given: line 3: 'perhaps'") as info:
+        randomize(bad, Q2X3, column="answer", out="y.csv")
+    assert "designer-randomize-" not in str(info.value) and not list(scratch.glob("y.csv*"))
     (scratch / "x.csv").write_text("taken\n")
     with pytest.raises(DesignerError, match="already exists"):
         randomize(ANSWERS, Q2X3, column="answer", out="x.csv")

@@ -130,10 +130,15 @@ def randomize(data: str | os.PathLike[str] | pd.DataFrame, mechanism: Any = None
             k: v for k, v in request.items() if k != "out"}), data)
     import tempfile
 
+    from ..exceptions import DesignerError
+
     with tempfile.TemporaryDirectory(prefix="designer-randomize-") as folder:
         path = os.path.join(folder, "data.csv")
         data.to_csv(path, index=False)
-        return run(RandomizeRequest(answers=path, **request))
+        try:
+            return run(RandomizeRequest(answers=path, **request))
+        except DesignerError as exc:  # name the frame, not the temporary file (a line is the frame's row + 1)
+            raise type(exc)(str(exc).replace(path, "the DataFrame given")) from None
 
 
 def _designs(mechanism: Any, variable: Sequence[str] | None) -> tuple[Any, tuple[Any, ...]]:
