@@ -97,8 +97,8 @@ def test_grid_and_argument_errors(tmp_path, capsys):
     base = DesignProblem(inputs=("yes", "no"), epsilon=1.0)
     assert len(sweep_grid(base, [1, 2], [0, 0.1, 0.2])) == 6
     cases = [
-        (["--epsilon", "0:1:3"], "in (0, inf)"),
-        (["--epsilon", "1,nan"], "in (0, inf)"),
+        (["--epsilon", "0:1:3"], "a finite number > 0"),
+        (["--epsilon", "1,nan"], "a finite number > 0"),
         (["--epsilon", "1:2"], "start:stop:count"),
         (["--epsilon", "1", "--dont-know", "0,1"], "in [0, 1)"),
         (["--epsilon", "1", "--jobs", "0"], "--jobs"),
