@@ -23,7 +23,6 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     "exceptions": ("CertificationError", "DataError", "DesignWarning", "DesignerError", "InfeasibleDesignError",
                    "InvalidMechanismError", "InvalidProblemError", "SolverError"),
     "mechanism": ("Mechanism",),
-    "optimal.engine": ("design",),
     "optimal.problem": ("DesignProblem",),
     "optimal.problem_toml": ("load_problem",),
     "optimal.result": ("DesignResult",),
@@ -33,6 +32,16 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     "setfunctions": ("bel_from_mass", "commonality_from_mass", "mass_from_bel", "mass_from_commonality",
                      "mass_from_pl", "pl_from_mass"),
     "vocabulary": ("Loss", "Objective", "Semantics"),
+    "release.certified": ("CertifiedMechanism",),
+    # the front doors: one function per verb of the command line (designer/verbs/)
+    "verbs.design_verb": ("design",),
+    "verbs.estimate_verb": ("estimate",),
+    "verbs.regress_verb": ("regress",),
+    "verbs.plan_verb": ("plan",),
+    "verbs.randomize_verb": ("randomize",),
+    "verbs.export_verb": ("export",),
+    "verbs.audit_verb": ("audit",),
+    "verbs.tradeoff_verb": ("tradeoff",),
 }
 
 #: Public name -> module that defines it.
@@ -64,79 +73,43 @@ if TYPE_CHECKING:  # pragma: no cover - the same names for type checkers and IDE
     from .constructors import Q_2x3 as Q_2x3
     from .constructors import Q_kRR as Q_kRR
     from .constructors import Q_lambda as Q_lambda
-    from .exceptions import (
-        CertificationError as CertificationError,
-    )
-    from .exceptions import (
-        DataError as DataError,
-    )
-    from .exceptions import (
-        DesignerError as DesignerError,
-    )
-    from .exceptions import (
-        DesignWarning as DesignWarning,
-    )
-    from .exceptions import (
-        InfeasibleDesignError as InfeasibleDesignError,
-    )
-    from .exceptions import (
-        InvalidMechanismError as InvalidMechanismError,
-    )
-    from .exceptions import (
-        InvalidProblemError as InvalidProblemError,
-    )
-    from .exceptions import (
-        SolverError as SolverError,
-    )
+    from .exceptions import CertificationError as CertificationError
+    from .exceptions import DataError as DataError
+    from .exceptions import DesignerError as DesignerError
+    from .exceptions import DesignWarning as DesignWarning
+    from .exceptions import InfeasibleDesignError as InfeasibleDesignError
+    from .exceptions import InvalidMechanismError as InvalidMechanismError
+    from .exceptions import InvalidProblemError as InvalidProblemError
+    from .exceptions import SolverError as SolverError
     from .mechanism import Mechanism as Mechanism
-    from .optimal.engine import design as design
     from .optimal.problem import DesignProblem as DesignProblem
     from .optimal.problem_toml import load_problem as load_problem
     from .optimal.result import DesignResult as DesignResult
-    from .privacy import (
-        LossWitness as LossWitness,
-    )
-    from .privacy import (
-        eps_bel as eps_bel,
-    )
-    from .privacy import (
-        eps_pl as eps_pl,
-    )
-    from .privacy import (
-        eps_shafer as eps_shafer,
-    )
-    from .privacy import (
-        eps_walley as eps_walley,
-    )
-    from .privacy import (
-        is_private as is_private,
-    )
-    from .privacy import (
-        privacy_losses as privacy_losses,
-    )
-    from .privacy import (
-        worst_case as worst_case,
-    )
+    from .privacy import LossWitness as LossWitness
+    from .privacy import eps_bel as eps_bel
+    from .privacy import eps_pl as eps_pl
+    from .privacy import eps_shafer as eps_shafer
+    from .privacy import eps_walley as eps_walley
+    from .privacy import is_private as is_private
+    from .privacy import privacy_losses as privacy_losses
+    from .privacy import worst_case as worst_case
+    from .release.certified import CertifiedMechanism as CertifiedMechanism
     from .results import FitStatus as FitStatus
     from .results import Result as Result
-    from .setfunctions import (
-        bel_from_mass as bel_from_mass,
-    )
-    from .setfunctions import (
-        commonality_from_mass as commonality_from_mass,
-    )
-    from .setfunctions import (
-        mass_from_bel as mass_from_bel,
-    )
-    from .setfunctions import (
-        mass_from_commonality as mass_from_commonality,
-    )
-    from .setfunctions import (
-        mass_from_pl as mass_from_pl,
-    )
-    from .setfunctions import (
-        pl_from_mass as pl_from_mass,
-    )
+    from .setfunctions import bel_from_mass as bel_from_mass
+    from .setfunctions import commonality_from_mass as commonality_from_mass
+    from .setfunctions import mass_from_bel as mass_from_bel
+    from .setfunctions import mass_from_commonality as mass_from_commonality
+    from .setfunctions import mass_from_pl as mass_from_pl
+    from .setfunctions import pl_from_mass as pl_from_mass
+    from .verbs.audit_verb import audit as audit
+    from .verbs.design_verb import design as design
+    from .verbs.estimate_verb import estimate as estimate
+    from .verbs.export_verb import export as export
+    from .verbs.plan_verb import plan as plan
+    from .verbs.randomize_verb import randomize as randomize
+    from .verbs.regress_verb import regress as regress
+    from .verbs.tradeoff_verb import tradeoff as tradeoff
     from .vocabulary import Loss as Loss
     from .vocabulary import Objective as Objective
     from .vocabulary import Semantics as Semantics
