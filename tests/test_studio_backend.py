@@ -77,8 +77,8 @@ def test_designs_and_plans_are_the_clis(tmp_path, name, eps):
     problem = backend.set_problem(backend.read_problem(str(path)))
     current = backend.design(problem, eps)
     expected = cli_json("design", str(path), "--eps", num(eps))
-    assert current.result.to_json_dict()["matrix"] == expected["matrix"]
-    assert current.result.to_json_dict()["variance"] == expected["variance"]
+    assert current.result.to_dict()["matrix"] == expected["matrix"]
+    assert current.result.to_dict()["variance"] == expected["variance"]
     assert backend.design(problem, eps) is current  # cached per budget
     # the written mechanism is the CLI's --out file, certificate included
     out = tmp_path / "cli.json"

@@ -232,7 +232,7 @@ class Backend:
         if result.mechanism is not None:
             path = os.path.join(self.workdir, f"mechanism-{len(self._designs)}-{num(epsilon)}.json")
             write_mechanism(result.mechanism, path, result.problem, result.certificate, overwrite=True,
-                            table=result.table)
+                            table=result.exact_table)
             self.names[path] = "mechanism.json"
         current = Current(result.mechanism, path, epsilon, result)
         self._designs[key] = current
