@@ -235,11 +235,10 @@ def _power_setup(accuracy: Accuracy, detect: float, alpha: float, share: int, nu
 def _power(d: float, n: float, z: float, s0: float, s1: float, alt: Alternative) -> float:
     """Power of the Wald test with ``n`` respondents (per group): ``Phi((D sqrt(n) - z s0) / s1)``, plus the other
     tail ``Phi((-D sqrt(n) - z s0) / s1)`` when two-sided."""
-    from scipy.stats import norm
-
-    power = float(norm.cdf((d * math.sqrt(n) - z * s0) / s1))
+    phi = NormalDist().cdf
+    power = phi((d * math.sqrt(n) - z * s0) / s1)
     if alt is Alternative.TWO_SIDED:
-        power += float(norm.cdf((-d * math.sqrt(n) - z * s0) / s1))
+        power += phi((-d * math.sqrt(n) - z * s0) / s1)
     return power
 
 
@@ -255,15 +254,13 @@ def power_sample_size(accuracy: Accuracy, detect: float, power: float = 0.8, alp
     ``null_variance``: ``"pooled"`` (both groups at the mean of the alternative's shares) or ``"null"`` (each group
     at its null share, the R package rr's convention); docs/theory.md section 10.
     """
-    from scipy.stats import norm
-
     power = check_real(power, "power", low=0.0, high=1.0, low_open=True, high_open=True)
     z, d, s0, s1, alt = _power_setup(accuracy, detect, alpha, share, null, groups, alternative, null_variance,
                                      null_difference)
     if not (math.isfinite(s0) and math.isfinite(s1)):
         raise PlanningError("the share is not identified by this mechanism (variance inf): no test has power")
     target = power * (1 - 1e-12)  # a power read off the formula at n gives n itself, whatever the last ulps
-    one_tail = max(1, math.ceil(((z * s0 + float(norm.ppf(power)) * s1) / d) ** 2 * (1 - 1e-12)))
+    one_tail = max(1, math.ceil(((z * s0 + NormalDist().inv_cdf(power) * s1) / d) ** 2 * (1 - 1e-12)))
     while _power(d, one_tail, z, s0, s1, Alternative.GREATER) < target:  # rounding guard
         one_tail += 1
     if alt is not Alternative.TWO_SIDED:
