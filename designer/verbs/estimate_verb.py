@@ -100,30 +100,13 @@ def _share_test(mech: Mechanism, s: int, null: float, counts: NDArray[np.float64
 
 
 def _dask_map(scheduler: str) -> Callable[[Callable[..., Any], list[tuple[Any, ...]]], list[Any]]:
-    """Run ``function(*item)`` for every item on the Dask cluster at ``scheduler``, the results in order; a
-    worker's :class:`DesignerError` (a bad row of a part) is its one line."""
-    from ..optimal.sweep import check_scheduler_address
+    """Run ``function(*item)`` for every item on the Dask cluster at ``scheduler``, the results in order
+    (:func:`designer.regression.regress_input.map_on_cluster`: a worker's error is its one line)."""
+    import functools
 
-    def run(function: Callable[..., Any], items: list[tuple[Any, ...]]) -> list[Any]:
-        try:
-            from distributed import Client
-        except ImportError:
-            raise DesignerError("--scheduler needs Dask's distributed scheduler: pip install 'designer[dask]'") \
-                from None
-        check_scheduler_address(scheduler)
-        client = Client(scheduler, timeout="10s", set_as_default=False)
-        try:
-            futures = [client.submit(function, *item, pure=False) for item in items]
-            try:
-                return list(client.gather(futures))
-            except DesignerError:
-                raise
-            except Exception as exc:
-                raise DesignerError(f"a Dask worker failed ({type(exc).__name__}: {' '.join(str(exc).split())}); "
-                                    "the workers need designer installed and the parts' paths readable") from None
-        finally:
-            client.close()
-    return run
+    from ..regression.regress_input import map_on_cluster
+
+    return functools.partial(map_on_cluster, scheduler)
 
 
 def estimate(data: Any, mechanism: Any = None, *, column: str = "response", semantics: str = "sldp",
