@@ -4,15 +4,12 @@ results (rendered by :func:`designer.results.render`, as every command's)."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from .._internal.render import fmt, json_value, render_table
-from ..exceptions import DataError
 from ..results import FitStatus, Result, TableData, render
 from ._common import (
     CommandError,
@@ -113,31 +110,6 @@ def cmd_simulate(args: argparse.Namespace) -> str:
         semantics=args.semantics, prior=dict(zip(mech.inputs, prior)), columns=tuple(table.columns),
         rows=tuple(tuple(r) for r in table.to_numpy().tolist()), out=args.out)
     return render(result, args.format)
-
-
-def _codes(values: Any, labels: Sequence[str], path: str, first_line: int, what: str) -> NDArray[np.int64]:
-    """Index of every value in ``labels`` (vectorised), matched as :mod:`designer.estimation.answers` matches words:
-    exactly,
-    else regardless of case and spacing when that names one label; an unknown value is one error naming its
-    line."""
-    from ..estimation.answers import fold_word
-    from ..estimation.sampling import label_indices
-
-    codes = label_indices(values, labels)
-    bad = np.flatnonzero(codes < 0)
-    if bad.size:
-        folds: dict[str, list[int]] = {}
-        for i, label in enumerate(labels):
-            folds.setdefault(fold_word(label), []).append(i)
-        loose = {w: js[0] for w, js in folds.items() if len(js) == 1}
-        for index in bad.tolist():
-            codes[index] = loose.get(fold_word(str(values.iloc[index])), -1)
-        bad = np.flatnonzero(codes < 0)
-    if bad.size:
-        row = int(bad[0])
-        raise DataError(f"{path}: line {first_line + row}: {values.iloc[row]!r} is not {what} {list(labels)}; "
-                           f"{bad.size} such row(s) in this part of the file")
-    return codes
 
 
 #: Respondents written per chunk by ``synthesize``.
