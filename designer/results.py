@@ -34,7 +34,7 @@ from .exceptions import DesignerError
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["FitStatus", "Result", "TableData", "check_level", "render"]
+__all__ = ["FitStatus", "Result", "check_level", "render"]
 
 #: A result's main table: the column names and the rows (cells are numbers, strings, bools or None).
 TableData = tuple[list[str], list[list[Any]]]

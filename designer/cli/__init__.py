@@ -90,7 +90,7 @@ COMMANDS: list[tuple[str, str, str, Callable[[argparse.ArgumentParser], None], C
      "designer plan problems/warner.toml --prior yes=0.3,no=0.7 --width 0.02", *_verb("plan_commands", "plan")),
     ("regress", "logistic regression of the true answer on covariates, from randomized answers",
      "designer regress examples/regress.csv --mechanism examples/mechanisms/gwrr.csv "
-     "--formula 'response ~ age + religious' --reference no", *_verb("analysis_commands", "regress")),
+     "--formula 'response ~ age + religious' --reference no", *_verb("regress_command", "regress")),
 ]
 
 
