@@ -284,7 +284,7 @@ def test_a_bad_answer_in_randomize_is_one_data_error_line(tmp_path, capsys):
 def test_a_scheduler_error_is_not_wrapped_again():
     """``map_on_cluster`` lets the address check's DesignerError through as raised (main prints it once)."""
     pytest.importorskip("distributed")
-    from designer.cli._cluster import map_on_cluster
+    from designer.regression.regress_input import map_on_cluster
 
     with pytest.raises(DesignerError, match="is not a scheduler address") as info:
         map_on_cluster("not an address", print, [])

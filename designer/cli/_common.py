@@ -9,7 +9,6 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .._internal.render import json_number
 from ..exceptions import CommandError
 
 __all__ = [
@@ -27,7 +26,6 @@ __all__ = [
     "parse_prior",
     "parse_values",
     "probability_arg",
-    "problem_from_args",
     "show_progress",
     "with_status",
     "write_mechanism",
@@ -125,23 +123,6 @@ def _grid_values(text: str, what: str) -> list[float]:
     return values
 
 
-def problem_from_args(args: argparse.Namespace) -> Any:
-    from ..optimal.problem_toml import load_problem
-
-    problem = load_problem(args.problem)
-    changes: dict[str, Any] = {}
-    if getattr(args, "epsilon", None) is not None:
-        changes["epsilon"] = args.epsilon
-    if getattr(args, "semantics", None) is not None:
-        changes["semantics"] = args.semantics
-    if getattr(args, "objective", None) is not None:
-        changes["objective"] = args.objective
-    if getattr(args, "prior_value", None) is not None:
-        changes["prior"] = parse_prior(args.prior_value, problem.inputs, [float(v) for v in problem.prior])
-    dont_know = getattr(args, "dont_know_value", None)
-    if dont_know is not None:  # its range is the problem's rule (DesignProblem), the same as in a file
-        changes["dont_know"] = dont_know
-    return problem.replace(**changes) if changes else problem
 
 
 def write_mechanism(mech: Any, path: str, problem: Any, certificate: Any, overwrite: bool, table: Any = None) -> str:
@@ -290,20 +271,6 @@ def _fill_prior(text: str, inputs: Sequence[str], given: dict[str, float], base:
     return values
 
 
-def parse_gamble(text: str) -> dict[str, float]:
-    """``yes=1,no=0`` -> ``{"yes": 1.0, "no": 0.0}``."""
-    out: dict[str, float] = {}
-    for part in text.split(","):
-        if not part.strip():
-            continue
-        if "=" not in part:
-            raise CommandError(f"gamble {text!r}: write label=value pairs such as yes=1,no=0")
-        label, value = part.split("=", 1)
-        try:
-            out[label.strip()] = float(value)
-        except ValueError:
-            raise CommandError(f"gamble {text!r}: {value.strip()!r} is not a number") from None
-    return out
 
 
 def add_format(p: argparse.ArgumentParser) -> None:
@@ -412,26 +379,8 @@ def names_arg(text: str) -> list[str]:
     return names
 
 
-def share_output(share: dict[str, Any] | None) -> tuple[str, dict[str, Any] | None]:
-    """The JSON key of a fit's unknown share (``unrelated`` for the unrelated question's prevalence, else
-    ``noncompliance``) and its cells (non-finite numbers as null)."""
-    if share is None:
-        return "noncompliance", None
-    key = "unrelated" if share.get("scope") == "unrelated" else "noncompliance"
-    return key, {k: (json_number(v) if isinstance(v, float) and math.isfinite(v) else None if isinstance(v, float)
-                     else v) for k, v in share.items()}
 
 
-def share_line(share: dict[str, Any]) -> str:
-    """One line of text about the unknown share."""
-    if share.get("scope") == "unrelated":
-        what = f"unrelated question's share answering {share['answer']!r}"
-    else:
-        what = f"non-compliant ({share['scope']}:{share['answer']}) share"
-        what += ", one constant" if share.get("model") == "constant" else ", averaged over the respondents"
-    where = "" if share.get("groups") is None else f" (groups {', '.join(share['groups'])})"
-    return (f"{what}{where}: {share['share']:.4g} (stderr {share['stderr']:.3g}; {share['ci_low']:.4g} to "
-            f"{share['ci_high']:.4g})")
 
 
 def mechanism_files(items: list[str]) -> dict[str, str]:

@@ -26,7 +26,8 @@ __all__ = ["ClusterPlan", "PartSpec", "part_final", "part_sums", "reference_fram
 @dataclass(frozen=True)
 class ClusterPlan:
     """How to run a pass on a cluster: ``map(function, items, **shared)`` returns ``function(*item, **shared)``
-    for every item in order (e.g. :func:`designer.cli._cluster.map_on_cluster` bound to a scheduler), the dataset's
+    for every item in order (e.g. :func:`~designer.regression.regress_input.map_on_cluster` bound to a scheduler),
+    the dataset's
     ``parts`` (paths the workers can read) and ``reader(part, **reader_kwargs)``, which yields ``(first_row,
     chunk)`` of one part."""
 
