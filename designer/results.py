@@ -55,6 +55,9 @@ class FitStatus(StrEnum):
     NOT_CONVERGED = "not_converged"
     #: The answers do not identify some parameters (aliased terms, a flat likelihood): those have no standard error.
     NOT_IDENTIFIED = "not_identified"
+    #: The maximum lies on the edge of the parameter space (a share of 0 or 1, Remark 3.8): the estimate is the
+    #: maximum, but a Wald interval is not valid there; intervals are the profile likelihood's.
+    BOUNDARY = "boundary"
     #: A design's program was solved and its mechanism certified in exact arithmetic, optimal to the stated
     #: tolerance (Thm 3.10); a mechanism that cannot be certified is never returned.
     OPTIMAL = "optimal"

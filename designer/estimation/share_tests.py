@@ -20,7 +20,7 @@ from ..exceptions import InvalidArgumentError
 from ..mechanism import Mechanism
 from .mle import _loglik
 
-__all__ = ["ShareTest", "constrained_mle", "share_test", "wald_test"]
+__all__ = ["ShareTest", "constrained_mle", "constrained_shares", "share_test", "wald_test"]
 
 #: EM for the constrained maximum stops when the log-likelihood gains less than this (relative) in a step.
 EM_TOL = 1e-14
@@ -57,10 +57,18 @@ class ShareTest:
 
 
 def constrained_mle(mech: Mechanism, counts: ArrayLike, share: int, null: float) -> tuple[NDArray[np.float64], bool]:
-    """The shares maximising ``sum_E c_E log (pi M)_E`` with ``pi[share] = null``: the other shares are
-    ``(1 - null) sigma`` with ``sigma`` on the simplex, fitted by EM (the share's input is a component of fixed
-    weight). Returns ``(pi, converged)``."""
-    m = mech.matrix
+    """The shares maximising ``sum_E c_E log (pi M)_E`` with ``pi[share] = null`` (:func:`constrained_shares` on the
+    mechanism's matrix). Returns ``(pi, converged)``."""
+    return constrained_shares(mech.matrix, np.asarray(counts, dtype=np.float64), share, null)
+
+
+def constrained_shares(m: NDArray[np.float64], counts: NDArray[np.float64], share: int, null: float, *,
+                       start: NDArray[np.float64] | None = None) -> tuple[NDArray[np.float64], bool]:
+    """The shares maximising ``sum_E c_E log (pi m)_E`` over the simplex with ``pi[share] = null``, ``m`` ``(k, F)``:
+    the other shares are ``(1 - null) sigma`` with ``sigma`` on the simplex, fitted by EM (the share's input is a
+    component of fixed weight), accelerated by SQUAREM's extrapolation (each extrapolation followed by an EM step and
+    kept only when it fits no worse than two plain EM steps, so every iteration raises the likelihood), from
+    ``start``'s other shares (default: equal). Returns ``(pi, converged)``."""
     c = np.asarray(counts, dtype=np.float64)
     k = m.shape[0]
     others = [j for j in range(k) if j != share]
@@ -69,23 +77,44 @@ def constrained_mle(mech: Mechanism, counts: ArrayLike, share: int, null: float)
     if k == 1 or null >= 1.0:
         return pi, True
     sigma = np.full(len(others), 1.0 / len(others))
+    if start is not None and float(np.sum(start[others])) > 0:
+        sigma = np.clip(np.asarray(start, dtype=np.float64)[others], 1e-12, None)
+        sigma /= sigma.sum()
     fixed = null * m[share]
     rest = m[others]
     used = c > 0
-    last = -math.inf
-    for _ in range(EM_MAX_STEPS):
-        p = fixed + (1.0 - null) * (sigma @ rest)
-        value = float(np.sum(c[used] * np.log(p[used]))) if np.all(p[used] > 0) else -math.inf
+
+    def value_of(sig: NDArray[np.float64]) -> float:
+        p = fixed[used] + (1.0 - null) * (sig @ rest[:, used])
+        return float(np.sum(c[used] * np.log(p))) if np.all(p > 0) else -math.inf
+
+    def em_step(sig: NDArray[np.float64]) -> NDArray[np.float64] | None:
+        p = fixed + (1.0 - null) * (sig @ rest)
+        weights = np.where(p > 0, c / np.where(p > 0, p, 1.0), 0.0)
+        expected = sig * (rest @ weights)  # expected respondents of each other input, up to (1 - null)
+        total = expected.sum()
+        return expected / total if total > 0 else None
+
+    last = value_of(sigma)
+    for _ in range(EM_MAX_STEPS // 3):  # SQUAREM (Varadhan and Roland 2008): two EM steps and an extrapolation
+        one = em_step(sigma)
+        if one is None:
+            break
+        two = em_step(one)
+        if two is None:
+            break
+        r, v = one - sigma, two - 2 * one + sigma
+        alpha = -math.sqrt(float(r @ r) / float(v @ v)) if float(v @ v) > 0 else -1.0
+        jump = np.clip(sigma - 2 * alpha * r + alpha * alpha * v, 0.0, None) if alpha < -1 else two
+        jump = jump / jump.sum() if jump.sum() > 0 else two
+        settled = em_step(jump)  # one EM step from the extrapolation keeps it stable
+        candidate = settled if settled is not None and value_of(settled) >= value_of(two) else two
+        value = value_of(candidate)
+        sigma = candidate
         if math.isfinite(last) and value - last <= EM_TOL * max(1.0, abs(value)):
             pi[others] = (1.0 - null) * sigma
             return pi, True
         last = value
-        weights = np.where(p > 0, c / np.where(p > 0, p, 1.0), 0.0)
-        expected = sigma * (rest @ weights)  # expected respondents of each other input, up to (1 - null)
-        total = expected.sum()
-        if not total > 0:
-            break
-        sigma = expected / total
     pi[others] = (1.0 - null) * sigma
     return pi, False
 

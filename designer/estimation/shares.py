@@ -3,7 +3,9 @@
 Under Shafer's semantics the analyst sees the focal set itself, so each focal set is an output with
 probability ``pi . m(E)``; the Fisher information of the prior ``pi`` (on the simplex) is
 ``I = sum_E m(E) m(E)^T / (pi . m(E))`` and the asymptotic covariance of the MLE is its inverse on the
-tangent space ``{d : sum d = 0}``.
+tangent space ``{d : sum d = 0}`` (:func:`estimator_variance`: what a design promises). A fit's standard errors
+come from the observed information of its answers, ``sum_E n_E m(E) m(E)^T / (pi . m(E))^2``, the same for one
+design and for several (docs/theory.md section 8.1).
 """
 
 from __future__ import annotations
@@ -15,18 +17,22 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._internal.numeric import wald_interval
+from .._internal.numeric import two_sided_z, wald_interval
 from .._internal.validation import check_prior, check_real
 from ..exceptions import InvalidArgumentError, InvalidMechanismError
 from ..mechanism import Mechanism
 from ..results import FitStatus, Result, TableData
 from .identification import (
     IDENTIFIED_TOL,
+    SHARE_RANGE,
     IdentifiedSet,
     _identified_by,
+    at_boundary,
     identified_interval,
     identified_set,
     indistinguishable_inputs,
+    observed_variance,
+    profile_intervals,
     unidentified_intervals,
     weakly_identified,
 )
@@ -198,8 +204,8 @@ class Estimate(Result):
     Attributes
     ----------
     estimate, stderr, ci_low, ci_high : (k,) ndarray
-        MLE of ``pi``, inverse-Fisher standard errors, and the ``level`` confidence interval
-        (normal approximation, clipped to [0, 1]).
+        MLE of ``pi``, standard errors from the observed information, and the ``level`` confidence interval
+        (normal approximation, clipped to [0, 1]; the profile likelihood's on the boundary).
     n : int
         Number of answers.
     loglik : float
@@ -212,9 +218,11 @@ class Estimate(Result):
     kkt_violation : float
         The relative KKT violation at the estimate (:func:`designer.estimation.mle.kkt_violation`).
     status : FitStatus
-        ``converged``, ``not_converged``, or ``not_identified`` when some share's identified interval is wider
-        than ``IDENTIFIED_TOL``: the answers' distribution is the same for every share in it (fewer answer sets
-        than inputs, or answers that say nothing, such as only "don't know").
+        ``converged``, ``not_converged``, ``not_identified`` when some share's identified interval is wider
+        than ``IDENTIFIED_TOL`` (the answers' distribution is the same for every share in it: fewer answer sets
+        than inputs, or answers that say nothing, such as only "don't know") or its standard error exceeds the
+        share's range, or ``boundary`` when the maximum has a share at 0 held there by the constraint
+        (profile-likelihood intervals, docs/fits.md).
     identified_low, identified_high : (k,) ndarray
         The smallest and largest share over every prior that gives the fitted answer distribution (every
         maximizer of the likelihood; two linear programs a share, docs/theory.md section 8). Equal to
@@ -222,7 +230,7 @@ class Estimate(Result):
     warnings : tuple of str
         What the status means for these inputs, in words.
     variance : str
-        How ``stderr`` was computed, in words: the inverse Fisher information at the estimate, or a choice of
+        How ``stderr`` was computed, in words: the observed information at the estimate (``oim``), or a choice of
         :func:`designer.estimation.survey_design.estimate_survey` (sandwich, cluster-robust, weights).
 
     Notes
@@ -248,7 +256,7 @@ class Estimate(Result):
     identified_low: NDArray[np.float64] | None = None
     identified_high: NDArray[np.float64] | None = None
     warnings: tuple[str, ...] = ()
-    variance: str = "Fisher information"
+    variance: str = "observed information"
 
     title = "Shares (maximum likelihood)"
 
@@ -389,9 +397,9 @@ def estimate_sldp(mech: Mechanism, counts: ArrayLike, *, method: str = "newton",
     c = np.asarray(counts, dtype=np.float64)
     if c.shape != (len(mech.focal),) or np.any(c < 0) or not np.all(np.isfinite(c)):
         raise InvalidMechanismError(f"counts must be {len(mech.focal)} non-negative numbers (one per focal set)")
-    n = round(float(c.sum()))
-    if n == 0:
+    if not c.sum() > 0:
         raise InvalidMechanismError("no answers to estimate from")
+    n = round(float(c.sum()))  # respondents: frequency weights need not be whole numbers (docs/theory.md 8.1)
     m = mech.matrix
     if method == "newton":
         pi, iterations, _ = mle_newton(m, c)
@@ -406,8 +414,9 @@ def estimate_sldp(mech: Mechanism, counts: ArrayLike, *, method: str = "newton",
     converged = at_maximum(m, c, pi)
     low, high = pi.copy(), pi.copy()
     warnings: list[str] = []
-    se = np.sqrt(np.asarray(estimator_variance(mech, pi, n, reduce="none")))
-    weak = weakly_identified(se) & np.isfinite(se)  # a standard error above the share's range [0, 1]
+    se = np.sqrt(observed_variance(m, c, pi))  # the observed information: oim, as for several designs
+    edge = at_boundary(m, c, pi) if converged else np.zeros(mech.k, dtype=bool)
+    weak = weakly_identified(se) & np.isfinite(se) & ~edge.any()  # a standard error above the range [0, 1]
     if _identified_by(m, c, pi) and not weak.any():
         ci_low, ci_high = wald_interval(pi, se, level, low=0.0, high=1.0)
     else:  # the observed answers do not pin every share down (e.g. all "don't know", fewer answers than inputs,
@@ -423,6 +432,17 @@ def estimate_sldp(mech: Mechanism, counts: ArrayLike, *, method: str = "newton",
         status = FitStatus.NOT_IDENTIFIED if converged else status
         warnings.append(f"not identified by the answers: {', '.join(map(repr, loose))}; every share in its "
                         "identified interval fits the answers equally well")
+    elif edge.any():  # the maximum on the simplex's edge: no Wald interval for the shares on it (below)
+        status = FitStatus.BOUNDARY
+        se = np.where(se <= SHARE_RANGE, se, np.nan)
+        ci_low, ci_high = wald_interval(pi, se, level, low=0.0, high=1.0)
+        warnings.append(boundary_warning([x for x, e in zip(mech.inputs, edge) if e], level))
+    if status in (FitStatus.CONVERGED, FitStatus.BOUNDARY):  # near the edge: the profile likelihood's intervals
+        reach = (two_sided_z(level) + NEAR_EDGE) * se
+        near = edge | (pi >= 1.0) | np.isnan(se) | (pi - reach < 0.0) | (pi + reach > 1.0)
+        if near.any():
+            prof_low, prof_high = profile_intervals(m, c, pi, level, shares=near)
+            ci_low, ci_high = np.where(near, prof_low, ci_low), np.where(near, prof_high, ci_high)
     if weak.any():
         status = FitStatus.NOT_IDENTIFIED if converged else status
         warnings.append(weak_warning([x for x, w in zip(mech.inputs, weak) if w], m))
@@ -430,6 +450,21 @@ def estimate_sldp(mech: Mechanism, counts: ArrayLike, *, method: str = "newton",
                     loglik=_loglik(m, c, pi), method=method, iterations=iterations, level=level, converged=converged,
                     kkt_violation=violation, status=status, identified_low=low, identified_high=high,
                     warnings=tuple(warnings))
+
+
+#: A share within its Wald half-width plus this many standard errors of 0 or 1 gets the profile likelihood's
+#: interval with the unified approach's critical values (:func:`~designer.estimation.identification.profile_intervals`):
+#: there a Wald interval, clipped at the edge, covers more than its level (and one anchored at an estimate on the
+#: edge far more); further in the two agree.
+NEAR_EDGE = 2.0
+
+
+def boundary_warning(names: list[str], level: float) -> str:
+    """Why a fit on the simplex's edge has no standard errors, naming the shares at 0."""
+    return (f"the maximum lies on the boundary: {', '.join(map(repr, names))} at 0 (the likelihood would rise "
+            "further outside the simplex). A Wald interval assumes an interior maximum: the shares near the boundary "
+            f"have the profile likelihood's interval at {level:g} (their standard errors, the curvature's there, are "
+            "for reference)")
 
 
 def weak_warning(names: list[str], m: NDArray[np.float64]) -> str:

@@ -29,13 +29,14 @@ from numpy.typing import ArrayLike, NDArray
 from .._internal.numeric import wald_interval
 from ..exceptions import InvalidArgumentError
 from ..mechanism import Mechanism
+from ..results import FitStatus
 from ..vocabulary import Covariance, WeightKind
 from .identification import _identified_by
 from .mle import share_functionals
 from .shares import Estimate, estimate_sldp
 
 __all__ = ["SurveyCounts", "cluster_correction", "estimate_survey", "first_bad_weight", "fit_survey",
-           "share_covariance", "variance_words"]
+           "normalized_weights", "share_covariance", "variance_words"]
 
 
 def first_bad_weight(weights: NDArray[np.float64]) -> int | None:
@@ -45,10 +46,23 @@ def first_bad_weight(weights: NDArray[np.float64]) -> int | None:
     return int(bad[0]) if bad.size else None
 
 
+def normalized_weights(weights: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Sampling weights scaled to mean 1 (first by their largest, so no square or sum overflows): the
+    pseudo-likelihood's maximum and the sandwich variance do not depend on the weights' scale, and the numbers they
+    are computed from then do not either (weights of 1e-300 or 1e300 give the fit of weights of 1). Frequency weights
+    count respondents and are never scaled (docs/theory.md section 8.1)."""
+    w = np.asarray(weights, dtype=np.float64)
+    if w.size == 0:
+        return w
+    w = w / float(w.max())
+    return np.asarray(w / float(w.mean()))
+
+
 def cluster_correction(groups: int, rows: float, params: int) -> float:
     """``G/(G-1) (N-1)/(N-P)``: the small-sample factor of a cluster-robust meat (statsmodels' default and R
-    sandwich's ``vcovCL`` with ``HC1``)."""
-    return groups / (groups - 1) * (rows - 1) / max(rows - params, 1)
+    sandwich's ``vcovCL`` with ``HC1``); ``(N-1)/(N-P)`` is left out (1) where there are no more respondents than
+    parameters (frequency weights below 1 may total fewer), so the factor is never below ``G/(G-1)``."""
+    return groups / (groups - 1) * ((rows - 1) / (rows - params) if rows > params else 1.0)
 
 
 def variance_words(cov: Covariance, n_clusters: int, weight_kind: WeightKind | None) -> str:
@@ -69,7 +83,8 @@ class SurveyCounts:
     Attributes
     ----------
     weighted : (F,) ndarray
-        Sum of the weights of the answers in each answer set (the counts without weights).
+        Sum of the weights of the answers in each answer set (the counts without weights; sampling weights scaled
+        to mean 1 first, :func:`normalized_weights`).
     squared : (F,) ndarray
         Sum of the squared weights under sampling weights (the counts without weights); under frequency weights
         the sum of the weights, since a row of weight ``f`` is ``f`` respondents, each adding its own score's
@@ -117,6 +132,8 @@ class SurveyCounts:
             if bad is not None:
                 raise InvalidArgumentError(f"weight {float(w[bad])!r} of answer {bad + 1} is not a positive number: "
                                            "every weight must be > 0")
+            if kind is WeightKind.SAMPLING:
+                w = normalized_weights(w)
         table = None
         if cluster is not None:
             labels = pd.Series(np.asarray(cluster, dtype=object))
@@ -178,6 +195,11 @@ def fit_survey(mech: Mechanism, counts: SurveyCounts, *, cov: Any = None, level:
     frequency = counts.weight_kind is WeightKind.FREQUENCY
     n = round(float(counts.weighted.sum())) if frequency else counts.rows
     words = variance_words(chosen, 0 if counts.clusters is None else counts.clusters.shape[0], counts.weight_kind)
+    if est.status is FitStatus.BOUNDARY:  # no curvature to build a variance on: the profile intervals stand
+        survey = counts.weight_kind is WeightKind.SAMPLING or counts.clusters is not None
+        extra = (("the profile intervals are the weighted pseudo-likelihood's (no sandwich on the boundary): "
+                  "approximate",) if survey else ())
+        return dataclasses.replace(est, n=n, variance=words, warnings=(*est.warnings, *extra)), None
     cov_shares = share_covariance(mech.matrix, counts, est.estimate, chosen)
     if cov_shares is None:
         note = ("the shares are not all identified: no standard errors under a survey variance; the intervals "
