@@ -40,7 +40,7 @@ from ..mechanism import Mechanism
 from ..vocabulary import Covariance, NoncomplianceScope, WeightKind
 from .design import column_norms, constant_columns, weighted_gram
 from .fit_result import RegressionResult, fit_statistics
-from .likelihood import DECREMENT_TOL, Likelihood, fit_newton, softmax_columns
+from .likelihood import Likelihood, decrement_tolerance, fit_newton, softmax_columns
 from .status import Diagnosis, diagnose
 from .variance import SurveyDesign, sandwich
 
@@ -248,9 +248,10 @@ def fit_share(lik: ShareLikelihood, beta: NDArray[np.float64], share: float
             np.linalg.cholesky(info)
         except np.linalg.LinAlgError:
             return to_raw(x), iterations, False
-        if float(g @ step) <= DECREMENT_TOL:  # near the maximum the last step is exact to its square...
+        if float(g @ step) <= decrement_tolerance(value(x) * n):  # near the maximum the last step is exact...
             closer = x + step  # ...unless the information is (near) singular: then keep the point that fits better
-            return to_raw(closer if value(closer) <= value(x) else x), iterations, True
+            rounding = 1e-13 * max(1.0, abs(value(x)))  # below rounding the step decides, not the values' noise
+            return to_raw(closer if value(closer) <= value(x) + rounding else x), iterations, True
         base, t = value(x), 1.0
         while t > 1e-6 and value(x + t * step) > base:
             t /= 2
@@ -364,7 +365,7 @@ def regress_share(z: Any, names: list[str], codes: NDArray[np.int64], mechanisms
     shift = stacking_constant(float(survey.weights.sum()) if survey.weights is not None else n_rows, len(mechanisms))
     loglik = lik.loglike(params)
     result = fit_statistics(params[:-1], cov[:-1, :-1], names, outcomes, level, shown, loglik=loglik + shift,
-                            null_loglik=null_loglik + shift, n=round(survey.respondents(n_rows)), k=lik.k,
+                            null_loglik=null_loglik + shift, n=survey.respondents(n_rows), k=lik.k,
                             sandwich=survey.cov is Covariance.ROBUST)
     extra = _share_summary(rule, float(params[-1]), float(cov[-1, -1]), level, mechanisms, groups)
     if rule.scope is NoncomplianceScope.EVERYONE:

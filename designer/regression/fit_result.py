@@ -26,7 +26,7 @@ from .status import design_blind, diagnose
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["COLUMNS", "NO_LR_TEST", "RegressionResult", "fit_statistics", "judge"]
+__all__ = ["COLUMNS", "NO_LR_TEST", "RegressionResult", "answer_counts", "fit_statistics", "judge"]
 
 #: The columns of a fit's coefficient table.
 COLUMNS = ["outcome", "term", "estimate", "stderr", "z", "pvalue", "ci_low", "ci_high"]
@@ -34,12 +34,18 @@ COLUMNS = ["outcome", "term", "estimate", "stderr", "z", "pvalue", "ci_low", "ci
 NO_LR_TEST = "a sandwich variance: the weighted pseudo-likelihood, or correlated answers, is not a likelihood"
 
 
+def answer_counts(channel: NDArray[np.float64], codes: NDArray[np.int64], weights: NDArray[np.float64] | None = None
+                  ) -> NDArray[np.float64]:
+    """The (weighted) answers per column of ``channel``, ``(F,)``."""
+    return np.bincount(codes, weights=weights, minlength=channel.shape[1]).astype(np.float64)
+
+
 def _shares(channel: NDArray[np.float64], codes: NDArray[np.int64], weights: NDArray[np.float64] | None = None
             ) -> tuple[NDArray[np.float64], float]:
     """The intercept-only model: the shares' MLE from the (weighted) answer counts, and its log-likelihood."""
     from ..estimation.mle import mle_newton
 
-    counts = np.bincount(codes, weights=weights, minlength=channel.shape[1]).astype(np.float64)
+    counts = answer_counts(channel, codes, weights)
     shares = mle_newton(channel, counts)[0]
     q = shares @ channel
     used = counts > 0
@@ -327,21 +333,35 @@ def _first_line(exc: BaseException) -> str:
 def judge(objective: Callable[[NDArray[np.float64]], float], params: NDArray[np.float64],
           information: NDArray[np.float64], decrement_ok: bool, norms: NDArray[np.float64],
           channel: NDArray[np.float64], inputs: list[str], reference: str, names: list[str], *,
-          gram: NDArray[np.float64] | None = None) -> tuple[Any, Any]:
-    """The fit's status (:func:`~designer.regression.status.diagnose`, then the terms the design leaves open)
-    and the estimates as shown: ``+-inf`` for diverging terms, NaN for terms any value fits equally well.
-    ``norms`` ``(q,)``: each term's covariate column norm; ``information`` ``(P, P)`` at ``params``; ``gram``
-    ``(q, q)``: the covariates' ``Z'Z`` (near-collinear terms are told from separation by it), when known."""
+          gram: NDArray[np.float64] | None = None, counts: NDArray[np.float64] | None = None) -> tuple[Any, Any]:
+    """The fit's status (:func:`~designer.regression.status.diagnose`, then the terms the design or the answers
+    leave open) and the estimates as shown: ``+-inf`` for diverging terms, NaN for terms any value fits equally
+    well. ``norms`` ``(q,)``: each term's covariate column norm; ``information`` ``(P, P)`` at ``params``; ``gram``
+    ``(q, q)``: the covariates' ``Z'Z`` (near-collinear terms are told from separation by it), when known;
+    ``counts`` ``(F,)``: the (weighted) answers per column of ``channel``, whose shares ``estimate`` would call
+    not identified (:func:`~designer.estimation.identification.share_verdict`): the log-odds of those inputs are
+    not identified either, one verdict for both commands."""
     others = [x for x in inputs if x != reference]
     labels = [f"{o}:{t}" if len(others) > 1 else t for o in others for t in names]
-    fit = diagnose(objective, params, information, decrement_ok, labels, np.tile(norms, len(others)),
+    tiled = np.tile(norms, len(others))
+    fit = diagnose(objective, params, information, decrement_ok, labels, tiled,
                    gram=None if gram is None else np.asarray(np.kron(np.eye(len(others)), gram), dtype=np.float64))
     blind = [inputs[x] for x in indistinguishable_inputs(channel)]
+    reason = None
+    if not blind and counts is not None:
+        unknown = _unidentified_shares(channel, counts)
+        if unknown:
+            blind = [inputs[x] for x in unknown]
+            reason = (f"the answers do not identify the shares of {', '.join(map(repr, blind))} ('designer estimate' "
+                      "calls them not identified: their standard errors would exceed the range [0, 1], or an interval "
+                      "of shares fits the answers equally well): the log-odds of "
+                      + ", ".join(map(repr, [o for o in others if reference in blind or o in blind]))
+                      + " against the reference have no estimate and no standard error")
     terms: list[int] = []
     if blind:  # the design, not the data, leaves these outcomes' terms open
         involved = others if reference in blind else [o for o in others if o in blind]
         terms = [i for i, o in enumerate(o for o in others for _ in names) if o in involved]
-        fit = design_blind(fit, information, terms, labels, blind, decrement_ok)
+        fit = design_blind(fit, information, terms, labels, blind, decrement_ok, norms=tiled, reason=reason)
     shown = params.copy()
     for j, sign in fit.diverging.items():
         shown[j] = sign * np.inf
@@ -349,12 +369,24 @@ def judge(objective: Callable[[NDArray[np.float64]], float], params: NDArray[np.
     return fit, shown
 
 
+def _unidentified_shares(channel: NDArray[np.float64], counts: NDArray[np.float64]) -> list[int]:
+    """The inputs whose shares the answer ``counts`` do not identify at the shares' maximum."""
+    from ..estimation.identification import share_verdict
+    from ..estimation.mle import mle_newton
+
+    if not counts.sum() > 0:
+        return list(range(channel.shape[0]))
+    pi = mle_newton(channel, counts)[0]
+    return [int(x) for x in np.flatnonzero(share_verdict(channel, counts, pi))]
+
+
 def fit_statistics(params: NDArray[np.float64], cov: NDArray[np.float64], names: list[str], outcomes: list[str],
-                   level: float, shown: NDArray[np.float64], *, loglik: float, null_loglik: float, n: int, k: int,
+                   level: float, shown: NDArray[np.float64], *, loglik: float, null_loglik: float, n: float, k: int,
                    sandwich: bool) -> RegressionResult:
     """The coefficient table and the fit statistics from the log-likelihoods at ``params`` and of the
-    intercept-only model, ``n`` respondents and ``k`` inputs (``sandwich``: no likelihood-ratio test); the fields
-    about how it was fitted are filled in by the caller (``dataclasses.replace``)."""
+    intercept-only model, ``n`` respondents (the sum of frequency weights, a whole number or not: reported rounded,
+    BIC's ``log n`` exact) and ``k`` inputs (``sandwich``: no likelihood-ratio test); the fields about how it was
+    fitted are filled in by the caller (``dataclasses.replace``)."""
     import pandas as pd
     from scipy.special import chdtrc, ndtr  # scipy.stats' chi2.sf and norm.sf, without importing scipy.stats
 
@@ -372,7 +404,7 @@ def fit_statistics(params: NDArray[np.float64], cov: NDArray[np.float64], names:
     lr = max(2.0 * (loglik - null_loglik), 0.0) if not sandwich else float("nan")
     df = npar - (k - 1)
     return RegressionResult(
-        coefficients=table, n=n, loglik=loglik, aic=2 * npar - 2 * loglik, bic=math.log(n) * npar - 2 * loglik,
+        coefficients=table, n=round(n), loglik=loglik, aic=2 * npar - 2 * loglik, bic=math.log(n) * npar - 2 * loglik,
         lr_statistic=lr, lr_df=df, lr_pvalue=float(chdtrc(df, lr)) if df > 0 and lr == lr else float("nan"),
         converged=False, iterations=0, method="", reference="", outcomes=(), semantics="", level=level,
         params=params, covariance=cov, formula="", design_info=None)

@@ -13,8 +13,8 @@ from numpy.typing import NDArray
 
 from .design import leverages, weighted_gram
 
-__all__ = ["DECREMENT_TOL", "FIRTH_DECREMENT_TOL", "FirthPenalty", "Likelihood", "curvature", "fit_em", "fit_firth",
-           "fit_newton", "softmax_columns"]
+__all__ = ["DECREMENT_TOL", "FIRTH_DECREMENT_TOL", "FIRTH_START_SCALES", "MANY_PARAMS", "FirthPenalty", "Likelihood",
+           "curvature", "decrement_tolerance", "fit_em", "fit_firth", "fit_firth_best", "fit_newton", "softmax_columns"]
 
 def softmax_columns(eta: NDArray[np.float64]) -> NDArray[np.float64]:
     """Softmax over the first axis of a ``(k, n)`` array (rows contiguous: fast for small k)."""
@@ -122,7 +122,7 @@ def fit_em(lik: Likelihood, start: NDArray[np.float64], *, max_iter: int = 100_0
         grad = lik.score(params)
         try:  # the decrement only where -H is positive definite (a solve of a near-singular -H can say anything)
             chol = np.linalg.cholesky(-lik.hessian(params))
-            if 0.0 <= float(np.sum(np.linalg.solve(chol, grad) ** 2)) <= DECREMENT_TOL:
+            if 0.0 <= float(np.sum(np.linalg.solve(chol, grad) ** 2)) <= decrement_tolerance(before):
                 return params, iteration, True
         except np.linalg.LinAlgError:
             pass
@@ -194,15 +194,69 @@ def _ascent_step(info: NDArray[np.float64], grad: NDArray[np.float64], value: An
 DECREMENT_TOL = 1e-12
 
 
+def decrement_tolerance(loglik: float) -> float:
+    """:data:`DECREMENT_TOL`, or the rounding of the log-likelihood itself (``4 eps |loglik|``) where that is larger:
+    with 1e10 respondents (frequency weights) a gain below ``1e-6`` cannot be told from the rounding of the sums."""
+    return max(DECREMENT_TOL, 4 * float(np.finfo(float).eps) * abs(loglik))
+
+
+#: A fit of more parameters than this (a categorical of hundreds of levels) takes damped Newton steps instead of the
+#: trust region, whose subproblem solves cost several factorizations a step.
+MANY_PARAMS = 200
+#: Damped Newton steps stop when this many in a row gain at most 1e-10 (relative) each: the estimate runs off to
+#: infinity (separation), judged then by the diagnosis.
+STALLED_STEPS = 3
+
+
 def fit_newton(lik: Likelihood, start: NDArray[np.float64]) -> tuple[NDArray[np.float64], int, bool]:
     """Trust-region Newton (scipy's ``trust-exact``: safe where the mixture's Hessian is indefinite), then
-    pure Newton steps with a halving line search until the decrement is below :data:`DECREMENT_TOL`."""
+    pure Newton steps with a halving line search until the decrement is below :data:`DECREMENT_TOL`. Above
+    :data:`MANY_PARAMS` parameters, Levenberg-damped Newton steps (:func:`_damped_newton`)."""
     from scipy.optimize import minimize
 
+    if start.size > MANY_PARAMS:
+        return _damped_newton(lik, start)
     n = lik.z.shape[0]
     opt = minimize(lambda b: -lik.loglike(b) / n, start, jac=lambda b: -lik.score(b) / n,
                    hess=lambda b: -lik.hessian(b) / n, method="trust-exact", options={"gtol": 1e-9, "maxiter": 500})
     return _polish(lik, np.asarray(opt.x, dtype=np.float64), int(opt.nit))
+
+
+def _damped_newton(lik: Likelihood, params: NDArray[np.float64], *, max_iter: int = 100
+                   ) -> tuple[NDArray[np.float64], int, bool]:
+    """Levenberg-Marquardt Newton steps on ``(-H + d s I)`` (``s`` the largest diagonal entry of ``-H``; ``d``
+    divided by 10 after a step that raises the log-likelihood, multiplied by 10 while ``-H + d s I`` is not
+    positive definite or the step falls), until the undamped decrement is below :data:`DECREMENT_TOL` (``True``), or
+    :data:`STALLED_STEPS` steps in a row gain at most 1e-10 (relative) each (a run to infinity: ``False``, judged by
+    the diagnosis). One Cholesky factorization a trial."""
+    from scipy.linalg import LinAlgError, cho_factor, cho_solve
+
+    current = lik.loglike(params)
+    stalled, damping = 0, 0.0
+    for iteration in range(1, max_iter + 1):
+        grad, info = lik.score(params), -lik.hessian(params)
+        scale = max(float(np.abs(np.diag(info)).max(initial=0.0)), 1e-300)
+        while True:
+            try:
+                factor = cho_factor(info + damping * scale * np.eye(info.shape[0]), check_finite=False)
+            except LinAlgError:
+                factor = None
+            if factor is not None:
+                step = cho_solve(factor, grad, check_finite=False)
+                if damping == 0.0 and float(grad @ step) <= decrement_tolerance(current):  # the last step
+                    return params + step, iteration, True
+                value = lik.loglike(params + step)
+                if value >= current:
+                    break
+            damping = 1e-8 if damping == 0.0 else damping * 10
+            if damping > 1e8:
+                return params, iteration, False
+        stalled = stalled + 1 if value - current <= 1e-10 * max(1.0, abs(current)) else 0
+        params, current = params + step, value
+        damping = damping / 10 if damping > 1e-8 else 0.0
+        if stalled >= STALLED_STEPS:
+            return params, iteration, False
+    return params, max_iter, False
 
 
 def _polish(lik: Likelihood, params: NDArray[np.float64], iterations: int) -> tuple[NDArray[np.float64], int, bool]:
@@ -214,7 +268,7 @@ def _polish(lik: Likelihood, params: NDArray[np.float64], iterations: int) -> tu
             step = np.linalg.solve(np.linalg.cholesky(info).T, np.linalg.solve(np.linalg.cholesky(info), grad))
         except np.linalg.LinAlgError:
             return params, iterations, False
-        if float(grad @ step) <= DECREMENT_TOL:  # the last step is tiny and, near the maximum, exact to its square
+        if float(grad @ step) <= decrement_tolerance(lik.loglike(params)):  # tiny and, near the maximum, exact
             return params + step, iterations, True
         base, t = lik.loglike(params), 1.0
         while t > 1e-6 and lik.loglike(params + t * step) < base:
@@ -312,6 +366,56 @@ class Penalty(Protocol):
 FIRTH_DECREMENT_TOL = 1e-16
 
 
+#: Firth's fit through a randomizing design may have several maxima (the likelihood is a mixture): besides the
+#: given starts it starts from seeded normal draws around the first, two at each of these scales (in the
+#: standardized coordinates the fit runs in), and keeps the highest maximum reached.
+FIRTH_START_SCALES = (1.0, 3.0, 10.0, 30.0)
+
+
+#: A Firth fit of at most this many respondents times parameters squared is run whole from every start; a larger
+#: one runs Fisher scoring (at most 200 steps) from the other starts and finishes only the one that climbs highest.
+FIRTH_SMALL = 200_000
+
+
+def fit_firth_best(lik: Likelihood, penalty: Penalty, start: NDArray[np.float64], *,
+                   more: tuple[NDArray[np.float64], ...] = ()) -> tuple[NDArray[np.float64], int, bool]:
+    """:func:`fit_firth` from ``start``, then from every start in ``more`` (the unpenalized fit's estimate) and from
+    seeded draws around ``start`` (:data:`FIRTH_START_SCALES`): the whole fit for a small problem
+    (:data:`FIRTH_SMALL`), else Fisher scoring, a run that climbs higher than the first fit finished by
+    :func:`fit_firth` from where it stopped. The highest converged maximum wins (docs/theory.md section 9);
+    iterations are summed over the starts."""
+    def value(b: NDArray[np.float64]) -> float:
+        out = lik.loglike(b) + penalty.value(b)
+        return out if np.isfinite(out) else -np.inf
+
+    params, iterations, done = fit_firth(lik, penalty, start)
+    best, best_value = (params, done), value(params)
+    small = lik.z.shape[0] * start.size**2 <= FIRTH_SMALL
+    rng = np.random.default_rng(20_24)
+    draws = [start + rng.normal(scale=scale, size=start.size) for scale in FIRTH_START_SCALES for _ in range(2)]
+    for point in (*more, *draws):
+        if not np.all(np.isfinite(point)):
+            continue
+        try:
+            if small:  # the whole fit from every start: a far maximum may need the trust region to be reached
+                climbed, steps, _ = fit_firth(lik, penalty, np.asarray(point, dtype=np.float64))
+            else:
+                climbed, steps, _ = _firth_scoring(lik, penalty, np.asarray(point, dtype=np.float64), max_iter=200)
+        except (np.linalg.LinAlgError, ValueError):
+            continue
+        iterations += steps
+        if value(climbed) <= best_value + 1e-9 * max(1.0, abs(best_value)):
+            continue
+        try:
+            found, more_steps, finished = fit_firth(lik, penalty, climbed)
+        except (np.linalg.LinAlgError, ValueError):
+            continue
+        iterations += more_steps
+        if (finished or not best[1]) and value(found) > best_value:
+            best, best_value = (found, finished), value(found)
+    return best[0], iterations, best[1]
+
+
 def fit_firth(lik: Likelihood, penalty: Penalty, start: NDArray[np.float64], *, max_iter: int = 100
               ) -> tuple[NDArray[np.float64], int, bool]:
     """Maximise ``loglik + 1/2 log det I``: Fisher scoring (:func:`_firth_scoring`), which converges fast when
@@ -373,7 +477,7 @@ def _firth_scoring(lik: Likelihood, penalty: Penalty, start: NDArray[np.float64]
             except np.linalg.LinAlgError:
                 step = None
             if step is not None:
-                if float(grad @ step) <= FIRTH_DECREMENT_TOL:
+                if float(grad @ step) <= max(FIRTH_DECREMENT_TOL, 4 * float(np.finfo(float).eps) * abs(current)):
                     return params, iteration, True
                 value = objective(params + step)
                 if value >= current - 1e-15 * abs(current):

@@ -38,12 +38,14 @@ from ..mechanism import Mechanism
 from ..vocabulary import Covariance, NoncomplianceScope, Semantics
 from .constant_share import regress_share
 from .data import answer_columns, prepare, split_formula
-from .design import build_rows, collinear_basis, column_norms, dependent_column, design_info, weighted_gram
+from .design import build_rows, column_norms, design_info, weighted_gram
 from .firth_multinomial import MultinomialFirthPenalty
-from .fit_result import RegressionResult, _first_line, _shares, _start, fit_statistics, judge
+from .fit_result import RegressionResult, _first_line, _shares, _start, answer_counts, fit_statistics, judge
+from .fit_terms import design_plan, in_covariates
 from .group_fit import grouped_answers, noncompliance_summary
-from .likelihood import FirthPenalty, Likelihood, fit_em, fit_firth, fit_newton
-from .variance import covariance, survey_design
+from .identify import DesignPlan
+from .likelihood import FirthPenalty, Likelihood, fit_em, fit_firth_best, fit_newton
+from .variance import covariance, on_terms, survey_design
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -80,10 +82,6 @@ def _design_matrix(rhs: str, data: pd.DataFrame) -> tuple[Any, list[str], Any]:
         raise RegressionError("the covariates contain inf or nan after the formula's transformations")
     if z.shape[1] == 0:
         raise RegressionError("the formula has no terms; write 'response ~ 1' for the intercept-only model")
-    dependent = dependent_column(z)
-    if dependent is not None:
-        raise RegressionError(f"the design matrix is singular: {names[dependent]!r} is a linear combination of the "
-                              f"terms before it ({', '.join(names[:dependent])}); drop it from the formula")
     return z, names, info
 
 
@@ -195,10 +193,15 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism | Mapping[str
                               extra=[c for c in (weights, cluster, group) if c is not None])
     survey = survey_design(data, rows, weights=weights, weight_kind=weight_kind, cluster=cluster, cov=cov)
     rule = None
+    row_counts = survey.weights if survey.frequency else None  # a row of weight f is f rows
     if share_rule is not None:
         _, codes, _ = grouped_answers(mechanisms, group, data, lhs, rows, None, answers)
         z, names, design_info = _design_matrix(rhs, data)
-        result = regress_share(z, names, codes, mechanisms, share_rule, reference, survey, level, share_groups)
+        plan, std, u = design_plan(z, names, row_counts, None)
+        kept = list(plan.kept)
+        result = regress_share(_columns(u, kept), [names[j] for j in kept], codes, mechanisms, share_rule, reference,
+                               survey, level, share_groups)
+        result = in_covariates(result, std, plan, names, [x for x in base.inputs if x != reference])
         return dataclasses.replace(result, method=method, reference=reference,
                                    outcomes=tuple(base.inputs), semantics=semantics, formula=formula,
                                    design_info=design_info, dropped=n_rows - len(data), variance=survey.describe(),
@@ -214,48 +217,24 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism | Mapping[str
         except RegressionError as exc:
             raise RegressionError(exc.reason, row=None if exc.row is None else int(rows[exc.row])) from None
     z, names, design_info = _design_matrix(rhs, data)
-    lik = Likelihood(z, channel[:, codes], mechanism.inputs.index(reference), survey.weights)
-    start = _start(lik, channel, codes)
-    outcomes = [mechanism.inputs[j] for j in lik.others]
-    labels = [f"{o}:{t}" if len(outcomes) > 1 else t for o in outcomes for t in names]
-    objective: Callable[[NDArray[np.float64]], float] = lik.loglike
-    row_counts = survey.weights if survey.frequency else None  # a row of weight f is f rows
-    # nearly collinear covariates: fit where the data determine the coefficients (the combinations the data
-    # barely see held at 0), judge in the full parameters (those terms: not identified, not separation)
-    reduced = collinear_basis(z, row_counts)
-    basis = np.eye(z.shape[1]) if reduced is None else reduced[0]
-    fit_lik = lik if reduced is None else Likelihood(z @ basis, lik.a, lik.reference, lik.weights)
-    fit_start = start if reduced is None else _to_basis(start, basis, lik.k - 1)
-    if penalty == "firth":
-        if survey.weights is not None and not survey.frequency:
-            raise RegressionError("--penalty firth is implemented without sampling weights (frequency weights are "
-                                  "fine): the penalized pseudo-likelihood has no Firth correction")
-        groups = _answer_groups(mechanisms, mechanism, codes) if grouped else None
-        kind = FirthPenalty if lik.k == 2 else MultinomialFirthPenalty  # the binary one: logistf's, in closed form
-        firth = kind(lik, channel, groups=groups)
-        found = fit_firth(fit_lik, firth if reduced is None else kind(fit_lik, channel, groups=groups), fit_start)
-
-        def penalized(b: NDArray[np.float64]) -> float:
-            return lik.loglike(b) + firth.value(b)
-        objective = penalized
-    elif penalty is not None:
+    if penalty not in (None, "firth"):
         raise RegressionError(f"penalty must be None or 'firth', got {penalty!r}")
-    else:
-        found = (fit_newton if method == "newton" else fit_em)(fit_lik, fit_start)
-    params, iterations, decrement_ok = _from_basis(found[0], basis, lik.k - 1), found[1], found[2]
-    norms = column_norms(z, row_counts)
-    gram = reduced[1] if reduced is not None else weighted_gram(
-        z, np.ones(z.shape[0]) if row_counts is None else row_counts)
-    fit, shown = judge(objective, params, -lik.hessian(params), decrement_ok, norms, channel,
-                       list(mechanism.inputs), reference, names, gram=gram)
-    converged = fit.status == "converged"
-    # statsmodels keeps a dense copy of the design: not for a sparse one (many-level categoricals)
-    sm_result = None if sp.issparse(z) else functools.partial(_statsmodels_results, lik, codes, params, labels, lhs,
-                                                              iterations, converged)
-    cov_matrix, cov_warning = covariance(survey, fit.covariance, lik, params)
-    result = fit_statistics(params, cov_matrix, names, outcomes, level, shown, loglik=lik.loglike(params),
+    if penalty == "firth" and survey.weights is not None and not survey.frequency:
+        raise RegressionError("--penalty firth is implemented without sampling weights (frequency weights are "
+                              "fine): the penalized pseudo-likelihood has no Firth correction")
+    ref = mechanism.inputs.index(reference)
+    outcomes = [x for x in mechanism.inputs if x != reference]
+    plan, std, u = design_plan(z, names, row_counts, channel[:, codes])
+    groups = _answer_groups(mechanisms, mechanism, codes) if grouped and penalty == "firth" else None
+    plan, lik, params, iterations, _, fit, shown = _fit_kept(
+        u, names, plan, channel, codes, ref, survey, method=method, penalty=penalty, groups=groups,
+        inputs=list(mechanism.inputs), reference=reference)
+    kept_names = [names[j] for j in plan.kept]
+    full, cov_warning = covariance(survey, fit, lik, params)
+    cov_matrix = on_terms(full, fit)
+    result = fit_statistics(params, cov_matrix, kept_names, outcomes, level, shown, loglik=lik.loglike(params),
                             null_loglik=_shares(channel, codes, lik.weights)[1], k=lik.k,
-                            n=round(survey.respondents(len(codes))), sandwich=survey.cov is Covariance.ROBUST)
+                            n=survey.respondents(len(codes)), sandwich=survey.cov is Covariance.ROBUST)
     if grouped:  # the stacked columns carry 1/G: the groups' own log-likelihood adds n log G back
         shift = stacking_constant(float(survey.weights.sum()) if survey.weights is not None else len(codes),
                                   len(mechanisms))
@@ -263,12 +242,75 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism | Mapping[str
                                      bic=result.bic - 2 * shift,
                                      noncompliance=None if rule is None else noncompliance_summary(
                                          lik, params, cov_matrix, list(mechanism.inputs), rule, level))
+    result = dataclasses.replace(result, status=fit.status,
+                                 warnings=fit.warnings + ((cov_warning,) if cov_warning else ()))
+    result = in_covariates(result, std, plan, names, outcomes, diagnosis=fit, variance=full)
+    converged = result.status == "converged"
+    # statsmodels keeps a dense copy of the design: not for a sparse one (many-level categoricals), nor for a fit
+    # without some of its terms
+    sm_result = None
+    if not sp.issparse(z) and not plan.dropped:
+        labels = [f"{o}:{t}" if len(outcomes) > 1 else t for o in outcomes for t in names]
+        raw = Likelihood(z, channel[:, codes], ref, survey.weights)
+        sm_result = functools.partial(_statsmodels_results, raw, codes, result.params, labels, lhs, iterations,
+                                      converged)
     return dataclasses.replace(
         result, converged=converged, iterations=iterations, method=method, reference=reference,
         outcomes=tuple(mechanism.inputs), semantics=semantics, formula=formula, design_info=design_info,
-        statsmodels_factory=sm_result, dropped=n_rows - len(data), status=fit.status,
-        warnings=fit.warnings + ((cov_warning,) if cov_warning else ()), penalty=penalty, variance=survey.describe(),
+        statsmodels_factory=sm_result, dropped=n_rows - len(data), penalty=penalty, variance=survey.describe(),
         **_survey_fields(weights, weight_kind, cluster, group))
+
+
+def _columns(u: Any, kept: list[int]) -> Any:
+    """The kept columns of a dense or sparse design."""
+    return u[:, kept].tocsr() if sp.issparse(u) else np.ascontiguousarray(u[:, kept])
+
+
+#: Refits after a fit finds a direction along which the log-likelihood is flat (its last term dropped each time).
+ALIAS_REFITS = 3
+
+
+def _fit_kept(u: Any, names: list[str], plan: DesignPlan, channel: NDArray[np.float64], codes: NDArray[np.int64],
+              ref: int, survey: Any, *, method: str, penalty: str | None, groups: Any, inputs: list[str],
+              reference: str) -> tuple[Any, ...]:
+    """Fit the kept standardized columns and judge the fit there; a term along which the fitted log-likelihood turns
+    out flat is dropped like an aliased column and the rest refitted (R's ``glm``). Returns the plan (with those
+    terms dropped), the likelihood, the estimate, iterations, whether the decrement test passed, the diagnosis and
+    the estimates as shown."""
+    row_counts = survey.weights if survey.frequency else None
+    counts = answer_counts(channel, codes, survey.weights)
+    plan_now = plan
+    for _ in range(ALIAS_REFITS + 1):
+        kept = list(plan_now.kept)
+        ufit = _columns(u, kept)
+        lik = Likelihood(ufit, channel[:, codes], ref, survey.weights)
+        start = _start(lik, channel, codes)
+        objective: Callable[[NDArray[np.float64]], float] = lik.loglike
+        if penalty == "firth":
+            kind = FirthPenalty if lik.k == 2 else MultinomialFirthPenalty  # the binary one: logistf's, closed form
+            firth = kind(lik, channel, groups=groups)
+            plain = fit_newton(lik, start)[0]  # another start: the penalized maximum may not be the nearest
+            found = fit_firth_best(lik, firth, start, more=(plain,))
+
+            def penalized(b: NDArray[np.float64], lik: Likelihood = lik, firth: Any = firth) -> float:
+                return lik.loglike(b) + firth.value(b)
+            objective = penalized
+        else:
+            found = (fit_newton if method == "newton" else fit_em)(lik, start)
+        params, iterations, decrement_ok = found
+        fit, shown = judge(objective, params, -lik.hessian(params), decrement_ok, column_norms(ufit, row_counts),
+                           channel, inputs, reference, [names[j] for j in kept],
+                           gram=weighted_gram(ufit, np.ones(ufit.shape[0]) if row_counts is None else row_counts),
+                           counts=counts)
+        flat = sorted({kept[j % len(kept)] for j in fit.aliased} - set(plan_now.dropped))
+        if not flat or len(flat) >= len(kept):
+            break
+        plan_now = dataclasses.replace(plan_now, kept=tuple(j for j in kept if j not in flat),
+                                       answer_aliased=tuple(sorted(plan_now.answer_aliased + tuple(flat))),
+                                       warnings=(*plan_now.warnings, "not identified: " + ", ".join(
+                                           repr(names[j]) for j in flat) + " along a direction in which the "
+                                           "log-likelihood is flat: dropped, no estimate"))
+    return plan_now, lik, params, iterations, decrement_ok, fit, shown
 
 
 def _survey_fields(weights: str | None, weight_kind: Any, cluster: str | None, group: str | None) -> dict[str, Any]:
@@ -285,18 +327,6 @@ def _answer_groups(mechanisms: Mapping[str, Mechanism], stacked: Mechanism, code
     lowest = np.array([int(mask & -mask).bit_length() - 1 for mask in stacked.focal])
     columns = np.searchsorted(ends, lowest, side="right").astype(np.int64)
     return columns[codes], columns
-
-
-def _to_basis(params: NDArray[np.float64], basis: NDArray[np.float64], outcomes: int) -> NDArray[np.float64]:
-    """Coefficients ``(q * outcomes,)`` (outcome-major) in the coordinates of ``basis`` ``(q, r)``: least squares
-    per outcome."""
-    blocks = params.reshape(basis.shape[0], outcomes, order="F")
-    return np.asarray(np.linalg.lstsq(basis, blocks, rcond=None)[0].ravel(order="F"))
-
-
-def _from_basis(params: NDArray[np.float64], basis: NDArray[np.float64], outcomes: int) -> NDArray[np.float64]:
-    """Coefficients in the coordinates of ``basis`` ``(q, r)`` back in the covariates' terms, ``(q * outcomes,)``."""
-    return np.asarray((basis @ params.reshape(basis.shape[1], outcomes, order="F")).ravel(order="F"))
 
 
 def _share_rule(noncompliance: str | None, model: str, unrelated: str | None, penalty: str | None, method: str

@@ -17,10 +17,12 @@ from ..mechanism import Mechanism
 from ..vocabulary import WeightKind
 from .data import answer_columns, prepare
 from .design import build_rows, weighted_gram
+from .identify import Moments, Standardization, column_largest, informative_rows
 from .likelihood import Likelihood
 from .variance import score_meat
 
-__all__ = ["Final", "FinalParts", "Part", "RowSpec", "Sums", "final_parts", "local_sums", "merge_final"]
+__all__ = ["Final", "FinalParts", "Part", "RowSpec", "Sums", "design_moments", "final_parts", "local_sums",
+           "merge_final"]
 
 
 def _located(exc: RegressionError, first: int, rows: NDArray[np.int64] | None = None) -> RegressionError:
@@ -31,9 +33,11 @@ def _located(exc: RegressionError, first: int, rows: NDArray[np.int64] | None = 
     return RegressionError(exc.reason, row=first + row)
 
 
-def _frequency(data: Any, weights: str | None, weight_kind: WeightKind, first: int, rows: NDArray[np.int64]
-               ) -> NDArray[np.float64] | None:
-    """The weights of a prepared chunk, refused (with the data's row) unless positive numbers."""
+def _frequency(data: Any, weights: str | None, weight_kind: WeightKind, first: int, rows: NDArray[np.int64],
+               scale: float = 1.0) -> NDArray[np.float64] | None:
+    """The weights of a prepared chunk, refused (with the data's row) unless positive numbers; sampling weights
+    divided by ``scale`` (one constant for every chunk: the sample's mean weight, so that their scale changes
+    nothing)."""
     import pandas as pd
 
     if weights is None:
@@ -44,7 +48,7 @@ def _frequency(data: Any, weights: str | None, weight_kind: WeightKind, first: i
         raise RegressionError(f"weight {str(data[weights].iloc[bad])!r} in column {weights!r} is not a positive "
                               "number: every weight must be > 0 (leave out rows outside the population)",
                               row=first + int(rows[bad]))
-    return w
+    return w if weight_kind is WeightKind.FREQUENCY else w / scale
 
 
 @dataclass
@@ -75,6 +79,7 @@ class RowSpec:
     weights: str | None
     kind: WeightKind
     cluster: str | None
+    weight_scale: float = 1.0  # sampling weights are divided by it (:func:`_frequency`)
 
     def prepared(self, chunks: Iterable[tuple[int, Any]]) -> Iterator[tuple[int, Any, NDArray[np.int64]]]:
         """``(first_row, rows kept, their positions in the chunk)`` of every chunk; an error names the data's row."""
@@ -94,16 +99,38 @@ class RowSpec:
             except RegressionError as exc:
                 raise _located(exc, first, rows) from None
             labels = None if self.cluster is None else data[self.cluster].astype(str).to_numpy()
-            yield build_rows(info, data), codes, _frequency(data, self.weights, self.kind, first, rows), labels
+            yield (build_rows(info, data), codes, _frequency(data, self.weights, self.kind, first, rows,
+                                                             self.weight_scale), labels)
 
 
-def local_sums(parts: Callable[[], Iterator[Part]], channel: NDArray[np.float64], reference: int
-               ) -> Callable[[NDArray[np.float64]], Sums]:
-    """The sums of :class:`~designer.regression.likelihood.Likelihood` over the chunks of ``parts``, one pass."""
+def design_moments(parts: Callable[[], Iterator[Part]], channel: NDArray[np.float64], std: Standardization,
+                   frequency: bool) -> tuple[Moments, Moments]:
+    """One pass's sums of the standardized design rows (:class:`~designer.regression.identify.Moments`): over every
+    row, and over the rows whose answer carries information (frequency weights count rows; sampling weights do
+    not)."""
+    total: Moments | None = None
+    informative: Moments | None = None
+    for z, codes, w, _ in parts():
+        u = std.apply(z)
+        largest = column_largest(z)
+        weights = w if frequency else None
+        here = Moments.of(u, weights, largest)
+        told = Moments.of(u, weights, largest, rows=informative_rows(channel[:, codes]))
+        total = here if total is None else total + here
+        informative = told if informative is None else informative + told
+    if total is None or informative is None:
+        raise RegressionError("no rows to fit")
+    return total, informative
+
+
+def local_sums(parts: Callable[[], Iterator[Part]], channel: NDArray[np.float64], reference: int,
+               transform: Callable[[Any], Any] | None = None) -> Callable[[NDArray[np.float64]], Sums]:
+    """The sums of :class:`~designer.regression.likelihood.Likelihood` over the chunks of ``parts``, one pass (each
+    chunk's design rows through ``transform`` first: the fit's coordinates)."""
     def sums(params: NDArray[np.float64]) -> Sums:
         loglik, score, hessian = 0.0, np.zeros(params.size), np.zeros((params.size, params.size))
         for z, codes, w, _ in parts():
-            lik = Likelihood(z, channel[:, codes], reference, w)
+            lik = Likelihood(z if transform is None else transform(z), channel[:, codes], reference, w)
             loglik += lik.loglike(params)
             score += lik.score(params)
             hessian += lik.hessian(params)
@@ -138,14 +165,16 @@ class FinalParts:
 
 
 def final_parts(parts: Callable[[], Iterator[Part]], channel: NDArray[np.float64], reference: int,
-                params: NDArray[np.float64], *, frequency: bool, meat: bool, clustered: bool) -> FinalParts:
-    """The last pass over the chunks of ``parts`` (see :class:`FinalParts`)."""
+                params: NDArray[np.float64], *, frequency: bool, meat: bool, clustered: bool,
+                transform: Callable[[Any], Any] | None = None) -> FinalParts:
+    """The last pass over the chunks of ``parts`` (see :class:`FinalParts`), the design rows through ``transform``."""
     p, f = params.size, channel.shape[1]
     squares, totals, rows = np.zeros(0), np.zeros(f), 0.0
     outer = np.zeros((p, p))
     sums: dict[Any, NDArray[np.float64]] = {}
     cross: NDArray[np.float64] | None = None
-    for z, codes, w, labels in parts():
+    for raw, codes, w, labels in parts():
+        z = raw if transform is None else transform(raw)
         counts = w if frequency else None  # a frequency weight counts rows; a sampling weight does not
         block = np.asarray(weighted_gram(z, np.ones(codes.size) if counts is None else counts))
         cross = block if cross is None else cross + block

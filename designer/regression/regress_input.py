@@ -15,8 +15,8 @@ from typing import Any
 from ..estimation.survey_files import ColumnarFile
 from ..exceptions import DataError
 
-__all__ = ["CHUNK_ROWS", "IN_MEMORY_BYTES", "IN_MEMORY_ROWS", "chunk_source", "cluster_plan", "columns_of",
-           "in_chunks", "map_on_cluster", "part_chunks", "read_frame"]
+__all__ = ["CHUNK_ROWS", "IN_MEMORY_BYTES", "IN_MEMORY_ROWS", "as_codes", "chunk_source", "cluster_plan", "columns_of",
+           "in_chunks", "map_on_cluster", "numeric_labels", "part_chunks", "read_frame"]
 
 #: A Parquet dataset of more rows than this, or a CSV file of more bytes, is read in chunks.
 IN_MEMORY_ROWS = 1_000_000
@@ -27,10 +27,51 @@ CHUNK_ROWS = 250_000
 WHAT = "a CSV table with the answers and the covariates (a header row, one row per respondent)"
 
 
-def read_frame(path: str, answers: str) -> Any:
+def numeric_labels(path: str, formula: str, answers: str) -> dict[str, dict[str, float]]:
+    """The value-labelled columns of an SPSS, Stata or SAS file that the formula uses as numbers (not inside
+    ``C()``), each as ``{label: code}``: read back as their codes, as R's haven keeps a labelled number a number
+    (the labels, alphabetically ordered categories, would silently change the model). ``C(col)`` asks for the
+    labels as categories. Refused in one line when two codes share a label (the code cannot be told)."""
+    from ..estimation.survey_files import column_meta, is_stat
+    from .data import _categorical, formula_columns
+
+    if os.path.isdir(path) or not is_stat(path) or "~" not in formula:
+        return {}
+    rhs = formula.split("~", 1)[1]
+    labels = column_meta(path, formula_columns(rhs, columns_of(path))).value_labels
+    out: dict[str, dict[str, float]] = {}
+    for column, coded in labels.items():
+        if column == answers or _categorical(rhs, column):
+            continue
+        words: dict[str, float] = {}
+        for code, word in coded.items():
+            if words.get(word, code) != code:
+                raise DataError(f"{path}: column {column!r} gives the label {word!r} to the codes {words[word]:g} and "
+                                f"{code:g}, so its numbers cannot be read back: write C({column}) to use its labels "
+                                "as categories")
+            words[word] = float(code)
+        out[column] = words
+    return out
+
+
+def as_codes(data: Any, labels: dict[str, dict[str, float]]) -> Any:
+    """``data`` with each column of ``labels`` (``{label: code}``) read back as numbers: a label as its code, a code
+    without a label (written as its number) as that number, a missing cell missing."""
+    import pandas as pd
+
+    for column, words in labels.items():
+        if column in data.columns:
+            text = data[column].astype("object")
+            data[column] = pd.to_numeric(text.map(lambda v, w=words: w.get(v, v) if isinstance(v, str) else v),
+                                         errors="coerce")
+    return data
+
+
+def read_frame(path: str, answers: str, formula: str = "") -> Any:
     """The whole data file as a pandas DataFrame (a small one, see :func:`in_chunks`): the separator sniffed, the
-    ``answers`` column as text, empty cells and R's ``NA`` missing; ``attrs["first_line"]`` is the file's line of
-    the first data row (a Qualtrics export's two extra header rows skipped)."""
+    ``answers`` column as text, empty cells and R's ``NA`` missing, value-labelled numbers as numbers
+    (:func:`numeric_labels`, from the ``formula``); ``attrs["first_line"]`` is the file's line of the first data row
+    (a Qualtrics export's two extra header rows skipped)."""
     import pandas as pd
 
     from .._internal.io import opening_errors
@@ -50,7 +91,7 @@ def read_frame(path: str, answers: str) -> Any:
             data[answers] = parquet_answers(table.column(answers))
         if len(data) == 0:
             raise DataError(f"{path}: no rows")
-        return data
+        return as_codes(data, numeric_labels(path, formula, answers))
     _, sep = sniff(path, WHAT)
     try:
         with opening_errors(path, DataError):
@@ -104,10 +145,11 @@ def columns_of(path: str) -> list[str]:
     return sniff(path, WHAT)[0]
 
 
-def part_chunks(path: str, needed: list[str], answers: str, chunk_rows: int, first: int = 0
-                ) -> Iterator[tuple[int, Any]]:
+def part_chunks(path: str, needed: list[str], answers: str, chunk_rows: int, first: int = 0,
+                labels: dict[str, dict[str, float]] | None = None) -> Iterator[tuple[int, Any]]:
     """``(first_row, chunk)`` of one CSV or Parquet file: the ``needed`` columns, the answers as text (a
-    Parquet cell as its CSV text), numbers as numbers; ``first_row`` counts data rows from ``first``."""
+    Parquet cell as its CSV text), numbers as numbers (value-labelled ones too, ``labels``: :func:`as_codes`);
+    ``first_row`` counts data rows from ``first``."""
     import pandas as pd
 
     from ..estimation.survey_files import is_columnar, is_qualtrics_export, parquet_answers, sniff
@@ -122,7 +164,7 @@ def part_chunks(path: str, needed: list[str], answers: str, chunk_rows: int, fir
             chunk = batch.to_pandas()
             if answers in chunk.columns:
                 chunk[answers] = parquet_answers(batch.column(batch.schema.get_field_index(answers)))
-            yield first, chunk
+            yield first, as_codes(chunk, labels or {})
             first += len(chunk)
         return
     _, sep = sniff(path, WHAT)
@@ -142,14 +184,16 @@ def part_chunks(path: str, needed: list[str], answers: str, chunk_rows: int, fir
         raise DataError(f"{path}: not a readable CSV file ({' '.join(str(exc).split())[:200]})") from None
 
 
-def chunk_source(path: str, needed: list[str], answers: str, chunk_rows: int) -> Callable[[], Iterator[Any]]:
-    """A :data:`~designer.regression.chunked.ChunkSource` over a file or every part of a Parquet dataset."""
+def chunk_source(path: str, needed: list[str], answers: str, chunk_rows: int,
+                 labels: dict[str, dict[str, float]] | None = None) -> Callable[[], Iterator[Any]]:
+    """A :data:`~designer.regression.chunked.ChunkSource` over a file or every part of a Parquet dataset (``labels``:
+    value-labelled numbers read back as numbers, :func:`numeric_labels`)."""
     parts = parquet_parts(path)
 
     def chunks() -> Iterator[tuple[int, Any]]:
         first = 0
         for part in parts:
-            for start, chunk in part_chunks(part, needed, answers, chunk_rows, first):
+            for start, chunk in part_chunks(part, needed, answers, chunk_rows, first, labels):
                 yield start, chunk
                 first = start + len(chunk)
     return chunks
@@ -182,7 +226,8 @@ def map_on_cluster(scheduler: str, function: Callable[..., Any], items: Sequence
         client.close()
 
 
-def cluster_plan(scheduler: str, path: str, needed: list[str], answers: str, chunk_rows: int) -> Any:
+def cluster_plan(scheduler: str, path: str, needed: list[str], answers: str, chunk_rows: int,
+                 labels: dict[str, dict[str, float]] | None = None) -> Any:
     """The :class:`~designer.regression.remote.ClusterPlan` of a Parquet file or dataset on the Dask cluster at
     ``scheduler``: one part a task, each read by :func:`part_chunks`."""
     import functools
@@ -195,4 +240,5 @@ def cluster_plan(scheduler: str, path: str, needed: list[str], answers: str, chu
         raise DataError(f"{path}: --scheduler reads a Parquet (or Arrow) file or a Parquet dataset folder (one "
                         "part a task)")
     return ClusterPlan(map=functools.partial(map_on_cluster, scheduler), parts=tuple(parts), reader=part_chunks,
-                       reader_kwargs={"needed": needed, "answers": answers, "chunk_rows": chunk_rows})
+                       reader_kwargs={"needed": needed, "answers": answers, "chunk_rows": chunk_rows,
+                                      "labels": labels or {}})

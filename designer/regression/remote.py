@@ -10,6 +10,7 @@ here instead (:func:`stateful`). Each pass sends the parameters out and adds the
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,9 +19,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..exceptions import RegressionError
-from .passes import FinalParts, Part, RowSpec, Sums, final_parts, local_sums, merge_final
+from .identify import Coordinates, Moments, Standardization
+from .passes import FinalParts, Part, RowSpec, Sums, design_moments, final_parts, local_sums, merge_final
 
-__all__ = ["ClusterPlan", "PartSpec", "part_final", "part_sums", "reference_frame", "remote_passes", "stateful"]
+__all__ = ["ClusterPlan", "PartSpec", "RemotePasses", "part_final", "part_moments", "part_sums", "reference_frame",
+           "remote_passes", "stateful"]
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,7 @@ class PartSpec:
     ref: Any
     channel: NDArray[np.float64]
     reference: int
+    transform: Any = None  # the fit's coordinates (:class:`~designer.regression.identify.Coordinates`), once known
 
     def design_info(self) -> Any:
         """patsy's design information rebuilt from the reference frame."""
@@ -96,29 +100,56 @@ def _part_rows(source: str, spec: PartSpec) -> Callable[[], Iterator[Part]]:
     return parts
 
 
+def part_moments(source: str, *, spec: PartSpec, std: Standardization, frequency: bool) -> tuple[Moments, Moments]:
+    """One part's sums of the standardized design rows, all and informative (a worker's task)."""
+    return design_moments(_part_rows(source, spec), spec.channel, std, frequency)
+
+
 def part_sums(source: str, *, spec: PartSpec, params: NDArray[np.float64]) -> Sums:
     """One part's log-likelihood, score and Hessian at ``params`` (a worker's task)."""
-    return local_sums(_part_rows(source, spec), spec.channel, spec.reference)(params)
+    return local_sums(_part_rows(source, spec), spec.channel, spec.reference, spec.transform)(params)
 
 
 def part_final(source: str, *, spec: PartSpec, params: NDArray[np.float64], frequency: bool, meat: bool,
                clustered: bool) -> FinalParts:
     """One part's last pass at the estimate (a worker's task)."""
     return final_parts(_part_rows(source, spec), spec.channel, spec.reference, params, frequency=frequency,
-                       meat=meat, clustered=clustered)
+                       meat=meat, clustered=clustered, transform=spec.transform)
 
 
-def remote_passes(plan: ClusterPlan, spec: PartSpec, frequency: bool) -> tuple[Any, Any]:
-    """The summer and the last pass of the streamed fit, each a round of tasks on the cluster."""
-    items = [(part,) for part in plan.parts]
+@dataclass(frozen=True)
+class RemotePasses:
+    """The streamed fit's passes, each a round of tasks on the cluster (one part a task, added in part order)."""
 
-    def summer(params: NDArray[np.float64]) -> Sums:
-        pieces = plan.map(part_sums, items, spec=spec, params=params)
-        return Sums(float(sum(p.loglik for p in pieces)), np.sum([p.score for p in pieces], axis=0),
-                     np.sum([p.hessian for p in pieces], axis=0))
+    plan: ClusterPlan
+    spec: PartSpec
+    frequency: bool
 
-    def finaler(params: NDArray[np.float64], meat: bool, clustered: bool) -> Any:
-        pieces = plan.map(part_final, items, spec=spec, params=params, frequency=frequency, meat=meat,
-                          clustered=clustered)
-        return merge_final(pieces, meat=meat, clustered=clustered)
-    return summer, finaler
+    def moments(self, std: Standardization) -> tuple[Moments, Moments]:
+        pieces = self.plan.map(part_moments, [(part,) for part in self.plan.parts], spec=self.spec, std=std,
+                               frequency=self.frequency)
+        total, informative = pieces[0]
+        for a, b in pieces[1:]:
+            total, informative = total + a, informative + b
+        return total, informative
+
+    def passes(self, transform: Coordinates) -> tuple[Any, Any]:
+        """The summer and the last pass in the coordinates ``transform``."""
+        spec = dataclasses.replace(self.spec, transform=transform)
+        items = [(part,) for part in self.plan.parts]
+
+        def summer(params: NDArray[np.float64]) -> Sums:
+            pieces = self.plan.map(part_sums, items, spec=spec, params=params)
+            return Sums(float(sum(p.loglik for p in pieces)), np.sum([p.score for p in pieces], axis=0),
+                         np.sum([p.hessian for p in pieces], axis=0))
+
+        def finaler(params: NDArray[np.float64], meat: bool, clustered: bool) -> Any:
+            pieces = self.plan.map(part_final, items, spec=spec, params=params, frequency=self.frequency, meat=meat,
+                                   clustered=clustered)
+            return merge_final(pieces, meat=meat, clustered=clustered)
+        return summer, finaler
+
+
+def remote_passes(plan: ClusterPlan, spec: PartSpec, frequency: bool) -> RemotePasses:
+    """The streamed fit's passes on the cluster (:class:`RemotePasses`)."""
+    return RemotePasses(plan, spec, frequency)

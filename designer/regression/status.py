@@ -7,18 +7,19 @@ section 9).
     :data:`RCOND_TOL` times the largest and above :data:`ABS_TOL`. Standard errors come from its inverse.
 ``separation``
     The information is near-singular along a direction in which the log-likelihood still rises (or stays
-    flat) when the estimate moves further the way it ran and falls when it moves back: the estimates of the
-    terms in that direction run off to infinity (complete or quasi-complete separation, or a runaway fit with
-    more terms than the answers carry). They are reported as diverging, without standard error, z, p or
-    interval.
+    level) on one side and falls on the other: the estimates of the terms in that direction run off to infinity
+    (complete or quasi-complete separation, or a runaway fit with more terms than the answers carry). They are
+    reported as diverging, without standard error, z, p or interval.
 ``not_identified``
     The information is near-singular along a direction in which the log-likelihood is flat both ways (aliased
-    terms) or curved too little to trust: those terms have no standard error.
+    terms) or falls both ways but is curved too little to trust: those terms have no standard error.
 ``not_converged``
     The information is well conditioned but the decrement is not below the tolerance: no standard errors.
 
-The terms outside the problem directions keep standard errors from the inverse of their own block of the
-information (conditional on the others), which is well conditioned by construction.
+The other terms keep standard errors on the identified subspace: the inverse of the information over every term
+that does not run off, given to a term only while the weak directions add at most :data:`WEAK_SHARE` to its
+variance (so it comes from the well-conditioned part); a term that leans on a weak direction has none. Terms that
+run off are conditioned on (their information vanishes in the limit).
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ from numpy.typing import NDArray
 from ..results import FitStatus
 from .design import COLLINEAR_TOL as DESIGN_COLLINEAR_TOL
 
-__all__ = ["ABS_TOL", "COLLINEAR_TOL", "FIT_STATUSES", "RCOND_TOL", "Diagnosis", "design_blind", "diagnose"]
+__all__ = ["ABS_TOL", "COLLINEAR_TOL", "FIT_STATUSES", "RCOND_TOL", "WEAK_SHARE", "Diagnosis", "Spectrum",
+           "design_blind", "diagnose", "separation_warning"]
 
 #: The statuses a regression fit may end with (the words of the fit members of :class:`~designer.results.FitStatus`).
 FIT_STATUSES: tuple[str, ...] = tuple(s.value for s in (FitStatus.CONVERGED, FitStatus.SEPARATION,
@@ -52,18 +54,88 @@ PROBE = 10.0
 COLLINEAR_TOL = DESIGN_COLLINEAR_TOL
 
 
+#: A term keeps its standard error beside weak directions only while they add at most this share to its variance:
+#: the standard error then comes from the well-conditioned part of the information (docs/fits.md).
+WEAK_SHARE = 0.01
+
+
+@dataclass(frozen=True)
+class Spectrum:
+    """The information on the subspace the estimate does not run off along, in the scaled coordinates ``phi =
+    theta * norms``: its eigenvalues ``values`` (floored at 1e-16 of the largest), eigenvectors ``vectors``
+    ``(p, m)``, which of them are ``strong`` (above ``max(RCOND_TOL top, ABS_TOL)``), the parameters' ``scale``
+    (``1 / norms``) and the directions the estimate runs off along, ``runs`` ``(p, r)`` (orthonormal, in the scaled
+    coordinates).
+
+    A linear function ``c' theta`` that does not move along a run has the variance ``c_phi' V c_phi`` (``c_phi = c *
+    scale``, ``V`` the inverse on this subspace: :meth:`inverse`); it is *identified* when the weak eigenvalues add at
+    most :data:`WEAK_SHARE` of the variance the strong ones give (:meth:`identified`)."""
+
+    values: NDArray[np.float64]
+    vectors: NDArray[np.float64]
+    strong: NDArray[np.bool_]
+    scale: NDArray[np.float64]
+    runs: NDArray[np.float64]
+
+    @classmethod
+    def of(cls, information: NDArray[np.float64], norms: NDArray[np.float64],
+           runs: list[NDArray[np.float64]] | None = None) -> Spectrum:
+        """The spectrum of ``information`` ``(p, p)`` scaled by ``norms``, without the run directions ``runs``
+        (vectors in the scaled coordinates)."""
+        from scipy.linalg import null_space
+
+        p = information.shape[0]
+        scale = 1.0 / np.where(norms > 0, norms, 1.0)
+        scaled = information * scale[:, None] * scale[None, :]
+        scaled = (scaled + scaled.T) / 2
+        ran = np.zeros((p, 0))
+        basis = np.eye(p)
+        if runs:
+            ran, _ = np.linalg.qr(np.column_stack(runs))
+            basis = null_space(ran.T) if ran.shape[1] < p else np.zeros((p, 0))
+        values, inner = np.linalg.eigh(basis.T @ scaled @ basis) if basis.shape[1] else (np.zeros(0),
+                                                                                           np.zeros((0, 0)))
+        top = max(float(values[-1]) if values.size else 0.0, 1e-300)
+        strong = values > max(RCOND_TOL * top, ABS_TOL)
+        return cls(np.maximum(values, 1e-16 * top), basis @ inner, strong, scale, ran)
+
+    def _loads(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``(c_phi' u_k)^2 / lambda_k`` for every eigenpair and function: ``(f, m)`` for ``c`` ``(f, p)``."""
+        along = np.atleast_2d(c * self.scale) @ self.vectors
+        return np.asarray(along**2 / self.values[None, :])
+
+    def inverse(self) -> NDArray[np.float64]:
+        """The inverse of the information on this subspace, in the parameters' own coordinates ``(p, p)``."""
+        v = (self.vectors / self.values[None, :]) @ self.vectors.T
+        return np.asarray(v * self.scale[:, None] * self.scale[None, :])
+
+    def identified(self, c: NDArray[np.float64]) -> NDArray[np.bool_]:
+        """Whether each function ``c`` ``(f, p)`` (rows) has its variance from the strong part: the weak directions
+        add at most :data:`WEAK_SHARE` of it (a function along a run is the caller's to refuse)."""
+        loads = self._loads(c)
+        weak = loads[:, ~self.strong].sum(axis=1)
+        return np.asarray(weak <= WEAK_SHARE * loads[:, self.strong].sum(axis=1))
+
+
 @dataclass(frozen=True)
 class Diagnosis:
     """How a fit ended, judged at its estimate: ``status`` (a :class:`~designer.results.FitStatus`, one of
     :data:`FIT_STATUSES`), ``warnings`` in words, the parameter indices whose estimates
     diverge (with the sign they run to) and those that are not identified, and the covariance of the others
-    (``NaN`` rows and columns for the problem terms)."""
+    (``NaN`` rows and columns for the problem terms). ``aliased``: for each direction along which the
+    log-likelihood is flat, the last term in it, which a refit without it (held at 0, R's ``glm``) identifies
+    the others. ``spectrum``: the information on the identified subspace (:class:`Spectrum`), for the variance of
+    functions of the parameters (the covariates' coefficients of a standardized fit); ``runs``: the directions the
+    estimate runs off along, each pointing the way it runs (in the scaled coordinates of :class:`Spectrum`)."""
 
     status: FitStatus
     warnings: tuple[str, ...]
     diverging: dict[int, float]
     unidentified: tuple[int, ...]
     covariance: NDArray[np.float64]
+    aliased: tuple[int, ...] = ()
+    spectrum: Spectrum | None = None
+    runs: tuple[NDArray[np.float64], ...] = ()
 
 
 def diagnose(loglike: Callable[[NDArray[np.float64]], float], params: NDArray[np.float64],
@@ -74,6 +146,10 @@ def diagnose(loglike: Callable[[NDArray[np.float64]], float], params: NDArray[np
     ``norms`` ``(p,)``: the Euclidean norm of each parameter's covariate column. The information is scaled by
     them, not by its own diagonal: a separated term's curvature collapses (its fitted probabilities reach 0
     or 1) while its column does not, which a self-scaling would hide.
+
+    Each weak direction ``v`` is probed at ``params +- R v``: flat both ways (within 1e-9 relative) is aliased;
+    no lower on one side than here is a run to infinity that way (separation); lower on both sides is a finite but
+    weakly curved maximum (``not_identified``).
 
     ``gram`` ``(p, p)``: the covariates' own cross-products ``Z'Z`` for each parameter (block diagonal over the
     outcomes), when known. A weak direction of the information along which the scaled covariates themselves
@@ -96,9 +172,12 @@ def diagnose(loglike: Callable[[NDArray[np.float64]], float], params: NDArray[np
             return Diagnosis(FitStatus.NOT_CONVERGED, ("the optimizer stopped before the maximum (Newton decrement "
                                                "above tolerance); estimates are the last iterate, without "
                                                "standard errors",), {}, (), nan)
-        return Diagnosis(FitStatus.CONVERGED, (), {}, (), np.asarray(np.linalg.inv(information), dtype=np.float64))
+        return Diagnosis(FitStatus.CONVERGED, (), {}, (), np.asarray(np.linalg.inv(information), dtype=np.float64),
+                         spectrum=Spectrum.of(information, norms))
     diverging: dict[int, float] = {}
+    runs: list[NDArray[np.float64]] = []
     flat: set[int] = set()
+    aliased: set[int] = set()
     collinear: set[int] = set()
     design = None
     if gram is not None:
@@ -109,18 +188,18 @@ def diagnose(loglike: Callable[[NDArray[np.float64]], float], params: NDArray[np
     tol = 1e-9 * max(1.0, abs(base))
     for i in weak:
         if i >= p:
-            direction = np.zeros(p)
-            direction[i - p] = 1.0
+            unit = np.zeros(p)
+            unit[i - p] = 1.0
         else:
-            direction = vectors[:, i] * scale
+            unit = vectors[:, i]
+        direction = unit * scale
         direction /= np.abs(direction).max()
         terms = [j for j in range(p) if abs(direction[j]) >= DIRECTION_SHARE]
         if design is not None and i < p:
-            v = vectors[:, i]
-            if float(v @ design @ v) <= COLLINEAR_TOL * design_top:
+            if float(unit @ design @ unit) <= COLLINEAR_TOL * design_top:
                 # the covariates nearly vanish along it: a finite, far maximum. Its terms are read off the scaled
                 # direction (free of the covariates' units: an intercept and a constant age of 30 share it equally)
-                shares = np.abs(v) / np.abs(v).max()
+                shares = np.abs(unit) / np.abs(unit).max()
                 collinear.update(j for j in range(p) if shares[j] >= DIRECTION_SHARE)
                 continue
         sign = 1.0 if float(direction @ params) >= 0 else -1.0
@@ -128,11 +207,14 @@ def diagnose(loglike: Callable[[NDArray[np.float64]], float], params: NDArray[np
         back = loglike(params - sign * reach * direction) - base
         if abs(ahead) <= tol and abs(back) <= tol:
             flat.update(terms)  # aliased: the likelihood does not move
-        elif ahead >= back - tol:  # higher (or no lower) further out than back towards zero: runs off
-            for j in terms:  # the way the estimate ran (several weak directions share a term: its own sign)
-                diverging[j] = float(np.sign(params[j]) or np.sign(sign * direction[j]) or 1.0)
+            aliased.add(terms[-1])
+        elif max(ahead, back) >= -tol:  # no lower further out on one side: the estimate runs off that way
+            way = sign if ahead >= back else -sign
+            runs.append(way * unit)
+            for j in terms:  # several weak directions share a term: the sign it ran to at the estimate
+                diverging[j] = float(np.sign(params[j]) or np.sign(way * direction[j]) or 1.0)
         else:
-            flat.update(terms)  # curved, but too little to trust
+            flat.update(terms)  # lower both ways: a finite maximum, curved too little to trust
     lead: tuple[str, ...] = ()
     if collinear:
         named = sorted(collinear)
@@ -144,30 +226,32 @@ def diagnose(loglike: Callable[[NDArray[np.float64]], float], params: NDArray[np
         for j in named:
             diverging.pop(j, None)
         flat.update(collinear)
-    return _conclude(information, diverging, flat, labels, decrement_ok, lead=lead, named=frozenset(collinear))
+    if not diverging:
+        runs = []
+    return _conclude(Spectrum.of(information, norms, runs), diverging, flat, labels, decrement_ok, lead=lead,
+                     named=frozenset(collinear), aliased=aliased - set(diverging), runs=tuple(runs))
 
 
-def _conclude(information: NDArray[np.float64], diverging: dict[int, float], flat: set[int], labels: list[str],
-              decrement_ok: bool, *, lead: tuple[str, ...] = (), named: frozenset[int] = frozenset()) -> Diagnosis:
+def _conclude(spectrum: Spectrum, diverging: dict[int, float], flat: set[int], labels: list[str],
+              decrement_ok: bool, *, lead: tuple[str, ...] = (), named: frozenset[int] = frozenset(),
+              aliased: set[int] | None = None, runs: tuple[NDArray[np.float64], ...] = ()) -> Diagnosis:
     """The status, warnings and covariance of a fit whose problem terms are known: ``diverging`` (run off) and
-    ``flat`` (not identified). The other terms get the inverse of their own block of ``information``.
-    ``lead`` warnings come first; terms in ``named`` are left out of the "not identified" list (a lead names
-    them already)."""
-    p = information.shape[0]
+    ``flat`` (not identified). The others' covariance is the inverse of the information on the subspace the
+    estimate does not run off along (:class:`Spectrum`: conditional on the runs, whose information vanishes in the
+    limit), given to the terms whose variance comes from its well-conditioned part. ``lead`` warnings come first;
+    terms in ``named`` are left out of the "not identified" list (a lead names them already)."""
+    p = spectrum.scale.size
     flat = set(flat) - set(diverging)
-    good = [j for j in range(p) if j not in diverging and j not in flat]
+    good = spectrum.identified(np.eye(p))
+    flat.update(j for j in range(p) if not good[j] and j not in diverging)
+    chosen = [j for j in range(p) if good[j] and j not in flat and j not in diverging]
     cov = np.full((p, p), np.nan)
-    if good:
-        try:
-            cov[np.ix_(good, good)] = np.linalg.inv(information[np.ix_(good, good)])
-        except np.linalg.LinAlgError:
-            flat.update(good)
+    if chosen:
+        cov[np.ix_(chosen, chosen)] = spectrum.inverse()[np.ix_(chosen, chosen)]
     warnings = list(lead)
     if diverging:
         status = FitStatus.SEPARATION
-        warnings.append("separation: the estimates of " + ", ".join(repr(labels[j]) for j in sorted(diverging))
-                        + " run off to infinity (the log-likelihood keeps rising): no finite maximum. Use "
-                        "--penalty firth (Firth's penalized likelihood), or drop or merge those terms")
+        warnings.append(separation_warning([labels[j] for j in sorted(diverging)]))
     else:
         status = FitStatus.NOT_IDENTIFIED
     listed = sorted(flat - named)
@@ -177,20 +261,34 @@ def _conclude(information: NDArray[np.float64], diverging: dict[int, float], fla
                         "no standard errors for them")
     if not decrement_ok and status is FitStatus.NOT_IDENTIFIED:
         warnings.append("the optimizer also stopped before its tolerance")
-    return Diagnosis(status, tuple(warnings), diverging, tuple(sorted(flat)), cov)
+    return Diagnosis(status, tuple(warnings), diverging, tuple(sorted(flat)), cov, tuple(sorted(aliased or ())),
+                     spectrum, runs)
+
+
+def separation_warning(names: list[str]) -> str:
+    """The warning of a fit whose named terms run off to infinity."""
+    return ("separation: the estimates of " + ", ".join(map(repr, names)) + " run off to infinity (the "
+            "log-likelihood keeps rising): no finite maximum. Use --penalty firth (Firth's penalized likelihood), or "
+            "drop or merge those terms")
 
 
 def design_blind(fit: Diagnosis, information: NDArray[np.float64], terms: list[int], labels: list[str],
-                 inputs: list[str], decrement_ok: bool) -> Diagnosis:
+                 inputs: list[str], decrement_ok: bool, *, norms: NDArray[np.float64] | None = None,
+                 reason: str | None = None) -> Diagnosis:
     """``fit`` with ``terms`` (parameter indices) unidentified by the design itself: ``inputs`` give answer
     distributions that are linearly dependent, so no data identify these terms. The status becomes
     ``not_identified`` (a separation found along these terms is the flat likelihood of the design, not
-    separation); the other terms keep their diagnosis and their covariance, from their own block."""
+    separation); the other terms keep their diagnosis and their covariance. ``reason``: the lead warning, when the
+    answers (not the design) leave these inputs open."""
     blind = frozenset(terms)
-    lead = (f"the design cannot tell {', '.join(map(repr, inputs))} apart (their answer distributions are "
+    lead = (reason or f"the design cannot tell {', '.join(map(repr, inputs))} apart (their answer distributions are "
             "linearly dependent): " + ", ".join(repr(labels[j]) for j in sorted(blind)) + " are not identified "
             "by any data and have no estimate; merge those inputs, or see 'designer estimate' for the identified "
             "interval of each share",)
     diverging = {j: s for j, s in fit.diverging.items() if j not in blind}
-    return _conclude(information, diverging, set(fit.unidentified) | blind, labels, decrement_ok, lead=lead,
-                     named=blind)
+    runs = tuple(r for r in fit.runs if any(abs(r[j]) >= DIRECTION_SHARE * np.abs(r).max() for j in diverging))
+    spectrum = fit.spectrum
+    if spectrum is None or len(runs) != len(fit.runs):  # runs along the blind terms are the design's flat likelihood
+        spectrum = Spectrum.of(information, np.ones(information.shape[0]) if norms is None else norms, list(runs))
+    return _conclude(spectrum, diverging, set(fit.unidentified) | blind, labels, decrement_ok, lead=lead,
+                     named=blind, aliased=set(fit.aliased) - blind, runs=runs)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +21,11 @@ from ..vocabulary import Covariance, Semantics, WeightKind
 from .data import answer_columns, prepare
 from .design import build_rows
 from .fit_result import RegressionResult, _shares, _start, fit_statistics, judge
-from .likelihood import DECREMENT_TOL, Likelihood, fit_newton
-from .passes import Final, Part, RowSpec, Sums, final_parts, local_sums, merge_final
-from .variance import sandwich
+from .fit_terms import in_covariates
+from .identify import Coordinates, Moments, Standardization, plan_design, standardization
+from .likelihood import Likelihood, decrement_tolerance, fit_newton
+from .passes import Final, Part, RowSpec, Sums, design_moments, final_parts, local_sums, merge_final
+from .variance import identified_covariance, on_terms
 
 __all__ = ["MAX_PASSES", "START_LIMIT", "streamed_fit"]
 
@@ -78,9 +81,19 @@ def streamed_fit(formula: str, chunks: Callable[[], Any], mechanism: Mechanism, 
     chosen = Covariance.settle(cov, sampling_weights=weights is not None and not frequency,
                                clusters=cluster is not None)
 
-    rows = RowSpec(lhs=lhs, rhs=rhs, missing=missing, extra=tuple(extra), mechanism=mechanism, precise=precise,
-                   answers=dict(answers or {}), weights=weights, kind=kind, cluster=cluster)
     small, rewritten, _ = prepare(rhs, lhs, sample.reset_index(drop=True), "drop", extra=extra)
+    scale = 1.0
+    if weights is not None and not frequency:  # sampling weights: one constant for every chunk, the sample's mean
+        import pandas as pd
+
+        drawn = pd.to_numeric(small[weights], errors="coerce").to_numpy(dtype=np.float64)
+        drawn = drawn[np.isfinite(drawn) & (drawn > 0)]
+        if drawn.size:
+            top = float(drawn.max())
+            scale = top * float(np.mean(drawn / top))
+        small = small.assign(**{weights: pd.to_numeric(small[weights], errors="coerce") / scale})
+    rows = RowSpec(lhs=lhs, rhs=rhs, missing=missing, extra=tuple(extra), mechanism=mechanism, precise=precise,
+                   answers=dict(answers or {}), weights=weights, kind=kind, cluster=cluster, weight_scale=scale)
     spec = None
     if plan is not None and levels is not None:
         from .remote import PartSpec, reference_frame, stateful
@@ -109,11 +122,28 @@ def streamed_fit(formula: str, chunks: Callable[[], Any], mechanism: Mechanism, 
         return _streamed_passes(formula, remote_passes(plan, spec, frequency), *common)
     with tempfile.TemporaryDirectory(prefix="designer-regress-") as folder:
         cache = _PartCache(Path(folder), built)
+        return _streamed_passes(formula, _LocalPasses(cache.parts, channel, ref, frequency), *common)
 
+
+@dataclass(frozen=True)
+class _LocalPasses:
+    """The streamed fit's passes over the chunks here (:class:`~designer.regression.remote.RemotePasses` on a
+    cluster): the design's sums, then the Newton passes and the last pass in the fit's coordinates."""
+
+    parts: Callable[[], Iterator[Part]]
+    channel: NDArray[np.float64]
+    ref: int
+    frequency: bool
+
+    def moments(self, std: Standardization) -> tuple[Moments, Moments]:
+        return design_moments(self.parts, self.channel, std, self.frequency)
+
+    def passes(self, transform: Coordinates) -> tuple[Any, Any]:
         def finaler(params: NDArray[np.float64], meat: bool, clustered: bool) -> Final:
-            piece = final_parts(cache.parts, channel, ref, params, frequency=frequency, meat=meat, clustered=clustered)
+            piece = final_parts(self.parts, self.channel, self.ref, params, frequency=self.frequency, meat=meat,
+                                clustered=clustered, transform=transform)
             return merge_final([piece], meat=meat, clustered=clustered)
-        return _streamed_passes(formula, (local_sums(cache.parts, channel, ref), finaler), *common)
+        return local_sums(self.parts, self.channel, self.ref, transform), finaler
 
 
 class _PartCache:
@@ -158,19 +188,28 @@ def _sparse(f: Any) -> Any:
     return sp.csr_matrix((f["data"], f["indices"], f["indptr"]), shape=tuple(f["shape"]))
 
 
-def _streamed_passes(formula: str, passes: tuple[Any, Any], mechanism: Mechanism, small: Any,
+def _streamed_passes(formula: str, source: Any, mechanism: Mechanism, small: Any,
                      dropped: int, info: Any, names: list[str], channel: NDArray[np.float64], ref: int,
                      reference: str, sem: Semantics, frequency: bool, chosen: Covariance, kind: WeightKind,
                      weights: str | None, lhs: str, precise: bool, answers: Mapping[str, Sequence[str]] | None,
                      cluster: str | None, level: float) -> RegressionResult:
-    """The Newton passes, the estimate's status and its variance (see :func:`streamed_fit`). ``passes``: the
-    summer of :class:`_Streamed` and the last pass (``params, meat, clustered -> Final``), here or on a cluster."""
-    summer, finaler = passes
-    streamed = _Streamed(summer)
-    # the start: the sample's fit in memory, its rows built with the whole data's design
+    """The design's verdict, the Newton passes, the estimate's status and its variance (see :func:`streamed_fit`).
+    ``source``: the passes here or on a cluster (``moments(std)``, then ``passes(coordinates)``: the summer of
+    :class:`_Streamed` and the last pass ``params, meat, clustered -> Final``)."""
+    # the coordinates: standardized from the sample, judged on the sums of every row (one verdict with the others)
     codes_small = answer_columns(mechanism, small[lhs].to_numpy(), precise=precise, words=answers)
-    lik_small = Likelihood(build_rows(info, small), channel[:, codes_small], ref,
-                           None if weights is None else small[weights].to_numpy(dtype=np.float64))
+    w_small = None if weights is None else small[weights].to_numpy(dtype=np.float64)
+    z_small = build_rows(info, small)
+    std = standardization(z_small, w_small if frequency else None)
+    total, informative = source.moments(std)
+    plan = plan_design(total, std, names, informative=informative)
+    if not plan.kept:
+        raise RegressionError("no term is identified: the answers that carry information do not tell the terms apart")
+    coordinates = Coordinates(std, plan.kept)
+    summer, finaler = source.passes(coordinates)
+    streamed = _Streamed(summer)
+    # the start: the sample's fit in memory, in the same coordinates
+    lik_small = Likelihood(coordinates(z_small), channel[:, codes_small], ref, w_small)
     start = _start(lik_small, channel, codes_small)
     guess, _, ok = fit_newton(lik_small, start)
     params = guess if ok and np.all(np.isfinite(guess)) and np.abs(guess).max() < START_LIMIT else start
@@ -179,19 +218,23 @@ def _streamed_passes(formula: str, passes: tuple[Any, Any], mechanism: Mechanism
     if cluster is not None and final.clusters < 2:
         raise RegressionError(f"cluster column {cluster!r} has {final.clusters} cluster; a cluster-robust variance "
                               "needs at least 2 (and is only trustworthy with many)")
+    kept_names = [names[j] for j in plan.kept]
     fit, shown = judge(streamed.loglike, params, -streamed.sums(params).hessian, decrement_ok, final.norms, channel,
-                       list(mechanism.inputs), reference, names, gram=final.gram)
-    cov_matrix, warning = sandwich(chosen, fit.covariance, lambda: final.meat, final.clusters, final.respondents)
+                       list(mechanism.inputs), reference, kept_names, gram=final.gram, counts=final.totals)
+    full, warning = (identified_covariance(chosen, fit.spectrum, lambda: final.meat, final.clusters,
+                                           final.respondents) if fit.spectrum is not None
+                     else (np.full_like(fit.covariance, np.nan), None))
     outcomes = [x for x in mechanism.inputs if x != reference]
     null_loglik = _shares(channel, np.arange(channel.shape[1]), final.totals)[1]
-    result = fit_statistics(params, cov_matrix, names, outcomes, level, shown, loglik=streamed.loglike(params),
-                            null_loglik=null_loglik, n=round(final.respondents), k=channel.shape[0],
-                            sandwich=chosen is Covariance.ROBUST)
+    result = fit_statistics(params, on_terms(full, fit), kept_names, outcomes, level, shown,
+                            loglik=streamed.loglike(params), null_loglik=null_loglik, n=final.respondents,
+                            k=channel.shape[0], sandwich=chosen is Covariance.ROBUST)
+    result = dataclasses.replace(result, status=fit.status, warnings=fit.warnings + ((warning,) if warning else ()))
+    result = in_covariates(result, std, plan, names, outcomes, diagnosis=fit, variance=full)
     return dataclasses.replace(
-        result, converged=fit.status == "converged", iterations=iterations, method="newton", reference=reference,
+        result, iterations=iterations, method="newton", reference=reference,
         outcomes=tuple(mechanism.inputs), semantics=sem.value, formula=formula, design_info=info,
-        dropped=dropped, status=fit.status, warnings=fit.warnings + ((warning,) if warning else ()),
-        variance=variance_words(chosen, final.clusters, kind if weights is not None else None))
+        dropped=dropped, variance=variance_words(chosen, final.clusters, kind if weights is not None else None))
 
 
 def _newton(streamed: _Streamed, params: NDArray[np.float64]) -> tuple[NDArray[np.float64], int, bool]:
@@ -213,7 +256,7 @@ def _newton(streamed: _Streamed, params: NDArray[np.float64]) -> tuple[NDArray[n
                 if damping > 1e8:
                     return params, iterations, False
         step = np.linalg.solve(chol.T, np.linalg.solve(chol, current.score))
-        if damping == 0.0 and float(current.score @ step) <= DECREMENT_TOL:  # the tiny last step: exact to its square
+        if damping == 0.0 and float(current.score @ step) <= decrement_tolerance(current.loglik):  # the last step
             return params + step, iterations, True
         t = 1.0
         while True:

@@ -15,13 +15,13 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from ..estimation.survey_design import cluster_correction, first_bad_weight, variance_words
+from ..estimation.survey_design import cluster_correction, first_bad_weight, normalized_weights, variance_words
 from ..exceptions import InvalidArgumentError, RegressionError
 from ..vocabulary import Covariance, WeightKind
 from .likelihood import Likelihood, curvature
-from .status import RCOND_TOL
+from .status import RCOND_TOL, Diagnosis, Spectrum
 
-__all__ = ["SurveyDesign", "covariance", "sandwich", "score_meat", "survey_design"]
+__all__ = ["SurveyDesign", "covariance", "identified_covariance", "on_terms", "sandwich", "score_meat", "survey_design"]
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,8 @@ def survey_design(data: Any, rows: NDArray[np.int64], *, weights: str | None, we
             raise RegressionError(f"weight {str(data[weights].iloc[i])!r} in column {weights!r} is not a positive "
                                   "number: every weight must be > 0 (leave out rows outside the population)",
                                   row=int(rows[i]))
+        if kind is WeightKind.SAMPLING:  # a pseudo-likelihood: the weights' scale changes nothing, so it is 1
+            w = normalized_weights(w)
     codes, groups = None, 0
     if cluster is not None:
         if cluster not in data.columns:
@@ -125,15 +127,51 @@ def score_meat(lik: Likelihood, params: NDArray[np.float64], clusters: NDArray[n
     return np.asarray(sums.T @ sums)
 
 
-def covariance(survey: SurveyDesign, bread: NDArray[np.float64], lik: Likelihood,
+def covariance(survey: SurveyDesign, fit: Diagnosis, lik: Likelihood,
                params: NDArray[np.float64]) -> tuple[NDArray[np.float64], str | None]:
-    """The covariance ``survey.cov`` asks for, from ``bread`` (the fit's inverse observed information, NaN
-    rows for terms without one), and a warning when the scores' outer product is not well conditioned."""
-    if survey.cov is Covariance.OIM:
+    """The covariance ``survey.cov`` asks for on the fit's identified subspace (:func:`identified_covariance`, from
+    ``fit.spectrum``; NaN where the fit has none), and a warning when the scores' outer product is not well
+    conditioned."""
+    if fit.spectrum is None:
+        return np.full_like(fit.covariance, np.nan), None
+    return identified_covariance(survey.cov, fit.spectrum, lambda: score_meat(
+        lik, params, survey.clusters, survey.n_clusters, frequency=survey.frequency), survey.n_clusters,
+        survey.respondents(lik.z.shape[0]))
+
+
+def identified_covariance(cov: Covariance, spectrum: Spectrum, meat_of: Any, n_clusters: int, respondents: float
+                          ) -> tuple[NDArray[np.float64], str | None]:
+    """The covariance ``cov`` of every parameter on the identified subspace (``(P, P)``, finite; the caller gives a
+    function of the parameters its variance only where ``spectrum.identified`` says so): ``oim`` the inverse
+    information there, ``robust`` ``A B A`` with ``A`` that inverse and ``B = meat_of()`` (the scores' outer product,
+    summed per cluster and scaled by the small-sample factor with ``n_clusters``), ``opg`` the inverse of ``B`` on
+    the strong eigenvectors of the information (a warning when it is ill-conditioned)."""
+    bread = spectrum.inverse()
+    if cov is Covariance.OIM:
         return bread, None
-    return sandwich(survey.cov, bread, lambda: score_meat(lik, params, survey.clusters, survey.n_clusters,
-                                                          frequency=survey.frequency), survey.n_clusters,
-                    survey.respondents(lik.z.shape[0]))
+    meat = np.asarray(meat_of(), dtype=np.float64)
+    if n_clusters:  # statsmodels' and R sandwich's (vcovCL, HC1) small-sample factors
+        meat = meat * cluster_correction(n_clusters, respondents, int(spectrum.strong.sum()))
+    if cov is Covariance.ROBUST:
+        return np.asarray(bread @ meat @ bread), None
+    u = spectrum.vectors[:, spectrum.strong]  # the strong eigenvectors (scaled coordinates)
+    inner = u.T @ (meat * spectrum.scale[:, None] * spectrum.scale[None, :]) @ u
+    values = np.linalg.eigvalsh(inner) if inner.size else np.zeros(1)
+    if not values[0] > RCOND_TOL * values[-1]:
+        return np.full_like(bread, np.nan), ("the outer product of the scores is singular or ill-conditioned (too few "
+                                             "respondents for rr's variance): no standard errors under cov opg; use "
+                                             "cov oim")
+    v = u @ np.linalg.inv(inner) @ u.T
+    return np.asarray(v * spectrum.scale[:, None] * spectrum.scale[None, :]), None
+
+
+def on_terms(full: NDArray[np.float64], fit: Diagnosis) -> NDArray[np.float64]:
+    """``full`` with the rows and columns of the parameters without a standard error in ``fit`` set to NaN."""
+    out = np.array(full, dtype=np.float64)
+    bad = ~np.isfinite(np.diag(fit.covariance))
+    out[bad, :] = np.nan
+    out[:, bad] = np.nan
+    return out
 
 
 def sandwich(cov: Covariance, bread: NDArray[np.float64], meat_of: Any, n_clusters: int,

@@ -137,7 +137,7 @@ def regress(formula: str, data: str | os.PathLike[str] | pd.DataFrame, mechanism
     elif chunk_rows is not None or scheduler is not None:
         raise InvalidArgumentError("chunk_rows and scheduler read a file in chunks; data is a DataFrame already in "
                                    "memory")
-    frame: Any = _read(path, lhs) if path is not None else data
+    frame: Any = _read(path, lhs, formula) if path is not None else data
     try:
         if ranges:
             table = model.sensitivity(formula, frame, opened, **options)
@@ -174,10 +174,10 @@ def _is_frame(data: Any) -> bool:
     raise InvalidArgumentError(f"data must be a file's path or a pandas DataFrame, not {type(data).__name__}")
 
 
-def _read(path: str, lhs: str) -> Any:
+def _read(path: str, lhs: str, formula: str) -> Any:
     from ..regression.regress_input import read_frame
 
-    return read_frame(path, lhs)
+    return read_frame(path, lhs, formula)
 
 
 def _labelled(fit: RegressionResult, label: str) -> RegressionResult:
@@ -233,7 +233,7 @@ def _in_chunks(formula: str, path: str, mechanism: Any, lhs: str, chunk_rows: in
     """The fit of a large CSV file or Parquet dataset: counted distinct rows or streamed Newton steps
     (:mod:`designer.regression.chunked`), the counting on a Dask cluster with ``scheduler``."""
     from ..regression.chunked import MAX_PATTERNS, count_options, regress_chunks
-    from ..regression.regress_input import CHUNK_ROWS, chunk_source, cluster_plan, columns_of
+    from ..regression.regress_input import CHUNK_ROWS, chunk_source, cluster_plan, columns_of, numeric_labels
 
     columns = columns_of(path)
     rows = chunk_rows or CHUNK_ROWS
@@ -242,9 +242,10 @@ def _in_chunks(formula: str, path: str, mechanism: Any, lhs: str, chunk_rows: in
                                 weight_kind=fit_options["weight_kind"], cluster=fit_options["cluster"],
                                 group=fit_options["group"])
         needed = list(dict.fromkeys([*counted["keys"], *counted["extra"]]))
-        plan = cluster_plan(scheduler, path, needed, lhs, rows) if scheduler else None
-        return regress_chunks(formula, chunk_source(path, needed, lhs, rows), mechanism, columns=columns, plan=plan,
-                              max_patterns=max_distinct or MAX_PATTERNS, **options, **fit_options)
+        labels = numeric_labels(path, formula, lhs)  # value-labelled numbers stay numbers unless C() asks
+        plan = cluster_plan(scheduler, path, needed, lhs, rows, labels) if scheduler else None
+        return regress_chunks(formula, chunk_source(path, needed, lhs, rows, labels), mechanism, columns=columns,
+                              plan=plan, max_patterns=max_distinct or MAX_PATTERNS, **options, **fit_options)
     except RegressionError as exc:
         where = ""
         if exc.row is not None:

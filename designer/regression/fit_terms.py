@@ -1,0 +1,103 @@
+"""The fit of a design's identified terms, and its result in the covariates' own terms (docs/theory.md section 9).
+
+:func:`design_plan` judges the covariates and the answers before the fit (:mod:`designer.regression.identify`: a
+singular design refused, aliased terms dropped and named) and standardizes the kept columns; the fit runs there and
+:func:`in_covariates` maps its coefficients and their covariance back (``beta = M theta``), the dropped terms without
+an estimate. Shared by the in-memory fit, the counted rows (a frame of distinct rows) and the streamed passes, so
+every reading path gives one verdict.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..results import FitStatus
+from .fit_result import RegressionResult, fit_statistics
+from .identify import (
+    DesignPlan,
+    Moments,
+    Standardization,
+    column_largest,
+    informative_rows,
+    plan_design,
+    standardization,
+)
+from .status import DIRECTION_SHARE, Diagnosis, separation_warning
+
+__all__ = ["design_plan", "in_covariates"]
+
+
+def design_plan(z: Any, names: list[str], weights: NDArray[np.float64] | None,
+                channel_columns: NDArray[np.float64] | None) -> tuple[DesignPlan, Standardization, Any]:
+    """The verdict on a design ``z`` ``(n, q)`` (frequency ``weights`` or None) and the ``(k, n)`` likelihoods of
+    its answers (None: the answers are not judged), its standardization, and the standardized design."""
+    std = standardization(z, weights)
+    u = std.apply(z)
+    largest = column_largest(z)
+    moments = Moments.of(u, weights, largest)
+    informative = None
+    if channel_columns is not None:
+        informative = Moments.of(u, weights, largest, rows=informative_rows(channel_columns))
+    return plan_design(moments, std, names, informative=informative), std, u
+
+
+def in_covariates(fit: RegressionResult, std: Standardization, plan: DesignPlan, names: list[str],
+                  outcomes: list[str], *, diagnosis: Diagnosis | None = None,
+                  variance: NDArray[np.float64] | None = None) -> RegressionResult:
+    """``fit`` (on the kept standardized columns ``plan.kept``) with its coefficients, their covariance and its table
+    in the terms ``names`` of the covariates: ``beta = M theta`` per outcome (:meth:`Standardization.matrix`).
+
+    With the fit's ``diagnosis`` and its ``variance`` on the identified subspace
+    (:func:`~designer.regression.variance.identified_covariance`), each coefficient is a function ``c' theta``: it
+    runs off (``+-inf``) when it moves along a direction the estimate runs off along (by at least 5% of the most
+    any coefficient moves, each in units of its column's size), and it has a standard error when it does not and the
+    weak directions add at most 1% to its variance (:meth:`~designer.regression.status.Spectrum.identified`): an
+    intercept beside a separated dummy keeps its own. Without them a coefficient leaning on a parameter without
+    standard error has none. A dropped or unidentified term has no estimate. The fit statistics (log-likelihood, AIC,
+    BIC and the likelihood-ratio test, counted over the kept terms) are kept; the plan's warnings lead, and a fit
+    that dropped terms is ``not_identified`` where it would be ``converged``."""
+    q, o = len(names), len(outcomes)
+    kept = list(plan.kept)
+    r = len(kept)
+    full = np.array([t * q + j for t in range(o) for j in kept], dtype=np.int64)  # kept parameter -> full index
+    big = np.kron(np.eye(o), std.matrix())
+    rows = big[:, full]  # each coefficient as a function of the kept parameters, (q o, r o)
+    beta = rows @ fit.params[:r * o]
+    shown_theta = fit.coefficients["estimate"].to_numpy(dtype=np.float64)
+    dropped = np.ones(q * o, dtype=bool)
+    dropped[full] = False
+    blank = (np.abs(rows[:, np.isnan(shown_theta)]) > 0).any(axis=1)
+    running = np.zeros(q * o)
+    if diagnosis is not None and variance is not None and diagnosis.spectrum is not None:
+        size = np.kron(np.ones(o), np.sqrt(std.centre**2 + std.scale**2))  # a coefficient's column, per unit
+        for run in diagnosis.runs:
+            move = rows @ (run * diagnosis.spectrum.scale) * size
+            hit = (np.abs(move) >= DIRECTION_SHARE * np.abs(move).max()) & (running == 0)
+            running[hit] = np.sign(move[hit])
+        good = diagnosis.spectrum.identified(np.asarray(rows, dtype=np.float64)) & (running == 0) & ~blank & ~dropped
+        cov = rows @ variance @ rows.T
+    else:  # no spectrum: a coefficient leaning on a parameter without standard error has none
+        cov_theta = np.asarray(fit.covariance, dtype=np.float64)[:r * o, :r * o]
+        bad = ~np.isfinite(np.diag(cov_theta)) | ~np.isfinite(shown_theta)
+        cov = rows @ np.nan_to_num(cov_theta, nan=0.0, posinf=0.0, neginf=0.0) @ rows.T
+        running = (rows[:, np.isinf(shown_theta)] @ np.sign(shown_theta[np.isinf(shown_theta)])).astype(float)
+        running = np.sign(running) * ((np.abs(rows[:, np.isinf(shown_theta)]) > 0).any(axis=1))
+        good = ~(np.abs(rows[:, bad]) > 0).any(axis=1) & ~dropped & ~blank
+    shown = beta.copy()
+    shown[running != 0] = running[running != 0] * np.inf
+    shown[dropped | blank] = np.nan
+    cov[~good, :] = np.nan
+    cov[:, ~good] = np.nan
+    table = fit_statistics(beta, cov, names, outcomes, fit.level, shown, loglik=fit.loglik, null_loglik=0.0,
+                           n=max(fit.n, 1), k=o + 1, sandwich=True).coefficients
+    labels = [f"{x}:{t}" if o > 1 else t for x in outcomes for t in names]
+    warnings = [w for w in fit.warnings if not w.startswith("separation: the estimates of")]
+    if (running != 0).any():
+        warnings.insert(0, separation_warning([labels[i] for i in np.flatnonzero(running)]))
+    status = FitStatus.NOT_IDENTIFIED if plan.dropped and fit.status is FitStatus.CONVERGED else fit.status
+    return dataclasses.replace(fit, coefficients=table, params=beta, covariance=cov, status=status,
+                               converged=status is FitStatus.CONVERGED, warnings=(*plan.warnings, *warnings))
