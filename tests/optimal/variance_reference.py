@@ -256,6 +256,10 @@ def optimal_variance(prior, eps: float, objective: str = "variance", tol: float 
     prog = _Program(pi, eps, objective)
     w, zeta, lam = _barrier(prog, tol)
     lower = _certify(prog, w, zeta, lam)
+    # A w = 1 holds to the Newton steps' residual; the least-norm correction makes the rows sum to 1 to rounding,
+    # so that renormalising them moves no column's ratio off e^eps by more than a few ulps
+    for _ in range(2):
+        w = np.clip(w + prog.a.T @ np.linalg.solve(prog.a @ prog.a.T, 1.0 - prog.a @ w), 0.0, None)
     keep = w > 1e-14 * w.max()
     matrix = (prog.s[keep] * w[keep][:, None]).T
     matrix = matrix / matrix.sum(axis=1, keepdims=True)
