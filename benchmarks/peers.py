@@ -121,33 +121,53 @@ def fmt(v: float) -> str:
 
 
 def table(rows: Sequence[Row], objective: str) -> tuple[list[str], list[list[str]]]:
-    """One figure's table: designer's two designs, then each peer with its ratio to the design for this figure
-    (Warner and GWRR share a column: they exist at k = 2 only)."""
+    """One figure's table: designer's two designs, then each peer with its ratio to the design for this figure."""
     reduce, _ = FIGURES[objective]
     other = "max_variance" if objective == "variance" else "variance"
-    headers = ["prior", "k", "eps", f"`{objective}` design", f"`{other}` design", "k-RR", "best d-subset (d)",
-               "OUE (MLE)", "OUE (textbook)", f"Warner; {GWRR}"]
+    headers = ["prior", "k", "eps", f"`{objective}` design", f"`{other}` design", "k-RR", "best d-subset", "d",
+               "OUE (MLE)", "OUE (textbook)"]
     body = []
     for r in rows:
         ours = float(getattr(np, reduce)(r.ours[objective]))
         figures = r.peers[objective]
-
-        def cell(v: float | None, label: str = "") -> str:
-            return "" if v is None else f"{fmt(v)} ({v / ours:.2f}x{label})"  # noqa: B023 (used at once)
-
         twin = float(getattr(np, reduce)(r.ours[other]))
-        binary = "" if figures["Warner"] is None else f"{cell(figures['Warner'])}; {cell(figures[GWRR])}"
-        body.append([r.prior_name, str(len(r.prior)), f"{r.eps:g}", fmt(ours), cell(twin), cell(figures["k-RR"]),
-                     cell(figures["best d-subset"], f", d={r.best_d[objective]}"), cell(figures["OUE (MLE)"]),
-                     cell(figures["OUE (textbook)"]), binary])
+        body.append([r.prior_name, str(len(r.prior)), f"{r.eps:g}", fmt(ours), cell(twin, ours),
+                     cell(figures["k-RR"], ours), cell(figures["best d-subset"], ours), str(r.best_d[objective]),
+                     cell(figures["OUE (MLE)"], ours), cell(figures["OUE (textbook)"], ours)])
     return headers, body
+
+
+def binary_table(rows: Sequence[Row]) -> tuple[list[str], list[list[str]]]:
+    """Two answers: Warner and GWRR beside the optimum (both shares have the same variance, so both figures agree)."""
+    headers = ["prior", "eps", "optimum", "Warner", GWRR]
+    body = []
+    for r in rows:
+        if len(r.prior) != 2:
+            continue
+        ours = float(np.mean(r.ours["variance"]))
+        figures = r.peers["variance"]
+        body.append([f"{r.prior_name} ({r.prior[0]:.3f}, {r.prior[1]:.3f})", f"{r.eps:g}", fmt(ours),
+                     cell(figures["Warner"], ours), cell(figures[GWRR], ours)])
+    return headers, body
+
+
+def cell(v: float | None, ours: float) -> str:
+    """A figure and its ratio to designer's: the factor of respondents it needs for the same precision."""
+    return "" if v is None else f"{fmt(v)} ({v / ours:.2f}x)"
+
+
+def tables(rows: Sequence[Row]) -> list[tuple[str, tuple[list[str], list[list[str]]]]]:
+    out = [(f"{title} (ratio: the peer's figure over the `{objective}` design's)", table(rows, objective))
+           for objective, (_, title) in FIGURES.items()]
+    if any(len(r.prior) == 2 for r in rows):
+        out.append(("Two answers: Warner and GWRR, both figures (ratio: over the optimum)", binary_table(rows)))
+    return out
 
 
 def markdown(rows: Sequence[Row]) -> str:
     parts = []
-    for objective, (_, title) in FIGURES.items():
-        headers, body = table(rows, objective)
-        parts.append(f"**{title}** (ratio: the peer's figure over the `{objective}` design's)\n")
+    for title, (headers, body) in tables(rows):
+        parts.append(f"**{title}**\n")
         parts.append("| " + " | ".join(headers) + " |")
         parts.append("|" + "---|" * len(headers))
         parts.extend("| " + " | ".join(c) + " |" for c in body)
@@ -164,8 +184,7 @@ def draws_line(ks: Iterable[int]) -> str:
 
 def text(rows: Sequence[Row]) -> str:
     parts = []
-    for objective, (_, title) in FIGURES.items():
-        headers, body = table(rows, objective)
+    for title, (headers, body) in tables(rows):
         widths = [max(len(h), *(len(c[i]) for c in body)) for i, h in enumerate(headers)]
         parts.append(title)
         parts.append("  ".join(h.rjust(w) for h, w in zip(headers, widths)))

@@ -203,7 +203,8 @@ def test_the_guide_page_shows_what_the_benchmark_prints():
         at = page_lines.index(line, at) + 1
     assert [line for line in fresh.splitlines() if line.startswith("**")] == \
         [line for line in page_lines if line.startswith("**")]
-    expected_rows = len(bench.priors(bench.KS)) * len(bench.BUDGETS)
+    priors = bench.priors(bench.KS)
+    binary = sum(len(prior) == 2 for _, prior in priors)
     table_rows = [line for line in page_lines if line.startswith("| ") and not line.startswith("| prior")]
-    assert len(table_rows) == 2 * expected_rows
+    assert len(table_rows) == (2 * len(priors) + binary) * len(bench.BUDGETS)  # the two figures, then k = 2
     assert page_lines[-1] == bench.draws_line(bench.KS)

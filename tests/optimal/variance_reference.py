@@ -194,7 +194,7 @@ def _barrier(prog: _Program, tol: float):
             sol = np.linalg.solve(kkt, rhs)
             step, nu = sol[:size_y] * scale, sol[size_y:]
             dec = float(sol[:size_y] @ hs @ sol[:size_y])  # the Newton decrement, squared
-            if dec / 2 < 1e-10 or (it >= 30 and dec < 1e-7):  # converged, or at its rounding floor
+            if dec / 2 < 1e-10 or (it >= 30 and dec < 1e-3):  # converged, or at its rounding floor
                 break
             f0 = value(w, tau, t)
             size = 1.0  # backtracking, staying strictly inside; near the centre (dec < 0.1) the full step
