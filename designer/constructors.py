@@ -126,6 +126,16 @@ def Q_lambda(p: float, q: float, lam: float, *, labels: Sequence[str] = BINARY) 
     return Mechanism([[a, b], [b, a]], inputs=[y, n], frame=[y, n], focal=[1, 2])
 
 
+def _answer_labels(k: int | Sequence[str], what: str) -> tuple[str, ...]:
+    """``k`` answers labelled ``"0"``, ``"1"``, ... or the labels given; at least 2."""
+    if isinstance(k, (int, np.integer)) and not isinstance(k, bool):
+        return tuple(str(i) for i in range(check_int(k, "k", low=2)))
+    labels = check_labels(k, "labels")  # type: ignore[arg-type]
+    if len(labels) < 2:
+        raise InvalidArgumentError(f"{what} needs at least 2 answers")
+    return labels
+
+
 def Q_kRR(eps: float, k: int | Sequence[str]) -> Mechanism:
     """k-ary randomized response: the true answer with ``e^eps / (e^eps + k - 1)``, each other answer
     with ``1 / (e^eps + k - 1)``.
@@ -143,14 +153,8 @@ def Q_kRR(eps: float, k: int | Sequence[str]) -> Mechanism:
         Bayesian ``k x k`` mechanism with inputs equal to frame; all privacy losses are ``eps``.
     """
     eps = check_epsilon(eps)
-    if isinstance(k, (int, np.integer)) and not isinstance(k, bool):
-        n = check_int(k, "k", low=2)
-        labels = tuple(str(i) for i in range(n))
-    else:
-        labels = check_labels(k, "labels")  # type: ignore[arg-type]
-        n = len(labels)
-        if n < 2:
-            raise InvalidArgumentError("k-ary randomized response needs at least 2 answers")
+    labels = _answer_labels(k, "k-ary randomized response")
+    n = len(labels)
     p, q = _representable(eps, n - 1)
     p = within_budget(p, q, eps)
     matrix = np.full((n, n), q)
@@ -210,14 +214,8 @@ def Q_subset_selection(eps: float, k: int | Sequence[str], d: int) -> Mechanism:
     10.9843
     """
     eps = check_epsilon(eps)
-    if isinstance(k, (int, np.integer)) and not isinstance(k, bool):
-        n = check_int(k, "k", low=2)
-        labels = tuple(str(i) for i in range(n))
-    else:
-        labels = check_labels(k, "labels")  # type: ignore[arg-type]
-        n = len(labels)
-        if n < 2:
-            raise InvalidArgumentError("subset selection needs at least 2 answers")
+    labels = _answer_labels(k, "subset selection")
+    n = len(labels)
     d = check_int(d, "d", low=1)
     if d >= n:
         raise InvalidArgumentError(f"subset size d must be below the number of answers {n}, got d = {d}")
