@@ -227,6 +227,11 @@ def gwrr_variance(eps: float, c: float, pi: float, n: int = 1) -> float:
     n : int, default 1
         Number of respondents.
 
+    References
+    ----------
+    Cor 3.12 and Thm 3.10 of the paper; S. L. Warner, "Randomized response: a survey technique for eliminating
+    evasive answer bias", JASA 60, 1965.
+
     Examples
     --------
     >>> round(gwrr_variance(1.0, 1.0, 0.3), 6) == round(warner_variance(0.7310585786300049, 0.3), 6)

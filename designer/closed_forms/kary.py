@@ -83,6 +83,12 @@ def mle_share_variances(probabilities: ArrayLike, prior: ArrayLike | None = None
     (k,) ndarray
         ``inf`` everywhere when the shares are not identified (``F`` singular or nearly so).
 
+    References
+    ----------
+    Remark 3.8 of the paper (the likelihood of set answers); the inverse Fisher information of a multinomial
+    parameter restricted to the simplex is standard (e.g. E. L. Lehmann, G. Casella, *Theory of Point
+    Estimation*, 2nd ed., Springer 1998, section 6.4).
+
     Examples
     --------
     >>> import numpy as np
@@ -258,8 +264,29 @@ def subset_selection_best_d(eps: float, k: int, prior: ArrayLike | None = None, 
                             reduce: str = "mean") -> int:
     """The subset size ``d`` in ``1..k-1`` minimising :func:`subset_selection_variance` (the smallest on ties).
 
-    At the uniform prior (the default) it is near ``k / (e^eps + 1)`` (Ye and Barg 2018); ``prior``,
-    ``estimator`` and ``reduce`` choose it for another prior, estimator or figure (``"mean"`` or ``"max"``).
+    At the uniform prior (the default) it is near ``k / (e^eps + 1)`` (Ye and Barg 2018).
+
+    Parameters
+    ----------
+    eps : float
+        Privacy budget, > 0.
+    k : int
+        Number of items, >= 2.
+    prior : (k,) array_like, optional
+        The true shares (default uniform).
+    estimator : {"textbook", "mle"}, default "textbook"
+        The estimator whose variance is minimised (see :func:`subset_selection_variance`).
+    reduce : {"mean", "max"}, default "mean"
+        The figure minimised: the mean share variance or the largest.
+
+    Returns
+    -------
+    int
+
+    References
+    ----------
+    M. Ye, A. Barg, "Optimal schemes for discrete distribution estimation under locally differential privacy",
+    IEEE Trans. Inf. Theory 64(8), 2018.
 
     Examples
     --------
@@ -289,6 +316,11 @@ def oue_probabilities(eps: float, k: int) -> NDArray[np.float64]:
     -------
     (k, 2^k) ndarray
         Rows sum to 1.
+
+    References
+    ----------
+    T. Wang, J. Blocki, N. Li, S. Jha, "Locally differentially private protocols for frequency estimation",
+    USENIX Security 2017.
 
     Examples
     --------
