@@ -85,9 +85,8 @@ def mle_share_variances(probabilities: ArrayLike, prior: ArrayLike | None = None
 
     References
     ----------
-    Remark 3.8 of the paper (the likelihood of set answers); the inverse Fisher information of a multinomial
-    parameter restricted to the simplex is standard (e.g. E. L. Lehmann, G. Casella, *Theory of Point
-    Estimation*, 2nd ed., Springer 1998, section 6.4).
+    Remark 3.8 of the paper (the likelihood of set answers); the asymptotic covariance of a maximum-likelihood
+    estimate is the inverse Fisher information, here on the simplex's tangent space (docs/guide/peers.md).
 
     Examples
     --------
