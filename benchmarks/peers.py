@@ -14,6 +14,9 @@ Run::
     .venv/bin/python benchmarks/peers.py --check     # also: every design within 1e-6 of the independent reference
                                                      # (tests/optimal/variance_reference.py) and never worse than
                                                      # a peer; exit 1 otherwise
+    .venv/bin/python benchmarks/peers.py --sweep 60  # the larger check instead of the tables: 60 random problems
+                                                     # (k = 3..8, Dirichlet 0.5 / 1 / 5, shares >= 0.005, eps
+                                                     # 0.25..5), both objectives, as tests/optimal does for 13
 
 Goal (issue 48): no peer better than designer's design for its figure, anywhere in the table.
 """
@@ -211,6 +214,31 @@ def check(rows: Sequence[Row]) -> list[str]:
     return problems
 
 
+def sweep(count: int, seed: int = 2026, reference: bool = False) -> list[str]:
+    """``count`` random problems of the issue's range, both objectives: design against reference and peers."""
+    from tests.optimal.variance_reference import optimal_variance
+
+    rng = np.random.default_rng(seed)
+    problems, worst = [], 0.0
+    for _ in range(count):
+        k, alpha, eps = int(rng.integers(3, 9)), float(rng.choice([0.5, 1.0, 5.0])), float(rng.uniform(0.25, 5))
+        pi = np.maximum(rng.dirichlet([alpha] * k), 0.005)
+        prior = tuple(float(v) for v in pi / pi.sum())
+        for objective, (reduce, _) in FIGURES.items():
+            ours = float(getattr(np, reduce)(optimum(prior, eps, objective, reference)))
+            ref = optimal_variance(np.array(prior), eps, objective).value
+            worst = max(worst, abs(ours - ref) / ref)
+            where = f"{objective}, k = {k}, Dirichlet({alpha:g}), eps = {eps:.3f}"
+            if abs(ours - ref) > 1e-6 * ref:
+                problems.append(f"{where}: {ours!r} against the reference's {ref!r}")
+            figures, _ = peer_figures(prior, eps, reduce)
+            for name, v in figures.items():
+                if v is not None and name != "OUE (textbook)" and v < ours * (1 - 1e-9):
+                    problems.append(f"{where}: {name} has {v!r}, better than the design's {ours!r}")
+    print(f"{2 * count} designs: largest relative difference from the reference {worst:.2e}")
+    return problems
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--markdown", action="store_true", help="print the tables as docs/guide/peers.md shows them")
@@ -218,8 +246,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--reference", action="store_true",
                         help="use the independent reference's optimum instead of designer's designs")
     parser.add_argument("--k", type=int, nargs="+", default=list(KS), help="numbers of inputs (default 2 3 5 8)")
+    parser.add_argument("--sweep", type=int, metavar="N", help="check N random problems instead of the tables")
     args = parser.parse_args(argv)
     start = time.perf_counter()
+    if args.sweep:
+        problems = sweep(args.sweep, reference=args.reference)
+        for line in problems:
+            print(f"peers.py: {line}", file=sys.stderr)
+        print(f"{len(problems)} problems in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+        return 1 if problems else 0
     rows = compute(args.k, BUDGETS, reference=args.reference)
     print(markdown(rows) if args.markdown else text(rows), end="")
     if args.check:
