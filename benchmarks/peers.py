@@ -49,9 +49,8 @@ FIGURES = {"variance": ("mean", "Mean share variance per respondent"),
 
 def dirichlet_draw(k: int, seed: int = 48) -> tuple[float, ...]:
     """A Dirichlet(0.5) prior over k inputs, every share at least 0.005 (the range the designs are checked on)."""
-    pi = np.random.default_rng([seed, k]).dirichlet([0.5] * k)
-    pi = np.maximum(pi, 0.005)
-    return tuple(float(v) for v in pi / pi.sum())
+    pi = 0.005 + (1 - 0.005 * k) * np.random.default_rng([seed, k]).dirichlet([0.5] * k)
+    return tuple(float(v) for v in pi)
 
 
 def priors(ks: Iterable[int]) -> list[tuple[str, tuple[float, ...]]]:
@@ -79,7 +78,9 @@ def optimum(prior: Sequence[float], eps: float, objective: str, reference: bool)
     result = designer.design(problem)
     if result.status != designer.FitStatus.OPTIMAL:
         raise SystemExit(f"peers.py: the {objective} design at k = {k}, eps = {eps} is {result.status}, not optimal")
-    return np.asarray(result.share_variances, dtype=float)
+    shares = result.share_variances
+    assert shares is not None
+    return np.array([shares[x] for x in problem.inputs])
 
 
 @dataclass
@@ -222,8 +223,7 @@ def sweep(count: int, seed: int = 2026, reference: bool = False) -> list[str]:
     problems, worst = [], 0.0
     for _ in range(count):
         k, alpha, eps = int(rng.integers(3, 9)), float(rng.choice([0.5, 1.0, 5.0])), float(rng.uniform(0.25, 5))
-        pi = np.maximum(rng.dirichlet([alpha] * k), 0.005)
-        prior = tuple(float(v) for v in pi / pi.sum())
+        prior = tuple(float(v) for v in 0.005 + (1 - 0.005 * k) * rng.dirichlet([alpha] * k))
         for objective, (reduce, _) in FIGURES.items():
             ours = float(getattr(np, reduce)(optimum(prior, eps, objective, reference)))
             ref = optimal_variance(np.array(prior), eps, objective).value
