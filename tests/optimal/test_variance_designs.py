@@ -105,7 +105,7 @@ def test_reference_at_the_skewed_prior():
 def test_reference_at_dirichlet_half_k6():
     """The issue's Dirichlet(0.5), k = 6, eps 0.5 figures (65.1 against k-RR's 87.4) are sums over the six shares:
     the means are a sixth of that (k-RR's mean cannot exceed 0.25 / (p - q)^2 = 26.3 there)."""
-    prior = draw_prior(6, 0.5, 2)
+    prior = draw_prior(6, 0.5, 3)
     ref = reference(prior, 0.5, "variance")
     assert 6 * ref.value == pytest.approx(65.1, abs=0.05)
     assert 6 * cf.krr_variance(0.5, 6, prior=prior) == pytest.approx(87.4, abs=0.1)
