@@ -63,24 +63,26 @@ def priors(ks: Iterable[int]) -> list[tuple[str, tuple[float, ...]]]:
     return out
 
 
-def optimum(prior: Sequence[float], eps: float, objective: str, reference: bool) -> np.ndarray:
-    """The share variances of designer's design for ``objective`` (or, with ``reference``, of the independent
-    reference's optimum: tests/optimal/variance_reference.py)."""
+def optimum(prior: Sequence[float], eps: float, objective: str, reference: bool) -> tuple[np.ndarray, str]:
+    """The share variances of designer's design for ``objective`` and its status, with the gap when it is not
+    ``optimal`` (or, with ``reference``, those of the independent reference's optimum:
+    tests/optimal/variance_reference.py)."""
     if reference:
         from tests.optimal.variance_reference import optimal_variance
 
-        return optimal_variance(np.array(prior), eps, objective).share_variances
+        return optimal_variance(np.array(prior), eps, objective).share_variances, "optimal"
     import designer
 
     k = len(prior)
     problem = designer.DesignProblem(inputs=tuple(f"v{i}" for i in range(k)), epsilon=eps, prior=np.array(prior),
                                      objective=objective)
     result = designer.design(problem)
-    if result.status != designer.FitStatus.OPTIMAL:
-        raise SystemExit(f"peers.py: the {objective} design at k = {k}, eps = {eps} is {result.status}, not optimal")
     shares = result.share_variances
     assert shares is not None
-    return np.array([shares[x] for x in problem.inputs])
+    status = str(result.status)
+    if result.status != designer.FitStatus.OPTIMAL:
+        status += f", gap {result.optimality_gap:.2g}"
+    return np.array([shares[x] for x in problem.inputs]), status
 
 
 @dataclass
@@ -89,6 +91,7 @@ class Row:
     prior: tuple[float, ...]
     eps: float
     ours: dict[str, np.ndarray]  # objective -> share variances of that design
+    status: dict[str, str]  # objective -> the design's status ("optimal", or "local, gap ...")
     peers: dict[str, dict[str, float | None]]  # figure -> peer -> value (None: not defined at this k)
     best_d: dict[str, int]
 
@@ -112,11 +115,12 @@ def compute(ks: Sequence[int] = KS, budgets: Sequence[float] = BUDGETS, referenc
     rows = []
     for name, prior in priors(ks):
         for eps in budgets:
-            ours = {obj: optimum(prior, eps, obj, reference) for obj in FIGURES}
+            designs = {obj: optimum(prior, eps, obj, reference) for obj in FIGURES}
             peers, best_d = {}, {}
             for obj, (reduce, _) in FIGURES.items():
                 peers[obj], best_d[obj] = peer_figures(prior, eps, reduce)
-            rows.append(Row(name, prior, eps, ours, peers, best_d))
+            rows.append(Row(name, prior, eps, {obj: v for obj, (v, _) in designs.items()},
+                            {obj: st for obj, (_, st) in designs.items()}, peers, best_d))
     return rows
 
 
@@ -135,10 +139,16 @@ def table(rows: Sequence[Row], objective: str) -> tuple[list[str], list[list[str
         ours = float(getattr(np, reduce)(r.ours[objective]))
         figures = r.peers[objective]
         twin = float(getattr(np, reduce)(r.ours[other]))
-        body.append([r.prior_name, str(len(r.prior)), f"{r.eps:g}", fmt(ours), cell(twin, ours),
+        body.append([r.prior_name, str(len(r.prior)), f"{r.eps:g}", fmt(ours) + status_note(r.status[objective]),
+                     cell(twin, ours) + status_note(r.status[other]),
                      cell(figures["k-RR"], ours), cell(figures["best d-subset"], ours), str(r.best_d[objective]),
                      cell(figures["OUE (MLE)"], ours), cell(figures["OUE (textbook)"], ours)])
     return headers, body
+
+
+def status_note(status: str) -> str:
+    """Nothing for an optimal design; its status and gap otherwise (a design is never shown without them)."""
+    return "" if status == "optimal" else f" ({status})"
 
 
 def binary_table(rows: Sequence[Row]) -> tuple[list[str], list[list[str]]]:
@@ -150,7 +160,8 @@ def binary_table(rows: Sequence[Row]) -> tuple[list[str], list[list[str]]]:
             continue
         ours = float(np.mean(r.ours["variance"]))
         figures = r.peers["variance"]
-        body.append([f"{r.prior_name} ({r.prior[0]:.3f}, {r.prior[1]:.3f})", f"{r.eps:g}", fmt(ours),
+        body.append([f"{r.prior_name} ({r.prior[0]:.3f}, {r.prior[1]:.3f})", f"{r.eps:g}",
+                     fmt(ours) + status_note(r.status["variance"]),
                      cell(figures["Warner"], ours), cell(figures[GWRR], ours)])
     return headers, body
 
@@ -207,6 +218,8 @@ def check(rows: Sequence[Row]) -> list[str]:
             ours = float(getattr(np, reduce)(r.ours[objective]))
             ref = optimal_variance(np.array(r.prior), r.eps, objective).value
             where = f"{objective} at {r.prior_name}, k = {len(r.prior)}, eps = {r.eps:g}"
+            if r.status[objective] != "optimal":
+                problems.append(f"{where}: the design is {r.status[objective]}")
             if abs(ours - ref) > 1e-6 * ref:
                 problems.append(f"{where}: {ours!r} against the reference's {ref!r}")
             for name, v in r.peers[objective].items():
@@ -225,10 +238,13 @@ def sweep(count: int, seed: int = 2026, reference: bool = False) -> list[str]:
         k, alpha, eps = int(rng.integers(3, 9)), float(rng.choice([0.5, 1.0, 5.0])), float(rng.uniform(0.25, 5))
         prior = tuple(float(v) for v in 0.005 + (1 - 0.005 * k) * rng.dirichlet([alpha] * k))
         for objective, (reduce, _) in FIGURES.items():
-            ours = float(getattr(np, reduce)(optimum(prior, eps, objective, reference)))
+            shares, status = optimum(prior, eps, objective, reference)
+            ours = float(getattr(np, reduce)(shares))
             ref = optimal_variance(np.array(prior), eps, objective).value
             worst = max(worst, abs(ours - ref) / ref)
             where = f"{objective}, k = {k}, Dirichlet({alpha:g}), eps = {eps:.3f}"
+            if status != "optimal":
+                problems.append(f"{where}: the design is {status}")
             if abs(ours - ref) > 1e-6 * ref:
                 problems.append(f"{where}: {ours!r} against the reference's {ref!r}")
             figures, _ = peer_figures(prior, eps, reduce)
