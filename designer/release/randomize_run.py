@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .._internal.keywords import read_allocation, shown
 from ..exceptions import InvalidArgumentError as CommandError
 from ..results import FitStatus, Result, TableData
 from .randomize_manifest import Release, write_release
@@ -53,16 +54,6 @@ class RandomizeRequest:
     scheduler: str | None = None
     semantics: str = "sldp"
     allocation: str = "uniform"
-
-
-def parse_allocation(text: Any) -> str | float:
-    """``allocation``: ``uniform`` or lambda in [0, 1] (checked by :mod:`designer.estimation.sampling`)."""
-    if text == "uniform":
-        return "uniform"
-    try:
-        return float(text)
-    except (TypeError, ValueError):
-        raise CommandError(f"--allocation must be 'uniform' or a number in [0, 1], got {text!r}") from None
 
 
 def check_out(path: str, inputs: list[Any], advice: str) -> None:
@@ -128,7 +119,7 @@ def _table(path: Any, semantics: str, allocation: str, data_prior: Any = None, *
         return Drawn(categories_table(mech, epsilon, exact), mech, basis, prior, detail)
     member = None
     if semantics == "wldp":
-        probs = precise_distributions(mech, parse_allocation(allocation))
+        probs = precise_distributions(mech, read_allocation(allocation, shown("allocation")))
         member = Mechanism(probs, inputs=mech.inputs, frame=mech.frame, focal=[1 << j for j in range(mech.l)])
     witness = worst_case(member if member is not None else mech, "shafer")
     own = witness.eps
