@@ -236,6 +236,19 @@ def test_a_bad_prior_says_why_naming_the_name_given(given, said):
     assert str(info.value) == said
 
 
+def test_names_are_comma_separated_and_none_is_empty(capsys):
+    assert keywords.read_names(" a, b ") == ["a", "b"]
+    for text in ("", "a,,b", " , "):
+        with pytest.raises(ValueError):
+            keywords.read_names(text)
+    with pytest.raises(InvalidArgumentError, match=r"^share_groups: expected comma-separated group names, got 'a,'$"):
+        designer.plan(mechanism={"a": Q2X3, "b": Q2X3}, width=0.05, unrelated="yes", unknown_share=0.3,
+                      share_groups="a,")
+    assert main(["plan", "--mechanism", f"a={Q2X3}", "--mechanism", f"b={Q2X3}", "--width", "0.05", "--unrelated",
+                 "yes", "--unknown-share", "0.3", "--share-groups", "a,"]) == 2
+    assert "argument --share-groups: expected comma-separated group names, got 'a,'" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(("given", "expected"), [("uniform", "uniform"), ("0.5", 0.5), ("1/4", 0.25), (1, 1.0),
                                                  (0.0, 0.0)])
 def test_an_allocation_is_uniform_or_a_number(given, expected):
@@ -255,4 +268,5 @@ def test_the_readers_are_light_and_the_command_line_imports_no_planning():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
     assert {name for name in keywords.__all__ if name.startswith("read_")} == {
-        "read_allocation", "read_budgets", "read_number", "read_prior", "read_real", "read_values", "read_whole"}
+        "read_allocation", "read_budgets", "read_names", "read_number", "read_prior", "read_real", "read_values",
+        "read_whole"}

@@ -18,8 +18,8 @@ from typing import Any
 
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 
-__all__ = ["MAX_VALUES", "flag_names", "read_allocation", "read_budgets", "read_number", "read_prior", "read_real",
-           "read_values", "read_whole", "say", "shown"]
+__all__ = ["MAX_VALUES", "flag_names", "read_allocation", "read_budgets", "read_names", "read_number", "read_prior",
+           "read_real", "read_values", "read_whole", "say", "shown"]
 
 #: Most values one grid, list or curve may hold.
 MAX_VALUES = 10_000
@@ -86,6 +86,14 @@ def read_number(text: str) -> float:
         except (ValueError, ZeroDivisionError):
             raise ValueError(text) from None
     return float(text)
+
+
+def read_names(text: str) -> list[str]:
+    """Comma-separated names (``a, b``), stripped, none empty. Raises ``ValueError`` otherwise."""
+    names = [t.strip() for t in str(text).split(",")]
+    if not names or any(not t for t in names):
+        raise ValueError(text)
+    return names
 
 
 def read_real(value: Any, name: str, low: float, high: float, *, low_open: bool, high_open: bool, rule: str) -> float:

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .._internal.keywords import read_number
+from .._internal.keywords import read_names, read_number
 from ..exceptions import CommandError
 
 __all__ = [
@@ -239,10 +239,10 @@ def add_group_arguments(p: argparse.ArgumentParser) -> None:
 
 def names_arg(text: str) -> list[str]:
     """``--share-groups``: comma-separated names, none empty."""
-    names = [t.strip() for t in str(text).split(",")]
-    if not names or any(not t for t in names):
-        raise argparse.ArgumentTypeError(f"expected comma-separated group names, got {text!r}")
-    return names
+    try:
+        return read_names(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated group names, got {text!r}") from None
 
 
 

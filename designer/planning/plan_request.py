@@ -15,7 +15,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._internal.keywords import read_real, read_values, read_whole, say, shown
+from .._internal.keywords import read_number, read_real, read_values, read_whole, say, shown
 from ..exceptions import InvalidArgumentError
 from ..mechanism import Mechanism
 from ..vocabulary import PlanMode, PlanSource
@@ -135,8 +135,9 @@ def curve_ns(curve: str | Sequence[int]) -> list[int]:
 
 
 def split_fractions(split: str | Mapping[str, float] | None, names: Sequence[str]) -> dict[str, float] | None:
-    """Each group's share of the respondents from ``NAME=SIZE,...`` or a mapping (fractions or relative sizes),
-    scaled to sum to 1; ``None``: the split with the smallest variance is searched."""
+    """Each group's share of the respondents from ``NAME=SIZE,...`` (a size as
+    :func:`~designer._internal.keywords.read_number` reads it: ``a=1/3``) or a mapping (fractions or relative
+    sizes), scaled to sum to 1; ``None``: the split with the smallest variance is searched."""
     if split is None:
         return None
     text = split if isinstance(split, str) else repr(dict(split))
@@ -145,7 +146,7 @@ def split_fractions(split: str | Mapping[str, float] | None, names: Sequence[str
     sizes: dict[str, float] = {}
     for name, sep, value in items:
         try:
-            size = float(value)
+            size = read_number(value) if isinstance(value, str) else float(value)
         except (TypeError, ValueError):
             size = float("nan")
         if not sep or not size >= 0 or size == float("inf"):

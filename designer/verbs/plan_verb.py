@@ -7,7 +7,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._internal.keywords import read_budgets, read_prior, read_values, say, shown
+from .._internal.keywords import read_budgets, read_names, read_prior, read_values, say, shown
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from ..mechanism import Mechanism
 from ..planning.plan import Plan, PlanRequest, SurveyPlan, make_plan, plan_survey
@@ -292,7 +292,11 @@ def _plan_groups(mechanism: Mapping[str, Any] | Sequence[Any], source: Any, kw: 
     shares = read_prior(kw.get("prior"), inputs, shown("prior"))
     groups = kw.get("share_groups")
     if isinstance(groups, str):
-        groups = [g.strip() for g in groups.split(",")]
+        try:
+            groups = read_names(groups)
+        except ValueError:
+            raise InvalidArgumentError(f"{shown('share_groups')}: expected comma-separated group names, got "
+                                       f"{groups!r}") from None
     return plan_split(mechanisms, _request(full, shares), files=files,
                       fractions=split_fractions(kw.get("split"), list(mechanisms)),
                       noncompliance=kw.get("noncompliance"), unrelated=kw.get("unrelated"),
