@@ -236,6 +236,20 @@ def test_a_bad_prior_says_why_naming_the_name_given(given, said):
     assert str(info.value) == said
 
 
+def test_named_items_are_one_group_each(capsys):
+    assert keywords.read_named(["a=x.csv", " b = y.csv "], "--mechanism", "why") == {"a": "x.csv", "b": "y.csv"}
+    assert keywords.read_named(["x.csv"], "--mechanism", "why") == {"": "x.csv"}
+    with pytest.raises(InvalidArgumentError, match=r"^--mechanism 'y.csv': why$"):
+        keywords.read_named(["a=x.csv", "y.csv"], "--mechanism", "why")
+    with pytest.raises(InvalidArgumentError, match=r"^mechanism: group 'a' is given twice$"):
+        keywords.read_named(["a=x.csv", "a=y.csv"], "mechanism", "why")
+    with pytest.raises(InvalidArgumentError, match=r"^mechanism 'y.csv': a plan with several designs names each group"):
+        designer.plan(mechanism=[f"a={Q2X3}", "y.csv"], width=0.05)
+    assert _cli_error(capsys, "plan", "--mechanism", f"a={Q2X3}", "--mechanism", "y.csv", "--width", "0.05") == (
+        "--mechanism 'y.csv': with several mechanisms write NAME=FILE, NAME the value of the --group column for the "
+        "respondents who used FILE")
+
+
 def test_names_are_comma_separated_and_none_is_empty(capsys):
     assert keywords.read_names(" a, b ") == ["a", "b"]
     for text in ("", "a,,b", " , "):
@@ -268,5 +282,5 @@ def test_the_readers_are_light_and_the_command_line_imports_no_planning():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
     assert {name for name in keywords.__all__ if name.startswith("read_")} == {
-        "read_allocation", "read_budgets", "read_names", "read_number", "read_prior", "read_real", "read_values",
-        "read_whole"}
+        "read_allocation", "read_budgets", "read_named", "read_names", "read_number", "read_prior", "read_real",
+        "read_values", "read_whole"}

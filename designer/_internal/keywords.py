@@ -18,8 +18,8 @@ from typing import Any
 
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 
-__all__ = ["MAX_VALUES", "flag_names", "read_allocation", "read_budgets", "read_names", "read_number", "read_prior",
-           "read_real", "read_values", "read_whole", "say", "shown"]
+__all__ = ["MAX_VALUES", "flag_names", "read_allocation", "read_budgets", "read_named", "read_names", "read_number",
+           "read_prior", "read_real", "read_values", "read_whole", "say", "shown"]
 
 #: Most values one grid, list or curve may hold.
 MAX_VALUES = 10_000
@@ -94,6 +94,23 @@ def read_names(text: str) -> list[str]:
     if not names or any(not t for t in names):
         raise ValueError(text)
     return names
+
+
+def read_named(items: Sequence[Any], name: str, why: str) -> dict[str, Any]:
+    """``["a=FILE", "b=FILE"]`` (a repeated ``--mechanism NAME=FILE``) as ``{"a": "FILE", "b": "FILE"}``; one bare
+    ``FILE`` is the group ``""``. A bare item among several is refused with ``why`` (how to write it), a name given
+    twice too."""
+    named: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=") if isinstance(item, str) else ("", "", item)
+        if not sep:
+            if len(items) > 1 or not isinstance(item, str):
+                raise InvalidArgumentError(f"{name} {item!r}: {why}")
+            key, value = "", item
+        if key.strip() in named:
+            raise InvalidArgumentError(f"{name}: group {key.strip()!r} is given twice")
+        named[key.strip()] = value.strip()
+    return named
 
 
 def read_real(value: Any, name: str, low: float, high: float, *, low_open: bool, high_open: bool, rule: str) -> float:

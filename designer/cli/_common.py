@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .._internal.keywords import read_names, read_number
+from .._internal.keywords import read_named, read_names, read_number
 from ..exceptions import CommandError
 
 __all__ = [
@@ -251,15 +251,5 @@ def names_arg(text: str) -> list[str]:
 
 def mechanism_files(items: list[str]) -> dict[str, str]:
     """``--mechanism`` values as ``{group name: file}``: one bare FILE is the group ``""``; several need NAME=FILE."""
-    files: dict[str, str] = {}
-    for item in items:
-        name, sep, path = item.partition("=")
-        if not sep:
-            if len(items) > 1:
-                raise CommandError(f"--mechanism {item!r}: with several mechanisms write NAME=FILE, NAME the value "
-                                   "of the --group column for the respondents who used FILE")
-            name, path = "", item
-        if name.strip() in files:
-            raise CommandError(f"--mechanism: group {name.strip()!r} is given twice")
-        files[name.strip()] = path.strip()
-    return files
+    return read_named(items, "--mechanism", "with several mechanisms write NAME=FILE, NAME the value of the --group "
+                                            "column for the respondents who used FILE")

@@ -7,7 +7,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._internal.keywords import read_budgets, read_names, read_prior, read_values, say, shown
+from .._internal.keywords import read_budgets, read_named, read_names, read_prior, read_values, say, shown
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from ..mechanism import Mechanism
 from ..planning.plan import Plan, PlanRequest, SurveyPlan, make_plan, plan_survey
@@ -238,20 +238,6 @@ def _override(problem: Any, epsilon: float | None, dont_know: float | None) -> A
     return problem.replace(**changes) if changes else problem
 
 
-def _named(items: Sequence[Any]) -> dict[str, Any]:
-    """``["a=FILE", "b=FILE"]`` (the command line's repeated ``--mechanism``) as ``{"a": FILE, "b": FILE}``."""
-    named: dict[str, Any] = {}
-    for item in items:
-        name, sep, path = item.partition("=") if isinstance(item, str) else ("", "", item)
-        if not sep:
-            raise InvalidArgumentError(f"{shown('mechanism')} {item!r}: a plan with several designs names each "
-                                       "group: NAME=FILE, or give a mapping of names to files or mechanisms")
-        if name.strip() in named:
-            raise InvalidArgumentError(f"{shown('mechanism')}: group {name.strip()!r} is given twice")
-        named[name.strip()] = path.strip()
-    return named
-
-
 def _plan_groups(mechanism: Mapping[str, Any] | Sequence[Any], source: Any, kw: dict[str, Any]) -> SplitPlan:
     """A survey split between the groups of ``mechanism`` (``designer plan --mechanism NAME=FILE ...``)."""
     from ..planning.group_plan import plan_split
@@ -261,7 +247,8 @@ def _plan_groups(mechanism: Mapping[str, Any] | Sequence[Any], source: Any, kw: 
         raise InvalidArgumentError(say("give a {SOURCE} file or {groups} (several designs), not both",
                                        groups=shown("mechanism", _GROUPS)))
     if isinstance(mechanism, (list, tuple)):
-        mechanism = _named(mechanism)
+        mechanism = read_named(mechanism, shown("mechanism"), "a plan with several designs names each group: "
+                               "NAME=FILE, or give a mapping of names to files or mechanisms")
     given = [f for f in NOT_FOR_GROUPS if f in kw]
     if given:
         raise InvalidArgumentError(f"{shown(given[0])} has no effect on a plan with several mechanisms; drop it")
