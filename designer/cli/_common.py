@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -126,17 +125,11 @@ def add_prior_override(p: argparse.ArgumentParser) -> None:
 
 def check_out(path: str, inputs: Sequence[str], force: bool,
               advice: str = "choose another name or pass --force") -> None:
-    """Refuse, before any work, an output that is an input, exists (without ``--force``), or has no folder."""
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise CommandError(f"{path}: the folder {os.path.dirname(path) or '.'} does not exist; create it first")
-    if not os.access(folder, os.W_OK):
-        raise CommandError(f"{path}: the folder {os.path.dirname(path) or '.'} is not writable")
-    out = os.path.realpath(path)
-    if any(out == os.path.realpath(p) for p in inputs):
-        raise CommandError(f"{path}: is an input of this command; input files are never overwritten")
-    if os.path.exists(out) and not force:
-        raise CommandError(f"{path}: already exists; {advice}")
+    """Refuse, before any work, an output that is an input, exists (without ``--force``), or has no folder
+    (:func:`designer._internal.validation.check_output`)."""
+    from .._internal.validation import check_output
+
+    check_output(path, inputs, force, advice)
 
 
 def add_format(p: argparse.ArgumentParser) -> None:

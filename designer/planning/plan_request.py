@@ -11,7 +11,6 @@ shown`).
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -20,8 +19,7 @@ from ..exceptions import InvalidArgumentError
 from ..mechanism import Mechanism
 from ..vocabulary import PlanMode, PlanSource
 
-__all__ = ["DEFAULTS", "GROUP_ONLY", "check_output", "check_values", "curve_ns", "plan_mode", "refuse_unused",
-           "split_fractions"]
+__all__ = ["DEFAULTS", "GROUP_ONLY", "check_values", "curve_ns", "plan_mode", "refuse_unused", "split_fractions"]
 
 #: Defaults of the keywords whose use is checked against the mode (``None`` when not given, so a keyword given
 #: explicitly can be told from one left out).
@@ -157,18 +155,3 @@ def split_fractions(split: str | Mapping[str, float] | None, names: Sequence[str
     if not total > 0:
         raise InvalidArgumentError(f"{shown('split')} {text!r}: the sizes add up to 0")
     return {k: v / total for k, v in sizes.items()}
-
-
-def check_output(path: str | os.PathLike[str], inputs: Sequence[str], force: bool) -> None:
-    """Refuse, before any work, an output that is an input, exists (without ``force``), or has no folder."""
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise InvalidArgumentError(f"{path}: the folder {os.path.dirname(path) or '.'} does not exist; create it first")
-    if not os.access(folder, os.W_OK):
-        raise InvalidArgumentError(f"{path}: the folder {os.path.dirname(path) or '.'} is not writable")
-    out = os.path.realpath(path)
-    if any(out == os.path.realpath(p) for p in inputs):
-        raise InvalidArgumentError(f"{path}: is an input of this command; input files are never overwritten")
-    if os.path.exists(out) and not force:
-        raise InvalidArgumentError(f"{path}: already exists; choose another name or pass {shown('force', True)}")

@@ -6,7 +6,6 @@ returns a :class:`Randomized` result; :func:`designer.verbs.randomize_verb.rando
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -58,17 +57,10 @@ class RandomizeRequest:
 
 def check_out(path: str, inputs: list[Any], advice: str) -> None:
     """Refuse, before any work, an output that is an input, exists, or has no folder (randomize never replaces a
-    file)."""
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise CommandError(f"{path}: the folder {os.path.dirname(path) or '.'} does not exist; create it first")
-    if not os.access(folder, os.W_OK):
-        raise CommandError(f"{path}: the folder {os.path.dirname(path) or '.'} is not writable")
-    out = os.path.realpath(path)
-    if any(out == os.path.realpath(p) for p in inputs if isinstance(p, str | os.PathLike)):
-        raise CommandError(f"{path}: is an input of this command; input files are never overwritten")
-    if os.path.exists(out):
-        raise CommandError(f"{path}: already exists; {advice}")
+    file: :func:`designer._internal.validation.check_output` without ``force``)."""
+    from .._internal.validation import check_output
+
+    check_output(path, inputs, False, advice)
 
 
 def _variables(args: RandomizeRequest) -> list[tuple[str, Any]]:

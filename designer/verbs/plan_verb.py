@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._internal.keywords import read_budgets, read_named, read_names, read_prior, read_values, say, shown
+from .._internal.validation import check_output
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from ..mechanism import Mechanism
 from ..planning.plan import Plan, PlanRequest, SurveyPlan, make_plan, plan_survey
@@ -15,7 +16,6 @@ from ..planning.plan_request import (
     DEFAULTS,
     GROUP_ONLY,
     NOT_FOR_GROUPS,
-    check_output,
     check_values,
     curve_ns,
     plan_mode,

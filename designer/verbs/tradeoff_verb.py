@@ -9,7 +9,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from .._internal.keywords import say, shown
+from .._internal.keywords import say
 from .._internal.render import fmt, json_number, render_table
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from ..mechanism import Mechanism
@@ -152,9 +152,10 @@ def tradeoff(mechanism: Mechanism | str | os.PathLike[str], *, null: str | None 
     else:
         raise InvalidArgumentTypeError(f"tradeoff() takes a Mechanism or the path of a mechanism file, got "
                                        f"{type(mechanism).__name__}")
-    if plot is not None and os.path.exists(plot) and not force:
-        raise InvalidArgumentError(f"{os.fspath(plot)}: already exists; choose another name or pass "
-                                   f"{shown('force', True)}")
+    if plot is not None:
+        from .._internal.validation import check_output
+
+        check_output(plot, [mechanism], force)
     if mech.k < 2:
         raise InvalidArgumentError(f"{source}: a test needs two inputs; the mechanism has {mech.k}")
     if (null is None) != (alt is None):
