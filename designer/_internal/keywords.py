@@ -1,25 +1,26 @@
 """Values as a person writes them (``0.25``, ``7/36``, ``0.5:3:6``, ``yes=0.3,no=0.7``, ``uniform``), each read by
-one function here for the command line and the front doors alike, and the name an error gives what was given.
+one function here for the command line and the front doors alike, the name an error gives what was given, and the
+one check of a path written to (:func:`check_output`).
 
 Every reader takes the name to show in its messages. The command line passes its flag (``"--prior"``); a front
 door passes :func:`shown` of its keyword, which is the keyword (``prior``) when Python called it and the flag
 (``--prior``) while the command line runs it (:func:`flag_names`), so one message serves both. Nothing here imports
 numpy or the planning code: the command line reads this module at start-up.
 """
-
 from __future__ import annotations
 
 import contextlib
 import contextvars
 import math
 import numbers
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 
-__all__ = ["MAX_VALUES", "flag_names", "read_allocation", "read_budgets", "read_named", "read_names", "read_number",
-           "read_prior", "read_real", "read_values", "read_whole", "say", "shown"]
+__all__ = ["MAX_VALUES", "check_output", "flag_names", "read_allocation", "read_budgets", "read_named", "read_names",
+           "read_number", "read_prior", "read_real", "read_values", "read_whole", "say", "shown"]
 
 #: Most values one grid, list or curve may hold.
 MAX_VALUES = 10_000
@@ -278,3 +279,22 @@ def read_allocation(value: Any, name: str) -> str | float:
         return read_number(value) if isinstance(value, str) else float(value)
     except (TypeError, ValueError):
         raise InvalidArgumentError(f"{name} must be 'uniform' or a number in [0, 1], got {value!r}") from None
+
+
+def check_output(path: str | os.PathLike[str], inputs: Iterable[object], force: bool = False,
+                 advice: str | None = None) -> None:
+    """Refuse, before any work, an output that is an input (never overwritten), exists (without ``force``; the
+    message ends with ``advice``, by default: choose another name or pass ``force=True`` / ``--force``), or whose
+    folder is missing or not writable. The one check of every file a command or a front door writes."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise InvalidArgumentError(f"{path}: the folder {os.path.dirname(path) or '.'} does not exist; create it first")
+    if not os.access(folder, os.W_OK):
+        raise InvalidArgumentError(f"{path}: the folder {os.path.dirname(path) or '.'} is not writable")
+    out = os.path.realpath(path)
+    if any(out == os.path.realpath(p) for p in inputs if isinstance(p, str | os.PathLike)):
+        raise InvalidArgumentError(f"{path}: is an input of this command; input files are never overwritten")
+    if os.path.exists(out) and not force:
+        raise InvalidArgumentError(f"{path}: already exists; "
+                                   f"{advice or 'choose another name or pass ' + shown('force', True)}")

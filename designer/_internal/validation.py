@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import os
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -128,23 +127,3 @@ def parse_set(text: str) -> tuple[str, ...]:
         raise InvalidArgumentError(f"column {text!r} names a label twice")
     return labels
 
-
-def check_output(path: str | os.PathLike[str], inputs: Iterable[object], force: bool = False,
-                 advice: str | None = None) -> None:
-    """Refuse, before any work, an output that is an input (never overwritten), exists (without ``force``; the
-    message ends with ``advice``, by default: choose another name or pass ``force=True`` / ``--force``), or whose
-    folder is missing or not writable. The one check of every file a command or a front door writes."""
-    from .keywords import shown
-
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise InvalidArgumentError(f"{path}: the folder {os.path.dirname(path) or '.'} does not exist; create it first")
-    if not os.access(folder, os.W_OK):
-        raise InvalidArgumentError(f"{path}: the folder {os.path.dirname(path) or '.'} is not writable")
-    out = os.path.realpath(path)
-    if any(out == os.path.realpath(p) for p in inputs if isinstance(p, str | os.PathLike)):
-        raise InvalidArgumentError(f"{path}: is an input of this command; input files are never overwritten")
-    if os.path.exists(out) and not force:
-        raise InvalidArgumentError(f"{path}: already exists; "
-                                   f"{advice or 'choose another name or pass ' + shown('force', True)}")

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .._internal.keywords import read_named, read_names, read_number
+from .._internal.keywords import check_output, read_named, read_names, read_number
 from ..exceptions import CommandError
 
 __all__ = [
@@ -126,9 +126,7 @@ def add_prior_override(p: argparse.ArgumentParser) -> None:
 def check_out(path: str, inputs: Sequence[str], force: bool,
               advice: str = "choose another name or pass --force") -> None:
     """Refuse, before any work, an output that is an input, exists (without ``--force``), or has no folder
-    (:func:`designer._internal.validation.check_output`)."""
-    from .._internal.validation import check_output
-
+    (:func:`designer._internal.keywords.check_output`)."""
     check_output(path, inputs, force, advice)
 
 

@@ -57,8 +57,8 @@ class RandomizeRequest:
 
 def check_out(path: str, inputs: list[Any], advice: str) -> None:
     """Refuse, before any work, an output that is an input, exists, or has no folder (randomize never replaces a
-    file: :func:`designer._internal.validation.check_output` without ``force``)."""
-    from .._internal.validation import check_output
+    file: :func:`designer._internal.keywords.check_output` without ``force``)."""
+    from .._internal.keywords import check_output
 
     check_output(path, inputs, False, advice)
 

@@ -170,7 +170,7 @@ def export(mechanism: Any, *, to: str = "js", out: str | os.PathLike[str] | None
     name = source_name(mechanism)
     path = os.fspath(out) if out is not None else None
     if path is not None:
-        from .._internal.validation import check_output
+        from .._internal.keywords import check_output
 
         check_output(path, [name] if isinstance(mechanism, str | os.PathLike) else [], force)
     if show_device and (to != "html" or (device is None and denominator is None)):

@@ -7,8 +7,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._internal.keywords import read_budgets, read_named, read_names, read_prior, read_values, say, shown
-from .._internal.validation import check_output
+from .._internal.keywords import check_output, read_budgets, read_named, read_names, read_prior, read_values, say, shown
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from ..mechanism import Mechanism
 from ..planning.plan import Plan, PlanRequest, SurveyPlan, make_plan, plan_survey

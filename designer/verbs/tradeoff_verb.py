@@ -153,7 +153,7 @@ def tradeoff(mechanism: Mechanism | str | os.PathLike[str], *, null: str | None 
         raise InvalidArgumentTypeError(f"tradeoff() takes a Mechanism or the path of a mechanism file, got "
                                        f"{type(mechanism).__name__}")
     if plot is not None:
-        from .._internal.validation import check_output
+        from .._internal.keywords import check_output
 
         check_output(plot, [mechanism], force)
     if mech.k < 2:
