@@ -7,6 +7,7 @@ door passes :func:`shown` of its keyword, which is the keyword (``prior``) when 
 (``--prior``) while the command line runs it (:func:`flag_names`), so one message serves both. Nothing here imports
 numpy or the planning code: the command line reads this module at start-up.
 """
+
 from __future__ import annotations
 
 import contextlib
