@@ -126,4 +126,3 @@ def parse_set(text: str) -> tuple[str, ...]:
     if len(set(labels)) != len(labels):
         raise InvalidArgumentError(f"column {text!r} names a label twice")
     return labels
-
