@@ -12,7 +12,8 @@ import pathlib
 
 #: (names, what the layer does), lowest layer first.
 LAYERS: list[tuple[set[str], str]] = [
-    ({"exceptions", "vocabulary", "budget", "certificate", "setfunctions", "results", "_internal", "release.noise"},
+    ({"_version", "exceptions", "vocabulary", "budget", "certificate", "setfunctions", "results", "_internal",
+      "release.noise"},
      "errors, enums, budgets, certificates, results, set functions, exact arithmetic, files, solvers"),
     ({"mechanism"}, "the mechanism: masses of answer sets given each input"),
     ({"constructors", "privacy", "composition", "credal", "closed_forms", "estimation", "release.exact_table",

@@ -1,16 +1,21 @@
-"""What a published distribution promises: its name, version, license and citation agree with the code and files.
+"""What a published distribution promises: its name, version, URLs, license and citation agree with the code and
+files, and the release workflow publishes what was checked.
 
-The wheel itself is built and installed into a clean environment by .ci/run (step 4), which runs ``designer
---help`` and a design from it; these checks are the fast half.
+The wheel itself is built and installed into a clean environment by .ci/run (step 4), which runs every command of
+the README, the site's first pages and the ``--help`` examples from an empty folder; these checks are the fast half.
 """
 
 from __future__ import annotations
 
+import ast
 import pathlib
 import re
+import subprocess
+import sys
 import tomllib
 
 import designer
+from designer import _version
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
@@ -21,11 +26,61 @@ def test_the_distribution_name_is_not_the_unrelated_designer():
     assert PROJECT["scripts"] == {"designer": "designer.cli:main"}
 
 
-def test_the_version_is_read_from_the_package():
+def test_the_version_is_read_from_its_own_module():
     setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     assert "version" in PROJECT["dynamic"] and "version" not in PROJECT
-    assert setuptools["dynamic"]["version"] == {"attr": "designer.__version__"}
-    assert re.fullmatch(r"\d+\.\d+\.\d+", designer.__version__)
+    assert setuptools["dynamic"]["version"] == {"attr": "designer._version.__version__"}
+    assert re.fullmatch(r"\d+\.\d+\.\d+", _version.__version__)
+    assert designer.__version__ is _version.__version__  # re-exported, not written twice
+
+
+def test_no_module_imports_the_version_from_the_package_root():
+    """``from .. import __version__`` would import the package root (every public name's table) from a lower layer."""
+    offenders = []
+    for path in sorted((ROOT / "designer").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and any(a.name == "__version__" for a in node.names):
+                root = node.module in (None, "designer") if node.level else node.module == "designer"
+                if root and path != ROOT / "designer" / "__init__.py":
+                    offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert offenders == []
+    assert "__version__ = " not in (ROOT / "designer" / "__init__.py").read_text()
+
+
+def test_project_urls_are_the_one_constant_the_code_uses():
+    assert PROJECT["urls"] == _version.URLS
+    assert set(_version.URLS) == {"Documentation", "Source", "Changelog", "Issues"}
+    assert _version.URLS["Documentation"] == _version.DOCS_URL
+    assert all(url.startswith("https://") for url in _version.URLS.values())
+    # the URLs are written once in the package: nothing else in designer/ spells them
+    for path in (ROOT / "designer").rglob("*.py"):
+        if path.name != "_version.py":
+            assert "readthedocs.io" not in path.read_text() and "github.com/" not in path.read_text(), path
+
+
+def test_help_and_dash_dash_help_name_the_documentation_site():
+    assert _version.DOCS_URL in (designer.__doc__ or "")
+    out = subprocess.run([sys.executable, "-m", "designer", "--help"], capture_output=True, text=True, check=True)
+    assert f"Documentation: {_version.DOCS_URL}" in out.stdout
+
+
+def test_the_release_workflow_checks_the_tag_then_publishes_by_trusted_publishing():
+    text = (ROOT / ".github" / "workflows" / "release.yml").read_text()
+    assert re.search(r'^  push:\n    tags: \["v\*"\]$', text, flags=re.M)  # only a version tag releases
+    assert "designer/_version.py" in text and '"v${version}"' in text  # the tag is checked against the version
+    assert "python -m build" in text and "twine check --strict" in text
+    assert "pypa/gh-action-pypi-publish" in text and "id-token: write" in text
+    assert "password" not in text and "PYPI_TOKEN" not in text  # trusted publishing: no stored token
+    build, publish = text.split("\n  publish:")
+    assert "gh-action-pypi-publish" not in build and "needs: build" in publish
+
+
+def test_contributing_has_the_release_checklist():
+    text = (ROOT / "CONTRIBUTING.md").read_text()
+    checklist = " ".join(text.split("## Releasing", 1)[1].split())
+    for step in ("designer/_version.py", "CITATION.cff", "CHANGELOG.md", "make dist", "twine check", "git tag",
+                 "pending publisher"):
+        assert step in checklist, step
 
 
 def test_the_license_file_matches_the_license_field():

@@ -111,7 +111,7 @@ def cmd_studio(args: argparse.Namespace) -> str:
         import shiny  # noqa: F401
         import uvicorn  # noqa: F401
     except ImportError:
-        raise CommandError("the studio needs Shiny for Python: pip install shiny") from None
+        raise CommandError("the studio needs its extra: pip install 'designer-ldp[studio]'") from None
     from ..studio import serve
 
     serve(args.file, parser=build_parser, port=args.port, open_browser=not args.no_browser)
@@ -126,7 +126,7 @@ STUDIO = ("studio", "the whole design in a local web app (question, budget, surv
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser of every command, or with ``only`` (a command's name) the options of that command alone: the
     others are listed (``designer --help`` reads the same) but their modules are not imported."""
-    from .. import __version__
+    from .._version import DOCS_URL, __version__
 
     width = max(len(c[0]) for c in COMMANDS) + 2  # the longest name and two spaces: no name runs into its text
     lines = [f"  {name:<{width}}{summary}\n  {'':<{width}}e.g. {example}"
@@ -135,7 +135,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         prog="designer",
         description="Design and audit local-differential-privacy mechanisms with set-valued answers.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="commands:\n" + "\n".join(lines) + "\n\nRun 'designer COMMAND --help' for the options of one command.",
+        epilog="commands:\n" + "\n".join(lines) + "\n\nRun 'designer COMMAND --help' for the options of one command; "
+               f"'designer problems' lists the problems that come with designer.\nDocumentation: {DOCS_URL}",
     )
     parser.add_argument("--version", action="version", version=f"designer {__version__}")
     parser.add_argument("--debug", action="store_true",

@@ -60,7 +60,7 @@ class Release:
 def release_block(epsilon: float, semantics: Semantics, certificate: Mapping[str, Any]) -> dict[str, Any]:
     """The ``release`` object of a mechanism file: budget, semantics, the certificate's JSON fields
     (:func:`designer.optimal.result.certificate_fields`) and the designer version that wrote it."""
-    from .. import __version__
+    from .._version import __version__
 
     return {"epsilon": float(epsilon), "semantics": Semantics.parse(semantics).value, **certificate,
             "designer": __version__}
