@@ -109,3 +109,39 @@ def test_the_sdist_carries_the_problems_and_examples_the_docs_use():
     for folder in ("problems", "examples", "tests", "docs"):
         assert f"graft {folder}" in manifest
     assert "prune docs/_build" in manifest
+
+
+def test_the_package_list_is_every_package_folder():
+    """pyproject lists the packages (find cannot see problems/ and examples/, which it maps): none is forgotten."""
+    tool = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    folders = sorted(".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "designer").rglob("__init__.py"))
+    assert sorted(tool["packages"]) == sorted([*folders, "designer.problems", "designer.examples"])
+    assert tool["package-dir"] == {"designer.problems": "problems", "designer.examples": "examples"}
+
+
+def test_the_wheel_carries_the_problems_and_examples(tmp_path):
+    """Built from a copy of the sources (setuptools' backend, as ``make dist`` runs it), the wheel holds every problem,
+    mechanism, questionnaire and data file under designer/, and nothing generated."""
+    import shutil
+    import zipfile
+
+    source = tmp_path / "source"
+    for name in ("designer", "problems", "examples"):
+        shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__", "output"))
+    for name in ("pyproject.toml", "README.md", "LICENSE", "MANIFEST.in"):
+        shutil.copy(ROOT / name, source / name)
+    code = "import sys; from setuptools import build_meta; print(build_meta.build_wheel(sys.argv[1]))"
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "dist")], cwd=source, capture_output=True,
+                         text=True, check=True, timeout=300)
+    wheel = tmp_path / "dist" / out.stdout.strip().splitlines()[-1]
+    names = set(zipfile.ZipFile(wheel).namelist())
+    expected = {f"designer/problems/{p.name}" for p in (ROOT / "problems").glob("*.toml")}
+    for folder in ("examples", "examples/mechanisms", "examples/data", "examples/surveys"):
+        expected |= {f"designer/{folder}/{p.name}" for p in (ROOT / folder).iterdir()
+                     if p.suffix in (".csv", ".toml", ".json")}
+    assert expected <= names, sorted(expected - names)
+    assert len(expected) >= 27  # 8 problems, 10 mechanisms, 8 data files, 1 questionnaire
+    assert not [n for n in names if "__pycache__" in n or "/output/" in n or n.startswith(("problems/", "examples/"))]
+    metadata = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("/METADATA"))).decode()
+    for label, url in _version.URLS.items():
+        assert f"Project-URL: {label}, {url}" in metadata
