@@ -81,7 +81,10 @@ def survey_source(data: Any, column: str, mechanism: Mechanism | None = None, *,
     import pandas as pd
 
     if isinstance(data, (str, os.PathLike)):
-        return SurveySource(os.fspath(data), path=os.fspath(data))
+        from .._internal.bundled import resolve
+
+        path = os.fspath(resolve(data, "data", error=DataError))  # a file that exists, else designer's own by name
+        return SurveySource(path, path=path)
     if isinstance(data, pd.DataFrame):
         return SurveySource("data", frame=data, unit="row")
     if isinstance(data, (bytes, Mapping)) or not isinstance(data, (Sequence, np.ndarray, pd.Series)):
