@@ -145,3 +145,16 @@ def test_the_wheel_carries_the_problems_and_examples(tmp_path):
     metadata = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("/METADATA"))).decode()
     for label, url in _version.URLS.items():
         assert f"Project-URL: {label}, {url}" in metadata
+
+
+def test_the_pages_spell_the_urls_of_the_one_constant():
+    """README, CONTRIBUTING and the install page name the repository by designer._version's URL, and say plainly
+    that the distribution is not on the package index yet (until a release is published)."""
+    for name in ("README.md", "CONTRIBUTING.md", "docs/guide/install.md"):
+        text = (ROOT / name).read_text()
+        for url in re.findall(r"https://(?:github\.com|[\w-]+\.readthedocs\.io)[^\s)`'\"]*", text):
+            assert any(url.startswith(known) for known in _version.URLS.values()), (name, url)
+    for name in ("README.md", "docs/guide/install.md"):
+        text = " ".join((ROOT / name).read_text().split())
+        assert "not on the package index yet" in text and "pip install ." in text and "make dist" in text
+        assert f"git clone {_version.SOURCE_URL}" in text
