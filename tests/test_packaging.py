@@ -115,7 +115,9 @@ def test_the_package_list_is_every_package_folder():
     """pyproject lists the packages (find cannot see problems/ and examples/, which it maps): none is forgotten."""
     tool = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     folders = sorted(".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "designer").rglob("__init__.py"))
-    assert sorted(tool["packages"]) == sorted([*folders, "designer.problems", "designer.examples"])
+    data = [f"designer.examples.{p.name}" for p in (ROOT / "examples").iterdir()
+            if p.is_dir() and p.name not in ("__pycache__", "output")]  # folders of data files under examples/
+    assert sorted(tool["packages"]) == sorted([*folders, "designer.problems", "designer.examples", *data])
     assert tool["package-dir"] == {"designer.problems": "problems", "designer.examples": "examples"}
 
 
