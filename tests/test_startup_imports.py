@@ -88,9 +88,8 @@ def test_estimate_of_a_small_file_reads_no_scipy_stats(tmp_path):
     assert rc == 0 and "scipy.stats" not in heavy
 
 
-@pytest.mark.xfail(strict=True, reason="estimation/survey_files.read_chunks still reads a CSV with pandas (H1's "
-                                       "file; the change is in H6's report): remove this mark once it does not")
 def test_estimate_of_a_small_file_reads_no_pandas(tmp_path):
+    """A CSV file under 10 MB is read with the csv module (designer/estimation/csv_chunks.py)."""
     answers = tmp_path / "answers.csv"
     answers.write_text("response\n" + "\n".join(["{yes}", "{no}", "\"{yes,no}\""] * 30) + "\n")
     rc, heavy = _imported_after(["estimate", str(answers), "--mechanism", Q2X3], ROOT, HEAVY)
