@@ -160,3 +160,23 @@ def test_the_pages_spell_the_urls_of_the_one_constant():
         text = " ".join((ROOT / name).read_text().split())
         assert "not on the package index yet" in text and "pip install ." in text and "make dist" in text
         assert f"git clone {_version.SOURCE_URL}" in text
+
+
+def _pins(path: pathlib.Path) -> dict[str, str]:
+    return {name.lower(): version for name, version in
+            re.findall(r"^([A-Za-z0-9_.-]+)==([^\s\\]+)", path.read_text(), flags=re.M)}
+
+
+def test_the_runtime_lock_is_the_full_lock_without_the_toolchain():
+    """make demo installs requirements/lock-runtime.txt: the same versions as lock.txt (make test's), every runtime
+    dependency, none of the test extra's tools."""
+    runtime, full = _pins(ROOT / "requirements/lock-runtime.txt"), _pins(ROOT / "requirements/lock.txt")
+    assert runtime and all(full.get(name) == version for name, version in runtime.items())
+    required = {re.split(r"[<>=!~\[ ]", d, maxsplit=1)[0].lower() for d in PROJECT["dependencies"]}
+    assert required <= set(runtime)
+    tools = {re.split(r"[<>=!~\[ ]", d, maxsplit=1)[0].lower() for d in PROJECT["optional-dependencies"]["test"]}
+    assert not tools & set(runtime) and tools <= set(full)
+    makefile = (ROOT / "Makefile").read_text()
+    assert re.search(r"^demo: \$\(RUNTIME_STAMP\)$", makefile, flags=re.M)
+    assert re.search(r"^test: \$\(STAMP\)$", makefile, flags=re.M)
+    assert "--constraint $(LOCK)" in makefile and "-o $(RUNTIME_LOCK)" in makefile  # make lock writes both
