@@ -234,3 +234,21 @@ def test_copy_honours_the_umask_and_leaves_nothing_when_interrupted(empty, capsy
     monkeypatch.setattr(os, "fsync", interrupted)
     assert main(["problems", "copy", "pram-party"]) == 130
     assert sorted(os.listdir(empty)) == ["warner.toml"]  # neither the file nor its temporary
+
+
+def test_a_release_by_bare_names_is_estimated_from_its_manifest(tmp_path):
+    """randomize records the bare name; estimate --manifest reads designer's own mechanism of that name again, and
+    an invariant problem by its bare name takes a data prior."""
+    out = _cli("randomize", "three-questions", "--variable", "drugs=q2x3", "--keep", "id", "--out", "rel.csv",
+               "--seed", "1", "--simulation", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    by_manifest = _cli("estimate", "rel.csv", "--manifest", "rel.csv.manifest.json", "--column", "drugs",
+                       "--format", "json", cwd=tmp_path)
+    by_name = _cli("estimate", "rel.csv", "--mechanism", "q2x3", "--column", "drugs", "--format", "json",
+                   cwd=tmp_path)
+    assert by_manifest.returncode == 0, by_manifest.stderr
+    assert json.loads(by_manifest.stdout)["estimate"] == json.loads(by_name.stdout)["estimate"]
+    out = _cli("randomize", "three-questions", "--variable", "party=pram-party", "--invariant-prior", "data",
+               "--prior-budget", "0.5", "--keep", "id", "--out", "rel2.csv", "--seed", "1", "--simulation",
+               cwd=tmp_path)
+    assert out.returncode == 0 and "within eps0 = 0.5" in out.stdout, out.stderr
