@@ -130,6 +130,11 @@ STUDIO = ("studio", "the whole design in a local web app (question, budget, surv
           "designer studio gwrr-dont-know", _configure_studio, cmd_studio)
 
 
+#: Said under every command's description: where a file is taken, a bare name is designer's own file of that name.
+BARE_NAMES = ("A problem, mechanism or data file is a path, or the bare name of one that comes with designer\n"
+              "(gwrr-dont-know, three-by-four, regress: 'designer problems --kind all' lists them).")
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser of every command, or with ``only`` (a command's name) the options of that command alone: the
     others are listed (``designer --help`` reads the same) but their modules are not imported."""
@@ -150,7 +155,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                         help="on an internal error, print the traceback (give it before the command)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, summary, example, configure, func in [*COMMANDS, STUDIO]:
-        p = sub.add_parser(name, description=f"{summary}.\n\nexample: {example}",
+        p = sub.add_parser(name, description=f"{summary}.\n\nexample: {example}\n\n{BARE_NAMES}",
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         if only is None or name == only:
             configure(p)
