@@ -117,11 +117,18 @@ def test_random_tables_read_as_pandas_reads_them(tmp_path, monkeypatch, rows, se
 
 
 def test_a_row_longer_than_the_header_is_one_line(tmp_path, monkeypatch):
-    """pandas would take the first cell as a row label and shift the others; the small reader refuses the row."""
+    """pandas alone would take the first cell of a long first row as a row label and shift the others: both readers
+    refuse that row. A later long row is refused by the small-file reader; pandas' (files over 10 MB, only the
+    named columns read) drops its extra cells."""
     path = tmp_path / "long.csv"
     path.write_text("answer,x\n{yes},1\n{no},2,3\n")
     with pytest.raises(DataError, match=r"long\.csv: line 3: 3 cells, but the header names 2 columns"):
         _rows(path, ["answer"], small=True, monkeypatch=monkeypatch)
+    assert _rows(path, ["answer"], small=False, monkeypatch=monkeypatch) == [(2, "{yes}"), (3, "{no}")]
+    path.write_text("answer,x\n\n{yes},1,3\n{no},2\n")
+    for small in (True, False):
+        with pytest.raises(DataError, match=r"long\.csv: line 2: 3 cells, but the header names 2 columns"):
+            _rows(path, ["answer"], small=small, monkeypatch=monkeypatch)
 
 
 def _designer(*argv: str, cwd: Path, small: bool) -> subprocess.CompletedProcess[str]:

@@ -5,8 +5,9 @@ its ``SMALL_CSV_BYTES`` starts at the speed of numpy (a larger file is read by p
 A chunk is a :class:`TextChunk`: the named columns as object arrays of text, each cell stripped of surrounding
 space, exactly the cells pandas' C parser gives ``read_chunks`` for the same file (``tests/test_csv_chunks.py``
 compares them): blank and whitespace-only lines are skipped, a row shorter than the header has empty cells at its
-end, a Qualtrics export's two extra header rows are left out. A row longer than the header is refused (pandas would
-take its first cell as a row label and shift the rest). The chunk answers the part of a pandas DataFrame's interface
+end, a Qualtrics export's two extra header rows are left out. A row longer than the header is refused (pandas' reader
+refuses a long first row too, which pandas alone would read shifted, its first cell a row label; it drops the extra
+cells of a later one). The chunk answers the part of a pandas DataFrame's interface
 the chunk readers use: ``chunk[name]``, ``len(chunk)``, ``chunk.columns``, ``chunk.loc[mask]``,
 ``chunk.reset_index(drop=True)``; a column is a :class:`TextColumn`, a numpy array with ``to_numpy``, ``iloc`` and
 ``isin``.
@@ -22,7 +23,7 @@ import numpy as np
 
 from ..exceptions import DataError
 
-__all__ = ["TextChunk", "TextColumn", "is_qualtrics_row", "read_small_csv"]
+__all__ = ["TextChunk", "TextColumn", "first_row_fits", "is_qualtrics_row", "read_small_csv", "too_long"]
 
 
 class TextColumn(np.ndarray):
@@ -82,6 +83,26 @@ def is_qualtrics_row(cells: Sequence[Any]) -> bool:
     return bool(shown) and all(c.startswith('{"ImportId"') for c in shown)
 
 
+def too_long(path: str, line: int, cells: int, width: int, sep: str) -> DataError:
+    """The error of a row with more cells than the header names columns."""
+    return DataError(f"{path}: line {line}: {cells} cells, but the header names {width} columns; a cell holding the "
+                     f"separator {sep!r} must be quoted")
+
+
+def first_row_fits(path: str, width: int, sep: str) -> None:
+    """Refuse a file whose first data row has more cells than the header names columns (pandas would read its first
+    cell as a row label and shift the others: a later long row it refuses itself)."""
+    with open(path, encoding="utf-8-sig", newline="") as fh:
+        reader = csv.reader(fh, delimiter=sep)
+        next(reader, None)
+        for row in reader:
+            if len(row) <= 1 and (not row or not row[0].strip()):
+                continue
+            if len(row) > width:
+                raise too_long(path, 2, len(row), width, sep)
+            return
+
+
 def _chunk(rows: list[list[str]], index: list[int], columns: list[str]) -> TextChunk:
     cells = {}
     for name, j in zip(columns, index):
@@ -107,8 +128,7 @@ def read_small_csv(path: str, columns: list[str], header: list[str], sep: str, c
                 if len(row) <= 1 and (not row or not row[0].strip()):
                     continue  # a blank (or whitespace) line
                 if len(row) > width:
-                    raise DataError(f"{path}: line {len(rows) + 2}: {len(row)} cells, but the header names {width} "
-                                    f"columns; a cell holding the separator {sep!r} must be quoted")
+                    raise too_long(path, len(rows) + 2, len(row), width, sep)
                 rows.append(row)
     except csv.Error as exc:
         raise DataError(f"{path}: not a valid CSV table ({exc})") from None

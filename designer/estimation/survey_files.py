@@ -298,8 +298,11 @@ def read_chunks(path: str, columns: list[str], *, chunk_rows: int = CHUNK_ROWS
         return
     import pandas as pd
 
+    from .csv_chunks import first_row_fits
+
     try:
-        reader = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, chunksize=chunk_rows,
+        first_row_fits(path, len(header), sep)  # a first row one cell too long would become pandas' row labels
+        reader = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, chunksize=chunk_rows, index_col=False,
                              usecols=lambda c: str(c).strip() in columns, encoding="utf-8-sig", skipinitialspace=False)
         line, seen = 2, 0
         with reader:
