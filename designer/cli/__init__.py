@@ -114,7 +114,7 @@ def cmd_studio(args: argparse.Namespace) -> str:
         raise CommandError("the studio needs Shiny for Python: pip install shiny") from None
     from ..studio import serve
 
-    serve(args.file, parser=build_parser, port=args.port, open_browser=not args.no_browser)
+    serve(args.file, port=args.port, open_browser=not args.no_browser)
     return ""
 
 
