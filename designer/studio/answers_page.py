@@ -28,6 +28,7 @@ def answers_ui() -> Any:
     return ui.nav_panel(
         "5. The answers",
         ui.h2("The answers", id="step_answers_heading", tabindex="-1"),
+        ui.output_ui("step_note_answers"),
         ui.h3("Estimate the shares"),
         ui.p("Upload the randomized answers collected with this design (one row per respondent)."),
         ui.div({"class": "studio-row"},

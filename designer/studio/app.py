@@ -30,7 +30,7 @@ from .question_page import (
 )
 from .session import Lab, PlanAsk, Study, Upload, internal_error
 from .survey_page import survey_server, survey_ui
-from .widgets import Ctx, Guard
+from .widgets import Ctx, Guard, step_note
 
 __all__ = ["STEPS", "make_app"]
 
@@ -311,6 +311,15 @@ def _serve_frame(ctx: Ctx, output: Any) -> None:
 
     for field in FIELDS:
         _field_message(ctx, output, field)
+    for step in names[1:]:
+        _step_note(ctx, output, step)
+
+
+def _step_note(ctx: Ctx, output: Any, step: str) -> None:
+    @output(id=f"step_note_{step}")
+    @render.ui
+    def _note() -> Any:
+        return ctx.guard(lambda: step_note(ctx.lab, ctx.study(), step), f"the note of step {step}")
 
 
 def _field_message(ctx: Ctx, output: Any, field: str) -> None:

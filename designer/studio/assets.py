@@ -96,7 +96,12 @@ SCRIPT = r"""
     Shiny.setInputValue('client_decimal', mark);
     Shiny.addCustomMessageHandler('studio_eps', function (m) { setBar(m.value); });
     Shiny.addCustomMessageHandler('studio_focus', function (m) {
-      var el = document.getElementById(m.id); if (el) { el.focus(); }
+      var tries = 0;
+      (function focus() {  // once the step is shown: a hidden heading cannot take the focus
+        var el = document.getElementById(m.id);
+        if (el && el.offsetParent !== null) { el.focus(); return; }
+        if (tries++ < 40) { setTimeout(focus, 25); }
+      })();
     });
   });
   document.addEventListener('input', function (e) {

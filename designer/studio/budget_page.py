@@ -27,6 +27,7 @@ def budget_ui(epsilon: str) -> Any:
     return ui.nav_panel(
         "2. The budget",
         ui.h2("The budget", id="step_budget_heading", tabindex="-1"),
+        ui.output_ui("step_note_budget"),
         ui.div(
             {"class": "studio-row"},
             box,

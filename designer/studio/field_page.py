@@ -35,6 +35,7 @@ def field_ui() -> Any:
     return ui.nav_panel(
         "4. The field",
         ui.h2("The field", id="step_field_heading", tabindex="-1"),
+        ui.output_ui("step_note_field"),
         ui.h3("On paper: a device and a printed card"),
         ui.div({"class": "studio-row"},
                ui.input_select("device", "Device the respondent uses", DEVICES),

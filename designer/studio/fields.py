@@ -142,11 +142,11 @@ def read_count(text: Any, field: str, what: str, *, decimal: str = ".", low: int
 
 
 def read_numbers(text: str, field: str, what: str, *, decimal: str = ".", count: int | None = None,
-                 fractions: bool = True) -> list[float]:
+                 fractions: bool = True, unknown: bool = False) -> list[float]:
     """Several numbers in one field: separated by commas (semicolons where the locale writes decimals with a
     comma), spaces or semicolons; ``count`` numbers are expected when given."""
     raw = str(text).strip()
-    if decimal == ",":
+    if decimal == "," and (";" in raw or re.search(r"\d,\d", raw)):  # decimal commas: ';' or spaces between
         pieces = [p for p in re.split(r"[;\s]+", raw) if p]
     else:
         pieces = [p for p in re.split(r"[,;\s]+", raw) if p]
@@ -156,8 +156,9 @@ def read_numbers(text: str, field: str, what: str, *, decimal: str = ".", count:
             halves = [f"{pieces[2 * i]}.{pieces[2 * i + 1]}" for i in range(count)]
             hint = f"; did you mean {', '.join(halves)}? Write decimals with a point"
         separator = "semicolons" if decimal == "," else "commas"
-        raise FieldError(field, f"{what}: expected {count} numbers separated by {separator}, got "
-                                f"{len(pieces)}{hint}")
+        other = " (or tick \"The true shares are unknown\")" if unknown and not hint else ""
+        raise FieldError(field, f"{what}: expected {count} numbers separated by {separator}, one per true answer, "
+                                f"got {len(pieces)}{hint}{other}")
     return [read_number(p, field, what, decimal=decimal, fractions=fractions) for p in pieces]
 
 
@@ -284,7 +285,8 @@ def apply_fields(base: dict[str, Any], form: Form, *, decimal: str = ".") -> dic
     if form.prior_unknown or not str(form.prior).strip():
         data.pop("prior", None)
     else:
-        prior = read_numbers(form.prior, "prior", "Expected shares", decimal=decimal, count=len(inputs))
+        prior = read_numbers(form.prior, "prior", "Expected shares", decimal=decimal, count=len(inputs),
+                             unknown=True)
         try:
             check_prior(prior, len(inputs))
         except InvalidArgumentError:

@@ -119,6 +119,15 @@ def script(study: Study, lab: Lab) -> str:
             "    problem_file.write_text(PROBLEM, encoding='utf-8')",
             "    design = designer.design(problem_file)",
             "print(design.summary())",
+            "print('the chances, as the studio shows them:')",
+            "for x, row in zip(design.mechanism.inputs, design.mechanism.matrix):",
+            "    print(x, *(f'{v:.8g}' for v in row))",
+        ] if released.mechanism is not None else [
+            "with tempfile.TemporaryDirectory() as folder:",
+            "    problem_file = Path(folder) / 'problem.toml'",
+            "    problem_file.write_text(PROBLEM, encoding='utf-8')",
+            "    design = designer.design(problem_file)",
+            "print(design.summary())",
         ]
     if released.mechanism is not None:
         keywords = f"semantics={released.semantics!r}, prior={released.prior_text()!r}"
@@ -136,11 +145,17 @@ def script(study: Study, lab: Lab) -> str:
             body += ["", f"page = designer.export(design, to='html', question={study.page_question!r})",
                      "print(page.summary())"]
         if _get(lambda: lab.estimate(study)) is not None and study.answers is not None:
+            shares = [
+                "    print('the shares, as the studio shows them:')",
+                "    rows = zip(fit.inputs, fit.estimate, fit.stderr, fit.conf_int())",
+                "    for x, share, error, (low, high) in rows:",
+                "        print(x, *(f'{v:.8g}' for v in (share, error, low, high)))",
+            ] if released.semantics == "sldp" else []
             body += ["", f"answers = HERE / {study.answers.name!r}",
                      "if answers.exists():",
                      f"    fit = designer.estimate(answers, design, column={study.answer_column!r}, "
                      f"level={study.estimate_level!r}, semantics={released.semantics!r})",
-                     "    print(fit.summary())",
+                     "    print(fit.summary())", *shares,
                      "else:",
                      "    print(f'(put {answers.name} next to this script to repeat the estimate)')"]
     return "\n".join([*head, "", *body, ""]) + "\n"

@@ -69,6 +69,14 @@ class NoDesignError(BlockedError):
     """The design at this budget failed (the library's message): step 2 shows it; the other steps point there."""
 
 
+class NoQuestionError(BlockedError):
+    """No design to compute: a field of the question or the budget has a value to fix (shown next to it)."""
+
+
+class NotListedError(BlockedError):
+    """The design is kept in compact form: the steps that need its list of answers say so once, at their top."""
+
+
 def internal_error(exc: BaseException, where: str) -> str:
     """Log one line with an id to the server's log (standard error) and return the sentence the page shows."""
     uid = secrets.token_hex(3)
@@ -308,9 +316,9 @@ class Lab:
     def design(self, study: Study) -> Any:
         """The certified design of the study's problem (:func:`designer.design`), or :class:`BlockedError`."""
         if study.problem is None:
-            raise BlockedError("No design yet: the question in step 1 has a field to fix.")
+            raise NoQuestionError("No design yet: the question in step 1 has a field to fix.")
         if study.epsilon is None:
-            raise BlockedError("No design yet: the budget has a value to fix.")
+            raise NoQuestionError("No design yet: the budget in step 2 has a value to fix.")
         return self.cached(("design", study.problem_text), lambda: self._design(study.problem))
 
     def _designer(self, problem: Any) -> Callable[[], Any]:
@@ -361,7 +369,7 @@ class Lab:
             from ..optimal.engine import EXPAND_INPUTS
 
             k = released.result.problem.k
-            raise BlockedError(f"A design for {k} true answers that may be answered with any set of them is "
+            raise NotListedError(f"A design for {k} true answers that may be answered with any set of them is "
                                "computed in compact form (how much goes to answer sets of each size). designer "
                                "writes, plans, fields and analyses such a design only up to "
                                f"{EXPAND_INPUTS} true answers, as the command line does. Ask at most "

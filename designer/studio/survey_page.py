@@ -29,6 +29,7 @@ def survey_ui() -> Any:
     return ui.nav_panel(
         "3. The survey",
         ui.h2("The survey", id="step_survey_heading", tabindex="-1"),
+        ui.output_ui("step_note_survey"),
         ui.p("How many respondents does the design at this budget need?"),
         ui.div(
             {"class": "studio-row"},

@@ -12,9 +12,9 @@ from shiny.types import SilentException
 
 from ..exceptions import DesignerError
 from .fields import FieldError
-from .session import BlockedError, Lab, NoDesignError, internal_error
+from .session import BlockedError, Lab, NoDesignError, NoQuestionError, NotListedError, internal_error
 
-__all__ = ["Ctx", "Guard", "alert", "field_box", "file_box", "message", "note", "number_box", "text_area"]
+__all__ = ["Ctx", "Guard", "alert", "field_box", "file_box", "message", "note", "number_box", "step_note", "text_area"]
 
 
 def message(field: str) -> Any:
@@ -79,9 +79,9 @@ class Guard:
         except SilentException:
             raise
         except NoDesignError as exc:
-            return alert(str(exc)) if owner else note("No design at this budget: step 2 says why.")
-        except FieldError:
-            return None
+            return alert(str(exc)) if owner else None
+        except (FieldError, NoQuestionError, NotListedError):
+            return None  # said once: next to the field, or at the top of the step
         except BlockedError as exc:
             return note(str(exc))
         except DesignerError as exc:
@@ -101,6 +101,25 @@ class Guard:
             return self.lab.clean(exc)
         except Exception as exc:
             return internal_error(exc, where)
+
+
+def step_note(lab: Lab, study: Any, step: str) -> Any:
+    """The one line at the top of a step that cannot go on: no question, no design at this budget, or a design
+    kept in compact form (the outputs below it then show nothing, so that the reason is said once)."""
+    try:
+        if step == "budget":
+            lab.design(study)
+        else:
+            lab.listed(study)
+    except NoQuestionError as exc:
+        return note(str(exc))
+    except NoDesignError:
+        return None if step == "budget" else note("No design at this budget: step 2 says why.")
+    except NotListedError as exc:
+        return None if step == "budget" else ui.p(str(exc), {"class": "studio-warning", "role": "status"})
+    except BlockedError as exc:
+        return note(str(exc))
+    return None
 
 
 @dataclass
