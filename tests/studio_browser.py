@@ -113,6 +113,10 @@ class Visit:
         self.page.on("websocket", lambda ws: None if ws.url.startswith("ws://127.0.0.1:") else self.outside.append(
             ws.url))
         self.page.on("response", lambda r: self.failed.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+        # counts the server's idle signals: after a change, wait for the round trip it starts (see type())
+        self.page.add_init_script("window.__idle = 0; document.addEventListener('DOMContentLoaded', () => "
+                                  "{ if (window.jQuery) { jQuery(document).on('shiny:idle', () => window.__idle++); } "
+                                  "});")
         self.page.goto(address)
         self.page.wait_for_selector("#design_matrix table", state="attached")
         self.idle()
@@ -146,11 +150,21 @@ class Visit:
         self.page.wait_for_function("() => !document.documentElement.classList.contains('shiny-busy')")
 
     def type(self, selector: str, text: str) -> None:
-        """Type into a field by keyboard and leave it (Shiny reads a text field when it changes)."""
+        """Type into a field by keyboard and leave it (Shiny reads a text field when it changes); wait for the
+        server's answer."""
         self.page.fill(selector, "")
         self.page.focus(selector)
         self.page.keyboard.type(text)
-        self.page.keyboard.press("Enter")
+        self.settle(lambda: self.page.keyboard.press("Enter"))
+
+    def settle(self, act: Any) -> None:
+        """Do ``act()`` and wait until the server has answered it (its next idle signal), then until idle."""
+        before = self.page.evaluate("() => window.__idle || 0")
+        act()
+        try:
+            self.page.wait_for_function("n => (window.__idle || 0) > n", arg=before, timeout=15_000)
+        except sync_api.TimeoutError:
+            pass  # the change started no computation
         self.idle()
 
     def text(self, selector: str) -> str:
@@ -167,8 +181,7 @@ class Visit:
         return target
 
     def upload(self, selector: str, path: Path) -> None:
-        self.page.set_input_files(selector, str(path))
-        self.idle()
+        self.settle(lambda: self.page.set_input_files(selector, str(path)))
 
     def close(self) -> None:
         self.context.close()

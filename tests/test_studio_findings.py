@@ -68,8 +68,13 @@ def _cli_matrix(*args: str) -> list[list[str]]:
 
 def _load(v: Visit, path: Path, first_input: str) -> None:
     v.step("question")
+    generation = v.page.evaluate("() => { const p = document.querySelector('#loaded_note p'); "
+                                 "return p ? p.dataset.generation || '' : '' }")
     v.upload("#problem_file", path)
     v.page.wait_for_function(f"() => document.querySelector('#inputs').value.startsWith('{first_input}')")
+    if generation:  # the studio says which question is loaded: wait for the new one (not the one before it)
+        v.page.wait_for_function("g => document.querySelector('#loaded_note p').dataset.generation !== g",
+                                 arg=generation)
     v.idle()
 
 

@@ -215,8 +215,8 @@ def question_server(ctx: Ctx) -> None:
 
     @render.ui
     def loaded_note() -> Any:
-        text = question.get()["note"]
-        return ui.p(text, {"class": "studio-note", "role": "status"}) if text else None
+        q = question.get()
+        return ui.p(q["note"], {"class": "studio-note", "role": "status", "data-generation": str(q["generation"])})
 
     @render.ui
     def objective_note() -> Any:
