@@ -111,8 +111,8 @@ def high_loss_warning(eps: float) -> str:
 
     if not eps > HIGH_LOSS:
         return ""
-    return (f"This budget is above {HIGH_LOSS:g} nats: an answer may be {odds_factor(eps)} times likelier under "
-            "one true answer than under another, so the randomization protects little.")
+    return (f"This budget is above {HIGH_LOSS:g} nats: an answer may be {math.exp(min(eps, 700)):.3g} times likelier "
+            "under one true answer than under another, so the randomization protects little.")
 
 
 def certificate_words(certificate: Any) -> str:
