@@ -12,8 +12,8 @@ import pytest
 from designer import DesignProblem, design
 from designer.cli import main
 from designer.exceptions import DesignerError
+from designer.guarantees.certified import CertifiedMechanism
 from designer.mechanism import Mechanism
-from designer.release.certified import CertifiedMechanism
 from designer.results import FitStatus, Result, render
 from designer.verbs.export_verb import Exported, export
 
@@ -133,6 +133,6 @@ def test_bad_mechanisms_one_line(scratch) -> None:
 
 
 def test_a_problem_object_on_a_device() -> None:
-    problem = DesignProblem(inputs=("yes", "no"), epsilon=1.0)
+    problem = DesignProblem(objective="truthful", inputs=("yes", "no"), epsilon=1.0)
     result = export(problem, to="js", device="die")
     assert 6 % result.to_dict()["denominator"] == 0  # drawn with the die's sixths (reduced where they allow)
