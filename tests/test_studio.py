@@ -222,12 +222,15 @@ def test_an_uploaded_mechanism_is_used_as_it_is(visit, tmp_path):
     assert "states its release" in visit.text("#certificate")
     visit.step("field")
     assert json.loads(visit.download("download_mechanism", tmp_path / "back").read_text())["matrix"] == data["matrix"]
-    visit.step("question")  # editing the question designs a new mechanism
-    visit.type("#inputs", "never, rarely, sometimes, often, always, daily")
-    visit.page.check("#prior_unknown")
-    visit.idle()
-    visit.step("budget")
-    visit.page.wait_for_function("() => document.querySelectorAll('#design_matrix tbody tr').length === 6")
+    visit.step("budget")  # a new budget designs a new mechanism for the file's question
+    visit.type("#epsilon", "1.5")
+    visit.page.wait_for_function("() => document.querySelector('#certificate_text') && document.querySelector("
+                                 "'#certificate_text').innerText.includes('within the budget 1.5')")
+    visit.step("field")
+    problem = visit.download("download_problem", tmp_path / "new")
+    mine = visit.matrix()
+    assert mine == [[x, *(fmt(v, 8) for v in row)] for x, row in zip(
+        data["inputs"], cli_json("design", str(problem))["matrix"])]
     visit.step("question")
     visit.upload("#problem_file", GWRR)
     visit.page.wait_for_function("() => document.querySelector('#inputs').value === 'yes, no'")

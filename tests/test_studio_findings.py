@@ -109,7 +109,7 @@ def test_1_a_design_that_estimates_nothing_is_flagged_on_every_step(visit):
         else:
             assert flag is not None and flag.is_visible(), f"{step}: no red flag on a design of variance {variance}"
             words = flag.inner_text()
-            assert "does not identify" in words and "Fix" in words
+            assert "cannot be estimated" in words and "Fix" in words
     assert "valid problem" not in v.text("#question_status")
     if not identifies:  # the fix, applied: the flag goes and the design identifies every share
         v.page.click("#fix_objective")

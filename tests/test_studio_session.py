@@ -20,10 +20,10 @@ import pytest
 pytest.importorskip("shiny", reason="the studio needs Shiny for Python (pip install shiny)")
 
 from designer._internal.render import fmt
+from designer.exceptions import FieldError, NotReadyError
 from designer.optimal.problem_toml import parse_problem, read_toml
 from designer.studio.budget_page import textbook_designs
 from designer.studio.fields import (
-    FieldError,
     apply_fields,
     fields_of,
     num,
@@ -33,8 +33,9 @@ from designer.studio.fields import (
     toml_text,
 )
 from designer.studio.handover import commands, report, script
-from designer.studio.session import Lab, NotListedError, PlanAsk, Study, Upload
-from designer.studio.words import certificate_words, eps_words, high_loss_warning, odds_factor
+from designer.studio.phrases import certificate_words, eps_words, high_loss_warning, odds_factor
+from designer.studio.session import Lab
+from designer.studio.state import PlanAsk, Study, Upload
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEMS = sorted((ROOT / "problems").glob("*.toml"))
@@ -154,7 +155,7 @@ def test_the_studio_designs_for_the_estimate_by_default():
     assert DEFAULT_PROBLEM["objective"] == "variance"
     assert fields_of({"inputs": ["a", "b"], "epsilon": 1.0}).objective == "variance"
     assert next(iter(objective_choices({}))) == "variance"
-    from designer.studio.words import objective_words
+    from designer.studio.phrases import objective_words
 
     assert objective_words("variance").endswith(Objective.VARIANCE.meaning.replace("MLE ", ""))
 
@@ -232,8 +233,9 @@ def test_thirty_options_are_designed_and_the_later_steps_refused_in_words(tmp_pa
     data = {"name": "thirty", "inputs": [f"o{i}" for i in range(30)], "epsilon": 1.0}
     study = Study(data, toml_text(data), parse_problem(data), None, 1.0, {})
     assert lab.released(study).mechanism is None and lab.design(study).compact is not None
-    with pytest.raises(NotListedError, match="only up to 16 true answers"):
+    with pytest.raises(NotReadyError, match="only up to 16 true answers") as caught:
         lab.plan_width(study)
+    assert caught.value.reason == "listed"
     assert "designer plan" not in commands(study, lab)
 
 

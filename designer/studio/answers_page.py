@@ -13,10 +13,10 @@ from typing import Any
 from shiny import reactive, render, ui
 
 from .._internal.render import fmt
-from ..exceptions import DesignerError
+from ..exceptions import DesignerError, NotReadyError
 from .figures import estimate_figure, scroll_table
 from .handover import commands, estimate_rows, report, script, status_words
-from .session import BlockedError, Upload, internal_error
+from .state import Upload, internal_error
 from .widgets import Ctx, field_box, file_box, number_box
 
 __all__ = ["answers_server", "answers_ui"]
@@ -131,7 +131,7 @@ def answers_server(ctx: Ctx) -> None:
             else:
                 error = ctx.values["release_error"].get()
                 return error.get(field) if error and error.get("key") == lab.release_key(study) else None
-        except (BlockedError, KeyError):
+        except (NotReadyError, KeyError):
             return None
         except DesignerError as exc:
             text = lab.clean(exc)
@@ -156,7 +156,7 @@ def answers_server(ctx: Ctx) -> None:
             return
         try:
             lab.release(study, draw=True)
-        except BlockedError:
+        except NotReadyError:
             pass
         except DesignerError as exc:
             text = lab.clean(exc)

@@ -12,12 +12,12 @@ from typing import Any
 
 from shiny import App, reactive, render, ui
 
-from ..exceptions import DesignerError
+from ..exceptions import DesignerError, FieldError
 from .answers_page import answers_server, answers_ui
 from .assets import CSS, SCRIPT
 from .budget_page import budget_server, budget_ui
 from .field_page import field_server, field_ui
-from .fields import FieldError, Form, apply_fields, fields_of, num, read_count, read_number, toml_text
+from .fields import Form, apply_fields, fields_of, num, read_count, read_number, toml_text
 from .question_page import (
     DEFAULT_PROBLEM,
     bundled_choices,
@@ -28,7 +28,8 @@ from .question_page import (
     read_mechanism,
     read_problem,
 )
-from .session import Lab, PlanAsk, Study, Upload, internal_error
+from .session import Lab
+from .state import PlanAsk, Study, Upload, internal_error
 from .survey_page import survey_server, survey_ui
 from .widgets import Ctx, Guard, step_note
 

@@ -8,14 +8,15 @@ import html
 from typing import Any
 
 import numpy as np
-from shiny import render, ui
+from shiny import reactive, render, ui
 
 from .._internal.render import fmt
+from ..exceptions import NotReadyError
 from .figures import curve_figure, matrix_table, scroll_table, tradeoff_figure
-from .session import CURVE_GRID, BlockedError
+from .phrases import NAMES, certificate_words, high_loss_warning, term
+from .phrases import eps_words as budget_words
+from .session import CURVE_GRID
 from .widgets import Ctx, note, number_box
-from .words import NAMES, certificate_words, high_loss_warning, term
-from .words import eps_words as budget_words
 
 __all__ = ["budget_server", "budget_ui", "textbook_designs"]
 
@@ -127,7 +128,7 @@ def budget_server(ctx: Ctx) -> None:
             if released.mechanism is None:
                 return ui.div(ui.HTML(_compact(released.result)), note(_reason(lab, study)))
             if len(released.mechanism.focal) > 512:
-                raise BlockedError(f"{released.mechanism.k} x {len(released.mechanism.focal)} chances: too many to "
+                raise NotReadyError(f"{released.mechanism.k} x {len(released.mechanism.focal)} chances: too many to "
                                    "show; download the mechanism in step 4.")
             return ui.HTML(matrix_table(released.mechanism, released, "matrix_scroll"))
         return guard(show, "the design")
@@ -138,7 +139,12 @@ def budget_server(ctx: Ctx) -> None:
         def show() -> Any:
             released = lab.released(ctx.study())
             if released.certificate is not None:
-                return ui.p(certificate_words(released.certificate), id="certificate_text")
+                parts = [ui.p(certificate_words(released.certificate), id="certificate_text")]
+                gap = getattr(released.result, "optimality_gap", None)
+                if str(released.result.status) == "local" and gap is not None:
+                    parts.append(note(f"designer proved this design within {gap * 100:.2g}% of the best possible "
+                                      "at this budget, but not the best."))
+                return ui.div(*parts)
             if released.loaded is not None and released.loaded.release is not None:
                 return ui.p(f"The file states its release (epsilon {released.epsilon:g}); designer checked it exactly "
                             "when it read the file.", id="certificate_text")
@@ -181,7 +187,7 @@ def budget_server(ctx: Ctx) -> None:
         def show() -> Any:
             study = ctx.study()
             if study.problem is None or study.epsilon is None:
-                raise BlockedError("A loaded mechanism has no question to compare with." if study.loaded else "")
+                raise NotReadyError("A loaded mechanism has no question to compare with." if study.loaded else "")
             rows = textbook_designs(study.problem, study.epsilon)
             body = "".join(f'<tr><th scope="row">{html.escape(n)}</th><td>{fmt(p, 8)}</td><td>{_number(v)}</td></tr>'
                            for n, p, v in rows)
@@ -196,8 +202,10 @@ def budget_server(ctx: Ctx) -> None:
         def show() -> Any:
             study = ctx.study()
             if study.problem is None:
-                raise BlockedError("A loaded mechanism is drawn at its own budget only." if study.loaded else "")
-            points = lab.curve(study)
+                raise NotReadyError("A loaded mechanism is drawn at its own budget only." if study.loaded else "")
+            points, complete = lab.curve(study)
+            if not complete:  # the rest of the curve in a moment: the page stays free for the slider meanwhile
+                reactive.invalidate_later(0.05)
             names = [name for name, *_ in textbook_designs(study.problem, 1.0)]
             refs = {name: [textbook_designs(study.problem, e)[i][2] for e in CURVE_GRID]
                     for i, name in enumerate(names)}
@@ -206,7 +214,9 @@ def budget_server(ctx: Ctx) -> None:
                 mark = (study.epsilon, lab.design(study).variance)
             except Exception:
                 pass
-            return ui.HTML(curve_figure(points, mark, refs, CURVE_GRID, "the certified design"))
+            drawing = [] if complete else [note(f"Drawing the curve: {len(points)} of {len(CURVE_GRID)} budgets so "
+                                               "far.")]
+            return ui.div(ui.HTML(curve_figure(points, mark, refs, CURVE_GRID, "the certified design")), *drawing)
         return guard(show, "the curve", owner=False)
 
     @render.ui
@@ -263,6 +273,6 @@ def _compact(result: Any) -> str:
 def _reason(lab: Any, study: Any) -> str:
     try:
         lab.listed(study)
-    except BlockedError as exc:
+    except NotReadyError as exc:
         return str(exc)
     return ""

@@ -10,9 +10,10 @@ from typing import Any
 from shiny import reactive, render, ui
 
 from .._internal.render import fmt
+from ..exceptions import NotReadyError
 from .fields import toml_text
 from .figures import answer_labels, scroll_table
-from .session import BlockedError, internal_error
+from .state import internal_error
 from .widgets import Ctx
 
 __all__ = ["DEVICES", "field_server", "field_ui"]
@@ -96,8 +97,10 @@ def field_server(ctx: Ctx) -> None:
         out: dict[str, str] = {}
         try:
             lab.listed(study)
-        except BlockedError as exc:
-            out["download_mechanism"] = str(exc) or "no design yet"
+        except NotReadyError as exc:
+            out["download_mechanism"] = {"design": "no design at this budget (step 2 says why)",
+                                         "listed": "the design is kept in compact form (see above)"}.get(
+                                             exc.reason, "no design yet")
         except Exception:
             out["download_mechanism"] = "no design at this budget (step 2 says why)"
         for key in ("download_page", "download_qualtrics", "download_limesurvey"):

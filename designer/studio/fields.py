@@ -2,8 +2,8 @@
 and from a problem dictionary (what :func:`tomllib.loads` gives for a problem file), and that dictionary
 written back as a problem file.
 
-Every refusal is a :class:`FieldError` that names the field it belongs to, so the page shows it once, next to
-that field.
+Every refusal is a :class:`~designer.exceptions.FieldError` that names the field it belongs to, so the page shows
+it once, next to that field.
 """
 
 from __future__ import annotations
@@ -19,29 +19,14 @@ from typing import Any
 import numpy as np
 
 from .._internal.validation import check_prior
-from ..exceptions import InvalidArgumentError
+from ..exceptions import FieldError, InvalidArgumentError
 
-__all__ = ["FieldError", "apply_fields", "fields_of", "read_count", "read_number", "read_numbers", "toml_text"]
+__all__ = ["Form", "apply_fields", "default_objective", "fields_of", "num", "read_count", "read_number", "read_numbers",
+           "toml_text"]
 
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 _PLAIN = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 _GROUPED = re.compile(r"^\d{1,3}(?:[,. \u00a0\u202f]\d{3})+$")
-
-
-class FieldError(InvalidArgumentError):
-    """A value the page cannot use, with the id of the field it belongs to (the message is shown next to it).
-
-    Parameters
-    ----------
-    field : str
-        The element id of the field (``epsilon``, ``prior``, ...).
-    message : str
-        One line in plain words: what is wrong and how to fix it.
-    """
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
 
 
 def _decimal_text(text: str, decimal: str) -> str:
@@ -236,7 +221,7 @@ def default_objective() -> str:
     """The objective of a problem that names none: :class:`designer.DesignProblem`'s default."""
     from ..optimal.problem import DesignProblem
 
-    return str(DesignProblem.__dataclass_fields__["objective"].default)
+    return str(DesignProblem(inputs=("a", "b"), epsilon=1.0).objective)
 
 
 def _labels(text: str) -> list[str]:

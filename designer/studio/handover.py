@@ -15,10 +15,10 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from .._internal.render import fmt
-from ..exceptions import DesignerError
+from ..exceptions import DesignerError, NotReadyError
 from .fields import FieldError, num, toml_text
-from .session import CURVE_GRID, BlockedError, Lab, Study
-from .words import NAMES, SEMANTICS_WORDS, certificate_words, eps_words, high_loss_warning, objective_words
+from .phrases import NAMES, SEMANTICS_WORDS, certificate_words, eps_words, high_loss_warning, objective_words
+from .session import CURVE_GRID, Lab, Study
 
 __all__ = ["commands", "report", "script"]
 
@@ -30,7 +30,7 @@ def _get(compute: Callable[[], T]) -> T | None:
     """A part of the state, or None when the state does not give it (the panel says why)."""
     try:
         return compute()
-    except (BlockedError, DesignerError, FieldError, OSError):
+    except (NotReadyError, DesignerError, FieldError, OSError):
         return None
 
 

@@ -11,9 +11,10 @@ from shiny import reactive, render, ui
 
 from ..exceptions import DesignerError
 from .fields import Form, fields_of
-from .session import BUNDLED, Loaded, Upload
+from .phrases import OBJECTIVE_CHOICES, SEMANTICS_WORDS, objective_words, term
+from .session import BUNDLED
+from .state import Loaded, Upload
 from .widgets import Ctx, field_box, file_box, message, note, text_area
-from .words import OBJECTIVE_CHOICES, SEMANTICS_WORDS, objective_words, term
 
 __all__ = ["DEFAULT_PROBLEM", "bundled_choices", "mechanism_fields", "objective_choices", "question_server",
            "question_ui", "read_mechanism", "read_problem"]
@@ -188,7 +189,7 @@ def question_server(ctx: Ctx) -> None:
         except DesignerError as exc:
             refuse(ctx.lab.clean(exc))
         except Exception as exc:
-            from .session import internal_error
+            from .state import internal_error
 
             refuse(internal_error(exc, "loading a bundled question"))
 
@@ -204,7 +205,7 @@ def question_server(ctx: Ctx) -> None:
         except DesignerError as exc:
             refuse(ctx.lab.clean(exc))
         except Exception as exc:
-            from .session import internal_error
+            from .state import internal_error
 
             refuse(internal_error(exc, "loading a file"))
 

@@ -9,11 +9,11 @@ from typing import Any
 from shiny import reactive, render, ui
 
 from .._internal.render import fmt
+from ..exceptions import NotReadyError
 from .figures import scroll_table
+from .phrases import NAMES
 from .question_page import bundled_choices
-from .session import BlockedError
 from .widgets import Ctx, message, number_box
-from .words import NAMES
 
 __all__ = ["survey_server", "survey_ui"]
 
@@ -120,7 +120,7 @@ def survey_server(ctx: Ctx) -> None:
             return None
         try:
             lab.split(ctx.study())
-        except BlockedError:
+        except NotReadyError:
             return None
         except Exception as exc:
             return str(exc) if getattr(exc, "field", None) == "split_with" else None
@@ -138,5 +138,5 @@ def _basis(plan: Any) -> Any:
         return None
     largest = max(plan.accuracy.per_share)
     share = plan.accuracy.mechanism.inputs[list(plan.accuracy.per_share).index(largest)]
-    return ui.p(f"From {words}: the {NAMES['largest_variance']} is {fmt(largest, 8)} (the share of {share}).",
-                {"class": "studio-note"})
+    return ui.p(f"The plan uses {words}. {NAMES['largest_variance'].capitalize()}: {fmt(largest, 8)} (the share of "
+                f"{share}).", {"class": "studio-note"})

@@ -10,9 +10,9 @@ from typing import Any
 from shiny import ui
 from shiny.types import SilentException
 
-from ..exceptions import DesignerError
-from .fields import FieldError
-from .session import BlockedError, Lab, NoDesignError, NoQuestionError, NotListedError, internal_error
+from ..exceptions import DesignerError, FieldError, NotReadyError
+from .session import Lab
+from .state import internal_error
 
 __all__ = ["Ctx", "Guard", "alert", "field_box", "file_box", "message", "note", "number_box", "step_note", "text_area"]
 
@@ -66,8 +66,9 @@ def note(text: str) -> Any:
 class Guard:
     """Runs an output's computation and turns what can go wrong into one line on the page.
 
-    A :class:`FieldError` is shown next to its field only (the output shows nothing); a :class:`BlockedError` panel
-    shows its reason; a library error is shown by the output that owns it (``owner``), the others point to it;
+    A :class:`~designer.exceptions.FieldError` is shown next to its field only (the output shows nothing); a
+    :class:`~designer.exceptions.NotReadyError` shows its reason once (a failed design in step 2, a missing question
+    or a compact design at the top of the step); a library error is shown by the output that owns it (``owner``);
     anything else is logged as one line with an id, and the page says so.
     """
 
@@ -78,11 +79,13 @@ class Guard:
             return compute()
         except SilentException:
             raise
-        except NoDesignError as exc:
-            return alert(str(exc)) if owner else None
-        except (FieldError, NoQuestionError, NotListedError):
-            return None  # said once: next to the field, or at the top of the step
-        except BlockedError as exc:
+        except FieldError:
+            return None  # said once, next to its field
+        except NotReadyError as exc:
+            if exc.reason == "design":  # the design failed: step 2 says why, the other outputs nothing
+                return alert(str(exc)) if owner else None
+            if exc.reason in ("question", "listed"):
+                return None  # said once, at the top of the step
             return note(str(exc))
         except DesignerError as exc:
             return alert(self.lab.clean(exc)) if owner else None
@@ -95,7 +98,7 @@ class Guard:
             return compute()
         except SilentException:
             raise
-        except (BlockedError, FieldError) as exc:
+        except (NotReadyError, FieldError) as exc:
             return str(exc)
         except DesignerError as exc:
             return self.lab.clean(exc)
@@ -111,13 +114,11 @@ def step_note(lab: Lab, study: Any, step: str) -> Any:
             lab.design(study)
         else:
             lab.listed(study)
-    except NoQuestionError as exc:
-        return note(str(exc))
-    except NoDesignError:
-        return None if step == "budget" else note("No design at this budget: step 2 says why.")
-    except NotListedError as exc:
-        return None if step == "budget" else ui.p(str(exc), {"class": "studio-warning", "role": "status"})
-    except BlockedError as exc:
+    except NotReadyError as exc:
+        if exc.reason == "design":
+            return None if step == "budget" else note("No design at this budget: step 2 says why.")
+        if exc.reason == "listed":
+            return None if step == "budget" else ui.p(str(exc), {"class": "studio-warning", "role": "status"})
         return note(str(exc))
     return None
 
