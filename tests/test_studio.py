@@ -103,6 +103,12 @@ def test_certificate_variance_and_textbook_designs_are_the_clis(visit):
     credal = cli_json("credal", str(_mechanism(visit)))
     text = visit.text("#credal_table")
     assert all(f"{fmt(b, 6)} to {fmt(p, 6)}" in text for b, p in zip(credal["bel"][0], credal["pl"][0]))
+    audit = cli_json("audit", str(_mechanism(visit)))
+    visit.page.click("a[data-value='worst_case']")
+    visit.idle()
+    text = visit.text("#audit_result")
+    for loss in ("eps_shafer", "eps_walley"):
+        assert f"a budget of {fmt(audit[loss], 6)})" in text
     visit.page.wait_for_selector("#tradeoff_plot svg")
     visit.page.click("a[data-value='this_budget']")
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from shiny import App, reactive, render, ui
+from shiny.types import SilentException
 
 from ..exceptions import DesignerError, FieldError
 from .answers_page import answers_server, answers_ui
@@ -221,7 +222,14 @@ def make_app(file: str | None) -> App:
 
         @reactive.calc
         def study() -> Study:
-            return build_study(ctx)
+            try:
+                return build_study(ctx)
+            except SilentException:
+                raise
+            except Exception as exc:  # never a traceback: one line in the log, the page says it once
+                q = values["question"].get()
+                return Study(None, "", None, None, None, {"question": internal_error(exc, "reading the page")},
+                             generation=q["generation"])
 
         ctx.study = study
         _serve_frame(ctx, output)

@@ -13,7 +13,7 @@ from shiny import reactive, render, ui
 from .._internal.render import fmt
 from ..exceptions import NotReadyError
 from .figures import curve_figure, matrix_table, scroll_table, tradeoff_figure
-from .phrases import NAMES, certificate_words, high_loss_warning, term
+from .phrases import NAMES, certificate_words, high_loss_warning, odds_factor, term
 from .phrases import eps_words as budget_words
 from .session import CURVE_GRID
 from .widgets import Ctx, note, number_box
@@ -54,6 +54,8 @@ def budget_ui(epsilon: str) -> Any:
             ),
             ui.nav_panel(
                 "Worst case",
+                ui.h3("How much can one answer reveal?"),
+                ui.output_ui("audit_text"),
                 ui.h3("The least and the most chance of each set of answers"),
                 ui.p("Whatever a set answer is taken to mean, each true answer gives each set of answers at least the "
                      "first chance and at most the second.", {"class": "studio-note"}),
@@ -235,6 +237,28 @@ def budget_server(ctx: Ctx) -> None:
                      f"<tbody>{body}</tbody></table>")
             return ui.HTML(scroll_table(table, "Least and most chances", "credal_scroll"))
         return guard(show, "the worst case", owner=False)
+
+    @render.ui
+    def audit_text() -> Any:
+        def show() -> Any:
+            losses = lab.audit(ctx.study()).losses
+            rows = []
+            for name, how in (("shafer", "with set answers kept as given (SLDP)"),
+                              ("walley", "however set answers are later made precise (WLDP)")):
+                w = losses.get(name)
+                if w is None:
+                    continue
+                if w.x is None or not w.eps < float("inf"):
+                    rows.append(ui.tags.li(f"{how.capitalize()}: one answer can rule out a true answer, so this "
+                                           "reading is not private at any budget."))
+                    continue
+                event = " or ".join(w.event or ())
+                rows.append(ui.tags.li(f"{how.capitalize()}: at most {odds_factor(w.eps)} times (the answer "
+                                       f"{event!r} from a true {w.x} against a true {w.x2}; a budget of "
+                                       f"{fmt(w.eps, 6)})."))
+            return ui.div(ui.p("Checked for this design: how much more likely one answer can be under one true "
+                               "answer than under another."), ui.tags.ul(*rows), id="audit_result")
+        return guard(show, "the audit", owner=False)
 
     @render.ui
     def tradeoff_pair() -> Any:

@@ -57,6 +57,8 @@ def commands(study: Study, lab: Lab) -> str:
         lines.append(f"designer sweep problem.toml --epsilon {','.join(num(e) for e in CURVE_GRID)} --format json")
     if released.mechanism is None:
         return "\n".join(lines) + "\n"
+    if _get(lambda: lab.audit(study)) is not None:
+        lines.append(f"designer audit {mech}")
     common = f"--semantics {released.semantics} --prior {_q(released.prior_text())}"
     ask = study.plan
     if _get(lambda: lab.plan_width(study)) is not None:
@@ -130,6 +132,8 @@ def script(study: Study, lab: Lab) -> str:
             "print(design.summary())",
         ]
     if released.mechanism is not None:
+        mechanism = "design" if study.loaded is not None else "design.mechanism"
+        body += ["", f"print(designer.audit({mechanism}).summary())"]
         keywords = f"semantics={released.semantics!r}, prior={released.prior_text()!r}"
         ask = study.plan
         if _get(lambda: lab.plan_width(study)) is not None:

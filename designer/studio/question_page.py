@@ -3,7 +3,6 @@ how set answers are read and what the design favours; or a bundled problem, a pr
 
 from __future__ import annotations
 
-import html
 import os
 from typing import Any
 
@@ -246,6 +245,3 @@ def form_of(input: Any) -> Form:
     return Form(inputs=input.inputs(), answers=input.answers(), dont_know=input.dont_know(), prior=input.prior(),
                 prior_unknown=bool(input.prior_unknown()), semantics=input.semantics(), objective=input.objective())
 
-
-def escape(text: str) -> str:
-    return html.escape(text)

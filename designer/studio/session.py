@@ -323,6 +323,11 @@ class Lab:
 
         return self.cached(("credal", study.design_key), lambda: credal(released.mechanism))
 
+    def audit(self, study: Study) -> Any:
+        """Every privacy loss of the design on screen, with the answers attaining it (:func:`designer.audit`)."""
+        released = self.listed(study)
+        return self.cached(("audit", study.design_key), lambda: _front().audit(released.mechanism))
+
     def tradeoff(self, study: Study) -> Any:
         released = self.listed(study)
         mech = released.mechanism
