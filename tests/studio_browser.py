@@ -191,6 +191,23 @@ def launch(playwright: Any) -> Any:
     return playwright.chromium.launch(executable_path=need_chromium(), args=["--no-sandbox"])
 
 
+@pytest.fixture(scope="module")
+def browser() -> Any:
+    """Debian's Chromium, one per test module."""
+    with sync_api.sync_playwright() as p:
+        b = launch(p)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def server() -> Any:
+    """``designer studio problems/gwrr-dont-know.toml``, one per test module."""
+    s = Studio(str(GWRR))
+    yield s
+    s.stop()
+
+
 def axe_script(folder: Path) -> str:
     """axe-core's script, installed with npm into ``folder`` (skips, with the reason, when it cannot be had)."""
     cache = Path(os.environ.get("DESIGNER_AXE_CACHE", Path(tempfile.gettempdir()) / "designer-axe-core"))

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from designer._internal.render import fmt
+from tests import studio_browser
 from tests.studio_browser import (
     FIVE,
     GWRR,
@@ -26,27 +27,13 @@ from tests.studio_browser import (
     axe_script,
     cli,
     cli_json,
-    launch,
     sync_api,
     tab_to,
 )
 
+browser = studio_browser.browser  # the module's Chromium and studio server (fixtures, used by name)
+server = studio_browser.server
 STEPS = ("question", "budget", "survey", "field", "answers")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as p:
-        b = launch(p)
-        yield b
-        b.close()
-
-
-@pytest.fixture(scope="module")
-def server():
-    s = Studio(str(GWRR))
-    yield s
-    s.stop()
 
 
 @pytest.fixture(scope="module")
@@ -366,7 +353,7 @@ def test_the_whole_path_by_keyboard_only(browser, tmp_path):
 def test_no_request_leaves_the_machine(browser, tmp_path):
     """Every step, the exported page used in its frame, the device card, an upload and every download: each request
     is on 127.0.0.1 (the page's own, data: or blob:)."""
-    studio = Studio(str(FIVE))
+    studio = Studio(str(PROBLEMS / "warner.toml"))
     v = Visit(browser, studio.address)
     try:
         for step in STEPS:

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from designer._internal.render import fmt
+from tests import studio_browser
 from tests.studio_browser import (
     FIVE,
     GWRR,
@@ -28,29 +29,14 @@ from tests.studio_browser import (
     Visit,
     cli,
     cli_json,
-    launch,
-    sync_api,
     tab_to,
 )
 
+browser = studio_browser.browser  # the module's Chromium and studio server (fixtures, used by name)
+server = studio_browser.server
 STEPS = ("question", "budget", "survey", "field", "answers")
 JARGON = ("Shafer loss", "Walley loss", "MLE", "Thm ", "Cor 3", "Eq 1", "Eq 2", "Ex 3", "Lemma", "Def 3",
           "Traceback", "NoneType")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as p:
-        b = launch(p)
-        yield b
-        b.close()
-
-
-@pytest.fixture(scope="module")
-def server():
-    s = Studio(str(GWRR))
-    yield s
-    s.stop()
 
 
 @pytest.fixture

@@ -89,7 +89,7 @@ def field_server(ctx: Ctx) -> None:
                                          id="page_iframe", **{"class": "studio-frame"}),
                           ui.p(f"Each answer is drawn with the design's exact chances (table SHA-256 "
                                f"{page.randomizer.table.sha256[:16]}...).", {"class": "studio-note"}))
-        return guard(show, "the respondent's page", owner=False)
+        return guard(show, "the respondent's page")
 
     def available() -> dict[str, str]:
         """The downloads the current state has, and why the others are missing."""
@@ -106,6 +106,12 @@ def field_server(ctx: Ctx) -> None:
         for key in ("download_page", "download_qualtrics", "download_limesurvey"):
             if "download_mechanism" in out:
                 out[key] = "no mechanism to draw from"
+        if "download_mechanism" not in out:
+            try:
+                lab.export(study, "html")
+            except Exception:
+                for key in ("download_page", "download_qualtrics", "download_limesurvey"):
+                    out[key] = "designer cannot make the page for this design (the message above says why)"
         if study.device is None:
             out["download_card"] = "design for a device first (above)"
         if study.data is None or study.loaded is not None:
