@@ -380,6 +380,6 @@ def test_studio_without_shiny_says_what_to_install():
             "from designer.cli import main\n"
             "sys.exit(main(['studio', '--no-browser']))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert out.returncode == 2 and "pip install" in out.stderr
+    assert out.returncode == 2 and "pip install 'designer-ldp[studio]'" in out.stderr
     assert "shiny" not in subprocess.run([sys.executable, "-c", "import designer.cli, sys; print(sorted(sys.modules))"],
                                          capture_output=True, text=True, timeout=60).stdout

@@ -102,7 +102,7 @@ def export_js(randomizer: ExportedRandomizer) -> str:
     """The ES module's text (no dependency; a few KB for 16 inputs)."""
     table = randomizer.table
     certificate = table.certificate_record()
-    from .. import __version__
+    from .._version import __version__
 
     counts = ",\n  ".join(json.dumps([int(c) for c in row]) for row in table.counts)
     plan = table.plan.record()

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .._internal.bundled import resolve
 from ..exceptions import InvalidMechanismError
 from ..mechanism import Mechanism
 from ..privacy import is_private, worst_case
@@ -60,7 +61,7 @@ class Release:
 def release_block(epsilon: float, semantics: Semantics, certificate: Mapping[str, Any]) -> dict[str, Any]:
     """The ``release`` object of a mechanism file: budget, semantics, the certificate's JSON fields
     (:func:`designer.optimal.result.certificate_fields`) and the designer version that wrote it."""
-    from .. import __version__
+    from .._version import __version__
 
     return {"epsilon": float(epsilon), "semantics": Semantics.parse(semantics).value, **certificate,
             "designer": __version__}
@@ -174,6 +175,7 @@ def open_mechanism_file(path: str | os.PathLike[str], *, check: bool = True) -> 
     """
     from ..estimation.answers import answer_words_of
 
+    path = resolve(path, "mechanism", error=InvalidMechanismError)  # a file that exists, else designer's own
     p = str(path)
     mech, obj = Mechanism.read_document(path)
     if obj is None:

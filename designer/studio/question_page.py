@@ -11,7 +11,6 @@ from shiny import reactive, render, ui
 from ..exceptions import DesignerError
 from .fields import Form, fields_of
 from .phrases import OBJECTIVE_CHOICES, SEMANTICS_WORDS, objective_words, term
-from .session import BUNDLED
 from .state import Loaded, Upload
 from .widgets import Ctx, field_box, file_box, message, note, text_area
 
@@ -32,10 +31,10 @@ DEFAULT_PROBLEM = _default_problem()
 
 
 def bundled_choices() -> dict[str, str]:
-    """The bundled problem files by name (empty outside a checkout)."""
-    if not BUNDLED.is_dir():
-        return {}
-    return {str(p): p.stem for p in sorted(BUNDLED.glob("*.toml"))}
+    """The problem files that come with designer (:func:`designer._internal.bundled.bundled`): path -> name."""
+    from .._internal.bundled import bundled
+
+    return {b.path: b.name for b in bundled("problem").values()}
 
 
 def objective_choices(data: dict[str, Any]) -> dict[str, str]:

@@ -27,10 +27,8 @@ from .estimable import Identification, identify
 from .fields import toml_text
 from .state import Loaded, Released, Study, Upload, internal_error, plain_error
 
-__all__ = ["BUNDLED", "CURVE_GRID", "Lab", "Loaded", "Released", "Study", "Upload", "internal_error"]
+__all__ = ["CURVE_GRID", "Lab", "Loaded", "Released", "Study", "Upload", "internal_error"]
 
-#: Problems shipped with the repository (``problems/*.toml``), when the studio runs from a checkout.
-BUNDLED = Path(__file__).resolve().parents[2] / "problems"
 #: The budgets of the privacy/accuracy curve (nats).
 CURVE_GRID = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0)
 #: Results kept per session (designs, plans, exports, estimates), oldest dropped first.
