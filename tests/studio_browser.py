@@ -71,8 +71,9 @@ class Studio:
                 break
             time.sleep(0.1)
         if not self.address:
+            log = self.log()
             self.stop()
-            pytest.fail(f"the studio did not start: {self.log()}")
+            pytest.fail(f"the studio did not start: {log}")
 
     def log(self) -> str:
         return self.log_path.read_text()
