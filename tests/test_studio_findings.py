@@ -74,38 +74,44 @@ def _answers(tmp_path: Path, mech: Path, problem: Path = GWRR, prior: str = "yes
 
 def test_1_a_design_that_estimates_nothing_is_flagged_on_every_step(visit):
     """The bundled 5-option question at the prior 0.4..0.05 and eps 2: a design that identifies every share, or a
-    red flag with the fix on every step (and never "a valid problem")."""
+    red flag with the fix on every step (and never "a valid problem"); designed for chi2 (which lumps often and
+    always there), the flag, and its fix, which identifies every share."""
     v = visit
     _load(v, FIVE, "never")
     v.type("#prior", SKEWED)
     v.step("budget")
     v.type("#epsilon", "2")
-    data = cli_json("design", str(FIVE), "--eps", "2", "--prior", SKEWED.replace(" ", ""))
     e = math.exp(2.0)
     p, q = e / (e + 4), 1 / (e + 4)  # 5-ary randomized response, identifying every share (a closed form)
     prior = [0.4, 0.3, 0.15, 0.1, 0.05]
     krr = sum(((pi * (p - q) + q) * (1 - pi * (p - q) - q)) / (p - q) ** 2 for pi in prior) / 5
-    variance = data["variance"]
-    identifies = variance is not None and math.isfinite(variance) and variance <= 1e4 * krr
-    for step in STEPS:
-        v.step(step)
-        flag = v.page.query_selector("#identification_flag")
-        if identifies:
-            assert flag is None, f"{step}: a flag on a design that identifies every share"
-        else:
-            assert flag is not None and flag.is_visible(), f"{step}: no red flag on a design of variance {variance}"
-            words = flag.inner_text()
-            assert "cannot be estimated" in words and "Fix" in words
-    assert "valid problem" not in v.text("#question_status")
-    if not identifies:  # the fix, applied: the flag goes and the design identifies every share
-        v.page.click("#fix_objective")
-        v.idle()
-        v.page.wait_for_function("() => !document.querySelector('#identification_flag')", timeout=120_000)
-        objective = v.page.input_value("#objective")
-        fixed = cli_json("design", str(FIVE), "--eps", "2", "--prior", SKEWED.replace(" ", ""), "--objective",
-                         objective)
-        assert math.isfinite(fixed["variance"]) and fixed["variance"] <= 1e4 * krr
-        assert v.matrix() == [[x, *(fmt(m, 8) for m in row)] for x, row in zip(fixed["inputs"], fixed["matrix"])]
+    for objective in (None, "chi2"):
+        if objective is not None:
+            v.step("question")
+            v.settle(lambda o=objective: v.page.select_option("#objective", o))
+        chosen = () if objective is None else ("--objective", objective)
+        data = cli_json("design", str(FIVE), "--eps", "2", "--prior", SKEWED.replace(" ", ""), *chosen)
+        variance = data["variance"]
+        identifies = variance is not None and math.isfinite(variance) and variance <= 1e4 * krr
+        assert identifies or objective == "chi2" or data["objective"] != "variance"
+        for step in STEPS:
+            v.step(step)
+            flag = v.page.query_selector("#identification_flag")
+            if identifies:
+                assert flag is None, f"{step}: a flag on a design that identifies every share"
+            else:
+                assert flag is not None and flag.is_visible(), f"{step}: no flag on a design of variance {variance}"
+                words = flag.inner_text()
+                assert "cannot be estimated" in words and "Fix" in words
+        assert "valid problem" not in v.text("#question_status")
+        if not identifies:  # the fix, applied: the flag goes and the design identifies every share
+            v.settle(lambda: v.page.click("#fix_objective"))
+            v.page.wait_for_function("() => !document.querySelector('#identification_flag')", timeout=120_000)
+            fixed = cli_json("design", str(FIVE), "--eps", "2", "--prior", SKEWED.replace(" ", ""), "--objective",
+                             v.page.input_value("#objective"))
+            assert math.isfinite(fixed["variance"]) and fixed["variance"] <= 1e4 * krr
+            assert v.matrix() == [[x, *(fmt(m, 8) for m in row)] for x, row in zip(fixed["inputs"],
+                                                                                     fixed["matrix"])]
 
 
 def test_2_a_decimal_comma_is_read_in_the_locale_or_refused(browser, server):

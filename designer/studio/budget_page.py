@@ -227,7 +227,9 @@ def budget_server(ctx: Ctx) -> None:
             study = ctx.study()
             c = lab.credal(study)
             d = c.to_dict()
-            heads = "".join(f'<th scope="col">{html.escape(e)}</th>' for e in d["events"])
+            frame = c.mechanism.frame
+            events = [" or ".join(x for i, x in enumerate(frame) if m >> i & 1) for m in range(1, 1 << len(frame))]
+            heads = "".join(f'<th scope="col">{html.escape(e)}</th>' for e in events)
             body = "".join(
                 f'<tr><th scope="row">{html.escape(x)}</th>'
                 + "".join(f"<td>{fmt(b, 6)} to {fmt(p, 6)}</td>" for b, p in zip(bel, pl)) + "</tr>"
@@ -248,12 +250,13 @@ def budget_server(ctx: Ctx) -> None:
                 w = losses.get(name)
                 if w is None:
                     continue
+                how = how[0].upper() + how[1:]
                 if w.x is None or not w.eps < float("inf"):
-                    rows.append(ui.tags.li(f"{how.capitalize()}: one answer can rule out a true answer, so this "
-                                           "reading is not private at any budget."))
+                    rows.append(ui.tags.li(f"{how}: one answer can rule out a true answer, so this reading is not "
+                                           "private at any budget."))
                     continue
                 event = " or ".join(w.event or ())
-                rows.append(ui.tags.li(f"{how.capitalize()}: at most {odds_factor(w.eps)} times (the answer "
+                rows.append(ui.tags.li(f"{how}: at most {odds_factor(w.eps)} times (the answer "
                                        f"{event!r} from a true {w.x} against a true {w.x2}; a budget of "
                                        f"{fmt(w.eps, 6)})."))
             return ui.div(ui.p("Checked for this design: how much more likely one answer can be under one true "
@@ -266,9 +269,9 @@ def budget_server(ctx: Ctx) -> None:
             t = lab.tradeoff(ctx.study())
             i = min(range(len(t.rows)), key=lambda j: abs(t.rows[j][0] - 0.05))
             alpha, _, power, bound = t.rows[i]
-            return ui.p(f"Telling {t.null} from {t.alt} from one answer: a test that raises a false alarm "
-                        f"{fmt(alpha * 100, 3)}% of the time catches {t.alt} at most {fmt(power * 100, 4)}% of the "
-                        f"time with this design; the budget allows at most {fmt((1 - bound) * 100, 4)}%.",
+            return ui.p(f"Telling a true {t.null} from a true {t.alt} from one answer: a test that wrongly says "
+                        f"{t.alt} for {fmt(alpha * 100, 3)}% of true {t.null} finds at most {fmt(power * 100, 3)}% of "
+                        f"true {t.alt} with this design; the budget allows at most {fmt((1 - bound) * 100, 3)}%.",
                         id="tradeoff_text")
         return guard(show, "the trade-off", owner=False)
 
