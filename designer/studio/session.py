@@ -17,11 +17,11 @@ import shutil
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
 
+from .._internal.io import atomic_write_text
 from ..exceptions import DesignerError, DesignWarning, FieldError, NotReadyError
 from .estimable import Identification, identify
 from .fields import toml_text
@@ -242,7 +242,7 @@ class Lab:
 
     def _split(self, text: str) -> Any:
         path = os.path.join(self.workdir, "survey.toml")
-        Path(path).write_text(text, encoding="utf-8")
+        atomic_write_text(path, text, overwrite=True)
         self.names[path] = "survey.toml"
         return _quiet(lambda: _front().plan(path))
 

@@ -44,7 +44,7 @@ class Upload:
     @classmethod
     def of(cls, path: str, name: str) -> Upload:
         with open(path, "rb") as f:
-            digest = hashlib.sha256(f.read()).hexdigest()
+            digest = hashlib.file_digest(f, "sha256").hexdigest()  # in blocks: an answers file may be large
         return cls(path, os.path.basename(name), digest)
 
 
