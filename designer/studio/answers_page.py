@@ -73,9 +73,12 @@ def answers_server(ctx: Ctx) -> None:
         return file_box("truth_file", "True answers (CSV or a format designer reads)", ACCEPT)
 
     def take(field: str, key: str) -> None:
-        files = getattr(input, field)()
-        if files:
-            ctx.values[key].set(Upload.of(files[0]["datapath"], files[0]["name"]))
+        try:
+            files = getattr(input, field)()
+            if files:
+                ctx.values[key].set(Upload.of(files[0]["datapath"], files[0]["name"]))
+        except OSError as exc:  # the upload vanished: one line in the log, the page says so below the field
+            ctx.values["release_error"].set({"key": None, "truth_file": internal_error(exc, "an upload")})
 
     @reactive.effect
     @reactive.event(input.answers_file)
