@@ -233,7 +233,7 @@ def _question_part(study: Study, table: Callable[..., str]) -> list[str]:
                  + ("" if "prior" in data else " (equal: the shares are unknown)")])
     rows.append(["How set answers are read", SEMANTICS_WORDS.get(str(problem.semantics), str(problem.semantics))])
     rows.append(["What the design favours", objective_words(str(problem.objective))])
-    return ["<h2>The question</h2>", table(["", ""], rows)]
+    return ["<h2>The question</h2>", table(["", "this survey"], rows)]
 
 
 def _design_part(study: Study, lab: Lab, released: Any, table: Callable[..., str]) -> list[str]:
@@ -279,7 +279,7 @@ def _plan_part(study: Study, lab: Lab, table: Callable[..., str]) -> list[str]:
         rows.append([f"Respondents to detect a change of {fmt(study.plan.detect or 0, 4)} in the share of "
                      f"{power.share} (power {fmt(study.plan.power or 0, 4)}, level {fmt(study.plan.alpha or 0, 4)})",
                      f"{power.n:,}"])
-    parts = ["<h2>The survey plan</h2>", table(["", ""], rows)] if rows else []
+    parts = ["<h2>The survey plan</h2>", table(["", "respondents or half-width"], rows)] if rows else []
     split = _get(lambda: lab.split(study))
     if split is not None:
         d = split.to_dict()
