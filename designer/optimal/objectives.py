@@ -91,8 +91,8 @@ def objective_value(problem: DesignProblem, mech: Mechanism) -> float:
     >>> from designer import Q_WRR
     >>> from designer.optimal import DesignProblem
     >>> problem = DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="variance")
-    >>> round(objective_value(problem, Q_WRR(1.0)), 6)  # Warner's Eq 1 at pi = 1/2: 1/4 + p(1-p)/(2p-1)^2
-    0.839589
+    >>> round(objective_value(problem, Q_WRR(1.0)), 6)  # Warner's Eq 1 at pi = 1/2: 1/4 + p(1-p)/(2p-1)^2, p = e/(e+1)
+    1.170674
     """
     if problem.objective.variance:
         from .share_variance import variance_objective
