@@ -72,6 +72,15 @@ def _answers(tmp_path: Path, mech: Path, problem: Path = GWRR, prior: str = "yes
     return tmp_path / "answers.csv", tmp_path / "truth.csv"
 
 
+def _answers_for(v: Visit, folder: Path) -> tuple[Path, Path]:
+    """The bundled yes/no question loaded, its mechanism downloaded to ``folder``, and a simulated survey's true
+    and randomized answers beside it."""
+    _load(v, GWRR, "yes")
+    v.step("field")
+    mech = v.download("download_mechanism", folder)
+    return _answers(folder.parent, mech)
+
+
 def test_1_a_design_that_estimates_nothing_is_flagged_on_every_step(visit):
     """The bundled 5-option question at the prior 0.4..0.05 and eps 2: a design that identifies every share, or a
     red flag with the fix on every step (and never "a valid problem"); designed for chi2 (which lumps often and
@@ -181,10 +190,7 @@ def test_4_a_new_question_leaves_nothing_of_the_old_one(visit, tmp_path):
     """After answers, an estimate and a release for one question, loading another leaves no command, release or
     estimate of the first, and problem.toml holds the new question's name and budget."""
     v = visit
-    _load(v, GWRR, "yes")
-    v.step("field")
-    mech = v.download("download_mechanism", tmp_path / "first")
-    answers, truth = _answers(tmp_path, mech)
+    answers, truth = _answers_for(v, tmp_path / "first")
     v.step("answers")
     v.upload("#answers_file", answers)
     v.page.wait_for_selector("#estimate_status")
@@ -211,10 +217,7 @@ def test_5_a_report_and_a_script_hand_the_session_on(visit, tmp_path):
     """A self-contained report (printable) and a Python script, both from the screen's state, with the screen's
     numbers; the release is shown in words, without the server's paths."""
     v = visit
-    _load(v, GWRR, "yes")
-    v.step("field")
-    mech = v.download("download_mechanism", tmp_path / "dl")
-    answers, truth = _answers(tmp_path, mech)
+    answers, truth = _answers_for(v, tmp_path / "dl")
     v.step("survey")
     n = v.text("#plan_width_n")
     v.step("answers")
