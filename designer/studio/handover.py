@@ -176,7 +176,7 @@ def report(study: Study, lab: Lab) -> str:
     """The session as one self-contained HTML page, printable to PDF: the question, the budget in words, the
     design and its certificate, the plan, the field instructions, the estimates with intervals, and how to
     reproduce them."""
-    from .. import __version__
+    from .._version import __version__
     from ..planning.report import html_page, html_table
 
     e = html.escape
