@@ -20,9 +20,13 @@ import pkgutil
 import re
 import shlex
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from refresh_outputs import (  # docs/_ext is on the path: conf.py and the tests put it there
+    command_lines,
+    scratch_folder,
+)
 
 DOCS = Path(__file__).resolve().parents[1]
 ROOT = DOCS.parent
@@ -205,9 +209,7 @@ def guide_figures(pages: list[Path], out: Path) -> None:
         shown = set(re.findall(r"_generated/figures/([\w.-]+\.png)", text))
         if not shown:
             continue
-        with tempfile.TemporaryDirectory() as tmp, contextlib.chdir(tmp):
-            for folder in ("examples", "problems"):
-                shutil.copytree(ROOT / folder, Path(tmp) / folder, ignore=shutil.ignore_patterns("output"))
+        with scratch_folder():
             for line in shell_lines(text):
                 argv = shlex.split(line)[1:]
                 written = {argv[i + 1] for i, a in enumerate(argv[:-1]) if a in FIGURE_FLAGS}
@@ -227,12 +229,7 @@ def guide_figures(pages: list[Path], out: Path) -> None:
 
 def shell_lines(text: str) -> list[str]:
     """The ``designer ...`` lines of a page's ```sh blocks, without their comments."""
-    lines = []
-    for block in text.split("```sh")[1:]:
-        for line in block.split("```", 1)[0].splitlines():
-            if line.startswith("designer "):
-                lines.append(line.split("  #", 1)[0].strip())
-    return lines
+    return [line for _, line in command_lines(text)]
 
 
 def _write_if_changed(path: Path, text: str) -> None:
