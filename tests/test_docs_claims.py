@@ -159,6 +159,8 @@ STATEMENTS: list[tuple[str, str, str | None]] = [
     ("docs/guide/devices.md", "7/36 (0.1944) or 8/36 (0.2222) ...\"), exit", "off the device's grid"),
     ("docs/guide/estimate.md", "`estimate` exits with", "estimate not converged"),
     ("docs/guide/regress.md", "`regress` exits with", "regress separation"),
+    ("docs/troubleshooting.md", "when the status is `separation` or `not_converged` the command exits",
+     "regress separation"),
     ("docs/studio.md", "`pip install shiny` and exits with status", "studio without Shiny"),
     ("docs/studio.md", "Ctrl-C stops it (exit status", None),  # the server handles SIGINT itself: needs a server
     ("docs/studio.md", "a SIGTERM gives", None),

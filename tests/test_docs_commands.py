@@ -12,7 +12,9 @@ the standard output of its last ``designer`` line; of a ```` ```python ```` bloc
 runs here. The test compares it with the real output, timings aside (a design's ``...; 0.36 s`` and JSON
 ``"seconds"``); ``python -m docs._ext.refresh_outputs`` (from the repository root) rewrites every block from the
 real output, ``--check`` lists the stale ones. Show only output that is the same on every run: a line that draws
-without ``--seed`` (a real release) or reads such a draw gets no block.
+without ``--seed`` (a real release) or reads such a draw gets no block. A ```` ```console ```` session (``$
+designer ...`` lines with what they print, stdout then stderr, and ``$ echo $?`` with the exit status) is checked
+and rewritten the same way: the place for commands that fail.
 """
 
 from __future__ import annotations
@@ -65,7 +67,8 @@ def _check_output(page, shown, source, out, scratch, what):
                               f"(python -m docs._ext.refresh_outputs rewrites it):\n{diff}")
 
 
-@pytest.mark.parametrize("page", [p for p in PAGES if run_lines(p) or python_blocks(p)], ids=lambda p: p.stem)
+@pytest.mark.parametrize("page", [p for p in PAGES if run_lines(p) or python_blocks(p)
+                                  or refresh_outputs.console_blocks(p.read_text())], ids=lambda p: p.stem)
 def test_guide_page_runs(page, scratch, capsys):
     """Every line exits 0 and prints something, every Python block runs, and each output block is the real output
     of the line or block above it."""
@@ -88,6 +91,10 @@ def test_guide_page_runs(page, scratch, capsys):
     for index, block in enumerate(python_blocks(page)):
         exec(compile(block, str(page), "exec"), {})
         _check_output(page, shown, ("python", index), capsys.readouterr().out, scratch, f"Python block {index + 1}")
+    for session in refresh_outputs.console_blocks(page.read_text()):
+        shown[session.source] = session
+        _check_output(page, shown, session.source, refresh_outputs.run_console(session.text), scratch,
+                      f"console session {session.source[1] + 1}")
 
 
 def test_the_readme_and_the_guide_show_every_command():
@@ -113,6 +120,22 @@ def test_guide_links_point_at_pages_that_exist():
     for page in [*PAGES, ROOT / "README.md", ROOT / "docs" / "index.md"]:
         for target in re.findall(r"\]\(([^)#:\s]+\.md)(?:#[\w-]+)?\)", page.read_text()):
             assert (page.parent / target).exists(), (page.name, target)
+
+
+def test_the_citation_page_is_read_from_citation_cff():
+    """docs/citing.md shows BibTeX generated from CITATION.cff at build time: the paper and the software, with the
+    file's title, authors, year and version."""
+    import yaml
+
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    bib = docs_gen.citation_bibtex()
+    paper, software = bib.split("\n@")
+    cited = cff["preferred-citation"]
+    assert paper.startswith("@inproceedings{") and cited["title"] in paper and str(cited["year"]) in paper
+    assert all(a["family-names"] in paper for a in cited["authors"])
+    assert software.startswith("software{") and cff["title"] in software
+    assert f"version = {{{cff['version']}}}" in software
+    assert "_generated/citation.bib" in (ROOT / "docs" / "citing.md").read_text()
 
 
 def test_readme_is_at_most_250_lines():

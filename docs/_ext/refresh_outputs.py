@@ -8,6 +8,10 @@ The page runs as the tests run it: in a scratch folder holding copies of ``examp
 scratch folder's path is printed as ``.`` (:func:`normalise`), and timings are left out of the comparison
 (:func:`comparable`), since they differ on every run.
 
+A ```` ```console ```` block is a session whose output is checked as a whole: its ``$ designer ...`` lines run
+after the page's other code, each followed by what it prints (standard output, then standard error: the place for a
+command that fails), and ``$ echo $?`` by the exit status of the line before.
+
 ``tests/test_docs_commands.py`` fails when a block differs from the real output; this module rewrites the blocks
 (from the repository root):
 
@@ -77,6 +81,12 @@ class OutputBlock:
     text: str
 
 
+def console_blocks(text: str) -> list[OutputBlock]:
+    """The page's ```console sessions, in order (``source`` ``("console", i)``; ``text`` the session)."""
+    return [OutputBlock(("console", i), block.start(2), block.end(2), block.group(2))
+            for i, block in enumerate(b for b in _FENCE.finditer(text) if b.group(1) == "console")]
+
+
 def output_blocks(text: str) -> list[OutputBlock]:
     """The page's output blocks, each with the code block above it."""
     code = sorted([(offset, ("line", i)) for i, (offset, _) in enumerate(command_lines(text))]
@@ -132,6 +142,24 @@ def run_line(line: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
+def run_console(session: str) -> str:
+    """A ```console session run in the current folder: its ``$`` lines, each followed by its real output."""
+    shown, status = [], 0
+    for line in session.splitlines():
+        if not line.startswith("$ "):
+            continue
+        shown.append(line)
+        command = line[2:].strip()
+        if command == "echo $?":
+            shown.append(str(status))
+        elif command.startswith("designer "):
+            status, out, err = run_line(command)
+            shown += (out + err).splitlines()
+        else:
+            raise ValueError(f"a console session runs only designer lines and 'echo $?': {line}")
+    return "\n".join(shown) + "\n"
+
+
 def run_python(code: str, name: str) -> str:
     """Run one Python block of a page in the current folder, in a namespace of its own; what it prints."""
     out = io.StringIO()
@@ -141,8 +169,8 @@ def run_python(code: str, name: str) -> str:
 
 
 def real_outputs(text: str, name: str = "page") -> dict[tuple[str, int], str]:
-    """The page's code run in a scratch folder (its lines in order, then its Python blocks):
-    ``{source: normalised output}`` for what the output blocks show."""
+    """The page's code run in a scratch folder (its lines in order, then its Python blocks, then its console
+    sessions): ``{source: normalised output}`` for what the output blocks and the sessions show."""
     wanted = {block.source for block in output_blocks(text)}
     outputs: dict[tuple[str, int], str] = {}
     with scratch_folder() as folder:
@@ -158,13 +186,15 @@ def real_outputs(text: str, name: str = "page") -> dict[tuple[str, int], str]:
             out = run_python(block, name)
             if ("python", index) in wanted:
                 outputs["python", index] = normalise(out, folder)
+        for session in console_blocks(text):
+            outputs[session.source] = normalise(run_console(session.text), folder)
     return outputs
 
 
 def refreshed(text: str, outputs: dict[tuple[str, int], str]) -> str:
     """The page with every output block replaced by the output it shows."""
     parts, last = [], 0
-    for block in output_blocks(text):
+    for block in sorted(output_blocks(text) + console_blocks(text), key=lambda b: b.start):
         parts += [text[last:block.start], outputs[block.source]]
         last = block.end
     return "".join(parts) + text[last:]
@@ -179,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     stale = []
     for page in [p.resolve() for p in args.pages] or pages():
         text = page.read_text()
-        if not output_blocks(text):
+        if not output_blocks(text) and not console_blocks(text):
             continue
         new = refreshed(text, real_outputs(text, page.name))
         if comparable(new) != comparable(text):
