@@ -27,6 +27,14 @@ def read_problem(problem: DesignProblem | str | os.PathLike[str], *, epsilon: fl
     Parameters are those of :func:`design`. Raises :class:`~designer.exceptions.InvalidProblemError` for a bad file
     or value (naming the file and the key), :class:`~designer.exceptions.InvalidArgumentError` for a bad prior or
     don't-know text, :class:`~designer.exceptions.InvalidArgumentTypeError` for anything else given as ``problem``.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.verbs.design_verb import read_problem
+    >>> problem = read_problem(designer.DesignProblem(inputs=("yes", "no"), epsilon=2.0), epsilon=1.0, dont_know="1/5")
+    >>> problem.epsilon, problem.dont_know
+    (1.0, 0.2)
     """
     if isinstance(problem, (str, os.PathLike)):
         problem = load_problem(problem)
