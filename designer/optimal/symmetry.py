@@ -46,6 +46,17 @@ def is_symmetric(problem: DesignProblem) -> bool:
     Needs the inputs to be exactly the frame's labels, a uniform prior, and objective and structure
     invariant under the transposition and the cycle that generate all permutations (docs/theory.md,
     5.3). Cached per problem (equal problems share the answer).
+
+    Examples
+    --------
+    Inputs equal to the frame's labels at a uniform prior are symmetric; a skewed prior singles out an answer:
+
+    >>> import designer
+    >>> from designer.optimal import is_symmetric
+    >>> is_symmetric(designer.DesignProblem(inputs=("a", "b", "c"), epsilon=1.0))
+    True
+    >>> is_symmetric(designer.DesignProblem(inputs=("a", "b", "c"), epsilon=1.0, prior=(0.5, 0.25, 0.25)))
+    False
     """
     k, l = problem.k, problem.l
     if k != l or set(problem.inputs) != set(problem.frame) or k < 2:
