@@ -82,6 +82,14 @@ def objective_value(problem: DesignProblem, mech: Mechanism) -> float:
 
     ``chi2`` is the chi-square information of the set-valued answers (SLDP), and under WLDP of the least
     informative precise mechanism in the credal sets (two inputs: :func:`walley_worst_binary`).
+
+    Examples
+    --------
+    >>> import designer
+    >>> problem = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="truthful", dont_know=0.2)
+    >>> from designer.optimal import objective_value
+    >>> round(objective_value(problem, designer.Q_GWRR(1.0, 0.8)), 6)  # the truthful mass of Cor 3.12's optimum
+    0.584847
     """
     if problem.objective is Objective.CHI2:
         if problem.semantics is not Semantics.SLDP and not mech.is_bayesian and mech.k == 2 and mech.l == 2:

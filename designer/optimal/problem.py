@@ -127,6 +127,20 @@ class DesignProblem:
         With ``invariant``: the prior to keep in each stratum of a release (``[strata]``; ``randomize --strata``
         designs one invariant mechanism per stratum, :func:`designer.optimal.invariant.design_strata`). Each prior
         has one positive share per input, summing to 1.
+
+    Examples
+    --------
+    GWRR's problem: a yes/no question at eps = 1 whose respondents may say "don't know" with probability 0.2, designed
+    for the most truthful answers (Cor 3.12):
+
+    >>> import designer
+    >>> problem = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="truthful", dont_know=0.2)
+    >>> problem.k, problem.l, problem.frame, problem.prior.tolist()  # frame: the inputs; prior: uniform
+    (2, 2, ('yes', 'no'), [0.5, 0.5])
+    >>> round(designer.design(problem).objective_value, 6)
+    0.584847
+    >>> problem.replace(epsilon=2.0).epsilon
+    2.0
     """
 
     inputs: tuple[str, ...]

@@ -99,6 +99,18 @@ def orbit_average(mech: Mechanism, truth: NDArray[np.int64]) -> Mechanism:
         ``k`` inputs on a frame of ``l = k`` answers.
     truth : (k,) int ndarray
         Frame index of each input's true answer.
+
+    Examples
+    --------
+    Swapping yes and no (with the inputs alike) averages a row's masses on ``{yes}`` and ``{no}`` by whether they hold
+    the truth:
+
+    >>> import numpy as np
+    >>> import designer
+    >>> from designer.optimal import orbit_average
+    >>> skewed = designer.Mechanism(np.array([[0, 0.7, 0.1, 0.2], [0, 0.2, 0.6, 0.2]]), inputs=("yes", "no"))
+    >>> orbit_average(skewed, np.array([0, 1])).matrix.round(12).tolist()
+    [[0.65, 0.15, 0.2], [0.15, 0.65, 0.2]]
     """
     l = mech.l
     focal = np.asarray(mech.focal, dtype=np.int64)
