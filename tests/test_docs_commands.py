@@ -97,6 +97,41 @@ def test_guide_page_runs(page, scratch, capsys):
                       f"console session {session.source[1] + 1}")
 
 
+#: The front doors (issue 51): the guide's Python blocks import designer (and its credal module) only, and the
+#: gallery takes these names from ``designer`` itself, never a second function of the same name from a submodule.
+FRONT_DOORS = {"design", "estimate", "regress", "plan", "randomize", "export", "audit", "tradeoff"}
+GALLERY = [*sorted((ROOT / "examples").glob("plot_*.py")), ROOT / "examples" / "affairs.py"]
+
+
+def _designer_imports(code: str) -> list[tuple[str, list[str]]]:
+    """``(module, names)`` of every import of a designer module in ``code`` (names empty for ``import m``)."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, []) for alias in node.names if alias.name.split(".")[0] == "designer"]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "designer":
+            found.append((node.module or "", [alias.name for alias in node.names]))
+    return found
+
+
+@pytest.mark.parametrize("page", sorted(GUIDE.glob("*.md")), ids=lambda p: p.stem)
+def test_the_guide_uses_the_front_doors_only(page):
+    for block in python_blocks(page):
+        for module, _ in _designer_imports(block):
+            assert module in ("designer", "designer.credal"), f"{page.name} imports {module}: use the front doors"
+
+
+def test_the_gallery_uses_the_front_doors_and_public_modules_only():
+    public = {name for name, _ in docs_gen.public_namespaces()}
+    for script in GALLERY:
+        for module, names in _designer_imports(script.read_text()):
+            assert module in public, f"{script.name} imports {module}, which is not public"
+            if module != "designer":
+                assert not FRONT_DOORS & set(names), f"{script.name} takes {FRONT_DOORS & set(names)} from {module}"
+
+
 def test_the_readme_and_the_guide_show_every_command():
     from designer.cli import COMMANDS
 
