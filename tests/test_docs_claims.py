@@ -273,10 +273,14 @@ DEFAULTS: list[tuple[str, str, Callable[[], tuple[object, ...]]]] = [
                                                                                              "--weight-kind"),)),
     ("docs/guide/design.md", r"frame = \[\"yes\", \"no\"\]\s+# Y; defaults to (inputs)",
      lambda: ("inputs",) if _problem().frame == _problem().inputs else ("not the inputs",)),  # type: ignore[attr-defined]
+    ("docs/guide/design.md", r'objective = "truthful"\s+# default "(\w+)"', lambda: (_problem().objective.value,)),
     ("docs/guide/design.md", r"prior = \[0.5, 0.5\]\s+# default (uniform)",
      lambda: ("uniform",) if list(_problem().prior) == [1 / 3] * 3 else ("not uniform",)),  # type: ignore[attr-defined]
-    ("docs/guide/design.md", r"(HiGHS) is called directly by default",
-     lambda: ("HiGHS",) if __import__("designer").design(_problem()).solver == "HIGHS" else ("another solver",)),
+    ("docs/guide/design.md", r"By default the linear programs go to (\w+), called directly, and the variance "
+     r"objectives' conic programs to (\w+)",
+     lambda: tuple({"HIGHS": "HiGHS", "CLARABEL": "Clarabel"}.get(s, s) for s in (
+         __import__("designer").design(_problem().replace(objective="truthful")).solver,
+         __import__("designer").design(_problem().replace(objective="variance")).solver))),
 ]
 
 
@@ -292,14 +296,23 @@ def test_a_stated_default_is_the_codes(page, pattern, code):
         assert s == str(e) or (isinstance(e, float) and _number(s) == e), f"{page} says {s}, the code's default is {e}"
 
 
+def test_the_problem_file_on_design_md_names_every_objective():
+    from designer.vocabulary import Objective
+
+    text = _page("docs/guide/design.md")
+    block = text[text.index('objective = "truthful"'):text.index("[structure]")]
+    assert set(re.findall(r'"(\w+)"', block)) == {o.value for o in Objective}
+
+
 def test_which_design_states_the_default_objective_and_semantics():
     """The page names the defaults of DesignProblem: in a sentence with "default", the first objective and the first
-    semantics it names are the code's (read from the dataclass, so a change of default fails here until the page
-    follows)."""
+    semantics it names are the code's (those of a problem that names neither, so a change of default fails here until
+    the page follows)."""
     from designer import DesignProblem
     from designer.vocabulary import Objective, Semantics
 
-    objective, semantics = _default(DesignProblem, "objective"), _default(DesignProblem, "semantics")
+    plain = DesignProblem(inputs=("a", "b"), epsilon=1.0)  # the objective's default is resolved on construction
+    objective, semantics = plain.objective.value, plain.semantics.value
     text = " ".join(_page("docs/guide/which-design.md").split())
     sentences = [s for s in re.split(r"(?<=\.)\s+(?=[A-Z*])", text) if "default" in s.lower()]
     named_objectives = [m for s in sentences for m in re.findall(r"`(\w+)`", s) if m in {o.value for o in Objective}]

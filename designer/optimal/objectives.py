@@ -95,7 +95,7 @@ def objective_value(problem: DesignProblem, mech: Mechanism) -> float:
     0.584847
     >>> warner = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="variance")
     >>> round(objective_value(warner, designer.Q_WRR(1.0)), 6)  # Warner's Eq 1 at pi = 1/2: 1/4 + p(1-p)/(2p-1)^2
-    0.839589
+    1.170674
     """
     if problem.objective.variance:
         from .variance import variance_objective
