@@ -32,7 +32,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     "setfunctions": ("bel_from_mass", "commonality_from_mass", "mass_from_bel", "mass_from_commonality",
                      "mass_from_pl", "pl_from_mass"),
     "vocabulary": ("Loss", "Objective", "Semantics"),
-    "release.certified": ("CertifiedMechanism",),
+    "guarantees.certified": ("CertifiedMechanism",),
     # the front doors: one function per verb of the command line (designer/verbs/)
     "verbs.design_verb": ("design",),
     "verbs.estimate_verb": ("estimate",),
@@ -81,6 +81,7 @@ if TYPE_CHECKING:  # pragma: no cover - the same names for type checkers and IDE
     from .exceptions import InvalidMechanismError as InvalidMechanismError
     from .exceptions import InvalidProblemError as InvalidProblemError
     from .exceptions import SolverError as SolverError
+    from .guarantees.certified import CertifiedMechanism as CertifiedMechanism
     from .mechanism import Mechanism as Mechanism
     from .optimal.problem import DesignProblem as DesignProblem
     from .optimal.problem_toml import load_problem as load_problem
@@ -93,7 +94,6 @@ if TYPE_CHECKING:  # pragma: no cover - the same names for type checkers and IDE
     from .privacy import is_private as is_private
     from .privacy import privacy_losses as privacy_losses
     from .privacy import worst_case as worst_case
-    from .release.certified import CertifiedMechanism as CertifiedMechanism
     from .results import FitStatus as FitStatus
     from .results import Result as Result
     from .setfunctions import bel_from_mass as bel_from_mass

@@ -12,8 +12,8 @@ import pytest
 from designer import DesignProblem, design
 from designer.cli import main
 from designer.exceptions import DesignerError
+from designer.guarantees.certified import CertifiedMechanism
 from designer.mechanism import Mechanism
-from designer.release.certified import CertifiedMechanism
 from designer.results import FitStatus, Result, render
 from designer.verbs.export_verb import Exported, export
 

@@ -11,8 +11,8 @@ import pytest
 
 from designer.cli import main
 from designer.exceptions import DesignerError
+from designer.guarantees.certified import CertifiedMechanism
 from designer.mechanism import Mechanism
-from designer.release.certified import CertifiedMechanism
 from designer.results import FitStatus, Result, render
 from designer.verbs.randomize_verb import randomize
 

@@ -66,16 +66,16 @@ def input_indices(mech: Mechanism, true_inputs: Sequence[Any] | ArrayLike) -> ND
 def draw_rows(probs: NDArray[np.float64], rows: NDArray[np.int64], rng: np.random.Generator | int | None = None
               ) -> NDArray[np.int64]:
     """One categorical draw per respondent from row ``rows[i]`` of ``probs``, by the sampler of every release:
-    the rows written as integer counts (:func:`designer.release.exact_table.table_of`: a device's exact fractions, else
-    over 2^32) and uniform 32-bit words, the column whose cumulative counts bracket each
-    (:func:`designer.release.exact_table.sample_grid`).
+    the rows written as integer counts (:func:`designer.guarantees.exact_table.table_of`: a device's exact
+    fractions, else over 2^32) and uniform 32-bit words, the column whose cumulative counts bracket each
+    (:func:`designer.guarantees.exact_table.sample_grid`).
 
     The words come from the operating system's cryptographic generator when ``rng`` is None (a draw nobody can
     replay: what a release needs), else from the numpy generator ``rng`` (or one seeded with it): a simulation,
     which anyone who knows the seed can redo. Successive calls with one generator continue its stream, so chunks
     draw as one call would.
     """
-    from ..release.exact_table import DENOMINATOR, OsRandom, sample_grid, table_of
+    from ..guarantees.exact_table import DENOMINATOR, OsRandom, sample_grid, table_of
 
     counts, denominator = table_of(probs)
     if rng is None:

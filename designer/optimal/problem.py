@@ -113,7 +113,7 @@ class DesignProblem:
 "best_case_utility"}, optional
         ``variance`` (the default, except for ``invariant`` designs, whose default is ``truthful``): the mean
         asymptotic variance of the estimated shares per respondent at the prior, minimised (A-optimal, a convex
-        program; docs/theory.md section 5.5); ``max_variance``: the largest of those variances, minimised;
+        program; docs/theory.md section 5.7); ``max_variance``: the largest of those variances, minimised;
         ``truthful``: probability of the exact true answer; ``chi2``: chi-square information of the answers
         (SLDP staircase LP); ``gain``: ``sum pi_x G[x, E] M[x, E]``; ``worst_case_utility`` /
         ``best_case_utility``: utility ``u(x, y)`` of the worst / best precise answer in the reported set

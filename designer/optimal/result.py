@@ -70,7 +70,7 @@ class DesignResult(Result):
         per row, the prior kept as Fractions; None for other designs.
     optimality_gap : float or None
         How far the released design's objective may be from the optimum, relative: for the variance objectives
-        ``(objective - bound) / objective``, proved by the program's dual (docs/theory.md 5.5), at most ``1e-6``
+        ``(objective - bound) / objective``, proved by the program's dual (docs/theory.md 5.7), at most ``1e-6``
         when ``status`` is ``optimal``; for the other objectives the distance to the optimum of their linear
         program. None when the objective is infinite.
     bound : float or None

@@ -64,7 +64,7 @@ class Route(StrEnum):
     #: ``chi2`` under SLDP: the staircase LP (its columns priced from ``STAIRCASE_PRICE_MIN_INPUTS`` inputs).
     STAIRCASE = "staircase"
     #: ``variance`` / ``max_variance`` under SLDP: a convex (semidefinite) program over staircase pattern weights,
-    #: its patterns priced by the objective's gradient, with a proved optimality gap (docs/theory.md, 5.5).
+    #: its patterns priced by the objective's gradient, with a proved optimality gap (docs/theory.md, 5.7).
     VARIANCE = "variance"
     #: Invariant under relabelling: the size-class program (docs/theory.md, 5.3).
     SYMMETRIC = "symmetric"

@@ -213,7 +213,7 @@ def solve_variance_route(problem: DesignProblem, settings: Settings, decision: D
     """``variance`` / ``max_variance`` under SLDP (:attr:`Route.VARIANCE`): the convex program over staircase
     pattern weights (:func:`~designer.optimal.variance.solve_variance`), its patterns carried from one budget to the
     next by a warm start. Where the problem restricts the answers beyond the program's class (a lying bound, focal
-    sets), the bound comes from the same program without the restriction (docs/theory.md 5.5)."""
+    sets), the bound comes from the same program without the restriction (docs/theory.md 5.7)."""
     solution = _variance_solution(problem, settings)
     bound = solution.bound
     restricted = problem.lie_max is not None or problem.focal_sets is not None
@@ -308,7 +308,7 @@ def compact_candidate(problem: DesignProblem, solved: Solved, settings: Settings
     bound = None
     if problem.objective.variance:
         # the size classes hold an optimum of every eps-SLDP mechanism at the uniform prior (orbit averages of a
-        # convex program, docs/theory.md 5.5); a lying bound restricts them to staircase classes: the bound is then
+        # convex program, docs/theory.md 5.7); a lying bound restricts them to staircase classes: the bound is then
         # the best subset selection without it
         bound = value if problem.lie_max is None else best_compact_variance(problem.replace(lie_max=None))
     return Answer(compact, solved.path, value, outcome.objective, outcome.solver, bound)

@@ -1,5 +1,5 @@
 """Variance-optimal designs: the variances of the estimated shares, minimised as convex programs over staircase
-pattern weights, with a certificate of optimality (docs/theory.md, section 5.5).
+pattern weights, with a certificate of optimality (docs/theory.md, section 5.7).
 
 A survey estimates the shares ``pi`` by maximum likelihood; per respondent their asymptotic covariance is
 ``C = F^-1 - pi pi'`` with the Fisher information ``F = M diag(1/q) M'``, ``q = pi' M`` (Remark 3.8). Every
@@ -559,7 +559,7 @@ def _row_prices(problem: DesignProblem, pats: Patterns, master: Master, index: N
 
 
 def _bound(problem: DesignProblem, parts: Pieces, master: Master, reduced: NDArray[np.float64]) -> float:
-    """The proved lower bound on the optimum over every pattern (docs/theory.md, 5.5), in the program's scale.
+    """The proved lower bound on the optimum over every pattern (docs/theory.md, 5.7), in the program's scale.
 
     For every feasible ``w``: ``f(w) >= sum_p (2 tr(Y_p' R_p) - mu_p c_p) - h . w`` (the conic dual's point), and
     ``h . w = sum_s w_s (a_s . y + r_s) <= b . y + k max(0, max_s r_s)`` with the reduced prices ``r`` (rows meet
@@ -592,7 +592,7 @@ class VarianceSolution:
         The objective of these columns (the worst piece).
     bound : float
         A proved lower bound on the optimum over every eps-SLDP mechanism of the problem's class
-        (docs/theory.md, 5.5); ``-inf`` when none was found.
+        (docs/theory.md, 5.7); ``-inf`` when none was found.
     rounds : int
         Rounds of column generation.
     priced : int
@@ -628,7 +628,7 @@ def _start(problem: DesignProblem, pats: Patterns, warm: Sequence[int] = ()) -> 
 
 def solve_variance(problem: DesignProblem, *, solver: str | None = None, options: dict[str, Any] | None = None,
                    warm: Sequence[int] = (), patterns: Patterns | None = None) -> VarianceSolution:
-    """Minimise the problem's variance objective over staircase pattern weights (SLDP; docs/theory.md 5.5).
+    """Minimise the problem's variance objective over staircase pattern weights (SLDP; docs/theory.md 5.7).
 
     Parameters
     ----------
@@ -790,7 +790,7 @@ class PreciseVariance:
 def solve_precise_variance(problem: DesignProblem, *, solver: str | None = None,
                            options: dict[str, Any] | None = None, warm: Sequence[int] = ()) -> PreciseVariance:
     """``variance`` / ``max_variance`` under WLDP or both: the best precise mechanism with at most ``l`` outputs
-    that a local search finds, and the bound of the SLDP program (docs/theory.md, 5.5).
+    that a local search finds, and the bound of the SLDP program (docs/theory.md, 5.7).
 
     Under Walley's semantics the analyst records precise answers, and the worst case over the credal sets of any
     eps-WLDP mechanism is an eps-LDP precise mechanism (Lemma 3.14), so the SLDP program's optimum bounds every

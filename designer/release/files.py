@@ -118,7 +118,7 @@ def unmet_losses(mech: Mechanism, release: Release) -> list[Loss]:
 def _unmet_on_table(mech: Mechanism, release: Release, exact: tuple[Any, Any]) -> list[Loss]:
     """The losses of ``release.semantics`` that the file's exact table (integer counts over per-row denominators)
     does not keep within ``release.epsilon``, decided with integers."""
-    from .exact_table import counts_private
+    from ..guarantees.exact_table import counts_private
 
     counts, dens = exact
     focal = [int(b) for b in mech.focal]
@@ -197,7 +197,7 @@ def _exact_block(obj: Any, mech: Mechanism, p: str) -> tuple[tuple[Any, Any] | N
         raise InvalidMechanismError(f"{p}: the exact table does not give the file's masses: one of them was "
                                     "changed after designer wrote it; design the mechanism again")
     if prior:
-        from .exact_table import invariance_holds
+        from ..guarantees.exact_table import invariance_holds
 
         column = [list(mech.frame).index(x) if x in mech.frame else -1 for x in mech.inputs]
         if len(prior) != mech.k or min(column) < 0 or not invariance_holds(counts, dens, prior, column):

@@ -56,7 +56,7 @@ def categories_table(mech: Any, epsilon: float | None, exact: tuple[Any, Any]) -
     microdata)."""
     import dataclasses
 
-    from ..release.exact_table import exact_table
+    from ..guarantees.exact_table import exact_table
 
     table = exact_table(mech, epsilon=epsilon, semantics="sldp", exact=exact)
     return dataclasses.replace(table, outputs=tuple(s[0] for s in mech.focal_sets))
@@ -142,7 +142,7 @@ def write_randomized(source_path: str, out_path: str, source: Any, *, columns: l
 def randomize_part(source_path: str, out_path: str, *, seed: Any, **task: Any) -> tuple[int, str, str]:
     """One part of a dataset randomized into ``out_path`` (:func:`write_randomized`; what a Dask worker
     computes) from its own random source. Returns the rows, the file's SHA-256 and the source's name."""
-    from ..release.exact_table import OsRandom, SeededRandom
+    from ..guarantees.exact_table import OsRandom, SeededRandom
 
     source: Any = OsRandom() if seed is None else SeededRandom(seed)
     n = write_randomized(source_path, out_path, source, **task)

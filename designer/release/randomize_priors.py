@@ -64,7 +64,7 @@ class PriorRelease:
     noisy: dict[tuple[str, str], list[int]] = field(default_factory=dict)
 
     def prior(self, column: str, stratum: str = "") -> list[Fraction]:
-        from ..release.noise import noisy_prior
+        from ..guarantees.noise import noisy_prior
 
         return noisy_prior(self.noisy[(column, stratum)])
 
@@ -125,7 +125,7 @@ def _tally(path: str, strata: str | None, wanted: dict[str, Any], count: bool
 def noisy_priors(args: Any, wanted: dict[str, Any]) -> tuple[dict[str, int], PriorRelease]:
     """The strata (first lines) and the :class:`PriorRelease` of ``--invariant-prior data``: every stratum of at
     least ``--min-stratum`` rows, its counts noised at ``--prior-budget`` split over the ``wanted`` columns."""
-    from ..release.noise import noisy_counts, os_source, seeded_source
+    from ..guarantees.noise import noisy_counts, os_source, seeded_source
 
     first, counts = _tally(args.answers, args.strata, wanted, count=True)
     if not first:

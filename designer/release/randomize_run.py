@@ -117,9 +117,9 @@ def _table(path: Any, semantics: str, allocation: str, data_prior: Any = None, *
     released is what the analyst estimates with."""
     from ..estimation.sampling import precise_distributions
     from ..exceptions import CertificationError, InvalidArgumentError
+    from ..guarantees.exact_table import exact_table
     from ..mechanism import Mechanism
     from ..privacy import worst_case
-    from .exact_table import exact_table
 
     found = design_of(path, data_prior)
     path = source_name(path)
@@ -173,8 +173,8 @@ def variable_certificate(entry: Any, semantics: str) -> Any:
     Shafer loss)."""
     import dataclasses
 
+    from ..guarantees.noise import stated_budget
     from ..vocabulary import Loss
-    from .noise import stated_budget
 
     table = max((d[0] for d in entry.designs.values()), key=lambda t: t.epsilon) if isinstance(entry, Stratified) \
         else entry[0]
@@ -186,7 +186,7 @@ def variables_certificate(tables: list[Any], semantics: str) -> Any:
     """The composed certificate of a respondent's variables: each drawn independently from its own certified table,
     so the budgets add exactly (the product's certificate, Lemma 3.3 and Lemma 3.15, with no stored product to
     round)."""
-    from .certified import product_certificate
+    from ..guarantees.certified import product_certificate
 
     return product_certificate(*(variable_certificate(entry, semantics) for entry in tables))
 
@@ -194,8 +194,8 @@ def variables_certificate(tables: list[Any], semantics: str) -> Any:
 def run(args: RandomizeRequest) -> Randomized:
     """Randomize ``args.answers`` into the new file ``args.out`` with its manifest (all or nothing; nothing is ever
     replaced): see :func:`designer.verbs.randomize_verb.randomize` for the parameters."""
+    from ..guarantees.exact_table import OsRandom, SeededRandom
     from ..vocabulary import Loss
-    from .exact_table import OsRandom, SeededRandom
     from .randomize_priors import data_priors, stratified
 
     if args.seed is not None and not args.simulation:
@@ -274,8 +274,8 @@ def draw_frame(args: RandomizeRequest, frame: Any) -> Randomized:
     variable's drawn answers, in :attr:`Randomized.frame`. Stratified and data-prior releases need files."""
     import pandas as pd
 
+    from ..guarantees.exact_table import OsRandom, SeededRandom
     from ..vocabulary import Loss
-    from .exact_table import OsRandom, SeededRandom
     from .randomize_parts import draw_chunk
 
     if args.seed is not None and not args.simulation:

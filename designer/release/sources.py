@@ -13,8 +13,8 @@ from typing import Any, NamedTuple
 
 from ..certificate import certificate_fields
 from ..exceptions import InvalidArgumentTypeError
+from ..guarantees.certified import CertifiedMechanism
 from ..mechanism import Mechanism
-from .certified import CertifiedMechanism
 
 __all__ = ["Design", "design_of", "source_name"]
 

@@ -37,7 +37,7 @@ class Exported(Result):
         The file it was written to (None: not written).
     to : {"js", "html", "qualtrics", "limesurvey"}
     randomizer : ExportedRandomizer
-        The certified exact table (``randomizer.table``: :class:`~designer.release.exact_table.ExactTable`) and
+        The certified exact table (``randomizer.table``: :class:`~designer.guarantees.exact_table.ExactTable`) and
         the answers the page shows.
     status : FitStatus
         ``EXACT``: the table is decided in integer arithmetic.

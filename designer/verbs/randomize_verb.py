@@ -191,7 +191,7 @@ def _budget(value: Any, flag: str) -> Fraction | None:
     """A budget as the rational its user wrote (``0.1`` is 1/10; ``"7/3"`` exactly), > 0."""
     if value is None:
         return None
-    from ..release.noise import stated_budget
+    from ..guarantees.noise import stated_budget
 
     try:
         return stated_budget(value)
