@@ -49,7 +49,7 @@ def float_at_least(value: Fraction) -> float:
     Examples
     --------
     >>> from fractions import Fraction
-    >>> from designer.release.certified import float_at_least
+    >>> from designer.guarantees.certified import float_at_least
     >>> Fraction(float_at_least(Fraction(1, 10))) >= Fraction(1, 10)  # 0.1 as a double is just above 1/10
     True
     """
@@ -127,7 +127,7 @@ def product_certificate(*certificates: Certificate, roundings: int = 0) -> Certi
     Examples
     --------
     >>> import designer
-    >>> from designer.release.certified import product_certificate
+    >>> from designer.guarantees.certified import product_certificate
     >>> problem = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="truthful")
     >>> certificate = designer.design(problem).certificate
     >>> product_certificate(certificate, certificate).exact_budget  # two answers: the budgets add (Lemma 3.3)
@@ -149,7 +149,7 @@ def power_certificate(certificate: Certificate, n: int, *, roundings: int | None
     Examples
     --------
     >>> import designer
-    >>> from designer.release.certified import power_certificate
+    >>> from designer.guarantees.certified import power_certificate
     >>> problem = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="truthful")
     >>> power_certificate(designer.design(problem).certificate, 3).exact_budget
     Fraction(3, 1)
@@ -171,7 +171,7 @@ def image_certificate(certificate: Certificate, *, roundings: int = 0) -> Certif
     Examples
     --------
     >>> import designer
-    >>> from designer.release.certified import image_certificate
+    >>> from designer.guarantees.certified import image_certificate
     >>> problem = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="truthful")
     >>> image_certificate(designer.design(problem).certificate).epsilon  # post-processing keeps the budget
     1.0

@@ -67,7 +67,7 @@ class OsRandom:
 
     Examples
     --------
-    >>> from designer.release.exact_table import OsRandom
+    >>> from designer.guarantees.exact_table import OsRandom
     >>> words = OsRandom().words(4)  # four 32-bit words from os.urandom
     >>> words.shape, str(words.dtype)
     ((4,), 'uint64')
@@ -105,7 +105,7 @@ class SeededRandom:
 
     Examples
     --------
-    >>> from designer.release.exact_table import SeededRandom
+    >>> from designer.guarantees.exact_table import SeededRandom
     >>> source = SeededRandom(1)
     >>> source.name, source.words(3).tolist() == SeededRandom(1).words(3).tolist()  # reproducible
     ('seeded simulation (numpy PCG64)', True)
@@ -128,7 +128,7 @@ def words_per_draw(denominators: Sequence[int] | NDArray[np.int64]) -> int:
 
     Examples
     --------
-    >>> from designer.release.exact_table import words_per_draw
+    >>> from designer.guarantees.exact_table import words_per_draw
     >>> words_per_draw([6, 2**32]), words_per_draw([2**53])
     (1, 2)
     """
@@ -158,7 +158,7 @@ class DrawPlan:
     Examples
     --------
     >>> import designer
-    >>> from designer.release.exact_table import exact_table
+    >>> from designer.guarantees.exact_table import exact_table
     >>> plan = exact_table(designer.Q_WRR(1.0)).plan
     >>> plan.words, plan.limits == (2**64, 2**64)  # nothing is drawn again: 2**53 divides 2**64
     (2, True)
@@ -223,7 +223,7 @@ def sample_grid(counts: NDArray[np.int64], denominator: int | NDArray[np.int64],
     A die's table (``5/6`` truthful) for three respondents, one 32-bit word each:
 
     >>> import numpy as np
-    >>> from designer.release.exact_table import SeededRandom, sample_grid
+    >>> from designer.guarantees.exact_table import SeededRandom, sample_grid
     >>> columns = sample_grid(np.array([[5, 1], [1, 5]]), 6, np.array([0, 0, 1]), SeededRandom(1).words)
     >>> columns.shape, set(columns.tolist()) <= {0, 1}
     ((3,), True)
@@ -261,7 +261,7 @@ def sample_counts(plan: DrawPlan, rows: NDArray[np.int64], words: NDArray[np.uin
 
     >>> import numpy as np
     >>> import designer
-    >>> from designer.release.exact_table import exact_table, sample_counts
+    >>> from designer.guarantees.exact_table import exact_table, sample_counts
     >>> plan = exact_table(designer.Q_WRR(1.0)).plan
     >>> sample_counts(plan, np.array([0, 1]), np.array([0, 2**64 - 1], dtype=np.uint64)).tolist()
     [0, 1]
@@ -310,7 +310,7 @@ class ExactTable:
 
     >>> import numpy as np
     >>> import designer
-    >>> from designer.release.exact_table import SeededRandom, exact_table
+    >>> from designer.guarantees.exact_table import SeededRandom, exact_table
     >>> table = exact_table(designer.Q_WRR(1.0))
     >>> table.outputs, table.words  # two 32-bit words a draw: the denominator is 2**53
     (('{yes}', '{no}'), 2)
@@ -403,7 +403,7 @@ def round_rows(matrix: NDArray[np.float64], denominator: int = DENOMINATOR) -> N
     Examples
     --------
     >>> import numpy as np
-    >>> from designer.release.exact_table import round_rows
+    >>> from designer.guarantees.exact_table import round_rows
     >>> round_rows(np.array([[0.6, 0.2, 0.2]]), 16).tolist()  # 9.6, 3.2, 3.2: floors 9, 3, 3 and the largest remainder
     [[10, 3, 3]]
     """
@@ -433,7 +433,7 @@ def grid_counts(matrix: NDArray[np.float64]) -> tuple[NDArray[np.int64], int] | 
     Examples
     --------
     >>> import numpy as np
-    >>> from designer.release.exact_table import grid_counts
+    >>> from designer.guarantees.exact_table import grid_counts
     >>> counts, denominator = grid_counts(np.array([[1 / 6, 5 / 6], [1 / 2, 1 / 2]]))
     >>> counts.tolist(), denominator
     ([[1, 5], [3, 3]], 6)
@@ -462,7 +462,7 @@ def table_of(probabilities: NDArray[np.float64]) -> tuple[NDArray[np.int64], int
     Examples
     --------
     >>> import designer
-    >>> from designer.release.exact_table import table_of
+    >>> from designer.guarantees.exact_table import table_of
     >>> counts, denominator = table_of(designer.Q_2x3(0.6, 0.2).matrix)  # fifths: a grid
     >>> counts.tolist(), denominator
     ([[3, 1, 1], [1, 3, 1]], 5)
@@ -482,7 +482,7 @@ def invariance_holds(counts: NDArray[np.int64], denominators: NDArray[np.int64],
     --------
     >>> from fractions import Fraction
     >>> import numpy as np
-    >>> from designer.release.exact_table import invariance_holds
+    >>> from designer.guarantees.exact_table import invariance_holds
     >>> half = [Fraction(1, 2), Fraction(1, 2)]
     >>> invariance_holds(np.array([[3, 1], [1, 3]]), np.array([4, 4]), half, [0, 1])
     True
@@ -505,7 +505,7 @@ def counts_private(counts: NDArray[np.int64], focal: list[int], eps: float, loss
 
     >>> import math
     >>> import numpy as np
-    >>> from designer.release.exact_table import counts_private
+    >>> from designer.guarantees.exact_table import counts_private
     >>> counts = np.array([[3, 1], [1, 3]])
     >>> counts_private(counts, [1, 2], math.log(3), "shafer"), counts_private(counts, [1, 2], 1.0, "shafer")
     (True, False)
@@ -564,7 +564,7 @@ def exact_table(mech: Mechanism, *, epsilon: float | None = None, semantics: Any
     ``Q_2x3(0.6, 0.2)`` as counts over ``2**53``, each row summing to it, certified within its own Shafer loss:
 
     >>> import designer
-    >>> from designer.release.exact_table import exact_table
+    >>> from designer.guarantees.exact_table import exact_table
     >>> table = exact_table(designer.Q_2x3(0.6, 0.2))
     >>> table.denominator == 2**53, (table.counts.sum(axis=1) == 2**53).tolist(), round(table.epsilon, 6)
     (True, [True, True], 1.098612)
