@@ -193,9 +193,6 @@ def lower_probability(mech: Mechanism, x: str | int, event: Sequence[str] | str 
 
     Examples
     --------
-    ``Q_2x3(0.6, 0.2)``: a yes answers ``{yes}`` with 0.6, ``{no}`` with 0.2 and "don't know" with 0.2, so the
-    precise answer of some member of its credal set is yes with any probability from 0.6 to 0.8.
-
     >>> import designer
     >>> from designer import credal
     >>> q = designer.Q_2x3(0.6, 0.2)
@@ -211,9 +208,6 @@ def upper_probability(mech: Mechanism, x: str | int, event: Sequence[str] | str 
 
     Examples
     --------
-    ``Q_2x3(0.6, 0.2)``: a yes answers ``{yes}`` with 0.6, ``{no}`` with 0.2 and "don't know" with 0.2, so the
-    precise answer of some member of its credal set is yes with any probability from 0.6 to 0.8.
-
     >>> import designer
     >>> from designer import credal
     >>> q = designer.Q_2x3(0.6, 0.2)
@@ -234,9 +228,6 @@ def extreme_points(mech: Mechanism, x: str | int) -> NDArray[np.float64]:
 
     Examples
     --------
-    ``Q_2x3(0.6, 0.2)``: a yes answers ``{yes}`` with 0.6, ``{no}`` with 0.2 and "don't know" with 0.2, so the
-    precise answer of some member of its credal set is yes with any probability from 0.6 to 0.8.
-
     >>> import designer
     >>> from designer import credal
     >>> credal.extreme_points(designer.Q_2x3(0.6, 0.2), "yes").tolist()
@@ -268,9 +259,6 @@ def contains(mech: Mechanism, x: str | int, pr: ArrayLike, *, tol: float = 1e-12
 
     Examples
     --------
-    ``Q_2x3(0.6, 0.2)``: a yes answers ``{yes}`` with 0.6, ``{no}`` with 0.2 and "don't know" with 0.2, so the
-    precise answer of some member of its credal set is yes with any probability from 0.6 to 0.8.
-
     >>> import designer
     >>> from designer import credal
     >>> q = designer.Q_2x3(0.6, 0.2)

@@ -323,8 +323,6 @@ def pl_from_mass(mass: ArrayLike) -> NDArray[np.float64]:
 
     Examples
     --------
-    A mass function over the frame ``(a, b)``, indexed by bitmask (``[m(∅), m({a}), m({b}), m({a,b})]``):
-
     >>> import numpy as np
     >>> from designer import pl_from_mass
     >>> pl_from_mass(np.array([0, 0.6, 0.2, 0.2])).round(12).tolist()  # pl({a}) = 0.6 + 0.2
@@ -435,8 +433,6 @@ def commonality_from_mass(mass: ArrayLike) -> NDArray[np.float64]:
 
     Examples
     --------
-    A mass function over the frame ``(a, b)``, indexed by bitmask (``[m(∅), m({a}), m({b}), m({a,b})]``):
-
     >>> import numpy as np
     >>> from designer import commonality_from_mass
     >>> commonality_from_mass(np.array([0, 0.6, 0.2, 0.2])).round(12).tolist()  # q(∅) = 1, q({a,b}) = m({a,b})

@@ -215,10 +215,6 @@ class PrevalenceBounds:
 
     Examples
     --------
-    Two groups of 1000, one answering through Warner's design with truthful probability 0.8 (eps = ln 4), the other
-    with 2/3 (eps = ln 2): 260 and 330 yes. The answers are coded by the stacked frame's columns (``a|yes``, ``a|no``,
-    ``b|yes``, ``b|no``):
-
     >>> import numpy as np
     >>> import designer
     >>> from designer.estimation.groups import estimate_groups
@@ -375,10 +371,6 @@ def answers_per_group(counts: SurveyCounts, offsets: list[int]) -> tuple[int, ..
 
     Examples
     --------
-    Two groups of 1000, one answering through Warner's design with truthful probability 0.8 (eps = ln 4), the other
-    with 2/3 (eps = ln 2): 260 and 330 yes. The answers are coded by the stacked frame's columns (``a|yes``, ``a|no``,
-    ``b|yes``, ``b|no``):
-
     >>> import numpy as np
     >>> import designer
     >>> from designer.estimation.groups import estimate_groups
@@ -447,10 +439,6 @@ def estimate_groups(mechanisms: Mapping[str, Mechanism], counts: SurveyCounts, *
 
     Examples
     --------
-    Two groups of 1000, one answering through Warner's design with truthful probability 0.8 (eps = ln 4), the other
-    with 2/3 (eps = ln 2): 260 and 330 yes. The answers are coded by the stacked frame's columns (``a|yes``, ``a|no``,
-    ``b|yes``, ``b|no``):
-
     >>> import numpy as np
     >>> import designer
     >>> from designer.estimation.groups import estimate_groups

@@ -81,9 +81,6 @@ def at_maximum(m: NDArray[np.float64], counts: NDArray[np.float64], pi: NDArray[
 
     Examples
     --------
-    30 answers ``{yes}``, 50 ``{no}`` and 20 "don't know" through ``Q_2x3(0.6, 0.2)``; the MLE is Eq 2's
-    ``(50 * 0.2 - 30 * 0.6) / (80 * (0.2 - 0.6)) = 0.25``:
-
     >>> import numpy as np
     >>> import designer
     >>> M = designer.Q_2x3(0.6, 0.2).matrix
@@ -128,9 +125,6 @@ def kkt_violation(m: NDArray[np.float64], counts: NDArray[np.float64], pi: NDArr
 
     Examples
     --------
-    30 answers ``{yes}``, 50 ``{no}`` and 20 "don't know" through ``Q_2x3(0.6, 0.2)``; the MLE is Eq 2's
-    ``(50 * 0.2 - 30 * 0.6) / (80 * (0.2 - 0.6)) = 0.25``:
-
     >>> import numpy as np
     >>> import designer
     >>> M = designer.Q_2x3(0.6, 0.2).matrix
@@ -166,9 +160,6 @@ def mle_newton(m: NDArray[np.float64], counts: NDArray[np.float64], *, tol: floa
 
     Examples
     --------
-    30 answers ``{yes}``, 50 ``{no}`` and 20 "don't know" through ``Q_2x3(0.6, 0.2)``; the MLE is Eq 2's
-    ``(50 * 0.2 - 30 * 0.6) / (80 * (0.2 - 0.6)) = 0.25``:
-
     >>> import numpy as np
     >>> import designer
     >>> M = designer.Q_2x3(0.6, 0.2).matrix
@@ -340,9 +331,6 @@ def em(m: NDArray[np.float64], counts: NDArray[np.float64], *, tol: float = 1e-1
 
     Examples
     --------
-    30 answers ``{yes}``, 50 ``{no}`` and 20 "don't know" through ``Q_2x3(0.6, 0.2)``; the MLE is Eq 2's
-    ``(50 * 0.2 - 30 * 0.6) / (80 * (0.2 - 0.6)) = 0.25``:
-
     >>> import numpy as np
     >>> import designer
     >>> M = designer.Q_2x3(0.6, 0.2).matrix
@@ -374,9 +362,6 @@ def mle_convex(m: NDArray[np.float64], counts: NDArray[np.float64]) -> NDArray[n
 
     Examples
     --------
-    30 answers ``{yes}``, 50 ``{no}`` and 20 "don't know" through ``Q_2x3(0.6, 0.2)``; the MLE is Eq 2's
-    ``(50 * 0.2 - 30 * 0.6) / (80 * (0.2 - 0.6)) = 0.25``:
-
     >>> import numpy as np
     >>> import designer
     >>> M = designer.Q_2x3(0.6, 0.2).matrix

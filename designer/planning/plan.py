@@ -446,8 +446,6 @@ def plan_survey(survey: Survey, *, name: str = "", width: float | None = None, l
 
     Examples
     --------
-    Two yes/no questions sharing eps = 2:
-
     >>> from designer import planning
     >>> survey = planning.parse_survey({"name": "two", "epsilon": 2.0, "question": [
     ...     {"name": "drugs", "inputs": ["yes", "no"], "prior": [0.1, 0.9]},

@@ -119,8 +119,6 @@ def accuracy_of(mech: Mechanism, semantics: Semantics | str = "sldp", prior: Any
 
     Examples
     --------
-    Warner's design at eps = 1 (truthful probability ``e / (e + 1)``), planned at a prior of 30% yes:
-
     >>> import designer
     >>> from designer import planning
     >>> accuracy = planning.accuracy_of(designer.Q_WRR(1.0), "sldp", [0.3, 0.7])
@@ -147,8 +145,6 @@ class SampleSize(Result):
 
     Examples
     --------
-    Warner's design at eps = 1 (truthful probability ``e / (e + 1)``), planned at a prior of 30% yes:
-
     >>> import designer
     >>> from designer import planning
     >>> accuracy = planning.accuracy_of(designer.Q_WRR(1.0), "sldp", [0.3, 0.7])
@@ -188,8 +184,6 @@ def sample_size(accuracy: Accuracy, width: float, level: float = 0.95) -> Sample
 
     Examples
     --------
-    Warner's design at eps = 1 (truthful probability ``e / (e + 1)``), planned at a prior of 30% yes:
-
     >>> import designer
     >>> from designer import planning
     >>> accuracy = planning.accuracy_of(designer.Q_WRR(1.0), "sldp", [0.3, 0.7])

@@ -74,8 +74,6 @@ def parse_survey(data: dict[str, Any], source: str = "") -> Survey:
 
     Examples
     --------
-    Two yes/no questions sharing eps = 2:
-
     >>> from designer import planning
     >>> survey = planning.parse_survey({"name": "two", "epsilon": 2.0, "question": [
     ...     {"name": "drugs", "inputs": ["yes", "no"], "prior": [0.1, 0.9]},
@@ -189,8 +187,6 @@ class Allocation(Result):
 
     Examples
     --------
-    Two yes/no questions sharing eps = 2:
-
     >>> from designer import planning
     >>> survey = planning.parse_survey({"name": "two", "epsilon": 2.0, "question": [
     ...     {"name": "drugs", "inputs": ["yes", "no"], "prior": [0.1, 0.9]},
@@ -334,8 +330,6 @@ def joint_variance(survey: Survey) -> tuple[dict[str, Any] | None, str]:
 
     Examples
     --------
-    Two yes/no questions sharing eps = 2:
-
     >>> from designer import planning
     >>> survey = planning.parse_survey({"name": "two", "epsilon": 2.0, "question": [
     ...     {"name": "drugs", "inputs": ["yes", "no"], "prior": [0.1, 0.9]},
@@ -387,8 +381,6 @@ def allocate(survey: Survey, *, joint: bool = True) -> Allocation:
 
     Examples
     --------
-    Two yes/no questions sharing eps = 2:
-
     >>> from designer import planning
     >>> survey = planning.parse_survey({"name": "two", "epsilon": 2.0, "question": [
     ...     {"name": "drugs", "inputs": ["yes", "no"], "prior": [0.1, 0.9]},

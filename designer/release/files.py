@@ -222,8 +222,6 @@ def open_mechanism_file(path: str | os.PathLike[str], *, check: bool = True) -> 
 
     Examples
     --------
-    A designed mechanism written as JSON with its ``release`` (what ``design --out gwrr.json`` writes), then read back:
-
     >>> import json, os, tempfile
     >>> import designer
     >>> from designer.certificate import certificate_fields
@@ -268,8 +266,6 @@ def read_mechanism_file(path: str | os.PathLike[str], *, check: bool = True) -> 
 
     Examples
     --------
-    A designed mechanism written as JSON with its ``release`` (what ``design --out gwrr.json`` writes), then read back:
-
     >>> import json, os, tempfile
     >>> import designer
     >>> from designer.certificate import certificate_fields
