@@ -56,6 +56,8 @@ TARGET_GAP = 1e-8
 LOOSE_GAP = 1e-6
 #: A round whose objective improves by less than this (relative) has stalled: the duals are made accurate.
 STALL = 1e-8
+#: At most this many rounds at the solver's full accuracy.
+MAX_FINAL_ROUNDS = 8
 #: At most this many rounds of column generation.
 MAX_ROUNDS = 80
 #: Patterns brought in per round, at most (the best priced ones).
@@ -657,6 +659,10 @@ def solve_variance(problem: DesignProblem, *, solver: str | None = None, options
     """
     parts = pieces(problem)
     pats = candidate_patterns(problem) if patterns is None else patterns
+    if (problem.dont_know or 0.0) >= 1.0:
+        raise InfeasibleDesignError(
+            f"'{problem.name or 'the problem'}' fixes the don't-know mass at 1: those answers carry no information, "
+            "and no design estimates the shares; lower dont_know")
     if pats.size == 0 or not np.any(pats.bits != 0):
         raise InfeasibleDesignError(
             f"no answer set of '{problem.name or 'the problem'}' separates any two inputs (the focal sets or the "
@@ -665,9 +671,10 @@ def solve_variance(problem: DesignProblem, *, solver: str | None = None, options
     options = dict(options or {})
     index = _start(problem, pats, warm)
     _check_feasible(problem, pats)
-    final, rounds, bound, previous, tol = False, 0, -math.inf, math.inf, 1e-4
+    final, rounds, bound, previous, tol, final_rounds = False, 0, -math.inf, math.inf, 1e-4, 0
     while True:
         rounds += 1
+        final_rounds += final
         loose = {"tol_gap_abs": tol, "tol_gap_rel": tol, "tol_feas": min(tol, 1e-8)}
         master = (_solve_master_clarabel(problem, parts, pats, index, {**({} if final else loose), **options})
                   if use_clarabel else _solve_master_cvxpy(problem, parts, pats, index, solver or "CLARABEL", options))
@@ -677,6 +684,10 @@ def solve_variance(problem: DesignProblem, *, solver: str | None = None, options
         scaled = value * pats.kappa  # the program's own scale, in which prices are measured
         h = _prices(parts, pats, master)
         reduced = h - _row_prices(problem, pats, master)
+        # every conic dual gives a valid bound: keep the best
+        bound = max(bound, _bound(problem, parts, master, reduced) / pats.kappa)
+        if value - bound <= TARGET_GAP * abs(value) or rounds >= MAX_ROUNDS or final_rounds >= MAX_FINAL_ROUNDS:
+            break
         inside = np.zeros(pats.size, dtype=bool)
         inside[index] = True
         candidates = np.flatnonzero(~inside & (reduced > (TARGET_GAP if final else LOOSE_GAP) * abs(scaled)))
@@ -685,24 +696,22 @@ def solve_variance(problem: DesignProblem, *, solver: str | None = None, options
         tol = float(np.clip((previous - value) / abs(value) / 100, 1e-8, 1e-4)) if math.isfinite(previous) else tol
         previous = value
         if _TRACE is not None:
-            _TRACE.append((rounds, index.size, value, candidates.size, final, stalled))
-        if final or stalled or not candidates.size:
-            # every conic dual gives a valid bound: keep the best
-            bound = max(bound, _bound(problem, parts, master, reduced) / pats.kappa)
-            if value - bound <= TARGET_GAP * abs(value) or rounds >= MAX_ROUNDS:
-                break
-            if not candidates.size and final:
+            _TRACE.append((rounds, index.size, value, candidates.size, final, stalled, bound))
+        if not candidates.size or stalled:
+            if final and not candidates.size:
                 break  # nothing left to price in: the gap is what it is (reported)
             final = True  # from here on, the solver's full accuracy
             if not candidates.size:
                 continue
-        if rounds >= MAX_ROUNDS:
-            break
         best = candidates[np.argsort(-reduced[candidates], kind="stable")[:max(NEW_COLUMNS, 4 * problem.k)]]
-        index = np.union1d(_support(problem, parts, pats, index, master.w), best)
+        # a vertex keeps the early programs small; the final ones only grow (no cycling through equal optima)
+        kept = index if final else _support(problem, parts, pats, index, master.w)
+        index = np.union1d(kept, best)
     index, master, value = _polish(problem, parts, pats, index, master, value, solver, options)
     cols = pats.columns(index)
-    used = master.w > 0
+    # a column whose largest mass is below MIN_MASS is residue: its low entries would fall under the cleaning's
+    # zero and leave an infinite ratio (the rows lose at most its mass, restored by the release's cleaning)
+    used = master.w > MIN_MASS
     return VarianceSolution(cols[:, used] * master.w[used][None, :], pats.sets[index][used], value, bound,
                             rounds, int(index.size), pats.bits[index][used],
                             "CLARABEL" if use_clarabel else str(solver).upper())
@@ -746,7 +755,9 @@ def _support(problem: DesignProblem, parts: Pieces, pats: Patterns, index: NDArr
 #: Weights below this share of the largest are solver residue: the polished design drops them when the objective
 #: stays within ``POLISH_RTOL`` (relative) of the program's.
 POLISH_DROP = 1e-7
-POLISH_RTOL = 1e-9
+POLISH_RTOL = 1e-8
+#: Columns of a released design carry at least this much mass (a column's largest entry is its weight).
+MIN_MASS = 1e-10
 
 
 def _polish(problem: DesignProblem, parts: Pieces, pats: Patterns, index: NDArray[np.int64], master: Master,

@@ -102,7 +102,6 @@ def parse_survey(data: dict[str, Any], source: str = "") -> Survey:
         weight = table.pop("weight", 1.0)
         if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 < weight < math.inf:
             raise InvalidProblemError(f"{label}: key 'weight' must be a positive number, got {weight!r}")
-        table.setdefault("objective", "chi2")
         table.setdefault("name", f"question{i}")
         questions.append(parse_problem({**table, "epsilon": data["epsilon"], "semantics": semantics}, source=label))
         weights.append(float(weight))
