@@ -190,7 +190,7 @@ def test_simulation_check_names_its_arguments_and_refuses_wldp_set_answers_only(
         check_by_simulation(_accuracy(), 100, 1, seed=1)
     with pytest.raises(DesignerError, match=r"^n must be an integer >= 1, got 0$"):
         check_by_simulation(_accuracy(), 0, 10, seed=1)
-    with pytest.raises(DesignerError, match=r"^--check simulates set answers and their MLE: under WLDP the answers "
+    with pytest.raises(DesignerError, match=r"^check simulates set answers and their MLE: under WLDP the answers "
                                             r"come from an unknown credal member, so there is no interval to check; "
                                             r"plan under SLDP$"):
         check_by_simulation(accuracy_of(Q_2x3(0.5, 0.2), "wldp", [0.3, 0.7]), 100, 10, seed=1)

@@ -25,11 +25,12 @@ from statistics import NormalDist
 import pytest
 
 from designer import Budget
+from designer._internal.keywords import read_budgets
 from designer._internal.numeric import chi2_sf, normal_cdf, normal_quantile, two_sided_z
 from designer._internal.validation import check_epsilon
 from designer.budget import check_budget
 from designer.cli import _one_line, build_parser, main
-from designer.cli._common import CommandError, epsilon_arg, parse_grid
+from designer.cli._common import epsilon_arg
 from designer.exceptions import DataError, DesignerError, InvalidArgumentError
 from designer.results import FitStatus, render
 
@@ -225,7 +226,7 @@ def test_the_flag_the_grid_and_budget_accept_the_same_budgets(text):
     budget_ok = number is not None and _accepts(Budget, number)
     assert _accepts(epsilon_arg, text) is budget_ok
     if text.strip():
-        assert _accepts(lambda t: parse_grid(t), text) is budget_ok
+        assert _accepts(lambda t: read_budgets(t, "--eps"), text) is budget_ok
     if number is not None:
         assert _accepts(check_budget, number) is _accepts(check_epsilon, number) is budget_ok
         assert budget_ok is (math.isfinite(number) and number > 0)  # the rule itself, written out
@@ -254,8 +255,9 @@ def test_the_grid_flag_is_named_eps_in_compare_and_sweep(capsys):
         assert main([command, "problems/warner.toml", "--eps", "0,1"]) == 2
         assert capsys.readouterr().err.strip() == ("designer: error: --eps '0,1': every value must be a finite "
                                                    "number > 0, got 0.0")
-    with pytest.raises(CommandError, match=r"^--eps '1e999,1': every value must be a finite number > 0, got inf$"):
-        parse_grid("1e999,1")
+    with pytest.raises(InvalidArgumentError, match=r"^--eps '1e999,1': every value must be a finite number > 0, "
+                                                   r"got inf$"):
+        read_budgets("1e999,1", "--eps")
 
 
 # --- errors caught once ----------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
+from .._internal.keywords import flag_names
 from ..exceptions import CertificationError, DataError, DesignerError, DesignWarning, SolverError
 from ._common import show_progress
 
@@ -221,7 +222,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     try:
-        text = args.func(args)
+        with flag_names(args.command != "studio"):  # errors name the command's flags, not the front doors' keywords
+            text = args.func(args)
     except (CertificationError, SolverError) as exc:  # the work failed, not the input: exit status 1
         print(f"designer: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 1

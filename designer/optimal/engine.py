@@ -51,7 +51,7 @@ from .solve_steps import (
     solve_variance_route,
 )
 from .symmetric import SymmetricMechanism
-from .variance import OPTIMALITY_GAP
+from .variance_program import OPTIMALITY_GAP
 
 __all__ = ["ROUTES", "Steps", "design", "release_route", "within_tolerance"]
 

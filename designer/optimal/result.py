@@ -135,7 +135,7 @@ class DesignResult(Result):
         is the largest. None otherwise."""
         if self.problem.priors is None or self.mechanism is None:
             return None
-        from .variance import scenario_values
+        from .share_variance import scenario_values
 
         values = scenario_values(self.problem, self.mechanism.matrix)
         return {f"prior {i + 1}": float(v) for i, v in enumerate(values)}

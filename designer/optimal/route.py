@@ -21,7 +21,7 @@ from .precise import is_precise
 from .problem import DesignProblem
 from .programs import LAZY_MIN_FRAME, program_nonzeros
 from .symmetry import is_symmetric
-from .variance import MAX_VARIANCE_INPUTS
+from .variance_master import MAX_VARIANCE_INPUTS
 
 __all__ = ["COLUMN_MAX_FRAME", "GENERAL_MAX_INPUTS", "MAX_NONZEROS", "MAX_SYMMETRIC_WLDP_INPUTS",
            "SYMMETRIC_AUTO_INPUTS", "Decision", "Route", "check_size", "decide"]

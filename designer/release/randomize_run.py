@@ -6,13 +6,13 @@ returns a :class:`Randomized` result; :func:`designer.verbs.randomize_verb.rando
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
+from .._internal.keywords import read_allocation, shown
 from ..exceptions import InvalidArgumentError as CommandError
 from ..results import FitStatus, Result, TableData
 from .randomize_manifest import Release, write_release
@@ -55,29 +55,12 @@ class RandomizeRequest:
     allocation: str = "uniform"
 
 
-def parse_allocation(text: Any) -> str | float:
-    """``allocation``: ``uniform`` or lambda in [0, 1] (checked by :mod:`designer.estimation.sampling`)."""
-    if text == "uniform":
-        return "uniform"
-    try:
-        return float(text)
-    except (TypeError, ValueError):
-        raise CommandError(f"--allocation must be 'uniform' or a number in [0, 1], got {text!r}") from None
-
-
 def check_out(path: str, inputs: list[Any], advice: str) -> None:
     """Refuse, before any work, an output that is an input, exists, or has no folder (randomize never replaces a
-    file)."""
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise CommandError(f"{path}: the folder {os.path.dirname(path) or '.'} does not exist; create it first")
-    if not os.access(folder, os.W_OK):
-        raise CommandError(f"{path}: the folder {os.path.dirname(path) or '.'} is not writable")
-    out = os.path.realpath(path)
-    if any(out == os.path.realpath(p) for p in inputs if isinstance(p, str | os.PathLike)):
-        raise CommandError(f"{path}: is an input of this command; input files are never overwritten")
-    if os.path.exists(out):
-        raise CommandError(f"{path}: already exists; {advice}")
+    file: :func:`designer._internal.keywords.check_output` without ``force``)."""
+    from .._internal.keywords import check_output
+
+    check_output(path, inputs, False, advice)
 
 
 def _variables(args: RandomizeRequest) -> list[tuple[str, Any]]:
@@ -128,7 +111,7 @@ def _table(path: Any, semantics: str, allocation: str, data_prior: Any = None, *
         return Drawn(categories_table(mech, epsilon, exact), mech, basis, prior, detail)
     member = None
     if semantics == "wldp":
-        probs = precise_distributions(mech, parse_allocation(allocation))
+        probs = precise_distributions(mech, read_allocation(allocation, shown("allocation")))
         member = Mechanism(probs, inputs=mech.inputs, frame=mech.frame, focal=[1 << j for j in range(mech.l)])
     witness = worst_case(member if member is not None else mech, "shafer")
     own = witness.eps
