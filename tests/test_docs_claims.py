@@ -304,6 +304,20 @@ def test_the_problem_file_on_design_md_names_every_objective():
     assert set(re.findall(r'"(\w+)"', block)) == {o.value for o in Objective}
 
 
+def test_the_bundled_problems_are_described_with_their_own_objective():
+    """design.md lists the bundled problems, some with their objective in parentheses: it is the file's."""
+    from designer import load_problem
+    from designer.vocabulary import Objective
+
+    text = " ".join(_page("docs/guide/design.md").split())
+    described = re.findall(r"`([\w-]+)\.toml` \(([^)]*)\)", text)
+    assert len(described) >= 4
+    for name, words in described:
+        named = [w for w in re.findall(r"[\w]+", words) if w in {o.value for o in Objective}]
+        if named:
+            assert named == [load_problem(str(ROOT / "problems" / f"{name}.toml")).objective.value], (name, named)
+
+
 def test_which_design_states_the_default_objective_and_semantics():
     """The page names the defaults of DesignProblem: in a sentence with "default", the first objective and the first
     semantics it names are the code's (those of a problem that names neither, so a change of default fails here until
