@@ -30,7 +30,7 @@ def skewed_prior(k: int, seed: int = 1) -> np.ndarray:
     return pi / pi.sum()
 
 
-def timed(problem):  # noqa: ANN001, ANN201 - a benchmark helper
+def timed(problem):  # a benchmark helper
     from designer.optimal import design
 
     t0 = time.perf_counter()

@@ -1,8 +1,10 @@
 """designer: design and audit local-differential-privacy mechanisms with set-valued answers.
 
 An evidential mechanism gives every input a Dempster-Shafer mass function over the answers, so a
-respondent may answer with a set ("I don't know", "one of these"). See docs/guide/ for a tour and
-``docs/theory.md`` for the mathematics.
+respondent may answer with a set ("I don't know", "one of these"). The front doors are one function per verb of
+the command line (``design``, ``estimate``, ``regress``, ``plan``, ``randomize``, ``export``, ``audit``,
+``tradeoff``); the guide, the mathematics (the paper's numbering) and the reference are on the documentation site
+named below. ``designer problems`` lists the design problems that come with the package.
 
 The names below are loaded on first use, so that ``import designer`` (and the command line) start fast.
 """
@@ -12,7 +14,10 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.2.0"
+from ._version import DOCS_URL as _DOCS_URL
+from ._version import __version__ as __version__
+
+__doc__ = f"{__doc__}\nDocumentation: {_DOCS_URL}\n"  # help(designer) names the site (the one URL constant)
 
 #: The one table of public names: module (under ``designer``) -> the names it gives ``import designer``. The
 #: ``TYPE_CHECKING`` imports below say the same for type checkers and IDEs (a test checks that they agree).

@@ -12,7 +12,7 @@ import pathlib
 
 #: (names, what the layer does), lowest layer first.
 LAYERS: list[tuple[set[str], str]] = [
-    ({"exceptions", "vocabulary", "budget", "certificate", "setfunctions", "results", "_internal"},
+    ({"_version", "exceptions", "vocabulary", "budget", "certificate", "setfunctions", "results", "_internal"},
      "errors, enums, budgets, certificates, results, set functions, exact arithmetic, files, solvers"),
     ({"mechanism"}, "the mechanism: masses of answer sets given each input"),
     ({"constructors", "privacy", "composition", "credal", "closed_forms", "guarantees", "estimation"},

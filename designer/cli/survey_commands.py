@@ -121,6 +121,10 @@ def cmd_synthesize(args: argparse.Namespace) -> str:
     from ..estimation.sampling import as_rng, synthetic_answers
     from ..estimation.survey_files import table_sink
 
+    if args.source:  # a file that exists, else designer's own problem or mechanism of that name
+        from .._internal.bundled import resolve
+
+        args.source = resolve(args.source, ("problem", "mechanism"))
     check_out(args.out, [args.source] if args.source else [], args.force)
     if args.source:
         if args.source.lower().endswith(".toml"):

@@ -70,7 +70,12 @@ def manifest_mechanism(manifest: str | os.PathLike[str], column: str) -> str:
         raise DataError(f"{manifest}: column {column!r} was released by strata: give each stratum's design with "
                         "--mechanism STRATUM=FILE and --group (randomize printed the command)")
     design = str(entry.get("design", ""))
-    if design.endswith(".toml"):
-        raise DataError(f"{manifest}: column {column!r} was drawn from a design made on the fly from {design}; "
-                        f"design it to a file (designer design {design} --out FILE.json) and give --mechanism")
+    if design:  # a file, else the bare name of designer's own mechanism or problem
+        from .._internal.bundled import resolve
+
+        source = os.fspath(resolve(design, ("mechanism", "problem"), error=DataError))
+        if source.endswith(".toml"):
+            raise DataError(f"{manifest}: column {column!r} was drawn from a design made on the fly from {design}; "
+                            f"design it to a file (designer design {design} --out FILE.json) and give --mechanism")
+        return source
     return design

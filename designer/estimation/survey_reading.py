@@ -94,10 +94,13 @@ def survey_source(data: Any, column: str, mechanism: Mechanism | None = None, *,
     >>> source.name, source.unit, source.frame["response"].tolist()
     ('data', 'row', ['{yes}', '{no}'])
     """
-    import pandas as pd
-
     if isinstance(data, (str, os.PathLike)):
-        return SurveySource(os.fspath(data), path=os.fspath(data))
+        from .._internal.bundled import resolve
+
+        path = os.fspath(resolve(data, "data", error=DataError))  # a file that exists, else designer's own by name
+        return SurveySource(path, path=path)
+    import pandas as pd  # a frame or a sequence (a file is read without pandas when it is small)
+
     if isinstance(data, pd.DataFrame):
         return SurveySource("data", frame=data, unit="row")
     if isinstance(data, (bytes, Mapping)) or not isinstance(data, (Sequence, np.ndarray, pd.Series)):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -161,7 +161,7 @@ def compare(problem: DesignProblem, epsilons: list[float]) -> ComparisonTable:
     sem, objective = problem.semantics, problem.objective
     warner = problem.focal_sets == (1, 2) and not problem.dont_know  # only the two precise answers (Ex 3.7)
     plain_targets = problem.variance_weights is None and problem.contrasts is None and problem.priors is None
-    if _binary(problem) and (objective in (Objective.TRUTHFUL, Objective.CHI2) or objective.variance and plain_targets
+    if _binary(problem) and (objective in (Objective.TRUTHFUL, Objective.CHI2) or (objective.variance and plain_targets)
                              ) and problem.lie_max is None and (
             warner or (sem is not Semantics.BOTH and problem.focal_sets is None)):
         return _compare_binary(problem, epsilons)
@@ -243,7 +243,7 @@ def _compare_kary_variance(problem: DesignProblem, epsilons: list[float]) -> Com
     variance of its own answers (mean or largest share, as the objective): ``diff`` = (designed - best peer) /
     best peer, never above 0 (docs/theory.md 5.7)."""
     k, prior = problem.k, problem.prior
-    reduce = "mean" if problem.objective is Objective.VARIANCE else "max"
+    reduce: Literal["mean", "max"] = "mean" if problem.objective is Objective.VARIANCE else "max"
     cols = ("epsilon", "objective", "status", "optimality_gap", "krr", "subset_selection", "ss_best_d", "oue",
             "best_peer", "diff")
     rows = []

@@ -353,10 +353,9 @@ class DesignCache:
 
     A plan is made at ``prior`` (default the problem's) for the design that will be fielded: the problem as its
     file states it, designed at the file's own prior (a linear objective re-optimised at a skewed prior may
-    answer "no" whatever the truth, which identifies nothing). A file that names no objective is designed for
-    ``max_variance`` (the largest share variance made small: a width on every share). Where the file's design
-    leaves a share unidentified, the ``max_variance`` design under the same structure at the planning prior is
-    used; :meth:`basis` says which (a :class:`~designer.vocabulary.DesignBasis`).
+    answer "no" whatever the truth). A file that names no objective is designed for ``max_variance`` (a width on
+    every share); where the file's design leaves a share unidentified, the ``max_variance`` design of the same
+    structure at the planning prior is used. :meth:`basis` says which (a :class:`~designer.vocabulary.DesignBasis`).
     """
 
     problem: Any

@@ -12,6 +12,7 @@ budget (whose marginal shares can be estimated more accurately than any split al
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -113,7 +114,8 @@ def parse_survey(data: dict[str, Any], source: str = "") -> Survey:
 
 
 def load_survey(path: str) -> Survey:
-    """Read a survey (questionnaire) TOML file.
+    """Read a survey (questionnaire) TOML file, or one that comes with designer by its bare name
+    (``"two-questions"``).
 
     Examples
     --------
@@ -134,7 +136,12 @@ def load_survey(path: str) -> Survey:
     >>> [q.name for q in planning.load_survey(path).questions]
     ['drugs', 'tax']
     >>> folder.cleanup()
+    >>> [q.name for q in planning.load_survey("two-questions").questions]  # the one that comes with designer
+    ['drugs', 'income']
     """
+    from .._internal.bundled import resolve
+
+    path = os.fspath(resolve(path, "survey", error=InvalidProblemError))
     return parse_survey(read_toml(path), source=str(path))
 
 

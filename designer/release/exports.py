@@ -128,7 +128,7 @@ def export_js(randomizer: ExportedRandomizer) -> str:
     """
     table = randomizer.table
     certificate = table.certificate_record()
-    from .. import __version__
+    from .._version import __version__
 
     counts = ",\n  ".join(json.dumps([int(c) for c in row]) for row in table.counts)
     plan = table.plan.record()

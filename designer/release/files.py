@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .._internal.bundled import resolve
 from ..exceptions import InvalidMechanismError
 from ..mechanism import Mechanism
 from ..privacy import is_private, worst_case
@@ -76,7 +77,7 @@ def release_block(epsilon: float, semantics: Semantics, certificate: Mapping[str
     >>> sorted(release_block(1.0, Semantics.SLDP, {"certified": True, "certificate": "exact"}))
     ['certificate', 'certified', 'designer', 'epsilon', 'semantics']
     """
-    from .. import __version__
+    from .._version import __version__
 
     return {"epsilon": float(epsilon), "semantics": Semantics.parse(semantics).value, **certificate,
             "designer": __version__}
@@ -241,6 +242,7 @@ def open_mechanism_file(path: str | os.PathLike[str], *, check: bool = True) -> 
     """
     from ..estimation.answers import answer_words_of
 
+    path = resolve(path, "mechanism", error=InvalidMechanismError)  # a file that exists, else designer's own
     p = str(path)
     mech, obj = Mechanism.read_document(path)
     if obj is None:

@@ -160,7 +160,7 @@ def _certificate(table: Any, detail: dict[str, Any] | None, repair: dict[str, An
 
 def _manifest(release: Release, source: str, n: int, files: dict[str, dict[str, str]], hashes: dict[str, str]
               ) -> dict[str, Any]:
-    from .. import __version__
+    from .._version import __version__
     from .randomize_priors import invariance_record
 
     args = release.args

@@ -79,9 +79,12 @@ class PriorRelease:
 
 
 def _invariant_problems(variables: list[tuple[str, str]], what: str) -> dict[str, Any]:
+    from .._internal.bundled import resolve
     from ..optimal.problem import DesignProblem
     from ..optimal.problem_toml import load_problem
 
+    variables = [(c, str(resolve(p, ("mechanism", "problem"))) if isinstance(p, str) else p)  # or designer's own
+                 for c, p in variables]
     problems = {column: load_problem(path) if isinstance(path, str) else path for column, path in variables
                 if (isinstance(path, str) and path.endswith(".toml")) or isinstance(path, DesignProblem)}
     wanted = {column: problem for column, problem in problems.items() if problem.invariant}

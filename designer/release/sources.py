@@ -96,6 +96,10 @@ def design_of(source: Any, data_prior: Any = None) -> Design:
     from ..optimal.problem import DesignProblem
     from ..optimal.result import DesignResult
 
+    if isinstance(source, str | os.PathLike):
+        from .._internal.bundled import resolve
+
+        source = resolve(source, ("mechanism", "problem"))  # a file that exists, else designer's own by name
     if isinstance(source, str | os.PathLike) and os.fspath(source).endswith(".toml"):
         from ..optimal.problem_toml import load_problem
 

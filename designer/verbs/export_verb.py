@@ -259,6 +259,10 @@ def _design(mechanism: Any, device: str | None, denominator: int | None
     from ..optimal.problem import DesignProblem
     from ..release.sources import design_of, source_name
 
+    if isinstance(mechanism, str | os.PathLike):
+        from .._internal.bundled import resolve
+
+        mechanism = resolve(mechanism, ("mechanism", "problem"))  # a file that exists, else designer's own by name
     path = os.fspath(mechanism) if isinstance(mechanism, str | os.PathLike) else None
     problem: Any = None
     if path is not None and path.endswith(".toml"):

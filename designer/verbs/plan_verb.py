@@ -223,7 +223,9 @@ def _source(source: Any, epsilon: float | None, dont_know: float | None) -> tupl
     from ..optimal.problem import DesignProblem
 
     if isinstance(source, (str, os.PathLike)):
-        path = os.fspath(source)
+        from .._internal.bundled import resolve
+
+        path = os.fspath(resolve(source, ("problem", "survey", "mechanism")))  # or designer's own by name
         if path.lower().endswith(".toml"):
             from ..optimal.problem_toml import parse_problem, read_toml
             from ..planning.survey_plan import is_survey, parse_survey

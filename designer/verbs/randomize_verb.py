@@ -14,8 +14,9 @@ from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+from .._internal.bundled import resolve
 from .._internal.keywords import shown
-from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
+from ..exceptions import DataError, InvalidArgumentError, InvalidArgumentTypeError
 from ..release.randomize_priors import DEFAULT_MIN_STRATUM
 from ..release.randomize_run import Randomized, RandomizeRequest, run
 
@@ -134,7 +135,8 @@ def randomize(data: str | os.PathLike[str] | pd.DataFrame, mechanism: Any = None
         if request["out"] is None:
             raise InvalidArgumentError("out: give the new file the randomized answers go to (a file's answers are "
                                        "randomized into a file; pass a DataFrame to draw in memory)")
-        return run(RandomizeRequest(answers=os.fspath(data), **request))
+        answers = os.fspath(resolve(data, "data", error=DataError))  # a file that exists, else designer's own by name
+        return run(RandomizeRequest(answers=answers, **request))
     try:
         import pandas as pd
     except ImportError:  # pragma: no cover - pandas is a dependency

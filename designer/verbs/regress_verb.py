@@ -12,8 +12,9 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .._internal.bundled import resolve
 from .._internal.keywords import read_allocation, say, shown
-from ..exceptions import InvalidArgumentError, RegressionError
+from ..exceptions import DataError, InvalidArgumentError, RegressionError
 from ..mechanism import Mechanism
 from ..regression.fit_result import RegressionResult
 from ..regression.sensitivity_result import SensitivityResult
@@ -144,7 +145,7 @@ def regress(formula: str, data: str | os.PathLike[str] | pd.DataFrame, mechanism
     if ranges:
         _check_ranges(opened, penalty=penalty, weights=weights, cluster=cluster, cov=cov, method=method,
                       noncompliance=noncompliance, unrelated=unrelated)
-    path = None if _is_frame(data) else os.fspath(data)
+    path = None if _is_frame(data) else os.fspath(resolve(data, "data", error=DataError))  # or designer's own data
     if path is not None:
         from ..regression.regress_input import in_chunks
 
