@@ -140,6 +140,8 @@ def plan(source: Any = None, *, prior: str | Mapping[str, float] | Sequence[floa
     10859
     >>> round(designer.plan(warner, prior="yes=0.3,no=0.7", n=2000, width=0.03).epsilon, 3)
     1.739
+    >>> designer.plan("warner", prior="yes=0.3,no=0.7", width=0.02).n  # the same problem, bundled with designer
+    10859
     """
     keywords = {"prior": prior, "epsilon": epsilon, "dont_know": dont_know, "width": width, "level": level, "n": n,
                 "detect": detect, "power": power, "alpha": alpha, "alternative": alternative,
