@@ -287,7 +287,12 @@ def identification_warnings(problem: DesignProblem, mech: Mechanism | None, vari
             "objective variance (the mean share variance, every share estimated) or max_variance (the largest)"
             if problem.objective is Objective.CHI2 else
             "; objective truthful can answer 'no' whatever the truth at a skewed prior: use objective variance "
-            "or max_variance, which estimate every share" if problem.objective is Objective.TRUTHFUL else "")
+            "or max_variance, which estimate every share"
+            if problem.objective is Objective.TRUTHFUL and np.ptp(problem.prior) > 1e-12 else
+            "; the objective's weights or contrasts ask only for some estimates (those are identified): weigh every "
+            "share to have every share estimated"
+            if problem.objective.variance and (problem.variance_weights is not None or problem.contrasts is not None)
+            else "")
     return (f"the released mechanism does not identify every share (MLE variance infinite): {what}{hint}",)
 
 

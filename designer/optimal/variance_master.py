@@ -335,3 +335,93 @@ def _solve_master_cvxpy(problem: DesignProblem, parts: Pieces, pats: Patterns, i
     # the semidefinite multiplier's block facing R_p is -Y_p (Y_p = mu_p H_p^-1 R_p)
     Y = [-np.asarray(c.dual_value, dtype=np.float64)[:k, k:] for c in cones]
     return Master(np.clip(np.asarray(w.value), 0.0, None), y_eq, y_dk_max, y_lie, mu, program.status, Y)
+
+
+#: Newton steps of :func:`_solve_master_newton` at most, and its stopping rule (the Newton decrement, relative).
+NEWTON_STEPS = 60
+NEWTON_TOL = 1e-15
+
+
+def _solve_master_newton(problem: DesignProblem, parts: Pieces, pats: Patterns, index: NDArray[np.int64],
+                         start: NDArray[np.float64]) -> Master | None:
+    """The restricted program of a one-piece objective by sequential quadratic programming from a feasible start.
+
+    ``f(w) = tr(R' H(w)^-1 R)`` is smooth and convex where ``H(w)`` is nonsingular, with gradient
+    ``-|X' B'b_s|^2 / q_s`` and Hessian ``2 (B'b_s' H^-1 B'b_t)(B'b_s' X X' B'b_t) / (q_s q_t)`` (``X = H^-1 R``).
+    Each step minimises the quadratic model under the rows and ``w >= 0`` (a quadratic program, Clarabel) and takes
+    the longest step of the Armijo rule. From the previous round's weights (a feasible start) it converges
+    quadratically to the restricted optimum, far faster than the semidefinite program, and its weights, hence
+    ``X``, are accurate to rounding (the certificate's point). None when it cannot proceed (the caller solves the
+    semidefinite program instead).
+    """
+    import clarabel
+
+    if len(parts.R) != 1:
+        return None
+    R = parts.R[0]
+    cols, tang = pats.columns(index), pats.tangent(index)
+    q = parts.priors[parts.scenario[0]] @ cols
+    A_eq, b_eq, A_ub, b_ub, _ = _linear_rows(problem, pats, index)
+    n = index.size
+    w = np.clip(start, 0.0, None)
+
+    def value(weights: NDArray[np.float64]) -> tuple[float, NDArray[np.float64] | None]:
+        H = (tang * (weights / q)) @ tang.T
+        try:
+            factor = np.linalg.cholesky((H + H.T) / 2)
+        except np.linalg.LinAlgError:
+            return math.inf, None
+        Z = np.linalg.solve(factor, R)
+        return float(np.sum(Z * Z)), H
+
+    f, H = value(w)
+    if H is None:
+        return None
+    config = clarabel.DefaultSettings()
+    config.verbose = False
+    config.tol_gap_abs = config.tol_gap_rel = 1e-13
+    config.tol_feas = 1e-13
+    cones = [clarabel.ZeroConeT(A_eq.shape[0]), clarabel.NonnegativeConeT(A_ub.shape[0] + n)]
+    A = sp.vstack([A_eq, A_ub, -sp.eye(n)], format="csc")
+    solution: Any = None
+    for _ in range(NEWTON_STEPS):
+        Hinv = np.linalg.inv(H)
+        X = Hinv @ R
+        proj = X.T @ tang  # (m, n)
+        grad = -np.sum(proj**2, axis=0) / q
+        inner = tang.T @ Hinv @ tang
+        hess = 2.0 * inner * (proj.T @ proj) / np.outer(q, q)
+        hess = (hess + hess.T) / 2
+        # the step d: rows A_eq (w + d) = b_eq (a start off them by rounding is brought back), A_ub (w + d) <= b_ub,
+        # w + d >= 0
+        b = np.concatenate([b_eq - A_eq @ w, b_ub - A_ub @ w, w])
+        solution = clarabel.DefaultSolver(sp.csc_matrix(np.triu(hess)), grad, A, b, cones, config).solve()
+        if "Solved" not in str(solution.status):
+            return None
+        d = np.asarray(solution.x)
+        decrement = -float(grad @ d)
+        if decrement <= NEWTON_TOL * abs(f):
+            break
+        step = 1.0
+        while step > 1e-10:
+            trial = np.clip(w + step * d, 0.0, None)
+            f_trial, H_trial = value(trial)
+            if H_trial is not None and f_trial <= f - 1e-4 * step * decrement:
+                w, f, H = trial, f_trial, H_trial
+                break
+            step /= 2
+        else:
+            break
+    if solution is None or np.max(np.abs(A_eq @ w - b_eq)) > 1e-12 or (
+            A_ub.shape[0] and np.max(A_ub @ w - b_ub) > 1e-12):
+        return None  # not back on the rows: the conic program decides
+    z = np.asarray(solution.z)
+    # the step's multipliers are the program's at the optimum (the step is 0 there): the same signs as Clarabel's
+    # semidefinite program (a row's price a_s . y = the gradient's magnitude on the support)
+    n_eq = A_eq.shape[0]
+    y_eq = z[:n_eq]
+    y_ub = z[n_eq:n_eq + A_ub.shape[0]]
+    dk_max = problem.dont_know_max is not None and problem.dont_know_max > 0 and not (problem.dont_know or 0) > 0
+    y_dk_max = float(y_ub[0]) if dk_max else 0.0
+    return Master(w, y_eq, y_dk_max, y_ub[1 if dk_max else 0:], np.ones(1), str(solution.status),
+                  [np.linalg.solve(H, R)])

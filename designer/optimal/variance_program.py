@@ -46,6 +46,7 @@ from .variance_master import (
     _linear_rows,
     _solve_master_clarabel,
     _solve_master_cvxpy,
+    _solve_master_newton,
     candidate_patterns,
 )
 
@@ -236,12 +237,18 @@ def solve_variance(problem: DesignProblem, *, solver: str | None = None, options
     index = _start(problem, pats, warm)
     _check_feasible(problem, pats)
     final, rounds, bound, previous, tol, final_rounds = False, 0, -math.inf, math.inf, 1e-4, 0
+    start: NDArray[np.float64] | None = None
     while True:
         rounds += 1
         final_rounds += final
         loose = {"tol_gap_abs": tol, "tol_gap_rel": tol, "tol_feas": min(tol, 1e-8)}
-        master = (_solve_master_clarabel(problem, parts, pats, index, {**({} if final else loose), **options})
-                  if use_clarabel else _solve_master_cvxpy(problem, parts, pats, index, solver or "CLARABEL", options))
+        # one piece from a feasible start: Newton steps (fast, and accurate to rounding); else the conic program
+        master = (_solve_master_newton(problem, parts, pats, index, start)
+                  if use_clarabel and start is not None and len(parts.R) == 1 else None)
+        if master is None:
+            master = (_solve_master_clarabel(problem, parts, pats, index, {**({} if final else loose), **options})
+                      if use_clarabel else
+                      _solve_master_cvxpy(problem, parts, pats, index, solver or "CLARABEL", options))
         value = float(np.max(_piece_values(parts, pats, index, master.w)))
         if not math.isfinite(value):
             break
@@ -264,11 +271,14 @@ def solve_variance(problem: DesignProblem, *, solver: str | None = None, options
                 break  # nothing left to price in: the gap is what it is (reported)
             final = True  # from here on, the solver's full accuracy
             if not candidates.size:
+                start = master.w
                 continue
         best = candidates[np.argsort(-reduced[candidates], kind="stable")[:max(NEW_COLUMNS, 4 * problem.k)]]
         # a vertex keeps the early programs small; the final ones only grow (no cycling through equal optima)
-        kept = index if final else _support(problem, parts, pats, index, master.w)
+        kept, weights = (index, master.w) if final else _support(problem, parts, pats, index, master.w)
         index = np.union1d(kept, best)
+        start = np.zeros(index.size)
+        start[np.searchsorted(index, kept)] = weights
     index, master, value = _polish(problem, parts, pats, index, master, value, solver, options)
     cols = pats.columns(index)
     # a column whose largest mass is below MIN_MASS is residue: its low entries would fall under the cleaning's
@@ -294,10 +304,10 @@ def _check_feasible(problem: DesignProblem, pats: Patterns) -> None:
 
 
 def _support(problem: DesignProblem, parts: Pieces, pats: Patterns, index: NDArray[np.int64], w: NDArray[np.float64]
-             ) -> NDArray[np.int64]:
-    """The columns of a vertex with the same information matrices and linear rows as ``w`` (an LP, simplex):
-    an interior-point optimum spreads its weight over the whole optimal face; a vertex holds at most about
-    ``k (k + 1) / 2`` patterns per scenario, which keeps the next restricted program small."""
+             ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """The columns and weights of a vertex with the same information matrices and linear rows as ``w`` (an LP,
+    simplex): an interior-point optimum spreads its weight over the whole optimal face; a vertex holds at most
+    about ``k (k + 1) / 2`` patterns per scenario, which keeps the next restricted program small."""
     cols, tang = pats.columns(index), pats.tangent(index)
     A_eq, _, A_ub, b_ub, _ = _linear_rows(problem, pats, index)
     iu, ju = np.triu_indices(problem.k - 1)
@@ -310,8 +320,10 @@ def _support(problem: DesignProblem, parts: Pieces, pats: Patterns, index: NDArr
                        ub=np.full(index.size, np.inf), maximize=True, warm_start=False)
     out = solve_lp(lp, options={"solver": "simplex", "presolve": "off"})
     if out.status is not Status.OPTIMAL or out.z is None:
-        return index[w > 1e-12 * max(1.0, float(w.max()))]
-    return index[out.z > 1e-12 * max(1.0, float(out.z.max()))]
+        keep = w > 1e-12 * max(1.0, float(w.max()))
+        return index[keep], w[keep]
+    keep = out.z > 1e-12 * max(1.0, float(out.z.max()))
+    return index[keep], np.clip(out.z[keep], 0.0, None)
 
 
 #: Weights below this share of the largest are solver residue: the polished design drops them when the objective
