@@ -77,7 +77,7 @@ lint: $(STAMP)
 # Every benchmark runs even when one misses its goal (a loaded machine); the target fails at the end, naming them.
 bench: $(STAMP)
 	@failed=""; \
-	for b in "transforms.py" "design.py --timeout 600" "speed.py" "regression.py" "large_regression.py" "columns.py" "planning.py" "startup.py"; do \
+	for b in "transforms.py" "design.py --timeout 600" "speed.py" "regression.py" "large_regression.py" "columns.py" "planning.py" "startup.py" "variance.py" "peers.py"; do \
 		$(BIN)/python benchmarks/$$b || failed="$$failed $$b"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "benchmarks that missed a goal or failed:$$failed" >&2; exit 1; fi
