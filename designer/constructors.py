@@ -62,6 +62,17 @@ def Q_WRR(eps: float, *, labels: Sequence[str] = BINARY) -> Mechanism:
     -------
     Mechanism
         Bayesian 2 x 2 mechanism with every privacy loss equal to ``eps``.
+
+    Examples
+    --------
+    >>> import designer
+    >>> print(designer.Q_WRR(1.0).to_frame().round(6))  # doctest: +NORMALIZE_WHITESPACE
+              {yes}      {no}
+    input
+    yes    0.731059  0.268941
+    no     0.268941  0.731059
+    >>> round(designer.eps_shafer(designer.Q_WRR(1.0)), 12)
+    1.0
     """
     return Q_kRR(eps, labels)
 
@@ -76,6 +87,19 @@ def Q_2x3(p: float, q: float, *, labels: Sequence[str] = BINARY) -> Mechanism:
     ----------
     p, q : float
         Probabilities of the true and the false answer, ``p, q >= 0``, ``p + q <= 1``.
+
+    Examples
+    --------
+    Truthful 0.6, lie 0.2, don't know 0.2; its Shafer loss is ``ln(p / q) = ln 3``:
+
+    >>> import designer
+    >>> print(designer.Q_2x3(0.6, 0.2).to_frame())  # doctest: +NORMALIZE_WHITESPACE
+           {yes}  {no}  {yes,no}
+    input
+    yes      0.6   0.2       0.2
+    no       0.2   0.6       0.2
+    >>> round(designer.eps_shafer(designer.Q_2x3(0.6, 0.2)), 6)
+    1.098612
     """
     p = check_real(p, "p", low=0, high=1)
     q = check_real(q, "q", low=0, high=1)
@@ -103,6 +127,17 @@ def Q_GWRR(eps: float, c: float, *, labels: Sequence[str] = BINARY) -> Mechanism
         Privacy budget (Shafer semantics), > 0.
     c : float
         Probability of a precise answer, ``0 < c <= 1``.
+
+    Examples
+    --------
+    At eps = 1 with answer mass ``c = 0.8`` (don't-know mass 0.2), Cor 3.12's optimum:
+
+    >>> import designer
+    >>> print(designer.Q_GWRR(1.0, 0.8).to_frame().round(6))  # doctest: +NORMALIZE_WHITESPACE
+              {yes}      {no}  {yes,no}
+    input
+    yes    0.584847  0.215153       0.2
+    no     0.215153  0.584847       0.2
     """
     eps = check_epsilon(eps)
     c = check_real(c, "c", low=0, high=1, low_open=True)
@@ -117,6 +152,18 @@ def Q_lambda(p: float, q: float, lam: float, *, labels: Sequence[str] = BINARY) 
 
     Row ``yes``: ``(p + lam d, q + (1 - lam) d)``, row ``no``: ``(q + (1 - lam) d, p + lam d)``,
     ``d = 1 - p - q``.
+
+    Examples
+    --------
+    ``Q_2x3(0.6, 0.2)`` with half the don't-know mass moved to yes and half to no: Warner's design with truthful
+    probability 0.7:
+
+    >>> import designer
+    >>> print(designer.Q_lambda(0.6, 0.2, 0.5).to_frame())  # doctest: +NORMALIZE_WHITESPACE
+           {yes}  {no}
+    input
+    yes      0.7   0.3
+    no       0.3   0.7
     """
     lam = check_real(lam, "lam", low=0, high=1)
     base = Q_2x3(p, q, labels=labels)
@@ -151,6 +198,13 @@ def Q_kRR(eps: float, k: int | Sequence[str]) -> Mechanism:
     -------
     Mechanism
         Bayesian ``k x k`` mechanism with inputs equal to frame; all privacy losses are ``eps``.
+
+    Examples
+    --------
+    >>> import designer
+    >>> krr = designer.Q_kRR(1.0, ["a", "b", "c"])
+    >>> krr.to_frame().round(6).loc["a"].tolist()  # e / (e + 2) on the truth, 1 / (e + 2) elsewhere
+    [0.576117, 0.211942, 0.211942]
     """
     eps = check_epsilon(eps)
     labels = _answer_labels(k, "k-ary randomized response")

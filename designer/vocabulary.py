@@ -49,6 +49,20 @@ class Semantics(_Word):
 
     ``SLDP``: Shafer's (Def 3.1, ratios of masses); ``WLDP``: Walley's (Def 3.13, ratios of plausibility
     to belief); ``BOTH``: both at once.
+
+    Examples
+    --------
+    Parsed once where a word enters (case and spaces ignored); each semantics names the losses it bounds:
+
+    >>> from designer import Semantics
+    >>> Semantics.parse(" WLDP ") is Semantics.WLDP
+    True
+    >>> [loss.value for loss in Semantics.BOTH.losses]
+    ['shafer', 'walley']
+    >>> Semantics.parse("ldp")
+    Traceback (most recent call last):
+    ...
+    designer.exceptions.InvalidArgumentError: semantics must be one of 'sldp', 'wldp', 'both', got 'ldp'
     """
 
     SLDP = "sldp"
@@ -73,7 +87,14 @@ class Semantics(_Word):
 
 
 class Loss(_Word):
-    """A privacy loss of an evidential mechanism (Def 3.1, Lemma 3.2, Def 3.13)."""
+    """A privacy loss of an evidential mechanism (Def 3.1, Lemma 3.2, Def 3.13).
+
+    Examples
+    --------
+    >>> from designer import Loss
+    >>> Loss.parse("wldp"), Loss.WALLEY.symbols  # Walley's loss is a ratio of plausibility to belief (Def 3.13)
+    (<Loss.WALLEY: 'walley'>, ('pl', 'bel'))
+    """
 
     SHAFER = "shafer"
     BEL = "bel"
@@ -106,6 +127,14 @@ class Objective(_Word):
     chi-square information of the answers (a proxy for accuracy); ``GAIN``: a gain table over answered sets;
     ``WORST_CASE_UTILITY`` / ``BEST_CASE_UTILITY``: the utility of the worst / best precise answer in the
     reported set.
+
+    Examples
+    --------
+    >>> from designer import Objective
+    >>> Objective.parse("chi2").linear, Objective.TRUTHFUL.linear
+    (False, True)
+    >>> Objective.WORST_CASE_UTILITY.utility  # reads the problem's [utility] table
+    True
     """
 
     VARIANCE = "variance"
@@ -169,6 +198,17 @@ class VarianceFormula(_Word):
 
     ``WARNER``: Warner's exact finite-n variance (Eq 1, Ex 3.7); ``THM_3_10``: the exact variance of Eq 2's
     estimator given someone answered (Thm 3.10); ``ASYMPTOTIC``: the MLE's asymptotic variance ``V / n``.
+
+    Examples
+    --------
+    A plan names the formula behind its variance:
+
+    >>> import designer
+    >>> from designer.vocabulary import VarianceFormula
+    >>> warner = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="truthful")
+    >>> plan = designer.plan(warner, prior="yes=0.3,no=0.7", width=0.02)
+    >>> plan.accuracy.formula is VarianceFormula.WARNER, plan.formula
+    (True, "exact: Warner's Eq 1 (Ex 3.7)")
     """
 
     WARNER = "warner"
@@ -185,7 +225,18 @@ class VarianceFormula(_Word):
 
 class PlanMode(_Word):
     """What a survey plan computes (docs/theory.md, section 10): the respondents for a width, the smallest budget
-    for a width at a given ``n``, the respondents for a power, or a questionnaire's budget split."""
+    for a width at a given ``n``, the respondents for a power, or a questionnaire's budget split.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.vocabulary import PlanMode
+    >>> warner = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="truthful")
+    >>> designer.plan(warner, width=0.05).mode is PlanMode.SAMPLE_SIZE
+    True
+    >>> designer.plan(warner, detect=0.1).mode is PlanMode.POWER
+    True
+    """
 
     SAMPLE_SIZE = "sample_size"
     SMALLEST_BUDGET = "smallest_budget"
@@ -195,7 +246,15 @@ class PlanMode(_Word):
 
 class PlanSource(_Word):
     """What ``designer plan`` was given: a questionnaire (several questions sharing a budget), a design problem
-    (designed at each budget the plan tries) or a fixed mechanism."""
+    (designed at each budget the plan tries) or a fixed mechanism.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.vocabulary import PlanSource
+    >>> PlanSource(designer.plan(designer.Q_WRR(1.0), width=0.05).source) is PlanSource.MECHANISM
+    True
+    """
 
     SURVEY = "survey"
     PROBLEM = "problem"
@@ -207,7 +266,22 @@ class DesignBasis(_Word):
     ``max_variance`` design at the file's prior when the file names no objective (a width on every share is met
     by making the largest share variance small); or, when the file's design leaves a share unidentified, the
     ``max_variance`` design of the same structure at the planning prior. :attr:`note` says it in words (the plan's
-    JSON ``design_basis_note``)."""
+    JSON ``design_basis_note``).
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.vocabulary import DesignBasis
+    >>> warner = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="truthful")
+    >>> designer.plan(warner, width=0.05).basis is DesignBasis.FILE
+    True
+    >>> DesignBasis.FILE.note
+    "the file's design, certified at each budget at the file's own prior and kept fixed"
+    >>> DesignBasis.FILE.words  # nothing to add in a table's note column
+    ''
+    >>> designer.plan(designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0), width=0.05).basis
+    <DesignBasis.MAX_VARIANCE_DEFAULT: 'max_variance_default'>
+    """
 
     FILE = "file"
     MAX_VARIANCE_DEFAULT = "max_variance_default"
@@ -242,6 +316,16 @@ class Covariance(_Word):
     rows). ``OPG``: the inverse outer product of the per-respondent scores (what the R package rr reports).
     ``ROBUST``: the sandwich ``I^-1 B I^-1`` with ``B`` the outer product of the (weighted) scores, summed
     within clusters when there are clusters (Huber-White; the only choice under sampling weights).
+
+    Examples
+    --------
+    The default for a survey settles on ``oim``, or ``robust`` under sampling weights or clusters:
+
+    >>> from designer.vocabulary import Covariance
+    >>> Covariance.settle(None, sampling_weights=False, clusters=False)
+    <Covariance.OIM: 'oim'>
+    >>> Covariance.settle(None, sampling_weights=True, clusters=False)
+    <Covariance.ROBUST: 'robust'>
     """
 
     OIM = "oim"
@@ -266,7 +350,14 @@ class Covariance(_Word):
 class WeightKind(_Word):
     """What a weight column means: ``SAMPLING`` (inverse inclusion probabilities: a pseudo-likelihood with a
     sandwich variance) or ``FREQUENCY`` (a row stands for that many identical respondents: exactly the fit of
-    the replicated rows)."""
+    the replicated rows).
+
+    Examples
+    --------
+    >>> from designer.vocabulary import WeightKind
+    >>> WeightKind.parse("Frequency"), str(WeightKind.SAMPLING)
+    (<WeightKind.FREQUENCY: 'frequency'>, 'sampling')
+    """
 
     SAMPLING = "sampling"
     FREQUENCY = "frequency"
@@ -275,7 +366,14 @@ class WeightKind(_Word):
 class NoncomplianceScope(_Word):
     """Who may give one answer whatever the randomizer says (docs/theory.md section 8.2): ``CARRIERS`` of the
     trait (the stochastic lie detector) or ``EVERYONE`` (cheater detection); ``UNRELATED`` is the
-    unrelated-question design's unknown prevalence, the other one-share model the same fitter estimates."""
+    unrelated-question design's unknown prevalence, the other one-share model the same fitter estimates.
+
+    Examples
+    --------
+    >>> from designer.vocabulary import NoncomplianceScope
+    >>> NoncomplianceScope.parse("carriers") is NoncomplianceScope.CARRIERS
+    True
+    """
 
     CARRIERS = "carriers"
     EVERYONE = "everyone"
@@ -284,7 +382,14 @@ class NoncomplianceScope(_Word):
 
 class Alternative(_Word):
     """The alternative hypothesis of a test of a share: ``TWO_SIDED`` (the share differs from its null; power
-    counts both tails), ``GREATER`` (it is larger), ``LESS`` (it is smaller)."""
+    counts both tails), ``GREATER`` (it is larger), ``LESS`` (it is smaller).
+
+    Examples
+    --------
+    >>> from designer.vocabulary import Alternative
+    >>> Alternative.parse("two-sided"), Alternative.parse("greater")
+    (<Alternative.TWO_SIDED: 'two-sided'>, <Alternative.GREATER: 'greater'>)
+    """
 
     TWO_SIDED = "two-sided"
     GREATER = "greater"
@@ -293,7 +398,14 @@ class Alternative(_Word):
 
 class NullVariance(_Word):
     """Where a two-group test takes its variance under the null: ``POOLED`` (both groups at the mean of the
-    alternative's shares) or ``NULL`` (each group at its stated null share, the R package rr's convention)."""
+    alternative's shares) or ``NULL`` (each group at its stated null share, the R package rr's convention).
+
+    Examples
+    --------
+    >>> from designer.vocabulary import NullVariance
+    >>> NullVariance.parse("null") is NullVariance.NULL
+    True
+    """
 
     POOLED = "pooled"
     NULL = "null"

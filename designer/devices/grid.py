@@ -79,6 +79,18 @@ class GridDesign(Result):
         A key of :data:`~designer.optimal.objectives.VARIANCE_KINDS`.
     variance_reason : str
         Why ``variance`` is ``None`` (empty otherwise).
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer import devices
+    >>> spinner = devices.parse_device("spinner:10")
+    >>> problem = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, dont_know=0.2, objective="truthful")
+    >>> grid = devices.grid_design(problem, spinner)
+    >>> grid.symmetric, grid.within_1pct  # the best design is not symmetric; 60 outcomes come within 1%
+    (False, 60)
+    >>> grid.certificate.describe()
+    'Shafer loss <= 1, checked exactly (integer counts over 10)'
     """
 
     device: Device
@@ -237,6 +249,21 @@ def grid_design(problem: DesignProblem, device: Device, *, find_within_1pct: boo
     Linear objectives are solved to proven optimality (MIP gap 0); ``chi2`` is searched around the rounded
     continuous optimum. Raises :class:`DeviceError` (an exact don't-know mass off the grid, with the nearest
     feasible values) or :class:`InfeasibleDesignError` when no grid design meets the problem.
+
+    Examples
+    --------
+    GWRR with don't-know mass 0.2 on a spinner of ten sectors (the don't-know mass is two sectors), proven optimal
+    on the grid and certified with integers:
+
+    >>> import designer
+    >>> from designer import devices
+    >>> spinner = devices.parse_device("spinner:10")
+    >>> problem = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, dont_know=0.2, objective="truthful")
+    >>> grid = devices.grid_design(problem, spinner)
+    >>> grid.counts.tolist()  # sectors per answer {yes}, {no}, {yes,no}, for a yes and for a no
+    [[6, 2, 2], [3, 5, 2]]
+    >>> grid.objective_value, grid.optimal, round(grid.continuous_objective_value, 4)
+    (0.55, True, 0.5848)
     """
     from ..optimal.engine import design
     from ..optimal.objectives import objective_value, variance_figure

@@ -79,10 +79,15 @@ def design(problem: DesignProblem, *, solver: str | None = None, solver_options:
            solver_args: dict[str, Any] | None = None) -> DesignResult:
     """Design the optimal certified mechanism for ``problem``.
 
-    .. math:: \\max_M \\sum_{x, E} \\pi_x G[x, E] M[x, E] \\quad \\text{s.t. } M \\ge 0,\\ M 1 = 1,
-              \\ \\text{eps-SLDP (Def 3.1) and/or eps-WLDP (Def 3.13), structure}
+    For a linear objective:
 
-    (``chi2``: the staircase LP of Kairouz, Oh & Viswanath 2016.)
+    .. math::
+
+        \\max_M \\sum_{x, E} \\pi_x G[x, E] M[x, E] \\quad \\text{s.t. } M \\ge 0,\\ M 1 = 1, \\\\
+        \\text{eps-SLDP (Def 3.1) and/or eps-WLDP (Def 3.13), structure}
+
+    (``chi2``: the staircase LP of Kairouz, Oh & Viswanath 2016; the variance objectives: convex programs over its
+    patterns, docs/theory.md section 5.7.)
 
     Parameters
     ----------

@@ -88,10 +88,13 @@ def objective_value(problem: DesignProblem, mech: Mechanism) -> float:
 
     Examples
     --------
-    >>> from designer import Q_WRR
-    >>> from designer.optimal import DesignProblem
-    >>> problem = DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="variance")
-    >>> round(objective_value(problem, Q_WRR(1.0)), 6)  # Warner's Eq 1 at pi = 1/2: 1/4 + p(1-p)/(2p-1)^2, p = e/(e+1)
+    >>> import designer
+    >>> from designer.optimal import objective_value
+    >>> problem = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="truthful", dont_know=0.2)
+    >>> round(objective_value(problem, designer.Q_GWRR(1.0, 0.8)), 6)  # the truthful mass of Cor 3.12's optimum
+    0.584847
+    >>> warner = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="variance")
+    >>> round(objective_value(warner, designer.Q_WRR(1.0)), 6)  # Warner's Eq 1 at pi = 1/2: 1/4 + p(1-p)/(2p-1)^2
     1.170674
     """
     if problem.objective.variance:

@@ -138,6 +138,20 @@ class DesignProblem:
     named_objective : bool, optional
         Whether the objective was named (False when it is the default); a plan of a problem that names none is
         made with ``max_variance`` (:mod:`designer.planning`).
+
+    Examples
+    --------
+    GWRR's problem: a yes/no question at eps = 1 whose respondents may say "don't know" with probability 0.2, designed
+    for the most truthful answers (Cor 3.12):
+
+    >>> import designer
+    >>> problem = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="truthful", dont_know=0.2)
+    >>> problem.k, problem.l, problem.frame, problem.prior.tolist()  # frame: the inputs; prior: uniform
+    (2, 2, ('yes', 'no'), [0.5, 0.5])
+    >>> round(designer.design(problem).objective_value, 6)
+    0.584847
+    >>> problem.replace(epsilon=2.0).epsilon
+    2.0
     """
 
     inputs: tuple[str, ...]

@@ -85,7 +85,19 @@ def _table_rows(value: object, inputs: Sequence[str], where: str, key: str) -> M
 
 
 def parse_problem(data: Mapping[str, Any], *, source: str = "") -> DesignProblem:
-    """Build a :class:`DesignProblem` from parsed TOML (a dict), with errors naming ``source`` and the key."""
+    """Build a :class:`DesignProblem` from parsed TOML (a dict), with errors naming ``source`` and the key.
+
+    Examples
+    --------
+    >>> from designer.optimal import parse_problem
+    >>> problem = parse_problem({"name": "warner", "inputs": ["yes", "no"], "epsilon": 1.0})
+    >>> problem.name, problem.frame
+    ('warner', ('yes', 'no'))
+    >>> parse_problem({"inputs": ["yes", "no"], "epsilon": -1}, source="warner.toml")
+    Traceback (most recent call last):
+    ...
+    designer.exceptions.InvalidProblemError: warner.toml: key 'epsilon': expected a finite number > 0, got -1
+    """
     where = f"{source}: " if source else ""
     if not isinstance(data, Mapping):
         raise InvalidProblemError(f"{where}expected a table of settings")
@@ -278,6 +290,19 @@ def load_problem(path: str | os.PathLike[str]) -> DesignProblem:
     InvalidProblemError
         Unreadable or malformed file, unknown keys, wrong types or values; the message names the file
         and the key and says what was expected.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import designer
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(folder.name, "warner.toml")
+    >>> with open(path, "w") as file:
+    ...     _ = file.write('name = "warner"\\ninputs = ["yes", "no"]\\nepsilon = 1.0\\nobjective = "truthful"\\n')
+    >>> problem = designer.load_problem(path)
+    >>> problem.name, problem.inputs, problem.epsilon
+    ('warner', ('yes', 'no'), 1.0)
+    >>> folder.cleanup()
     """
     path = resolve(path, "problem", error=InvalidProblemError)  # a file that exists, else designer's own by name
     return parse_problem(read_toml(path), source=str(path))

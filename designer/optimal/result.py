@@ -80,6 +80,16 @@ class DesignResult(Result):
         What the user should know about the released design, also issued as :class:`DesignWarning`
         (e.g. a chi2 optimum at a skewed prior that lumps rare inputs together and so does not identify
         every share: its ``variance`` is then ``inf``).
+
+    Examples
+    --------
+    >>> import designer
+    >>> problem = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="truthful", dont_know=0.2)
+    >>> result = designer.design(problem)
+    >>> str(result.status), result.path, round(result.eps_shafer, 12)
+    ('optimal', 'linear program + orbit average', 1.0)
+    >>> result.mechanism.to_frame().round(6).loc["yes"].tolist()
+    [0.584847, 0.215153, 0.2]
     """
 
     problem: DesignProblem

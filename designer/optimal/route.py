@@ -41,7 +41,15 @@ MAX_NONZEROS = 27_000_000
 
 
 class Route(StrEnum):
-    """The program that designs a problem (a member is its word, as ``str``)."""
+    """The program that designs a problem (a member is its word, as ``str``).
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.optimal import Route, decide
+    >>> decide(designer.DesignProblem(inputs=tuple(f"v{i}" for i in range(30)), epsilon=1.0)).route is Route.SYMMETRIC
+    True
+    """
 
     #: The full linear program over every allowed answer set (Def 3.1 and Def 3.13 as linear rows).
     GENERAL = "general"
@@ -117,6 +125,15 @@ def decide(problem: DesignProblem, path: str = "auto", solver: str | None = None
     Returns
     -------
     Decision
+
+    Examples
+    --------
+    >>> import designer
+    >>> problem = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="truthful", dont_know=0.2)
+    >>> from designer.optimal import decide
+    >>> decision = decide(problem)
+    >>> decision.route, decision.symmetric
+    (<Route.GENERAL: 'general'>, True)
     """
     if problem.invariant:
         kept, exact = invariant_problem(problem)

@@ -43,6 +43,14 @@ class ExportedRandomizer:
     sets, frame : each answer's frame labels, and the frame (for the respondent's words).
     named : tuple of (word, labels)
         The ``[answers]`` words of the problem or the mechanism file.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.release.exports import randomizer_for
+    >>> randomizer = randomizer_for(designer.Q_2x3(0.6, 0.2))
+    >>> randomizer.table.inputs, round(randomizer.table.epsilon, 6)
+    (('yes', 'no'), 1.098612)
     """
 
     table: ExactTable
@@ -75,6 +83,14 @@ def randomizer_for(mech: Mechanism, *, epsilon: float | None = None, semantics: 
     reports the objective at the design and at the table: what rounding to the table's grid costs. ``exact``: an
     invariant design's table (counts, per-row denominators), drawn from as it is. ``words``: the ``[answers]``
     words (word -> frame labels; default the ``problem``'s), which the page shows the respondent.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.release.exports import randomizer_for
+    >>> randomizer = randomizer_for(designer.Q_2x3(0.6, 0.2))
+    >>> randomizer.answers, randomizer.table.denominator == 2**53
+    (('{yes}', '{no}', '{yes,no}'), True)
     """
     from ..estimation.sampling import precise_distributions
     from ..optimal.objectives import objective_value
@@ -99,7 +115,17 @@ def randomizer_for(mech: Mechanism, *, epsilon: float | None = None, semantics: 
 
 
 def export_js(randomizer: ExportedRandomizer) -> str:
-    """The ES module's text (no dependency; a few KB for 16 inputs)."""
+    """The ES module's text (no dependency; a few KB for 16 inputs).
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.release.exports import randomizer_for
+    >>> randomizer = randomizer_for(designer.Q_2x3(0.6, 0.2))
+    >>> from designer.release.exports import export_js
+    >>> export_js(randomizer).startswith("// A certified randomizer written by designer")
+    True
+    """
     table = randomizer.table
     certificate = table.certificate_record()
     from .._version import __version__
@@ -307,6 +333,13 @@ class DeviceView:
         ``(k, D)``: per input, the answer column each outcome gives (the card's rules).
     kind : str
         The device's kind (``die``, ...), whose words before an outcome the page's language gives.
+
+    Examples
+    --------
+    >>> from designer.release.exports import DeviceView
+    >>> view = DeviceView("The die shows", ("1", "2", "3", "4", "5", "6"), ((0, 0, 0, 1, 1, 2), (0, 0, 1, 1, 1, 2)))
+    >>> [view.answer_of[0].count(column) for column in range(3)]  # a yes: 3 faces {yes}, 2 {no}, 1 don't know
+    [3, 2, 1]
     """
 
     says: str
@@ -324,7 +357,20 @@ _SAYS = {"die": "The die shows", "dice2": "The dice show", "cards": "The card dr
 def device_view(g: Any) -> DeviceView:
     """The :class:`DeviceView` of a :class:`~designer.devices.GridDesign`: its outcomes in the device's words and,
     per input, each outcome's answer by the rules of its printed instructions (:func:`~designer.devices.make_rules`,
-    checked by enumeration)."""
+    checked by enumeration).
+
+    Examples
+    --------
+    GWRR with don't-know 0.2 on a die (a sixth): for each input, the answer column of each face:
+
+    >>> import designer
+    >>> from designer import devices
+    >>> from designer.release.exports import device_view
+    >>> problem = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, dont_know=0.2, objective="truthful")
+    >>> view = device_view(devices.grid_design(problem, devices.parse_device("die")))
+    >>> view.says, view.outcomes, view.answer_of
+    ('The die shows', ('1', '2', '3', '4', '5', '6'), ((0, 0, 0, 1, 1, 2), (0, 0, 1, 1, 1, 2)))
+    """
     from ..devices import make_rules, verify
 
     device = g.device
@@ -365,6 +411,16 @@ def export_html(randomizer: ExportedRandomizer, *, question: str = "Your answer"
     text with ``textContent``. With ``device`` (a device design's :func:`device_view`, checked against the table)
     the page draws one of the device's outcomes, shows it, and reports what the card's rules give for it; the
     outcome is removed when the report is sent.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.release.exports import randomizer_for
+    >>> randomizer = randomizer_for(designer.Q_2x3(0.6, 0.2))
+    >>> from designer.release.exports import export_html
+    >>> page = export_html(randomizer, question="Have you ever cheated on an exam?")
+    >>> page.startswith("<!doctype html>"), "Have you ever cheated on an exam?" in page
+    (True, True)
     """
     from html import escape
     from urllib.parse import urlsplit
@@ -433,5 +489,12 @@ def export_html(randomizer: ExportedRandomizer, *, question: str = "Your answer"
 
 
 def script_json(data: Any) -> str:
-    """JSON that can sit inside a ``<script>`` element: ``<`` and ``>`` escaped, so no label closes it."""
+    """JSON that can sit inside a ``<script>`` element: ``<`` and ``>`` escaped, so no label closes it.
+
+    Examples
+    --------
+    >>> from designer.release.exports import script_json
+    >>> print(script_json({"label": "</script>"}))  # a label cannot close the page's script element
+    {"label": "\\u003c/script\\u003e"}
+    """
     return json.dumps(data, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")

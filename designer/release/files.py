@@ -47,6 +47,14 @@ class Release:
         ``SLDP`` (Shafer loss), ``WLDP`` (Walley loss) or ``BOTH``.
     certificate : Mapping
         The certificate as written (``certified``, ``certificate``, ``certificate_detail``), for the record.
+
+    Examples
+    --------
+    >>> from designer import Semantics
+    >>> from designer.release.files import Release
+    >>> release = Release(1.0, Semantics.SLDP, {"certified": True})
+    >>> release.epsilon, str(release.semantics)
+    (1.0, 'sldp')
     """
 
     epsilon: float
@@ -60,7 +68,15 @@ class Release:
 
 def release_block(epsilon: float, semantics: Semantics, certificate: Mapping[str, Any]) -> dict[str, Any]:
     """The ``release`` object of a mechanism file: budget, semantics, the certificate's JSON fields
-    (:func:`designer.optimal.result.certificate_fields`) and the designer version that wrote it."""
+    (:func:`designer.optimal.result.certificate_fields`) and the designer version that wrote it.
+
+    Examples
+    --------
+    >>> from designer import Semantics
+    >>> from designer.release.files import release_block
+    >>> sorted(release_block(1.0, Semantics.SLDP, {"certified": True, "certificate": "exact"}))
+    ['certificate', 'certified', 'designer', 'epsilon', 'semantics']
+    """
     from .._version import __version__
 
     return {"epsilon": float(epsilon), "semantics": Semantics.parse(semantics).value, **certificate,
@@ -84,7 +100,18 @@ def _stated(obj: Any, source: str) -> Release | None:
 
 def unmet_losses(mech: Mechanism, release: Release) -> list[Loss]:
     """The losses of ``release.semantics`` that ``mech`` does not keep within ``release.epsilon``, decided
-    exactly on the stored floats; empty when the release holds."""
+    exactly on the stored floats; empty when the release holds.
+
+    Examples
+    --------
+    ``Q_2x3(0.7, 0.1)`` (Shafer loss ``ln 7``) does not keep a release of eps = 1:
+
+    >>> from designer import Semantics
+    >>> import designer
+    >>> from designer.release.files import Release, unmet_losses
+    >>> unmet_losses(designer.Q_2x3(0.7, 0.1), Release(1.0, Semantics.SLDP, {}))
+    [<Loss.SHAFER: 'shafer'>]
+    """
     return [loss for loss in release.semantics.losses
             if not is_private(mech, release.epsilon, semantics=loss, exact=True)]
 
@@ -117,6 +144,27 @@ class MechanismFile:
         The prior the exact table keeps invariant, when it states one.
     words : dict of str to tuple of str
         The ``answers`` words (word -> frame labels); empty when the file has none.
+
+    Examples
+    --------
+    A designed mechanism written as JSON with its ``release`` (what ``design --out gwrr.json`` writes), then read back:
+
+    >>> import json, os, tempfile
+    >>> import designer
+    >>> from designer.certificate import certificate_fields
+    >>> from designer.release.files import open_mechanism_file, read_mechanism_file, release_block, unmet_losses
+    >>> problem = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, dont_know=0.2, objective="truthful")
+    >>> result = designer.design(problem)
+    >>> document = result.mechanism.to_json_dict()
+    >>> document["release"] = release_block(1.0, problem.semantics, certificate_fields(result.certificate))
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(folder.name, "gwrr.json")
+    >>> with open(path, "w") as file:
+    ...     _ = file.write(json.dumps(document))
+    >>> opened = open_mechanism_file(path)
+    >>> opened.path == path, opened.exact, opened.words  # no invariant table, no answer words in this file
+    (True, None, {})
+    >>> folder.cleanup()
     """
 
     path: str
@@ -172,6 +220,25 @@ def open_mechanism_file(path: str | os.PathLike[str], *, check: bool = True) -> 
     Returns
     -------
     MechanismFile
+
+    Examples
+    --------
+    >>> import json, os, tempfile
+    >>> import designer
+    >>> from designer.certificate import certificate_fields
+    >>> from designer.release.files import open_mechanism_file, read_mechanism_file, release_block, unmet_losses
+    >>> problem = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, dont_know=0.2, objective="truthful")
+    >>> result = designer.design(problem)
+    >>> document = result.mechanism.to_json_dict()
+    >>> document["release"] = release_block(1.0, problem.semantics, certificate_fields(result.certificate))
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(folder.name, "gwrr.json")
+    >>> with open(path, "w") as file:
+    ...     _ = file.write(json.dumps(document))
+    >>> opened = open_mechanism_file(path)
+    >>> opened.mechanism.inputs, opened.release.epsilon, str(opened.release.semantics)
+    (('yes', 'no'), 1.0, 'sldp')
+    >>> folder.cleanup()
     """
     from ..estimation.answers import answer_words_of
 
@@ -197,6 +264,26 @@ def open_mechanism_file(path: str | os.PathLike[str], *, check: bool = True) -> 
 
 
 def read_mechanism_file(path: str | os.PathLike[str], *, check: bool = True) -> tuple[Mechanism, Release | None]:
-    """``(mechanism, release)`` of :func:`open_mechanism_file`."""
+    """``(mechanism, release)`` of :func:`open_mechanism_file`.
+
+    Examples
+    --------
+    >>> import json, os, tempfile
+    >>> import designer
+    >>> from designer.certificate import certificate_fields
+    >>> from designer.release.files import open_mechanism_file, read_mechanism_file, release_block, unmet_losses
+    >>> problem = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, dont_know=0.2, objective="truthful")
+    >>> result = designer.design(problem)
+    >>> document = result.mechanism.to_json_dict()
+    >>> document["release"] = release_block(1.0, problem.semantics, certificate_fields(result.certificate))
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(folder.name, "gwrr.json")
+    >>> with open(path, "w") as file:
+    ...     _ = file.write(json.dumps(document))
+    >>> mechanism, release = read_mechanism_file(path)
+    >>> unmet_losses(mechanism, release)  # re-checked exactly on reading: the release holds
+    []
+    >>> folder.cleanup()
+    """
     file = open_mechanism_file(path, check=check)
     return file.mechanism, file.release

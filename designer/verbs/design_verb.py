@@ -27,6 +27,14 @@ def read_problem(problem: DesignProblem | str | os.PathLike[str], *, epsilon: fl
     Parameters are those of :func:`design`. Raises :class:`~designer.exceptions.InvalidProblemError` for a bad file
     or value (naming the file and the key), :class:`~designer.exceptions.InvalidArgumentError` for a bad prior or
     don't-know text, :class:`~designer.exceptions.InvalidArgumentTypeError` for anything else given as ``problem``.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.verbs.design_verb import read_problem
+    >>> problem = read_problem(designer.DesignProblem(inputs=("yes", "no"), epsilon=2.0), epsilon=1.0, dont_know="1/5")
+    >>> problem.epsilon, problem.dont_know
+    (1.0, 0.2)
     """
     if isinstance(problem, (str, os.PathLike)):
         problem = load_problem(problem)
@@ -65,17 +73,24 @@ def design(problem: DesignProblem | str | os.PathLike[str], *, epsilon: float | 
            warm: WarmStart | None = None) -> DesignResult:
     """Design the optimal certified mechanism of a problem (``designer design``; docs/theory.md, section 5).
 
-    .. math:: \\max_M \\sum_{x, E} \\pi_x G[x, E] M[x, E] \\quad \\text{s.t. } M \\ge 0,\\ M 1 = 1,
-              \\ \\text{eps-SLDP (Def 3.1) and/or eps-WLDP (Def 3.13), structure}
+    For a linear objective (``truthful``, ``gain``, the utilities):
 
-    The route (general, priced, lazy, precise, staircase, symmetric or invariant) is decided once from the problem
-    (:func:`designer.optimal.route.decide`); the released mechanism is certified in exact arithmetic (Thm 3.10's
-    optimum to ``OBJECTIVE_RTOL``).
+    .. math::
+
+        \\max_M \\sum_{x, E} \\pi_x G[x, E] M[x, E] \\quad \\text{s.t. } M \\ge 0,\\ M 1 = 1, \\\\
+        \\text{eps-SLDP (Def 3.1) and/or eps-WLDP (Def 3.13), structure;}
+
+    ``chi2`` and the variance objectives (``variance``, the default, and ``max_variance``) are solved over the
+    staircase patterns (docs/theory.md sections 5.2 and 5.7).
+
+    The route (general, priced, lazy, precise, staircase, variance, symmetric or invariant) is decided once from the
+    problem (:func:`designer.optimal.route.decide`); the released mechanism is certified in exact arithmetic (Thm
+    3.10's optimum to ``OBJECTIVE_RTOL``).
 
     Parameters
     ----------
     problem : DesignProblem, str or os.PathLike
-        The problem, or the path of a problem file (TOML, docs/problems.md).
+        The problem, or the path of a problem file (TOML; its keys: docs/guide/design.md).
     epsilon : float, optional
         The budget in nats (``--epsilon``), instead of the problem's.
     dont_know : float or str, optional

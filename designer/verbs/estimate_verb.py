@@ -151,7 +151,8 @@ def estimate(data: Any, mechanism: Any = None, *, column: str = "response", sema
     cluster : str, optional
         Column naming each row's cluster: cluster-robust standard errors.
     cov : {None, "oim", "opg", "robust"}
-        The variance (default ``oim``; ``robust``, the only choice, under sampling weights or clusters).
+        The variance. Default: the inverse Fisher information at the estimate without weights, clusters or ``cov``;
+        ``robust`` (the only choice there) under sampling weights or clusters; ``oim`` under frequency weights.
     group : str, optional
         Column naming each respondent's design (a key of ``mechanism``).
     noncompliance : str, optional
@@ -184,11 +185,16 @@ def estimate(data: Any, mechanism: Any = None, *, column: str = "response", sema
 
     Examples
     --------
-    >>> import designer as d
-    >>> q = d.Q_2x3(0.6, 0.2)
-    >>> fit = estimate(["{yes}"] * 30 + ["{no}"] * 50 + ["{yes,no}"] * 20, q)
+    The answers themselves (or a file, or a DataFrame with a ``response`` column) and the design they were drawn
+    with, here ``Q_2x3(0.6, 0.2)`` (truthful 0.6, lie 0.2, don't know 0.2):
+
+    >>> import designer
+    >>> q = designer.Q_2x3(0.6, 0.2)
+    >>> fit = designer.estimate(["{yes}"] * 30 + ["{no}"] * 50 + ["{yes,no}"] * 20, q)
     >>> str(fit.status), fit.n
     ('converged', 100)
+    >>> fit.estimate.round(4).tolist()  # Eq 2: (n2 q - n1 p) / ((n1 + n2)(q - p))
+    [0.25, 0.75]
     """
     from ..vocabulary import Covariance
 

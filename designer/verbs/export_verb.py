@@ -43,6 +43,13 @@ class Exported(Result):
     status : FitStatus
         ``EXACT``: the table is decided in integer arithmetic.
     warnings : tuple of str
+
+    Examples
+    --------
+    >>> import designer
+    >>> module = designer.export(designer.Q_WRR(1.0), to="js")
+    >>> module.to, module.out, module.text.startswith("// A certified randomizer")
+    ('js', None, True)
     """
 
     text: str
@@ -154,6 +161,17 @@ def export(mechanism: Any, *, to: str = "js", out: str | os.PathLike[str] | None
     InvalidArgumentError
         A bad keyword or an existing ``out`` (one line naming it); a bad mechanism file is an
         :class:`~designer.exceptions.InvalidMechanismError`.
+
+    Examples
+    --------
+    A self-contained web page for the mechanism ``Q_2x3(0.6, 0.2)`` (the text is written to ``out`` when given):
+
+    >>> import designer
+    >>> page = designer.export(designer.Q_2x3(0.6, 0.2), to="html", question="Have you ever cheated on an exam?")
+    >>> page.text.startswith("<!doctype html>"), page.to_dict()["denominator"] == 2**53
+    (True, True)
+    >>> round(page.to_dict()["epsilon"], 4)  # certified within its Shafer loss, ln 3
+    1.0986
     """
     from .._internal.io import atomic_writer
     from ..release.exports import device_view, export_html, export_js, randomizer_for

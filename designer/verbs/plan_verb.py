@@ -78,6 +78,7 @@ def plan(source: Any = None, *, prior: str | Mapping[str, float] | Sequence[floa
     detect, power, alpha : float, optional
         Power mode: the difference in a share to detect, the power wanted (0.8), the test level (0.05).
     alternative : {"two-sided", "greater", "less"}, optional
+        Power mode: the alternative of the test (default two-sided).
     null_variance : {"pooled", "null"}, optional
         Two groups: the null variance pooled (default) or at the null shares.
     null_difference : float, optional
@@ -85,7 +86,9 @@ def plan(source: Any = None, *, prior: str | Mapping[str, float] | Sequence[floa
     groups : {1, 2}, optional
         One sample against ``null`` (default) or two groups.
     share : str, optional
-        The input whose share is tested (default the first); ``null`` its null value (default its prior).
+        Power mode: the input whose share is tested (default the first).
+    null : float, optional
+        Power mode, one sample: the null value of that share (default its prior).
     semantics : {"sldp", "wldp"}, optional
         For a mechanism (a problem states its own; default sldp).
     grid : str or sequence of float, optional
@@ -93,8 +96,9 @@ def plan(source: Any = None, *, prior: str | Mapping[str, float] | Sequence[floa
     check, seed : int, optional
         Simulate ``check`` surveys at the planned ``n``, seeded by ``seed``.
     curve : str or sequence of int, optional
-        Power mode: the power at these respondent numbers (``"100:2000:20"`` or a list); ``curve_detect`` adds
-        differences, a line each.
+        Power mode: the power at these respondent numbers (``"100:2000:20"`` or a list).
+    curve_detect : str or sequence of float, optional
+        With ``curve``: more differences to detect (``"0.05,0.15"``), a line of the curve each.
     report, plot, curve_plot : str or os.PathLike, optional
         Write an HTML report, a PNG of respondents against eps, a PNG of the power curve (atomically; an
         existing file only with ``force``). The plan's ``notes`` say where.
@@ -107,7 +111,11 @@ def plan(source: Any = None, *, prior: str | Mapping[str, float] | Sequence[floa
         With ``mechanism``: each group's share of the respondents (``"a=1,b=2"``); default the best split.
     noncompliance, unrelated : str, optional
         With ``mechanism``: ``"carriers:no"`` / ``"everyone:no"``, or the unrelated question's answer: an unknown
-        share estimated with the prevalence, planned at ``unknown_share``, for ``share_groups`` (default all).
+        share estimated with the prevalence (docs/theory.md section 10.2).
+    unknown_share : float, optional
+        With ``noncompliance`` or ``unrelated``: the value of the unknown share the plan assumes, in (0, 1).
+    share_groups : str or sequence of str, optional
+        With ``noncompliance`` or ``unrelated``: the groups the unknown share applies to (``"1,2"``; default all).
 
     Returns
     -------
@@ -122,8 +130,17 @@ def plan(source: Any = None, *, prior: str | Mapping[str, float] | Sequence[floa
 
     Examples
     --------
-    >>> from designer import plan
-    >>> plan("problems/warner.toml", prior="yes=0.3,no=0.7", width=0.02).n  # doctest: +SKIP
+    Warner's design at eps = 1 (a problem given as an object; a problem file's path or a bundled problem's name
+    works the same): the respondents for every share's 95% interval to be within +-0.02 when 30% hold the trait
+    (Eq 1), and the smallest budget that 2000 respondents allow for +-0.03:
+
+    >>> import designer
+    >>> warner = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="truthful")
+    >>> designer.plan(warner, prior="yes=0.3,no=0.7", width=0.02).n
+    10859
+    >>> round(designer.plan(warner, prior="yes=0.3,no=0.7", n=2000, width=0.03).epsilon, 3)
+    1.739
+    >>> designer.plan("warner", prior="yes=0.3,no=0.7", width=0.02).n  # the same problem, bundled with designer
     10859
     """
     keywords = {"prior": prior, "epsilon": epsilon, "dont_know": dont_know, "width": width, "level": level, "n": n,

@@ -50,6 +50,13 @@ class TradeoffResult(Result):
     status : FitStatus
         ``EXACT``.
     warnings : tuple of str
+
+    Examples
+    --------
+    >>> import designer
+    >>> curve = designer.tradeoff(designer.Q_WRR(1.0), null="yes", alt="no", points=3)
+    >>> curve.kind, len(curve.rows) >= 3
+    ('pessimistic', True)
     """
 
     kind: str
@@ -135,6 +142,18 @@ def tradeoff(mechanism: Mechanism | str | os.PathLike[str], *, null: str | None 
     -------
     TradeoffResult
         ``to_dict()`` is ``designer tradeoff --format json``, ``table()`` its CSV and ``summary()`` its table output.
+
+    Examples
+    --------
+    The pessimistic curve of ``Q_2x3(0.6, 0.2)`` between yes and no, and its bound at ``eps_walley = ln 4``
+    (Thm 3.18):
+
+    >>> import designer
+    >>> curve = designer.tradeoff(designer.Q_2x3(0.6, 0.2), null="yes", alt="no", points=5)
+    >>> [row[:2] for row in curve.rows[:3]]  # (alpha, beta)
+    [[0.0, 1.0], [0.2, 0.7], [0.25, 0.625]]
+    >>> round(curve.eps, 4)
+    1.3863
     """
     import numpy as np
 
