@@ -140,7 +140,7 @@ def test_a_stratified_release_keeps_each_stratums_distribution(tmp_path, capsys)
     manifest = json.loads((tmp_path / "release.csv.manifest.json").read_text())
     record = manifest["variables"][0]
     assert record["strata_column"] == "region" and record["epsilon"] == 1.5
-    assert {s["stratum"]: s["design_file"] for s in record["strata"]} == designs
+    assert {s["stratum"]: str(tmp_path / s["design_file"]) for s in record["strata"]} == designs  # beside it
     assert all(s["invariant_prior_from"] == "the problem's [strata] table" for s in record["strata"])
     # Each stratum has its own distribution: the regression on the stratum (the command the release prints)
     # gives each stratum's shares, which must be its prior (the released file's frequencies, by invariance).
@@ -188,7 +188,7 @@ def test_stratum_priors_from_the_file_are_noisy_counts_whose_budget_the_loss_inc
         assert "noise" in record["invariant_prior_from"]
         true_prior = {c: Fraction(n, len(mine)) for c, n in zip(LABELS, exact)}
         assert record["invariant_prior"] != {c: f"{f.numerator}/{f.denominator}" for c, f in true_prior.items()}
-        stratum_file = open_mechanism_file(record["design_file"])
+        stratum_file = open_mechanism_file(tmp_path / record["design_file"])  # relative to the manifest
         assert stratum_file.prior == tuple(expected[c] for c in LABELS)  # the design file keeps the noisy prior
         for c, f in true_prior.items():  # the file's own shares appear nowhere
             assert f"{f.numerator}/{f.denominator}" not in text or f == expected[c]
