@@ -72,10 +72,11 @@ def _parse(text: str) -> Fraction:
     """A budget written as a decimal or a fraction ``p/q``, its size checked before the rational is built."""
     num, sep, den = text.strip().partition("/")
     parts = [num, den] if sep else [num]
-    for part in parts:
+    for i, part in enumerate(parts):
         value = float(part)  # ValueError: not a number
         if value == 0:
-            raise InvalidArgumentError(f"a budget must be > 0, got {text.strip()!r}")
+            what = "its denominator must not be 0" if i else "must be > 0"
+            raise InvalidArgumentError(f"a budget {what}, got {text.strip()!r}")
         if not (math.isfinite(value) and 1e-300 <= abs(value) <= sys.float_info.max):
             raise InvalidArgumentError(f"a budget must be between 1e-300 and {sys.float_info.max:.4g} nats, got "
                                        f"{text.strip()!r}")

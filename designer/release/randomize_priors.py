@@ -40,12 +40,12 @@ def exact_budget_arg(text: str) -> Fraction:
 
     try:
         return stated_budget(text)
+    except InvalidArgumentError as exc:
+        raise argparse.ArgumentTypeError(f"{str(exc).removeprefix('a budget ')}") from None
     except (ValueError, ZeroDivisionError):
         if not _number_like(text):
             raise argparse.ArgumentTypeError(f"{text!r} is not a number (e.g. 0.5 or 1/2)") from None
         raise argparse.ArgumentTypeError(f"must be a budget > 0 in nats, got {text!r}") from None
-    except InvalidArgumentError as exc:
-        raise argparse.ArgumentTypeError(f"{str(exc).removeprefix('a budget ')}") from None
 
 
 def _number_like(text: str) -> bool:
