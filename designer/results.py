@@ -58,6 +58,10 @@ class FitStatus(StrEnum):
     #: A design's program was solved and its mechanism certified in exact arithmetic, optimal to the stated
     #: tolerance (Thm 3.10); a mechanism that cannot be certified is never returned.
     OPTIMAL = "optimal"
+    #: A design certified in exact arithmetic whose optimality is proved only within a stated gap: the program
+    #: solved a restriction of the problem (e.g. precise answers under WLDP, a focal-set restriction or a lying
+    #: bound with a variance objective), and ``optimality_gap`` bounds how far the optimum can lie below it.
+    LOCAL = "local"
     #: Computed without an iterative fit: closed forms, counts, exact tables (plans, devices, releases).
     EXACT = "exact"
 

@@ -101,12 +101,15 @@ class Loss(_Word):
 class Objective(_Word):
     """What a design maximises (docs/theory.md, section 5).
 
-    ``TRUTHFUL``: the probability of answering exactly the true answer; ``CHI2``: the chi-square
-    information of the answers (estimation accuracy); ``GAIN``: a gain table over answered sets;
+    ``VARIANCE``: the mean variance of the estimated shares (minimised; A-optimal); ``MAX_VARIANCE``: the largest
+    of them (minimised; minimax); ``TRUTHFUL``: the probability of answering exactly the true answer; ``CHI2``: the
+    chi-square information of the answers (a proxy for accuracy); ``GAIN``: a gain table over answered sets;
     ``WORST_CASE_UTILITY`` / ``BEST_CASE_UTILITY``: the utility of the worst / best precise answer in the
     reported set.
     """
 
+    VARIANCE = "variance"
+    MAX_VARIANCE = "max_variance"
     TRUTHFUL = "truthful"
     CHI2 = "chi2"
     GAIN = "gain"
@@ -120,8 +123,24 @@ class Objective(_Word):
 
     @property
     def linear(self) -> bool:
-        """Whether the objective is linear in the masses (every objective but ``chi2``)."""
-        return self is not Objective.CHI2
+        """Whether the objective is linear in the masses (every objective but ``chi2`` and the variances)."""
+        return self not in (Objective.CHI2, Objective.VARIANCE, Objective.MAX_VARIANCE)
+
+    @property
+    def variance(self) -> bool:
+        """Whether the objective is a variance of the estimated shares (``variance``, ``max_variance``)."""
+        return self in (Objective.VARIANCE, Objective.MAX_VARIANCE)
+
+    @property
+    def minimised(self) -> bool:
+        """Whether a design makes the objective small (the variances) rather than large (every other one)."""
+        return self.variance
+
+    @property
+    def estimation(self) -> bool:
+        """Whether the objective is about estimating the shares (``variance``, ``max_variance``, ``chi2``): such
+        designs report sets of true answers, built from the staircase patterns (docs/theory.md, section 5)."""
+        return self.variance or self is Objective.CHI2
 
     @property
     def utility(self) -> bool:
@@ -131,10 +150,14 @@ class Objective(_Word):
 
 #: Each objective in plain words (``designer design --help``, docs/guide/which-design.md).
 OBJECTIVE_MEANINGS = {
+    "variance": "mean variance of the estimated shares (per respondent, at the prior), made as small as the budget "
+                "allows: the most accurate estimate of every share; the default",
+    "max_variance": "largest variance of the estimated shares (per respondent, at the prior), made as small as "
+                    "possible: the same interval width for every share; what a survey plan needs",
     "truthful": "probability that a respondent reports exactly the true answer (prior-weighted): the "
                 "classic randomized-response criterion",
-    "chi2": "chi-square information of the answers: the accuracy of the estimated shares (smaller MLE "
-            "variance); the usual choice for a survey",
+    "chi2": "chi-square information of the answers, a proxy for accuracy (it can lump rare answers together at "
+            "a skewed prior and then estimate nothing about them; prefer variance)",
     "gain": "expected value of a [gain] table over the reported sets (your own scoring)",
     "worst_case_utility": "expected utility of the worst precise answer in the reported set ([utility] table)",
     "best_case_utility": "expected utility of the best precise answer in the reported set ([utility] table)",

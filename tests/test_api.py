@@ -202,7 +202,7 @@ def test_designer_design_is_a_plain_function():
     from designer.optimal.engine import design as engine_design
 
     assert inspect.isfunction(design) and not inspect.ismodule(designer.design)
-    problem = DesignProblem(inputs=("yes", "no"), epsilon=1.0)
+    problem = DesignProblem(objective="truthful", inputs=("yes", "no"), epsilon=1.0)
     assert np.array_equal(design(problem).mechanism.matrix, engine_design(problem).mechanism.matrix)
 
 

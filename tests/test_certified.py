@@ -274,7 +274,7 @@ def test_certificate_functions_compose_without_mechanisms() -> None:
 def test_design_result_is_certified() -> None:
     from designer import DesignProblem, design
 
-    result = design(DesignProblem(inputs=("a", "b", "c"), epsilon=1.0))
+    result = design(DesignProblem(objective="truthful", inputs=("a", "b", "c"), epsilon=1.0))
     q = CertifiedMechanism.of(result)
     assert q.certificate is result.certificate and CertifiedMechanism.of(q) is q
     assert is_private(q.power(2).mechanism, q.power(2).epsilon, exact=True)

@@ -118,7 +118,8 @@ def _die_table():
 
 
 def _invariant():
-    problem = DesignProblem(inputs=("a", "b", "c"), prior=(0.001, 0.3, 0.699), epsilon=1.0, invariant=True)
+    problem = DesignProblem(objective="truthful",
+                            inputs=("a", "b", "c"), prior=(0.001, 0.3, 0.699), epsilon=1.0, invariant=True)
     result = design(problem)
     exact = (result.exact_table.counts, result.exact_table.denominators)
     return result.mechanism, exact_table(result.mechanism, epsilon=1.0, exact=exact), exact

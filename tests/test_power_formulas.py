@@ -458,7 +458,7 @@ def test_smallest_budget_floor_messages_without_dont_know_and_without_any_inform
     assert str(info.value) == (f"no budget up to 20 reaches width 0.01 with n = 100: the variance stays above "
                                f"{floor:.4g} per respondent even at eps = 20; at least {needed} respondents would be "
                                "needed")
-    silent = DesignProblem(inputs=("yes", "no"), epsilon=1.0, dont_know=1.0)
+    silent = DesignProblem(objective="truthful", inputs=("yes", "no"), epsilon=1.0, dont_know=1.0)
     with pytest.raises(DesignerError) as info:
         smallest_budget(silent, 100, 0.1, 0.95)
     message = str(info.value)
@@ -541,7 +541,7 @@ def test_the_design_cache_keeps_one_design_per_budget_to_twelve_digits():
     from designer import DesignProblem
     from designer.planning.sizes import DesignCache
 
-    cache = DesignCache(DesignProblem(inputs=("yes", "no"), epsilon=1.0))
+    cache = DesignCache(DesignProblem(objective="truthful", inputs=("yes", "no"), epsilon=1.0))
     first = cache(1.0 + 2e-13)
     assert cache(1.0) is first and cache(1.0 - 3e-13) is first
     assert cache.solved == 1 and len(cache.plans) == 1 and first.problem.epsilon == 1.0
@@ -585,7 +585,7 @@ def test_nothing_is_solved_twice_when_no_design_identifies(prior, solves):
     from designer import DesignProblem
     from designer.planning.sizes import DesignCache
 
-    cache = DesignCache(DesignProblem(inputs=("yes", "no"), epsilon=1.0, dont_know=1.0), prior)
+    cache = DesignCache(DesignProblem(objective="truthful", inputs=("yes", "no"), epsilon=1.0, dont_know=1.0), prior)
     assert cache.basis(1.0) == "file" and not math.isfinite(cache.accuracy(1.0).variance)
     assert cache.solved == solves
 
@@ -608,7 +608,7 @@ def test_a_design_too_large_to_expand_cannot_be_planned():
     from designer.planning import PlanningError
     from designer.planning.sizes import DesignCache
 
-    cache = DesignCache(DesignProblem(inputs=tuple(f"c{i}" for i in range(17)), epsilon=1.0))
+    cache = DesignCache(DesignProblem(objective="truthful", inputs=tuple(f"c{i}" for i in range(17)), epsilon=1.0))
     assert cache(1.0).mechanism is None
     with pytest.raises(PlanningError) as info:
         cache.accuracy(1.0)

@@ -94,7 +94,8 @@ def test_each_stratums_design_keeps_its_prior_exactly_and_is_the_optimum_at_that
                     num = int(table.counts[x, y]) * int(table.denominators[x2])
                     den = int(table.counts[x2, y]) * int(table.denominators[x])
                     assert num == 0 or (den > 0 and Decimal(num) <= e * Decimal(den))
-        alone = design(DesignProblem(inputs=LABELS, prior=STRATA[name], epsilon=1.5, invariant=True))
+        alone = design(DesignProblem(objective="truthful",
+                                     inputs=LABELS, prior=STRATA[name], epsilon=1.5, invariant=True))
         assert result.objective_value == pytest.approx(alone.objective_value, abs=1e-7)
         assert result.solver_objective == pytest.approx(alone.solver_objective, abs=1e-9)
     with pytest.raises(InvalidProblemError, match="no strata"):

@@ -79,7 +79,7 @@ def test_a_design_result_is_a_result(capsys):
 
 
 def test_a_result_kept_in_compact_form_has_no_csv_table():
-    result = design(DesignProblem(inputs=tuple(f"v{i}" for i in range(20)), epsilon=1.0))
+    result = design(DesignProblem(objective="truthful", inputs=tuple(f"v{i}" for i in range(20)), epsilon=1.0))
     assert result.mechanism is None and result.compact is not None
     with pytest.raises(DesignerError, match="compact form"):
         result.table()

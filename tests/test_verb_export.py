@@ -133,6 +133,6 @@ def test_bad_mechanisms_one_line(scratch) -> None:
 
 
 def test_a_problem_object_on_a_device() -> None:
-    problem = DesignProblem(inputs=("yes", "no"), epsilon=1.0)
+    problem = DesignProblem(objective="truthful", inputs=("yes", "no"), epsilon=1.0)
     result = export(problem, to="js", device="die")
     assert 6 % result.to_dict()["denominator"] == 0  # drawn with the die's sixths (reduced where they allow)

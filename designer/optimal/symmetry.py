@@ -52,6 +52,10 @@ def is_symmetric(problem: DesignProblem) -> bool:
         return False
     if np.ptp(problem.prior) > 1e-12:
         return False
+    if problem.objective.variance and (
+            problem.contrasts is not None or problem.priors is not None
+            or (problem.variance_weights is not None and np.ptp(problem.variance_weights) > 0)):
+        return False  # targets or scenarios that single out some answers
     truth = problem.truth()  # frame index of input x
     inv = np.argsort(truth)  # input of frame index y
     family = problem.family() if problem.focal_sets is not None else None
