@@ -211,7 +211,7 @@ def test_a_prior_from_the_data_needs_a_budget_and_enough_rows(tmp_path, capsys):
                           "stratum 'north' (column 'region', from line 2) has 40 rows, fewer than --min-stratum 50"),
                          (["--invariant-prior", "data", "--prior-budget", "1", "--min-stratum", "81"],
                           "the file has 80 rows, fewer than --min-stratum 81"),
-                         (["--invariant-prior", "data", "--prior-budget", "0"], "must be a budget > 0")]:
+                         (["--invariant-prior", "data", "--prior-budget", "0"], "--prior-budget: must be > 0")]:
         assert main([*base, *extra]) == 2
         err = capsys.readouterr().err
         assert words in err and err.count("\n") == 1, err
