@@ -89,8 +89,10 @@ def refuse_pipe(path: str, what: str = "the input") -> None:
 
 
 def _is_date_format(fmt: str) -> bool:
-    f = fmt.upper()
-    return f.startswith("%TD") or f.startswith(("DATE", "ADATE", "EDATE", "SDATE", "JDATE", "EUROD", "YYMMDD"))
+    """Whether a Stata display format is a date's (``%td``, ``%d``): pandas reads those as timestamps at
+    midnight. (pyreadstat reads SPSS's date formats as dates already.)"""
+    f = fmt.lower()
+    return f.startswith(("%td", "%d"))
 
 
 class RawStatFile(StatFile):

@@ -6,14 +6,15 @@ line where the format cannot hold it (docs/guide/release.md, "Kept columns").
   refused (write Arrow). A statistics package's labelled column is written as its labels.
 - **CSV**: each value as Arrow's text for it, which reads back as the same value of the same type (integers
   digit for digit, floats as their shortest exact text in their own width, ``nan`` for NaN, dates and timestamps
-  in ISO 8601, decimals with their scale); a missing value is an empty cell, so a text column holding both a
-  missing value and an empty text is refused (a CSV file cannot tell them apart), and so are binary columns.
-- **SPSS (.sav, .zsav), Stata (.dta)**: numbers as doubles (refused beyond 2^53, which a double cannot hold, and
-  for a column holding both NaN and a missing value), dates and timestamps as the formats' dates (refused with a
-  time zone), booleans as 0 and 1 labelled ``false`` and ``true``, text as text (SPSS drops trailing spaces:
-  refused); decimals, times and binary columns are refused. A file of the same package keeps its value labels,
-  formats and SPSS missing values. The written file is read back and compared with what was meant, and any
-  difference refused naming the column and the row.
+  in ISO 8601, a timestamp with a zone as its instant in UTC with ``Z``, decimals with their scale); a missing
+  value is an empty cell, so a text column holding both a missing value and an empty text is refused (a CSV file
+  cannot tell them apart), and so are binary columns.
+- **SPSS (.sav, .zsav), Stata (.dta)**: numbers as doubles (refused beyond 2^53, which a double cannot hold, for
+  a column holding both NaN and a missing value, and beyond the largest value the format stores), dates and
+  timestamps as the formats' dates (refused with a time zone), booleans as 0 and 1 labelled ``false`` and
+  ``true``, text as text (SPSS drops trailing spaces: refused); decimals, times and binary columns are refused.
+  A file of the same package keeps its value labels, formats and SPSS missing values. The written file is read
+  back and compared with what was meant, and any difference refused naming the column and the row.
 
 Every sink writes to a path in the release's staging folder (:mod:`designer.release.staging`), never to the
 temporary folder.
@@ -23,13 +24,19 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from typing import Any
+
+import numpy as np
 
 from ..estimation.survey_files import CsvSink, is_arrow, is_columnar, is_stat
 from ..exceptions import DataError
 from .rows import KeptMeta
 
 __all__ = ["ReleaseSink", "open_sink"]
+
+#: Stata's largest double (larger ones are its missing values).
+STATA_LARGEST = 8.98846567431158e307
 
 #: Largest integer every double holds exactly (and every one below it): SPSS and Stata store numbers as doubles.
 EXACT_INTEGERS = 2**53
@@ -49,13 +56,14 @@ def _decoded(array: Any) -> Any:
     return array
 
 
-def _labelled_words(array: Any, labels: Any, missing: Any) -> Any:
-    """A labelled column's codes as its words (what designer reads), a pyarrow string array."""
+def _labelled_words(array: Any, labels: Any) -> Any:
+    """A labelled column's codes as its words (what designer reads; a user-missing code's label too), a pyarrow
+    string array."""
     import pyarrow as pa
 
     from .rows import _labelled_text
 
-    words = _labelled_text(array, labels, missing)
+    words = _labelled_text(array, labels, [])
     nulls = array.is_null().to_numpy(zero_copy_only=False)
     return pa.array([None if n else w for w, n in zip(words.tolist(), nulls)], type=pa.string())
 
@@ -77,7 +85,7 @@ def csv_text(out: str, name: str, array: Any, meta: KeptMeta) -> list[str]:
     array = _decoded(array)
     labels = meta.value_labels.get(name)
     if labels:
-        array = _labelled_words(array, labels, meta.missing_ranges.get(name, []))
+        array = _labelled_words(array, labels)
     kind = array.type
     if pa.types.is_binary(kind) or pa.types.is_large_binary(kind) or pa.types.is_fixed_size_binary(kind):
         raise _refuse(out, name, f"holds bytes ({kind}), which a CSV file cannot hold as text",
@@ -87,6 +95,11 @@ def csv_text(out: str, name: str, array: Any, meta: KeptMeta) -> list[str]:
                       "write Parquet or Arrow")
     if pa.types.is_string(kind) or pa.types.is_large_string(kind):
         text = array
+    elif pa.types.is_timestamp(kind) and kind.tz is not None:
+        # the instant in UTC, exactly (Arrow writes a zone's offset in whole minutes, and historical offsets such as
+        # Paris's +0:09:21 have seconds); the zone's name has no place in a CSV cell
+        utc = array.cast(pa.timestamp(kind.unit)).cast(pa.string())
+        text = pc.binary_join_element_wise(utc, pa.scalar("Z"), "")
     else:
         try:
             text = array.cast(pa.string())
@@ -140,7 +153,7 @@ class ReleaseSink:
             array = table.column(n)
             labels = self.meta.value_labels.get(n) if n in self.kept else None
             if labels:
-                array = _labelled_words(_decoded(array), labels, self.meta.missing_ranges.get(n, []))
+                array = _labelled_words(_decoded(array), labels)
             columns.append(array)
         table = pa.table(columns, names=self.names)
         if self._schema is None:
@@ -273,6 +286,8 @@ def stat_column(out: str, name: str, array: Any, meta: KeptMeta, package: str) -
 
     kind = array.type
     labels = meta.value_labels.get(name)
+    if pa.types.is_null(kind):  # a column of missing values only: numbers, all missing
+        return pd.Series([math.nan] * len(array), dtype=float), None
     if labels and (pa.types.is_floating(kind) or pa.types.is_integer(kind)):
         codes = array.cast(pa.float64()).to_numpy(zero_copy_only=False)
         whole = all(float(c).is_integer() for c in labels)
@@ -293,18 +308,25 @@ def stat_column(out: str, name: str, array: Any, meta: KeptMeta, package: str) -
         values = [math.nan if v is None else float(v) for v in array.to_pylist()]
         return pd.Series(values, dtype=float), {0: "false", 1: "true"}
     if pa.types.is_integer(kind):
-        big = pc.max(pc.abs(array.cast(pa.float64()))).as_py() if len(array) else None
-        if big is not None and big >= EXACT_INTEGERS:
-            bad = next(v for v in array.to_pylist() if v is not None and abs(v) > EXACT_INTEGERS)
+        ints = array.to_pylist()
+        bad = next((v for v in ints if v is not None and abs(v) > EXACT_INTEGERS), None)
+        if bad is not None:
             raise _refuse(out, name, f"holds {bad}, beyond 2^53: {package} stores numbers as doubles, which cannot "
                           "hold it")
-        values = [math.nan if v is None else float(v) for v in array.to_pylist()]
+        values = [math.nan if v is None else float(v) for v in ints]
         return pd.Series(values, dtype=float), None
     if pa.types.is_floating(kind):
         nan = bool(pc.any(pc.is_nan(array)).as_py()) if len(array) and not pa.types.is_float16(kind) else False
         if nan and array.null_count:
             raise _refuse(out, name, f"holds both NaN and missing values, which {package} cannot tell apart")
         values = array.cast(pa.float64()).to_numpy(zero_copy_only=False)
+        finite = values[~np.isnan(values)]
+        reserved = finite[np.abs(finite) >= (STATA_LARGEST if package == "Stata" else sys.float_info.max)]
+        if package == "SPSS":
+            reserved = reserved[np.isfinite(reserved)]  # SPSS holds infinities; its missing value is -max
+        if reserved.size:
+            raise _refuse(out, name, f"holds {reserved[0]:g}, beyond the largest number {package} stores as a "
+                          "value")
         return pd.Series(values, dtype=float), None
     if pa.types.is_date(kind):
         return pd.Series(array.cast(pa.date32()).to_pylist(), dtype=object), None
