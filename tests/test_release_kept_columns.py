@@ -256,3 +256,46 @@ def test_kept_columns_are_kept_or_refused_in_one_line(tmp_path_factory, source, 
     order = np.argsort([int(float(v)) for v in got["rowid"]])  # rows come out shuffled: put them back
     for c, (kind, _) in cols.items():
         _check(kind, meant[c], [got[c][i] for i in order], out, source)
+
+
+@pytest.mark.parametrize("ext", ["sav", "dta"])
+def test_a_packages_file_keeps_its_labels_formats_and_missing_values(tmp_path, ext):
+    """.sav into .sav (and .dta into .dta): value labels, descriptions, display formats and SPSS's user-missing
+    ranges kept; dates stay dates, moments moments (they were strings and all-null doubles)."""
+    frame = pd.DataFrame({
+        "answer": ["yes", "no", "yes", "no"],
+        "lab": [1.0, 2.0, 99.0, np.nan],
+        "day": [dt.date(2020, 1, 2), None, dt.date(1900, 3, 4), dt.date(1970, 1, 1)],
+        "moment": pd.to_datetime(["2020-01-02 03:04:05", None, "1999-12-31 23:59:59", "2000-01-01 00:00:00"]),
+        "x": [1.5, np.nan, 2.0**53, -3.25],
+    })
+    labels = {"lab": {1: "yes", 2: "no", 99: "refused"}}
+    path, out = tmp_path / f"in.{ext}", tmp_path / f"out.{ext}"
+    if ext == "sav":
+        pyreadstat.write_sav(frame, str(path), variable_value_labels=labels, column_labels={"x": "an x"},
+                             missing_ranges={"lab": [99]}, variable_format={"x": "F10.3"})
+    else:
+        pyreadstat.write_dta(frame, str(path), variable_value_labels=labels, column_labels={"x": "an x"})
+    (tmp_path / "m.csv").write_text("input,{yes},{no}\nyes,0.75,0.25\nno,0.25,0.75\n")
+    randomize(path, str(tmp_path / "m.csv"), column="answer", keep=["lab", "day", "moment", "x"], out=out,
+              keep_order=True)
+    read = pyreadstat.read_sav if ext == "sav" else pyreadstat.read_dta
+    options = {"user_missing": True} if ext == "sav" else {}
+    before, meta_in = read(str(path), **options)
+    after, meta_out = read(str(out), **options)
+    for column in ("lab", "day", "moment", "x"):
+        assert [None if _missing(v) else v for v in after[column]] == [None if _missing(v) else v
+                                                                         for v in before[column]], column
+    assert meta_out.variable_value_labels["lab"] == meta_in.variable_value_labels["lab"]
+    assert meta_out.column_names_to_labels["x"] == "an x"
+    for column in ("lab", "day", "moment", "x"):
+        assert meta_out.original_variable_types[column] == meta_in.original_variable_types[column], column
+    if ext == "sav":
+        assert meta_out.missing_ranges == meta_in.missing_ranges == {"lab": [{"lo": 99.0, "hi": 99.0}]}
+    parquet = tmp_path / "out.parquet"
+    randomize(path, str(tmp_path / "m.csv"), column="answer", keep=["lab", "day", "x"], out=parquet,
+              keep_order=True)
+    table = pq.read_table(parquet)
+    assert str(table.schema.field("day").type) == "date32[day]" and table.column("day").to_pylist()[0] == \
+        dt.date(2020, 1, 2)
+    assert table.column("lab").to_pylist() == ["yes", "no", "refused", None]  # the words designer reads
