@@ -61,7 +61,13 @@ def _simplest_between(lo: Fraction, hi: Fraction) -> Fraction:
 
 def simplest_fraction(x: float) -> Fraction:
     """The fraction of smallest denominator that rounds to the double ``x > 0`` (strictly inside its rounding
-    interval), e.g. ``7/3`` for ``float(Fraction(7, 3))``."""
+    interval; docs/theory.md section 7.5).
+
+    Examples
+    --------
+    >>> simplest_fraction(7 / 3), simplest_fraction(0.1)
+    (Fraction(7, 3), Fraction(1, 10))
+    """
     exact = Fraction(x)
     lo = (exact + Fraction(math.nextafter(x, 0.0))) / 2
     hi = (exact + Fraction(math.nextafter(x, math.inf))) / 2
@@ -117,7 +123,13 @@ def stated_budget(value: float | int | str | Fraction) -> Fraction:
 def mean_noise(epsilon: Fraction) -> float:
     """The mean size ``E|Z| = 1 / sinh(epsilon / 2)`` of the discrete Laplace noise that :func:`noisy_counts` adds to
     each count at ``epsilon`` (``P(z)`` proportional to ``a^|z|``, ``a = exp(-epsilon / 2)``: ``E|Z| = 2 a /
-    (1 - a^2)``)."""
+    (1 - a^2)``; docs/theory.md section 7.7).
+
+    Examples
+    --------
+    >>> round(mean_noise(Fraction(1, 1000)))
+    2000
+    """
     x = float(epsilon) / 2
     if x > 700:
         return 2 * math.exp(-x)

@@ -64,7 +64,15 @@ def keys_for(seed: Any, *path: int) -> KeySource:
 
 def uniform_permutation(n: int, keys: KeySource) -> NDArray[np.int64]:
     """A uniformly random permutation of ``range(n)``: the order of ``n`` uniform 64-bit keys, all drawn again
-    while two are equal (probability below ``n**2 / 2**65``)."""
+    while two are equal (probability below ``n**2 / 2**65``; docs/theory.md section 7.8).
+
+    Examples
+    --------
+    >>> sorted(uniform_permutation(5, OsKeys()).tolist())
+    [0, 1, 2, 3, 4]
+    >>> uniform_permutation(5, keys_for(7)).tolist() == uniform_permutation(5, keys_for(7)).tolist()
+    True
+    """
     if n < 2:
         return np.arange(n, dtype=np.int64)
     while True:

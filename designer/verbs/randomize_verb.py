@@ -101,6 +101,20 @@ def randomize(data: str | os.PathLike[str] | pd.DataFrame, mechanism: Any = None
     InvalidArgumentError
         A bad keyword, an output that exists, a budget exceeded (one line naming the flag or the file); a bad row
         is a :class:`~designer.exceptions.DataError` naming its line.
+
+    Examples
+    --------
+    A DataFrame drawn in memory (a seeded simulation: a release leaves ``seed`` out), its rows in a uniformly
+    random order, each keeping its index:
+
+    >>> import pandas as pd
+    >>> from designer import Q_WRR
+    >>> frame = pd.DataFrame({"answer": ["yes", "no", "yes", "no"]}, index=["a", "b", "c", "d"])
+    >>> result = randomize(frame, Q_WRR(1.0), column="answer", seed=1, simulation=True)
+    >>> sorted(result.frame.index), result.row_order, list(result.frame.columns)
+    (['a', 'b', 'c', 'd'], 'shuffled', ['response'])
+    >>> result.warnings[0][:40]
+    '--seed makes this draw reproducible: any'
     """
     if semantics not in ("sldp", "wldp"):
         raise InvalidArgumentError(f"--semantics must be sldp or wldp, got {semantics!r}")
