@@ -13,6 +13,17 @@ from typing import BinaryIO
 MAX_TEXT_BYTES = 64 * 2**20
 
 
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """The SHA-256 of a file's bytes (hexadecimal), read in blocks of 1 MiB."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 @contextlib.contextmanager
 def opening_errors(path: str | os.PathLike[str], error: type[Exception]) -> Iterator[None]:
     """Turn a failure to open or read ``path`` into one ``error`` line naming the file."""

@@ -5,22 +5,14 @@ column's drawn channel present and unchanged. Paths in a manifest are relative t
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from typing import Any
 
+from .._internal.io import file_sha256 as _sha256
 from ..exceptions import DataError
 
 __all__ = ["manifest_mechanism"]
-
-
-def _sha256(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _resolve(manifest: str, path: Any) -> str:

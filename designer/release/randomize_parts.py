@@ -11,12 +11,12 @@ staging folder, never holding a true answer.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from .._internal.io import file_sha256 as sha256_of
 from ..estimation.survey_files import CHUNK_ROWS
 
 #: Rows shuffled in memory; a larger input is shuffled through bucket files of about :data:`BUCKET_ROWS` rows.
@@ -244,14 +244,6 @@ def draw_in_memory(inp: Any, task: Task, source: Any, *, seed: Any, keep_order: 
     n = len(inp.frame)
     order = np.arange(n, dtype=np.int64) if keep_order else uniform_permutation(n, keys_for(seed))
     return drawn, order
-
-
-def sha256_of(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _spill_part(part: str, first_line: int, prefix: str, seed: Any, buckets: int, *, task: Task,

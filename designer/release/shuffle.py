@@ -11,13 +11,12 @@ assignment of rows to positions is equally likely: the result is a uniform permu
 
 from __future__ import annotations
 
-import os
 from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["KeySource", "OsKeys", "SeededKeys", "bucket_count", "bucket_labels", "keys_for", "uniform_permutation"]
+__all__ = ["KeySource", "WordKeys", "bucket_count", "bucket_labels", "keys_for", "os_keys", "uniform_permutation"]
 
 #: The spawn key of the shuffle's stream in a seeded simulation (the answers are drawn from the seed itself).
 SHUFFLE_KEY = 0x73687566  # "shuf"
@@ -29,37 +28,37 @@ class KeySource(Protocol):
     def uint64(self, n: int) -> NDArray[np.uint64]: ...
 
 
-class OsKeys:
+class WordKeys:
+    """Uniform 64-bit keys, each two 32-bit words of a random source of the draws
+    (:class:`~designer.release.exact_table.OsRandom` or :class:`~designer.release.exact_table.SeededRandom`)."""
+
+    def __init__(self, words: Any) -> None:
+        self.words, self.name = words, words.name
+
+    def uint64(self, n: int) -> NDArray[np.uint64]:
+        pairs = self.words.words(2 * n).astype(np.uint64).reshape(n, 2)
+        return (pairs[:, 0] << np.uint64(32)) | pairs[:, 1]
+
+
+def os_keys() -> WordKeys:
     """Uniform 64-bit keys from ``os.urandom``: nothing to replay."""
+    from .exact_table import OsRandom
 
-    name = "os.urandom (the operating system's CSPRNG)"
-
-    def uint64(self, n: int) -> NDArray[np.uint64]:
-        return np.frombuffer(os.urandom(8 * n), dtype="<u8").astype(np.uint64)
-
-
-class SeededKeys:
-    """Uniform 64-bit keys from numpy's PCG64 on a seed sequence: reproducible, for simulations only."""
-
-    name = "seeded simulation (numpy PCG64)"
-
-    def __init__(self, seed: np.random.SeedSequence) -> None:
-        self._rng = np.random.Generator(np.random.PCG64(seed))
-
-    def uint64(self, n: int) -> NDArray[np.uint64]:
-        return self._rng.integers(0, 2**64, size=n, dtype=np.uint64)
+    return WordKeys(OsRandom())
 
 
 def keys_for(seed: Any, *path: int) -> KeySource:
     """The key source of a release: the operating system's when ``seed`` is ``None``, else the seed's stream
     ``(SHUFFLE_KEY, *path)`` (a seed sequence's child, apart from the stream the answers are drawn from)."""
+    from .exact_table import SeededRandom
+
     if seed is None:
-        return OsKeys()
+        return os_keys()
     if isinstance(seed, np.random.SeedSequence):
         sequence = np.random.SeedSequence(seed.entropy, spawn_key=(*seed.spawn_key, SHUFFLE_KEY, *path))
     else:
         sequence = np.random.SeedSequence(seed, spawn_key=(SHUFFLE_KEY, *path))
-    return SeededKeys(sequence)
+    return WordKeys(SeededRandom(sequence))
 
 
 def uniform_permutation(n: int, keys: KeySource) -> NDArray[np.int64]:
@@ -68,7 +67,7 @@ def uniform_permutation(n: int, keys: KeySource) -> NDArray[np.int64]:
 
     Examples
     --------
-    >>> sorted(uniform_permutation(5, OsKeys()).tolist())
+    >>> sorted(uniform_permutation(5, os_keys()).tolist())
     [0, 1, 2, 3, 4]
     >>> uniform_permutation(5, keys_for(7)).tolist() == uniform_permutation(5, keys_for(7)).tolist()
     True

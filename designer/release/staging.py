@@ -15,7 +15,6 @@ answer.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import shutil
@@ -24,6 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._internal.io import file_sha256 as _digest
 from ..exceptions import InvalidArgumentError
 
 __all__ = ["Placement", "Staging", "clean_remains", "output_lock", "staging_prefix"]
@@ -78,14 +78,6 @@ class Placement:
 
     staged: str
     target: str
-
-
-def _digest(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _fingerprint(path: str) -> dict[str, str]:
