@@ -249,11 +249,11 @@ class ReleaseInput:
         if is_columnar(path):
             rows = ColumnarFile(path).num_rows
             return int(rows) if rows is not None else os.path.getsize(path) // 8 + 1
-        count = 1
+        lf = cr = 1
         with open(path, "rb") as f:
             for block in iter(lambda: f.read(1 << 22), b""):
-                count += block.count(b"\n") + block.count(b"\r")
-        return count
+                lf, cr = lf + block.count(b"\n"), cr + block.count(b"\r")
+        return max(lf, cr)  # line ends of either kind: at least the rows
 
     def chunks(self, chunk_rows: int = CHUNK_ROWS) -> Iterator[Chunk]:
         """The rows, at most ``chunk_rows`` a chunk."""
