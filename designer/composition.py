@@ -6,7 +6,7 @@ rectangles ``E1 x E2`` with mass ``m1_x(E1) m2_x(E2)``. Only focal sets are buil
 mechanisms with ``F1`` and ``F2`` focal sets has ``F1 F2`` columns whatever the frame size.
 
 These functions return plain mechanisms. To compose the guarantee with them, compose certified mechanisms
-(:class:`designer.release.certified.CertifiedMechanism`): their ``product``, ``power`` and ``image`` call these and
+(:class:`designer.guarantees.certified.CertifiedMechanism`): their ``product``, ``power`` and ``image`` call these and
 compose the certificates by the same lemmas, the budgets added exactly.
 """
 

@@ -6,6 +6,7 @@ and outputs is by equal labels.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 
@@ -17,7 +18,7 @@ from ._internal.validation import check_epsilon, check_int, check_labels, check_
 from .exceptions import InvalidArgumentError
 from .mechanism import Mechanism
 
-__all__ = ["Q_GWRR", "Q_WRR", "Q_2x3", "Q_kRR", "Q_lambda"]
+__all__ = ["Q_GWRR", "Q_WRR", "Q_2x3", "Q_kRR", "Q_lambda", "Q_subset_selection"]
 
 BINARY = ("yes", "no")
 
@@ -125,6 +126,16 @@ def Q_lambda(p: float, q: float, lam: float, *, labels: Sequence[str] = BINARY) 
     return Mechanism([[a, b], [b, a]], inputs=[y, n], frame=[y, n], focal=[1, 2])
 
 
+def _answer_labels(k: int | Sequence[str], what: str) -> tuple[str, ...]:
+    """``k`` answers labelled ``"0"``, ``"1"``, ... or the labels given; at least 2."""
+    if isinstance(k, (int, np.integer)) and not isinstance(k, bool):
+        return tuple(str(i) for i in range(check_int(k, "k", low=2)))
+    labels = check_labels(k, "labels")  # type: ignore[arg-type]
+    if len(labels) < 2:
+        raise InvalidArgumentError(f"{what} needs at least 2 answers")
+    return labels
+
+
 def Q_kRR(eps: float, k: int | Sequence[str]) -> Mechanism:
     """k-ary randomized response: the true answer with ``e^eps / (e^eps + k - 1)``, each other answer
     with ``1 / (e^eps + k - 1)``.
@@ -142,16 +153,80 @@ def Q_kRR(eps: float, k: int | Sequence[str]) -> Mechanism:
         Bayesian ``k x k`` mechanism with inputs equal to frame; all privacy losses are ``eps``.
     """
     eps = check_epsilon(eps)
-    if isinstance(k, (int, np.integer)) and not isinstance(k, bool):
-        n = check_int(k, "k", low=2)
-        labels = tuple(str(i) for i in range(n))
-    else:
-        labels = check_labels(k, "labels")  # type: ignore[arg-type]
-        n = len(labels)
-        if n < 2:
-            raise InvalidArgumentError("k-ary randomized response needs at least 2 answers")
+    labels = _answer_labels(k, "k-ary randomized response")
+    n = len(labels)
     p, q = _representable(eps, n - 1)
     p = within_budget(p, q, eps)
     matrix = np.full((n, n), q)
     np.fill_diagonal(matrix, p)
     return Mechanism(matrix, inputs=labels, frame=labels, focal=[1 << i for i in range(n)])
+
+
+#: The most answer sets :func:`Q_subset_selection` builds (``binom(k, d)`` of them).
+MAX_SUBSETS = 1 << 20
+
+
+def Q_subset_selection(eps: float, k: int | Sequence[str], d: int) -> Mechanism:
+    """d-subset selection (Wang et al. 2016; Ye and Barg 2018) as a set-valued mechanism designer can audit.
+
+    A respondent reports a set of ``d`` of the ``k`` answers: each ``d``-subset holding the true answer with
+    probability ``e^eps / (binom(k-1, d-1) e^eps + binom(k-1, d))``, each other with ``1 / (...)``. Its answer sets
+    are the reported ``d``-subsets (the frame is the answers themselves), so every loss is ``eps`` under Shafer's
+    semantics (Def 3.1): each column is ``e^eps`` or 1 times one constant. ``d = 1`` is :func:`Q_kRR`. The best
+    ``d`` at the uniform prior is near ``k / (e^eps + 1)``
+    (:func:`~designer.closed_forms.subset_selection_best_d`); its share variances are
+    :func:`~designer.closed_forms.subset_selection_variance`.
+
+    Parameters
+    ----------
+    eps : float
+        Privacy budget, > 0.
+    k : int or sequence of str
+        Number of answers (labels ``"0"``, ``"1"``, ...) or the answer labels themselves; at least 2.
+    d : int
+        Subset size, ``1 <= d < k``.
+
+    Returns
+    -------
+    Mechanism
+        ``k`` inputs, frame equal to the inputs, one focal set per ``d``-subset (in lexicographic order of the
+        items they hold); eps-private in exact arithmetic as stored.
+
+    Raises
+    ------
+    InvalidArgumentError
+        If ``d`` is not in ``1..k-1`` or ``binom(k, d)`` exceeds :data:`MAX_SUBSETS`.
+
+    References
+    ----------
+    S. Wang et al., "Mutual information optimally local private discrete distribution estimation",
+    arXiv:1607.08025, 2016. M. Ye, A. Barg, "Optimal schemes for discrete distribution estimation under locally
+    differential privacy", IEEE Trans. Inf. Theory 64(8), 2018.
+
+    Examples
+    --------
+    >>> from designer import is_private
+    >>> from designer.estimation.shares import estimator_variance
+    >>> q = Q_subset_selection(0.5, 6, 2)
+    >>> q.matrix.shape, is_private(q, 0.5, exact=True)
+    ((6, 15), True)
+    >>> round(estimator_variance(q), 4)
+    10.9843
+    """
+    eps = check_epsilon(eps)
+    labels = _answer_labels(k, "subset selection")
+    n = len(labels)
+    d = check_int(d, "d", low=1)
+    if d >= n:
+        raise InvalidArgumentError(f"subset size d must be below the number of answers {n}, got d = {d}")
+    if math.comb(n, d) > MAX_SUBSETS:
+        raise InvalidArgumentError(f"{d}-subsets of {n} answers are binom({n}, {d}) = {math.comb(n, d)} answer "
+                                   f"sets, more than {MAX_SUBSETS}: choose d nearer 1 or k")
+    # (e^eps, 1) / (binom(k-1, d-1) e^eps + binom(k-1, d)) = (e^eps, 1) / (e^eps + m) / binom(k-1, d-1)
+    p, q = _representable(eps, (n - d) / d)
+    inside, outside = p / math.comb(n - 1, d - 1), q / math.comb(n - 1, d - 1)
+    inside = within_budget(inside, outside, eps)
+    subsets = [sum(1 << i for i in c) for c in itertools.combinations(range(n), d)]
+    mask = np.array(subsets)
+    matrix = np.where((mask[None, :] >> np.arange(n)[:, None]) & 1, inside, outside)
+    return Mechanism(matrix, inputs=labels, frame=labels, focal=subsets)

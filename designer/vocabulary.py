@@ -203,32 +203,36 @@ class PlanSource(_Word):
 
 
 class DesignBasis(_Word):
-    """How a plan chose the design it plans for (docs/theory.md, section 10): the problem file's own design, or,
-    when that leaves a share unidentified, the chi2 design of the same structure at the planning prior or at the
-    uniform prior. :attr:`note` says it in words (the plan's JSON ``design_basis_note``)."""
+    """How a plan chose the design it plans for (docs/theory.md, section 10): the problem file's own design; the
+    ``max_variance`` design at the file's prior when the file names no objective (a width on every share is met
+    by making the largest share variance small); or, when the file's design leaves a share unidentified, the
+    ``max_variance`` design of the same structure at the planning prior. :attr:`note` says it in words (the plan's
+    JSON ``design_basis_note``)."""
 
     FILE = "file"
-    CHI2_PRIOR = "chi2_prior"
-    CHI2_UNIFORM = "chi2_uniform"
+    MAX_VARIANCE_DEFAULT = "max_variance_default"
+    MAX_VARIANCE_PRIOR = "max_variance_prior"
 
     @property
     def note(self) -> str:
         """The basis in a sentence."""
         return {
             DesignBasis.FILE: "the file's design, certified at each budget at the file's own prior and kept fixed",
-            DesignBasis.CHI2_PRIOR: "the file's design does not identify every share here; the chi2 design (most "
-                                    "informative answers, same structure) at the planning prior instead",
-            DesignBasis.CHI2_UNIFORM: "the file's design does not identify every share here; the chi2 design (same "
-                                      "structure) at the uniform prior instead, which treats every input alike",
+            DesignBasis.MAX_VARIANCE_DEFAULT: "the file names no objective: designed for max_variance (the largest "
+                                              "share variance made as small as the budget allows, what a width on "
+                                              "every share needs) at the file's own prior",
+            DesignBasis.MAX_VARIANCE_PRIOR: "the file's design does not identify every share here; the max_variance "
+                                            "design (the largest share variance made small, same structure) at the "
+                                            "planning prior instead",
         }[self]
 
     @property
     def words(self) -> str:
         """The basis in a table's note column ("" for the file's own design)."""
         return {DesignBasis.FILE: "",
-                DesignBasis.CHI2_PRIOR: "chi2 design at the planning prior (the file's does not identify every share)",
-                DesignBasis.CHI2_UNIFORM: "chi2 design at the uniform prior (the file's does not identify every "
-                                          "share)"}[self]
+                DesignBasis.MAX_VARIANCE_DEFAULT: "max_variance design (the file names no objective)",
+                DesignBasis.MAX_VARIANCE_PRIOR: "max_variance design at the planning prior (the file's does not "
+                                                "identify every share)"}[self]
 
 
 class Covariance(_Word):

@@ -20,8 +20,7 @@ from hypothesis import strategies as st
 from designer import Q_GWRR, Mechanism, Q_kRR
 from designer.certificate import Certificate, certificate_fields
 from designer.exceptions import CertificationError, DesignerError, InvalidArgumentError, InvalidArgumentTypeError
-from designer.privacy import eps_shafer, eps_walley, is_private
-from designer.release.certified import (
+from designer.guarantees.certified import (
     ROUNDING_ALLOWANCE,
     CertifiedMechanism,
     float_at_least,
@@ -29,6 +28,7 @@ from designer.release.certified import (
     power_certificate,
     product_certificate,
 )
+from designer.privacy import eps_shafer, eps_walley, is_private
 from designer.vocabulary import Loss
 
 INF = math.inf

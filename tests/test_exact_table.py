@@ -1,4 +1,4 @@
-"""Exact tables and the release path of ``randomize`` (designer.release.exact_table, docs/theory.md section 7.5).
+"""Exact tables and the release path of ``randomize`` (designer.guarantees.exact_table, docs/theory.md section 7.5).
 
 The tables are checked with arithmetic designer does not use here: Fractions of the counts against 60-digit
 ``Decimal`` exponentials, every event enumerated for the Walley loss. Draws are checked with injected words at the
@@ -22,7 +22,7 @@ from designer import DesignProblem, Mechanism, design, load_problem
 from designer.cli import main
 from designer.constructors import Q_GWRR, Q_WRR, Q_2x3
 from designer.estimation.sampling import draw_rows, precise_distributions
-from designer.release.exact_table import (
+from designer.guarantees.exact_table import (
     WIDE_DENOMINATOR,
     ExactTable,
     OsRandom,

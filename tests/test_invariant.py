@@ -21,7 +21,7 @@ from designer import DesignProblem, design
 from designer.cli import main
 from designer.constructors import Q_kRR
 from designer.exceptions import InvalidProblemError
-from designer.release.exact_table import OsRandom, exact_table
+from designer.guarantees.exact_table import OsRandom, exact_table
 
 
 def _joint_lp(problem: DesignProblem) -> float:

@@ -186,7 +186,7 @@ def test_kept_columns_and_the_index_travel_with_their_row(tmp_path):
     second = randomize(frame, design, column="answer", keep="age").frame
     assert list(first.index) != list(second.index)
     kept = randomize(frame, design, column="answer", keep="age", keep_order=True)
-    assert list(kept.frame.index) == list(frame.index) and any("--keep-order" in w for w in kept.warnings)
+    assert list(kept.frame.index) == list(frame.index) and any("keep_order=True writes" in w for w in kept.warnings)
 
 
 def test_a_seeded_library_simulation_warns_like_the_cli(tmp_path):

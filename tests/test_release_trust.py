@@ -202,7 +202,7 @@ def test_an_unknown_category_under_a_data_prior_names_its_line(tmp_path, capsys)
 def test_the_library_draws_from_the_operating_system_unless_given_a_generator(monkeypatch):
     from designer import Q_GWRR
     from designer.estimation.sampling import randomize, randomize_precise
-    from designer.release.exact_table import OsRandom
+    from designer.guarantees.exact_table import OsRandom
 
     calls = []
     real = OsRandom.words
@@ -229,7 +229,7 @@ def test_the_library_draws_from_the_operating_system_unless_given_a_generator(mo
 def test_an_invariant_design_file_is_certified_on_its_exact_table(tmp_path, capsys):
     """The masses of an invariant design file are the doubles nearest its table's fractions; the table is what is
     drawn, and its integers decide the release (a ratio at the budget may sit an ulp above it in the doubles)."""
-    from designer.release.exact_table import counts_private
+    from designer.guarantees.exact_table import counts_private
     from designer.release.files import open_mechanism_file
 
     path = tmp_path / "pram.json"

@@ -77,7 +77,9 @@ def test_the_route_follows_the_problem_the_path_and_the_solver():
     sym6 = DesignProblem(objective="truthful", inputs=labels(6), epsilon=1.0)
     assert decide(sym6).route is Route.GENERAL and decide(sym6).symmetric  # small: the full program, averaged
     assert decide(sym6, "symmetric").route is Route.SYMMETRIC
-    assert decide(DesignProblem(objective="truthful", inputs=labels(12), epsilon=1.0), "general").route is Route.GENERAL
+    # path "general" keeps a symmetric problem off the size classes: its sets are priced from 8 answers
+    assert decide(DesignProblem(objective="truthful", inputs=labels(12), epsilon=1.0), "general").route is Route.PRICED
+    assert decide(DesignProblem(objective="truthful", inputs=labels(7), epsilon=1.0), "general").route is Route.GENERAL
     priced = CASES[Route.PRICED][0]
     assert decide(priced).priceable and decide(priced, solver="CLARABEL").route is Route.GENERAL
     assert decide(priced).fallback is Route.GENERAL

@@ -141,7 +141,7 @@ def test_studio_without_shiny_says_what_to_install():
             "from designer.cli import main\n"
             "sys.exit(main(['studio', '--no-browser']))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert out.returncode == 2 and "pip install shiny" in out.stderr
+    assert out.returncode == 2 and "pip install 'designer-ldp[studio]'" in out.stderr
     helped = subprocess.run([sys.executable, "-c", "import sys; sys.modules['shiny'] = None\n"
                              "from designer.cli import main; sys.exit(main(['--help']))"],
                             capture_output=True, text=True, timeout=60)

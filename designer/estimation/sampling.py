@@ -36,17 +36,22 @@ def as_rng(rng: np.random.Generator | int | None) -> np.random.Generator:
 
 
 def label_indices(values: Sequence[Any] | ArrayLike, labels: Sequence[str]) -> NDArray[np.int64]:
-    """Position in ``labels`` of every value (compared as text), ``-1`` where it is none of them.
+    """Position in ``labels`` of every value (compared as text), ``-1`` where it is none of them (and for a missing
+    value, ``None`` or NaN).
 
-    Vectorised: each distinct value is looked up once (``pandas.factorize``), so a million answers cost
-    a few milliseconds.
+    Each distinct value is looked up once (a dict of the values seen; no pandas, so randomize starts fast): a
+    million answers in a few tenths of a second.
     """
-    import pandas as pd
-
-    codes, uniques = pd.factorize(np.asarray(values, dtype=object).ravel())
     pos = {x: i for i, x in enumerate(labels)}
-    table = np.array([pos.get(str(u), -1) for u in uniques] + [-1], dtype=np.int64)  # code -1 (missing) -> -1
-    return table[codes]
+    flat = np.asarray(values, dtype=object).ravel()
+    seen: dict[Any, int] = {}
+
+    def code(value: Any) -> int:
+        missing = value is None or (isinstance(value, float) and value != value)
+        return -1 if missing else pos.get(str(value), -1)
+
+    return np.fromiter((c if (c := seen.get(v)) is not None else seen.setdefault(v, code(v)) for v in flat),
+                       dtype=np.int64, count=flat.size)
 
 
 def input_indices(mech: Mechanism, true_inputs: Sequence[Any] | ArrayLike) -> NDArray[np.int64]:
@@ -66,16 +71,16 @@ def input_indices(mech: Mechanism, true_inputs: Sequence[Any] | ArrayLike) -> ND
 def draw_rows(probs: NDArray[np.float64], rows: NDArray[np.int64], rng: np.random.Generator | int | None = None
               ) -> NDArray[np.int64]:
     """One categorical draw per respondent from row ``rows[i]`` of ``probs``, by the sampler of every release:
-    the rows written as integer counts (:func:`designer.release.exact_table.table_of`: a device's exact fractions, else
-    over 2^32) and uniform 32-bit words, the column whose cumulative counts bracket each
-    (:func:`designer.release.exact_table.sample_grid`).
+    the rows written as integer counts (:func:`designer.guarantees.exact_table.table_of`: a device's exact
+    fractions, else over 2^32) and uniform 32-bit words, the column whose cumulative counts bracket each
+    (:func:`designer.guarantees.exact_table.sample_grid`).
 
     The words come from the operating system's cryptographic generator when ``rng`` is None (a draw nobody can
     replay: what a release needs), else from the numpy generator ``rng`` (or one seeded with it): a simulation,
     which anyone who knows the seed can redo. Successive calls with one generator continue its stream, so chunks
     draw as one call would.
     """
-    from ..release.exact_table import DENOMINATOR, OsRandom, sample_grid, table_of
+    from ..guarantees.exact_table import DENOMINATOR, OsRandom, sample_grid, table_of
 
     counts, denominator = table_of(probs)
     if rng is None:

@@ -24,6 +24,10 @@ __all__ = ["ARROW_SUFFIXES", "CHUNK_ROWS", "SEPARATORS", "STAT_SUFFIXES", "Colum
 #: Respondents per chunk (about 100 MB of strings at most for a few short columns).
 CHUNK_ROWS = 500_000
 
+#: A CSV file of at most this many bytes is read with the standard library's csv module (no pandas: a command on a
+#: small file starts fast); a larger one with pandas' C parser, chunk by chunk. Both give the same chunks.
+SMALL_CSV_BYTES = 10 * 2**20
+
 
 #: Separators a data file may use (the first that splits the header is taken, in this order of preference).
 SEPARATORS = (",", ";", "\t", "|")
@@ -89,10 +93,9 @@ def sniff(path: str, what: str = "a CSV table (a header row, then one row per re
 def is_qualtrics_export(frame: pd.DataFrame) -> bool:
     """Whether a table's first two rows are a Qualtrics CSV export's extra header rows (question texts, then
     ``{"ImportId": ...}`` in every non-empty cell of the second)."""
-    if len(frame) < 2:
-        return False
-    cells = [str(v) for v in frame.iloc[1].tolist() if str(v) not in ("", "nan", "None")]
-    return bool(cells) and all(c.startswith('{"ImportId"') for c in cells)
+    from .csv_chunks import is_qualtrics_row
+
+    return len(frame) >= 2 and is_qualtrics_row(frame.iloc[1].tolist())
 
 
 def parquet_text(column: Any) -> list[str]:
@@ -272,8 +275,6 @@ def read_chunks(path: str, columns: list[str], *, chunk_rows: int = CHUNK_ROWS
     counted across them). Errors (missing file or column, malformed rows, no rows) are one :class:`DataError`
     line.
     """
-    import pandas as pd
-
     if os.path.isdir(path):
         before = 0  # rows of the parts already read
         for part in dataset_parts(path):
@@ -290,8 +291,18 @@ def read_chunks(path: str, columns: list[str], *, chunk_rows: int = CHUNK_ROWS
     for name in columns:
         if name not in header:
             raise DataError(f"{path}: no column {name!r}; the columns are {header}")
+    if os.path.getsize(path) <= SMALL_CSV_BYTES:  # the standard library's csv: no pandas to import
+        from .csv_chunks import read_small_csv
+
+        yield from read_small_csv(path, columns, header, sep, chunk_rows)
+        return
+    import pandas as pd
+
+    from .csv_chunks import first_row_fits
+
     try:
-        reader = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, chunksize=chunk_rows,
+        first_row_fits(path, len(header), sep)  # a first row one cell too long would become pandas' row labels
+        reader = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, chunksize=chunk_rows, index_col=False,
                              usecols=lambda c: str(c).strip() in columns, encoding="utf-8-sig", skipinitialspace=False)
         line, seen = 2, 0
         with reader:
@@ -420,8 +431,6 @@ def column_meta(path: str, columns: list[str]) -> Any:
     """The value labels, descriptions and numeric columns among ``columns`` of a data file, a
     :class:`~.stat_files.ColumnMeta` for a sink that writes them back (:func:`table_sink`): a statistics
     package's file says all three, a Parquet or Arrow file which columns are numbers, a CSV file nothing."""
-    import pyarrow as pa
-
     from .stat_files import ColumnMeta, StatFile
 
     if os.path.isdir(path):
@@ -430,6 +439,8 @@ def column_meta(path: str, columns: list[str]) -> Any:
         return StatFile(path).meta.only(columns)
     if not is_columnar(path):
         return ColumnMeta()
+    import pyarrow as pa  # a columnar file's schema (a CSV file is read and written without pyarrow)
+
     source = ColumnarFile(path)
     schema = source._ipc.schema if source.arrow else source._pq.schema_arrow
     numeric = {name for name, field in zip(source.names, schema)

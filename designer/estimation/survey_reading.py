@@ -78,10 +78,13 @@ def survey_source(data: Any, column: str, mechanism: Mechanism | None = None, *,
     """``data`` as a :class:`SurveySource`: a path (str or path-like), a pandas DataFrame, or a sequence of answers
     (strings such as ``{yes}``, label tuples, or integers: column indices of ``mechanism``, frame indices with
     ``precise``), which becomes a one-column table named ``column``."""
-    import pandas as pd
-
     if isinstance(data, (str, os.PathLike)):
-        return SurveySource(os.fspath(data), path=os.fspath(data))
+        from .._internal.bundled import resolve
+
+        path = os.fspath(resolve(data, "data", error=DataError))  # a file that exists, else designer's own by name
+        return SurveySource(path, path=path)
+    import pandas as pd  # a frame or a sequence (a file is read without pandas when it is small)
+
     if isinstance(data, pd.DataFrame):
         return SurveySource("data", frame=data, unit="row")
     if isinstance(data, (bytes, Mapping)) or not isinstance(data, (Sequence, np.ndarray, pd.Series)):

@@ -51,7 +51,7 @@ from .solve_steps import (
     solve_variance_route,
 )
 from .symmetric import SymmetricMechanism
-from .variance import OPTIMALITY_GAP
+from .variance_program import OPTIMALITY_GAP
 
 __all__ = ["ROUTES", "Steps", "design", "release_route", "within_tolerance"]
 
@@ -294,7 +294,7 @@ def _full_result(problem: DesignProblem, first: Answer, released: Any, certifica
 def _optimality(problem: DesignProblem, first: Answer, value: float) -> dict[str, Any]:
     """The status, optimality gap and bound of a released design whose objective is ``value``.
 
-    A minimised (variance) objective is measured against the proved lower bound of its program (docs/theory.md 5.5):
+    A minimised (variance) objective is measured against the proved lower bound of its program (docs/theory.md 5.7):
     ``optimal`` when within ``OPTIMALITY_GAP``, ``local`` otherwise (a restriction of the problem's class was solved:
     precise answers, a lying bound, focal sets). A maximised objective's program is a linear program (or the
     staircase LP) whose optimum certifies itself: the gap is the released design's distance to that optimum.

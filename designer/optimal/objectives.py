@@ -83,7 +83,7 @@ def objective_value(problem: DesignProblem, mech: Mechanism) -> float:
     ``chi2`` is the chi-square information of the set-valued answers (SLDP), and under WLDP of the least
     informative precise mechanism in the credal sets (two inputs: :func:`walley_worst_binary`). ``variance`` and
     ``max_variance`` are the (weighted) mean and largest variance of the estimated shares or contrasts per
-    respondent, the worst over prior scenarios (:func:`designer.optimal.variance.variance_objective`; made small,
+    respondent, the worst over prior scenarios (:func:`designer.optimal.share_variance.variance_objective`; made small,
     the others large); under WLDP, of the least informative precise mechanism for two inputs.
 
     Examples
@@ -91,11 +91,11 @@ def objective_value(problem: DesignProblem, mech: Mechanism) -> float:
     >>> from designer import Q_WRR
     >>> from designer.optimal import DesignProblem
     >>> problem = DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="variance")
-    >>> round(objective_value(problem, Q_WRR(1.0)), 6)  # Warner's Eq 1 at pi = 1/2: 1/4 + p(1-p)/(2p-1)^2
-    0.839589
+    >>> round(objective_value(problem, Q_WRR(1.0)), 6)  # Warner's Eq 1 at pi = 1/2: 1/4 + p(1-p)/(2p-1)^2, p = e/(e+1)
+    1.170674
     """
     if problem.objective.variance:
-        from .variance import variance_objective
+        from .share_variance import variance_objective
 
         if problem.semantics is not Semantics.SLDP and not mech.is_bayesian and mech.k == 2 and mech.l == 2:
             return variance_objective(problem, walley_worst_binary(mech))

@@ -191,7 +191,7 @@ def cyclic_design(k: int, d: int, eps: float, high: NDArray[np.bool_] | None = N
 
 def is_precise(problem: DesignProblem) -> bool:
     """An estimation objective (chi2, variance, max_variance) under WLDP or both: a precise design over staircase
-    patterns, never a table over ``2**l`` sets (docs/theory.md, 5.4 and 5.5)."""
+    patterns, never a table over ``2**l`` sets (docs/theory.md, 5.4 and 5.7)."""
     return problem.objective.estimation and problem.semantics is not Semantics.SLDP
 
 

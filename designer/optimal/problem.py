@@ -53,8 +53,6 @@ _TOP_KEYS = ("name", "inputs", "frame", "prior", "priors", "epsilon", "semantics
              "utility", "answers", "invariant", "strata", "variance")
 _STRUCTURE_KEYS = ("dont_know", "dont_know_max", "lie_max", "focal_sets")
 _VARIANCE_KEYS = ("weights", "contrast", "contrasts")
-#: Prior scenarios of a variance objective at most (each adds a semidefinite block to the program).
-MAX_SCENARIOS = 32
 #: Gains and utilities beyond this magnitude are refused (an LP solver cannot weigh 1e15 against 1).
 MAX_TABLE_VALUE = 1e12
 TABLE_VALUES = f"a number between -{MAX_TABLE_VALUE:g} and {MAX_TABLE_VALUE:g} (rescale the table)"
@@ -113,7 +111,7 @@ class DesignProblem:
 "best_case_utility"}, optional
         ``variance`` (the default, except for ``invariant`` designs, whose default is ``truthful``): the mean
         asymptotic variance of the estimated shares per respondent at the prior, minimised (A-optimal, a convex
-        program; docs/theory.md section 5.5); ``max_variance``: the largest of those variances, minimised;
+        program; docs/theory.md section 5.7); ``max_variance``: the largest of those variances, minimised;
         ``truthful``: probability of the exact true answer; ``chi2``: chi-square information of the answers
         (SLDP staircase LP); ``gain``: ``sum pi_x G[x, E] M[x, E]``; ``worst_case_utility`` /
         ``best_case_utility``: utility ``u(x, y)`` of the worst / best precise answer in the reported set
@@ -192,7 +190,7 @@ class DesignProblem:
         set_(self, "epsilon", _real(self.epsilon, where, "epsilon", "a finite number > 0", low=0,
                                     low_open=True))
         self._check_words(where)
-        self._check_priors(where)
+        check_priors(self, where)
         try:
             given = self.prior if len(self.prior) else (self.priors[0] if self.priors is not None else None)
             prior = check_prior(given, len(inputs), "prior")
@@ -202,7 +200,7 @@ class DesignProblem:
         set_(self, "prior", prior)
         self._check_structure(where)
         self._check_objective(where)
-        self._check_variance(where)
+        check_variance(self, where)
         if not isinstance(self.invariant, bool):
             raise _fail(where, "invariant", "true or false", self.invariant)
         if self.invariant:
@@ -262,26 +260,6 @@ class DesignProblem:
         except ValueError:
             raise _fail(where, "objective", f"one of {list(OBJECTIVES)}", self.objective) from None
 
-    def _check_priors(self, where: str) -> None:
-        """``priors``: scenarios of a variance objective, each ``k`` positive shares summing to 1 (an array)."""
-        if self.priors is None:
-            return
-        k = len(self.inputs)
-        if not self.objective.variance:
-            raise InvalidProblemError(f"{where}key 'priors': prior scenarios are made small by the variance "
-                                      "objectives only; add objective = \"variance\" or \"max_variance\", "
-                                      "or give one prior")
-        try:
-            rows = [check_prior(row, k, "priors") for row in self.priors]
-        except (TypeError, ValueError):
-            raise _fail(where, "priors", f"a list of priors, each {k} non-negative numbers summing to 1",
-                        _as_list(self.priors)) from None
-        if not rows or len(rows) > MAX_SCENARIOS:
-            raise _fail(where, "priors", f"1 to {MAX_SCENARIOS} prior scenarios", len(rows))
-        out = np.array(rows)
-        out.setflags(write=False)
-        object.__setattr__(self, "priors", out)
-
     def _check_structure(self, where: str) -> None:
         """Masses in [0, 1], don't-know exact or capped (not both), focal sets as sorted masks of the frame."""
         set_ = object.__setattr__
@@ -337,74 +315,6 @@ class DesignProblem:
                 raise _fail(where, "utility", f"finite utilities, a ({k}, {l}) array", u.shape)
             u.setflags(write=False)
             set_(self, "utility", u)
-
-    def _check_variance(self, where: str) -> None:
-        """Variance objectives: the true answers in the frame, positive prior shares, ``variance_weights`` or
-        ``contrasts`` (one of them) over the inputs, finite; refused with any other objective."""
-        set_ = object.__setattr__
-        extra = [key for key in ("variance_weights", "contrasts") if getattr(self, key) is not None]
-        if not self.objective.variance:
-            if extra:
-                key = "variance.weights" if extra[0] == "variance_weights" else "variance.contrasts"
-                raise InvalidProblemError(f"{where}key '{key}' applies to objective 'variance' or 'max_variance', "
-                                          f"not '{self.objective}'")
-            return
-        if self.missing_truth():
-            raise InvalidProblemError(
-                f"{where}objective '{self.objective}' reports sets of true answers (\"my answer is one of these\"); "
-                f"inputs {self.missing_truth()} have no frame label of the same name: add them to the frame, or "
-                "name another objective (truthful, gain, a utility)")
-        for scenario, pi in enumerate([self.prior] if self.priors is None else list(self.priors)):
-            zero = [x for x, v in zip(self.inputs, pi) if v <= 0]
-            if zero:
-                key = "prior" if self.priors is None else f"priors[{scenario}]"
-                raise InvalidProblemError(
-                    f"{where}key '{key}': the share of {zero} is 0; a variance objective estimates every share "
-                    "at the prior, and a share of 0 sits on the edge of the simplex, where no variance describes "
-                    "its estimate: give it a small positive share (e.g. 0.005) or drop the input")
-        if len(extra) == 2:
-            raise InvalidProblemError(f"{where}key 'variance': give weights or contrasts, not both")
-        if self.variance_weights is not None:
-            set_(self, "variance_weights", self._input_vector(self.variance_weights, where, "variance.weights",
-                                                              non_negative=True))
-        if self.contrasts is not None:
-            rows: Any = self.contrasts
-            if isinstance(rows, dict) or (isinstance(rows, np.ndarray) and rows.ndim == 1):
-                rows = [rows]
-            if not isinstance(rows, list | tuple | np.ndarray) or not len(rows):
-                raise _fail(where, "variance.contrasts", "a list of contrasts {input = coefficient}", rows)
-            out = np.array([self._input_vector(r, where, f"variance.contrasts[{i}]", non_negative=False)
-                            for i, r in enumerate(rows)])
-            out.setflags(write=False)
-            set_(self, "contrasts", out)
-
-    def _input_vector(self, value: object, where: str, key: str, *, non_negative: bool) -> NDArray[np.float64]:
-        """A number per input from ``{input: number}`` (missing inputs 0) or a ``(k,)`` array: finite, not all 0,
-        and >= 0 when ``non_negative``; read-only."""
-        k = len(self.inputs)
-        expected = (f"a table {{input = {'weight >= 0' if non_negative else 'coefficient'}}} over the inputs "
-                    f"{list(self.inputs)}, not all 0")
-        if isinstance(value, dict):
-            unknown = [x for x in value if x not in self.inputs]
-            if unknown:
-                raise InvalidProblemError(f"{where}key '{key}': {unknown} are not inputs; the inputs are "
-                                          f"{list(self.inputs)}")
-            out = np.zeros(k)
-            for x, v in value.items():
-                if isinstance(v, bool) or not isinstance(v, numbers.Real):
-                    raise _fail(where, f"{key}.{x}", "a number", v)
-                out[self.inputs.index(x)] = float(v)
-        else:
-            try:
-                out = np.array(value, dtype=np.float64).reshape(-1)
-            except (TypeError, ValueError, OverflowError):
-                raise _fail(where, key, expected, value) from None
-            if out.shape != (k,):
-                raise _fail(where, key, expected, _as_list(value))
-        if not np.all(np.isfinite(out)) or np.all(out == 0) or (non_negative and np.any(out < 0)):
-            raise _fail(where, key, expected, [float(v) for v in out])
-        out.setflags(write=False)
-        return out
 
     # ------------------------------------------------------------------ value
     #: The fields that make a problem what it is (``name`` and ``source`` only say where it came from).
@@ -522,3 +432,4 @@ class DesignProblem:
 
 
 # The TOML reader lives in problem_toml (it needs DesignProblem, defined above).
+from .variance_keys import check_priors, check_variance  # noqa: E402  (they read a DesignProblem's fields)

@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import setfunctions as sf
+from .._internal.bundled import resolve
 from .._internal.io import read_text
 from .._internal.validation import parse_set
 from ..exceptions import InvalidProblemError
@@ -270,7 +271,7 @@ def read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def load_problem(path: str | os.PathLike[str]) -> DesignProblem:
-    """Read a design problem from a TOML file.
+    """Read a design problem from a TOML file, or one that comes with designer by its bare name (``"warner"``).
 
     Raises
     ------
@@ -278,4 +279,5 @@ def load_problem(path: str | os.PathLike[str]) -> DesignProblem:
         Unreadable or malformed file, unknown keys, wrong types or values; the message names the file
         and the key and says what was expected.
     """
+    path = resolve(path, "problem", error=InvalidProblemError)  # a file that exists, else designer's own by name
     return parse_problem(read_toml(path), source=str(path))

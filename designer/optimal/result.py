@@ -70,7 +70,7 @@ class DesignResult(Result):
         per row, the prior kept as Fractions; None for other designs.
     optimality_gap : float or None
         How far the released design's objective may be from the optimum, relative: for the variance objectives
-        ``(objective - bound) / objective``, proved by the program's dual (docs/theory.md 5.5), at most ``1e-6``
+        ``(objective - bound) / objective``, proved by the program's dual (docs/theory.md 5.7), at most ``1e-6``
         when ``status`` is ``optimal``; for the other objectives the distance to the optimum of their linear
         program. None when the objective is infinite.
     bound : float or None
@@ -125,7 +125,7 @@ class DesignResult(Result):
         is the largest. None otherwise."""
         if self.problem.priors is None or self.mechanism is None:
             return None
-        from .variance import scenario_values
+        from .share_variance import scenario_values
 
         values = scenario_values(self.problem, self.mechanism.matrix)
         return {f"prior {i + 1}": float(v) for i, v in enumerate(values)}
@@ -277,7 +277,12 @@ def identification_warnings(problem: DesignProblem, mech: Mechanism | None, vari
             "objective variance (the mean share variance, every share estimated) or max_variance (the largest)"
             if problem.objective is Objective.CHI2 else
             "; objective truthful can answer 'no' whatever the truth at a skewed prior: use objective variance "
-            "or max_variance, which estimate every share" if problem.objective is Objective.TRUTHFUL else "")
+            "or max_variance, which estimate every share"
+            if problem.objective is Objective.TRUTHFUL and np.ptp(problem.prior) > 1e-12 else
+            "; the objective's weights or contrasts ask only for some estimates (those are identified): weigh every "
+            "share to have every share estimated"
+            if problem.objective.variance and (problem.variance_weights is not None or problem.contrasts is not None)
+            else "")
     return (f"the released mechanism does not identify every share (MLE variance infinite): {what}{hint}",)
 
 

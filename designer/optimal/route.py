@@ -21,7 +21,7 @@ from .precise import is_precise
 from .problem import DesignProblem
 from .programs import LAZY_MIN_FRAME, program_nonzeros
 from .symmetry import is_symmetric
-from .variance import MAX_VARIANCE_INPUTS
+from .variance_master import MAX_VARIANCE_INPUTS
 
 __all__ = ["COLUMN_MAX_FRAME", "GENERAL_MAX_INPUTS", "MAX_NONZEROS", "MAX_SYMMETRIC_WLDP_INPUTS",
            "SYMMETRIC_AUTO_INPUTS", "Decision", "Route", "check_size", "decide"]
@@ -56,7 +56,7 @@ class Route(StrEnum):
     #: ``chi2`` under SLDP: the staircase LP (its columns priced from ``STAIRCASE_PRICE_MIN_INPUTS`` inputs).
     STAIRCASE = "staircase"
     #: ``variance`` / ``max_variance`` under SLDP: a convex (semidefinite) program over staircase pattern weights,
-    #: its patterns priced by the objective's gradient, with a proved optimality gap (docs/theory.md, 5.5).
+    #: its patterns priced by the objective's gradient, with a proved optimality gap (docs/theory.md, 5.7).
     VARIANCE = "variance"
     #: Invariant under relabelling: the size-class program (docs/theory.md, 5.3).
     SYMMETRIC = "symmetric"

@@ -38,7 +38,8 @@ from .symmetric import (
     symmetric_program,
 )
 from .symmetry import orbit_average
-from .variance import VarianceSolution, solve_precise_variance, solve_variance
+from .variance_precise import solve_precise_variance
+from .variance_program import VarianceSolution, solve_variance
 
 __all__ = ["LAZY_OPTIONS", "WLDP_OPTIONS", "Answer", "Settings", "candidate_value", "options_for"]
 
@@ -77,7 +78,7 @@ class Answer:
         Which solver.
     bound : float, optional
         A proved lower bound on the optimum of a minimised objective over the problem's whole class (the variance
-        objectives; :mod:`designer.optimal.variance`), None where the program's optimum is its own certificate.
+        objectives; :mod:`designer.optimal.variance_program`), None where the program's optimum is its own certificate.
     """
 
     candidate: Any
@@ -168,7 +169,7 @@ def solve_precise_route(problem: DesignProblem, settings: Settings, decision: De
 
 def _precise_variance(problem: DesignProblem, settings: Settings) -> Solved:
     """A variance objective under WLDP or both: a precise design of at most ``l`` patterns, each its own output
-    (truth-preferring assignment), with the SLDP program's bound (:func:`~designer.optimal.variance.
+    (truth-preferring assignment), with the SLDP program's bound (:func:`~designer.optimal.variance_precise.
     solve_precise_variance`)."""
     from scipy.optimize import linear_sum_assignment
 
@@ -211,9 +212,9 @@ def solve_staircase(problem: DesignProblem, settings: Settings, decision: Decisi
 
 def solve_variance_route(problem: DesignProblem, settings: Settings, decision: Decision) -> Solved:
     """``variance`` / ``max_variance`` under SLDP (:attr:`Route.VARIANCE`): the convex program over staircase
-    pattern weights (:func:`~designer.optimal.variance.solve_variance`), its patterns carried from one budget to the
-    next by a warm start. Where the problem restricts the answers beyond the program's class (a lying bound, focal
-    sets), the bound comes from the same program without the restriction (docs/theory.md 5.5)."""
+    pattern weights (:func:`~designer.optimal.variance_program.solve_variance`), its patterns carried from one
+    budget to the next by a warm start. Where the problem restricts the answers beyond the program's class (a lying
+    bound, focal sets), the bound comes from the same program without the restriction (docs/theory.md 5.7)."""
     solution = _variance_solution(problem, settings)
     bound = solution.bound
     restricted = problem.lie_max is not None or problem.focal_sets is not None
@@ -226,7 +227,7 @@ def solve_variance_route(problem: DesignProblem, settings: Settings, decision: D
 
 
 def _variance_solution(problem: DesignProblem, settings: Settings) -> VarianceSolution:
-    """:func:`~designer.optimal.variance.solve_variance` with the session's warm start (the previous budget's
+    """:func:`~designer.optimal.variance_program.solve_variance` with the session's warm start (the previous budget's
     patterns of the same problem shape)."""
     key = ("variance", problem.inputs, problem.objective.value, problem.lie_max is None, problem.focal_sets,
            problem.dont_know is None, problem.dont_know_max is None)
@@ -308,7 +309,7 @@ def compact_candidate(problem: DesignProblem, solved: Solved, settings: Settings
     bound = None
     if problem.objective.variance:
         # the size classes hold an optimum of every eps-SLDP mechanism at the uniform prior (orbit averages of a
-        # convex program, docs/theory.md 5.5); a lying bound restricts them to staircase classes: the bound is then
+        # convex program, docs/theory.md 5.7); a lying bound restricts them to staircase classes: the bound is then
         # the best subset selection without it
         bound = value if problem.lie_max is None else best_compact_variance(problem.replace(lie_max=None))
     return Answer(compact, solved.path, value, outcome.objective, outcome.solver, bound)

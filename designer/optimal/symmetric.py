@@ -268,7 +268,7 @@ def symmetric_objective(problem: DesignProblem) -> tuple[NDArray[np.float64], ND
         ca, cb = np.zeros(k), np.zeros(k)
         ca[0] = 1.0
         return ca, cb
-    if problem.objective.estimation:  # chi2; and the variances, which the size classes order alike (5.5)
+    if problem.objective.estimation:  # chi2; and the variances, which the size classes order alike (5.7)
         return chi2_class_information(k, problem.epsilon), np.zeros(k)
     truth = problem.truth()
     x, y = 0, int(truth[0])
@@ -445,7 +445,7 @@ def best_chi2_classes(problem: DesignProblem) -> NDArray[np.float64] | None:
 def best_compact_variance(problem: DesignProblem) -> float:
     """The least mean share variance of the size classes at the uniform prior without a lying bound: the best
     subset selection (with the problem's don't-know mass), per respondent; the bound of a symmetric variance design
-    (docs/theory.md, 5.5)."""
+    (docs/theory.md, 5.7)."""
     plain = problem.replace(objective="chi2", lie_max=None)
     z = best_chi2_classes(plain)
     return math.inf if z is None else from_solution(plain, z).variance()

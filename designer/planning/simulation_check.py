@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from .._internal.keywords import shown
 from .._internal.numeric import two_sided_z
 from .._internal.validation import check_int
 from ..exceptions import PlanningError
@@ -24,8 +25,8 @@ def check_by_simulation(accuracy: Accuracy, n: int, reps: int, level: float = 0.
     from ..estimation.shares import em, estimator_variance
 
     if accuracy.semantics is not Semantics.SLDP and not accuracy.mechanism.is_bayesian:
-        raise PlanningError("--check simulates set answers and their MLE: under WLDP the answers come from an "
-                            "unknown credal member, so there is no interval to check; plan under SLDP")
+        raise PlanningError(f"{shown('check')} simulates set answers and their MLE: under WLDP the answers come from "
+                            "an unknown credal member, so there is no interval to check; plan under SLDP")
     n, reps = check_int(n, "n", low=1), check_int(reps, "reps", low=2)
     rng, z, mech = as_rng(seed), two_sided_z(level), accuracy.mechanism
 

@@ -296,9 +296,9 @@ class DesignCache:
 
     A plan is made at ``prior`` (default the problem's) for the design that will be fielded: the problem as its
     file states it, designed at the file's own prior (a linear objective re-optimised at a skewed prior may
-    answer "no" whatever the truth, which identifies nothing). Where that design leaves a share unidentified,
-    the design that maximises the chi-square information under the same structure is used, at the planning
-    prior, else at the uniform prior; :meth:`basis` says which (a :class:`~designer.vocabulary.DesignBasis`).
+    answer "no" whatever the truth). A file that names no objective is designed for ``max_variance`` (a width on
+    every share); where the file's design leaves a share unidentified, the ``max_variance`` design of the same
+    structure at the planning prior is used. :meth:`basis` says which (a :class:`~designer.vocabulary.DesignBasis`).
     """
 
     problem: Any
@@ -323,9 +323,10 @@ class DesignCache:
         key = (round(float(eps), 12), basis)
         if key not in self.results:
             problem = self.problem.replace(epsilon=key[0])
-            if basis is not DesignBasis.FILE:
-                prior = self.prior if basis is DesignBasis.CHI2_PRIOR else np.full(problem.k, 1.0 / problem.k)
-                problem = problem.replace(objective="chi2", prior=prior)
+            if basis is DesignBasis.MAX_VARIANCE_DEFAULT:
+                problem = problem.replace(objective="max_variance", named_objective=False)
+            elif basis is DesignBasis.MAX_VARIANCE_PRIOR:
+                problem = problem.replace(objective="max_variance", prior=self.prior)
             with warnings.catch_warnings():  # a non-identifying design is an inf variance to a planner
                 warnings.simplefilter("ignore", DesignWarning)
                 self.results[key] = design(problem, warm=self.warm.setdefault(basis, WarmStart()))
@@ -337,24 +338,27 @@ class DesignCache:
 
     def _planned(self, eps: float) -> tuple[Any, Accuracy | None, DesignBasis]:
         """``(design, its Accuracy at prior or None, basis)`` at ``eps``, chosen once and kept in ``plans``."""
-        from ..exceptions import InfeasibleDesignError
+        from ..exceptions import InfeasibleDesignError, InvalidProblemError
 
         key = round(float(eps), 12)
         if key in self.plans:
             return self.plans[key]
         first: tuple[Any, Accuracy | None, DesignBasis] | None = None
-        for basis in DesignBasis:
-            if basis is DesignBasis.CHI2_UNIFORM and np.allclose(self.prior, 1.0 / self.problem.k, rtol=0, atol=1e-15):
-                continue  # the same design as chi2 at the planning prior
-            if (basis is DesignBasis.CHI2_PRIOR and self.problem.objective is Objective.CHI2
+        own = DesignBasis.FILE if self.problem.named_objective else DesignBasis.MAX_VARIANCE_DEFAULT
+        for basis in (own, DesignBasis.MAX_VARIANCE_PRIOR):
+            if (basis is DesignBasis.MAX_VARIANCE_PRIOR and self.problem.objective is Objective.MAX_VARIANCE
                     and np.array_equal(self.prior, self.problem.prior)):
                 continue  # the same design as the file's
             try:
                 result = self._design(key, basis)
             except InfeasibleDesignError:
-                if basis is DesignBasis.FILE:
+                if basis is own:
                     raise
                 continue
+            except InvalidProblemError:
+                if basis is own:
+                    raise
+                continue  # a structure the variance program cannot take (e.g. WLDP with a don't-know mass)
             acc = (None if result.mechanism is None
                    else accuracy_of(result.mechanism, self.problem.semantics, self.prior))
             if first is None:

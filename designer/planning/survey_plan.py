@@ -12,6 +12,7 @@ budget (whose marginal shares can be estimated more accurately than any split al
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -80,7 +81,6 @@ def parse_survey(data: dict[str, Any], source: str = "") -> Survey:
         weight = table.pop("weight", 1.0)
         if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 < weight < math.inf:
             raise InvalidProblemError(f"{label}: key 'weight' must be a positive number, got {weight!r}")
-        table.setdefault("objective", "chi2")
         table.setdefault("name", f"question{i}")
         questions.append(parse_problem({**table, "epsilon": data["epsilon"], "semantics": semantics}, source=label))
         weights.append(float(weight))
@@ -92,7 +92,11 @@ def parse_survey(data: dict[str, Any], source: str = "") -> Survey:
 
 
 def load_survey(path: str) -> Survey:
-    """Read a survey (questionnaire) TOML file."""
+    """Read a survey (questionnaire) TOML file, or one that comes with designer by its bare name
+    (``"two-questions"``)."""
+    from .._internal.bundled import resolve
+
+    path = os.fspath(resolve(path, "survey", error=InvalidProblemError))
     return parse_survey(read_toml(path), source=str(path))
 
 

@@ -312,11 +312,13 @@ def _bounds_line(b: dict[str, Any], level: float) -> str:
 
 
 def _covariates(design_info: Any, data: pd.DataFrame) -> NDArray[np.float64]:
-    import patsy
-
     try:
         return build_rows(design_info, data)
-    except patsy.PatsyError as exc:
+    except Exception as exc:
+        import patsy  # an error of patsy's is only raised when patsy built the design
+
+        if not isinstance(exc, patsy.PatsyError):
+            raise
         raise RegressionError(f"cannot build the covariates: {_first_line(exc)}") from None
 
 

@@ -55,20 +55,22 @@ DEFAULT_MEMBERS: tuple[str | float, ...] = ("uniform", 0.0, 0.25, 0.5, 0.75, 1.0
 
 
 def _design_matrix(rhs: str, data: pd.DataFrame) -> tuple[Any, list[str], Any]:
-    """The covariates through patsy, with one-line errors naming the column or row at fault."""
-    import patsy
-
+    """The covariates (a plain formula's without patsy, any other through patsy), with one-line errors naming the
+    column or row at fault."""
     columns = [str(c) for c in data.columns]
     for name in sorted(set(re.findall(r"[A-Za-z_][A-Za-z0-9_.]*", rhs)) & set(columns)):
         missing = np.flatnonzero(data[name].isna().to_numpy())
         if missing.size:
             raise RegressionError(f"column {name!r} is missing at row {int(missing[0]) + 1} ({missing.size} row(s)): "
                                   "fill or drop those rows")
-    env = patsy.EvalEnvironment([{"np": np}])
     try:
-        info = design_info(rhs, data, env)
+        info = design_info(rhs, data)
         z = build_rows(info, data)
-    except patsy.PatsyError as exc:
+    except Exception as exc:
+        import patsy  # an error of patsy's is only raised when patsy built the design
+
+        if not isinstance(exc, patsy.PatsyError):
+            raise
         unknown = re.search(r"name '([^']+)' is not defined", str(exc))
         if unknown:
             raise RegressionError(f"formula names {unknown.group(1)!r}, which is not a column of the data; "

@@ -1,10 +1,10 @@
 """Certified randomizers for the respondent's screen: an ES module that draws exactly from the certified integer
 table with the browser's or Node's cryptographic generator (docs/theory.md section 7.5).
 
-The module holds the table of :func:`designer.release.exact_table.exact_table` (counts over 2^53 per input, over a
+The module holds the table of :func:`designer.guarantees.exact_table.exact_table` (counts over 2^53 per input, over a
 device
 design's own denominator, or over an invariant design's per-row denominators; certified within the budget in exact
-arithmetic), its :class:`~designer.release.exact_table.DrawPlan` (thresholds as 32-bit halves) and one function,
+arithmetic), its :class:`~designer.guarantees.exact_table.DrawPlan` (thresholds as 32-bit halves) and one function,
 ``sample(input, randomWords)``: it reads one number of one or two 32-bit words from ``crypto.getRandomValues`` (or
 from ``randomWords``, for tests), again while it is at or above the row's rejection limit, and returns the answer
 whose thresholds bracket it, exactly as the Python sampler does for the same words: every answer has exactly its
@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import CertificationError
+from ..guarantees.exact_table import ExactTable, exact_table
 from ..mechanism import Mechanism
-from .exact_table import ExactTable, exact_table
 
 __all__ = ["CRYPTO_WORD_JS", "DRAW_JS", "DeviceView", "ExportedRandomizer", "device_view", "export_html",
            "export_js", "randomizer_for", "script_json"]
@@ -102,7 +102,7 @@ def export_js(randomizer: ExportedRandomizer) -> str:
     """The ES module's text (no dependency; a few KB for 16 inputs)."""
     table = randomizer.table
     certificate = table.certificate_record()
-    from .. import __version__
+    from .._version import __version__
 
     counts = ",\n  ".join(json.dumps([int(c) for c in row]) for row in table.counts)
     plan = table.plan.record()
@@ -164,11 +164,11 @@ export function sample(input, randomWords) {{
 
 
 #: The one draw every export runs (the module, the page, the platform snippet; ES5, so any survey platform runs
-#: it), the Python sampler's (:class:`designer.release.exact_table.DrawPlan`): ``designerDraw(plan, x, nextWord)`` reads
-#: ``plan.words`` words as one number ``[high, low]`` (high 0 for one word), again while it is at or above
-#: ``plan.limits[x]``, and returns the number of ``plan.cuts[x]`` at or below it; ``designerOutcome``: one of a
-#: device's ``denominator`` equally likely outcomes (at most 100,000) from one word, rejecting the words at or above
-#: the largest multiple of it below 2^32. Integers below 2^33 only, so every operation on doubles is exact.
+#: it), the Python sampler's (:class:`designer.guarantees.exact_table.DrawPlan`): ``designerDraw(plan, x,
+#: nextWord)`` reads ``plan.words`` words as one number ``[high, low]`` (high 0 for one word), again while it is at
+#: or above ``plan.limits[x]``, and returns the number of ``plan.cuts[x]`` at or below it; ``designerOutcome``: one
+#: of a device's ``denominator`` equally likely outcomes (at most 100,000) from one word, rejecting the words at or
+#: above the largest multiple of it below 2^32. Integers below 2^33 only, so every operation on doubles is exact.
 DRAW_JS = """
 function designerDraw(plan, x, nextWord) {
   var limit = plan.limits[x], cuts = plan.cuts[x], high, low, j = 0;

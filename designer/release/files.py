@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .._internal.bundled import resolve
 from ..exceptions import InvalidMechanismError
 from ..mechanism import Mechanism
 from ..privacy import is_private, worst_case
@@ -60,7 +61,7 @@ class Release:
 def release_block(epsilon: float, semantics: Semantics, certificate: Mapping[str, Any]) -> dict[str, Any]:
     """The ``release`` object of a mechanism file: budget, semantics, the certificate's JSON fields
     (:func:`designer.optimal.result.certificate_fields`) and the designer version that wrote it."""
-    from .. import __version__
+    from .._version import __version__
 
     return {"epsilon": float(epsilon), "semantics": Semantics.parse(semantics).value, **certificate,
             "designer": __version__}
@@ -91,7 +92,7 @@ def unmet_losses(mech: Mechanism, release: Release) -> list[Loss]:
 def _unmet_on_table(mech: Mechanism, release: Release, exact: tuple[Any, Any]) -> list[Loss]:
     """The losses of ``release.semantics`` that the file's exact table (integer counts over per-row denominators)
     does not keep within ``release.epsilon``, decided with integers."""
-    from .exact_table import counts_private
+    from ..guarantees.exact_table import counts_private
 
     counts, dens = exact
     focal = [int(b) for b in mech.focal]
@@ -149,7 +150,7 @@ def _exact_block(obj: Any, mech: Mechanism, p: str) -> tuple[tuple[Any, Any] | N
         raise InvalidMechanismError(f"{p}: the exact table does not give the file's masses: one of them was "
                                     "changed after designer wrote it; design the mechanism again")
     if prior:
-        from .exact_table import invariance_holds
+        from ..guarantees.exact_table import invariance_holds
 
         column = [list(mech.frame).index(x) if x in mech.frame else -1 for x in mech.inputs]
         if len(prior) != mech.k or min(column) < 0 or not invariance_holds(counts, dens, prior, column):
@@ -174,6 +175,7 @@ def open_mechanism_file(path: str | os.PathLike[str], *, check: bool = True) -> 
     """
     from ..estimation.answers import answer_words_of
 
+    path = resolve(path, "mechanism", error=InvalidMechanismError)  # a file that exists, else designer's own
     p = str(path)
     mech, obj = Mechanism.read_document(path)
     if obj is None:

@@ -181,7 +181,7 @@ def _manifest(release: Release, source: str, n: int, files: dict[str, dict[str, 
               manifest: str) -> dict[str, Any]:
     import os
 
-    from .. import __version__
+    from .._version import __version__
     from .randomize_parts import sha256_of
     from .randomize_priors import invariance_record
 
@@ -191,7 +191,10 @@ def _manifest(release: Release, source: str, n: int, files: dict[str, dict[str, 
         """The design a variable names: its path (relative to the manifest's folder) and its file's SHA-256."""
         if not isinstance(path, str | os.PathLike):
             return {"design": source_name(path)}
-        return {"design": _relative(os.fspath(path), manifest), "design_sha256": sha256_of(os.fspath(path))}
+        from .._internal.bundled import resolve
+
+        file = os.fspath(resolve(path, ("mechanism", "problem")))  # a bare name: designer's own file
+        return {"design": _relative(file, manifest), "design_sha256": sha256_of(file)}
 
     def output(column: str) -> str:
         """The column of the randomized file holding the variable's answers."""

@@ -67,7 +67,7 @@ def categories_table(mech: Any, epsilon: float | None, exact: tuple[Any, Any]) -
     microdata)."""
     import dataclasses
 
-    from ..release.exact_table import exact_table
+    from ..guarantees.exact_table import exact_table
 
     table = exact_table(mech, epsilon=epsilon, semantics="sldp", exact=exact)
     return dataclasses.replace(table, outputs=tuple(s[0] for s in mech.focal_sets))
@@ -251,7 +251,7 @@ def _spill_part(part: str, first_line: int, prefix: str, seed: Any, buckets: int
     """Pass one over a dataset's part (what a Dask worker computes): its rows drawn from the part's own random
     source and spilled into ``buckets`` bucket files ``prefix-NNNNNN.arrow``. Returns the rows, the files and the
     source's name."""
-    from .exact_table import OsRandom, SeededRandom
+    from ..guarantees.exact_table import OsRandom, SeededRandom
     from .rows import ReleaseInput
     from .shuffle import keys_for
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from .._internal.keywords import shown
 from ..exceptions import InvalidArgumentError as CommandError
 from .randomize_parts import Stratified
 
@@ -34,9 +35,10 @@ PRIOR_MODEL = ("the curator publishes each invariant column's category counts wi
 def exact_budget_arg(text: str) -> Fraction:
     """argparse ``type=`` of ``--prior-budget`` and randomize's ``--budget``: a budget in nats, finite and > 0, kept as
     the rational written (``0.1`` is 1/10, ``7/3`` is 7/3), so that budgets compare exactly; its size is checked
-    before the rational is built (``1e99999999`` is refused at once, :func:`designer.release.noise.stated_budget`)."""
+    before the rational is built (``1e99999999`` is refused at once,
+    :func:`designer.guarantees.noise.stated_budget`)."""
     from ..exceptions import InvalidArgumentError
-    from .noise import stated_budget
+    from ..guarantees.noise import stated_budget
 
     try:
         return stated_budget(text)
@@ -84,7 +86,7 @@ class PriorRelease:
 
     def mean_noise(self) -> float:
         """The mean size of the noise on each count (``1 / sinh(per_column / 2)``)."""
-        from .noise import mean_noise
+        from ..guarantees.noise import mean_noise
 
         return mean_noise(self.per_column)
 
@@ -95,7 +97,7 @@ class PriorRelease:
                 f"loss; noise of mean size {self.mean_noise():.3g} per count)")
 
     def prior(self, column: str, stratum: str = "") -> list[Fraction]:
-        from ..release.noise import noisy_prior
+        from ..guarantees.noise import noisy_prior
 
         return noisy_prior(self.noisy[(column, stratum)])
 
@@ -110,9 +112,12 @@ class PriorRelease:
 
 
 def _invariant_problems(variables: list[tuple[str, str]], what: str) -> dict[str, Any]:
+    from .._internal.bundled import resolve
     from ..optimal.problem import DesignProblem
     from ..optimal.problem_toml import load_problem
 
+    variables = [(c, str(resolve(p, ("mechanism", "problem"))) if isinstance(p, str) else p)  # or designer's own
+                 for c, p in variables]
     problems = {column: load_problem(path) if isinstance(path, str) else path for column, path in variables
                 if (isinstance(path, str) and path.endswith(".toml")) or isinstance(path, DesignProblem)}
     wanted = {column: problem for column, problem in problems.items() if problem.invariant}
@@ -176,7 +181,7 @@ def noisy_priors(args: Any, wanted: dict[str, Any], inp: Any) -> tuple[dict[str,
     least ``--min-stratum`` rows, its counts noised at ``--prior-budget`` split over the ``wanted`` columns, refused
     when the noise's mean size exceeds a stratum's mean count (its rows over the categories: both public, the
     stratum column being released as it is)."""
-    from ..release.noise import noisy_counts, os_source, seeded_source
+    from ..guarantees.noise import noisy_counts, os_source, seeded_source
 
     first, counts = _tally(inp, args.strata, wanted, count=True)
     if not first:
@@ -194,13 +199,13 @@ def noisy_priors(args: Any, wanted: dict[str, Any], inp: Any) -> tuple[dict[str,
         k = len(tally)
         needed = Fraction(2 * math.asinh(k / rows)) * len(wanted)  # mean noise 1/sinh(share/2) <= rows/k
         if share / 2 < Fraction(math.asinh(k / rows)):
-            from .noise import mean_noise
+            from ..guarantees.noise import mean_noise
 
-            raise CommandError(f"--prior-budget {float(args.prior_budget):g}: the noise on each count of column "
-                               f"{column!r} would have mean size {mean_noise(share):.3g}, more than the mean count "
-                               f"{rows / k:.3g} of {where} ({rows} rows, {k} categories): the published prior would be "
-                               f"mostly noise; give --prior-budget at least {_up(needed)} or use the problem's prior "
-                               "(--invariant-prior problem)")
+            raise CommandError(f"{shown('prior_budget', f'{float(args.prior_budget):g}')}: the noise on each count "
+                               f"of column {column!r} would have mean size {mean_noise(share):.3g}, more than the mean "
+                               f"count {rows / k:.3g} of {where} ({rows} rows, {k} categories): the published prior "
+                               f"would be mostly noise; give {shown('prior_budget')} at least {_up(needed)} or use the "
+                               f"problem's prior ({shown('invariant_prior', 'problem')})")
     if args.seed is not None:
         draw, name = seeded_source(args.seed), "seeded simulation (Python's Mersenne twister; never a release)"
     else:

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .._internal.keywords import read_allocation, shown
 from ..exceptions import InvalidArgumentError as CommandError
 from ..results import FitStatus, Result, TableData
 from .randomize_manifest import Release, write_release
@@ -24,8 +25,8 @@ __all__ = ["RandomizeRequest", "Randomized", "run"]
 
 SEED_WARNING = ("--seed makes this draw reproducible: anyone who knows the seed can undo it and recover the true "
                 "answers; never release it")
-KEEP_ORDER_WARNING = ("--keep-order writes the rows in the input's order: the order of a file is a function of its "
-                      "data, and a file sorted or grouped by a randomized column gives its true values away "
+KEEP_ORDER_WARNING = ("{keep_order=True} writes the rows in the input's order: the order of a file is a function of "
+                      "its data, and a file sorted or grouped by a randomized column gives its true values away "
                       "(docs/theory.md section 7.8); release without it unless the order is known to be random")
 
 
@@ -59,34 +60,20 @@ class RandomizeRequest:
     keep_order: bool = False
 
 
-def parse_allocation(text: Any) -> str | float:
-    """``allocation``: ``uniform`` or lambda in [0, 1] (checked by :mod:`designer.estimation.sampling`)."""
-    if text == "uniform":
-        return "uniform"
-    try:
-        return float(text)
-    except (TypeError, ValueError):
-        raise CommandError(f"--allocation must be 'uniform' or a number in [0, 1], got {text!r}") from None
-
-
 def check_folder(path: str) -> None:
-    """Refuse an output whose folder does not exist or is not writable."""
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise CommandError(f"{path}: the folder {os.path.dirname(path) or '.'} does not exist; create it first")
-    if not os.access(folder, os.W_OK):
-        raise CommandError(f"{path}: the folder {os.path.dirname(path) or '.'} is not writable")
+    """Refuse an output whose folder does not exist or is not writable (whether it exists is checked later, holding
+    the output's lock)."""
+    from .._internal.keywords import check_output
+
+    check_output(path, (), True)
 
 
 def check_out(path: str, inputs: list[Any], advice: str) -> None:
     """Refuse, before any work, an output that is an input, exists, or has no folder (randomize never replaces a
-    file)."""
-    check_folder(path)
-    out = os.path.realpath(path)
-    if any(out == os.path.realpath(p) for p in inputs if isinstance(p, str | os.PathLike)):
-        raise CommandError(f"{path}: is an input of this command; input files are never overwritten")
-    if os.path.exists(out):
-        raise CommandError(f"{path}: already exists; {advice}")
+    file: :func:`designer._internal.keywords.check_output` without ``force``)."""
+    from .._internal.keywords import check_output
+
+    check_output(path, inputs, False, advice)
 
 
 def _variables(args: RandomizeRequest) -> list[tuple[str, Any]]:
@@ -126,9 +113,9 @@ def _table(path: Any, semantics: str, allocation: str, data_prior: Any = None, *
     released is what the analyst estimates with."""
     from ..estimation.sampling import precise_distributions
     from ..exceptions import CertificationError, InvalidArgumentError
+    from ..guarantees.exact_table import exact_table
     from ..mechanism import Mechanism
     from ..privacy import worst_case
-    from .exact_table import exact_table
 
     found = design_of(path, data_prior)
     path = source_name(path)
@@ -137,7 +124,7 @@ def _table(path: Any, semantics: str, allocation: str, data_prior: Any = None, *
         return Drawn(categories_table(mech, epsilon, exact), mech, basis, prior, detail)
     member = None
     if semantics == "wldp":
-        probs = precise_distributions(mech, parse_allocation(allocation))
+        probs = precise_distributions(mech, read_allocation(allocation, shown("allocation")))
         member = Mechanism(probs, inputs=mech.inputs, frame=mech.frame, focal=[1 << j for j in range(mech.l)])
     witness = worst_case(member if member is not None else mech, "shafer")
     own = witness.eps
@@ -182,8 +169,8 @@ def variable_certificate(entry: Any, semantics: str) -> Any:
     Shafer loss)."""
     import dataclasses
 
+    from ..guarantees.noise import stated_budget
     from ..vocabulary import Loss
-    from .noise import stated_budget
 
     table = max((d[0] for d in entry.designs.values()), key=lambda t: t.epsilon) if isinstance(entry, Stratified) \
         else entry[0]
@@ -195,7 +182,7 @@ def variables_certificate(tables: list[Any], semantics: str) -> Any:
     """The composed certificate of a respondent's variables: each drawn independently from its own certified table,
     so the budgets add exactly (the product's certificate, Lemma 3.3 and Lemma 3.15, with no stored product to
     round)."""
-    from .certified import product_certificate
+    from ..guarantees.certified import product_certificate
 
     return product_certificate(*(variable_certificate(entry, semantics) for entry in tables))
 
@@ -220,7 +207,9 @@ def _order_warnings(args: RandomizeRequest) -> list[str]:
     if args.seed is not None:
         out.append(SEED_WARNING)
     if args.keep_order:
-        out.append(KEEP_ORDER_WARNING)
+        from .._internal.keywords import say
+
+        out.append(say(KEEP_ORDER_WARNING))
     return out
 
 
@@ -231,9 +220,9 @@ def _loss_warnings(variables: list[tuple[str, Any]], tables: list[Any], prior_re
                 for (c, _), t in zip(variables, tables) if epsilon_of(t) > HIGH_LOSS]
     if prior_release is not None and prior_release.epsilon > HIGH_LOSS:
         eps0 = float(prior_release.epsilon)
-        warnings.append(f"the prior's budget --prior-budget {eps0:.4g} is above {HIGH_LOSS:g} nats: its noisy counts "
-                        f"are nearly the file's counts (noise of mean size {prior_release.mean_noise():.3g} per "
-                        "count), so the published prior protects little")
+        warnings.append(f"the prior's budget {shown('prior_budget', f'{eps0:.4g}')} is above {HIGH_LOSS:g} nats: its "
+                        f"noisy counts are nearly the file's counts (noise of mean size "
+                        f"{prior_release.mean_noise():.3g} per count), so the published prior protects little")
     return warnings
 
 
@@ -262,7 +251,7 @@ def run(args: RandomizeRequest, frame: Any = None) -> Randomized:
     """Randomize ``args.answers`` (or the DataFrame ``frame``, named by ``args.answers``) into the new file
     ``args.out`` with its manifest, all or nothing (nothing is ever replaced, no true value is written): see
     :func:`designer.verbs.randomize_verb.randomize` for the parameters."""
-    from .exact_table import OsRandom, SeededRandom
+    from ..guarantees.exact_table import OsRandom, SeededRandom
     from .randomize_priors import data_priors, stratified
     from .rows import ReleaseInput, refuse_pipe
     from .staging import Staging, clean_remains, output_lock
@@ -332,7 +321,7 @@ def draw_frame(args: RandomizeRequest, frame: Any) -> Randomized:
     """The rows of the DataFrame ``frame`` randomized in memory (nothing written): the kept columns and each
     variable's drawn answers, in :attr:`Randomized.frame`, in a uniformly random order (the frame's order with
     ``keep_order``), every row keeping its index. Stratified and data-prior releases need files."""
-    from .exact_table import OsRandom, SeededRandom
+    from ..guarantees.exact_table import OsRandom, SeededRandom
     from .randomize_parts import Task, draw_in_memory
     from .rows import ReleaseInput
 

@@ -30,7 +30,7 @@ class KeySource(Protocol):
 
 class WordKeys:
     """Uniform 64-bit keys, each two 32-bit words of a random source of the draws
-    (:class:`~designer.release.exact_table.OsRandom` or :class:`~designer.release.exact_table.SeededRandom`)."""
+    (:class:`~designer.guarantees.exact_table.OsRandom` or :class:`~designer.guarantees.exact_table.SeededRandom`)."""
 
     def __init__(self, words: Any) -> None:
         self.words, self.name = words, words.name
@@ -42,7 +42,7 @@ class WordKeys:
 
 def os_keys() -> WordKeys:
     """Uniform 64-bit keys from ``os.urandom``: nothing to replay."""
-    from .exact_table import OsRandom
+    from ..guarantees.exact_table import OsRandom
 
     return WordKeys(OsRandom())
 
@@ -50,7 +50,7 @@ def os_keys() -> WordKeys:
 def keys_for(seed: Any, *path: int) -> KeySource:
     """The key source of a release: the operating system's when ``seed`` is ``None``, else the seed's stream
     ``(SHUFFLE_KEY, *path)`` (a seed sequence's child, apart from the stream the answers are drawn from)."""
-    from .exact_table import SeededRandom
+    from ..guarantees.exact_table import SeededRandom
 
     if seed is None:
         return os_keys()

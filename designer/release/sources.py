@@ -13,8 +13,8 @@ from typing import Any, NamedTuple
 
 from ..certificate import certificate_fields
 from ..exceptions import InvalidArgumentTypeError
+from ..guarantees.certified import CertifiedMechanism
 from ..mechanism import Mechanism
-from .certified import CertifiedMechanism
 
 __all__ = ["Design", "design_of", "source_name"]
 
@@ -71,6 +71,10 @@ def design_of(source: Any, data_prior: Any = None) -> Design:
     from ..optimal.problem import DesignProblem
     from ..optimal.result import DesignResult
 
+    if isinstance(source, str | os.PathLike):
+        from .._internal.bundled import resolve
+
+        source = resolve(source, ("mechanism", "problem"))  # a file that exists, else designer's own by name
     if isinstance(source, str | os.PathLike) and os.fspath(source).endswith(".toml"):
         from ..optimal.problem_toml import load_problem
 

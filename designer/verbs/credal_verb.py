@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._internal.keywords import read_number, shown
 from .._internal.render import fmt, render_table
 from .._internal.validation import format_set
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
@@ -93,18 +94,19 @@ class CredalResult(Result):
 
 
 def parse_gamble(text: str) -> dict[str, float]:
-    """``yes=1,no=0`` -> ``{"yes": 1.0, "no": 0.0}``."""
+    """``yes=1,no=0`` -> ``{"yes": 1.0, "no": 0.0}`` (values as :func:`~designer._internal.keywords.read_number`
+    reads them: ``yes=1/2`` too)."""
     out: dict[str, float] = {}
     for part in text.split(","):
         if not part.strip():
             continue
         if "=" not in part:
-            raise InvalidArgumentError(f"gamble {text!r}: write label=value pairs such as yes=1,no=0")
+            raise InvalidArgumentError(f"{shown('gamble')} {text!r}: write label=value pairs such as yes=1,no=0")
         label, value = part.split("=", 1)
         try:
-            out[label.strip()] = float(value)
+            out[label.strip()] = read_number(value)
         except ValueError:
-            raise InvalidArgumentError(f"gamble {text!r}: {value.strip()!r} is not a number") from None
+            raise InvalidArgumentError(f"{shown('gamble')} {text!r}: {value.strip()!r} is not a number") from None
     return out
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from fractions import Fraction
 from typing import Any
 
+from .._internal.keywords import read_number, read_prior, shown
 from .._internal.solvers import WarmStart
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from ..optimal.engine import design as design_problem
@@ -41,9 +41,7 @@ def read_problem(problem: DesignProblem | str | os.PathLike[str], *, epsilon: fl
     if objective is not None:
         changes["objective"] = objective
     if prior is not None:
-        from ..planning.plan_request import prior_values
-
-        changes["prior"] = prior_values(prior, problem.inputs, [float(v) for v in problem.prior])
+        changes["prior"] = read_prior(prior, problem.inputs, shown("prior"), [float(v) for v in problem.prior])
     if dont_know is not None:  # its range is the problem's rule (DesignProblem), the same as in a file
         changes["dont_know"] = _mass(dont_know)
     return problem.replace(**changes) if changes else problem
@@ -54,9 +52,10 @@ def _mass(value: float | str) -> float:
     if not isinstance(value, str):
         return value
     try:
-        return float(Fraction(value.strip()))
-    except (ValueError, ZeroDivisionError):
-        raise InvalidArgumentError(f"--dont-know {value!r}: write a number in [0, 1] such as 0.2 or 7/36") from None
+        return read_number(value)
+    except ValueError:
+        raise InvalidArgumentError(f"{shown('dont_know')} {value!r}: write a number in [0, 1] such as 0.2 or 7/36"
+                                   ) from None
 
 
 def design(problem: DesignProblem | str | os.PathLike[str], *, epsilon: float | None = None,

@@ -14,7 +14,9 @@ from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
+from .._internal.bundled import resolve
+from .._internal.keywords import shown
+from ..exceptions import DataError, InvalidArgumentError, InvalidArgumentTypeError
 from ..release.randomize_priors import DEFAULT_MIN_STRATUM
 from ..release.randomize_run import Randomized, RandomizeRequest, run
 
@@ -99,7 +101,7 @@ def randomize(data: str | os.PathLike[str] | pd.DataFrame, mechanism: Any = None
     Raises
     ------
     InvalidArgumentError
-        A bad keyword, an output that exists, a budget exceeded (one line naming the flag or the file); a bad row
+        A bad keyword, an output that exists, a budget exceeded (one line naming the keyword or the file); a bad row
         is a :class:`~designer.exceptions.DataError` naming its line.
 
     Examples
@@ -117,25 +119,27 @@ def randomize(data: str | os.PathLike[str] | pd.DataFrame, mechanism: Any = None
     '--seed makes this draw reproducible: any'
     """
     if semantics not in ("sldp", "wldp"):
-        raise InvalidArgumentError(f"--semantics must be sldp or wldp, got {semantics!r}")
+        raise InvalidArgumentError(f"{shown('semantics')} must be sldp or wldp, got {semantics!r}")
     if invariant_prior not in ("problem", "data"):
-        raise InvalidArgumentError(f"--invariant-prior must be problem or data, got {invariant_prior!r}")
+        raise InvalidArgumentError(f"{shown('invariant_prior')} must be problem or data, got {invariant_prior!r}")
     if isinstance(min_stratum, bool) or not isinstance(min_stratum, int) or not 1 <= min_stratum <= 10**12:
-        raise InvalidArgumentError(f"--min-stratum must be a whole number from 1 to 10**12, got {min_stratum!r}")
+        raise InvalidArgumentError(f"{shown('min_stratum')} must be a whole number from 1 to 10**12, got "
+                                   f"{min_stratum!r}")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-        raise InvalidArgumentError(f"--seed must be a whole number >= 0, got {seed!r}")
+        raise InvalidArgumentError(f"{shown('seed')} must be a whole number >= 0, got {seed!r}")
     single, pairs = _designs(mechanism, variable)
     request = dict(out=_path(out, "out"), mechanism=single, column=column, variable=pairs, keep=_keep(keep),
-                   invariant_prior=invariant_prior, prior_budget=_budget(prior_budget, "--prior-budget"),
+                   invariant_prior=invariant_prior, prior_budget=_budget(prior_budget, "prior_budget"),
                    min_stratum=min_stratum, repair=bool(repair), strata=strata, designs=_path(designs, "designs"),
-                   budget=_budget(budget, "--budget"), manifest=_path(manifest, "manifest"), seed=seed,
+                   budget=_budget(budget, "budget"), manifest=_path(manifest, "manifest"), seed=seed,
                    simulation=bool(simulation), scheduler=scheduler, semantics=semantics,
                    allocation=str(allocation), keep_order=bool(keep_order))
     if isinstance(data, str | os.PathLike):
         if request["out"] is None:
             raise InvalidArgumentError("out: give the new file the randomized answers go to (a file's answers are "
                                        "randomized into a file; pass a DataFrame to draw in memory)")
-        return run(RandomizeRequest(answers=os.fspath(data), **request))
+        answers = os.fspath(resolve(data, "data", error=DataError))  # a file that exists, else designer's own by name
+        return run(RandomizeRequest(answers=answers, **request))
     try:
         import pandas as pd
     except ImportError:  # pragma: no cover - pandas is a dependency
@@ -184,14 +188,14 @@ def _path(value: Any, what: str) -> str | None:
     return os.fspath(value)
 
 
-def _budget(value: Any, flag: str) -> Fraction | None:
+def _budget(value: Any, keyword: str) -> Fraction | None:
     """A budget as the rational its user wrote (``0.1`` is 1/10; ``"7/3"`` exactly), > 0."""
     if value is None:
         return None
-    from ..release.noise import stated_budget
+    from ..guarantees.noise import stated_budget
 
     try:
         return stated_budget(value)
     except (InvalidArgumentError, ValueError, ZeroDivisionError):
-        raise InvalidArgumentError(f"{flag} must be a finite number > 0 (a decimal or a fraction such as 7/3), "
-                                   f"got {value!r}") from None
+        raise InvalidArgumentError(f"{shown(keyword)} must be a finite number > 0 (a decimal or a fraction such as "
+                                   f"7/3), got {value!r}") from None

@@ -9,6 +9,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from .._internal.keywords import say
 from .._internal.render import fmt, json_number, render_table
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from ..mechanism import Mechanism
@@ -151,19 +152,21 @@ def tradeoff(mechanism: Mechanism | str | os.PathLike[str], *, null: str | None 
     else:
         raise InvalidArgumentTypeError(f"tradeoff() takes a Mechanism or the path of a mechanism file, got "
                                        f"{type(mechanism).__name__}")
-    if plot is not None and os.path.exists(plot) and not force:
-        raise InvalidArgumentError(f"{os.fspath(plot)}: already exists; choose another name or pass --force")
+    if plot is not None:
+        from .._internal.keywords import check_output
+
+        check_output(plot, [mechanism], force)
     if mech.k < 2:
         raise InvalidArgumentError(f"{source}: a test needs two inputs; the mechanism has {mech.k}")
     if (null is None) != (alt is None):
-        raise InvalidArgumentError("give both --null and --alt, or neither (then the worst pair is used)")
+        raise InvalidArgumentError(say("give both {null} and {alt}, or neither (then the worst pair is used)"))
     worst = null is None
     if null is None or alt is None:
         first, second = _worst_pair(mech, kind, fold, alpha)
     else:
         first, second = mech.input_index(null), mech.input_index(alt)
         if first == second:
-            raise InvalidArgumentError("--null and --alt must be different inputs")
+            raise InvalidArgumentError(say("{null} and {alt} must be different inputs"))
     x, x2 = mech.inputs[first], mech.inputs[second]
     walley = kind in ("pessimistic", "optimistic")
     eps = (eps_walley if walley else eps_shafer)(mech)

@@ -386,7 +386,7 @@ def test_one_certificate_class_and_no_form_branches_in_certify():
 
 def test_an_exported_table_carries_the_same_certificate_shape_as_a_design():
     from designer.certificate import certificate_fields
-    from designer.release.exact_table import exact_table
+    from designer.guarantees.exact_table import exact_table
 
     warner = Mechanism(np.array([[0.8, 0.2], [0.2, 0.8]]), inputs=["yes", "no"], frame=["yes", "no"],
                        focal=[1, 2])

@@ -12,16 +12,32 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike
 
-from ._internal.numeric import rr_probabilities
-from ._internal.validation import check_epsilon, check_int, check_prior, check_real
-from .exceptions import InfeasibleDesignError, InvalidArgumentError
+from .._internal.numeric import rr_probabilities
+from .._internal.validation import check_epsilon, check_int, check_real
+from ..exceptions import InfeasibleDesignError, InvalidArgumentError
+from .kary import (
+    ESTIMATORS,
+    MAX_OUTPUTS,
+    REDUCTIONS,
+    krr_variance,
+    mle_share_variances,
+    oue_probabilities,
+    oue_variance,
+    subset_selection_best_d,
+    subset_selection_variance,
+)
 
 __all__ = [
+    "ESTIMATORS",
+    "MAX_OUTPUTS",
+    "REDUCTIONS",
     "gwrr_sldp",
+    "gwrr_variance",
     "gwrr_wldp",
     "krr_variance",
+    "mle_share_variances",
+    "oue_probabilities",
     "oue_variance",
     "q2x3_eps_optimistic",
     "q2x3_eps_shafer",
@@ -191,57 +207,43 @@ def q2x3_nu_optimistic(p: float, q: float, pi: float, n: int) -> float:
     return warner_variance(a, pi, n)
 
 
-def _prior(prior: ArrayLike | None, k: int) -> np.ndarray:
-    return check_prior(prior, k)
+def gwrr_variance(eps: float, c: float, pi: float, n: int = 1) -> float:
+    """Asymptotic variance of the share estimate from Q_GWRR (Cor 3.12): Warner's on the ``c n`` precise answers.
 
+    The don't-know answer carries no information, so the MLE (Eq 2) is Warner's estimator on the precise
+    answers, whose number is about ``c n``: ``Var = [pi (1 - pi) + p'(1 - p')/(2p' - 1)^2] / (c n)`` with
+    ``p' = e^eps/(e^eps + 1)``; equivalently Thm 3.10's ``[-(pi - 1/2)^2 + (1/4)((p + q)/(p - q))^2] / (c n)``.
+    The same for both shares (yes and no); ``c = 1`` is Warner (Ex 3.7, Eq 1). The exact finite-``n`` variance
+    is :func:`q2x3_variance_exact`.
 
-def _unary_variance(p: float, q: float, pi: np.ndarray, n: int) -> float:
-    """Mean over items of ``Var(pi_hat_x)`` for an estimator ``(f_x - q)/(p - q)`` of Bernoulli counts."""
-    big_p = q + pi * (p - q)
-    return float(np.mean(big_p * (1 - big_p)) / (n * (p - q) ** 2))
+    Parameters
+    ----------
+    eps : float
+        Privacy budget (Shafer semantics), > 0.
+    c : float
+        Probability of a precise answer, ``0 < c <= 1`` (don't-know mass ``1 - c``).
+    pi : float
+        The true share of "yes".
+    n : int, default 1
+        Number of respondents.
 
+    References
+    ----------
+    Cor 3.12 and Thm 3.10 of the paper; S. L. Warner, "Randomized response: a survey technique for eliminating
+    evasive answer bias", JASA 60, 1965.
 
-def krr_variance(eps: float, k: int, n: int = 1, prior: ArrayLike | None = None) -> float:
-    """Mean per-item variance of k-ary randomized response's (unbiased, MLE) estimator.
-
-    ``p = e^eps/(e^eps + k - 1)``, ``q = 1/(e^eps + k - 1)``; ``Var(pi_hat_x) = P_x (1 - P_x) / (n (p - q)^2)``.
+    Examples
+    --------
+    >>> round(gwrr_variance(1.0, 1.0, 0.3), 6) == round(warner_variance(0.7310585786300049, 0.3), 6)
+    True
+    >>> round(gwrr_variance(1.0, 0.5, 0.3) / gwrr_variance(1.0, 1.0, 0.3), 12)
+    2.0
     """
     eps = check_epsilon(eps)
-    k = check_int(k, "k", low=2)
-    p, q = rr_probabilities(eps, k - 1)
-    return _unary_variance(p, q, _prior(prior, k), n)
-
-
-def subset_selection_variance(eps: float, k: int, d: int | None = None, n: int = 1,
-                              prior: ArrayLike | None = None) -> float:
-    """Mean per-item variance of subset selection (report ``d`` items; Wang et al. 2016, Ye & Barg 2018).
-
-    The true item is in the reported set with ``p = d e^eps / (d e^eps + k - d)``; another item with
-    ``q = p (d-1)/(k-1) + (1-p) d/(k-1)``. Without ``d`` the best ``d`` in ``1..k-1`` is used.
-    """
-    eps = check_epsilon(eps)
-    k = check_int(k, "k", low=2)
-    pi = _prior(prior, k)
-    if d is None:
-        return min(subset_selection_variance(eps, k, dd, n, pi) for dd in range(1, k))
-    d = check_int(d, "d", low=1)
-    if d >= k:
-        raise InvalidArgumentError(f"subset size d must be below k = {k}, got {d}")
-    p = rr_probabilities(eps, (k - d) / d)[0]
-    q = p * (d - 1) / (k - 1) + (1 - p) * d / (k - 1)
-    return _unary_variance(p, q, pi, n)
-
-
-def subset_selection_best_d(eps: float, k: int) -> int:
-    """The subset size ``d`` minimising :func:`subset_selection_variance` at the uniform prior."""
-    return min(range(1, k), key=lambda d: subset_selection_variance(eps, k, d))
-
-
-def oue_variance(eps: float, k: int, n: int = 1, prior: ArrayLike | None = None) -> float:
-    """Mean per-item variance of optimized unary encoding (Wang et al. 2017): ``p = 1/2``, ``q = 1/(e^eps + 1)``."""
-    eps = check_epsilon(eps)
-    k = check_int(k, "k", low=2)
-    return _unary_variance(0.5, rr_probabilities(eps, 1.0)[1], _prior(prior, k), n)
+    c = check_real(c, "c", low=0, high=1, low_open=True)
+    pi = check_real(pi, "pi", low=0, high=1)
+    n = check_int(n, "n", low=1)
+    return warner_variance(rr_probabilities(eps, 1.0)[0], pi, 1) / (c * n)
 
 
 def _deprecated(old: str, new: Callable[..., float]) -> Callable[..., float]:
