@@ -9,11 +9,13 @@ __all__ = [
     "DesignWarning",
     "DesignerError",
     "DeviceError",
+    "FieldError",
     "InfeasibleDesignError",
     "InvalidArgumentError",
     "InvalidArgumentTypeError",
     "InvalidMechanismError",
     "InvalidProblemError",
+    "NotReadyError",
     "PlanningError",
     "RegressionError",
     "SolverError",
@@ -86,3 +88,25 @@ class PlanningError(DesignerError, ValueError):
 
 class DeviceError(DesignerError, ValueError):
     """An unknown device or a grid that cannot hold the design (the message says what would)."""
+
+
+class FieldError(InvalidArgumentError):
+    """A value typed into a field of the studio that cannot be used; ``field`` is the field's element id (the page
+    shows the message once, next to it)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class NotReadyError(DesignerError):
+    """A part of the studio that cannot be computed for the session's state yet, with the reason in plain words.
+
+    ``reason``: ``"question"`` (a field of the question or the budget is to fix), ``"design"`` (the design at this
+    budget failed: step 2 shows why), ``"listed"`` (the design is kept in compact form), or ``""`` (waiting for an
+    upload, a button, a field).
+    """
+
+    def __init__(self, message: str = "", reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason

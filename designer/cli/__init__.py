@@ -122,7 +122,7 @@ def cmd_studio(args: argparse.Namespace) -> str:
         from .._internal.bundled import resolve
 
         args.file = os.fspath(resolve(args.file, ("problem", "mechanism"), error=CommandError))
-    serve(args.file, parser=build_parser, port=args.port, open_browser=not args.no_browser)
+    serve(args.file, port=args.port, open_browser=not args.no_browser)
     return ""
 
 

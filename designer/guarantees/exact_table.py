@@ -459,7 +459,9 @@ def exact_table(mech: Mechanism, *, epsilon: float | None = None, semantics: Any
         raise InvalidArgumentError(f"epsilon must be a finite number > 0, got {epsilon!r}")
     singles = [j for j, b in enumerate(focal) if b & (b - 1) == 0]
     uniform = np.zeros(matrix.shape)
-    if len(singles) == len(frame):  # a Bayesian row: its plausibility equals its belief, so no Walley ratio grows
+    if len(singles) == len(frame) and "wldp" in losses:
+        # a Bayesian row: its plausibility equals its belief, so no Walley ratio grows (a Shafer loss alone is
+        # served by the row uniform over every answer, which also lowers the ratios of set answers at the budget)
         uniform[:, singles] = 1.0 / len(singles)
     else:
         uniform[:] = 1.0 / matrix.shape[1]

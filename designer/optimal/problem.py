@@ -44,6 +44,7 @@ from .._internal.validation import check_labels, check_prior, format_set
 from ..budget import Budget
 from ..exceptions import InvalidProblemError
 from ..vocabulary import Objective, Semantics
+from .variance_keys import _as_list, _fail, check_priors, check_variance
 
 __all__ = ["OBJECTIVES", "SEMANTICS", "DesignProblem"]
 
@@ -58,13 +59,6 @@ MAX_TABLE_VALUE = 1e12
 TABLE_VALUES = f"a number between -{MAX_TABLE_VALUE:g} and {MAX_TABLE_VALUE:g} (rescale the table)"
 #: Largest frame with a [gain] table (one value per subset and input).
 MAX_GAIN_FRAME = 20
-
-
-def _fail(where: str, key: str, expected: str, got: object) -> InvalidProblemError:
-    shown = repr(got)
-    if len(shown) > 80:
-        shown = f"{shown[:40]}... ({len(shown)} characters)"
-    return InvalidProblemError(f"{where}key '{key}': expected {expected}, got {shown}")
 
 
 def _real(value: object, where: str, key: str, expected: str, *, low: float | None = None,
@@ -82,13 +76,6 @@ def _real(value: object, where: str, key: str, expected: str, *, low: float | No
     if high is not None and x > high:
         raise _fail(where, key, expected, value)
     return x
-
-
-def _as_list(values: object) -> list[object]:
-    try:
-        return [float(v) for v in np.ravel(np.asarray(values, dtype=object))]
-    except (TypeError, ValueError, OverflowError):
-        return [values]
 
 
 @dataclass(frozen=True, eq=False)
@@ -432,4 +419,3 @@ class DesignProblem:
 
 
 # The TOML reader lives in problem_toml (it needs DesignProblem, defined above).
-from .variance_keys import check_priors, check_variance  # noqa: E402  (they read a DesignProblem's fields)

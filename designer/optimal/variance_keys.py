@@ -1,11 +1,12 @@
 """The keys of the variance objectives in a design problem, checked once (docs/theory.md, section 5.7):
 ``priors`` (scenarios), ``variance_weights`` and ``contrasts`` (``[variance]`` in a problem file), the true answers
-in the frame and positive prior shares."""
+in the frame and positive prior shares. It reads a problem's fields and imports nothing of ``problem`` (which
+imports it), and holds the two error helpers both share."""
 
 from __future__ import annotations
 
 import numbers
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -13,28 +14,29 @@ from numpy.typing import NDArray
 from .._internal.validation import check_prior
 from ..exceptions import InvalidProblemError
 
-if TYPE_CHECKING:
-    from .problem import DesignProblem
-
 __all__ = ["MAX_SCENARIOS", "check_priors", "check_variance"]
 
 #: Prior scenarios of a variance objective at most (each adds a semidefinite block to the program).
 MAX_SCENARIOS = 32
 
 
-def _problem_fail(where: str, key: str, expected: str, got: object) -> InvalidProblemError:
-    from .problem import _fail
-
-    return _fail(where, key, expected, got)
-
-
-def _problem_as_list(values: object) -> list[object]:
-    from .problem import _as_list
-
-    return _as_list(values)
+def _fail(where: str, key: str, expected: str, got: object) -> InvalidProblemError:
+    shown = repr(got)
+    if len(shown) > 80:
+        shown = f"{shown[:40]}... ({len(shown)} characters)"
+    return InvalidProblemError(f"{where}key '{key}': expected {expected}, got {shown}")
 
 
-def check_priors(problem: DesignProblem, where: str) -> None:
+
+def _as_list(values: object) -> list[object]:
+    try:
+        return [float(v) for v in np.ravel(np.asarray(values, dtype=object))]
+    except (TypeError, ValueError, OverflowError):
+        return [values]
+
+
+
+def check_priors(problem: Any, where: str) -> None:
     """``priors``: scenarios of a variance objective, each ``k`` positive shares summing to 1 (an array)."""
     if problem.priors is None:
         return
@@ -46,16 +48,16 @@ def check_priors(problem: DesignProblem, where: str) -> None:
     try:
         rows = [check_prior(row, k, "priors") for row in problem.priors]
     except (TypeError, ValueError):
-        raise _problem_fail(where, "priors", f"a list of priors, each {k} non-negative numbers summing to 1",
-                    _problem_as_list(problem.priors)) from None
+        raise _fail(where, "priors", f"a list of priors, each {k} non-negative numbers summing to 1",
+                    _as_list(problem.priors)) from None
     if not rows or len(rows) > MAX_SCENARIOS:
-        raise _problem_fail(where, "priors", f"1 to {MAX_SCENARIOS} prior scenarios", len(rows))
+        raise _fail(where, "priors", f"1 to {MAX_SCENARIOS} prior scenarios", len(rows))
     out = np.array(rows)
     out.setflags(write=False)
     object.__setattr__(problem, "priors", out)
 
 
-def check_variance(problem: DesignProblem, where: str) -> None:
+def check_variance(problem: Any, where: str) -> None:
     """Variance objectives: the true answers in the frame, positive prior shares, ``variance_weights`` or
     ``contrasts`` (one of them) over the inputs, finite; refused with any other objective."""
     set_ = object.__setattr__
@@ -89,13 +91,13 @@ def check_variance(problem: DesignProblem, where: str) -> None:
         if isinstance(rows, dict) or (isinstance(rows, np.ndarray) and rows.ndim == 1):
             rows = [rows]
         if not isinstance(rows, list | tuple | np.ndarray) or not len(rows):
-            raise _problem_fail(where, "variance.contrasts", "a list of contrasts {input = coefficient}", rows)
+            raise _fail(where, "variance.contrasts", "a list of contrasts {input = coefficient}", rows)
         out = np.array([_input_vector(problem, r, where, f"variance.contrasts[{i}]", non_negative=False)
                         for i, r in enumerate(rows)])
         out.setflags(write=False)
         set_(problem, "contrasts", out)
 
-def _input_vector(problem: DesignProblem, value: object, where: str, key: str, *, non_negative: bool
+def _input_vector(problem: Any, value: object, where: str, key: str, *, non_negative: bool
                   ) -> NDArray[np.float64]:
     """A number per input from ``{input: number}`` (missing inputs 0) or a ``(k,)`` array: finite, not all 0,
     and >= 0 when ``non_negative``; read-only."""
@@ -110,16 +112,16 @@ def _input_vector(problem: DesignProblem, value: object, where: str, key: str, *
         out = np.zeros(k)
         for x, v in value.items():
             if isinstance(v, bool) or not isinstance(v, numbers.Real):
-                raise _problem_fail(where, f"{key}.{x}", "a number", v)
+                raise _fail(where, f"{key}.{x}", "a number", v)
             out[problem.inputs.index(x)] = float(v)
     else:
         try:
             out = np.array(value, dtype=np.float64).reshape(-1)
         except (TypeError, ValueError, OverflowError):
-            raise _problem_fail(where, key, expected, value) from None
+            raise _fail(where, key, expected, value) from None
         if out.shape != (k,):
-            raise _problem_fail(where, key, expected, _problem_as_list(value))
+            raise _fail(where, key, expected, _as_list(value))
     if not np.all(np.isfinite(out)) or np.all(out == 0) or (non_negative and np.any(out < 0)):
-        raise _problem_fail(where, key, expected, [float(v) for v in out])
+        raise _fail(where, key, expected, [float(v) for v in out])
     out.setflags(write=False)
     return out

@@ -423,5 +423,5 @@ def _solve_master_newton(problem: DesignProblem, parts: Pieces, pats: Patterns, 
     y_ub = z[n_eq:n_eq + A_ub.shape[0]]
     dk_max = problem.dont_know_max is not None and problem.dont_know_max > 0 and not (problem.dont_know or 0) > 0
     y_dk_max = float(y_ub[0]) if dk_max else 0.0
-    return Master(w, y_eq, y_dk_max, y_ub[1 if dk_max else 0:], np.ones(1), str(solution.status),
-                  [np.linalg.solve(H, R)])
+    point = np.asarray(np.linalg.solve(H, R), dtype=np.float64)
+    return Master(w, y_eq, y_dk_max, y_ub[1 if dk_max else 0:], np.ones(1), str(solution.status), [point])

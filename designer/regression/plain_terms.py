@@ -106,10 +106,10 @@ def plain_design(rhs: str, data: Any) -> PlainDesign | None:
     >>> from designer.regression.plain_terms import plain_design
     >>> data = pd.DataFrame({"age": [30, 41, 52], "region": ["south", "north", "south"]})
     >>> design = plain_design("age + region", data)
-    >>> design.column_names
-    ['Intercept', 'age', 'region[T.south]']
+    >>> design.column_names  # patsy's order: the categorical terms before the numeric ones
+    ['Intercept', 'region[T.south]', 'age']
     >>> design.build(data).tolist()
-    [[1.0, 30.0, 1.0], [1.0, 41.0, 0.0], [1.0, 52.0, 1.0]]
+    [[1.0, 1.0, 30.0], [1.0, 0.0, 41.0], [1.0, 1.0, 52.0]]
     >>> plain_design("age:region", data) is None  # an interaction: patsy builds it
     True
     """

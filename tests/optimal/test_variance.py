@@ -253,3 +253,16 @@ def test_the_command_line(tmp_path):
     out_file = tmp_path / "out.csv"
     proc = run("design", str(bad), "--out", str(out_file))
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and not out_file.exists()
+
+
+def test_a_variance_design_has_an_exact_table_to_draw_from():
+    """Staircase designs hold set answers at the budget beside every singleton: the integer table a release or an
+    exported page draws from mixes the row uniform over every answer (a Shafer loss alone), not the Bayesian row
+    that cannot lower a set answer's ratio (the bundled 5-option question could not be exported)."""
+    from designer.guarantees.exact_table import exact_table
+
+    r = design(parse_problem({"inputs": list(FIVE), "epsilon": 2.0, "prior": [0.1, 0.2, 0.3, 0.25, 0.15],
+                              "structure": {"dont_know_max": 0.25, "lie_max": 0.3}}))
+    assert any(bin(int(m)).count("1") > 1 for m in r.mechanism.focal)
+    table = exact_table(r.mechanism, epsilon=2.0)
+    assert table.max_change < 1e-9
