@@ -24,6 +24,7 @@ THREE = "examples/data/three-questions.csv"
 def _manifest(path: str) -> dict:
     record = json.loads(open(path).read())
     record.pop("date")
+    record["output"].pop("path")  # the output's own name
     return record
 
 

@@ -212,7 +212,7 @@ def estimate(data: Any, mechanism: Any = None, *, column: str = "response", sema
         if mechanism is not None:
             raise InvalidArgumentError(say("give {mechanism} or {manifest}, not both: the manifest names the channel "
                                            "the release was drawn from"))
-        mechanism = manifest_mechanism(manifest, column)
+        mechanism = manifest_mechanism(manifest, column, data)
     if mechanism is None:
         raise InvalidArgumentError(say("give {mechanism=FILE} (the design the answers were drawn with) or "
                                        "{manifest=FILE} (randomize's release manifest)"))

@@ -33,8 +33,8 @@ def randomize(data: str | os.PathLike[str] | pd.DataFrame, mechanism: Any = None
               min_stratum: int = DEFAULT_MIN_STRATUM, repair: bool = False, strata: str | None = None,
               designs: str | os.PathLike[str] | None = None, budget: float | str | Fraction | None = None,
               manifest: str | os.PathLike[str] | None = None, seed: int | None = None, simulation: bool = False,
-              scheduler: str | None = None, semantics: str = "sldp", allocation: str | float = "uniform"
-              ) -> Randomized:
+              scheduler: str | None = None, semantics: str = "sldp", allocation: str | float = "uniform",
+              keep_order: bool = False) -> Randomized:
     """Randomize true answers with certified mechanisms (Def 3.1; docs/theory.md section 7.5).
 
     Each respondent's true value ``x`` of a variable is replaced by an answer drawn with probability
@@ -47,7 +47,7 @@ def randomize(data: str | os.PathLike[str] | pd.DataFrame, mechanism: Any = None
     ----------
     data : str, path-like or pandas.DataFrame
         One respondent per row: a CSV, Parquet, Arrow, SPSS, Stata or SAS file, a Parquet dataset folder, or a
-        DataFrame (written to a temporary CSV file when ``out`` is given, drawn in memory otherwise).
+        DataFrame (drawn in memory, and written to ``out`` when it is given: no true value is ever written).
     mechanism : str, path-like, Mechanism, DesignResult, CertifiedMechanism, DesignProblem, or a mapping
         One variable's design (with ``column``): a mechanism file, a TOML problem (designed on the fly), or an
         in-memory design with ``k`` inputs. A mapping ``{column: design}`` randomizes several variables, each
@@ -86,12 +86,17 @@ def randomize(data: str | os.PathLike[str] | pd.DataFrame, mechanism: Any = None
     semantics : {"sldp", "wldp"}
         ``sldp``: report answer sets; ``wldp``: precise answers of the ``allocation`` member.
     allocation : "uniform" or float in [0, 1]
+    keep_order : bool
+        Write the rows in the input's order instead of a uniformly random one (docs/theory.md section 7.8): the
+        order of a file is a function of its data, so this is warned about (``warnings``, the manifest).
 
     Returns
     -------
     Randomized
         ``to_dict()`` is the ``--format json`` object; ``totals`` the composed loss exactly; ``certificate`` the
-        variables' composed certificate; ``frame`` the randomized DataFrame when a DataFrame was drawn in memory.
+        variables' composed certificate; ``frame`` the randomized DataFrame when a DataFrame was drawn in memory
+        (rows in the released order, each keeping its index); ``warnings`` what the CLI prints on stderr (a seeded
+        simulation, kept order, a loss above 5 nats, a published prior).
 
     Raises
     ------
@@ -101,19 +106,17 @@ def randomize(data: str | os.PathLike[str] | pd.DataFrame, mechanism: Any = None
 
     Examples
     --------
-    A DataFrame of true answers randomized in memory through Warner's design (a seeded simulation; a real release
-    leaves ``seed`` out and draws from the operating system's generator):
+    A DataFrame drawn in memory (a seeded simulation: a release leaves ``seed`` out), its rows in a uniformly
+    random order, each keeping its index:
 
     >>> import pandas as pd
-    >>> import designer
-    >>> truth = pd.DataFrame({"id": [1, 2, 3, 4], "answer": ["yes", "no", "no", "yes"]})
-    >>> drawn = designer.randomize(truth, designer.Q_WRR(1.0), column="answer", keep="id", seed=7, simulation=True)
-    >>> drawn.frame.columns.tolist(), len(drawn.frame)
-    (['id', 'response'], 4)
-    >>> set(drawn.frame["response"]) <= {"{yes}", "{no}"}
-    True
-    >>> round(float(drawn.totals["shafer"]), 6)  # the release's loss per respondent, in nats (exactly a rational)
-    1.0
+    >>> from designer import Q_WRR
+    >>> frame = pd.DataFrame({"answer": ["yes", "no", "yes", "no"]}, index=["a", "b", "c", "d"])
+    >>> result = randomize(frame, Q_WRR(1.0), column="answer", seed=1, simulation=True)
+    >>> sorted(result.frame.index), result.row_order, list(result.frame.columns)
+    (['a', 'b', 'c', 'd'], 'shuffled', ['response'])
+    >>> result.warnings[0][:40]
+    '--seed makes this draw reproducible: any'
     """
     if semantics not in ("sldp", "wldp"):
         raise InvalidArgumentError(f"{shown('semantics')} must be sldp or wldp, got {semantics!r}")
@@ -130,7 +133,7 @@ def randomize(data: str | os.PathLike[str] | pd.DataFrame, mechanism: Any = None
                    min_stratum=min_stratum, repair=bool(repair), strata=strata, designs=_path(designs, "designs"),
                    budget=_budget(budget, "budget"), manifest=_path(manifest, "manifest"), seed=seed,
                    simulation=bool(simulation), scheduler=scheduler, semantics=semantics,
-                   allocation=str(allocation))
+                   allocation=str(allocation), keep_order=bool(keep_order))
     if isinstance(data, str | os.PathLike):
         if request["out"] is None:
             raise InvalidArgumentError("out: give the new file the randomized answers go to (a file's answers are "
@@ -146,19 +149,13 @@ def randomize(data: str | os.PathLike[str] | pd.DataFrame, mechanism: Any = None
     if request["out"] is None:
         from ..release.randomize_run import draw_frame
 
-        return draw_frame(RandomizeRequest(answers="the DataFrame given", out="", **{
+        return draw_frame(RandomizeRequest(answers=FRAME_NAME, out="", **{
             k: v for k, v in request.items() if k != "out"}), data)
-    import tempfile
+    return run(RandomizeRequest(answers=FRAME_NAME, **request), frame=data)
 
-    from ..exceptions import DesignerError
 
-    with tempfile.TemporaryDirectory(prefix="designer-randomize-") as folder:
-        path = os.path.join(folder, "data.csv")
-        data.to_csv(path, index=False)
-        try:
-            return run(RandomizeRequest(answers=path, **request))
-        except DesignerError as exc:  # name the frame, not the temporary file (a line is the frame's row + 1)
-            raise type(exc)(str(exc).replace(path, "the DataFrame given")) from None
+#: How messages name a DataFrame's rows (a line is the frame's row position + 2, as in a CSV file with a header).
+FRAME_NAME = "the DataFrame given"
 
 
 def _designs(mechanism: Any, variable: Sequence[str] | None) -> tuple[Any, tuple[Any, ...]]:

@@ -120,7 +120,7 @@ def regress(formula: str, data: str | os.PathLike[str] | pd.DataFrame, mechanism
     from ..regression import model
 
     if manifest is not None:
-        mechanism = _manifest_mechanism(manifest, formula, mechanism)
+        mechanism = _manifest_mechanism(manifest, formula, mechanism, data)
     if mechanism is None or (isinstance(mechanism, Mapping) and not mechanism):
         raise InvalidArgumentError(say("give {mechanism=FILE} (the design the answers were drawn with) or "
                                        "{manifest=FILE} (randomize's release manifest)"))
@@ -239,7 +239,7 @@ def _open(mechanism: Any) -> tuple[Any, dict[str, Any], str]:
     return opened, words, ", ".join(labels)
 
 
-def _manifest_mechanism(manifest: str | os.PathLike[str], formula: str, mechanism: Any) -> str:
+def _manifest_mechanism(manifest: str | os.PathLike[str], formula: str, mechanism: Any, data: Any = None) -> str:
     """The mechanism file the manifest records for the formula's answers column (refused beside ``mechanism``: the
     manifest says which channel was drawn)."""
     from ..estimation.manifest_channel import manifest_mechanism
@@ -247,7 +247,7 @@ def _manifest_mechanism(manifest: str | os.PathLike[str], formula: str, mechanis
     if mechanism is not None and not (isinstance(mechanism, (Mapping, list, tuple)) and not mechanism):
         raise InvalidArgumentError(say("give {mechanism} or {manifest}, not both: the manifest names the channel the "
                                        "release was drawn from"))
-    return manifest_mechanism(manifest, str(formula).split("~", 1)[0].strip())
+    return manifest_mechanism(manifest, str(formula).split("~", 1)[0].strip(), data)
 
 
 def _in_chunks(formula: str, path: str, mechanism: Any, lhs: str, chunk_rows: int | None, max_distinct: int | None,
