@@ -1,11 +1,15 @@
 # Two commands set everything up on a fresh machine: `make demo` and `make test`.
-# Both install from requirements/lock.txt (every package pinned, with its hashes): the same versions on every
-# machine. `make lock` resolves the newest releases again and rewrites the lock; commit it after `make test`.
+# `make demo` installs designer's runtime from requirements/lock-runtime.txt; `make test` the runtime and the test
+# toolchain from requirements/lock.txt. Every package pinned, with its hashes: the same versions on every machine.
+# `make lock` resolves the newest releases again and rewrites both locks (the runtime lock within the full one's
+# versions); commit them after `make test`.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 LOCK   := requirements/lock.txt
+RUNTIME_STAMP := $(VENV)/.runtime-installed
+RUNTIME_LOCK  := requirements/lock-runtime.txt
 # uv (resolver for `make lock` and for the newest / lowest runs of .ci/run) lives in a venv of its own.
 TOOLS  := .tools
 UV     := $(TOOLS)/bin/uv
@@ -18,6 +22,13 @@ $(STAMP): pyproject.toml $(LOCK)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	touch $(STAMP)
 
+# The runtime only (make demo): a .venv that has the full install already has all of it.
+$(RUNTIME_STAMP): pyproject.toml $(RUNTIME_LOCK)
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r $(RUNTIME_LOCK)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	touch $(RUNTIME_STAMP)
+
 $(UV):
 	test -x $(TOOLS)/bin/python || $(PYTHON) -m venv $(TOOLS)
 	$(TOOLS)/bin/python -m pip install --quiet --disable-pip-version-check 'uv>=0.5'
@@ -25,15 +36,17 @@ $(UV):
 lock: $(UV)
 	$(UV) pip compile pyproject.toml --extra test --python-version 3.11 --generate-hashes --upgrade \
 	    --quiet -o $(LOCK)
-	@echo "rewrote $(LOCK); run 'make test', then commit it"
+	$(UV) pip compile pyproject.toml --python-version 3.11 --generate-hashes --constraint $(LOCK) \
+	    --quiet -o $(RUNTIME_LOCK)
+	@echo "rewrote $(LOCK) and $(RUNTIME_LOCK); run 'make test', then commit them"
 
-demo: $(STAMP)
-	@echo "== The best yes / no / don't-know mechanism at privacy budget eps = 1 (problems/gwrr-dont-know.toml):"
+demo: $(RUNTIME_STAMP)
+	@echo "== The best yes / no / don't-know mechanism at privacy budget eps = 1 (the bundled gwrr-dont-know):"
 	@echo "== rows = true answer, columns = what the respondent reports; certified in exact arithmetic."
-	@$(BIN)/designer design problems/gwrr-dont-know.toml
+	@$(BIN)/designer design gwrr-dont-know
 	@echo
 	@echo "== The same design over six budgets, next to the paper's closed form (Cor 3.12); diff ~ 1e-16:"
-	@$(BIN)/designer compare problems/gwrr-dont-know.toml --eps 0.5:3:6
+	@$(BIN)/designer compare gwrr-dont-know --eps 0.5:3:6
 	@echo
 	@echo "== Next: the README's recipes; put designer on your PATH with: source .venv/bin/activate"
 
@@ -64,7 +77,7 @@ lint: $(STAMP)
 # Every benchmark runs even when one misses its goal (a loaded machine); the target fails at the end, naming them.
 bench: $(STAMP)
 	@failed=""; \
-	for b in "transforms.py" "design.py --timeout 600" "speed.py" "regression.py" "large_regression.py" "columns.py" "planning.py" "startup.py"; do \
+	for b in "transforms.py" "design.py --timeout 600" "speed.py" "regression.py" "large_regression.py" "columns.py" "planning.py" "startup.py" "variance.py" "peers.py"; do \
 		$(BIN)/python benchmarks/$$b || failed="$$failed $$b"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "benchmarks that missed a goal or failed:$$failed" >&2; exit 1; fi

@@ -1,8 +1,10 @@
 """designer: design and audit local-differential-privacy mechanisms with set-valued answers.
 
 An evidential mechanism gives every input a Dempster-Shafer mass function over the answers, so a
-respondent may answer with a set ("I don't know", "one of these"). See docs/guide/ for a tour and
-``docs/theory.md`` for the mathematics.
+respondent may answer with a set ("I don't know", "one of these"). The front doors are one function per verb of
+the command line (``design``, ``estimate``, ``regress``, ``plan``, ``randomize``, ``export``, ``audit``,
+``tradeoff``); the guide, the mathematics (the paper's numbering) and the reference are on the documentation site
+named below. ``designer problems`` lists the design problems that come with the package.
 
 The names below are loaded on first use, so that ``import designer`` (and the command line) start fast.
 """
@@ -12,7 +14,10 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.2.0"
+from ._version import DOCS_URL as _DOCS_URL
+from ._version import __version__ as __version__
+
+__doc__ = f"{__doc__}\nDocumentation: {_DOCS_URL}\n"  # help(designer) names the site (the one URL constant)
 
 #: The one table of public names: module (under ``designer``) -> the names it gives ``import designer``. The
 #: ``TYPE_CHECKING`` imports below say the same for type checkers and IDEs (a test checks that they agree).
@@ -32,7 +37,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     "setfunctions": ("bel_from_mass", "commonality_from_mass", "mass_from_bel", "mass_from_commonality",
                      "mass_from_pl", "pl_from_mass"),
     "vocabulary": ("Loss", "Objective", "Semantics"),
-    "release.certified": ("CertifiedMechanism",),
+    "guarantees.certified": ("CertifiedMechanism",),
     # the front doors: one function per verb of the command line (designer/verbs/)
     "verbs.design_verb": ("design",),
     "verbs.estimate_verb": ("estimate",),
@@ -81,6 +86,7 @@ if TYPE_CHECKING:  # pragma: no cover - the same names for type checkers and IDE
     from .exceptions import InvalidMechanismError as InvalidMechanismError
     from .exceptions import InvalidProblemError as InvalidProblemError
     from .exceptions import SolverError as SolverError
+    from .guarantees.certified import CertifiedMechanism as CertifiedMechanism
     from .mechanism import Mechanism as Mechanism
     from .optimal.problem import DesignProblem as DesignProblem
     from .optimal.problem_toml import load_problem as load_problem
@@ -93,7 +99,6 @@ if TYPE_CHECKING:  # pragma: no cover - the same names for type checkers and IDE
     from .privacy import is_private as is_private
     from .privacy import privacy_losses as privacy_losses
     from .privacy import worst_case as worst_case
-    from .release.certified import CertifiedMechanism as CertifiedMechanism
     from .results import FitStatus as FitStatus
     from .results import Result as Result
     from .setfunctions import bel_from_mass as bel_from_mass

@@ -48,6 +48,16 @@ def check_budget(value: object, name: str = "epsilon") -> float:
     InvalidArgumentError
         ``"{name} must be a finite number > 0, got {value}"`` (:data:`BUDGET_RULE`; an integer too large for a
         float is described by its number of digits).
+
+    Examples
+    --------
+    >>> from designer.budget import check_budget
+    >>> check_budget(2)
+    2.0
+    >>> check_budget(float("inf"))
+    Traceback (most recent call last):
+    ...
+    designer.exceptions.InvalidArgumentError: epsilon must be a finite number > 0, got inf
     """
     try:
         x = float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else math.nan

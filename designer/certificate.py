@@ -50,6 +50,18 @@ class Certificate:
     method : {"exact"}
         Class constant: every certificate decides its losses exactly (rational or integer arithmetic, with a float
         filter of proven error where it cannot change the answer).
+
+    Examples
+    --------
+    Every released design carries one:
+
+    >>> import designer
+    >>> problem = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="truthful")
+    >>> certificate = designer.design(problem).certificate
+    >>> certificate.epsilon, [str(loss) for loss in certificate.losses], certificate.exact_budget
+    (1.0, ['shafer'], Fraction(1, 1))
+    >>> certificate.describe().startswith("Shafer loss <= 1, checked exactly (rational arithmetic)")
+    True
     """
 
     method: ClassVar[str] = "exact"
@@ -97,7 +109,16 @@ def certificate_fields(certificate: Certificate) -> dict[str, Any]:
     """The JSON fields of a release's certificate, one shape for every released object (a design, a device grid,
     an exported table): ``certified``, ``certificate`` (the method) and ``certificate_detail``. A composed
     certificate's detail also holds ``composition``: the rule, the exact budget (a fraction as text) and the
-    parts' details."""
+    parts' details.
+
+    Examples
+    --------
+    >>> from designer import Loss
+    >>> from designer.certificate import Certificate, certificate_fields
+    >>> fields = certificate_fields(Certificate(epsilon=1.0, losses=(Loss.SHAFER,)))
+    >>> fields["certified"], fields["certificate"], fields["certificate_detail"]["summary"]
+    (True, 'exact', 'Shafer loss <= 1, checked exactly (rational arithmetic)')
+    """
     return {
         "certified": True,
         "certificate": certificate.method,

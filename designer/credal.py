@@ -49,7 +49,15 @@ def _row(mech: Mechanism, x: str | int) -> int:
 
 
 def gamble_vector(mech: Mechanism, gamble: Mapping[str, float] | ArrayLike) -> NDArray[np.float64]:
-    """A gamble ``f: Y -> R`` as an ``(l,)`` vector; a mapping must give a value to every frame label."""
+    """A gamble ``f: Y -> R`` as an ``(l,)`` vector; a mapping must give a value to every frame label.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer import credal
+    >>> credal.gamble_vector(designer.Q_2x3(0.6, 0.2), {"yes": 1, "no": 0}).tolist()
+    [1.0, 0.0]
+    """
     if isinstance(gamble, Mapping):
         unknown = sorted(set(map(str, gamble)) - set(mech.frame))
         if unknown:
@@ -94,6 +102,16 @@ def allocation_lp(mech: Mechanism, x: str | int, f: ArrayLike, *, upper: bool) -
     value : float
     pr : (l,) ndarray
         An optimal member of the credal set.
+
+    Examples
+    --------
+    The upper expectation of the gamble ``(1, 0)`` for a yes, and the member of the credal set that attains it:
+
+    >>> import designer
+    >>> from designer import credal
+    >>> value, pr = credal.allocation_lp(designer.Q_2x3(0.6, 0.2), "yes", [1, 0], upper=True)
+    >>> round(value, 9), pr.round(9).tolist()
+    (0.8, [0.8, 0.2])
     """
     i = _row(mech, x)
     fv = np.asarray(f, dtype=np.float64)
@@ -133,25 +151,69 @@ def lower_expectation(mech: Mechanism, x: str | int, gamble: Mapping[str, float]
     gamble : mapping {frame label: value} or (l,) array_like
     method : {"choquet", "lp"}
         Closed form ``sum_B m(B) min_{y in B} f(y)``, or the allocation LP.
+
+    Examples
+    --------
+    ``Q_2x3(0.6, 0.2)``: a yes answers ``{yes}`` with 0.6, ``{no}`` with 0.2 and "don't know" with 0.2, so the
+    precise answer of some member of its credal set is yes with any probability from 0.6 to 0.8.
+
+    The Choquet integral and the linear program over the credal set agree:
+
+    >>> import designer
+    >>> from designer import credal
+    >>> q = designer.Q_2x3(0.6, 0.2)
+    >>> gamble = {"yes": 1, "no": 0}
+    >>> credal.lower_expectation(q, "yes", gamble), round(credal.lower_expectation(q, "yes", gamble, method="lp"), 9)
+    (0.6, 0.6)
     """
     return _expectation(mech, x, gamble, method, upper=False)
 
 
 def upper_expectation(mech: Mechanism, x: str | int, gamble: Mapping[str, float] | ArrayLike, *,
                       method: str = "choquet") -> float:
-    """Upper expectation ``max_{pr in P_x} E_pr[f] = sum_B m(B) max_{y in B} f(y)`` (docs/theory.md section 3)."""
+    """Upper expectation ``max_{pr in P_x} E_pr[f] = sum_B m(B) max_{y in B} f(y)`` (docs/theory.md section 3).
+
+    Examples
+    --------
+    ``Q_2x3(0.6, 0.2)``: a yes answers ``{yes}`` with 0.6, ``{no}`` with 0.2 and "don't know" with 0.2, so the
+    precise answer of some member of its credal set is yes with any probability from 0.6 to 0.8.
+
+    >>> import designer
+    >>> from designer import credal
+    >>> q = designer.Q_2x3(0.6, 0.2)
+    >>> round(credal.upper_expectation(q, "no", {"yes": 10, "no": 0}), 9)  # a no answers yes with at most 0.4
+    4.0
+    """
     return _expectation(mech, x, gamble, method, upper=True)
 
 
 def lower_probability(mech: Mechanism, x: str | int, event: Sequence[str] | str | int, *,
                       method: str = "choquet") -> float:
-    """``min_{pr in P_x} pr(E) = bel_x(E)``; ``event`` as labels or a bitmask."""
+    """``min_{pr in P_x} pr(E) = bel_x(E)``; ``event`` as labels or a bitmask.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer import credal
+    >>> q = designer.Q_2x3(0.6, 0.2)
+    >>> credal.lower_probability(q, "yes", ["yes"]), round(credal.lower_probability(q, "yes", ["yes"], method="lp"), 9)
+    (0.6, 0.6)
+    """
     return lower_expectation(mech, x, _event_vector(mech, event), method=method)
 
 
 def upper_probability(mech: Mechanism, x: str | int, event: Sequence[str] | str | int, *,
                       method: str = "choquet") -> float:
-    """``max_{pr in P_x} pr(E) = pl_x(E)``; ``event`` as labels or a bitmask."""
+    """``max_{pr in P_x} pr(E) = pl_x(E)``; ``event`` as labels or a bitmask.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer import credal
+    >>> q = designer.Q_2x3(0.6, 0.2)
+    >>> credal.upper_probability(q, "yes", ["yes"]), round(credal.upper_probability(q, "yes", ["yes"], method="lp"), 9)
+    (0.8, 0.8)
+    """
     return upper_expectation(mech, x, _event_vector(mech, event), method=method)
 
 
@@ -163,6 +225,13 @@ def extreme_points(mech: Mechanism, x: str | int) -> NDArray[np.float64]:
     -------
     (V, l) ndarray
         ``V <= l!`` distinct probability vectors (rows), sorted lexicographically.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer import credal
+    >>> credal.extreme_points(designer.Q_2x3(0.6, 0.2), "yes").tolist()
+    [[0.6, 0.4], [0.8, 0.2]]
     """
     if mech.l > MAX_VERTEX_FRAME:
         raise InvalidMechanismError(
@@ -186,7 +255,16 @@ def extreme_points(mech: Mechanism, x: str | int) -> NDArray[np.float64]:
 
 
 def contains(mech: Mechanism, x: str | int, pr: ArrayLike, *, tol: float = 1e-12) -> bool:
-    """Whether a probability vector lies in the credal set of row ``x``: ``pr(A) >= bel_x(A)`` for all ``A``."""
+    """Whether a probability vector lies in the credal set of row ``x``: ``pr(A) >= bel_x(A)`` for all ``A``.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer import credal
+    >>> q = designer.Q_2x3(0.6, 0.2)
+    >>> credal.contains(q, "yes", [0.7, 0.3]), credal.contains(q, "yes", [0.9, 0.1])
+    (True, False)
+    """
     p = np.asarray(pr, dtype=np.float64)
     if p.shape != (mech.l,) or not np.all(np.isfinite(p)):
         raise InvalidMechanismError(f"pr must be {mech.l} finite numbers")
@@ -209,6 +287,15 @@ class WorstCasePair:
         ``pl_x(E) / bel_x2(E)`` (``inf`` for ``a/0``).
     pr_x, pr_x2 : (l,) ndarray
         Members of the credal sets of ``x`` and ``x2`` attaining ``pl_x(E)`` and ``bel_x2(E)``.
+
+    Examples
+    --------
+    >>> import math
+    >>> import designer
+    >>> from designer import credal
+    >>> pair = credal.worst_case_pair(designer.Q_2x3(0.6, 0.2), "no", "yes")
+    >>> math.isclose(pair.eps, math.log(4))
+    True
     """
 
     event: tuple[str, ...]
@@ -223,7 +310,18 @@ class WorstCasePair:
 
 def walley_ratio(mech: Mechanism, x: str | int, x2: str | int, event: Sequence[str] | str | int, *,
                  method: str = "lp") -> float:
-    """``max pr_x(E) / pr_x2(E)`` over the two (independent) credal sets, by two LPs or by ``pl / bel``."""
+    """``max pr_x(E) / pr_x2(E)`` over the two (independent) credal sets, by two LPs or by ``pl / bel``.
+
+    Examples
+    --------
+    The largest ratio of the probabilities two members give ``{no}``, one for a no and one for a yes: ``0.8 / 0.2``,
+    ``e`` to the Walley loss (Lemma 3.14):
+
+    >>> import designer
+    >>> from designer import credal
+    >>> round(credal.walley_ratio(designer.Q_2x3(0.6, 0.2), "no", "yes", ["no"]), 9)
+    4.0
+    """
     up = upper_probability(mech, x, event, method=method)
     lo = lower_probability(mech, x2, event, method=method)
     if lo == 0:
@@ -235,6 +333,14 @@ def worst_case_pair(mech: Mechanism, x: str | int, x2: str | int) -> WorstCasePa
     """The proper event and the two distributions with the largest ratio ``pr_x(E) / pr_x2(E)``.
 
     Over proper nonempty events (docs/theory.md section 2); the distributions come from the allocation LPs.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer import credal
+    >>> pair = credal.worst_case_pair(designer.Q_2x3(0.6, 0.2), "no", "yes")
+    >>> pair.event, round(pair.ratio, 9), pair.pr_x.round(9).tolist(), pair.pr_x2.round(9).tolist()
+    (('no',), 4.0, [0.2, 0.8], [0.8, 0.2])
     """
     i, j = _row(mech, x), _row(mech, x2)
     pl, bel = mech.pl(), mech.bel()

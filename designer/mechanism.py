@@ -19,6 +19,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import setfunctions as sf
 from ._internal import formats
+from ._internal.bundled import resolve
 from ._internal.formats import ROW_SUM_TOL, check_masses
 from ._internal.io import atomic_write_text, read_text
 from ._internal.validation import check_labels, format_set, parse_set
@@ -447,14 +448,14 @@ class Mechanism:
 
     @classmethod
     def read(cls, path: str | os.PathLike[str]) -> Mechanism:
-        """Read a mechanism file: ``.json`` as JSON, anything else as CSV."""
+        """Read a mechanism file (``.json`` as JSON, else CSV), or one that comes with designer by its bare name."""
         return cls.read_document(path)[0]
 
     @classmethod
     def read_document(cls, path: str | os.PathLike[str]) -> tuple[Mechanism, dict[str, Any] | None]:
         """Read a mechanism file once: the mechanism and, for a JSON file, the whole parsed object (whose other
         keys, a release or answer words, :func:`designer.release.files.open_mechanism_file` reads); ``None`` for CSV."""
-        p = Path(path)
+        p = Path(resolve(path, "mechanism", error=InvalidMechanismError))
         text = read_text(p, error=InvalidMechanismError)
         if p.suffix.lower() == ".json":
             obj = formats.load_json_text(text, source=str(p))

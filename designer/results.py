@@ -44,6 +44,13 @@ class FitStatus(StrEnum):
     """How the computation behind a result ended (docs/fits.md).
 
     A member is its string (``FitStatus.CONVERGED == "converged"``), so JSON, CSV and tables write the word.
+
+    Examples
+    --------
+    >>> import designer
+    >>> fit = designer.estimate(["{yes}"] * 30 + ["{no}"] * 50, designer.Q_WRR(1.0))
+    >>> fit.status is designer.FitStatus.CONVERGED, fit.status == "converged"
+    (True, True)
     """
 
     #: The fit reached its optimum and the information there is well conditioned: standard errors are shown.
@@ -61,6 +68,10 @@ class FitStatus(StrEnum):
     #: A design's program was solved and its mechanism certified in exact arithmetic, optimal to the stated
     #: tolerance (Thm 3.10); a mechanism that cannot be certified is never returned.
     OPTIMAL = "optimal"
+    #: A design certified in exact arithmetic whose optimality is proved only within a stated gap: the program
+    #: solved a restriction of the problem (e.g. precise answers under WLDP, a focal-set restriction or a lying
+    #: bound with a variance objective), and ``optimality_gap`` bounds how far the optimum can lie below it.
+    LOCAL = "local"
     #: Computed without an iterative fit: closed forms, counts, exact tables (plans, devices, releases).
     EXACT = "exact"
 
@@ -71,6 +82,17 @@ class Result:
     A subclass has the attributes ``status`` (a :class:`FitStatus`) and ``warnings`` (a tuple of str), and
     defines :meth:`to_dict` and :meth:`table`; it may define :meth:`conf_int` and a better :meth:`summary`.
     Results are frozen dataclasses; :meth:`_check_status` turns a status given as a word into the enum.
+
+    Examples
+    --------
+    Every front door returns one; the command line prints it through :func:`render`:
+
+    >>> import designer
+    >>> result = designer.audit(designer.Q_WRR(1.0))
+    >>> isinstance(result, designer.Result), str(result.status)
+    (True, 'exact')
+    >>> sorted(result.to_dict())[:3]
+    ['bayesian', 'eps_bel', 'eps_pl']
     """
 
     status: FitStatus
@@ -122,7 +144,14 @@ class Result:
 
 
 def check_level(level: float) -> float:
-    """``level`` as a float in (0, 1), or a :class:`DesignerError` naming it."""
+    """``level`` as a float in (0, 1), or a :class:`DesignerError` naming it.
+
+    Examples
+    --------
+    >>> from designer.results import check_level
+    >>> check_level(0.9)
+    0.9
+    """
     try:
         value = float(level)
     except (TypeError, ValueError):
@@ -134,7 +163,15 @@ def check_level(level: float) -> float:
 
 def render(result: Result, fmt_name: str) -> str:
     """``result`` in one output format: ``table`` (:meth:`Result.summary`), ``json`` (:meth:`Result.to_dict`) or
-    ``csv`` (:meth:`Result.table` with every digit). The command line prints every result through here."""
+    ``csv`` (:meth:`Result.table` with every digit). The command line prints every result through here.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.results import render
+    >>> print(render(designer.audit(designer.Q_2x3(0.6, 0.2)), "csv").splitlines()[0])
+    loss,eps,e^eps,attained at
+    """
     if fmt_name == "json":
         return render_json(json_tree(result.to_dict()))
     if fmt_name == "csv":

@@ -62,6 +62,12 @@ def frame_size(n_columns: int) -> int:
     ------
     ValueError
         If ``n_columns`` is not a power of two.
+
+    Examples
+    --------
+    >>> from designer.setfunctions import frame_size
+    >>> frame_size(8)
+    3
     """
     if n_columns < 1 or n_columns & (n_columns - 1):
         raise InvalidArgumentError(
@@ -116,7 +122,14 @@ def mask_labels(mask: int, frame: Sequence[str]) -> tuple[str, ...]:
 
 
 def popcount(masks: ArrayLike) -> NDArray[np.int64]:
-    """Number of elements of each subset (vectorised popcount of the bitmasks)."""
+    """Number of elements of each subset (vectorised popcount of the bitmasks).
+
+    Examples
+    --------
+    >>> from designer.setfunctions import popcount
+    >>> popcount([0, 1, 3, 7, 5]).tolist()
+    [0, 1, 2, 3, 2]
+    """
     arr = np.asarray(masks)
     if arr.dtype == object:
         return np.fromiter((int(m).bit_count() for m in arr.ravel()), np.int64, arr.size).reshape(
@@ -213,6 +226,14 @@ def subset_zeta(values: ArrayLike, *, inverse: bool = False) -> NDArray[np.float
     -------
     (..., 2**l) ndarray
         A new array; the input is not modified.
+
+    Examples
+    --------
+    >>> from designer.setfunctions import subset_zeta
+    >>> subset_zeta([1, 1, 1, 1]).tolist()  # the number of subsets of each set of a two-element frame
+    [1.0, 2.0, 2.0, 4.0]
+    >>> subset_zeta(subset_zeta([1, 2, 3, 4]), inverse=True).round(12).tolist()
+    [1.0, 2.0, 3.0, 4.0]
     """
     return _transform(values, superset=False, inverse=inverse)
 
@@ -230,6 +251,12 @@ def superset_zeta(values: ArrayLike, *, inverse: bool = False) -> NDArray[np.flo
     Returns
     -------
     (..., 2**l) ndarray
+
+    Examples
+    --------
+    >>> from designer.setfunctions import superset_zeta
+    >>> superset_zeta([1, 1, 1, 1]).tolist()  # the number of supersets of each set of a two-element frame
+    [4.0, 2.0, 2.0, 1.0]
     """
     return _transform(values, superset=True, inverse=inverse)
 
@@ -245,12 +272,28 @@ def bel_from_mass(mass: ArrayLike) -> NDArray[np.float64]:
     Returns
     -------
     (..., 2**l) ndarray
+
+    Examples
+    --------
+    A mass function over the frame ``(a, b)``, indexed by bitmask (``[m(∅), m({a}), m({b}), m({a,b})]``):
+
+    >>> import numpy as np
+    >>> from designer import bel_from_mass
+    >>> bel_from_mass(np.array([0, 0.6, 0.2, 0.2])).tolist()  # bel({a}) = 0.6, bel({a,b}) = 1
+    [0.0, 0.6, 0.2, 1.0]
     """
     return subset_zeta(mass)
 
 
 def members(masks: ArrayLike, l: int) -> NDArray[np.bool_]:
-    """``(F, l)`` membership table: entry ``[j, i]`` says whether element ``i`` is in set ``masks[j]``."""
+    """``(F, l)`` membership table: entry ``[j, i]`` says whether element ``i`` is in set ``masks[j]``.
+
+    Examples
+    --------
+    >>> from designer.setfunctions import members
+    >>> members([1, 3, 6], 3).astype(int).tolist()  # {y0}, {y0, y1}, {y1, y2}
+    [[1, 0, 0], [1, 1, 0], [0, 1, 1]]
+    """
     m = np.asarray(masks, dtype=np.int64)
     return ((m[:, None] >> np.arange(l)[None, :]) & 1).astype(bool)
 
@@ -277,6 +320,13 @@ def pl_from_mass(mass: ArrayLike) -> NDArray[np.float64]:
     -------
     (..., 2**l) ndarray
         ``pl(empty) = 0`` and ``pl(Y)`` is the row total.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from designer import pl_from_mass
+    >>> pl_from_mass(np.array([0, 0.6, 0.2, 0.2])).round(12).tolist()  # pl({a}) = 0.6 + 0.2
+    [0.0, 0.8, 0.4, 1.0]
     """
     given = np.asarray(mass)
     if given.dtype == object:
@@ -380,6 +430,13 @@ def commonality_from_mass(mass: ArrayLike) -> NDArray[np.float64]:
     Returns
     -------
     (..., 2**l) ndarray
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from designer import commonality_from_mass
+    >>> commonality_from_mass(np.array([0, 0.6, 0.2, 0.2])).round(12).tolist()  # q(∅) = 1, q({a,b}) = m({a,b})
+    [1.0, 0.8, 0.4, 0.2]
     """
     return superset_zeta(mass)
 
@@ -394,6 +451,14 @@ def mass_from_bel(bel: ArrayLike) -> NDArray[np.float64]:
     Returns
     -------
     (..., 2**l) ndarray
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from designer import bel_from_mass, mass_from_bel
+    >>> mass = np.array([0, 0.6, 0.2, 0.2])
+    >>> np.allclose(mass_from_bel(bel_from_mass(mass)), mass)
+    True
     """
     return subset_zeta(bel, inverse=True)
 
@@ -408,6 +473,13 @@ def mass_from_pl(pl: ArrayLike) -> NDArray[np.float64]:
     Returns
     -------
     (..., 2**l) ndarray
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from designer import mass_from_pl
+    >>> mass_from_pl(np.array([0, 0.8, 0.4, 1.0])).round(12).tolist()
+    [0.0, 0.6, 0.2, 0.2]
     """
     arr = np.asarray(pl, dtype=np.float64)
     return mass_from_bel(arr[..., -1:] - arr[..., ::-1])
@@ -423,5 +495,12 @@ def mass_from_commonality(commonality: ArrayLike) -> NDArray[np.float64]:
     Returns
     -------
     (..., 2**l) ndarray
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from designer import mass_from_commonality
+    >>> mass_from_commonality(np.array([1.0, 0.8, 0.4, 0.2])).round(12).tolist()  # m(∅) = 1 - 0.8 - 0.4 + 0.2
+    [-0.0, 0.6, 0.2, 0.2]
     """
     return superset_zeta(commonality, inverse=True)

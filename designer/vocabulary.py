@@ -49,6 +49,20 @@ class Semantics(_Word):
 
     ``SLDP``: Shafer's (Def 3.1, ratios of masses); ``WLDP``: Walley's (Def 3.13, ratios of plausibility
     to belief); ``BOTH``: both at once.
+
+    Examples
+    --------
+    Parsed once where a word enters (case and spaces ignored); each semantics names the losses it bounds:
+
+    >>> from designer import Semantics
+    >>> Semantics.parse(" WLDP ") is Semantics.WLDP
+    True
+    >>> [loss.value for loss in Semantics.BOTH.losses]
+    ['shafer', 'walley']
+    >>> Semantics.parse("ldp")
+    Traceback (most recent call last):
+    ...
+    designer.exceptions.InvalidArgumentError: semantics must be one of 'sldp', 'wldp', 'both', got 'ldp'
     """
 
     SLDP = "sldp"
@@ -73,7 +87,14 @@ class Semantics(_Word):
 
 
 class Loss(_Word):
-    """A privacy loss of an evidential mechanism (Def 3.1, Lemma 3.2, Def 3.13)."""
+    """A privacy loss of an evidential mechanism (Def 3.1, Lemma 3.2, Def 3.13).
+
+    Examples
+    --------
+    >>> from designer import Loss
+    >>> Loss.parse("wldp"), Loss.WALLEY.symbols  # Walley's loss is a ratio of plausibility to belief (Def 3.13)
+    (<Loss.WALLEY: 'walley'>, ('pl', 'bel'))
+    """
 
     SHAFER = "shafer"
     BEL = "bel"
@@ -101,12 +122,23 @@ class Loss(_Word):
 class Objective(_Word):
     """What a design maximises (docs/theory.md, section 5).
 
-    ``TRUTHFUL``: the probability of answering exactly the true answer; ``CHI2``: the chi-square
-    information of the answers (estimation accuracy); ``GAIN``: a gain table over answered sets;
+    ``VARIANCE``: the mean variance of the estimated shares (minimised; A-optimal); ``MAX_VARIANCE``: the largest
+    of them (minimised; minimax); ``TRUTHFUL``: the probability of answering exactly the true answer; ``CHI2``: the
+    chi-square information of the answers (a proxy for accuracy); ``GAIN``: a gain table over answered sets;
     ``WORST_CASE_UTILITY`` / ``BEST_CASE_UTILITY``: the utility of the worst / best precise answer in the
     reported set.
+
+    Examples
+    --------
+    >>> from designer import Objective
+    >>> Objective.parse("chi2").linear, Objective.TRUTHFUL.linear
+    (False, True)
+    >>> Objective.WORST_CASE_UTILITY.utility  # reads the problem's [utility] table
+    True
     """
 
+    VARIANCE = "variance"
+    MAX_VARIANCE = "max_variance"
     TRUTHFUL = "truthful"
     CHI2 = "chi2"
     GAIN = "gain"
@@ -120,8 +152,24 @@ class Objective(_Word):
 
     @property
     def linear(self) -> bool:
-        """Whether the objective is linear in the masses (every objective but ``chi2``)."""
-        return self is not Objective.CHI2
+        """Whether the objective is linear in the masses (every objective but ``chi2`` and the variances)."""
+        return self not in (Objective.CHI2, Objective.VARIANCE, Objective.MAX_VARIANCE)
+
+    @property
+    def variance(self) -> bool:
+        """Whether the objective is a variance of the estimated shares (``variance``, ``max_variance``)."""
+        return self in (Objective.VARIANCE, Objective.MAX_VARIANCE)
+
+    @property
+    def minimised(self) -> bool:
+        """Whether a design makes the objective small (the variances) rather than large (every other one)."""
+        return self.variance
+
+    @property
+    def estimation(self) -> bool:
+        """Whether the objective is about estimating the shares (``variance``, ``max_variance``, ``chi2``): such
+        designs report sets of true answers, built from the staircase patterns (docs/theory.md, section 5)."""
+        return self.variance or self is Objective.CHI2
 
     @property
     def utility(self) -> bool:
@@ -131,10 +179,14 @@ class Objective(_Word):
 
 #: Each objective in plain words (``designer design --help``, docs/guide/which-design.md).
 OBJECTIVE_MEANINGS = {
+    "variance": "mean variance of the estimated shares (per respondent, at the prior), made as small as the budget "
+                "allows: the most accurate estimate of every share; the default",
+    "max_variance": "largest variance of the estimated shares (per respondent, at the prior), made as small as "
+                    "possible: the same interval width for every share; what a survey plan needs",
     "truthful": "probability that a respondent reports exactly the true answer (prior-weighted): the "
                 "classic randomized-response criterion",
-    "chi2": "chi-square information of the answers: the accuracy of the estimated shares (smaller MLE "
-            "variance); the usual choice for a survey",
+    "chi2": "chi-square information of the answers, a proxy for accuracy (it can lump rare answers together at "
+            "a skewed prior and then estimate nothing about them; prefer variance)",
     "gain": "expected value of a [gain] table over the reported sets (your own scoring)",
     "worst_case_utility": "expected utility of the worst precise answer in the reported set ([utility] table)",
     "best_case_utility": "expected utility of the best precise answer in the reported set ([utility] table)",
@@ -146,6 +198,17 @@ class VarianceFormula(_Word):
 
     ``WARNER``: Warner's exact finite-n variance (Eq 1, Ex 3.7); ``THM_3_10``: the exact variance of Eq 2's
     estimator given someone answered (Thm 3.10); ``ASYMPTOTIC``: the MLE's asymptotic variance ``V / n``.
+
+    Examples
+    --------
+    A plan names the formula behind its variance:
+
+    >>> import designer
+    >>> from designer.vocabulary import VarianceFormula
+    >>> warner = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="truthful")
+    >>> plan = designer.plan(warner, prior="yes=0.3,no=0.7", width=0.02)
+    >>> plan.accuracy.formula is VarianceFormula.WARNER, plan.formula
+    (True, "exact: Warner's Eq 1 (Ex 3.7)")
     """
 
     WARNER = "warner"
@@ -162,7 +225,18 @@ class VarianceFormula(_Word):
 
 class PlanMode(_Word):
     """What a survey plan computes (docs/theory.md, section 10): the respondents for a width, the smallest budget
-    for a width at a given ``n``, the respondents for a power, or a questionnaire's budget split."""
+    for a width at a given ``n``, the respondents for a power, or a questionnaire's budget split.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.vocabulary import PlanMode
+    >>> warner = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="truthful")
+    >>> designer.plan(warner, width=0.05).mode is PlanMode.SAMPLE_SIZE
+    True
+    >>> designer.plan(warner, detect=0.1).mode is PlanMode.POWER
+    True
+    """
 
     SAMPLE_SIZE = "sample_size"
     SMALLEST_BUDGET = "smallest_budget"
@@ -172,7 +246,15 @@ class PlanMode(_Word):
 
 class PlanSource(_Word):
     """What ``designer plan`` was given: a questionnaire (several questions sharing a budget), a design problem
-    (designed at each budget the plan tries) or a fixed mechanism."""
+    (designed at each budget the plan tries) or a fixed mechanism.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.vocabulary import PlanSource
+    >>> PlanSource(designer.plan(designer.Q_WRR(1.0), width=0.05).source) is PlanSource.MECHANISM
+    True
+    """
 
     SURVEY = "survey"
     PROBLEM = "problem"
@@ -180,32 +262,51 @@ class PlanSource(_Word):
 
 
 class DesignBasis(_Word):
-    """How a plan chose the design it plans for (docs/theory.md, section 10): the problem file's own design, or,
-    when that leaves a share unidentified, the chi2 design of the same structure at the planning prior or at the
-    uniform prior. :attr:`note` says it in words (the plan's JSON ``design_basis_note``)."""
+    """How a plan chose the design it plans for (docs/theory.md, section 10): the problem file's own design; the
+    ``max_variance`` design at the file's prior when the file names no objective (a width on every share is met
+    by making the largest share variance small); or, when the file's design leaves a share unidentified, the
+    ``max_variance`` design of the same structure at the planning prior. :attr:`note` says it in words (the plan's
+    JSON ``design_basis_note``).
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.vocabulary import DesignBasis
+    >>> warner = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="truthful")
+    >>> designer.plan(warner, width=0.05).basis is DesignBasis.FILE
+    True
+    >>> DesignBasis.FILE.note
+    "the file's design, certified at each budget at the file's own prior and kept fixed"
+    >>> DesignBasis.FILE.words  # nothing to add in a table's note column
+    ''
+    >>> designer.plan(designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0), width=0.05).basis
+    <DesignBasis.MAX_VARIANCE_DEFAULT: 'max_variance_default'>
+    """
 
     FILE = "file"
-    CHI2_PRIOR = "chi2_prior"
-    CHI2_UNIFORM = "chi2_uniform"
+    MAX_VARIANCE_DEFAULT = "max_variance_default"
+    MAX_VARIANCE_PRIOR = "max_variance_prior"
 
     @property
     def note(self) -> str:
         """The basis in a sentence."""
         return {
             DesignBasis.FILE: "the file's design, certified at each budget at the file's own prior and kept fixed",
-            DesignBasis.CHI2_PRIOR: "the file's design does not identify every share here; the chi2 design (most "
-                                    "informative answers, same structure) at the planning prior instead",
-            DesignBasis.CHI2_UNIFORM: "the file's design does not identify every share here; the chi2 design (same "
-                                      "structure) at the uniform prior instead, which treats every input alike",
+            DesignBasis.MAX_VARIANCE_DEFAULT: "the file names no objective: designed for max_variance (the largest "
+                                              "share variance made as small as the budget allows, what a width on "
+                                              "every share needs) at the file's own prior",
+            DesignBasis.MAX_VARIANCE_PRIOR: "the file's design does not identify every share here; the max_variance "
+                                            "design (the largest share variance made small, same structure) at the "
+                                            "planning prior instead",
         }[self]
 
     @property
     def words(self) -> str:
         """The basis in a table's note column ("" for the file's own design)."""
         return {DesignBasis.FILE: "",
-                DesignBasis.CHI2_PRIOR: "chi2 design at the planning prior (the file's does not identify every share)",
-                DesignBasis.CHI2_UNIFORM: "chi2 design at the uniform prior (the file's does not identify every "
-                                          "share)"}[self]
+                DesignBasis.MAX_VARIANCE_DEFAULT: "max_variance design (the file names no objective)",
+                DesignBasis.MAX_VARIANCE_PRIOR: "max_variance design at the planning prior (the file's does not "
+                                                "identify every share)"}[self]
 
 
 class Covariance(_Word):
@@ -215,6 +316,16 @@ class Covariance(_Word):
     rows). ``OPG``: the inverse outer product of the per-respondent scores (what the R package rr reports).
     ``ROBUST``: the sandwich ``I^-1 B I^-1`` with ``B`` the outer product of the (weighted) scores, summed
     within clusters when there are clusters (Huber-White; the only choice under sampling weights).
+
+    Examples
+    --------
+    The default for a survey settles on ``oim``, or ``robust`` under sampling weights or clusters:
+
+    >>> from designer.vocabulary import Covariance
+    >>> Covariance.settle(None, sampling_weights=False, clusters=False)
+    <Covariance.OIM: 'oim'>
+    >>> Covariance.settle(None, sampling_weights=True, clusters=False)
+    <Covariance.ROBUST: 'robust'>
     """
 
     OIM = "oim"
@@ -239,7 +350,14 @@ class Covariance(_Word):
 class WeightKind(_Word):
     """What a weight column means: ``SAMPLING`` (inverse inclusion probabilities: a pseudo-likelihood with a
     sandwich variance) or ``FREQUENCY`` (a row stands for that many identical respondents: exactly the fit of
-    the replicated rows)."""
+    the replicated rows).
+
+    Examples
+    --------
+    >>> from designer.vocabulary import WeightKind
+    >>> WeightKind.parse("Frequency"), str(WeightKind.SAMPLING)
+    (<WeightKind.FREQUENCY: 'frequency'>, 'sampling')
+    """
 
     SAMPLING = "sampling"
     FREQUENCY = "frequency"
@@ -248,7 +366,14 @@ class WeightKind(_Word):
 class NoncomplianceScope(_Word):
     """Who may give one answer whatever the randomizer says (docs/theory.md section 8.2): ``CARRIERS`` of the
     trait (the stochastic lie detector) or ``EVERYONE`` (cheater detection); ``UNRELATED`` is the
-    unrelated-question design's unknown prevalence, the other one-share model the same fitter estimates."""
+    unrelated-question design's unknown prevalence, the other one-share model the same fitter estimates.
+
+    Examples
+    --------
+    >>> from designer.vocabulary import NoncomplianceScope
+    >>> NoncomplianceScope.parse("carriers") is NoncomplianceScope.CARRIERS
+    True
+    """
 
     CARRIERS = "carriers"
     EVERYONE = "everyone"
@@ -257,7 +382,14 @@ class NoncomplianceScope(_Word):
 
 class Alternative(_Word):
     """The alternative hypothesis of a test of a share: ``TWO_SIDED`` (the share differs from its null; power
-    counts both tails), ``GREATER`` (it is larger), ``LESS`` (it is smaller)."""
+    counts both tails), ``GREATER`` (it is larger), ``LESS`` (it is smaller).
+
+    Examples
+    --------
+    >>> from designer.vocabulary import Alternative
+    >>> Alternative.parse("two-sided"), Alternative.parse("greater")
+    (<Alternative.TWO_SIDED: 'two-sided'>, <Alternative.GREATER: 'greater'>)
+    """
 
     TWO_SIDED = "two-sided"
     GREATER = "greater"
@@ -266,7 +398,14 @@ class Alternative(_Word):
 
 class NullVariance(_Word):
     """Where a two-group test takes its variance under the null: ``POOLED`` (both groups at the mean of the
-    alternative's shares) or ``NULL`` (each group at its stated null share, the R package rr's convention)."""
+    alternative's shares) or ``NULL`` (each group at its stated null share, the R package rr's convention).
+
+    Examples
+    --------
+    >>> from designer.vocabulary import NullVariance
+    >>> NullVariance.parse("null") is NullVariance.NULL
+    True
+    """
 
     POOLED = "pooled"
     NULL = "null"

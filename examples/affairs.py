@@ -6,10 +6,11 @@ Who had an affair? Fair's 1974 survey of 6,366 women, asked through a designed y
 
 The data (Fair, "A theory of extramarital affairs", 1978) ship with statsmodels; nothing is copied here. The
 answer "had an affair" (affairs > 0) is randomized with the optimal SLDP design of
-``problems/gwrr-dont-know.toml`` (don't-know mass 0.2) at the budget given, with a fixed seed, and the
+``problems/gwrr-dont-know.toml`` (don't-know mass 0.2) at the budget given, in a seeded simulation, and the
 logistic regression of the true answer on age, years married, religiousness, education and the marriage
-rating is fitted from the randomized answers alone (designer.regression). It is printed beside the ordinary
-logistic regression on the true answers: the ratio of standard errors is the price of privacy.
+rating is fitted from the randomized answers alone. It is printed beside the ordinary logistic regression on the
+true answers: the ratio of standard errors is the price of privacy. Everything goes through designer's front
+doors: ``designer.design``, ``designer.randomize`` and ``designer.regress``.
 
 Run: ``python examples/affairs.py [--epsilon 2] [--seed 1] [--plot affairs.png]``.
 """
@@ -24,10 +25,7 @@ import pandas as pd
 import statsmodels.api as sm
 import statsmodels.formula.api as smf
 
-from designer import load_problem
-from designer.estimation.sampling import randomize
-from designer.optimal import design
-from designer.regression import regress
+import designer
 
 try:
     HERE = Path(__file__).resolve().parent
@@ -45,13 +43,12 @@ def fair_data() -> pd.DataFrame:
 def fit_both(epsilon: float = 2.0, seed: int = 1) -> tuple[pd.DataFrame, dict[str, object]]:
     """The two regressions side by side (one row per term) and facts about the run."""
     data = fair_data()
-    problem = load_problem(HERE.parent / "problems" / "gwrr-dont-know.toml").replace(epsilon=epsilon)
-    result = design(problem)
+    result = designer.design(HERE.parent / "problems" / "gwrr-dont-know.toml", epsilon=epsilon)
     mech = result.mechanism
     assert mech is not None, result.status
-    rng = np.random.default_rng(seed)
-    data["response"] = np.asarray(mech.columns, dtype=object)[randomize(mech, data["had_affair"].to_numpy(), rng)]
-    private = regress("response " + FORMULA, data, mech, reference="no")
+    drawn = designer.randomize(data, result, column="had_affair", seed=seed, simulation=True)
+    data["response"] = drawn.frame["response"].to_numpy()  # one row per respondent, in the data's order
+    private = designer.regress("response " + FORMULA, data, result, reference="no")
     truth = smf.logit("y " + FORMULA, data.assign(y=(data["had_affair"] == "yes").astype(float))).fit(disp=0)
     ci = truth.conf_int()
     table = pd.DataFrame({
@@ -74,8 +71,6 @@ def plot(table: pd.DataFrame, facts: dict[str, object], path: str) -> None:
     """Coefficients with both 95% intervals (true answers vs randomized answers)."""
     import matplotlib.pyplot as plt
 
-    from designer._internal.plots import save_figure
-
     fig, axes = plt.subplots(2, 3, figsize=(10, 4.6), sharey=True)
     for ax, (_, row) in zip(axes.ravel(), table.iterrows()):
         for y, who, colour in ((1, "true", "tab:blue"), (0, "private", "tab:red")):
@@ -91,7 +86,8 @@ def plot(table: pd.DataFrame, facts: dict[str, object], path: str) -> None:
     fig.suptitle(f"Fair (1974), n = {facts['n']}: answers randomized by the yes / no / don't-know design "
                  f"at eps = {facts['epsilon']:g} (don't-know mass 0.2, seed {facts['seed']})", fontsize=10)
     fig.tight_layout()
-    save_figure(fig, path)
+    fig.savefig(path, dpi=150)
+    plt.close(fig)
 
 
 def main() -> None:

@@ -29,7 +29,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import designer as d
-from designer.estimation.hypothesis_tests import bound, bound_kinks, tradeoff, two_fold_bound
+from designer.estimation.hypothesis_tests import bound, bound_kinks, two_fold_bound
 
 FIGURES = {
     "1": ("sldp", "figure1_sldp_tradeoff", d.eps_shafer, "eps_S",
@@ -48,6 +48,13 @@ except NameError:  # the documentation's gallery runs the script from examples/ 
     HERE = Path.cwd()
 
 
+def curve_beta(mech: d.Mechanism, kind: str, alphas: np.ndarray) -> np.ndarray:
+    """The curve ``kind`` of the test of yes against no (``designer.tradeoff``, exact at its 401 levels and its
+    kinks, linear between them) at ``alphas``."""
+    rows = np.array(d.tradeoff(mech, null="yes", alt="no", kind=kind, points=401).rows)
+    return np.interp(alphas, rows[:, 0], rows[:, 1])
+
+
 def draw(figure: str, mech: d.Mechanism, title: str, out: Path) -> Path:
     _, name, loss, loss_name, curves, corollary, semantics = FIGURES[figure]
     eps = loss(mech)
@@ -55,7 +62,7 @@ def draw(figure: str, mech: d.Mechanism, title: str, out: Path) -> Path:
                                                             for n in (1, 2)]))
     fig, axes = plt.subplots(1, 2, figsize=(11, 5.6), sharey=True)
     for ax, m, n in ((axes[0], mech, 1), (axes[1], d.power(mech, 2), 2)):
-        betas = [tradeoff(m, "yes", "no", kind, a) for kind, _, _ in curves]
+        betas = [curve_beta(m, kind, a) for kind, _, _ in curves]
         if figure == "1":
             ax.fill_between(a, betas[0], betas[1], color="C0", alpha=0.12, label="attainable type II errors")
         for i, ((kind, label, bname), beta) in enumerate(zip(curves, betas)):

@@ -1,9 +1,9 @@
 """The layers of ``designer/``, lowest first: a module imports only from its own layer or lower ones.
 
-A name is a module or a package of ``designer/``; a module's layer is that of the longest name that is a prefix
-of it (``release.exports`` before ``release``), so a package may hold modules of several layers. The test in
-``test_api.py`` checks every import against this table, and the drawing in ``docs/layout.md`` is written from it:
-``python -m tests.layers`` rewrites that drawing.
+A name is a top-level module or a package of ``designer/`` (never a dotted name): a package is one floor, so every
+module under ``designer/release/`` is in ``release``'s layer. The test in ``test_api.py`` checks every import
+against this table, and the drawing in ``docs/layout.md`` is written from it: ``python -m tests.layers`` rewrites
+that drawing.
 """
 
 from __future__ import annotations
@@ -12,17 +12,14 @@ import pathlib
 
 #: (names, what the layer does), lowest layer first.
 LAYERS: list[tuple[set[str], str]] = [
-    ({"exceptions", "vocabulary", "budget", "certificate", "setfunctions", "results", "_internal", "release.noise"},
+    ({"_version", "exceptions", "vocabulary", "budget", "certificate", "setfunctions", "results", "_internal"},
      "errors, enums, budgets, certificates, results, set functions, exact arithmetic, files, solvers"),
     ({"mechanism"}, "the mechanism: masses of answer sets given each input"),
-    ({"constructors", "privacy", "composition", "credal", "closed_forms", "estimation", "release.exact_table",
-      "release.certified"},
-     "losses, credal sets, composition, closed forms; shares, fits and survey reading"),
-    ({"estimation.hypothesis_tests", "estimation.simulation", "release.files"},
-     "tests of shares, simulated surveys, certified mechanism files"),
+    ({"constructors", "privacy", "composition", "credal", "closed_forms", "guarantees", "estimation"},
+     "losses, credal sets, composition, closed forms, certified tables and noise; shares, tests, fits, simulations"),
     ({"optimal"}, "optimal mechanisms: problems, programs, routes, certificates"),
     ({"planning", "regression", "devices", "release", "verbs"},
-     "sample sizes, regression, devices, randomized releases and exports; the front doors"),
+     "sample sizes, regression, devices, randomized releases, mechanism files and exports; the front doors"),
     ({"cli", "__main__", "studio"}, "parse the command line (or serve the studio) and render; nothing is decided here"),
 ]
 
@@ -30,14 +27,13 @@ LAYOUT = pathlib.Path(__file__).resolve().parents[1] / "docs" / "layout.md"
 
 
 def layer_of(module: str) -> int:
-    """The layer of a dotted module name under ``designer`` (longest prefix in :data:`LAYERS`)."""
-    parts = module.split(".")
-    for i in range(len(parts), 0, -1):
-        head = ".".join(parts[:i])
-        for layer, (names, _) in enumerate(LAYERS):
-            if head in names:
-                return layer
-    raise KeyError(f"designer.{module} is in no layer of tests/layers.py")
+    """The layer of a dotted module name under ``designer``: that of its package (its first name), one floor for
+    every module the package holds."""
+    head = module.split(".")[0]
+    for layer, (names, _) in enumerate(LAYERS):
+        if head in names:
+            return layer
+    raise KeyError(f"designer.{module}: {head} is in no layer of tests/layers.py")
 
 
 def drawing() -> str:

@@ -30,7 +30,7 @@ def test_bounds_refuse_negative_budgets():
 @pytest.mark.parametrize("focal", [[1.5], [True], ["a"]])
 def test_focal_sets_must_be_integer_masks(focal):
     with pytest.raises(d.InvalidProblemError, match="focal_sets"):
-        DesignProblem(inputs=("yes", "no"), epsilon=1.0, focal_sets=focal)
+        DesignProblem(objective="truthful", inputs=("yes", "no"), epsilon=1.0, focal_sets=focal)
 
 
 def test_estimate_refuses_a_level_outside_zero_one():
@@ -62,7 +62,7 @@ def test_work_beyond_memory_is_refused_before_it_starts():
 
     labels = tuple(f"a{i}" for i in range(20_000))
     with pytest.raises(d.InvalidProblemError, match="sldp"):
-        design(DesignProblem(inputs=labels, epsilon=1.0, semantics="wldp"))
+        design(DesignProblem(objective="truthful", inputs=labels, epsilon=1.0, semantics="wldp"))
     wide = d.Mechanism(np.full((8, 3), 1 / 3), focal=[1, 2, 1 << 23])
     with pytest.raises(d.InvalidMechanismError, match="smaller frame"):
         wide.bel()
@@ -77,6 +77,6 @@ def test_problems_compare_by_value():
     a, b = DesignProblem(**base, name="first"), DesignProblem(**base, source="x.toml")
     assert a == b and hash(a) == hash(b) and len({a, b}) == 1
     assert a != DesignProblem(**base, prior=[0.3, 0.7])
-    assert a != DesignProblem(inputs=("yes", "no"), epsilon=1.0 + 1e-12)
+    assert a != DesignProblem(objective="truthful", inputs=("yes", "no"), epsilon=1.0 + 1e-12)
     assert a != DesignProblem(**base, dont_know_max=0.2)
     assert a != "not a problem"

@@ -27,7 +27,7 @@ def test_the_same_rule_as_a_problem():
         except InvalidArgumentError:
             budget_ok = False
         try:
-            DesignProblem(inputs=("yes", "no"), epsilon=value)
+            DesignProblem(objective="truthful", inputs=("yes", "no"), epsilon=value)
             problem_ok = True
         except Exception:
             problem_ok = False
@@ -37,7 +37,7 @@ def test_the_same_rule_as_a_problem():
 def test_lp_factor_is_e_to_the_budget_capped():
     assert Budget(1).lp_factor == math.e and isinstance(Budget(1).epsilon, float)
     assert Budget(LP_EPSILON_CAP).lp_factor == Budget(1000.0).lp_factor == math.exp(30.0)
-    assert DesignProblem(inputs=("yes", "no"), epsilon=0.7).budget == Budget(0.7)
+    assert DesignProblem(objective="truthful", inputs=("yes", "no"), epsilon=0.7).budget == Budget(0.7)
 
 
 @pytest.mark.parametrize("eps", [1e-9, 0.5, 1.0, math.log(3), 12.0, 700.0])

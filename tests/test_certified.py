@@ -20,8 +20,7 @@ from hypothesis import strategies as st
 from designer import Q_GWRR, Mechanism, Q_kRR
 from designer.certificate import Certificate, certificate_fields
 from designer.exceptions import CertificationError, DesignerError, InvalidArgumentError, InvalidArgumentTypeError
-from designer.privacy import eps_shafer, eps_walley, is_private
-from designer.release.certified import (
+from designer.guarantees.certified import (
     ROUNDING_ALLOWANCE,
     CertifiedMechanism,
     float_at_least,
@@ -29,6 +28,7 @@ from designer.release.certified import (
     power_certificate,
     product_certificate,
 )
+from designer.privacy import eps_shafer, eps_walley, is_private
 from designer.vocabulary import Loss
 
 INF = math.inf
@@ -274,7 +274,7 @@ def test_certificate_functions_compose_without_mechanisms() -> None:
 def test_design_result_is_certified() -> None:
     from designer import DesignProblem, design
 
-    result = design(DesignProblem(inputs=("a", "b", "c"), epsilon=1.0))
+    result = design(DesignProblem(objective="truthful", inputs=("a", "b", "c"), epsilon=1.0))
     q = CertifiedMechanism.of(result)
     assert q.certificate is result.certificate and CertifiedMechanism.of(q) is q
     assert is_private(q.power(2).mechanism, q.power(2).epsilon, exact=True)

@@ -296,13 +296,13 @@ def test_randomize_formats(tmp_path, capsys):
 @pytest.mark.parametrize("stage", ["drawing", "writing"])
 def test_interrupted_randomize_leaves_no_output(tmp_path, capsys, monkeypatch, stage):
     import designer._internal.io
-    import designer.release.exact_table
+    import designer.guarantees.exact_table
 
     def interrupt(*args, **kwargs):
         raise KeyboardInterrupt
 
     if stage == "drawing":
-        monkeypatch.setattr(designer.release.exact_table.ExactTable, "sample", interrupt)
+        monkeypatch.setattr(designer.guarantees.exact_table.ExactTable, "sample", interrupt)
     else:  # after part of the temporary file was written, before the rename
         monkeypatch.setattr(designer._internal.io.os, "fsync", interrupt)
     answers = _answers(tmp_path, n=2000)

@@ -161,16 +161,16 @@ def test_printed_rules_reproduce_the_counts(device):
 
 
 def test_off_grid_dont_know_names_the_nearest_values():
-    problem = DesignProblem(inputs=("yes", "no"), epsilon=1.0, dont_know=0.2)
+    problem = DesignProblem(objective="truthful", inputs=("yes", "no"), epsilon=1.0, dont_know=0.2)
     with pytest.raises(DeviceError, match=r"7/36.*8/36"):
         grid_design(problem, parse_device("dice2"))
 
 
 def test_a_symmetric_problem_says_when_its_grid_optimum_is_not_symmetric():
-    problem = DesignProblem(inputs=("yes", "no"), epsilon=1.0, dont_know=0.2)
+    problem = DesignProblem(objective="truthful", inputs=("yes", "no"), epsilon=1.0, dont_know=0.2)
     g = grid_design(problem, parse_device("spinner:10"), find_within_1pct=False)
     assert not g.symmetric and any("not symmetric" in n for n in g.notes)
-    g = grid_design(DesignProblem(inputs=("yes", "no"), epsilon=1.0), parse_device("cards"),
+    g = grid_design(DesignProblem(objective="truthful", inputs=("yes", "no"), epsilon=1.0), parse_device("cards"),
                     find_within_1pct=False)
     assert g.symmetric and not g.notes
 

@@ -1,4 +1,4 @@
-"""Every path of the exact sampler (designer.release.exact_table: DrawPlan, sample_grid, sample_counts,
+"""Every path of the exact sampler (designer.guarantees.exact_table: DrawPlan, sample_grid, sample_counts,
 ExactTable.sample,
 OsRandom, SeededRandom) and its JavaScript twin (designer.release.exports.DRAW_JS, in the module, the page and the
 platform
@@ -27,7 +27,7 @@ from scipy.stats import chisquare
 from designer import DesignProblem, Mechanism, design
 from designer.constructors import Q_2x3, Q_kRR
 from designer.exceptions import InvalidArgumentError
-from designer.release.exact_table import (
+from designer.guarantees.exact_table import (
     DENOMINATOR,
     WIDE_DENOMINATOR,
     DrawPlan,
@@ -118,7 +118,8 @@ def _die_table():
 
 
 def _invariant():
-    problem = DesignProblem(inputs=("a", "b", "c"), prior=(0.001, 0.3, 0.699), epsilon=1.0, invariant=True)
+    problem = DesignProblem(objective="truthful",
+                            inputs=("a", "b", "c"), prior=(0.001, 0.3, 0.699), epsilon=1.0, invariant=True)
     result = design(problem)
     exact = (result.exact_table.counts, result.exact_table.denominators)
     return result.mechanism, exact_table(result.mechanism, epsilon=1.0, exact=exact), exact
@@ -147,7 +148,7 @@ TABLES = {
 @pytest.mark.parametrize("few", [32, 0, 10**6])
 def test_every_boundary_number_gives_the_reference_column(name, few, monkeypatch):
     """Both ways of counting thresholds (column by column up to FEW_COLUMNS, by row above it) at every boundary."""
-    from designer.release import exact_table as module
+    from designer.guarantees import exact_table as module
 
     monkeypatch.setattr(module, "FEW_COLUMNS", few)
     table = TABLES[name]()
@@ -344,7 +345,7 @@ def _full_width():
 
 @pytest.mark.parametrize("few", [32, 0])
 def test_64_bit_tables_draw_exactly_at_every_boundary(few, monkeypatch):
-    from designer.release import exact_table as module
+    from designer.guarantees import exact_table as module
 
     monkeypatch.setattr(module, "FEW_COLUMNS", few)
     counts, dens = _full_width()

@@ -60,7 +60,7 @@ def test_pl_of_rarely_said_elements_is_accurate_and_zeros_are_exact(seed: int) -
 def test_columnwise_draw_gives_the_answers_of_the_per_row_draw(monkeypatch: pytest.MonkeyPatch) -> None:
     mech = d.Q_kRR(1.0, ["a", "b", "c", "d"])
     truth = sampling.synthetic_answers(list(mech.inputs), [0.1, 0.2, 0.3, 0.4], 20_000, rng=3)
-    from designer.release import exact_table
+    from designer.guarantees import exact_table
 
     fast = sampling.randomize(mech, truth, rng=9)
     monkeypatch.setattr(exact_table, "FEW_COLUMNS", 0)

@@ -206,7 +206,7 @@ def test_questionnaire_report_has_each_design_a_figure_and_no_raw_values(tmp_pat
     assert "drugs: eps = " in text and "tax: eps = " in text and "Each question's design" in text
     assert page.count("data:image/png;base64,") == 1
     assert not re.search(r"\{'|\[True|\[False|\bNone\b|\bnan\b", text), "raw Python or JSON on the page"
-    assert "chi2 design at the uniform prior" in text  # drugs' own design merges inputs at its budget
+    assert "max_variance design (the file names no objective)" in text  # the questions name no objective
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     if browser is None:
         pytest.skip("no Chromium on this machine (apt-get install chromium); the page itself was checked")
@@ -261,12 +261,20 @@ def test_prevalence_groups_come_sorted():
 
 
 def test_a_device_that_multiplies_the_variance_says_so(capsys):
-    code, out, err = _run(["design", str(PROBLEMS / "survey-5-options.toml"), "--device", "cards", "--format",
-                           "json"], capsys)
+    """A proxy objective (chi2) loses little on the cards but the variance a lot: a note says so. With the variance
+    objective the loss is the objective's own (objective_cost) and needs no note."""
+    code, out, err = _run(["design", str(PROBLEMS / "survey-5-options.toml"), "--device", "cards", "--objective",
+                           "chi2", "--format", "json"], capsys)
     assert code == 0, err
     g = _strict(out)
     assert g["variance_ratio"] > 1.25
     assert any("times the continuous optimum's" in n for n in g["notes"])
+    code, out, err = _run(["design", str(PROBLEMS / "survey-5-options.toml"), "--device", "cards", "--format",
+                           "json"], capsys)
+    assert code == 0, err
+    g = _strict(out)
+    assert g["objective"] == "variance" and g["objective_cost"] == pytest.approx(g["variance_ratio"] - 1, rel=1e-9)
+    assert not any("times the continuous optimum's" in n for n in g["notes"])
 
 
 @pytest.mark.parametrize("command", [

@@ -21,7 +21,7 @@ from designer import DesignProblem, design
 from designer.cli import main
 from designer.constructors import Q_kRR
 from designer.exceptions import InvalidProblemError
-from designer.release.exact_table import OsRandom, exact_table
+from designer.guarantees.exact_table import OsRandom, exact_table
 
 
 def _joint_lp(problem: DesignProblem) -> float:
@@ -97,7 +97,7 @@ def test_at_the_uniform_prior_the_invariant_design_is_k_rr(k, eps):
     """k-RR's closed form e^eps / (e^eps + k - 1) on the diagonal, 1 / (e^eps + k - 1) elsewhere, to 1e-9 relative
     in every cell of the released (exact) table; at k = 4, eps = 1 a 32-bit table was 1.3e-8 below."""
     labels = tuple(f"c{i}" for i in range(k))
-    result = design(DesignProblem(inputs=labels, epsilon=eps, invariant=True))
+    result = design(DesignProblem(objective="truthful", inputs=labels, epsilon=eps, invariant=True))
     e = Fraction(Decimal(eps).exp())
     closed = [[e / (e + k - 1) if x == y else 1 / (e + k - 1) for y in range(k)] for x in range(k)]
     table = result.exact_table
@@ -106,7 +106,8 @@ def test_at_the_uniform_prior_the_invariant_design_is_k_rr(k, eps):
             drawn = Fraction(int(table.counts[x, y]), int(table.denominators[x]))
             assert abs(drawn - closed[x][y]) <= Fraction(1, 10**9) * closed[x][y]
     assert np.allclose(result.mechanism.matrix, Q_kRR(eps, k).matrix, rtol=1e-9, atol=0)
-    free = design(DesignProblem(inputs=labels, epsilon=eps, focal_sets=[1 << j for j in range(k)]))
+    free = design(DesignProblem(objective="truthful",
+                                inputs=labels, epsilon=eps, focal_sets=[1 << j for j in range(k)]))
     assert result.objective_value == pytest.approx(free.objective_value, abs=1e-7)  # k-RR is invariant there
 
 
@@ -249,7 +250,7 @@ def test_sdcmicros_construction_keeps_the_prior_and_designer_beats_it_at_its_los
         assert np.allclose(theirs, expected, atol=1e-14) and np.allclose(p @ theirs, p, atol=1e-14)
         labels = tuple(f"c{i}" for i in range(size))
         eps = float(np.log((theirs.max(axis=0) / theirs.min(axis=0)).max()))
-        ours = design(DesignProblem(inputs=labels, prior=p, epsilon=eps, invariant=True))
+        ours = design(DesignProblem(objective="truthful", inputs=labels, prior=p, epsilon=eps, invariant=True))
         assert ours.objective_value >= float(p @ np.diag(theirs)) + 1e-4
     for prior in ((0.5, 0.3, 0.2), (0.7, 0.2, 0.1), (0.4, 0.3, 0.2, 0.1)):
         c = compare_with_sdcmicro(prior)
@@ -271,12 +272,12 @@ def test_large_budgets_reach_the_optimum(prior, eps):
     identity mixed with 1 pi^T by the least weight that meets the budget (both keep the prior)."""
     k = len(prior)
     labels = tuple(f"c{i}" for i in range(k))
-    result = design(DesignProblem(inputs=labels, prior=prior, epsilon=eps, invariant=True))
+    result = design(DesignProblem(objective="truthful", inputs=labels, prior=prior, epsilon=eps, invariant=True))
     assert _within(result.exact_table, eps)
     pi = np.array(prior)
     t = 1 / (1 + (math.exp(eps) - 1) * pi.min())  # (1 - t) + t pi_y <= e^eps t pi_y for the rarest y
     floor = 1 - t + t * float(pi @ pi)
-    ceiling = design(DesignProblem(inputs=labels, prior=prior, epsilon=eps,
+    ceiling = design(DesignProblem(objective="truthful", inputs=labels, prior=prior, epsilon=eps,
                                    focal_sets=[1 << j for j in range(k)])).objective_value
     assert result.solver_objective >= floor - 1e-9  # the program's optimum, in floats
     # the released table (rows of 2^62 pi_x / max pi counts) is within the release rule's 1e-9 of the optimum
@@ -370,7 +371,8 @@ def test_the_release_rule_refuses_a_table_1e_9_short(monkeypatch):
     from designer.exceptions import CertificationError
     from designer.optimal import invariant_exact as inv
 
-    problem = DesignProblem(inputs=("a", "b", "c"), prior=(0.001, 0.4, 0.599), epsilon=1.0, invariant=True)
+    problem = DesignProblem(objective="truthful",
+                            inputs=("a", "b", "c"), prior=(0.001, 0.4, 0.599), epsilon=1.0, invariant=True)
     honest = design(problem)
     program = inv.invariant_program
 

@@ -1,4 +1,4 @@
-"""The noisy counts of a published prior (designer/release/noise.py): the exact samplers against their laws computed
+"""The noisy counts of a published prior (designer/guarantees/noise.py): the exact samplers against their laws computed
 here
 in closed form, the budget arithmetic in rationals, and the post-processing."""
 
@@ -13,7 +13,7 @@ import pytest
 from scipy.stats import chisquare
 
 from designer.exceptions import InvalidArgumentError
-from designer.release.noise import (
+from designer.guarantees.noise import (
     bernoulli,
     bernoulli_exp,
     discrete_laplace,

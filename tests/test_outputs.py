@@ -18,6 +18,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: (command line without --format, what it needs made first); {tmp} is a fresh file name per run.
 CASES = [
+    "problems",
+    "problems --kind all",
     "audit examples/mechanisms/q2x3.csv",
     "audit examples/mechanisms/three-by-four.csv",
     "design problems/gwrr-dont-know.toml",

@@ -267,21 +267,21 @@ def test_the_kept_design_is_the_files_and_not_one_reoptimised_at_the_prior():
 
 def test_a_design_that_identifies_nothing_falls_back_to_one_that_does():
     """A 4-answer chi2 question at a skewed prior: at eps = 0.5 its own design merges inputs (inf); the plan
-    uses the chi2 design at the uniform prior, finite, and says so."""
+    uses the max_variance design at the planning prior, finite, and says so."""
     from designer.exceptions import DesignWarning
     from designer.planning import parse_survey
     from designer.planning.sizes import DesignCache
 
     problem = parse_survey({"epsilon": 0.5, "question": [
-        {"name": "q", "inputs": ["a", "b", "c", "d"], "prior": [0.093, 0.159, 0.179, 0.569]}]}).questions[0]
+        {"name": "q", "inputs": ["a", "b", "c", "d"], "prior": [0.093, 0.159, 0.179, 0.569],
+         "objective": "chi2"}]}).questions[0]
     designs = DesignCache(problem)
 
     with pytest.warns(DesignWarning, match="answer alike"):
         own = accuracy_of(design(problem).mechanism, "sldp", problem.prior)
     assert not math.isfinite(own.variance)
-    # chi2 at the file's own prior is the file's design, so the fallback is chi2 at the uniform prior
-    assert designs.basis(0.5) == "chi2_uniform"
-    expected = design(problem.replace(epsilon=0.5, objective="chi2", prior=np.full(4, 0.25)))
+    assert designs.basis(0.5) == "max_variance_prior"
+    expected = design(problem.replace(epsilon=0.5, objective="max_variance"))
     assert designs(0.5).mechanism.allclose(expected.mechanism, atol=1e-9)
     assert math.isfinite(designs.accuracy(0.5).variance) and designs.solved == 2
     assert designs.accuracy(0.5) is designs.accuracy(0.5000000000000001)  # one plan per budget, kept

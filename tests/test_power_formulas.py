@@ -190,7 +190,7 @@ def test_simulation_check_names_its_arguments_and_refuses_wldp_set_answers_only(
         check_by_simulation(_accuracy(), 100, 1, seed=1)
     with pytest.raises(DesignerError, match=r"^n must be an integer >= 1, got 0$"):
         check_by_simulation(_accuracy(), 0, 10, seed=1)
-    with pytest.raises(DesignerError, match=r"^--check simulates set answers and their MLE: under WLDP the answers "
+    with pytest.raises(DesignerError, match=r"^check simulates set answers and their MLE: under WLDP the answers "
                                             r"come from an unknown credal member, so there is no interval to check; "
                                             r"plan under SLDP$"):
         check_by_simulation(accuracy_of(Q_2x3(0.5, 0.2), "wldp", [0.3, 0.7]), 100, 10, seed=1)
@@ -458,7 +458,7 @@ def test_smallest_budget_floor_messages_without_dont_know_and_without_any_inform
     assert str(info.value) == (f"no budget up to 20 reaches width 0.01 with n = 100: the variance stays above "
                                f"{floor:.4g} per respondent even at eps = 20; at least {needed} respondents would be "
                                "needed")
-    silent = DesignProblem(inputs=("yes", "no"), epsilon=1.0, dont_know=1.0)
+    silent = DesignProblem(objective="truthful", inputs=("yes", "no"), epsilon=1.0, dont_know=1.0)
     with pytest.raises(DesignerError) as info:
         smallest_budget(silent, 100, 0.1, 0.95)
     message = str(info.value)
@@ -541,16 +541,17 @@ def test_the_design_cache_keeps_one_design_per_budget_to_twelve_digits():
     from designer import DesignProblem
     from designer.planning.sizes import DesignCache
 
-    cache = DesignCache(DesignProblem(inputs=("yes", "no"), epsilon=1.0))
+    cache = DesignCache(DesignProblem(objective="truthful", inputs=("yes", "no"), epsilon=1.0))
     first = cache(1.0 + 2e-13)
     assert cache(1.0) is first and cache(1.0 - 3e-13) is first
     assert cache.solved == 1 and len(cache.plans) == 1 and first.problem.epsilon == 1.0
     assert cache(1.0 + 2e-12).problem.epsilon == pytest.approx(1.0 + 2e-12, abs=1e-15) and cache.solved == 2
 
 
-def test_the_fallback_is_the_chi2_design_at_the_planning_prior():
+def test_the_fallback_is_the_max_variance_design_at_the_planning_prior():
     """A truthful 4-answer design at eps = 0.5 merges inputs (nothing identified); planned at prior (0.2, 0.25,
-    0.25, 0.3), the fallback is the chi2 design at that prior (not at the uniform one, which differs), two solves."""
+    0.25, 0.3), the fallback is the max_variance design at that prior (not at the file's own, which differs), two
+    solves."""
     import warnings
 
     import numpy as np
@@ -568,24 +569,24 @@ def test_the_fallback_is_the_chi2_design_at_the_planning_prior():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DesignWarning)
         assert not math.isfinite(accuracy_of(design(problem).mechanism, "sldp", planning).variance)
-        at_prior = design(problem.replace(epsilon=0.5, objective="chi2", prior=planning))
-        uniform = design(problem.replace(epsilon=0.5, objective="chi2", prior=np.full(4, 0.25)))
-    assert cache.basis(0.5) == "chi2_prior" and cache.solved == 2
+        at_prior = design(problem.replace(epsilon=0.5, objective="max_variance", prior=planning))
+        own_prior = design(problem.replace(epsilon=0.5, objective="max_variance"))
+    assert cache.basis(0.5) == "max_variance_prior" and cache.solved == 2
     assert cache(0.5).mechanism.allclose(at_prior.mechanism, atol=1e-9)
-    assert not cache(0.5).mechanism.allclose(uniform.mechanism, atol=1e-6)
+    assert not cache(0.5).mechanism.allclose(own_prior.mechanism, atol=1e-6)
     assert cache.accuracy(0.5).variance == pytest.approx(
         accuracy_of(at_prior.mechanism, "sldp", planning).variance, rel=1e-9)
 
 
-@pytest.mark.parametrize(("prior", "solves"), [((0.5, 0.5), 2), ((0.5 + 1e-9, 0.5 - 1e-9), 3), ((0.3, 0.7), 3)])
+@pytest.mark.parametrize(("prior", "solves"), [((0.5, 0.5), 1), ((0.5 + 1e-9, 0.5 - 1e-9), 1), ((0.3, 0.7), 1)])
 def test_nothing_is_solved_twice_when_no_design_identifies(prior, solves):
     """Every answer "don't know" (dont_know = 1): no design identifies anything. The file's design is planned
-    (infinite variance) after trying chi2 at the planning prior and, unless that prior is exactly uniform (then it
-    is the same design), at the uniform prior."""
+    (infinite variance); the max_variance fallback at the planning prior is refused before any solve (a don't-know
+    mass of 1 carries no information), so one design is solved whatever the prior."""
     from designer import DesignProblem
     from designer.planning.sizes import DesignCache
 
-    cache = DesignCache(DesignProblem(inputs=("yes", "no"), epsilon=1.0, dont_know=1.0), prior)
+    cache = DesignCache(DesignProblem(objective="truthful", inputs=("yes", "no"), epsilon=1.0, dont_know=1.0), prior)
     assert cache.basis(1.0) == "file" and not math.isfinite(cache.accuracy(1.0).variance)
     assert cache.solved == solves
 
@@ -608,7 +609,7 @@ def test_a_design_too_large_to_expand_cannot_be_planned():
     from designer.planning import PlanningError
     from designer.planning.sizes import DesignCache
 
-    cache = DesignCache(DesignProblem(inputs=tuple(f"c{i}" for i in range(17)), epsilon=1.0))
+    cache = DesignCache(DesignProblem(objective="truthful", inputs=tuple(f"c{i}" for i in range(17)), epsilon=1.0))
     assert cache(1.0).mechanism is None
     with pytest.raises(PlanningError) as info:
         cache.accuracy(1.0)

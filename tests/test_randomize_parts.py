@@ -1,7 +1,7 @@
-"""randomize on a partitioned Parquet dataset: part by part into a new folder (here or on a Dask cluster), the
-same seeded simulation however the parts are scheduled (one child of the seed per part), the manifest naming
-every part with its SHA-256, the released answers drawn from the certified table (chi-square), and the
-refusals."""
+"""randomize on a partitioned Parquet dataset: part by part into a new folder of parts whose rows are a uniform
+random permutation of all the rows (here or on a Dask cluster), the same seeded simulation however the parts are
+scheduled (one child of the seed per part), the manifest naming every part with its SHA-256, the released answers
+drawn from the certified table (chi-square), and the refusals."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def test_a_seeded_dataset_is_the_same_here_and_on_a_dask_cluster(tmp_path, capsy
         assert main([*args, "--out", str(tmp_path / "there"), "--scheduler", cluster.scheduler_address]) == 0
     capsys.readouterr()
     here, there = _parts(tmp_path / "here"), _parts(tmp_path / "there")
-    assert list(here) == ["a.parquet", "c.parquet", "sub/b.parquet"] == list(there)
+    assert list(here) == ["part-00000.parquet"] == list(there)  # the input's parts and names are not released
     for name in here:
         pd.testing.assert_frame_equal(here[name], there[name])
     first = json.loads((tmp_path / "here.manifest.json").read_text())
@@ -64,8 +64,10 @@ def test_a_released_dataset_keeps_ids_and_draws_from_the_certified_table(tmp_pat
     assert main(["randomize", str(tmp_path / "ds"), "--variable", f"drugs={WARNER}", "--keep", "id", "--out",
                  str(tmp_path / "out")]) == 0
     capsys.readouterr()
-    released = pd.concat(_parts(tmp_path / "out").values())  # kept columns as their CSV text
-    released = released.assign(id=released["id"].astype(int)).sort_values("id").reset_index(drop=True)
+    released = pd.concat(_parts(tmp_path / "out").values())  # kept columns as stored: integers
+    assert str(released["id"].dtype) == "int64"
+    assert released["id"].tolist() != data["id"].tolist()  # shuffled
+    released = released.sort_values("id").reset_index(drop=True)
     assert released["id"].tolist() == data["id"].tolist()
     assert set(released.columns) == {"id", "drugs"}
     for truth, p_yes in (("yes", 0.8), ("no", 0.2)):
@@ -81,7 +83,15 @@ def test_a_dataset_into_one_file_and_the_refusals(tmp_path, capsys):
                  "--out", str(tmp_path / "one.parquet")]) == 0
     one = pd.read_parquet(tmp_path / "one.parquet")
     order = [*range(1, 134), *range(267, 401), *range(134, 267)]  # the parts in name order: a, c, sub/b
-    assert len(one) == 400 and one["id"].tolist() == order  # the integer ids stay integers
+    assert len(one) == 400 and sorted(one["id"].tolist()) == list(range(1, 401))  # the integer ids stay integers
+    assert one["id"].tolist() != order  # in a uniformly random order
+    capsys.readouterr()
+    assert main(["randomize", str(tmp_path / "ds"), "--variable", f"drugs={WARNER}", "--keep", "id,region",
+                 "--out", str(tmp_path / "kept.parquet"), "--keep-order"]) == 0
+    assert pd.read_parquet(tmp_path / "kept.parquet")["id"].tolist() == order
+    assert "--keep-order writes the rows in the input's order" in capsys.readouterr().err
+    for name in ("kept.parquet", "kept.parquet.manifest.json"):
+        (tmp_path / name).unlink()
     capsys.readouterr()
     (tmp_path / "taken").mkdir()
     assert main(["randomize", str(tmp_path / "ds"), "--variable", f"drugs={WARNER}", "--out",

@@ -67,7 +67,7 @@ def test_a_repaired_release_writes_the_drawn_channel_and_estimates_from_it_cover
     drawn_path = tmp_path / "r.csv.answer.drawn.json"
     manifest = json.loads((tmp_path / "r.csv.manifest.json").read_text())
     record = manifest["variables"][0]
-    assert record["drawn_mechanism"]["path"] == str(drawn_path)
+    assert record["drawn_mechanism"]["path"] == drawn_path.name  # relative to the manifest's folder
     assert record["drawn_mechanism"]["sha256"] == hashlib.sha256(drawn_path.read_bytes()).hexdigest()
     certificate = record["certificate"]
     assert certificate["repaired"] is True and certificate["violation_before_repair"] == pytest.approx(0.29414, 1e-4)
@@ -129,22 +129,28 @@ def test_budgets_compose_in_the_decimals_written(tmp_path, capsys):
 
 
 def test_output_and_manifest_appear_together_or_not_at_all(tmp_path, capsys, gwrr, monkeypatch):
-    from designer._internal import io as _io
+    """A failure while the files are placed (here the data's link, after the manifest's) removes what was placed."""
+    from designer.release import staging
 
     _truth(tmp_path / "truth.csv", ["yes", "no"] * 10)
-    real = _io.atomic_writer
+    placed = []
 
-    def failing(path, **kwargs):
-        if str(path).endswith(".manifest.json"):
-            raise OSError(f"{path}: no space left on device")
-        return real(path, **kwargs)
+    def failing(real):
+        def call(src, dst, *args, **kwargs):
+            if str(dst).endswith("r.csv"):
+                raise OSError(28, "No space left on device")
+            placed.append(str(dst))
+            return real(src, dst, *args, **kwargs)
+        return call
 
-    monkeypatch.setattr(_io, "atomic_writer", failing)
+    monkeypatch.setattr(staging.os, "link", failing(os.link))
+    monkeypatch.setattr(staging.os, "rename", failing(os.rename))
     before = sorted(os.listdir(tmp_path))
     code, _, err = _run(["randomize", tmp_path / "truth.csv", "--mechanism", gwrr, "--column", "answer",
                          "--out", tmp_path / "r.csv"], capsys)
-    assert code == 2 and "no space left" in err
-    assert sorted(os.listdir(tmp_path)) == before  # the randomized rows were removed with the failed manifest
+    assert code == 2 and "No space left" in err
+    assert str(tmp_path / "r.csv.manifest.json") in placed  # placed before the data, then removed again
+    assert sorted(os.listdir(tmp_path)) == before
 
 
 def test_an_invariant_releases_certificate_states_the_designs_repair(tmp_path, capsys):
@@ -196,7 +202,7 @@ def test_an_unknown_category_under_a_data_prior_names_its_line(tmp_path, capsys)
 def test_the_library_draws_from_the_operating_system_unless_given_a_generator(monkeypatch):
     from designer import Q_GWRR
     from designer.estimation.sampling import randomize, randomize_precise
-    from designer.release.exact_table import OsRandom
+    from designer.guarantees.exact_table import OsRandom
 
     calls = []
     real = OsRandom.words
@@ -223,7 +229,7 @@ def test_the_library_draws_from_the_operating_system_unless_given_a_generator(mo
 def test_an_invariant_design_file_is_certified_on_its_exact_table(tmp_path, capsys):
     """The masses of an invariant design file are the doubles nearest its table's fractions; the table is what is
     drawn, and its integers decide the release (a ratio at the budget may sit an ulp above it in the doubles)."""
-    from designer.release.exact_table import counts_private
+    from designer.guarantees.exact_table import counts_private
     from designer.release.files import open_mechanism_file
 
     path = tmp_path / "pram.json"
@@ -257,7 +263,9 @@ def test_a_parquet_release_keeps_numeric_columns_numbers(tmp_path, capsys, gwrr)
                  "--out", tmp_path / "r.parquet"], capsys)[0] == 0
     schema = pq.read_schema(tmp_path / "r.parquet")
     assert str(schema.field("age").type) == "int64" and str(schema.field("response").type) == "string"
-    assert pq.read_table(tmp_path / "r.parquet").column("age").to_pylist() == [int(a) for a in age]
+    released = pq.read_table(tmp_path / "r.parquet")
+    by_id = dict(zip(released.column("id").to_pylist(), released.column("age").to_pylist()))
+    assert by_id == {i: int(a) for i, a in enumerate(age)}  # each age travels with its row
     code, out, err = _run(["regress", tmp_path / "r.parquet", "--mechanism", gwrr, "--formula", "response ~ age",
                            "--format", "json"], capsys)
     assert code == 0, err

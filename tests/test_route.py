@@ -24,23 +24,29 @@ def labels(k: int) -> tuple[str, ...]:
 
 #: One problem per route, built here, and the words its path starts with (``DesignResult.path``).
 CASES = {
-    Route.GENERAL: (DesignProblem(inputs=labels(4), epsilon=1.0, prior=[0.4, 0.3, 0.2, 0.1]), {}, "linear program"),
-    Route.PRICED: (DesignProblem(inputs=labels(13), epsilon=1.0, prior=np.arange(1, 14) / 91), {},
+    Route.GENERAL: (DesignProblem(objective="truthful",
+                                  inputs=labels(4), epsilon=1.0, prior=[0.4, 0.3, 0.2, 0.1]), {}, "linear program"),
+    Route.PRICED: (DesignProblem(objective="truthful", inputs=labels(13), epsilon=1.0, prior=np.arange(1, 14) / 91), {},
                    "linear program, answer sets priced"),
-    Route.LAZY: (DesignProblem(inputs=labels(4), epsilon=1.0, semantics="wldp", prior=[0.4, 0.3, 0.2, 0.1]), {},
+    Route.LAZY: (DesignProblem(objective="truthful",
+                               inputs=labels(4), epsilon=1.0, semantics="wldp", prior=[0.4, 0.3, 0.2, 0.1]), {},
                  "linear program, Walley rows generated"),
     Route.PRECISE: (DesignProblem(inputs=labels(4), epsilon=1.0, semantics="wldp", objective="chi2",
                                   prior=[0.4, 0.3, 0.2, 0.1]), {}, "staircase LP vertex"),
     Route.STAIRCASE: (DesignProblem(inputs=labels(5), epsilon=1.0, objective="chi2",
                                     prior=[0.3, 0.25, 0.2, 0.15, 0.1]), {}, "staircase LP"),
-    Route.SYMMETRIC: (DesignProblem(inputs=labels(12), epsilon=1.0), {}, "symmetric size classes"),
-    Route.INVARIANT: (DesignProblem(inputs=("a", "b", "c"), epsilon=1.0, prior=[0.5, 0.3, 0.2], invariant=True), {},
+    Route.VARIANCE: (DesignProblem(inputs=labels(5), epsilon=1.0, objective="variance",
+                                   prior=[0.3, 0.25, 0.2, 0.15, 0.1]), {}, "variance program over staircase patterns"),
+    Route.SYMMETRIC: (DesignProblem(objective="truthful",
+                                    inputs=labels(12), epsilon=1.0), {}, "symmetric size classes"),
+    Route.INVARIANT: (DesignProblem(objective="truthful",
+                                    inputs=("a", "b", "c"), epsilon=1.0, prior=[0.5, 0.3, 0.2], invariant=True), {},
                       "invariant linear program + exact table"),
 }
 
 
 def test_the_table_has_a_row_for_every_route():
-    assert set(engine_module.ROUTES) == set(Route) and len(Route) == 7
+    assert set(engine_module.ROUTES) == set(Route) and len(Route) == 8
     assert set(CASES) == set(Route)
     for steps in engine_module.ROUTES.values():
         assert all(callable(getattr(steps, f.name)) for f in dataclasses.fields(steps))
@@ -68,10 +74,12 @@ def test_each_route_is_reached_and_decides_the_program(route, monkeypatch):
 
 
 def test_the_route_follows_the_problem_the_path_and_the_solver():
-    sym6 = DesignProblem(inputs=labels(6), epsilon=1.0)
+    sym6 = DesignProblem(objective="truthful", inputs=labels(6), epsilon=1.0)
     assert decide(sym6).route is Route.GENERAL and decide(sym6).symmetric  # small: the full program, averaged
     assert decide(sym6, "symmetric").route is Route.SYMMETRIC
-    assert decide(DesignProblem(inputs=labels(12), epsilon=1.0), "general").route is Route.GENERAL
+    # path "general" keeps a symmetric problem off the size classes: its sets are priced from 8 answers
+    assert decide(DesignProblem(objective="truthful", inputs=labels(12), epsilon=1.0), "general").route is Route.PRICED
+    assert decide(DesignProblem(objective="truthful", inputs=labels(7), epsilon=1.0), "general").route is Route.GENERAL
     priced = CASES[Route.PRICED][0]
     assert decide(priced).priceable and decide(priced, solver="CLARABEL").route is Route.GENERAL
     assert decide(priced).fallback is Route.GENERAL
@@ -86,7 +94,8 @@ def test_the_route_follows_the_problem_the_path_and_the_solver():
 
 
 def test_an_invariant_decision_keeps_the_prior_exactly():
-    decision = decide(DesignProblem(inputs=("a", "b", "c"), epsilon=1.0, prior=[0.3, 0.3, 0.4], invariant=True))
+    decision = decide(DesignProblem(objective="truthful",
+                                    inputs=("a", "b", "c"), epsilon=1.0, prior=[0.3, 0.3, 0.4], invariant=True))
     from fractions import Fraction
 
     assert decision.prior == (Fraction(3, 10), Fraction(3, 10), Fraction(2, 5))
@@ -95,7 +104,8 @@ def test_an_invariant_decision_keeps_the_prior_exactly():
 
 def test_the_size_check_reads_the_decision():
     frame = tuple(f"f{i}" for i in range(21))
-    wide = DesignProblem(inputs=frame[:3], frame=frame, epsilon=1.0)  # priced up to 20 answers, not 21
+    wide = DesignProblem(objective="truthful",
+                         inputs=frame[:3], frame=frame, epsilon=1.0)  # priced up to 20 answers, not 21
     assert decide(wide).route is Route.PRICED
     with pytest.raises(InvalidProblemError, match="2\\*\\*21 candidate sets"):
         check_size(decide(wide))
@@ -105,7 +115,7 @@ def test_the_size_check_reads_the_decision():
 
 def test_two_routes_of_one_problem_agree():
     """The size-class program and the full program are different LPs with one optimum (docs/theory.md 5.3)."""
-    problem = DesignProblem(inputs=labels(5), epsilon=0.8, semantics="wldp")
+    problem = DesignProblem(objective="truthful", inputs=labels(5), epsilon=0.8, semantics="wldp")
     general, symmetric = design(problem, path="general"), design(problem, path="symmetric")
     assert general.path.startswith("linear program") and symmetric.path == "symmetric size classes"
     assert general.objective_value == pytest.approx(symmetric.objective_value, rel=1e-9)
@@ -114,7 +124,7 @@ def test_two_routes_of_one_problem_agree():
 def test_an_invariant_binary_design_is_warners_and_goes_through_the_release_loop(monkeypatch):
     """At a uniform prior Warner's p = e^eps / (1 + e^eps) keeps the prior and is the truthful optimum (Ex 3.7).
     When the first table does not certify, the design is solved again inside the budget, as every design is."""
-    problem = DesignProblem(inputs=("yes", "no"), epsilon=1.0, invariant=True)
+    problem = DesignProblem(objective="truthful", inputs=("yes", "no"), epsilon=1.0, invariant=True)
     p = math.e / (1 + math.e)
     honest = design(problem)
     assert honest.objective_value == pytest.approx(p, rel=1e-9)

@@ -34,7 +34,7 @@ def test_statuses(solver):
 
 
 def test_an_iteration_limit_is_a_solver_error_not_infeasibility():
-    problem = DesignProblem(inputs=tuple("abcd"), epsilon=1.0, semantics="wldp")
+    problem = DesignProblem(objective="truthful", inputs=tuple("abcd"), epsilon=1.0, semantics="wldp")
     with pytest.raises(SolverError, match=r"CLARABEL .*'iteration limit'.*raise the iteration limit.*HIGHS"):
         design(problem, solver="CLARABEL", solver_options={"max_iter": 1})
     with pytest.raises(SolverError, match=r"HIGHS .*'iteration limit'"):
@@ -42,7 +42,7 @@ def test_an_iteration_limit_is_a_solver_error_not_infeasibility():
 
 
 def test_a_misspelled_highs_option_is_refused_with_the_close_names():
-    problem = DesignProblem(inputs=("yes", "no"), epsilon=1.0)
+    problem = DesignProblem(objective="truthful", inputs=("yes", "no"), epsilon=1.0)
     with pytest.raises(InvalidArgumentError, match=r"'simplex_iteraton_limit' is not a HiGHS option; did you mean "
                                                      r"'simplex_iteration_limit'"):
         design(problem, solver_options={"simplex_iteraton_limit": 10})
@@ -53,7 +53,7 @@ def test_a_misspelled_highs_option_is_refused_with_the_close_names():
 def test_sweep_rows_carry_the_solvers_status():
     from designer.optimal.sweep import design_point
 
-    row = design_point(DesignProblem(inputs=("yes", "no"), epsilon=1.0))
+    row = design_point(DesignProblem(objective="truthful", inputs=("yes", "no"), epsilon=1.0))
     assert row["status"] == "optimal"
 
 
@@ -80,9 +80,10 @@ def test_minimize_matches_scipy_linprog_on_random_programs():
 
 @pytest.mark.parametrize("solver", SOLVERS)
 @pytest.mark.parametrize("problem", [
-    DesignProblem(inputs=("yes", "no"), epsilon=1.0, dont_know=0.2),
-    DesignProblem(inputs=("yes", "no"), epsilon=0.7, semantics="wldp", dont_know=0.1),
-    DesignProblem(inputs=tuple("abc"), epsilon=1.0, semantics="both", prior=[0.5, 0.3, 0.2], lie_max=0.5),
+    DesignProblem(objective="truthful", inputs=("yes", "no"), epsilon=1.0, dont_know=0.2),
+    DesignProblem(objective="truthful", inputs=("yes", "no"), epsilon=0.7, semantics="wldp", dont_know=0.1),
+    DesignProblem(objective="truthful",
+                  inputs=tuple("abc"), epsilon=1.0, semantics="both", prior=[0.5, 0.3, 0.2], lie_max=0.5),
     DesignProblem(inputs=tuple("abcd"), epsilon=1.0, objective="chi2"),
 ], ids=["gwrr", "wldp-binary", "both-lie", "chi2-4"])
 def test_every_installed_solver_gives_the_same_certified_optimum(solver, problem):

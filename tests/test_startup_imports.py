@@ -25,11 +25,12 @@ from statistics import NormalDist
 import pytest
 
 from designer import Budget
+from designer._internal.keywords import read_budgets
 from designer._internal.numeric import chi2_sf, normal_cdf, normal_quantile, two_sided_z
 from designer._internal.validation import check_epsilon
 from designer.budget import check_budget
 from designer.cli import _one_line, build_parser, main
-from designer.cli._common import CommandError, epsilon_arg, parse_grid
+from designer.cli._common import epsilon_arg
 from designer.exceptions import DataError, DesignerError, InvalidArgumentError
 from designer.results import FitStatus, render
 
@@ -60,10 +61,20 @@ def _imported_after(argv: list[str], cwd: Path, watch: set[str]) -> tuple[int, l
     (["plan", "problems/warner.toml", "--prior", "yes=0.3,no=0.7", "--width", "0.02"], set()),
     (["export", Q2X3, "--to", "js", "--out", "{tmp}/q2x3.js"], set()),
     (["synthesize", "--prior", "yes=0.3,no=0.7", "--n", "50", "--seed", "1", "--out", "{tmp}/t.csv"], set()),
+    (["problems"], set()),
+    (["design", "gwrr-dont-know", "--eps", "1"], set()),
+    (["audit", "three-by-four"], set()),
+    (["estimate", "regress", "--mechanism", "gwrr"], set()),
+    (["randomize", "answers", "--mechanism", "q2x3", "--column", "answer", "--out", "{tmp}/r.csv", "--seed", "1",
+      "--simulation"], set()),
+    # regress reads its data with pandas (and so pyarrow); a plain formula's matrix is built without patsy
+    (["regress", "regress", "--mechanism", "gwrr", "--formula", "response ~ age + C(religious)", "--reference", "no"],
+     {"pandas", "pyarrow"}),
 ])
 def test_everyday_commands_import_no_heavy_library(argv, allowed, tmp_path):
-    """No cvxpy, matplotlib, statsmodels, scipy.stats (a z quantile is the standard library's), pandas or pyarrow
-    for a design of a bundled problem, an audit, a plan, an export or a small synthetic file."""
+    """No cvxpy, matplotlib, statsmodels, scipy.stats (a z quantile is the standard library's), pandas, pyarrow or
+    patsy for a design of a bundled problem, an audit, a plan, an export, the listing of the bundled problems, or an
+    estimate or a randomize of a small file (read with the csv module)."""
     argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
     rc, heavy = _imported_after(argv, ROOT, HEAVY)
     assert rc == 0
@@ -88,9 +99,8 @@ def test_estimate_of_a_small_file_reads_no_scipy_stats(tmp_path):
     assert rc == 0 and "scipy.stats" not in heavy
 
 
-@pytest.mark.xfail(strict=True, reason="estimation/survey_files.read_chunks still reads a CSV with pandas (H1's "
-                                       "file; the change is in H6's report): remove this mark once it does not")
 def test_estimate_of_a_small_file_reads_no_pandas(tmp_path):
+    """A CSV file under 10 MB is read with the csv module (designer/estimation/csv_chunks.py)."""
     answers = tmp_path / "answers.csv"
     answers.write_text("response\n" + "\n".join(["{yes}", "{no}", "\"{yes,no}\""] * 30) + "\n")
     rc, heavy = _imported_after(["estimate", str(answers), "--mechanism", Q2X3], ROOT, HEAVY)
@@ -225,7 +235,7 @@ def test_the_flag_the_grid_and_budget_accept_the_same_budgets(text):
     budget_ok = number is not None and _accepts(Budget, number)
     assert _accepts(epsilon_arg, text) is budget_ok
     if text.strip():
-        assert _accepts(lambda t: parse_grid(t), text) is budget_ok
+        assert _accepts(lambda t: read_budgets(t, "--eps"), text) is budget_ok
     if number is not None:
         assert _accepts(check_budget, number) is _accepts(check_epsilon, number) is budget_ok
         assert budget_ok is (math.isfinite(number) and number > 0)  # the rule itself, written out
@@ -254,8 +264,9 @@ def test_the_grid_flag_is_named_eps_in_compare_and_sweep(capsys):
         assert main([command, "problems/warner.toml", "--eps", "0,1"]) == 2
         assert capsys.readouterr().err.strip() == ("designer: error: --eps '0,1': every value must be a finite "
                                                    "number > 0, got 0.0")
-    with pytest.raises(CommandError, match=r"^--eps '1e999,1': every value must be a finite number > 0, got inf$"):
-        parse_grid("1e999,1")
+    with pytest.raises(InvalidArgumentError, match=r"^--eps '1e999,1': every value must be a finite number > 0, "
+                                                   r"got inf$"):
+        read_budgets("1e999,1", "--eps")
 
 
 # --- errors caught once ----------------------------------------------------------------------------------------

@@ -94,7 +94,8 @@ def test_each_stratums_design_keeps_its_prior_exactly_and_is_the_optimum_at_that
                     num = int(table.counts[x, y]) * int(table.denominators[x2])
                     den = int(table.counts[x2, y]) * int(table.denominators[x])
                     assert num == 0 or (den > 0 and Decimal(num) <= e * Decimal(den))
-        alone = design(DesignProblem(inputs=LABELS, prior=STRATA[name], epsilon=1.5, invariant=True))
+        alone = design(DesignProblem(objective="truthful",
+                                     inputs=LABELS, prior=STRATA[name], epsilon=1.5, invariant=True))
         assert result.objective_value == pytest.approx(alone.objective_value, abs=1e-7)
         assert result.solver_objective == pytest.approx(alone.solver_objective, abs=1e-9)
     with pytest.raises(InvalidProblemError, match="no strata"):
@@ -140,7 +141,7 @@ def test_a_stratified_release_keeps_each_stratums_distribution(tmp_path, capsys)
     manifest = json.loads((tmp_path / "release.csv.manifest.json").read_text())
     record = manifest["variables"][0]
     assert record["strata_column"] == "region" and record["epsilon"] == 1.5
-    assert {s["stratum"]: s["design_file"] for s in record["strata"]} == designs
+    assert {s["stratum"]: str(tmp_path / s["design_file"]) for s in record["strata"]} == designs  # beside it
     assert all(s["invariant_prior_from"] == "the problem's [strata] table" for s in record["strata"])
     # Each stratum has its own distribution: the regression on the stratum (the command the release prints)
     # gives each stratum's shares, which must be its prior (the released file's frequencies, by invariance).
@@ -188,7 +189,7 @@ def test_stratum_priors_from_the_file_are_noisy_counts_whose_budget_the_loss_inc
         assert "noise" in record["invariant_prior_from"]
         true_prior = {c: Fraction(n, len(mine)) for c, n in zip(LABELS, exact)}
         assert record["invariant_prior"] != {c: f"{f.numerator}/{f.denominator}" for c, f in true_prior.items()}
-        stratum_file = open_mechanism_file(record["design_file"])
+        stratum_file = open_mechanism_file(tmp_path / record["design_file"])  # relative to the manifest
         assert stratum_file.prior == tuple(expected[c] for c in LABELS)  # the design file keeps the noisy prior
         for c, f in true_prior.items():  # the file's own shares appear nowhere
             assert f"{f.numerator}/{f.denominator}" not in text or f == expected[c]
@@ -210,7 +211,7 @@ def test_a_prior_from_the_data_needs_a_budget_and_enough_rows(tmp_path, capsys):
                           "stratum 'north' (column 'region', from line 2) has 40 rows, fewer than --min-stratum 50"),
                          (["--invariant-prior", "data", "--prior-budget", "1", "--min-stratum", "81"],
                           "the file has 80 rows, fewer than --min-stratum 81"),
-                         (["--invariant-prior", "data", "--prior-budget", "0"], "must be a budget > 0")]:
+                         (["--invariant-prior", "data", "--prior-budget", "0"], "--prior-budget: must be > 0")]:
         assert main([*base, *extra]) == 2
         err = capsys.readouterr().err
         assert words in err and err.count("\n") == 1, err

@@ -236,7 +236,7 @@ def test_a_parquet_folder_through_a_parts_map_gives_the_files_numbers(field):
     from_file = estimate(field / "answers.csv", M / "q2x3.csv").to_dict()
     assert estimate(folder, M / "q2x3.csv", scheduler=parts_map).to_dict() == from_file
     assert calls == [2]
-    with pytest.raises(DesignerError, match="is one file: drop --scheduler"):
+    with pytest.raises(DesignerError, match=r"is one file: drop scheduler$"):
         estimate(field / "answers.csv", M / "q2x3.csv", scheduler=parts_map)
 
 
@@ -272,8 +272,8 @@ def test_bad_options_are_one_line(field):
         assert words in str(info.value) and "\n" not in str(info.value), keywords
     with pytest.raises(InvalidArgumentTypeError, match="mechanism must be"):
         estimate(answers, 3.5)
-    with pytest.raises(DesignerError, match="give --mechanism or --manifest"):
+    with pytest.raises(DesignerError, match=r"^give mechanism or manifest"):
         estimate(answers, q, manifest=field / "answers.csv.manifest.json")
-    with pytest.raises(DesignerError, match="give --mechanism FILE"):
+    with pytest.raises(DesignerError, match=r"^give mechanism=FILE"):
         estimate(answers)
     assert math.isclose(estimate(answers, q, method="em").estimate.sum(), 1.0)

@@ -12,8 +12,8 @@ import pytest
 from designer import DesignProblem, design
 from designer.cli import main
 from designer.exceptions import DesignerError
+from designer.guarantees.certified import CertifiedMechanism
 from designer.mechanism import Mechanism
-from designer.release.certified import CertifiedMechanism
 from designer.results import FitStatus, Result, render
 from designer.verbs.export_verb import Exported, export
 
@@ -106,14 +106,14 @@ def test_written_atomically_with_the_umask_and_never_replaced(scratch) -> None:
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    ({"to": "pdf"}, "--to must be one of"),
-    ({"lang": "xx"}, "--lang must be one of"),
-    ({"semantics": "both"}, "--semantics must be"),
-    ({"allocation": "half"}, "--allocation"),
-    ({"to": "js", "strings": {"draw": "x"}}, "--strings: the ES module"),
+    ({"to": "pdf"}, "to must be one of"),
+    ({"lang": "xx"}, "lang must be one of"),
+    ({"semantics": "both"}, "semantics must be"),
+    ({"allocation": "half"}, "allocation must"),
+    ({"to": "js", "strings": {"draw": "x"}}, "strings: the ES module"),
     ({"to": "html", "strings": {"nope": "x"}}, "unknown key 'nope'"),
-    ({"to": "js", "show_device": True}, "--show-device is for --to html"),
-    ({"device": "die"}, "--device designs a TOML problem"),
+    ({"to": "js", "show_device": True}, "show_device is for to=html"),
+    ({"device": "die"}, "device designs a TOML problem"),
     ({"out": "no/such/folder/q.js"}, "does not exist"),
 ])
 def test_bad_inputs_one_line(scratch, kwargs, match) -> None:
@@ -133,6 +133,6 @@ def test_bad_mechanisms_one_line(scratch) -> None:
 
 
 def test_a_problem_object_on_a_device() -> None:
-    problem = DesignProblem(inputs=("yes", "no"), epsilon=1.0)
+    problem = DesignProblem(objective="truthful", inputs=("yes", "no"), epsilon=1.0)
     result = export(problem, to="js", device="die")
     assert 6 % result.to_dict()["denominator"] == 0  # drawn with the die's sixths (reduced where they allow)

@@ -102,7 +102,7 @@ def test_a_questionnaire_object_is_planned_as_its_file(capsys):
     survey = parse_survey(tomllib.loads(Path(SURVEY).read_text()), source=SURVEY)
     a, b = plan(survey, width=0.05).to_dict(), json.loads(_cli(capsys, SURVEY, "--width", "0.05"))
     assert a.pop("source") != b.pop("source") and json.loads(json.dumps(a)) == b
-    with pytest.raises(DesignerError, match="--prior has no effect"):
+    with pytest.raises(DesignerError, match=r"^prior has no effect"):
         plan(survey, prior=[0.5, 0.5], width=0.05)
 
 
@@ -169,34 +169,34 @@ def test_figures_are_written_as_the_command_writes_them(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("kwargs, words", [
-    ({"width": 0.7}, "--width"), ({"width": "x"}, "--width"), ({}, "say what to plan"),
-    ({"width": 0.02, "seed": 1}, "--seed"), ({"width": 0.02, "prior": [0.5]}, "--prior"),
-    ({"width": 0.02, "prior": "yes=0.5,no=0.6"}, "--prior"), ({"width": 0.02, "alternative": "less"}, "--alternative"),
-    ({"width": 0.02, "split": "a=1"}, "--split"), ({"width": 0.02, "n": 0}, "--n"),
-    ({"width": 0.02, "level": 1.5}, "--level"), ({"detect": 0.1, "groups": 3}, "--groups"),
-    ({"width": 0.02, "semantics": "wldp"}, "--semantics"), ({"detect": 0.1, "curve_detect": "0.2"}, "--curve"),
+    ({"width": 0.7}, "width must"), ({"width": "x"}, "width 'x'"), ({}, "say what to plan"),
+    ({"width": 0.02, "seed": 1}, "seed seeds"), ({"width": 0.02, "prior": [0.5]}, "prior "),
+    ({"width": 0.02, "prior": "yes=0.5,no=0.6"}, "prior "), ({"width": 0.02, "alternative": "less"}, "alternative has"),
+    ({"width": 0.02, "split": "a=1"}, "split "), ({"width": 0.02, "n": 0}, "n must"),
+    ({"width": 0.02, "level": 1.5}, "level must"), ({"detect": 0.1, "groups": 3}, "groups must"),
+    ({"width": 0.02, "semantics": "wldp"}, "semantics"), ({"detect": 0.1, "curve_detect": "0.2"}, "curve"),
 ])
 def test_bad_keywords_raise_one_line(kwargs, words):
     with pytest.raises(DesignerError) as info:
         plan(WARNER, **kwargs)
-    assert words in str(info.value) and "\n" not in str(info.value)
+    assert words in str(info.value) and "\n" not in str(info.value) and "--" not in str(info.value)
 
 
 @pytest.mark.parametrize("source, kwargs, words", [
     (3, {"width": 0.02}, "source must be"), ("nope.toml", {"width": 0.02}, "nope.toml"),
-    (None, {"width": 0.02}, "give a SOURCE"), (SURVEY, {"epsilon": 1.0, "width": 0.05}, "--epsilon"),
-    (GWRR_CSV, {"grid": "1:2:3", "width": 0.02}, "--grid"),
+    (None, {"width": 0.02}, "give a source"), (SURVEY, {"epsilon": 1.0, "width": 0.05}, "epsilon has"),
+    (GWRR_CSV, {"grid": "1:2:3", "width": 0.02}, "grid"),
 ])
 def test_bad_sources_raise_one_line(source, kwargs, words):
     with pytest.raises(DesignerError) as info:
         plan(source, **kwargs)
-    assert words in str(info.value) and "\n" not in str(info.value)
+    assert words in str(info.value) and "\n" not in str(info.value) and "--" not in str(info.value)
 
 
 def test_bad_group_plans_raise_one_line():
-    for kwargs, words in [({"width": 0.03}, "not both"), ({"grid": "1:2:3", "width": 0.03}, "--grid"),
-                          ({"noncompliance": "carriers:no", "width": 0.03}, "--unknown-share"),
-                          ({}, "say what to plan"), ({"split": "a=x", "width": 0.03}, "--split")]:
+    for kwargs, words in [({"width": 0.03}, "not both"), ({"grid": "1:2:3", "width": 0.03}, "grid"),
+                          ({"noncompliance": "carriers:no", "width": 0.03}, "unknown_share=S"),
+                          ({}, "say what to plan"), ({"split": "a=x", "width": 0.03}, "split ")]:
         source = WARNER if words == "not both" else None
         with pytest.raises(DesignerError, match=words):
             plan(source, mechanism={"a": W80, "b": W65}, **kwargs)

@@ -198,8 +198,8 @@ def test_wldp_without_a_member_is_the_range_over_members(scratch, capsys):
     member = regress("response ~ age", "precise.csv", M + "gwrr.csv", semantics="wldp", allocation="uniform")
     assert isinstance(member, RegressionResult)
     np.testing.assert_array_equal(ranges.ranges["estimate[uniform]"], member.coefficients["estimate"])
-    for refused, flag in ((dict(penalty="firth"), "--penalty"), (dict(weights="age"), "--weights"),
-                          (dict(method="em"), "--method em"), (dict(noncompliance="carriers:no"), "non-compliance")):
+    for refused, flag in ((dict(penalty="firth"), "^penalty"), (dict(weights="age"), "^weights"),
+                          (dict(method="em"), "^method=em"), (dict(noncompliance="carriers:no"), "non-compliance")):
         with pytest.raises(DesignerError, match=flag):  # a flag of one fit is refused, never ignored
             regress("response ~ age", "precise.csv", M + "gwrr.csv", semantics="wldp", **refused)
     widest, one = ranges.conf_int(), member.conf_int()  # the widest interval holds the member's (NaN: a member ran off)
@@ -217,13 +217,13 @@ def test_wldp_without_a_member_is_the_range_over_members(scratch, capsys):
     (lambda: regress("age", "examples/regress.csv", M + "gwrr.csv"), DesignerError, "must read 'response ~ x1"),
     (lambda: regress("nosuch ~ age", "examples/regress.csv", M + "gwrr.csv"), RegressionError, "nosuch"),
     (lambda: regress("response ~ age", "missing.csv", M + "gwrr.csv"), DataError, "missing.csv: no such file"),
-    (lambda: regress("response ~ age", "examples/regress.csv", None), DesignerError, "give --mechanism"),
+    (lambda: regress("response ~ age", "examples/regress.csv", None), DesignerError, "give mechanism=FILE"),
     (lambda: regress("response ~ age", "examples/regress.csv", 3), DesignerError, "mechanism must be"),
     (lambda: regress("response ~ age", [1, 2], M + "gwrr.csv"), DesignerError, "DataFrame"),
     (lambda: regress("response ~ age", pd.DataFrame({"age": [1]}), M + "gwrr.csv"), RegressionError, "response"),
     (lambda: regress("response ~ age", "examples/regress.csv", M + "gwrr.csv", level=2), DesignerError, "level"),
     (lambda: regress("response ~ age", "examples/regress.csv", M + "gwrr.csv", chunk_rows=0), DesignerError,
-     "--chunk-rows must be a whole number"),
+     "chunk_rows must be a whole number"),
     (lambda: regress("response ~ age", pd.DataFrame({"response": ["{yes}"], "age": [1]}), M + "gwrr.csv",
                      chunk_rows=1000), DesignerError, "DataFrame"),
 ])

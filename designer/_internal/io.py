@@ -13,6 +13,17 @@ from typing import BinaryIO
 MAX_TEXT_BYTES = 64 * 2**20
 
 
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """The SHA-256 of a file's bytes (hexadecimal), read in blocks of 1 MiB."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 @contextlib.contextmanager
 def opening_errors(path: str | os.PathLike[str], error: type[Exception]) -> Iterator[None]:
     """Turn a failure to open or read ``path`` into one ``error`` line naming the file."""
@@ -60,13 +71,73 @@ def _umask() -> int:
     return mask
 
 
+def _anonymous(folder: Path) -> int | None:
+    """An unnamed file in ``folder`` (Linux's ``O_TMPFILE``), given the permissions the umask allows: it vanishes
+    when its last descriptor closes, even when the process is killed. ``None`` where the system or the file system
+    has no such files."""
+    flag = getattr(os, "O_TMPFILE", None)
+    if flag is None or not os.path.isdir("/proc/self/fd"):
+        return None
+    try:
+        return os.open(folder, flag | os.O_WRONLY | os.O_CLOEXEC, 0o666)  # the mode is masked by the umask
+    except OSError:  # EOPNOTSUPP, EISDIR or EINVAL: a file system without unnamed files
+        return None
+
+
+def _name(fd: int, path: Path) -> None:
+    """Give the unnamed file ``fd`` the name ``path`` (``linkat`` following ``/proc/self/fd/N``; a directory
+    descriptor is passed so that Python calls ``linkat``, not ``link``, which would link the symbolic link)."""
+    root = os.open("/", os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        os.link(f"/proc/self/fd/{fd}", path, src_dir_fd=root, follow_symlinks=True)
+    finally:
+        os.close(root)
+
+
+#: A named temporary file left by a writer killed on a file system without unnamed files is removed by the next
+#: writer to the same name once it is this old (seconds) and no process holds its lock.
+STALE_SECONDS = 10.0
+
+
+def _remove_stale(folder: Path, name: str) -> None:
+    """Remove the temporary files ``.NAME.*.tmp`` of writers that died (each live writer holds an advisory lock on
+    its own)."""
+    import fcntl
+    import time
+
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        if not (entry.name.startswith(f".{name}.") and entry.name.endswith(".tmp")):
+            continue
+        try:
+            if time.time() - entry.stat(follow_symlinks=False).st_mtime < STALE_SECONDS:
+                continue
+            fd = os.open(entry.path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            pass  # a live writer holds it
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
+        finally:
+            os.close(fd)
+
+
 @contextlib.contextmanager
 def atomic_writer(path: str | os.PathLike[str], *, overwrite: bool = True) -> Iterator[BinaryIO]:
     """A binary file that becomes ``path`` only when the ``with`` block ends without an exception.
 
-    It is written as a temporary file in the same folder, synced, given the permissions the umask allows
-    (``0644`` under umask ``022``) and renamed into place, so a reader never sees a half-written file and an
-    interrupted write (exception, Ctrl-C, SIGTERM through the CLI) leaves nothing behind.
+    It is written as an unnamed file in the same folder (Linux's ``O_TMPFILE``; elsewhere a hidden temporary file
+    ``.NAME.XXXX.tmp``), synced, given the permissions the umask allows (``0644`` under umask ``022``) and linked or
+    renamed into place, so a reader never sees a half-written file and an interrupted write (exception, Ctrl-C,
+    SIGTERM through the CLI) leaves nothing behind. Killed outright (SIGKILL), an unnamed file leaves nothing
+    either; a named one is removed by the next write to the same name.
 
     Raises
     ------
@@ -79,8 +150,38 @@ def atomic_writer(path: str | os.PathLike[str], *, overwrite: bool = True) -> It
     if not overwrite and p.exists():
         raise FileExistsError(taken)
     folder = p.parent if str(p.parent) else Path(".")
+    fd = _anonymous(folder)
+    if fd is not None:
+        try:
+            with os.fdopen(fd, "wb", closefd=False) as fh:
+                yield fh
+                fh.flush()
+                os.fsync(fh.fileno())
+            if not overwrite:
+                try:
+                    _name(fd, p)
+                except FileExistsError:
+                    raise FileExistsError(taken) from None
+            else:
+                import secrets
+
+                named = folder / f".{p.name}.{secrets.token_hex(6)}.tmp"
+                _name(fd, named)
+                try:
+                    os.replace(named, p)
+                except BaseException:
+                    with contextlib.suppress(OSError):
+                        os.unlink(named)
+                    raise
+        finally:
+            os.close(fd)
+        return
+    _remove_stale(folder, p.name)
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=folder)
     try:
+        import fcntl
+
+        fcntl.flock(fd, fcntl.LOCK_EX)  # held while this writer lives: the sign that the file is not stale
         os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as fh:
             yield fh

@@ -17,6 +17,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
+from .._internal.keywords import flag_names
 from ..exceptions import CertificationError, DataError, DesignerError, DesignWarning, SolverError
 from ._common import show_progress
 
@@ -58,46 +59,49 @@ def _verb(module: str, verb: str, configure: str | None = None) -> tuple[_Lazy, 
 
 
 COMMANDS: list[tuple[str, str, str, Callable[[argparse.ArgumentParser], None], Callable[..., str]]] = [
+    ("problems", "the design problems, mechanisms and data that come with designer, and a copy to start from",
+     "designer problems copy gwrr-dont-know my-question.toml", *_verb("problems_command", "problems")),
     ("audit", "privacy losses (Shafer, bel, pl, Walley) of a mechanism file",
-     "designer audit examples/mechanisms/q2x3.csv --format json", *_verb("mechanism_commands", "audit")),
+     "designer audit q2x3 --format json", *_verb("mechanism_commands", "audit")),
     ("design", "optimal certified mechanism for a design problem",
-     "designer design problems/gwrr-dont-know.toml --epsilon 2 --out gwrr-2.csv", *_verb("design_commands", "design")),
+     "designer design gwrr-dont-know --epsilon 2 --out gwrr-2.csv", *_verb("design_commands", "design")),
     ("compare", "designed mechanisms next to the closed forms over a grid of epsilons",
-     "designer compare problems/gwrr-dont-know.toml --eps 0.1:5:50", *_verb("design_commands", "compare")),
+     "designer compare gwrr-dont-know --eps 0.1:5:50", *_verb("design_commands", "compare")),
     ("tradeoff", "type I / type II trade-off curve of a test between two inputs, with its bound",
-     "designer tradeoff examples/mechanisms/q2x3.csv --null yes --alt no --kind shafer_lower --plot tradeoff.png",
+     "designer tradeoff q2x3 --null yes --alt no --kind shafer_lower --plot tradeoff.png",
      *_verb("mechanism_commands", "tradeoff")),
     ("credal", "bel / pl of every event, and lower / upper expectations of a gamble",
-     "designer credal examples/mechanisms/q2x3.csv --gamble yes=1,no=0", *_verb("mechanism_commands", "credal")),
+     "designer credal q2x3 --gamble yes=1,no=0", *_verb("mechanism_commands", "credal")),
     ("synthesize", "synthetic true answers from a prior, to try randomize and estimate before the field",
-     "designer synthesize problems/gwrr-dont-know.toml --n 10000 --prior yes=0.3,no=0.7 --seed 1 --out truth.csv",
+     "designer synthesize gwrr-dont-know --n 10000 --prior yes=0.3,no=0.7 --seed 1 --out truth.csv",
      *_verb("survey_commands", "synthesize")),
     ("randomize", "randomize true survey answers with a mechanism (the true answers are not written)",
-     "designer randomize examples/answers.csv --mechanism examples/mechanisms/q2x3.csv --column answer "
-     "--out responses.csv --keep id,region", *_verb("randomize_command", "randomize")),
+     "designer randomize answers --mechanism q2x3 --column answer --out responses.csv --keep id,region",
+     *_verb("randomize_command", "randomize")),
     ("export", "a certified randomizer for the respondent's screen: an ES module drawing exactly from the table",
-     "designer export examples/mechanisms/q2x3.csv --to js --out q2x3.js", *_verb("export_command", "export")),
+     "designer export q2x3 --to js --out q2x3.js", *_verb("export_command", "export")),
     ("estimate", "estimate the answer distribution from randomized responses",
-     "designer estimate responses.csv --mechanism examples/mechanisms/q2x3.csv --format json",
+     "designer estimate regress --mechanism gwrr --format json",
      *_verb("estimate_command", "estimate")),
     ("simulate", "Monte Carlo of the estimator: bias and variance next to 1/(n I)",
-     "designer simulate examples/mechanisms/q2x3.csv --n 1000 --reps 2000 --prior yes=0.3,no=0.7 --seed 1",
+     "designer simulate q2x3 --n 1000 --reps 2000 --prior yes=0.3,no=0.7 --seed 1",
      *_verb("survey_commands", "simulate")),
     ("sweep", "a grid of designs over epsilon (and don't-know mass), in parallel, with a plot",
-     "designer sweep problems/gwrr-dont-know.toml --eps 0.1:5:50 --dont-know 0:0.5:6 --jobs 2 "
+     "designer sweep gwrr-dont-know --eps 0.1:5:50 --dont-know 0:0.5:6 --jobs 2 "
      "--out sweep.csv --plot sweep.png", *_verb("design_commands", "sweep")),
     ("plan", "plan a survey: sample size, smallest budget, power, a questionnaire's budget split, HTML report",
-     "designer plan problems/warner.toml --prior yes=0.3,no=0.7 --width 0.02", *_verb("plan_commands", "plan")),
+     "designer plan warner --prior yes=0.3,no=0.7 --width 0.02", *_verb("plan_commands", "plan")),
     ("regress", "logistic regression of the true answer on covariates, from randomized answers",
-     "designer regress examples/regress.csv --mechanism examples/mechanisms/gwrr.csv "
-     "--formula 'response ~ age + religious' --reference no", *_verb("regress_command", "regress")),
+     "designer regress regress --mechanism gwrr --formula 'response ~ age + religious' --reference no",
+     *_verb("regress_command", "regress")),
 ]
 
 
 def _configure_studio(p: argparse.ArgumentParser) -> None:
     from ._common import int_arg
 
-    p.add_argument("file", nargs="?", help="a problem (TOML) or mechanism file (JSON, CSV) to start from")
+    p.add_argument("file", nargs="?", help="a problem (TOML) or mechanism file (JSON, CSV) to start from, or the bare "
+                                          "name of one that comes with designer")
     p.add_argument("--port", type=int_arg(0, 65535), default=8000,
                    help="local port (default 8000; 0 picks a free one); the studio listens on 127.0.0.1 only")
     p.add_argument("--no-browser", action="store_true", help="do not open a browser (print the address)")
@@ -111,22 +115,31 @@ def cmd_studio(args: argparse.Namespace) -> str:
         import shiny  # noqa: F401
         import uvicorn  # noqa: F401
     except ImportError:
-        raise CommandError("the studio needs Shiny for Python: pip install shiny") from None
+        raise CommandError("the studio needs its extra: pip install 'designer-ldp[studio]'") from None
     from ..studio import serve
 
-    serve(args.file, parser=build_parser, port=args.port, open_browser=not args.no_browser)
+    if args.file:  # a file that exists, else designer's own problem or mechanism of that name
+        from .._internal.bundled import resolve
+
+        args.file = os.fspath(resolve(args.file, ("problem", "mechanism"), error=CommandError))
+    serve(args.file, port=args.port, open_browser=not args.no_browser)
     return ""
 
 
 #: The studio serves until stopped, so it stays out of COMMANDS, whose examples run to completion (a test runs them).
 STUDIO = ("studio", "the whole design in a local web app (question, budget, survey, field, answers)",
-          "designer studio problems/gwrr-dont-know.toml", _configure_studio, cmd_studio)
+          "designer studio gwrr-dont-know", _configure_studio, cmd_studio)
+
+
+#: Said under every command's description: where a file is taken, a bare name is designer's own file of that name.
+BARE_NAMES = ("A problem, mechanism or data file is a path, or the bare name of one that comes with designer\n"
+              "(gwrr-dont-know, three-by-four, regress: 'designer problems --kind all' lists them).")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser of every command, or with ``only`` (a command's name) the options of that command alone: the
     others are listed (``designer --help`` reads the same) but their modules are not imported."""
-    from .. import __version__
+    from .._version import DOCS_URL, __version__
 
     width = max(len(c[0]) for c in COMMANDS) + 2  # the longest name and two spaces: no name runs into its text
     lines = [f"  {name:<{width}}{summary}\n  {'':<{width}}e.g. {example}"
@@ -135,14 +148,15 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         prog="designer",
         description="Design and audit local-differential-privacy mechanisms with set-valued answers.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="commands:\n" + "\n".join(lines) + "\n\nRun 'designer COMMAND --help' for the options of one command.",
+        epilog="commands:\n" + "\n".join(lines) + "\n\nRun 'designer COMMAND --help' for the options of one command; "
+               f"'designer problems' lists the problems that come with designer.\nDocumentation: {DOCS_URL}",
     )
     parser.add_argument("--version", action="version", version=f"designer {__version__}")
     parser.add_argument("--debug", action="store_true",
                         help="on an internal error, print the traceback (give it before the command)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, summary, example, configure, func in [*COMMANDS, STUDIO]:
-        p = sub.add_parser(name, description=f"{summary}.\n\nexample: {example}",
+        p = sub.add_parser(name, description=f"{summary}.\n\nexample: {example}\n\n{BARE_NAMES}",
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         if only is None or name == only:
             configure(p)
@@ -221,7 +235,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     try:
-        text = args.func(args)
+        with flag_names(args.command != "studio"):  # errors name the command's flags, not the front doors' keywords
+            text = args.func(args)
     except (CertificationError, SolverError) as exc:  # the work failed, not the input: exit status 1
         print(f"designer: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 1

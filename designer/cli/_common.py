@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .._internal.keywords import check_output, read_named, read_names, read_number
 from ..exceptions import CommandError
 
 __all__ = [
@@ -21,10 +21,6 @@ __all__ = [
     "epsilon_arg",
     "int_arg",
     "level_arg",
-    "parse_grid",
-    "parse_number",
-    "parse_prior",
-    "parse_values",
     "probability_arg",
     "show_progress",
     "with_status",
@@ -54,26 +50,10 @@ def show_progress(args: argparse.Namespace) -> bool:
     return not getattr(args, "quiet", False) and sys.stderr.isatty()
 
 
-def parse_number(text: str) -> float:
-    """A number as a person writes it: ``0.25``, ``1e-3`` or a fraction ``7/36`` (read exactly, then rounded
-    once to the nearest float). Raises ``ValueError`` otherwise."""
-    text = text.strip()
-    if "/" in text:
-        from fractions import Fraction
-
-        num, _, den = text.partition("/")
-        try:
-            value = Fraction(num.strip()) / Fraction(den.strip())
-        except (ValueError, ZeroDivisionError):
-            raise ValueError(text) from None
-        return float(value)
-    return float(text)
-
-
 def _number_within(text: str, inside: Callable[[float], bool], rule: str) -> float:
     """``text`` as a number (decimal or fraction) for argparse, refused unless ``inside`` it, naming ``rule``."""
     try:
-        value = parse_number(text)
+        value = read_number(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number (write 0.25 or a fraction such as 7/36)") from None
     if not inside(value):
@@ -84,45 +64,6 @@ def _number_within(text: str, inside: Callable[[float], bool], rule: str) -> flo
 def probability_arg(text: str) -> float:
     """argparse ``type=`` of a probability in [0, 1]: a decimal or a fraction (``7/36``)."""
     return _number_within(text, lambda v: 0.0 <= v <= 1.0, "must be a probability in [0, 1]")
-
-
-#: Most values one grid option may hold (a sweep designs their product).
-MAX_GRID = 10_000
-
-
-def parse_values(text: str, what: str, *, low: float, high: float, low_open: bool, high_open: bool
-                 ) -> list[float]:
-    """``start:stop:count`` (inclusive, evenly spaced) or a comma list ``0.5,1,2``, each in a range."""
-    values = _grid_values(text, what)
-    lo, hi = ("(" if low_open else "["), (")" if high_open else "]")
-    for v in values:
-        if (not math.isfinite(v) or v < low or v > high or (low_open and v == low) or (high_open and v == high)):
-            raise CommandError(f"{what} {text!r}: every value must be in {lo}{low:g}, {high:g}{hi}, got {v!r}")
-    return values
-
-
-def _grid_values(text: str, what: str) -> list[float]:
-    """The numbers of ``start:stop:count`` or ``0.5,1,2`` (at least one, at most :data:`MAX_GRID`), unchecked."""
-    try:
-        if ":" in text:
-            parts = text.split(":")
-            if len(parts) != 3:
-                raise ValueError
-            start, stop, count = parse_number(parts[0]), parse_number(parts[1]), int(parts[2])
-            if count > MAX_GRID:
-                raise CommandError(f"{what} {text!r}: {count} values is more than {MAX_GRID}; use a coarser grid")
-            if count < 1 or (count == 1 and start != stop):
-                raise ValueError
-            values = [start + (stop - start) * i / (count - 1) for i in range(count)] if count > 1 else [start]
-        else:
-            values = [parse_number(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise CommandError(f"{what} {text!r}: write start:stop:count (e.g. 0.1:5:50) or a list 0.5,1,2") from None
-    if not values:
-        raise CommandError(f"{what} {text!r}: no values; write start:stop:count or a list 0.5,1,2")
-    return values
-
-
 
 
 def write_mechanism(mech: Any, path: str, problem: Any, certificate: Any, overwrite: bool, table: Any = None) -> str:
@@ -184,93 +125,9 @@ def add_prior_override(p: argparse.ArgumentParser) -> None:
 
 def check_out(path: str, inputs: Sequence[str], force: bool,
               advice: str = "choose another name or pass --force") -> None:
-    """Refuse, before any work, an output that is an input, exists (without ``--force``), or has no folder."""
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise CommandError(f"{path}: the folder {os.path.dirname(path) or '.'} does not exist; create it first")
-    if not os.access(folder, os.W_OK):
-        raise CommandError(f"{path}: the folder {os.path.dirname(path) or '.'} is not writable")
-    out = os.path.realpath(path)
-    if any(out == os.path.realpath(p) for p in inputs):
-        raise CommandError(f"{path}: is an input of this command; input files are never overwritten")
-    if os.path.exists(out) and not force:
-        raise CommandError(f"{path}: already exists; {advice}")
-
-
-def parse_allocation(text: str) -> str | float:
-    """``--allocation``: ``uniform`` or lambda in [0, 1] (checked by :mod:`designer.estimation.sampling`)."""
-    if text == "uniform":
-        return text
-    try:
-        return float(text)
-    except ValueError:
-        raise CommandError(f"--allocation must be 'uniform' or a number in [0, 1], got {text!r}") from None
-
-
-def parse_grid(text: str, what: str = "--eps") -> list[float]:
-    """Budgets: ``start:stop:count`` (inclusive, evenly spaced) or a comma list ``0.5,1,2``, each accepted by the
-    one budget rule (:func:`designer.budget.check_budget`); ``what`` names the flag (compare's and sweep's grid is
-    ``--eps``)."""
-    from ..budget import BUDGET_RULE, check_budget
-    from ..exceptions import InvalidArgumentError
-
-    values = _grid_values(text, what)
-    for v in values:
-        try:
-            check_budget(v)
-        except InvalidArgumentError:
-            raise CommandError(f"{what} {text!r}: every value must be {BUDGET_RULE}, got {v!r}") from None
-    return values
-
-
-def parse_prior(text: str | None, inputs: Sequence[str], default: Sequence[float] | None = None) -> list[float]:
-    """``0.3,0.7`` (in input order), ``yes=0.3,no=0.7`` or fractions (``1/3,2/3``); default: ``default``, else
-    uniform. Label pairs may name only some inputs (``never=0.05``): the others share the rest in proportion to
-    ``default`` (evenly without one)."""
-    k = len(inputs)
-    base = [1.0 / k] * k if default is None else [float(v) for v in default]
-    if text is None:
-        return base
-    parts = [t.strip() for t in text.split(",") if t.strip()]
-    try:
-        if parts and all("=" in t for t in parts):
-            given = {a.strip(): parse_number(b) for a, b in (t.split("=", 1) for t in parts)}
-            unknown = sorted(set(given) - set(inputs))
-            if unknown:
-                raise CommandError(f"--prior {text!r}: unknown inputs {unknown}; the inputs are {list(inputs)}")
-            values = _fill_prior(text, inputs, given, base)
-        else:
-            values = [parse_number(t) for t in parts]
-    except ValueError:
-        raise CommandError(f"--prior {text!r}: write {k} numbers (e.g. 0.3,0.7 or 1/3,2/3) or label=value "
-                           "pairs") from None
-    if len(values) != k:
-        raise CommandError(f"--prior {text!r}: {len(values)} values for {k} inputs {list(inputs)}")
-    from .._internal.validation import check_prior
-
-    try:
-        check_prior(values, k, "--prior")  # the package's one simplex check
-    except (TypeError, ValueError):
-        raise CommandError(f"--prior {text!r}: the shares must be non-negative and sum to 1") from None
-    return values
-
-
-def _fill_prior(text: str, inputs: Sequence[str], given: dict[str, float], base: list[float]) -> list[float]:
-    """The inputs ``given`` leaves out share ``1 - sum(given)`` in proportion to ``base``."""
-    rest = [i for i, x in enumerate(inputs) if x not in given]
-    left = 1.0 - sum(given.values())
-    values = [given.get(x, 0.0) for x in inputs]
-    if not rest:
-        return values
-    if left < -1e-12 or any(v < 0 for v in given.values()):
-        raise CommandError(f"--prior {text!r}: the named shares exceed 1 or are negative")
-    weights = [base[i] for i in rest]
-    total = sum(weights)
-    for i, w in zip(rest, weights):
-        values[i] = max(left, 0.0) * (w / total if total > 0 else 1.0 / len(rest))
-    return values
-
-
+    """Refuse, before any work, an output that is an input, exists (without ``--force``), or has no folder
+    (:func:`designer._internal.keywords.check_output`)."""
+    check_output(path, inputs, force, advice)
 
 
 def add_format(p: argparse.ArgumentParser) -> None:
@@ -294,7 +151,7 @@ def epsilon_arg(text: str) -> float:
     from ..exceptions import InvalidArgumentError
 
     try:
-        value = parse_number(text)
+        value = read_number(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number (write 0.25 or a fraction such as 7/36)") from None
     try:
@@ -373,10 +230,10 @@ def add_group_arguments(p: argparse.ArgumentParser) -> None:
 
 def names_arg(text: str) -> list[str]:
     """``--share-groups``: comma-separated names, none empty."""
-    names = [t.strip() for t in str(text).split(",")]
-    if not names or any(not t for t in names):
-        raise argparse.ArgumentTypeError(f"expected comma-separated group names, got {text!r}")
-    return names
+    try:
+        return read_names(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated group names, got {text!r}") from None
 
 
 
@@ -385,15 +242,5 @@ def names_arg(text: str) -> list[str]:
 
 def mechanism_files(items: list[str]) -> dict[str, str]:
     """``--mechanism`` values as ``{group name: file}``: one bare FILE is the group ``""``; several need NAME=FILE."""
-    files: dict[str, str] = {}
-    for item in items:
-        name, sep, path = item.partition("=")
-        if not sep:
-            if len(items) > 1:
-                raise CommandError(f"--mechanism {item!r}: with several mechanisms write NAME=FILE, NAME the value "
-                                   "of the --group column for the respondents who used FILE")
-            name, path = "", item
-        if name.strip() in files:
-            raise CommandError(f"--mechanism: group {name.strip()!r} is given twice")
-        files[name.strip()] = path.strip()
-    return files
+    return read_named(items, "--mechanism", "with several mechanisms write NAME=FILE, NAME the value of the --group "
+                                            "column for the respondents who used FILE")

@@ -7,6 +7,7 @@ import os
 import sys
 from typing import Any
 
+from .._internal.keywords import read_budgets, read_values
 from .._internal.render import fmt, render_table
 from ..vocabulary import Objective
 from ._common import (
@@ -15,8 +16,6 @@ from ._common import (
     add_prior_override,
     check_out,
     epsilon_arg,
-    parse_grid,
-    parse_values,
     probability_arg,
     show_progress,
     write_mechanism,
@@ -61,7 +60,7 @@ def cmd_compare(args: argparse.Namespace) -> str:
     from ..optimal.compare import compare
     from ..results import render
 
-    return render(compare(_problem(args), parse_grid(args.eps)), args.format)
+    return render(compare(_problem(args), read_budgets(args.eps, "--eps")), args.format)
 
 
 def cmd_sweep(args: argparse.Namespace) -> str:
@@ -78,10 +77,10 @@ def cmd_sweep(args: argparse.Namespace) -> str:
     if args.jobs == 0 or args.jobs < -1:
         raise CommandError(f"--jobs must be a positive number of processes or -1 (all cores), got {args.jobs}")
     problem = _problem(args)
-    epsilons = parse_grid(args.eps_grid, "--eps")
+    epsilons = read_budgets(args.eps_grid, "--eps")
     masses = None
     if args.dont_know is not None:
-        masses = parse_values(args.dont_know, "--dont-know", low=0.0, high=1.0, low_open=False, high_open=True)
+        masses = read_values(args.dont_know, "--dont-know", low=0.0, high=1.0, low_open=False, high_open=True)
     result = sweep_result(problem, epsilons, masses, jobs=args.jobs, scheduler=args.scheduler,
                           progress=show_progress(args))
     if args.out:

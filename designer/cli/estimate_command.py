@@ -25,7 +25,7 @@ def cmd_estimate(args: argparse.Namespace) -> str:
     if args.manifest:  # the channel the release was drawn from (docs/theory.md section 7.6)
         from .manifest_input import manifest_mechanism
 
-        args.mechanism = [manifest_mechanism(args.manifest, args.column, args.mechanism)]
+        args.mechanism = [manifest_mechanism(args.manifest, args.column, args.mechanism, args.responses)]
     if not args.mechanism:
         raise CommandError("give --mechanism FILE (the design the answers were drawn with) or --manifest "
                            "FILE (randomize's release manifest)")

@@ -7,23 +7,33 @@ import argparse
 import sys
 
 from ..release.randomize_priors import DEFAULT_MIN_STRATUM, exact_budget_arg
-from ..release.randomize_run import SEED_WARNING
-from ._common import add_format, int_arg, seed_arg
+from ._common import CommandError, add_format, int_arg, seed_arg
+
+
+def _once(values: list[str] | None, flag: str) -> str | None:
+    """A flag that names one variable's design or column, refused when repeated (several variables are given with
+    --variable COLUMN=MECHANISM, each pair on one flag)."""
+    if not values:
+        return None
+    if len(values) > 1:
+        raise CommandError(f"{flag} is given {len(values)} times: it names one variable; randomize several with "
+                           "--variable COLUMN=MECHANISM (repeatable, each column with its design)")
+    return values[0]
 
 
 def cmd_randomize(args: argparse.Namespace) -> str:
     from ..results import render
     from ..verbs.randomize_verb import randomize
 
-    result = randomize(args.answers, args.mechanism, out=args.out, column=args.column, variable=args.variable,
+    mechanism, column = _once(args.mechanism, "--mechanism"), _once(args.column, "--column")
+    result = randomize(args.answers, mechanism, out=args.out, column=column, variable=args.variable,
                        keep=args.keep, invariant_prior=args.invariant_prior, prior_budget=args.prior_budget,
                        min_stratum=args.min_stratum, repair=args.repair, strata=args.strata, designs=args.designs,
                        budget=args.budget, manifest=args.manifest, seed=args.seed, simulation=args.simulation,
-                       scheduler=args.scheduler, semantics=args.semantics, allocation=args.allocation)
+                       scheduler=args.scheduler, semantics=args.semantics, allocation=args.allocation,
+                       keep_order=args.keep_order)
     for line in result.warnings:
         print(f"designer: warning: {line}", file=sys.stderr)
-    if args.seed is not None:
-        print(f"designer: warning: {SEED_WARNING}", file=sys.stderr)
     return render(result, args.format)
 
 
@@ -31,8 +41,9 @@ def _configure_randomize(p: argparse.ArgumentParser) -> None:
     p.add_argument("answers", help="file of true answers, one respondent per row: CSV, Parquet, Arrow, SPSS (.sav), "
                                    "Stata (.dta) or SAS (.sas7bdat, .xpt), value labels read as words; or a Parquet "
                                    "dataset folder")
-    p.add_argument("--mechanism", help="mechanism CSV or JSON file (one variable, with --column)")
-    p.add_argument("--column", help="column of the true answers (never written out)")
+    p.add_argument("--mechanism", action="append",
+                   help="mechanism CSV or JSON file (one variable, with --column; given once)")
+    p.add_argument("--column", action="append", help="column of the true answers (never written out; given once)")
     p.add_argument("--variable", action="append", metavar="COLUMN=MECHANISM",
                    help="randomize COLUMN with MECHANISM (a mechanism file or a TOML problem, designed on the fly); "
                         "repeatable: the columns are replaced by their randomized values")
@@ -68,6 +79,9 @@ def _configure_randomize(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=seed_arg, help="with --simulation only: a reproducible draw (anyone with the seed "
                                                  "can undo it); default: the operating system's CSPRNG")
     p.add_argument("--simulation", action="store_true", help="this is a simulation, not a release (allows --seed)")
+    p.add_argument("--keep-order", action="store_true",
+                   help="write the rows in the input's order (default: a uniformly random order; the order of a file "
+                        "is a function of its data, so this is warned about on stderr and in the manifest)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="a Dask scheduler (tcp://host:8786): randomize a Parquet dataset folder part by part on the "
                         "cluster into the new folder --out (a seeded simulation: one child of the seed per part)")

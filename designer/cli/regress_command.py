@@ -13,7 +13,6 @@ from ._common import (
     int_arg,
     level_arg,
     mechanism_files,
-    parse_allocation,
     with_status,
 )
 
@@ -26,10 +25,9 @@ def cmd_regress(args: argparse.Namespace) -> str:
     mechanism = files if len(files) > 1 or "" not in files else files[""]
     args.mechanism = ", ".join(f"{name}={path}" if name else path for name, path in files.items())  # error lines
     fit = regress(args.formula, args.data, mechanism or None, manifest=args.manifest, reference=args.reference,
-                  semantics=args.semantics, allocation=None if args.allocation is None else parse_allocation(
-                      args.allocation), method=args.method, level=args.level, penalty=args.penalty,
-                  missing=args.missing, weights=args.weights, weight_kind=args.weight_kind, cluster=args.cluster,
-                  cov=args.cov, group=args.group, noncompliance=args.noncompliance,
+                  semantics=args.semantics, allocation=args.allocation, method=args.method, level=args.level,
+                  penalty=args.penalty, missing=args.missing, weights=args.weights, weight_kind=args.weight_kind,
+                  cluster=args.cluster, cov=args.cov, group=args.group, noncompliance=args.noncompliance,
                   noncompliance_model=args.noncompliance_model, unrelated=args.unrelated,
                   share_groups=args.share_groups, chunk_rows=args.chunk_rows, max_distinct=args.max_distinct,
                   scheduler=args.scheduler)

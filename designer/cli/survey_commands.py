@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from .._internal.keywords import read_allocation, read_prior
 from .._internal.render import fmt, json_value, render_table
 from ..results import FitStatus, Result, TableData, render
 from ._common import (
@@ -16,8 +17,6 @@ from ._common import (
     add_format,
     check_out,
     int_arg,
-    parse_allocation,
-    parse_prior,
     read_mechanism,
     seed_arg,
     show_progress,
@@ -92,8 +91,8 @@ def cmd_simulate(args: argparse.Namespace) -> str:
         raise CommandError(f"--n x --reps = {args.n * args.reps:.3g} draws is beyond what fits in reasonable "
                            "time; reduce --reps (the variance needs about 10**4 surveys)")
     mech = read_mechanism(args.mechanism)
-    prior = parse_prior(args.prior, mech.inputs)
-    allocation = parse_allocation(args.allocation)
+    prior = read_prior(args.prior, mech.inputs, "--prior")
+    allocation = read_allocation(args.allocation, "--allocation")
     df = simulate(mech, prior, args.n, args.reps, args.seed, estimator=args.estimator, semantics=args.semantics,
                   allocation=allocation, progress=show_progress(args))
     reference_mech = mech
@@ -122,6 +121,10 @@ def cmd_synthesize(args: argparse.Namespace) -> str:
     from ..estimation.sampling import as_rng, synthetic_answers
     from ..estimation.survey_files import table_sink
 
+    if args.source:  # a file that exists, else designer's own problem or mechanism of that name
+        from .._internal.bundled import resolve
+
+        args.source = resolve(args.source, ("problem", "mechanism"))
     check_out(args.out, [args.source] if args.source else [], args.force)
     if args.source:
         if args.source.lower().endswith(".toml"):
@@ -132,13 +135,13 @@ def cmd_synthesize(args: argparse.Namespace) -> str:
         else:
             labels, prior = list(read_mechanism(args.source).inputs), None
         if args.prior is not None or prior is None:
-            prior = parse_prior(args.prior, labels)
+            prior = read_prior(args.prior, labels, "--prior")
     else:
         if not args.prior or "=" not in args.prior:
             raise CommandError("--prior: without a problem or mechanism file, name the answers: "
                                "--prior yes=0.3,no=0.7")
         labels = [t.split("=", 1)[0].strip() for t in args.prior.split(",") if t.strip()]
-        prior = parse_prior(args.prior, labels)
+        prior = read_prior(args.prior, labels, "--prior")
     covariates = [parse_covariate(c) for c in args.covariate or []]
     effects = [parse_effect(e) for e in args.effect or []]
     names = [c.name for c in covariates]

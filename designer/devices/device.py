@@ -50,6 +50,12 @@ class Device:
         ``die``, ``dice2``, ``cards``, ``coins:N``, ``spinner:D`` or ``grid:D``.
     denominator : int
         ``D``, the number of outcomes.
+
+    Examples
+    --------
+    >>> from designer import devices
+    >>> devices.parse_device("dice2"), devices.Device("die", 6).denominator
+    (Device(name='dice2', denominator=36), 6)
     """
 
     name: str
@@ -143,7 +149,14 @@ class Device:
 
 def parse_device(text: str | None = None, denominator: int | None = None) -> Device:
     """``die``, ``dice2``, ``cards``, ``coins:N`` (N fair coins, ``D = 2**N``), ``spinner:D``, or a bare grid
-    of ``denominator`` outcomes."""
+    of ``denominator`` outcomes.
+
+    Examples
+    --------
+    >>> from designer import devices
+    >>> devices.parse_device("coins:3"), devices.parse_device(denominator=12)
+    (Device(name='coins:3', denominator=8), Device(name='grid:12', denominator=12))
+    """
     if text is None:
         if denominator is None:
             raise DeviceError("give a device (die, dice2, cards, coins:N, spinner:D) or a denominator")

@@ -6,8 +6,9 @@ exact for integers: ``C_x <= e^eps C_x'`` holds for counts up to ``D`` exactly w
 ``r`` the largest fraction ``a/b <= e^eps`` with ``b <= D`` (any larger fraction with such a denominator exceeds
 ``e^eps``), and a violated integer row misses by at least ``1/D``, far beyond the solver's tolerance. The
 released counts are then checked in exact integer arithmetic (Def 3.1, Def 3.13 with bel/pl as integer sums,
-Lemma 3.14). The non-linear ``chi2`` objective is searched around the rounded continuous optimum (an integer
-program for the nearest feasible grid design, then single-outcome moves while chi2 improves), with the gap
+Lemma 3.14). The non-linear objectives (``chi2``, the variances) are searched around the rounded continuous optimum
+(an integer program for the nearest feasible grid design, then single-outcome moves while the objective improves),
+with the gap
 stated. ``docs/theory.md`` section 11.
 """
 
@@ -27,7 +28,6 @@ from ..exceptions import InfeasibleDesignError
 from ..mechanism import Mechanism
 from ..optimal.problem import DesignProblem
 from ..results import FitStatus, Result, TableData
-from ..vocabulary import Objective
 from .device import Device, DeviceError
 from .program import GridProgram, certify_counts, certify_grid, grid_bound, grid_mechanism, snap_count
 from .search import MILP_NODE_LIMIT, GridSearch, chi2_grid, run_milp
@@ -79,6 +79,18 @@ class GridDesign(Result):
         A key of :data:`~designer.optimal.objectives.VARIANCE_KINDS`.
     variance_reason : str
         Why ``variance`` is ``None`` (empty otherwise).
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer import devices
+    >>> spinner = devices.parse_device("spinner:10")
+    >>> problem = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, dont_know=0.2, objective="truthful")
+    >>> grid = devices.grid_design(problem, spinner)
+    >>> grid.symmetric, grid.within_1pct  # the best design is not symmetric; 60 outcomes come within 1%
+    (False, 60)
+    >>> grid.certificate.describe()
+    'Shafer loss <= 1, checked exactly (integer counts over 10)'
     """
 
     device: Device
@@ -107,7 +119,7 @@ class GridDesign(Result):
         if not self.optimal and not self.warnings:
             object.__setattr__(self, "warnings", ("the grid design is not proven optimal: "
                                                   + ("the best found around the rounded continuous optimum"
-                                                     if self.problem.objective is Objective.CHI2
+                                                     if not self.problem.objective.linear
                                                      else "the search stopped at its node limit"),))
         self._check_status()
 
@@ -144,9 +156,12 @@ class GridDesign(Result):
 
     @property
     def objective_cost(self) -> float:
-        """Relative objective lost to the grid: ``1 - grid / continuous`` (0 when nothing is lost)."""
+        """Relative objective lost to the grid: ``1 - grid / continuous``, for a variance objective (made small)
+        ``grid / continuous - 1`` (0 when nothing is lost)."""
         c = self.continuous_objective_value
-        return 0.0 if c == 0 else 1.0 - self.objective_value / c
+        if c == 0:
+            return 0.0
+        return self.objective_value / c - 1.0 if self.problem.objective.minimised else 1.0 - self.objective_value / c
 
     @property
     def variance_ratio(self) -> float | None:
@@ -189,7 +204,7 @@ def _best(problem: DesignProblem, device: Device, target: NDArray[np.float64] | 
     from ..optimal.symmetry import is_symmetric
 
     program = GridProgram(problem, device.denominator)
-    linear = problem.objective is not Objective.CHI2
+    linear = problem.objective.linear
     spent = 0
 
     def solve(symmetric: bool) -> tuple[NDArray[np.int64] | None, bool]:
@@ -211,17 +226,20 @@ def _best(problem: DesignProblem, device: Device, target: NDArray[np.float64] | 
         return _Search(program, free, proven, tuple(notes), spent)
     sym, _ = solve(True)
 
+    sign = -1.0 if problem.objective.minimised else 1.0
+
     def val(c: NDArray[np.int64]) -> float:
         return objective_value(problem, grid_mechanism(problem, program, c))
 
-    if sym is not None and val(sym) >= val(free) - 1e-12:
+    if sym is not None and sign * val(sym) >= sign * val(free) - 1e-12:
         return _Search(program, sym, proven, tuple(notes), spent)
     if sym is None:
         notes.append(f"no grid design with 1/{device.denominator} steps is symmetric under relabelling: the "
                      "released one is not")
     else:
+        worse = abs(1 - val(sym) / val(free)) * 100
         notes.append(f"the best grid design is not symmetric: the best symmetric one reaches {val(sym):.6g} "
-                     f"({100 * (1 - val(sym) / val(free)):.3g}% lower)")
+                     f"({worse:.3g}% {'higher' if problem.objective.minimised else 'lower'})")
     return _Search(program, free, proven, tuple(notes), spent)
 
 
@@ -231,6 +249,21 @@ def grid_design(problem: DesignProblem, device: Device, *, find_within_1pct: boo
     Linear objectives are solved to proven optimality (MIP gap 0); ``chi2`` is searched around the rounded
     continuous optimum. Raises :class:`DeviceError` (an exact don't-know mass off the grid, with the nearest
     feasible values) or :class:`InfeasibleDesignError` when no grid design meets the problem.
+
+    Examples
+    --------
+    GWRR with don't-know mass 0.2 on a spinner of ten sectors (the don't-know mass is two sectors), proven optimal
+    on the grid and certified with integers:
+
+    >>> import designer
+    >>> from designer import devices
+    >>> spinner = devices.parse_device("spinner:10")
+    >>> problem = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, dont_know=0.2, objective="truthful")
+    >>> grid = devices.grid_design(problem, spinner)
+    >>> grid.counts.tolist()  # sectors per answer {yes}, {no}, {yes,no}, for a yes and for a no
+    [[6, 2, 2], [3, 5, 2]]
+    >>> grid.objective_value, grid.optimal, round(grid.continuous_objective_value, 4)
+    (0.55, True, 0.5848)
     """
     from ..optimal.engine import design
     from ..optimal.objectives import objective_value, variance_figure
@@ -238,7 +271,7 @@ def grid_design(problem: DesignProblem, device: Device, *, find_within_1pct: boo
     problem, snapped = _snap_dont_know(problem, device)
     continuous = design(problem)
     target = None
-    if problem.objective is Objective.CHI2 and continuous.mechanism is not None:
+    if not problem.objective.linear and continuous.mechanism is not None:
         cols = {int(m): j for j, m in enumerate(continuous.mechanism.focal)}
         target = np.zeros((problem.k, len(problem.family())))
         for j, m in enumerate(problem.family()):
@@ -277,11 +310,12 @@ def _variance_cost(problem: DesignProblem, device: Device, value: float, continu
     ratio = variance / continuous_variance
     if not ratio > VARIANCE_RATIO_NOTE:
         return []
+    if problem.objective.minimised:
+        return []  # the objective is the variance itself: its cost is the objective's
     loss = (1 - value / continuous) * 100 if continuous else 0.0
     return [f"on the {device.name} grid the variance is {ratio:.3g} times the continuous optimum's, although the "
             f"objective ({problem.objective.value}) loses only {loss:.3g}%: the estimates need {ratio:.3g} times "
-            "the respondents; a device with more outcomes keeps the variance down"
-            + ("" if problem.objective.value == "chi2" else ", and so may objective chi2 (accuracy)")]
+            "the respondents; a device with more outcomes keeps the variance down, and so may objective variance"]
 
 
 def _snap_dont_know(problem: DesignProblem, device: Device) -> tuple[DesignProblem, list[str]]:
@@ -325,7 +359,9 @@ def _within_1pct(problem: DesignProblem, continuous: float, target: NDArray[np.f
         if search.counts is None:
             continue
         found = grid_mechanism(problem, search.program, search.counts)
-        if objective_value(problem, found) >= 0.99 * continuous - 1e-12:
+        value = objective_value(problem, found)
+        if (value <= continuous / 0.99 + 1e-12 if problem.objective.minimised
+                else value >= 0.99 * continuous - 1e-12):
             return d
     return None
 

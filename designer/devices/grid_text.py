@@ -55,7 +55,7 @@ def grid_object(g: GridDesign) -> dict[str, Any]:
 def _how_found(g: GridDesign) -> str:
     if g.optimal:
         return " (proven optimal)"
-    if g.problem.objective.value == "chi2":
+    if not g.problem.objective.linear:
         return " (best found around the rounded optimum)"
     return " (not proven optimal: the search stopped at its node limit)"
 

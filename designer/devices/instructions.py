@@ -27,7 +27,15 @@ _SUM_SEARCH_NODES = 200_000
 
 @dataclass(frozen=True)
 class Rule:
-    """For one true answer: the outcome positions (0-based, in the device's order) of each answer column."""
+    """For one true answer: the outcome positions (0-based, in the device's order) of each answer column.
+
+    Examples
+    --------
+    >>> from designer import devices
+    >>> rule = devices.Rule("yes", ((0, 1, 2, 3), (4, 5)))  # on a die: 1-4 answer the first set, 5-6 the second
+    >>> [len(outcomes) for outcomes in rule.outcomes]
+    [4, 2]
+    """
 
     input: str
     outcomes: tuple[tuple[int, ...], ...]
@@ -36,7 +44,14 @@ class Rule:
 def answer_words(members: tuple[str, ...], frame: tuple[str, ...],
                  named: Mapping[frozenset[str], str] | None = None) -> str:
     """What the respondent says: the ``[answers]`` word of the set (``named``) where given, else the label, "I don't
-    know" for the whole frame, or "one of: a, b" (:func:`designer.devices.words.plain_answer`)."""
+    know" for the whole frame, or "one of: a, b" (:func:`designer.devices.words.plain_answer`).
+
+    Examples
+    --------
+    >>> from designer import devices
+    >>> devices.answer_words(("yes",), ("yes", "no")), devices.answer_words(("yes", "no"), ("yes", "no"))
+    ('yes', "I don't know")
+    """
     return plain_answer(members, frame, named=named)
 
 
@@ -71,7 +86,19 @@ def _by_sums(counts: NDArray[np.int64]) -> list[list[int]] | None:
 
 
 def make_rules(device: Device, counts: NDArray[np.int64], inputs: tuple[str, ...]) -> list[Rule]:
-    """One :class:`Rule` per input with exactly ``counts[x, j]`` outcomes for column ``j``."""
+    """One :class:`Rule` per input with exactly ``counts[x, j]`` outcomes for column ``j``.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer import devices
+    >>> spinner = devices.parse_device("spinner:10")
+    >>> problem = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, dont_know=0.2, objective="truthful")
+    >>> grid = devices.grid_design(problem, spinner)
+    >>> rules = devices.make_rules(spinner, grid.counts, problem.inputs)
+    >>> rules[0]  # a yes: sectors 1-6 answer {yes}, 7-8 {no}, 9-10 "I don't know" (0-based positions)
+    Rule(input='yes', outcomes=((0, 1, 2, 3, 4, 5), (6, 7), (8, 9)))
+    """
     rules = []
     for x, row in zip(inputs, counts):
         groups: list[list[int]] | None = None
@@ -93,7 +120,18 @@ def make_rules(device: Device, counts: NDArray[np.int64], inputs: tuple[str, ...
 
 
 def verify(device: Device, rules: list[Rule], counts: NDArray[np.int64]) -> bool:
-    """Enumerate every outcome through each rule: each outcome gives one answer, with the designed counts."""
+    """Enumerate every outcome through each rule: each outcome gives one answer, with the designed counts.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer import devices
+    >>> spinner = devices.parse_device("spinner:10")
+    >>> problem = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, dont_know=0.2, objective="truthful")
+    >>> grid = devices.grid_design(problem, spinner)
+    >>> devices.verify(spinner, devices.make_rules(spinner, grid.counts, problem.inputs), grid.counts)
+    True
+    """
     for rule, row in zip(rules, counts):
         answer = np.full(device.denominator, -1)
         for j, group in enumerate(rule.outcomes):
@@ -116,7 +154,25 @@ def render(device: Device, rules: list[Rule], focal_sets: list[tuple[str, ...]],
     """The instructions as ``text``, ``markdown`` or ``html`` (a printable card per true answer), every answer in
     the respondent's words (the ``[answers]`` ``words``, word -> frame labels, where given; "I don't know", "one
     of: a, b"), with the guarantee of ``epsilon`` as a sentence (:func:`designer.devices.words.privacy_sentence`)
-    when given, never set notation or a budget in nats."""
+    when given, never set notation or a budget in nats.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer import devices
+    >>> spinner = devices.parse_device("spinner:10")
+    >>> problem = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, dont_know=0.2, objective="truthful")
+    >>> grid = devices.grid_design(problem, spinner)
+    >>> rules = devices.make_rules(spinner, grid.counts, problem.inputs)
+    >>> card = devices.render(spinner, rules, [("yes",), ("no",), ("yes", "no")], ("yes", "no"))
+    >>> print("\\n".join(card.splitlines()[:6]))
+    Spin the spinner (sectors 1 to 10) unseen.
+    <BLANKLINE>
+    If your true answer is 'yes':
+      answer 'yes' if sector 1-6  (6 of 10)
+      answer 'no' if sector 7-8  (2 of 10)
+      answer "I don't know" if sector 9-10  (2 of 10)
+    """
     named = {frozenset(labels): str(w) for w, labels in reversed(list((words or {}).items()))}
     columns = [answer_words(s, frame, named) for s in focal_sets]
     privacy = privacy_sentence(epsilon) if epsilon is not None else ""

@@ -22,7 +22,16 @@ __all__ = ["GridProgram", "certify_counts", "certify_grid", "grid_bound", "grid_
 
 
 def grid_bound(eps: float, denominator: int) -> Fraction:
-    """The largest fraction ``a/b <= e^eps`` with ``1 <= b <= denominator`` (exact)."""
+    """The largest fraction ``a/b <= e^eps`` with ``1 <= b <= denominator`` (exact).
+
+    Examples
+    --------
+    The largest fraction with denominator at most 10 not above ``e``:
+
+    >>> from designer import devices
+    >>> devices.grid_bound(1.0, 10)
+    Fraction(19, 7)
+    """
     if eps >= 40:  # e^eps exceeds any count ratio: only "zero follows zero" remains
         return Fraction(denominator + 1)
     lo = exp_bounds(eps)[0]  # below e^eps by ~1e-60 relative: no fraction with b <= D fits in between
@@ -211,7 +220,18 @@ class GridProgram:
 def certify_counts(problem: DesignProblem, counts: NDArray[np.int64], denominator: int) -> Certificate:
     """The certificate of grid counts, the same :class:`~designer.optimal.certify.Certificate` as every released
     design: every loss ratio decided against ``e^eps`` with integers (Def 3.1; Def 3.13 through Lemma 3.14) and
-    the structure checked in integers. Raises :class:`CertificationError` naming the broken rule."""
+    the structure checked in integers. Raises :class:`CertificationError` naming the broken rule.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer import devices
+    >>> spinner = devices.parse_device("spinner:10")
+    >>> problem = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, dont_know=0.2, objective="truthful")
+    >>> grid = devices.grid_design(problem, spinner)
+    >>> devices.certify_counts(problem, grid.counts, 10).describe()
+    'Shafer loss <= 1, checked exactly (integer counts over 10)'
+    """
     program = GridProgram(problem, denominator)
     return certify_grid(program, problem, counts, grid_mechanism(problem, program, counts))
 

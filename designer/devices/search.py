@@ -3,6 +3,7 @@ chi-square information grows and every share stays identified (``docs/theory.md`
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -99,18 +100,23 @@ def chi2_grid(program: GridProgram, problem: DesignProblem, target: NDArray[np.f
 
 
 def _climb(program: GridProgram, problem: DesignProblem, counts: NDArray[np.int64]) -> NDArray[np.int64]:
-    """Best-improvement moves of one outcome between answers of one input while chi2 grows and every share
-    stays identified (a chi2 optimum at a skewed prior may lump inputs; the grid design must not start to)."""
+    """Best-improvement moves of one outcome between answers of one input while the objective improves (chi2
+    grows, a variance falls) and every share stays identified (a chi2 optimum at a skewed prior may lump inputs;
+    the grid design must not start to)."""
     from ..estimation.shares import column_information
     from ..optimal.objectives import objective_value
 
     pi, d = problem.prior, program.d
-    sldp = problem.semantics is Semantics.SLDP
+    # chi2 under SLDP moves by the two columns a move touches; a variance objective (made small) is climbed on
+    # its negative, evaluated whole
+    sldp = problem.semantics is Semantics.SLDP and not problem.objective.minimised
+    sign = -1.0 if problem.objective.minimised else 1.0
 
     def total(cts: NDArray[np.int64]) -> float:
         if sldp:
             return float(column_information(cts / d, pi).sum())
-        return objective_value(problem, grid_mechanism(problem, program, cts))
+        value = sign * objective_value(problem, grid_mechanism(problem, program, cts))
+        return value if math.isfinite(value) else -math.inf
 
     def full_rank(cts: NDArray[np.int64]) -> bool:
         return bool(np.linalg.matrix_rank(cts.astype(float)) == program.k)

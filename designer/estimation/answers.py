@@ -35,7 +35,16 @@ DONT_KNOW_WORDS = ("don't know", "dont know", "do not know", "dk")
 
 def answer_words(members: Sequence[str], frame: Sequence[str]) -> str:
     """What a respondent says for the set ``members``: the label itself, "I don't know" for the whole frame,
-    or "one of: a, b" (the words printed on a device's card)."""
+    or "one of: a, b" (the words printed on a device's card).
+
+    Examples
+    --------
+    >>> from designer.estimation.answers import answer_words
+    >>> answer_words(("yes",), ("yes", "no")), answer_words(("yes", "no"), ("yes", "no"))
+    ('yes', "I don't know")
+    >>> answer_words(("yes", "no"), ("yes", "no", "maybe"))
+    'one of: yes, no'
+    """
     if len(members) == 1:
         return members[0]
     if len(members) == len(frame):
@@ -44,7 +53,14 @@ def answer_words(members: Sequence[str], frame: Sequence[str]) -> str:
 
 
 def fold_word(text: str) -> str:
-    """The loose form of a word: case-folded, typographic apostrophes plain, spaces collapsed."""
+    """The loose form of a word: case-folded, typographic apostrophes plain, spaces collapsed.
+
+    Examples
+    --------
+    >>> from designer.estimation.answers import fold_word
+    >>> fold_word("  Don\u2019t   KNOW ")
+    "don't know"
+    """
     return re.sub(r"\s+", " ", str(text).replace("\u2019", "'").replace("\u2018", "'")).strip().casefold()
 
 
@@ -58,6 +74,17 @@ class AnswerVocabulary:
         Extra words, each for one focal set given by its frame labels (an ``[answers]`` table).
     precise : bool
         Answers are frame labels (WLDP: precise answers); codes are frame indices, ``(l,)``, instead of columns.
+
+    Examples
+    --------
+    The columns of ``Q_2x3(0.6, 0.2)`` (``{yes}``, ``{no}``, ``{yes,no}``) named by the sets, the bare labels, the
+    card's words and a survey's own word for "don't know" (-1: not an answer):
+
+    >>> import designer
+    >>> from designer.estimation.answers import AnswerVocabulary
+    >>> words = AnswerVocabulary(designer.Q_2x3(0.6, 0.2), {"Weiss nicht": ["yes", "no"]})
+    >>> words.columns(["{yes}", "no", "I don't know", "weiss  NICHT", "maybe"]).tolist()
+    [0, 1, 2, 2, -1]
     """
 
     def __init__(self, mechanism: Mechanism, words: Mapping[str, Sequence[str]] | None = None, *,
@@ -135,7 +162,14 @@ class AnswerVocabulary:
 
 def answer_words_of(obj: Any, source: str) -> dict[str, tuple[str, ...]]:
     """The ``answers`` object of a parsed mechanism JSON file (word -> frame labels), ``{}`` without one; read by
-    :func:`designer.release.files.open_mechanism_file` with the rest of the file."""
+    :func:`designer.release.files.open_mechanism_file` with the rest of the file.
+
+    Examples
+    --------
+    >>> from designer.estimation.answers import answer_words_of
+    >>> answer_words_of({"answers": {"Weiss nicht": ["yes", "no"]}}, "m.json")
+    {'Weiss nicht': ('yes', 'no')}
+    """
     raw = obj.get("answers") if isinstance(obj, dict) else None
     if raw is None:
         return {}
@@ -147,7 +181,18 @@ def answer_words_of(obj: Any, source: str) -> dict[str, tuple[str, ...]]:
 
 
 def describe_unknown(values: Any, codes: NDArray[np.int64], vocabulary: AnswerVocabulary) -> tuple[int, str]:
-    """``(position, message)`` of the first answer of no column (position 0-based in ``values``)."""
+    """``(position, message)`` of the first answer of no column (position 0-based in ``values``).
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.estimation.answers import AnswerVocabulary, describe_unknown
+    >>> words = AnswerVocabulary(designer.Q_2x3(0.6, 0.2))
+    >>> values = ["{yes}", "no", "maybe"]
+    >>> position, message = describe_unknown(values, words.columns(values), words)
+    >>> position, message.split(":")[0]
+    (2, "'maybe' is not an answer of the mechanism")
+    """
     bad = np.flatnonzero(codes < 0)
     pos = int(bad[0])
     value = values.iloc[pos] if hasattr(values, "iloc") else values[pos]  # a tuple of labels stays one value

@@ -44,7 +44,15 @@ CHEATERS = "(non-compliant)"
 
 @dataclass(frozen=True)
 class Noncompliance:
-    """Who may answer ``answer`` whatever the randomizer says: ``scope`` carriers of the trait, or everyone."""
+    """Who may answer ``answer`` whatever the randomizer says: ``scope`` carriers of the trait, or everyone.
+
+    Examples
+    --------
+    >>> from designer.estimation.groups import Noncompliance
+    >>> from designer.vocabulary import NoncomplianceScope
+    >>> Noncompliance(NoncomplianceScope.CARRIERS, "no")
+    Noncompliance(scope=<NoncomplianceScope.CARRIERS: 'carriers'>, answer='no')
+    """
 
     scope: NoncomplianceScope
     answer: str
@@ -97,6 +105,22 @@ class GroupEstimate(Result):
     level : float
     bounds : PrevalenceBounds or None
         Under ``everyone:ANSWER``, each prevalence's bounds with their intervals.
+
+    Examples
+    --------
+    Two groups of 1000, one answering through Warner's design with truthful probability 0.8 (eps = ln 4), the other
+    with 2/3 (eps = ln 2): 260 and 330 yes. The answers are coded by the stacked frame's columns (``a|yes``, ``a|no``,
+    ``b|yes``, ``b|no``):
+
+    >>> import numpy as np
+    >>> import designer
+    >>> from designer.estimation.groups import estimate_groups
+    >>> from designer.estimation.survey_design import SurveyCounts
+    >>> designs = {"a": designer.Q_WRR(np.log(4)), "b": designer.Q_WRR(np.log(2))}
+    >>> counts = SurveyCounts.from_rows(4, [0] * 260 + [1] * 740 + [2] * 330 + [3] * 670)
+    >>> fit = estimate_groups(designs, counts)
+    >>> fit.groups, fit.group_sizes, str(fit.status)
+    (('a', 'b'), (1000, 1000), 'converged')
     """
 
     inputs: tuple[str, ...]
@@ -188,6 +212,22 @@ class PrevalenceBounds:
     inputs : tuple of str
     low, low_stderr, low_ci_low, low_ci_high, high, high_stderr, high_ci_low, high_ci_high : (k,) ndarray
     level : float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import designer
+    >>> from designer.estimation.groups import estimate_groups
+    >>> from designer.estimation.survey_design import SurveyCounts
+    >>> designs = {"a": designer.Q_WRR(np.log(4)), "b": designer.Q_WRR(np.log(2))}
+    >>> counts = SurveyCounts.from_rows(4, [0] * 260 + [1] * 740 + [2] * 330 + [3] * 670)
+
+    Under cheater detection (``everyone:no``) the prevalence of yes is only bounded, between its compliant holders and
+    those plus every non-compliant respondent:
+
+    >>> bounds = estimate_groups(designs, counts, noncompliance="everyone:no").bounds
+    >>> bounds.low.round(6).tolist(), bounds.high.round(6).tolist()
+    ([0.155, 0.68], [0.32, 0.845])
     """
 
     inputs: tuple[str, ...]
@@ -227,7 +267,17 @@ def prevalence_bounds(inputs: tuple[str, ...], low: NDArray[np.float64], high: N
                       covariance: NDArray[np.float64] | None, level: float) -> PrevalenceBounds:
     """The bounds ``low``, ``high`` ``(k,)`` with their gradients ``(k, P)`` in the fit's parameters, whose
     covariance is ``covariance`` ``(P, P)`` (None: no standard errors): delta-method standard errors and Wald
-    intervals at ``level``."""
+    intervals at ``level``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from designer.estimation.groups import prevalence_bounds
+    >>> bounds = prevalence_bounds(("yes", "no"), np.array([0.2, 0.5]), np.array([0.5, 0.8]), np.eye(2), np.eye(2),
+    ...                            np.eye(2) * 0.0025, 0.95)
+    >>> bounds.low_stderr.tolist(), bounds.low_ci_low.round(4).tolist()  # 0.2 - 1.96 * 0.05
+    ([0.05, 0.05], [0.102, 0.402])
+    """
     k = len(inputs)
     if covariance is None:
         se_low = se_high = np.full(k, np.nan)
@@ -249,6 +299,19 @@ def stack_mechanisms(mechanisms: Mapping[str, Mechanism], noncompliance: Noncomp
     non-compliant class as a last row when asked; and the offset of each group's columns.
 
     Raises :class:`InvalidMechanismError` when the groups' inputs differ or ANSWER is not an answer of a group.
+
+    Examples
+    --------
+    The groups' frames side by side, each column scaled by ``1/G`` (docs/theory.md section 8.2):
+
+    >>> import numpy as np
+    >>> import designer
+    >>> from designer.estimation.groups import stack_mechanisms
+    >>> stacked, offsets = stack_mechanisms({"a": designer.Q_WRR(np.log(4)), "b": designer.Q_WRR(np.log(2))})
+    >>> stacked.frame, offsets
+    (('a|yes', 'a|no', 'b|yes', 'b|no'), [0, 2])
+    >>> stacked.matrix.round(6).tolist()[0]
+    [0.4, 0.1, 0.333333, 0.166667]
     """
     names = list(mechanisms)
     if not names:
@@ -291,26 +354,63 @@ def stack_mechanisms(mechanisms: Mapping[str, Mechanism], noncompliance: Noncomp
 
 def stacking_constant(weight: float, groups: int) -> float:
     """``n log G``: what the stacked mechanism's log-likelihood (columns scaled by ``1/G``) lacks of the groups' own,
-    for ``weight`` the respondents (the sum of the weights, with weights)."""
+    for ``weight`` the respondents (the sum of the weights, with weights).
+
+    Examples
+    --------
+    >>> import math
+    >>> from designer.estimation.groups import stacking_constant
+    >>> math.isclose(stacking_constant(100, 2), 100 * math.log(2))
+    True
+    """
     return weight * math.log(groups)
 
 
 def answers_per_group(counts: SurveyCounts, offsets: list[int]) -> tuple[int, ...]:
-    """Respondents of each group: the unweighted counts of its block of stacked columns (from ``offsets``)."""
+    """Respondents of each group: the unweighted counts of its block of stacked columns (from ``offsets``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import designer
+    >>> from designer.estimation.groups import estimate_groups
+    >>> from designer.estimation.survey_design import SurveyCounts
+    >>> designs = {"a": designer.Q_WRR(np.log(4)), "b": designer.Q_WRR(np.log(2))}
+    >>> counts = SurveyCounts.from_rows(4, [0] * 260 + [1] * 740 + [2] * 330 + [3] * 670)
+    >>> from designer.estimation.groups import answers_per_group
+    >>> answers_per_group(counts, [0, 2])
+    (1000, 1000)
+    """
     answered = counts.answered if counts.answered is not None else counts.weighted
     bounds = [*offsets, counts.weighted.size]
     return tuple(round(float(answered[bounds[g]:bounds[g + 1]].sum())) for g in range(len(offsets)))
 
 
 def everyone_warning(share: float, answer: str) -> str:
-    """Why the inputs' shares are only bounded under ``everyone:ANSWER``."""
+    """Why the inputs' shares are only bounded under ``everyone:ANSWER``.
+
+    Examples
+    --------
+    >>> from designer.estimation.groups import everyone_warning
+    >>> everyone_warning(0.2, "no").startswith("non-compliance of everyone: the 0.2 who answer 'no' regardless")
+    True
+    """
     return (f"non-compliance of everyone: the {share:.3g} who answer {answer!r} regardless hide their inputs, so each "
             "share is only bounded (estimate: compliant holders; high: all of the non-compliant added)")
 
 
 def share_record(rule: Noncompliance, share: float, stderr: float, level: float, **extra: Any) -> dict[str, Any]:
     """The unknown share in the shape every output gives it: ``scope``, ``answer``, ``share``, ``stderr`` and its
-    Wald interval clipped to [0, 1] (``ci_low``, ``ci_high``), then ``extra`` keys."""
+    Wald interval clipped to [0, 1] (``ci_low``, ``ci_high``), then ``extra`` keys.
+
+    Examples
+    --------
+    >>> from designer.estimation.groups import Noncompliance, share_record
+    >>> from designer.vocabulary import NoncomplianceScope
+    >>> record = share_record(Noncompliance(NoncomplianceScope.CARRIERS, "no"), 0.2, 0.05, 0.95)
+    >>> record["scope"], record["share"], round(record["ci_low"], 4), round(record["ci_high"], 4)
+    ('carriers', 0.2, 0.102, 0.298)
+    """
     low, high = wald_interval(share, stderr, level, low=0.0, high=1.0)
     return {"scope": rule.scope.value, "answer": rule.answer, "share": share, "stderr": stderr, "ci_low": float(low),
             "ci_high": float(high), **extra}
@@ -336,6 +436,23 @@ def estimate_groups(mechanisms: Mapping[str, Mechanism], counts: SurveyCounts, *
     Returns
     -------
     GroupEstimate
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import designer
+    >>> from designer.estimation.groups import estimate_groups
+    >>> from designer.estimation.survey_design import SurveyCounts
+    >>> designs = {"a": designer.Q_WRR(np.log(4)), "b": designer.Q_WRR(np.log(2))}
+    >>> counts = SurveyCounts.from_rows(4, [0] * 260 + [1] * 740 + [2] * 330 + [3] * 670)
+
+    With some carriers answering no whatever they are told (``carriers:no``), the two groups identify both the
+    prevalence and that share; solved by hand: ``0.8 t + 0.2 (1 - pi) = 0.26`` and ``2/3 t + 1/3 (1 - pi) = 0.33`` with
+    ``t = pi (1 - s)`` give ``pi = 0.32`` and ``s = 0.515625``:
+
+    >>> fit = estimate_groups(designs, counts, noncompliance="carriers:no")
+    >>> fit.estimate.round(6).tolist(), round(float(fit.noncompliance["share"]), 6)
+    ([0.32, 0.68], 0.515625)
     """
     rule = None if noncompliance is None else Noncompliance.parse(noncompliance)
     first = next(iter(mechanisms.values()))

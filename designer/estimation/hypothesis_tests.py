@@ -71,7 +71,17 @@ MAX_PAIR_FRAME = 12
 
 @dataclass(frozen=True)
 class MinimaxTest:
-    """A test ``phi`` (one rejection probability per frame element) and its four errors."""
+    """A test ``phi`` (one rejection probability per frame element) and its four errors.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.estimation import hypothesis_tests as ht
+    >>> q = designer.Q_2x3(0.6, 0.2)
+    >>> test = ht.test_errors(q, "yes", "no", [0, 1])  # reject exactly on the answer {no}
+    >>> test.alpha_up, test.alpha_lo, test.beta_up  # pl_yes({no}), bel_yes({no}), 1 - bel_no({no})
+    (0.4, 0.2, 0.4)
+    """
 
     phi: NDArray[np.float64]
     alpha_up: float
@@ -81,7 +91,17 @@ class MinimaxTest:
 
 
 def test_errors(mech: Mechanism, x: str | int, x2: str | int, phi: ArrayLike) -> MinimaxTest:
-    """The four errors of a test ``phi`` (Choquet integrals, docs/theory.md section 3)."""
+    """The four errors of a test ``phi`` (Choquet integrals, docs/theory.md section 3).
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.estimation import hypothesis_tests as ht
+    >>> q = designer.Q_2x3(0.6, 0.2)
+    >>> errors = ht.test_errors(q, "yes", "no", [0, 1])
+    >>> errors.alpha_up, errors.alpha_lo, errors.beta_up, round(errors.beta_lo, 12)
+    (0.4, 0.2, 0.4, 0.2)
+    """
     p = np.asarray(phi, dtype=np.float64)
     if p.shape != (mech.l,) or np.any(p < 0) or np.any(p > 1):
         raise InvalidMechanismError(f"phi must be {mech.l} numbers in [0, 1]")
@@ -130,12 +150,34 @@ def minimax_test(mech: Mechanism, x: str | int, x2: str | int, alpha: float) -> 
     """The level-``alpha`` minimax test (Huber-Strassen): ``min beta_up`` s.t. ``alpha_up <= alpha``.
 
     One LP (docs/theory.md section 3). Its ``beta_up`` is ``T_pe(alpha)`` (Def 3.17, Thm 3.18).
+
+    Examples
+    --------
+    The level-0.1 test of "the input is yes" against "no" from one answer of ``Q_2x3(0.6, 0.2)``: reject on ``{no}``
+    with probability 1/4, never otherwise; its worst-case type II error is ``T_pe(0.1) = 0.85``:
+
+    >>> import designer
+    >>> from designer.estimation import hypothesis_tests as ht
+    >>> q = designer.Q_2x3(0.6, 0.2)
+    >>> test = ht.minimax_test(q, "yes", "no", 0.1)
+    >>> (test.phi.round(9) + 0.0).tolist(), test.alpha_up, test.beta_up  # + 0.0: no -0.0
+    ([0.0, 0.25], 0.1, 0.85)
     """
     return _test_lp(mech, x, x2, _level(alpha), optimistic=False)
 
 
 def optimistic_test(mech: Mechanism, x: str | int, x2: str | int, alpha: float) -> MinimaxTest:
-    """The optimistic test: ``max beta_lo`` s.t. ``alpha_lo >= alpha`` (docs/theory.md section 3 reads Def 3.17)."""
+    """The optimistic test: ``max beta_lo`` s.t. ``alpha_lo >= alpha`` (docs/theory.md section 3 reads Def 3.17).
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.estimation import hypothesis_tests as ht
+    >>> q = designer.Q_2x3(0.6, 0.2)
+    >>> test = ht.optimistic_test(q, "yes", "no", 0.3)
+    >>> test.alpha_lo, test.beta_lo
+    (0.3, 0.8)
+    """
     return _test_lp(mech, x, x2, _level(alpha), optimistic=True)
 
 
@@ -197,7 +239,16 @@ def _two_set_lp(u_a: NDArray, v_a: NDArray, u_b: NDArray, v_b: NDArray, alphas: 
 
 
 def tradeoff(mech: Mechanism, x: str | int, x2: str | int, kind: str, alphas: ArrayLike) -> NDArray[np.float64]:
-    """The trade-off curve ``kind`` at the levels ``alphas``, exactly (nested-pair method, module docstring)."""
+    """The trade-off curve ``kind`` at the levels ``alphas``, exactly (nested-pair method, module docstring).
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.estimation import hypothesis_tests as ht
+    >>> q = designer.Q_2x3(0.6, 0.2)
+    >>> ht.tradeoff(q, "yes", "no", "pessimistic", [0, 0.1, 0.2, 0.5]).round(6).tolist()
+    [1.0, 0.85, 0.7, 0.333333]
+    """
     if kind not in KINDS:
         raise InvalidArgumentError(f"kind must be one of {list(KINDS)}, got {kind!r}")
     if mech.l > MAX_PAIR_FRAME:
@@ -228,6 +279,15 @@ def bound(kind: str, eps: float, alphas: ArrayLike) -> NDArray[np.float64]:
     ``pessimistic``: ``max(1 - a e, 0, (1 - a)/e)``; ``optimistic``: ``min(1 - a/e, e (1 - a))`` (Thm 3.18,
     eps = eps_W); ``shafer_lower``: ``max((1 - a)/e, 1 - a e)``; ``shafer_upper``: ``min(e (1 - a), 1 - a/e)``
     (Thm 3.5, eps = eps_S). An infinite loss gives the trivial bounds 0 (lower) and 1 (upper).
+
+    Examples
+    --------
+    Thm 3.18's pessimistic bound at ``eps_walley = ln 4``: ``max(1 - 4a, 0, (1 - a)/4)``
+
+    >>> import math
+    >>> from designer.estimation import hypothesis_tests as ht
+    >>> ht.bound("pessimistic", math.log(4), [0, 0.1, 0.5]).round(12).tolist()
+    [1.0, 0.6, 0.125]
     """
     a = np.asarray(alphas, dtype=np.float64)
     if eps != math.inf:  # an infinite loss is allowed: it gives the trivial bounds
@@ -257,6 +317,16 @@ def two_fold_bound(kind: str, eps: float, alphas: ArrayLike, *, corrected: bool 
     reflected from the lower one, ``upper(a) = 1 - lower(1 - a)``:
     ``min(e^2eps (1-a), 1 - a e^-2eps, 2 e^eps/(e^eps+1) - a)``; it holds for every ``Q_2x3`` asked twice
     and Warner's mechanism attains it (tests). The lower bounds are unchanged.
+
+    Examples
+    --------
+    The lower Shafer bound for two answers at eps = 1, and the corrected upper bound (docs/theory.md, section 3):
+
+    >>> from designer.estimation import hypothesis_tests as ht
+    >>> ht.two_fold_bound("shafer_lower", 1.0, [0.0, 0.5]).round(6).tolist()
+    [1.0, 0.067668]
+    >>> ht.two_fold_bound("shafer_upper", 1.0, [0.5], corrected=True).round(6).tolist()
+    [0.932332]
     """
     a = np.asarray(alphas, dtype=np.float64)
     e = exp_capped(check_real(eps, "eps", low=0.0))
@@ -269,7 +339,15 @@ def two_fold_bound(kind: str, eps: float, alphas: ArrayLike, *, corrected: bool 
 
 
 def bound_kinks(kind: str, eps: float) -> NDArray[np.float64]:
-    """The levels in ``(0, 1)`` where :func:`bound` changes slope (a curve drawn through them is exact)."""
+    """The levels in ``(0, 1)`` where :func:`bound` changes slope (a curve drawn through them is exact).
+
+    Examples
+    --------
+    >>> import math
+    >>> from designer.estimation import hypothesis_tests as ht
+    >>> ht.bound_kinks("pessimistic", math.log(4)).round(12).tolist()  # where 1 - 4a meets (1 - a)/4
+    [0.2]
+    """
     if eps == math.inf:
         return np.zeros(0)
     e = exp_capped(check_real(eps, "eps", low=0.0))
@@ -313,6 +391,15 @@ def tradeoff_curve(mech: Mechanism, x: str | int, x2: str | int, kind: str = "pe
     -------
     pandas.DataFrame
         ``alpha``, ``beta`` and ``bound`` (computed from the mechanism's own eps_W or eps_S).
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.estimation import hypothesis_tests as ht
+    >>> q = designer.Q_2x3(0.6, 0.2)
+    >>> curve = ht.tradeoff_curve(q, "yes", "no", points=3)  # 0, 0.5, 1 and the bound's kink 0.2
+    >>> curve.round(6).values.tolist()
+    [[0.0, 1.0, 1.0], [0.2, 0.7, 0.2], [0.5, 0.333333, 0.125], [1.0, 0.0, 0.0]]
     """
     eps = eps_walley(mech) if kind in ("pessimistic", "optimistic") else eps_shafer(mech)
     if alphas is None:
@@ -326,7 +413,18 @@ def tradeoff_curve(mech: Mechanism, x: str | int, x2: str | int, kind: str = "pe
 
 def deterministic_tests(mech: Mechanism, x: str | int, x2: str | int) -> pd.DataFrame:
     """Errors of every deterministic test (rejection region ``R``): ``alpha_up = pl_x(R)``,
-    ``alpha_lo = bel_x(R)``, ``beta_up = 1 - bel_x2(R)``, ``beta_lo = 1 - pl_x2(R)``."""
+    ``alpha_lo = bel_x(R)``, ``beta_up = 1 - bel_x2(R)``, ``beta_lo = 1 - pl_x2(R)``.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.estimation import hypothesis_tests as ht
+    >>> q = designer.Q_2x3(0.6, 0.2)
+    >>> ht.deterministic_tests(q, "yes", "no")["region"].tolist()
+    [(), ('yes',), ('no',), ('yes', 'no')]
+    >>> ht.deterministic_tests(q, "yes", "no")["alpha_up"].tolist()
+    [0.0, 0.8, 0.4, 1.0]
+    """
     i, j = _row(mech, x), _row(mech, x2)
     bel, pl = mech.bel(), mech.pl()
     regions = [sf.mask_labels(r, mech.frame) for r in range(1 << mech.l)]
@@ -337,7 +435,18 @@ def deterministic_tests(mech: Mechanism, x: str | int, x2: str | int) -> pd.Data
 def shafer_curve_by_vertices(mech: Mechanism, x: str | int, x2: str | int, kind: str,
                              alphas: Sequence[float]) -> NDArray[np.float64]:
     """The Thm 3.5 curves by docs/theory.md section 3's split over the extreme points of ``x2``'s credal set (one LP
-    per vertex and level). Exponential in ``l``; a cross-check for small frames."""
+    per vertex and level). Exponential in ``l``; a cross-check for small frames.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.estimation import hypothesis_tests as ht
+    >>> q = designer.Q_2x3(0.6, 0.2)
+    >>> ht.shafer_curve_by_vertices(q, "yes", "no", "shafer_lower", [0.1, 0.5]).round(6).tolist()
+    [0.8, 0.166667]
+    >>> ht.tradeoff(q, "yes", "no", "shafer_lower", [0.1, 0.5]).round(6).tolist()  # the exact method agrees
+    [0.8, 0.166667]
+    """
     if kind not in ("shafer_lower", "shafer_upper"):
         raise InvalidArgumentError("kind must be 'shafer_lower' or 'shafer_upper'")
     i = _row(mech, x)
@@ -387,6 +496,18 @@ def worst_case_fisher(mech: Mechanism, prior: float = 0.5, *, x: str | int = 0, 
         ``min I``; the variance of the MLE from ``n`` answers is ``1 / (n info)`` (``nu_W`` for ``Q_2x3``).
     pr_x, pr_x2 : (l,) ndarray
         The least informative members of the two credal sets.
+
+    Examples
+    --------
+    The least informative members of ``Q_2x3(0.6, 0.2)``'s credal sets answer truthfully with 0.6; the information
+    0.16 per answer at the prior 1/2 gives Cor 3.20's ``nu_W = 1 / (4 (2p - 1)^2) - 0 = 6.25``:
+
+    >>> import designer
+    >>> from designer.estimation import hypothesis_tests as ht
+    >>> q = designer.Q_2x3(0.6, 0.2)
+    >>> information, member_x, member_x2 = ht.worst_case_fisher(q, 0.5)
+    >>> round(information, 9), member_x.round(9).tolist(), round(1 / information, 6)
+    (0.16, [0.6, 0.4], 6.25)
     """
     import cvxpy as cp
 

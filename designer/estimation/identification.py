@@ -46,6 +46,16 @@ def indistinguishable_inputs(matrix: NDArray[np.float64], tol: float = 1e-9) -> 
     The answer distribution ``pi . M`` is the same along every direction ``d`` with ``d . M = 0`` (then also
     ``sum d = 0``, the rows summing to 1); an input with weight in such a direction has a share that the design
     itself leaves open (Def 3.1; docs/theory.md section 8). Empty when ``M`` has full row rank.
+
+    Examples
+    --------
+    ``Q_2x3(0.4, 0.4)`` gives both inputs the same row, so no data tells them apart; ``Q_2x3(0.6, 0.2)`` does:
+
+    >>> import designer
+    >>> from designer.estimation.identification import indistinguishable_inputs
+    >>> alike, apart = designer.Q_2x3(0.4, 0.4), designer.Q_2x3(0.6, 0.2)
+    >>> indistinguishable_inputs(alike.matrix), indistinguishable_inputs(apart.matrix)
+    ((0, 1), ())
     """
     from scipy.linalg import null_space
 
@@ -270,6 +280,18 @@ def identified_interval(m: NDArray[np.float64], counts: NDArray[np.float64], pi:
     Returns
     -------
     low, high : (k,) ndarray
+
+    Examples
+    --------
+    Only "don't know" answers (20 of them) say nothing: every prior fits them equally well.
+
+    >>> import numpy as np
+    >>> import designer
+    >>> from designer.estimation.identification import identified_interval
+    >>> M = designer.Q_2x3(0.6, 0.2).matrix
+    >>> low, high = identified_interval(M, np.array([0.0, 0.0, 20.0]), np.array([0.5, 0.5]))
+    >>> low.tolist(), high.tolist()
+    ([0.0, 0.0], [1.0, 1.0])
     """
     seen = counts > 0
     fitted = pi @ m[:, seen]
@@ -281,7 +303,15 @@ def weakly_identified(stderr: NDArray[np.float64]) -> NDArray[np.bool_]:
     """The shares whose standard error is absent or exceeds :data:`SHARE_RANGE`, the width of a share's range
     [0, 1], ``(k,)`` bool: the information does not pin them down, whatever its eigenvalues' ratio (for two
     inputs the tangent information is ``1 x 1``, and a ratio test cannot fail). Such a share is not identified
-    by these answers: no standard error, and the interval of :func:`unidentified_intervals`."""
+    by these answers: no standard error, and the interval of :func:`unidentified_intervals`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from designer.estimation.identification import weakly_identified
+    >>> weakly_identified(np.array([0.05, np.nan, 2.0])).tolist()  # no standard error, or one wider than [0, 1]
+    [False, True, True]
+    """
     return np.asarray(~(np.asarray(stderr, dtype=np.float64) <= SHARE_RANGE))
 
 
@@ -318,6 +348,16 @@ def unidentified_intervals(m: NDArray[np.float64], counts: NDArray[np.float64], 
     -------
     low, high, stderr, ci_low, ci_high : (k,) ndarray
         ``stderr`` is NaN where absent.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import designer
+    >>> from designer.estimation.identification import unidentified_intervals
+    >>> low, high, stderr, ci_low, ci_high = unidentified_intervals(
+    ...     designer.Q_2x3(0.4, 0.4).matrix, np.array([40.0, 40.0, 20.0]), np.array([0.5, 0.5]), 0.95)
+    >>> low.tolist(), high.tolist(), np.isnan(stderr).tolist()  # both rows alike: nothing identified
+    ([0.0, 0.0], [1.0, 1.0], [True, True])
     """
     low, high = identified_interval(m, counts, pi)
     se = np.sqrt(_pseudo_variance(m, counts, pi))
@@ -347,6 +387,16 @@ class IdentifiedSet:
         Total distance by which the frequencies (or their bands) miss every reachable distribution;
         0 in the usual case. When positive, the bounds are over the closest reachable ones.
     n : int
+
+    Examples
+    --------
+    With a level, the bounds widen by the sampling error of the answer frequencies:
+
+    >>> import designer
+    >>> from designer.estimation.identification import identified_set
+    >>> bounds = identified_set(designer.Q_2x3(0.6, 0.2), [60, 40])
+    >>> bounds.level, bool(bounds.lower[0] < 0.5), bounds.n
+    (0.95, True, 100)
     """
 
     inputs: tuple[str, ...]
@@ -371,6 +421,17 @@ def identified_set(mech: Mechanism, counts: ArrayLike, *, level: float | None = 
     counts : (l,) array_like
         Number of answers per frame label.
     level : float or None, default 0.95
+
+    Examples
+    --------
+    60 precise yes and 40 no from ``Q_2x3(0.6, 0.2)`` under Walley's semantics: a yes answers yes with 0.6 to 0.8, a
+    no with 0.2 to 0.4, so the share of yes lies between 0.5 (``0.8 pi + 0.4 (1 - pi) = 0.6``) and 1:
+
+    >>> import designer
+    >>> from designer.estimation.identification import identified_set
+    >>> bounds = identified_set(designer.Q_2x3(0.6, 0.2), [60, 40], level=None)
+    >>> bounds.lower.round(9).tolist(), bounds.upper.round(9).tolist()
+    ([0.5, 0.0], [1.0, 0.5])
     """
     import scipy.sparse as sp
 

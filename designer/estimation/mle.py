@@ -36,6 +36,22 @@ def loglik_gap(m: NDArray[np.float64], counts: NDArray[np.float64], pi: NDArray[
     ``loglik(pi*) <= loglik(pi) + n g . (pi* - pi) <= loglik(pi) + n (max_x g_x - 1)`` (the Frank-Wolfe gap):
     an absolute test, in log-likelihood units, that a relative KKT test cannot give when ``g`` is nearly 1
     everywhere.
+
+    Examples
+    --------
+    30 answers ``{yes}``, 50 ``{no}`` and 20 "don't know" through ``Q_2x3(0.6, 0.2)``; the MLE is Eq 2's
+    ``(50 * 0.2 - 30 * 0.6) / (80 * (0.2 - 0.6)) = 0.25``:
+
+    >>> import numpy as np
+    >>> import designer
+    >>> M = designer.Q_2x3(0.6, 0.2).matrix
+    >>> counts = np.array([30.0, 50.0, 20.0])
+
+    At the uniform prior the log-likelihood is at most ``100 * 0.1`` below its maximum:
+
+    >>> from designer.estimation.mle import loglik_gap
+    >>> loglik_gap(M, counts, np.array([0.25, 0.75])), round(loglik_gap(M, counts, np.array([0.5, 0.5])), 9)
+    (0.0, 10.0)
     """
     used = counts > 0
     n = float(counts[used].sum())
@@ -47,32 +63,76 @@ def loglik_gap(m: NDArray[np.float64], counts: NDArray[np.float64], pi: NDArray[
 
 
 def gap_tolerance(n: float) -> float:
-    """:data:`LOGLIK_TOL` plus the rounding of ``n (max g - 1)`` in double precision (``n`` answers)."""
+    """:data:`LOGLIK_TOL` plus the rounding of ``n (max g - 1)`` in double precision (``n`` answers).
+
+    Examples
+    --------
+    >>> from designer.estimation.mle import gap_tolerance
+    >>> bool(1e-9 <= gap_tolerance(100.0) < 1.1e-9)
+    True
+    """
     return LOGLIK_TOL + 16 * np.finfo(float).eps * n
 
 
 def at_maximum(m: NDArray[np.float64], counts: NDArray[np.float64], pi: NDArray[np.float64], *,
                tol: float = KKT_TOL) -> bool:
     """Both tests of a converged estimate: :func:`kkt_violation` ``<= tol`` (relative) and :func:`loglik_gap`
-    within :func:`gap_tolerance` (absolute)."""
+    within :func:`gap_tolerance` (absolute).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import designer
+    >>> M = designer.Q_2x3(0.6, 0.2).matrix
+    >>> counts = np.array([30.0, 50.0, 20.0])
+    >>> from designer.estimation.mle import at_maximum
+    >>> at_maximum(M, counts, np.array([0.25, 0.75])), at_maximum(M, counts, np.array([0.5, 0.5]))
+    (True, False)
+    """
     return bool(kkt_violation(m, counts, pi) <= tol and loglik_gap(m, counts, pi) <= gap_tolerance(
         float(counts[counts > 0].sum())))
 
 
 def tangent_form(matrix: NDArray[np.float64]) -> NDArray[np.float64]:
     """A ``(k, k)`` quadratic form restricted to the simplex's tangent space ``{d : sum d = 0}``, in the
-    coordinates ``d_1..d_{k-1}`` (``d_k = -sum``): ``B' A B`` with ``B = [I; -1']``, shape ``(k-1, k-1)``."""
+    coordinates ``d_1..d_{k-1}`` (``d_k = -sum``): ``B' A B`` with ``B = [I; -1']``, shape ``(k-1, k-1)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from designer.estimation.mle import tangent_form
+    >>> tangent_form(np.eye(3)).tolist()  # B' I B with B = [I; -1']
+    [[2.0, 1.0], [1.0, 2.0]]
+    """
     column, row = matrix[:-1, -1], matrix[-1, :-1]
     return np.asarray(matrix[:-1, :-1] - column[:, None] - row[None, :] + matrix[-1, -1])
 
 
 def share_functionals(k: int) -> NDArray[np.float64]:
-    """``B'`` of :func:`tangent_form`: column ``j`` is share ``j`` in the tangent coordinates, ``(k-1, k)``."""
+    """``B'`` of :func:`tangent_form`: column ``j`` is share ``j`` in the tangent coordinates, ``(k-1, k)``.
+
+    Examples
+    --------
+    >>> from designer.estimation.mle import share_functionals
+    >>> share_functionals(3).tolist()  # share j of (d1, d2) with d3 = -d1 - d2
+    [[1.0, 0.0, -1.0], [0.0, 1.0, -1.0]]
+    """
     return np.hstack([np.eye(k - 1), -np.ones((k - 1, 1))])
 
 
 def kkt_violation(m: NDArray[np.float64], counts: NDArray[np.float64], pi: NDArray[np.float64]) -> float:
-    """``max(|g_x - 1| on the support, max(g_x - 1, 0) off it)`` (0 at the MLE; relative: the multiplier is 1)."""
+    """``max(|g_x - 1| on the support, max(g_x - 1, 0) off it)`` (0 at the MLE; relative: the multiplier is 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import designer
+    >>> M = designer.Q_2x3(0.6, 0.2).matrix
+    >>> counts = np.array([30.0, 50.0, 20.0])
+    >>> from designer.estimation.mle import kkt_violation
+    >>> kkt_violation(M, counts, np.array([0.25, 0.75])), round(kkt_violation(M, counts, np.array([0.5, 0.5])), 12)
+    (0.0, 0.1)
+    """
     used = counts > 0
     freq = counts[used] / counts[used].sum()
     q = pi @ m[:, used]
@@ -97,6 +157,17 @@ def mle_newton(m: NDArray[np.float64], counts: NDArray[np.float64], *, tol: floa
     comes back by an exact line search along ``e_x - pi``. When the steps stall above ``tol`` (rounding on a
     badly scaled problem), EM iterations and then the conic program (:func:`mle_convex`) take over and the
     point with the smallest violation is returned.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import designer
+    >>> M = designer.Q_2x3(0.6, 0.2).matrix
+    >>> counts = np.array([30.0, 50.0, 20.0])
+    >>> from designer.estimation.mle import mle_newton
+    >>> pi, iterations, converged = mle_newton(M, counts)
+    >>> pi.round(8).tolist(), converged
+    ([0.25, 0.75], True)
     """
     used = counts > 0
     freq = counts[used] / counts[used].sum()
@@ -257,6 +328,17 @@ def em(m: NDArray[np.float64], counts: NDArray[np.float64], *, tol: float = 1e-1
     -------
     pi : (k,) or (R, k) ndarray
     iterations : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import designer
+    >>> M = designer.Q_2x3(0.6, 0.2).matrix
+    >>> counts = np.array([30.0, 50.0, 20.0])
+    >>> from designer.estimation.mle import em
+    >>> pi, iterations = em(M, counts)
+    >>> pi.round(8).tolist()
+    [0.25, 0.75]
     """
     c = np.atleast_2d(np.asarray(counts, dtype=np.float64))
     total = c.sum(axis=1, keepdims=True)
@@ -276,7 +358,18 @@ def em(m: NDArray[np.float64], counts: NDArray[np.float64], *, tol: float = 1e-1
 
 
 def mle_convex(m: NDArray[np.float64], counts: NDArray[np.float64]) -> NDArray[np.float64]:
-    """The MLE of ``pi`` as the concave program ``max sum_E n_E log(pi . m(E))`` over the simplex (Clarabel)."""
+    """The MLE of ``pi`` as the concave program ``max sum_E n_E log(pi . m(E))`` over the simplex (Clarabel).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import designer
+    >>> M = designer.Q_2x3(0.6, 0.2).matrix
+    >>> counts = np.array([30.0, 50.0, 20.0])
+    >>> from designer.estimation.mle import mle_convex
+    >>> mle_convex(M, counts).round(6).tolist()
+    [0.25, 0.75]
+    """
     import cvxpy as cp
 
     used = counts > 0

@@ -27,7 +27,14 @@ __all__ = ["as_rng", "draw_rows", "input_indices", "label_indices", "precise_dis
 
 
 def as_rng(rng: np.random.Generator | int | None) -> np.random.Generator:
-    """A Generator from a Generator, a seed, or None (fresh entropy from the operating system)."""
+    """A Generator from a Generator, a seed, or None (fresh entropy from the operating system).
+
+    Examples
+    --------
+    >>> from designer.estimation.sampling import as_rng
+    >>> as_rng(1).integers(10, size=3).tolist() == as_rng(1).integers(10, size=3).tolist()  # a seed: reproducible
+    True
+    """
     if isinstance(rng, np.random.Generator):
         return rng
     if rng is None or (isinstance(rng, (int, np.integer)) and not isinstance(rng, bool)):
@@ -36,21 +43,45 @@ def as_rng(rng: np.random.Generator | int | None) -> np.random.Generator:
 
 
 def label_indices(values: Sequence[Any] | ArrayLike, labels: Sequence[str]) -> NDArray[np.int64]:
-    """Position in ``labels`` of every value (compared as text), ``-1`` where it is none of them.
+    """Position in ``labels`` of every value (compared as text), ``-1`` where it is none of them (and for a missing
+    value, ``None`` or NaN).
 
-    Vectorised: each distinct value is looked up once (``pandas.factorize``), so a million answers cost
-    a few milliseconds.
+    Each distinct value is looked up once (a dict of the values seen; no pandas, so randomize starts fast): a
+    million answers in a few tenths of a second.
+
+    Examples
+    --------
+    >>> from designer.estimation.sampling import label_indices
+    >>> label_indices(["no", "yes", "maybe", None, "no"], ["yes", "no"]).tolist()  # -1: none of them, or missing
+    [1, 0, -1, -1, 1]
     """
-    import pandas as pd
-
-    codes, uniques = pd.factorize(np.asarray(values, dtype=object).ravel())
     pos = {x: i for i, x in enumerate(labels)}
-    table = np.array([pos.get(str(u), -1) for u in uniques] + [-1], dtype=np.int64)  # code -1 (missing) -> -1
-    return table[codes]
+    flat = np.asarray(values, dtype=object).ravel()
+    seen: dict[Any, int] = {}
+
+    def code(value: Any) -> int:
+        missing = value is None or (isinstance(value, float) and value != value)
+        return -1 if missing else pos.get(str(value), -1)
+
+    return np.fromiter((c if (c := seen.get(v)) is not None else seen.setdefault(v, code(v)) for v in flat),
+                       dtype=np.int64, count=flat.size)
 
 
 def input_indices(mech: Mechanism, true_inputs: Sequence[Any] | ArrayLike) -> NDArray[np.int64]:
-    """Row index of every true answer; unknown answers are reported with their position."""
+    """Row index of every true answer; unknown answers are reported with their position.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.estimation import sampling
+    >>> q = designer.Q_2x3(0.6, 0.2)
+    >>> sampling.input_indices(q, ["no", "yes", "no"]).tolist()
+    [1, 0, 1]
+    >>> sampling.input_indices(q, ["no", "maybe"])
+    Traceback (most recent call last):
+    ...
+    designer.exceptions.InvalidMechanismError: answer 'maybe' (position 2) is not an input of the mechanism ...
+    """
     values = np.asarray(true_inputs, dtype=object).ravel()
     idx = label_indices(values, mech.inputs)
     bad = np.flatnonzero(idx < 0)
@@ -66,16 +97,23 @@ def input_indices(mech: Mechanism, true_inputs: Sequence[Any] | ArrayLike) -> ND
 def draw_rows(probs: NDArray[np.float64], rows: NDArray[np.int64], rng: np.random.Generator | int | None = None
               ) -> NDArray[np.int64]:
     """One categorical draw per respondent from row ``rows[i]`` of ``probs``, by the sampler of every release:
-    the rows written as integer counts (:func:`designer.release.exact_table.table_of`: a device's exact fractions, else
-    over 2^32) and uniform 32-bit words, the column whose cumulative counts bracket each
-    (:func:`designer.release.exact_table.sample_grid`).
+    the rows written as integer counts (:func:`designer.guarantees.exact_table.table_of`: a device's exact
+    fractions, else over 2^32) and uniform 32-bit words, the column whose cumulative counts bracket each
+    (:func:`designer.guarantees.exact_table.sample_grid`).
 
     The words come from the operating system's cryptographic generator when ``rng`` is None (a draw nobody can
     replay: what a release needs), else from the numpy generator ``rng`` (or one seeded with it): a simulation,
     which anyone who knows the seed can redo. Successive calls with one generator continue its stream, so chunks
     draw as one call would.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from designer.estimation.sampling import draw_rows
+    >>> draw_rows(np.array([[0.5, 0.5], [1.0, 0.0]]), np.array([1, 1, 1]), rng=1).tolist()  # row 1 always gives 0
+    [0, 0, 0]
     """
-    from ..release.exact_table import DENOMINATOR, OsRandom, sample_grid, table_of
+    from ..guarantees.exact_table import DENOMINATOR, OsRandom, sample_grid, table_of
 
     counts, denominator = table_of(probs)
     if rng is None:
@@ -102,13 +140,39 @@ def randomize(mech: Mechanism, true_inputs: Sequence[Any] | ArrayLike,
     -------
     (n,) ndarray of int
         Column indices into ``mech.focal`` / ``mech.columns`` (``mech.columns[i]`` is the set's header).
+
+    Examples
+    --------
+    One answer set (a column of ``q``) per respondent, seeded for a simulation (``designer.randomize`` is the front
+    door, for files and frames):
+
+    >>> import designer
+    >>> from designer.estimation import sampling
+    >>> q = designer.Q_2x3(0.6, 0.2)
+    >>> columns = sampling.randomize(q, ["yes", "no", "yes"], rng=1)
+    >>> columns.shape, set(q.columns[j] for j in columns) <= {"{yes}", "{no}", "{yes,no}"}
+    ((3,), True)
     """
     rows = input_indices(mech, true_inputs)
     return draw_rows(mech.matrix, rows, rng)
 
 
 def precise_distributions(mech: Mechanism, allocation: str | float | ArrayLike = "uniform") -> NDArray[np.float64]:
-    """The ``(k, l)`` output distributions of a named member of each row's credal set (module docstring)."""
+    """The ``(k, l)`` output distributions of a named member of each row's credal set (module docstring).
+
+    Examples
+    --------
+    The credal member that resolves "don't know" half to yes and half to no, and the one (``allocation=0``) that
+    gives it all to the other answer:
+
+    >>> import designer
+    >>> from designer.estimation import sampling
+    >>> q = designer.Q_2x3(0.6, 0.2)
+    >>> sampling.precise_distributions(q).round(12).tolist()
+    [[0.7, 0.3], [0.3, 0.7]]
+    >>> sampling.precise_distributions(q, 0.0).round(12).tolist()
+    [[0.6, 0.4], [0.4, 0.6]]
+    """
     focal = np.asarray(mech.focal, dtype=np.int64)
     members = sf.members(focal, mech.l).astype(np.float64)  # (F, l)
     sizes = members.sum(axis=1)
@@ -154,6 +218,15 @@ def randomize_precise(mech: Mechanism, true_inputs: Sequence[Any] | ArrayLike,
     -------
     (n,) ndarray of int
         Frame indices (``mech.frame[i]`` is the answer's label).
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.estimation import sampling
+    >>> q = designer.Q_2x3(0.6, 0.2)
+    >>> answers = sampling.randomize_precise(q, ["yes", "no"], rng=1, allocation=0.5)
+    >>> answers.shape, set(answers.tolist()) <= {0, 1}  # frame positions: yes or no
+    ((2,), True)
     """
     rows = input_indices(mech, true_inputs)
     return draw_rows(precise_distributions(mech, allocation), rows, rng)

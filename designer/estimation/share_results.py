@@ -44,6 +44,16 @@ class ShareTestReport:
         The shares' maximum under the null.
     lr_converged : bool or None
     note : str or None
+
+    Examples
+    --------
+    ``estimate(..., test="yes=0.3")``'s Wald and likelihood-ratio tests of one share:
+
+    >>> import designer
+    >>> fit = designer.estimate(["{yes}"] * 30 + ["{no}"] * 50 + ["{yes,no}"] * 20, designer.Q_2x3(0.6, 0.2),
+    ...                         test="yes=0.3")
+    >>> fit.test.share, fit.test.null, round(fit.test.wald_pvalue, 3), round(fit.test.lr_pvalue, 3)
+    ('yes', 0.3, 0.644, 0.647)
     """
 
     share: str
@@ -83,7 +93,14 @@ class ShareTestReport:
 
 
 def bounds_note(level: float) -> str:
-    """The line explaining the bound columns under cheater detection (docs/fits.md)."""
+    """The line explaining the bound columns under cheater detection (docs/fits.md).
+
+    Examples
+    --------
+    >>> from designer.estimation.share_results import bounds_note
+    >>> bounds_note(0.95).startswith("bounds: each prevalence lies between low and high")
+    True
+    """
     return (f"bounds: each prevalence lies between low and high; low_ci and high_ci are their {level:g} intervals, "
             f"and low_ci_low to high_ci_high covers the prevalence with probability at least {level:g}\n")
 
@@ -120,6 +137,17 @@ class ShareEstimates(Result):
     status : FitStatus
         The fit's (``exact`` for an identified set: linear programs, no iterative fit).
     warnings : tuple of str
+
+    Examples
+    --------
+    What :func:`designer.estimate` returns:
+
+    >>> import designer
+    >>> fit = designer.estimate(["{yes}"] * 30 + ["{no}"] * 50 + ["{yes,no}"] * 20, designer.Q_2x3(0.6, 0.2))
+    >>> str(fit.status), fit.estimate.round(4).tolist()
+    ('converged', [0.25, 0.75])
+    >>> fit.conf_int().shape, fit.to_frame()["estimate"].round(4).tolist()
+    ((2, 2), [0.25, 0.75])
     """
 
     fit: Estimate | GroupEstimate | IdentifiedSet

@@ -44,6 +44,14 @@ class ShareTest:
         ``pi~``, the maximum of the likelihood with the share held at ``null``.
     converged : bool
         Whether the constrained maximum was reached (EM's gain below :data:`EM_TOL`).
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.estimation.share_tests import share_test
+    >>> test = share_test(designer.Q_2x3(0.6, 0.2), [30, 50, 20], [0.25, 0.75], [0.108253, 0.108253], "yes", 0.3)
+    >>> test.share, test.null, test.constrained.round(9).tolist()
+    ('yes', 0.3, [0.3, 0.7])
     """
 
     share: str
@@ -58,7 +66,16 @@ class ShareTest:
 
 def constrained_mle(mech: Mechanism, counts: ArrayLike, share: int, null: float) -> tuple[NDArray[np.float64], bool]:
     """The shares maximising ``sum_E c_E log (pi M)_E`` with ``pi[share] = null`` (:func:`constrained_shares` on the
-    mechanism's matrix). Returns ``(pi, converged)``."""
+    mechanism's matrix). Returns ``(pi, converged)``.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.estimation.share_tests import constrained_mle
+    >>> pi, converged = constrained_mle(designer.Q_2x3(0.6, 0.2), [30, 50, 20], 0, 0.3)
+    >>> pi.round(9).tolist(), converged
+    ([0.3, 0.7], True)
+    """
     return constrained_shares(mech.matrix, np.asarray(counts, dtype=np.float64), share, null)
 
 
@@ -121,7 +138,14 @@ def constrained_shares(m: NDArray[np.float64], counts: NDArray[np.float64], shar
 
 def wald_test(estimate: float, stderr: float, null: float) -> tuple[float, float]:
     """``((estimate - null) / stderr)^2`` and its chi-square(1) upper tail; NaN for both without a standard
-    error."""
+    error.
+
+    Examples
+    --------
+    >>> from designer.estimation.share_tests import wald_test
+    >>> [round(v, 4) for v in wald_test(0.25, 0.108253, 0.3)]  # ((0.25 - 0.3) / 0.108253)^2 and its p-value
+    [0.2133, 0.6442]
+    """
     from .._internal.numeric import chi2_sf
 
     if not (stderr > 0 and math.isfinite(stderr)):
@@ -137,6 +161,16 @@ def share_test(mech: Mechanism, counts: ArrayLike, estimate: ArrayLike, stderr: 
     (:func:`~designer.estimation.shares.estimate_sldp`).
 
     Raises :class:`InvalidArgumentError` for a share that is not an input or a null outside (0, 1).
+
+    Examples
+    --------
+    The tests of ``pi[yes] = 0.3`` from 30 ``{yes}``, 50 ``{no}`` and 20 "don't know" answers (MLE 0.25):
+
+    >>> import designer
+    >>> from designer.estimation.share_tests import share_test
+    >>> test = share_test(designer.Q_2x3(0.6, 0.2), [30, 50, 20], [0.25, 0.75], [0.108253, 0.108253], "yes", 0.3)
+    >>> round(test.wald_pvalue, 3), round(test.lr_pvalue, 3), test.converged
+    (0.644, 0.647, True)
     """
     from .._internal.numeric import chi2_sf
 

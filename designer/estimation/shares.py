@@ -85,6 +85,15 @@ def fisher_information(mech: Mechanism, prior: ArrayLike | None = None) -> NDArr
     -------
     (k, k) ndarray
         ``sum_E m(E) m(E)^T / (pi . m(E))`` over focal sets with ``pi . m(E) > 0``.
+
+    Examples
+    --------
+    ``sum_E m(E) m(E)' / (pi . m(E))`` for ``Q_2x3(0.6, 0.2)`` at the uniform prior:
+
+    >>> import designer
+    >>> from designer.estimation.shares import fisher_information
+    >>> fisher_information(designer.Q_2x3(0.6, 0.2)).round(12).tolist()
+    [[1.2, 0.8], [0.8, 1.2]]
     """
     pi = _prior(mech, prior)
     cols = mech.matrix
@@ -98,6 +107,13 @@ def chi2_information(mech: Mechanism, prior: ArrayLike | None = None) -> float:
     """Chi-square information ``sum_E mu(m(E))``, ``mu(v) = sum_x pi_x (v_x - pi.v)^2 / (pi.v)``.
 
     The estimation objective of the design engine (docs/theory.md section 5, "staircase" LP).
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.estimation.shares import chi2_information
+    >>> round(chi2_information(designer.Q_2x3(0.6, 0.2)), 12)  # 0.1 from {yes}, 0.1 from {no}, 0 from don't know
+    0.2
     """
     return float(np.sum(column_information(mech.matrix, _prior(mech, prior))))
 
@@ -136,6 +152,16 @@ def estimator_variance(
     -------
     float or (k,) ndarray
         ``inf`` where the prior is not identifiable from the answers.
+
+    Examples
+    --------
+    The information along the simplex, ``(1, -1) I (1, -1)' = 0.8``, inverted: 1.25 per respondent:
+
+    >>> import designer
+    >>> from designer.estimation.shares import estimator_variance
+    >>> round(estimator_variance(designer.Q_2x3(0.6, 0.2)), 9), estimator_variance(designer.Q_2x3(0.6, 0.2), n=100,
+    ...                                                                            reduce="none").round(9).tolist()
+    (1.25, [0.0125, 0.0125])
     """
     from scipy.linalg import LinAlgError, cho_factor, lapack, solve_triangular
 
@@ -238,6 +264,14 @@ class Estimate(Result):
     ``stderr`` is NaN (absent) where the information does not identify the share; ``ci_low``, ``ci_high`` there
     project simultaneous confidence bands of the answer distribution onto the share (a conservative interval
     that covers the identified interval plus the sampling error; docs/theory.md section 8).
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.estimation.shares import estimate_sldp
+    >>> fit = estimate_sldp(designer.Q_2x3(0.6, 0.2), [30, 50, 20])
+    >>> fit.inputs, fit.n, fit.level, fit.variance
+    (('yes', 'no'), 100, 0.95, 'Fisher information')
     """
 
     inputs: tuple[str, ...]
@@ -370,7 +404,15 @@ def _written(mech: Mechanism, pos: int, r: Any) -> str:
 
 def response_counts(mech: Mechanism, responses: Sequence[Any]) -> NDArray[np.float64]:
     """Counts per focal set (column of ``mech``) from answers given as headers ``{yes}``, label tuples or
-    column indices (:func:`response_columns`)."""
+    column indices (:func:`response_columns`).
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.estimation.shares import response_counts
+    >>> response_counts(designer.Q_2x3(0.6, 0.2), ["{yes}", "{no}", "{no}", ("yes", "no"), 1]).tolist()
+    [1.0, 3.0, 1.0]
+    """
     return np.bincount(response_columns(mech, responses), minlength=len(mech.focal)).astype(np.float64)
 
 
@@ -391,6 +433,20 @@ def estimate_sldp(mech: Mechanism, counts: ArrayLike, *, method: str = "newton",
     Returns
     -------
     Estimate
+
+    Examples
+    --------
+    30 answers ``{yes}``, 50 ``{no}`` and 20 "don't know" through ``Q_2x3(0.6, 0.2)``; the MLE is Eq 2's
+    ``(50 * 0.2 - 30 * 0.6) / (80 * (0.2 - 0.6)) = 0.25``:
+
+    >>> import numpy as np
+    >>> import designer
+    >>> q = designer.Q_2x3(0.6, 0.2)
+    >>> counts = np.array([30.0, 50.0, 20.0])
+    >>> from designer.estimation.shares import estimate_sldp
+    >>> fit = estimate_sldp(q, counts)
+    >>> fit.estimate.round(8).tolist(), fit.stderr.round(6).tolist(), str(fit.status)
+    ([0.25, 0.75], [0.108253, 0.108253], 'converged')
     """
 
     level = check_real(level, "level", low=0.0, high=1.0, low_open=True, high_open=True)
@@ -481,6 +537,18 @@ def inversion_estimate(m: NDArray[np.float64], counts: ArrayLike) -> NDArray[np.
     """Unbiased linear estimator ``f M^-1`` of a square invertible (Bayesian) mechanism, per replicate.
 
     For Warner's RR this is ``(n_yes/n - (1 - p)) / (2p - 1)`` (Ex 3.7); no clipping to [0, 1].
+
+    Examples
+    --------
+    Warner's design at eps = 1, 620 yes of 1000: Ex 3.7's estimator:
+
+    >>> import math
+    >>> import designer
+    >>> from designer.estimation.shares import inversion_estimate
+    >>> p = math.e / (math.e + 1)
+    >>> pi = inversion_estimate(designer.Q_WRR(1.0).matrix, [620, 380])
+    >>> math.isclose(pi[0], (0.62 - (1 - p)) / (2 * p - 1))
+    True
     """
     c = np.atleast_2d(np.asarray(counts, dtype=np.float64))
     if m.shape[0] != m.shape[1]:

@@ -60,6 +60,13 @@ class ColumnMeta:
         The columns stored as numbers (written back as numbers, not text).
     integer : frozenset of str
         Those of them stored as whole numbers (a Parquet or Arrow file's integer columns: written back as integers).
+
+    Examples
+    --------
+    >>> from designer.estimation.stat_files import ColumnMeta
+    >>> meta = ColumnMeta(value_labels={"smoke": {1.0: "yes", 2.0: "no"}}, column_labels={"smoke": "Do you smoke?"})
+    >>> meta.only(["smoke"]).column_labels, meta.only(["id"]).value_labels
+    ({'smoke': 'Do you smoke?'}, {})
     """
 
     value_labels: Mapping[str, Mapping[float, str]] = dataclasses.field(default_factory=dict)
@@ -84,6 +91,24 @@ class StatFile:
     ----------
     path : str
         The file; its extension names the format (:data:`READERS`).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from designer.estimation.stat_files import ColumnMeta, StatFile, StatSink
+    >>> meta = ColumnMeta(value_labels={"smoke": {1.0: "yes", 2.0: "no"}}, column_labels={"smoke": "Do you smoke?"})
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(folder.name, "survey.sav")
+    >>> with open(path, "wb") as binary:
+    ...     sink = StatSink(path, binary, ["id", "smoke"], meta=meta)
+    ...     sink.write([[1, 2, 3], ["yes", "no", "yes"]])
+    ...     sink.close()
+    >>> survey = StatFile(path)
+    >>> survey.names, survey.num_rows, survey.meta.column_labels
+    (['id', 'smoke'], 3, {'smoke': 'Do you smoke?'})
+    >>> survey.read_table().to_pydict()["smoke"]  # a labelled column reads as its labels
+    ['yes', 'no', 'yes']
+    >>> folder.cleanup()
     """
 
     def __init__(self, path: str) -> None:
@@ -275,6 +300,23 @@ class StatSink:
         Labels, descriptions and numeric columns to keep (:func:`~.survey_files.column_meta` of the input).
     typed : bool
         Columns as their arrays' own types (numbers as numbers), as ``synthesize`` writes.
+
+    Examples
+    --------
+    An SPSS file of two columns, the answers stored as labelled codes (read back by :class:`StatFile`):
+
+    >>> import os, tempfile
+    >>> from designer.estimation.stat_files import ColumnMeta, StatFile, StatSink
+    >>> meta = ColumnMeta(value_labels={"smoke": {1.0: "yes", 2.0: "no"}}, column_labels={"smoke": "Do you smoke?"})
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(folder.name, "survey.sav")
+    >>> with open(path, "wb") as binary:
+    ...     sink = StatSink(path, binary, ["id", "smoke"], meta=meta)
+    ...     sink.write([[1, 2, 3], ["yes", "no", "yes"]])
+    ...     sink.close()
+    >>> StatFile(path).meta.value_labels
+    {'smoke': {1.0: 'yes', 2.0: 'no'}}
+    >>> folder.cleanup()
     """
 
     def __init__(self, path: str, binary: BinaryIO, names: list[str], *, meta: ColumnMeta | None = None,

@@ -41,7 +41,15 @@ __all__ = ["SurveyCounts", "cluster_correction", "estimate_survey", "first_bad_w
 
 def first_bad_weight(weights: NDArray[np.float64]) -> int | None:
     """Position of the first weight that is not a finite number > 0 (NaN included), or None: the one rule for
-    weights, in the Python API and in every command."""
+    weights, in the Python API and in every command.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from designer.estimation.survey_design import first_bad_weight
+    >>> first_bad_weight(np.array([1.0, 2.0, 0.0, np.nan])), first_bad_weight(np.array([1.0, 0.5]))
+    (2, None)
+    """
     bad = np.flatnonzero(~(np.isfinite(weights) & (weights > 0)))
     return int(bad[0]) if bad.size else None
 
@@ -61,12 +69,29 @@ def normalized_weights(weights: NDArray[np.float64]) -> NDArray[np.float64]:
 def cluster_correction(groups: int, rows: float, params: int) -> float:
     """``G/(G-1) (N-1)/(N-P)``: the small-sample factor of a cluster-robust meat (statsmodels' default and R
     sandwich's ``vcovCL`` with ``HC1``); ``(N-1)/(N-P)`` is left out (1) where there are no more respondents than
-    parameters (frequency weights below 1 may total fewer), so the factor is never below ``G/(G-1)``."""
+    parameters (frequency weights below 1 may total fewer), so the factor is never below ``G/(G-1)``.
+
+    Examples
+    --------
+    >>> from designer.estimation.survey_design import cluster_correction
+    >>> round(cluster_correction(10, 100, 1), 6)  # 10/9 * 99/99
+    1.111111
+    """
     return groups / (groups - 1) * ((rows - 1) / (rows - params) if rows > params else 1.0)
 
 
 def variance_words(cov: Covariance, n_clusters: int, weight_kind: WeightKind | None) -> str:
-    """How standard errors were computed, in the words every output uses (shares and coefficients alike)."""
+    """How standard errors were computed, in the words every output uses (shares and coefficients alike).
+
+    Examples
+    --------
+    >>> from designer.estimation.survey_design import variance_words
+    >>> from designer.vocabulary import Covariance, WeightKind
+    >>> variance_words(Covariance.OIM, 0, None)
+    'observed information'
+    >>> variance_words(Covariance.ROBUST, 10, WeightKind.SAMPLING)
+    'cluster-robust sandwich over 10 clusters (G/(G-1) (N-1)/(N-P)), sampling weights'
+    """
     words = {Covariance.OIM: "observed information", Covariance.OPG: "outer product of the scores (rr's)",
              Covariance.ROBUST: "robust sandwich (HC0)"}[cov]
     if n_clusters:
@@ -97,6 +122,18 @@ class SurveyCounts:
         None without weights.
     answered : (F,) ndarray or None
         Respondents per answer set (the unweighted counts; None: ``weighted``).
+
+    Examples
+    --------
+    The statistics of 100 answers coded by column (30 ``{yes}``, 50 ``{no}``, 20 "don't know"), without and with
+    weights:
+
+    >>> from designer.estimation.survey_design import SurveyCounts
+    >>> codes = [0] * 30 + [1] * 50 + [2] * 20
+    >>> SurveyCounts.from_rows(3, codes).weighted.tolist()
+    [30.0, 50.0, 20.0]
+    >>> SurveyCounts.from_rows(3, codes, weights=[1.0] * 50 + [3.0] * 50).weighted.tolist()
+    [30.0, 110.0, 60.0]
     """
 
     weighted: NDArray[np.float64]
@@ -181,6 +218,17 @@ def estimate_survey(mech: Mechanism, counts: SurveyCounts, *, cov: Any = None, l
         With ``n`` the respondents (the sum of the weights under frequency weights) and ``variance`` naming the
         choice. Where a share is not identified the standard errors are absent and the intervals are those of
         :func:`estimate_sldp` from the weighted counts, as its warning says.
+
+    Examples
+    --------
+    The answers of ``Q_2x3(0.6, 0.2)`` in ten clusters of ten: the same estimate, a cluster-robust variance:
+
+    >>> import designer
+    >>> from designer.estimation.survey_design import SurveyCounts, estimate_survey
+    >>> counts = SurveyCounts.from_rows(3, [0] * 30 + [1] * 50 + [2] * 20, cluster=[i // 10 for i in range(100)])
+    >>> fit = estimate_survey(designer.Q_2x3(0.6, 0.2), counts)
+    >>> fit.estimate.round(6).tolist(), fit.variance
+    ([0.25, 0.75], 'cluster-robust sandwich over 10 clusters (G/(G-1) (N-1)/(N-P))')
     """
     return fit_survey(mech, counts, cov=cov, level=level, method=method)[0]
 
@@ -188,7 +236,19 @@ def estimate_survey(mech: Mechanism, counts: SurveyCounts, *, cov: Any = None, l
 def fit_survey(mech: Mechanism, counts: SurveyCounts, *, cov: Any = None, level: float = 0.95,
                method: str = "newton") -> tuple[Estimate, NDArray[np.float64] | None]:
     """:func:`estimate_survey`'s estimate and the ``(k, k)`` covariance of the shares behind its standard errors
-    (None where they are not all identified), for callers that need functions of several shares."""
+    (None where they are not all identified), for callers that need functions of several shares.
+
+    Examples
+    --------
+    Without weights the observed information's variance is the squared standard error of the plain fit (0.108253):
+
+    >>> import designer
+    >>> from designer.estimation.survey_design import SurveyCounts, fit_survey
+    >>> counts = SurveyCounts.from_rows(3, [0] * 30 + [1] * 50 + [2] * 20)
+    >>> fit, covariance = fit_survey(designer.Q_2x3(0.6, 0.2), counts, cov="oim")
+    >>> fit.variance, covariance.round(8).tolist()
+    ('observed information', [[0.01171875, -0.01171875], [-0.01171875, 0.01171875]])
+    """
     chosen = Covariance.settle(cov, sampling_weights=counts.weight_kind is WeightKind.SAMPLING,
                                clusters=counts.clusters is not None)
     est = estimate_sldp(mech, counts.weighted, method=method, level=level)
@@ -213,7 +273,18 @@ def fit_survey(mech: Mechanism, counts: SurveyCounts, *, cov: Any = None, level:
 def share_covariance(m: NDArray[np.float64], counts: SurveyCounts, pi: NDArray[np.float64], cov: Covariance
                      ) -> NDArray[np.float64] | None:
     """The ``(k, k)`` covariance of the shares' estimate ``pi`` under ``cov`` (module docstring), or None when
-    the observed information does not identify every share."""
+    the observed information does not identify every share.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import designer
+    >>> from designer.estimation.survey_design import SurveyCounts, share_covariance
+    >>> from designer.vocabulary import Covariance
+    >>> counts = SurveyCounts.from_rows(3, [0] * 30 + [1] * 50 + [2] * 20)
+    >>> share_covariance(designer.Q_2x3(0.6, 0.2).matrix, counts, np.array([0.25, 0.75]), Covariance.OIM)[0, 0]
+    np.float64(0.01171875)
+    """
     k = m.shape[0]
     if k < 2 or not _identified_by(m, counts.weighted, pi):
         return None

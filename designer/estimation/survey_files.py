@@ -24,6 +24,10 @@ __all__ = ["ARROW_SUFFIXES", "CHUNK_ROWS", "SEPARATORS", "STAT_SUFFIXES", "Colum
 #: Respondents per chunk (about 100 MB of strings at most for a few short columns).
 CHUNK_ROWS = 500_000
 
+#: A CSV file of at most this many bytes is read with the standard library's csv module (no pandas: a command on a
+#: small file starts fast); a larger one with pandas' C parser, chunk by chunk. Both give the same chunks.
+SMALL_CSV_BYTES = 10 * 2**20
+
 
 #: Separators a data file may use (the first that splits the header is taken, in this order of preference).
 SEPARATORS = (",", ";", "\t", "|")
@@ -32,7 +36,18 @@ SEPARATORS = (",", ";", "\t", "|")
 def column_names(path: str, names: Sequence[object]) -> list[str]:
     """A data file's column names as every reader uses them (surrounding spaces removed), refused in one error line
     naming the file when one is blank or two are the same name once stripped (``smoke`` and `` smoke``): read as
-    one, their values would be interleaved row by row."""
+    one, their values would be interleaved row by row.
+
+    Examples
+    --------
+    >>> from designer.estimation.survey_files import column_names
+    >>> column_names("answers.csv", [" id", "smoke "])
+    ['id', 'smoke']
+    >>> column_names("answers.csv", ["smoke", " smoke"])
+    Traceback (most recent call last):
+    ...
+    designer.exceptions.DataError: answers.csv: columns 1 ('smoke') and 2 (' smoke') have the same name 'smoke' ...
+    """
     seen: dict[str, int] = {}
     stripped = []
     for i, raw in enumerate(names):
@@ -55,6 +70,20 @@ def sniff(path: str, what: str = "a CSV table (a header row, then one row per re
     The separator is the one of :data:`SEPARATORS` that splits the header into the most columns (commas win
     ties), so a semicolon file from a spreadsheet with a decimal comma reads as it was meant. A TOML or JSON
     file (a problem or a mechanism given where data is expected) is named as such.
+
+    Examples
+    --------
+    A semicolon-separated answers file in a temporary folder:
+
+    >>> import os, tempfile
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(folder.name, "answers.csv")
+    >>> with open(path, "w") as file:
+    ...     _ = file.write("id;response\\n1;{yes}\\n2;{no}\\n3;I don't know\\n")
+    >>> from designer.estimation.survey_files import sniff
+    >>> sniff(path)  # the header and the separator that splits it
+    (['id', 'response'], ';')
+    >>> folder.cleanup()
     """
     import csv
 
@@ -88,16 +117,31 @@ def sniff(path: str, what: str = "a CSV table (a header row, then one row per re
 
 def is_qualtrics_export(frame: pd.DataFrame) -> bool:
     """Whether a table's first two rows are a Qualtrics CSV export's extra header rows (question texts, then
-    ``{"ImportId": ...}`` in every non-empty cell of the second)."""
-    if len(frame) < 2:
-        return False
-    cells = [str(v) for v in frame.iloc[1].tolist() if str(v) not in ("", "nan", "None")]
-    return bool(cells) and all(c.startswith('{"ImportId"') for c in cells)
+    ``{"ImportId": ...}`` in every non-empty cell of the second).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from designer.estimation.survey_files import is_qualtrics_export
+    >>> is_qualtrics_export(pd.DataFrame({"Q1": ["Have you ever cheated?", '{"ImportId":"QID1"}', "yes"]}))
+    True
+    """
+    from .csv_chunks import is_qualtrics_row
+
+    return len(frame) >= 2 and is_qualtrics_row(frame.iloc[1].tolist())
 
 
 def parquet_text(column: Any) -> list[str]:
     """An Arrow column as the text a CSV cell would hold: Arrow's own cast to string (integers as ``1``, not
-    through a float), nulls empty, surrounding space stripped."""
+    through a float), nulls empty, surrounding space stripped.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from designer.estimation.survey_files import parquet_text
+    >>> parquet_text(pa.array([1, None, 3]))  # integers as a CSV cell holds them, a null empty
+    ['1', '', '3']
+    """
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -110,7 +154,15 @@ def parquet_text(column: Any) -> list[str]:
 
 def parquet_answers(column: Any) -> Any:
     """An Arrow column of answers as an object array of :func:`parquet_text`'s text, ``None`` for a null or empty
-    cell (a missing answer), in Arrow's own loops."""
+    cell (a missing answer), in Arrow's own loops.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from designer.estimation.survey_files import parquet_answers
+    >>> parquet_answers(pa.array(["{yes}", None, ""])).tolist()  # a null or empty cell: a missing answer
+    ['{yes}', None, None]
+    """
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -124,7 +176,14 @@ def parquet_answers(column: Any) -> Any:
 
 
 def is_parquet(path: str) -> bool:
-    """Whether ``path`` names a Parquet file (by its extension, ``.parquet`` or ``.pq``)."""
+    """Whether ``path`` names a Parquet file (by its extension, ``.parquet`` or ``.pq``).
+
+    Examples
+    --------
+    >>> from designer.estimation.survey_files import is_parquet
+    >>> is_parquet("answers.parquet"), is_parquet("answers.pq"), is_parquet("answers.csv")
+    (True, True, False)
+    """
     return str(path).lower().endswith((".parquet", ".pq"))
 
 
@@ -133,7 +192,14 @@ ARROW_SUFFIXES = (".arrow", ".feather", ".ipc")
 
 
 def is_arrow(path: str) -> bool:
-    """Whether ``path`` names an Arrow IPC (Feather) file, by its extension."""
+    """Whether ``path`` names an Arrow IPC (Feather) file, by its extension.
+
+    Examples
+    --------
+    >>> from designer.estimation.survey_files import is_arrow
+    >>> is_arrow("answers.feather"), is_arrow("answers.parquet")
+    (True, False)
+    """
     return str(path).lower().endswith(ARROW_SUFFIXES)
 
 
@@ -142,13 +208,27 @@ STAT_SUFFIXES = (".sav", ".zsav", ".por", ".dta", ".sas7bdat", ".xpt")
 
 
 def is_stat(path: str) -> bool:
-    """Whether ``path`` names an SPSS, Stata or SAS file, by its extension."""
+    """Whether ``path`` names an SPSS, Stata or SAS file, by its extension.
+
+    Examples
+    --------
+    >>> from designer.estimation.survey_files import is_stat
+    >>> is_stat("survey.sav"), is_stat("survey.dta"), is_stat("survey.csv")
+    (True, True, False)
+    """
     return str(path).lower().endswith(STAT_SUFFIXES)
 
 
 def is_columnar(path: str) -> bool:
     """Whether ``path`` names a Parquet, an Arrow IPC or a statistics package's file: read in record batches
-    (:class:`ColumnarFile`), written with a schema."""
+    (:class:`ColumnarFile`), written with a schema.
+
+    Examples
+    --------
+    >>> from designer.estimation.survey_files import is_columnar
+    >>> is_columnar("answers.parquet"), is_columnar("survey.sav"), is_columnar("answers.csv")
+    (True, True, False)
+    """
     return is_parquet(path) or is_arrow(path) or is_stat(path)
 
 
@@ -158,7 +238,23 @@ class ColumnarFile:
     columns, or the whole table, the columns named as in ``names``.
 
     A statistics package's file (:mod:`designer.estimation.stat_files`) has its value labels applied: a labelled
-    column's codes are read as their labels, the words the mechanisms use."""
+    column's codes are read as their labels, the words the mechanisms use.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from designer.estimation import survey_files
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(folder.name, "answers.parquet")
+    >>> with open(path, "wb") as binary:
+    ...     sink = survey_files.table_sink(path, binary, ["id", "response"])
+    ...     sink.write([["1", "2"], ["{yes}", "{no}"]])
+    ...     sink.close()
+    >>> columnar = survey_files.ColumnarFile(path)
+    >>> columnar.names, columnar.num_rows, columnar.arrow
+    (['id', 'response'], 2, False)
+    >>> folder.cleanup()
+    """
 
     def __init__(self, path: str) -> None:
         import pyarrow as pa
@@ -232,7 +328,23 @@ class ColumnarFile:
 
 
 def dataset_parts(path: str) -> list[str]:
-    """The ``.parquet`` / ``.pq`` files under a dataset folder, in name order (refused when there are none)."""
+    """The ``.parquet`` / ``.pq`` files under a dataset folder, in name order (refused when there are none).
+
+    Examples
+    --------
+    >>> import os, shutil, tempfile
+    >>> from designer.estimation import survey_files
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> for part in ("b.parquet", "a.parquet"):
+    ...     path = os.path.join(folder.name, part)
+    ...     with open(path, "wb") as binary:
+    ...         sink = survey_files.table_sink(path, binary, ["response"])
+    ...         sink.write([["{yes}"]])
+    ...         sink.close()
+    >>> [os.path.basename(p) for p in survey_files.dataset_parts(folder.name)]
+    ['a.parquet', 'b.parquet']
+    >>> folder.cleanup()
+    """
     from pathlib import Path
 
     parts = sorted(str(p) for p in Path(path).rglob("*") if p.is_file() and is_parquet(str(p)))
@@ -271,9 +383,21 @@ def read_chunks(path: str, columns: list[str], *, chunk_rows: int = CHUNK_ROWS
     line 1; for Parquet, the row number plus one; for a Parquet dataset folder, its parts in name order, the rows
     counted across them). Errors (missing file or column, malformed rows, no rows) are one :class:`DataError`
     line.
-    """
-    import pandas as pd
 
+    Examples
+    --------
+    A semicolon-separated answers file in a temporary folder:
+
+    >>> import os, tempfile
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(folder.name, "answers.csv")
+    >>> with open(path, "w") as file:
+    ...     _ = file.write("id;response\\n1;{yes}\\n2;{no}\\n3;I don't know\\n")
+    >>> from designer.estimation.survey_files import read_chunks
+    >>> [(line, chunk["response"].tolist()) for line, chunk in read_chunks(path, ["response"])]
+    [(2, ['{yes}', '{no}', "I don't know"])]
+    >>> folder.cleanup()
+    """
     if os.path.isdir(path):
         before = 0  # rows of the parts already read
         for part in dataset_parts(path):
@@ -290,8 +414,18 @@ def read_chunks(path: str, columns: list[str], *, chunk_rows: int = CHUNK_ROWS
     for name in columns:
         if name not in header:
             raise DataError(f"{path}: no column {name!r}; the columns are {header}")
+    if os.path.getsize(path) <= SMALL_CSV_BYTES:  # the standard library's csv: no pandas to import
+        from .csv_chunks import read_small_csv
+
+        yield from read_small_csv(path, columns, header, sep, chunk_rows)
+        return
+    import pandas as pd
+
+    from .csv_chunks import first_row_fits
+
     try:
-        reader = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, chunksize=chunk_rows,
+        first_row_fits(path, len(header), sep)  # a first row one cell too long would become pandas' row labels
+        reader = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, chunksize=chunk_rows, index_col=False,
                              usecols=lambda c: str(c).strip() in columns, encoding="utf-8-sig", skipinitialspace=False)
         line, seen = 2, 0
         with reader:
@@ -313,7 +447,29 @@ def answer_codes(path: str, values: Any, first_line: int, vocabulary: Any, skip:
                  ) -> NDArray[np.int64]:
     """Columns of recorded answers by :class:`designer.estimation.answers.AnswerVocabulary`, the ``skip`` positions left
     out; an unknown answer is one error line naming the file and its line (``first_line`` is the file line of
-    ``values[0]``; ``unit`` the word for it: ``row`` for a data frame's rows)."""
+    ``values[0]``; ``unit`` the word for it: ``row`` for a data frame's rows).
+
+    Examples
+    --------
+    A semicolon-separated answers file in a temporary folder:
+
+    >>> import os, tempfile
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(folder.name, "answers.csv")
+    >>> with open(path, "w") as file:
+    ...     _ = file.write("id;response\\n1;{yes}\\n2;{no}\\n3;I don't know\\n")
+    >>> import designer
+    >>> from designer.estimation.answers import AnswerVocabulary
+    >>> from designer.estimation.survey_files import answer_codes
+    >>> words = AnswerVocabulary(designer.Q_2x3(0.6, 0.2))
+    >>> answer_codes(path, ["{yes}", "no", "I don't know"], 2, words).tolist()
+    [0, 1, 2]
+    >>> answer_codes(path, ["{yes}", "maybe"], 2, words)
+    Traceback (most recent call last):
+    ...
+    designer.exceptions.DataError: ...: line 3: 'maybe' is not an answer of the mechanism: ...
+    >>> folder.cleanup()
+    """
     import numpy as np
 
     from .answers import describe_unknown
@@ -329,7 +485,20 @@ def answer_codes(path: str, values: Any, first_line: int, vocabulary: Any, skip:
 
 
 def text_writer(binary: BinaryIO) -> io.TextIOWrapper:
-    """A UTF-8 text view of a binary file for csv writing (detach it before the file is closed)."""
+    """A UTF-8 text view of a binary file for csv writing (detach it before the file is closed).
+
+    Examples
+    --------
+    >>> import io
+    >>> from designer.estimation.survey_files import text_writer
+    >>> binary = io.BytesIO()
+    >>> writer = text_writer(binary)
+    >>> _ = writer.write("a,b\\n")
+    >>> writer.flush()
+    >>> _ = writer.detach()
+    >>> binary.getvalue()
+    b'a,b\\n'
+    """
     return io.TextIOWrapper(binary, encoding="utf-8", newline="")
 
 
@@ -337,7 +506,21 @@ class CsvSink:
     """Rows of columns into a CSV file (the header first), lines ending in LF.
 
     A cell holding a carriage return is quoted: the csv module quotes only the line end it writes (LF), and a bare
-    CR splits the row for every reader that takes CR for a line end (pandas, spreadsheets)."""
+    CR splits the row for every reader that takes CR for a line end (pandas, spreadsheets).
+
+    Examples
+    --------
+    A cell holding a carriage return is quoted:
+
+    >>> import io
+    >>> from designer.estimation.survey_files import CsvSink
+    >>> binary = io.BytesIO()
+    >>> sink = CsvSink(binary, ["id", "response"])
+    >>> sink.write([[1, 2], ["{yes}", "a\\rb"]])
+    >>> sink.close()
+    >>> binary.getvalue()
+    b'id,response\\n1,{yes}\\n2,"a\\rb"\\n'
+    """
 
     def __init__(self, binary: BinaryIO, names: list[str]) -> None:
         import csv
@@ -368,7 +551,22 @@ class ParquetSink:
     record batch per chunk): text columns (``typed=False``, what ``randomize`` writes: the cells as they were
     read; the ``numeric`` ones, numbers in the file they came from, as doubles or, ``integer``, whole numbers), or
     each column's own type inferred
-    from the first chunk (``typed=True``: ids as integers, numbers as numbers)."""
+    from the first chunk (``typed=True``: ids as integers, numbers as numbers).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from designer.estimation import survey_files
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(folder.name, "answers.parquet")
+    >>> with open(path, "wb") as binary:
+    ...     sink = survey_files.table_sink(path, binary, ["id", "response"])
+    ...     sink.write([["1", "2"], ["{yes}", "{no}"]])
+    ...     sink.close()
+    >>> survey_files.ColumnarFile(path).read_table().to_pydict()
+    {'id': ['1', '2'], 'response': ['{yes}', '{no}']}
+    >>> folder.cleanup()
+    """
 
     def __init__(self, binary: BinaryIO, names: list[str], *, typed: bool = False, arrow: bool = False,
                  numeric: frozenset[str] = frozenset(), integer: frozenset[str] = frozenset()) -> None:
@@ -419,9 +617,22 @@ class ParquetSink:
 def column_meta(path: str, columns: list[str]) -> Any:
     """The value labels, descriptions and numeric columns among ``columns`` of a data file, a
     :class:`~.stat_files.ColumnMeta` for a sink that writes them back (:func:`table_sink`): a statistics
-    package's file says all three, a Parquet or Arrow file which columns are numbers, a CSV file nothing."""
-    import pyarrow as pa
+    package's file says all three, a Parquet or Arrow file which columns are numbers, a CSV file nothing.
 
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from designer.estimation import survey_files
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(folder.name, "answers.parquet")
+    >>> with open(path, "wb") as binary:
+    ...     sink = survey_files.table_sink(path, binary, ["id", "response"])
+    ...     sink.write([["1", "2"], ["{yes}", "{no}"]])
+    ...     sink.close()
+    >>> survey_files.column_meta(path, ["id"]).numeric  # text columns, no labels
+    frozenset()
+    >>> folder.cleanup()
+    """
     from .stat_files import ColumnMeta, StatFile
 
     if os.path.isdir(path):
@@ -430,6 +641,8 @@ def column_meta(path: str, columns: list[str]) -> Any:
         return StatFile(path).meta.only(columns)
     if not is_columnar(path):
         return ColumnMeta()
+    import pyarrow as pa  # a columnar file's schema (a CSV file is read and written without pyarrow)
+
     source = ColumnarFile(path)
     schema = source._ipc.schema if source.arrow else source._pq.schema_arrow
     numeric = {name for name, field in zip(source.names, schema)
@@ -457,7 +670,24 @@ def table_sink(path: str, binary: BinaryIO, names: list[str], *, typed: bool = F
     value labels, descriptions and numeric columns of ``meta``, a
     :class:`~.stat_files.ColumnMeta` such as :func:`column_meta` of the
     input, kept), else CSV. A SAS or SPSS portable name (read only) is refused, and so are ``names`` a reader
-    would refuse (:func:`column_names`: a blank name, two of one name)."""
+    would refuse (:func:`column_names`: a blank name, two of one name).
+
+    Examples
+    --------
+    A Parquet file of two text columns, written chunk by chunk (here one):
+
+    >>> import os, tempfile
+    >>> from designer.estimation import survey_files
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(folder.name, "answers.parquet")
+    >>> with open(path, "wb") as binary:
+    ...     sink = survey_files.table_sink(path, binary, ["id", "response"])
+    ...     sink.write([["1", "2"], ["{yes}", "{no}"]])
+    ...     sink.close()
+    >>> type(sink).__name__, survey_files.ColumnarFile(path).num_rows
+    ('ParquetSink', 2)
+    >>> folder.cleanup()
+    """
     column_names(path, names)
     if is_stat(path):
         from .stat_files import WRITERS, StatSink

@@ -53,6 +53,14 @@ class SurveySource:
         Read as text cells, the way a CSV file is read.
     unit : str
         ``line`` (a file's line, the header line 1) or ``row`` (a frame's row, the first row 1).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from designer.estimation.survey_reading import survey_source
+    >>> source = survey_source(pd.DataFrame({"response": ["{yes}"]}), "response")
+    >>> source.name, source.path
+    ('data', None)
     """
 
     name: str
@@ -77,11 +85,22 @@ def survey_source(data: Any, column: str, mechanism: Mechanism | None = None, *,
                   ) -> SurveySource:
     """``data`` as a :class:`SurveySource`: a path (str or path-like), a pandas DataFrame, or a sequence of answers
     (strings such as ``{yes}``, label tuples, or integers: column indices of ``mechanism``, frame indices with
-    ``precise``), which becomes a one-column table named ``column``."""
-    import pandas as pd
+    ``precise``), which becomes a one-column table named ``column``.
 
+    Examples
+    --------
+    >>> from designer.estimation.survey_reading import survey_source
+    >>> source = survey_source(["{yes}", "{no}"], "response")  # answers in memory: a one-column table
+    >>> source.name, source.unit, source.frame["response"].tolist()
+    ('data', 'row', ['{yes}', '{no}'])
+    """
     if isinstance(data, (str, os.PathLike)):
-        return SurveySource(os.fspath(data), path=os.fspath(data))
+        from .._internal.bundled import resolve
+
+        path = os.fspath(resolve(data, "data", error=DataError))  # a file that exists, else designer's own by name
+        return SurveySource(path, path=path)
+    import pandas as pd  # a frame or a sequence (a file is read without pandas when it is small)
+
     if isinstance(data, pd.DataFrame):
         return SurveySource("data", frame=data, unit="row")
     if isinstance(data, (bytes, Mapping)) or not isinstance(data, (Sequence, np.ndarray, pd.Series)):
@@ -147,7 +166,28 @@ def _frame_chunks(name: str, frame: Any, columns: list[str], chunk_rows: int
 def absent_rows(source: SurveySource, line: int, chunk: pd.DataFrame, names: list[str], answers: str, missing: str
                 ) -> NDArray[np.bool_]:
     """The rows of a chunk (its first at ``line``) without a value in one of ``names``; with ``missing="error"``
-    the first such row is an error naming its line and column (an answer, or a value)."""
+    the first such row is an error naming its line and column (an answer, or a value).
+
+    Examples
+    --------
+    Four answers with a weight column, one answer missing:
+
+    >>> import os, tempfile
+    >>> import designer
+    >>> from designer.estimation.answers import AnswerVocabulary
+    >>> from designer.estimation import survey_reading
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(folder.name, "answers.csv")
+    >>> with open(path, "w") as file:
+    ...     _ = file.write("response,w\\n{yes},1\\n{no},2\\n,1\\n{no},3\\n")
+    >>> source = survey_reading.survey_source(path, "response")
+    >>> words = AnswerVocabulary(designer.Q_2x3(0.6, 0.2))
+    >>> import pandas as pd
+    >>> chunk = pd.DataFrame({"response": ["{yes}", "", "{no}"]})
+    >>> survey_reading.absent_rows(source, 2, chunk, ["response"], "response", "drop").tolist()
+    [False, True, False]
+    >>> folder.cleanup()
+    """
     absent = np.zeros(len(chunk), dtype=bool)
     for name in names:
         gap = chunk[name].isin(MISSING_CELLS).to_numpy()
@@ -169,6 +209,25 @@ def count_answers(source: SurveySource, column: str, vocabulary: AnswerVocabular
     -------
     counts : (F,) or (l,) ndarray
     dropped : int
+
+    Examples
+    --------
+    Four answers with a weight column, one answer missing:
+
+    >>> import os, tempfile
+    >>> import designer
+    >>> from designer.estimation.answers import AnswerVocabulary
+    >>> from designer.estimation import survey_reading
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(folder.name, "answers.csv")
+    >>> with open(path, "w") as file:
+    ...     _ = file.write("response,w\\n{yes},1\\n{no},2\\n,1\\n{no},3\\n")
+    >>> source = survey_reading.survey_source(path, "response")
+    >>> words = AnswerVocabulary(designer.Q_2x3(0.6, 0.2))
+    >>> counts, dropped = survey_reading.count_answers(source, "response", words, missing="drop")
+    >>> counts.tolist(), dropped  # {yes}, {no}, {yes,no}; the empty answer dropped
+    ([1.0, 2.0, 0.0], 1)
+    >>> folder.cleanup()
     """
     mech = vocabulary.mechanism
     counts = np.zeros(mech.l if vocabulary.precise else len(mech.focal))
@@ -184,7 +243,27 @@ def count_answers(source: SurveySource, column: str, vocabulary: AnswerVocabular
 def partition_counts(path: str, column: str, mechanism: Mechanism, words: Mapping[str, Sequence[str]] | None,
                      precise: bool, missing: str) -> tuple[NDArray[np.float64], int]:
     """Answers per column of one part of a dataset, and the rows dropped: what each worker computes (the counts
-    are sufficient for the shares, so the parts' sums give the whole dataset's estimate exactly)."""
+    are sufficient for the shares, so the parts' sums give the whole dataset's estimate exactly).
+
+    Examples
+    --------
+    One part of a Parquet dataset counted as a worker counts it:
+
+    >>> import os, tempfile
+    >>> import designer
+    >>> from designer.estimation import survey_files, survey_reading
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(folder.name, "part.parquet")
+    >>> with open(path, "wb") as binary:
+    ...     sink = survey_files.table_sink(path, binary, ["response"])
+    ...     sink.write([["{yes}", "{no}", "{no}"]])
+    ...     sink.close()
+    >>> counts, dropped = survey_reading.partition_counts(path, "response", designer.Q_2x3(0.6, 0.2), None, False,
+    ...                                                   "error")
+    >>> counts.tolist(), dropped
+    ([1.0, 2.0, 0.0], 0)
+    >>> folder.cleanup()
+    """
     from .answers import AnswerVocabulary
 
     return count_answers(SurveySource(path, path=path), column, AnswerVocabulary(mechanism, words, precise=precise),
@@ -205,7 +284,31 @@ def dataset_counts(source: SurveySource, column: str, vocabulary: AnswerVocabula
 
 
 def row_weights(source: SurveySource, values: Any, lines: NDArray[np.int64], name: str) -> NDArray[np.float64]:
-    """A weights column as positive floats; a bad cell is one error naming its line."""
+    """A weights column as positive floats; a bad cell is one error naming its line.
+
+    Examples
+    --------
+    Four answers with a weight column, one answer missing:
+
+    >>> import os, tempfile
+    >>> import designer
+    >>> from designer.estimation.answers import AnswerVocabulary
+    >>> from designer.estimation import survey_reading
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(folder.name, "answers.csv")
+    >>> with open(path, "w") as file:
+    ...     _ = file.write("response,w\\n{yes},1\\n{no},2\\n,1\\n{no},3\\n")
+    >>> source = survey_reading.survey_source(path, "response")
+    >>> words = AnswerVocabulary(designer.Q_2x3(0.6, 0.2))
+    >>> import numpy as np, pandas as pd
+    >>> survey_reading.row_weights(source, pd.Series(["1", "2.5"]), np.array([2, 3]), "w").tolist()
+    [1.0, 2.5]
+    >>> survey_reading.row_weights(source, pd.Series(["1", "-2"]), np.array([2, 3]), "w")
+    Traceback (most recent call last):
+    ...
+    designer.exceptions.DataError: ...: line 3: weight '-2' in column 'w' is not a positive number; ...
+    >>> folder.cleanup()
+    """
     import pandas as pd
 
     from .survey_design import first_bad_weight
@@ -242,6 +345,26 @@ def read_survey(source: SurveySource, column: str, vocabularies: Mapping[str, An
     weight_kind : {"sampling", "frequency"}
     missing : {"error", "drop"}
         A row without an answer, group, weight or cluster: an error naming its line, or dropped (and counted).
+
+    Examples
+    --------
+    Four answers with a weight column, one answer missing:
+
+    >>> import os, tempfile
+    >>> import designer
+    >>> from designer.estimation.answers import AnswerVocabulary
+    >>> from designer.estimation import survey_reading
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(folder.name, "answers.csv")
+    >>> with open(path, "w") as file:
+    ...     _ = file.write("response,w\\n{yes},1\\n{no},2\\n,1\\n{no},3\\n")
+    >>> source = survey_reading.survey_source(path, "response")
+    >>> words = AnswerVocabulary(designer.Q_2x3(0.6, 0.2))
+    >>> counts, dropped = survey_reading.read_survey(source, "response", {"": words}, [0], 3, weights="w",
+    ...                                             missing="drop")
+    >>> counts.weighted.tolist(), counts.rows, dropped
+    ([1.0, 5.0, 0.0], 3, 1)
+    >>> folder.cleanup()
     """
     from .survey_design import SurveyCounts
 

@@ -4,21 +4,31 @@
   closed form ``q = 1/(1+e^eps)``, ``p = c - q``; with only the two precise answers, Warner (Ex 3.7, Eq 1)
   under either semantics;
 * k > 2 inputs, chi2, SLDP: the best of k-RR and subset selection (variance);
-* k > 2 inputs, truthful, SLDP, no structure: k-RR (``p = e^eps / (e^eps + k - 1)``).
+* k > 2 inputs, truthful, SLDP, no structure: k-RR (``p = e^eps / (e^eps + k - 1)``);
+* k > 2 inputs, variance or max_variance, SLDP, no structure: k-RR, the best d-subset selection and OUE at the
+  problem's prior, each by the maximum-likelihood variance of its own answers (the designed value is never above
+  them: docs/theory.md 5.7, docs/guide/peers.md).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from .._internal.numeric import rr_probabilities
 from .._internal.render import fmt, json_value, render_table
 from .._internal.solvers import WarmStart
-from ..closed_forms import gwrr_sldp, gwrr_wldp, krr_variance, subset_selection_best_d, subset_selection_variance
+from ..closed_forms import (
+    gwrr_sldp,
+    gwrr_wldp,
+    krr_variance,
+    oue_variance,
+    subset_selection_best_d,
+    subset_selection_variance,
+)
 from ..exceptions import InfeasibleDesignError, InvalidProblemError
 from ..results import FitStatus, Result, TableData
 from ..vocabulary import Objective, Semantics
@@ -150,19 +160,24 @@ def compare(problem: DesignProblem, epsilons: list[float]) -> ComparisonTable:
     """
     sem, objective = problem.semantics, problem.objective
     warner = problem.focal_sets == (1, 2) and not problem.dont_know  # only the two precise answers (Ex 3.7)
-    if _binary(problem) and objective in (Objective.TRUTHFUL, Objective.CHI2) and problem.lie_max is None and (
+    plain_targets = problem.variance_weights is None and problem.contrasts is None and problem.priors is None
+    if _binary(problem) and (objective in (Objective.TRUTHFUL, Objective.CHI2) or (objective.variance and plain_targets)
+                             ) and problem.lie_max is None and (
             warner or (sem is not Semantics.BOTH and problem.focal_sets is None)):
         return _compare_binary(problem, epsilons)
+    if (problem.k > 2 and sem is Semantics.SLDP and objective.variance and plain_targets and problem.dont_know is None
+            and problem.dont_know_max is None and problem.lie_max is None and problem.focal_sets is None):
+        return _compare_kary_variance(problem, epsilons)
     if problem.k > 2 and sem is Semantics.SLDP and objective is Objective.CHI2 and np.ptp(problem.prior) < 1e-12:
         return _compare_kary_chi2(problem, epsilons)
     if (problem.k > 2 and sem is Semantics.SLDP and objective is Objective.TRUTHFUL and problem.dont_know is None
             and problem.lie_max is None and problem.focal_sets is None and np.ptp(problem.prior) < 1e-12):
         return _compare_kary_truthful(problem, epsilons)
     raise InvalidProblemError(
-        "no closed form to compare with: compare knows binary problems (objective truthful or chi2, SLDP or "
-        "WLDP, optional dont_know; Warner when focal_sets are the two answers), k-ary chi2 under SLDP with a "
-        "uniform prior (k-RR, subset selection) and "
-        "k-ary truthful under SLDP without structure (k-RR)"
+        "no closed form to compare with: compare knows binary problems (objective truthful, chi2 or a variance, "
+        "SLDP or WLDP, optional dont_know; Warner when focal_sets are the two answers), k-ary chi2 under SLDP with a "
+        "uniform prior (k-RR, subset selection), k-ary variance or max_variance under SLDP without structure (k-RR, "
+        "subset selection, OUE at the prior) and k-ary truthful under SLDP without structure (k-RR)"
     )
 
 
@@ -221,6 +236,37 @@ def _compare_kary_chi2(problem: DesignProblem, epsilons: list[float]) -> Compari
                      "diff": None if result.variance is None else (result.variance - best) / best})
     return ComparisonTable(problem, "min(k-RR, subset selection with the best d): variance per respondent, "
                            "mean over inputs; diff is relative", cols, rows, _notes(rows))
+
+
+def _compare_kary_variance(problem: DesignProblem, epsilons: list[float]) -> ComparisonTable:
+    """The variance designs beside the textbook designs at the problem's prior, each by the maximum-likelihood
+    variance of its own answers (mean or largest share, as the objective): ``diff`` = (designed - best peer) /
+    best peer, never above 0 (docs/theory.md 5.7)."""
+    k, prior = problem.k, problem.prior
+    reduce: Literal["mean", "max"] = "mean" if problem.objective is Objective.VARIANCE else "max"
+    cols = ("epsilon", "objective", "status", "optimality_gap", "krr", "subset_selection", "ss_best_d", "oue",
+            "best_peer", "diff")
+    rows = []
+    warm = WarmStart()  # one session over the budgets (the patterns carried over)
+    for eps in epsilons:
+        result = design(problem.replace(epsilon=eps), warm=warm)
+        d = subset_selection_best_d(eps, k, prior, estimator="mle", reduce=reduce)
+        peers = {"krr": krr_variance(eps, k, prior=prior, reduce=reduce),
+                 "subset_selection": subset_selection_variance(eps, k, d, prior=prior, estimator="mle", reduce=reduce),
+                 "oue": (oue_variance(eps, k, prior=prior, estimator="mle", reduce=reduce) if k <= OUE_MAX_INPUTS
+                         else math.nan)}
+        best = min(v for v in peers.values() if math.isfinite(v))
+        rows.append({"epsilon": eps, "objective": result.objective_value, "status": result.status.value,
+                     "optimality_gap": result.optimality_gap, **peers, "ss_best_d": d, "best_peer": best,
+                     "diff": (result.objective_value - best) / best})
+    what = "mean" if reduce == "mean" else "largest"
+    return ComparisonTable(problem, f"k-RR, the best d-subset selection and OUE at the prior: the {what} share "
+                           "variance of the MLE from each design's own answers, per respondent; diff = (designed - "
+                           "best peer) / best peer (docs/guide/peers.md)", cols, rows, [])
+
+
+#: OUE's maximum-likelihood variance enumerates its 2**k answers: compared up to this many inputs.
+OUE_MAX_INPUTS = 16
 
 
 def _compare_kary_truthful(problem: DesignProblem, epsilons: list[float]) -> ComparisonTable:

@@ -48,10 +48,12 @@ from .solve_steps import (
     solve_priced,
     solve_staircase,
     solve_symmetric,
+    solve_variance_route,
 )
 from .symmetric import SymmetricMechanism
+from .variance_program import OPTIMALITY_GAP
 
-__all__ = ["ROUTES", "Steps", "design", "release_route"]
+__all__ = ["ROUTES", "Steps", "design", "release_route", "within_tolerance"]
 
 #: Full mechanisms of the symmetric route are expanded up to this many inputs.
 EXPAND_INPUTS = 16
@@ -77,10 +79,15 @@ def design(problem: DesignProblem, *, solver: str | None = None, solver_options:
            solver_args: dict[str, Any] | None = None) -> DesignResult:
     """Design the optimal certified mechanism for ``problem``.
 
-    .. math:: \\max_M \\sum_{x, E} \\pi_x G[x, E] M[x, E] \\quad \\text{s.t. } M \\ge 0,\\ M 1 = 1,
-              \\ \\text{eps-SLDP (Def 3.1) and/or eps-WLDP (Def 3.13), structure}
+    For a linear objective:
 
-    (``chi2``: the staircase LP of Kairouz, Oh & Viswanath 2016.)
+    .. math::
+
+        \\max_M \\sum_{x, E} \\pi_x G[x, E] M[x, E] \\quad \\text{s.t. } M \\ge 0,\\ M 1 = 1, \\\\
+        \\text{eps-SLDP (Def 3.1) and/or eps-WLDP (Def 3.13), structure}
+
+    (``chi2``: the staircase LP of Kairouz, Oh & Viswanath 2016; the variance objectives: convex programs over its
+    patterns, docs/theory.md section 5.7.)
 
     Parameters
     ----------
@@ -238,12 +245,21 @@ def _release(problem: DesignProblem, first: Answer, solve: Solve, steps: Steps, 
     raise CertificationError(steps.refusal(problem, error))
 
 
+def within_tolerance(problem: DesignProblem, value: float, optimum: float) -> bool:
+    """Whether ``value`` is within ``OBJECTIVE_RTOL`` of ``optimum`` on the objective's good side (below a
+    minimised objective's optimum plus the tolerance, above a maximised one's minus it)."""
+    if not math.isfinite(optimum):
+        return not problem.objective.minimised or math.isfinite(value) or optimum == value
+    slack = OBJECTIVE_RTOL * abs(optimum) + 1e-12
+    return value <= optimum + slack if problem.objective.minimised else value >= optimum - slack
+
+
 def _certify_candidate(problem: DesignProblem, answer: Answer, first: Answer, references: Iterator[tuple[str, Any]],
                        decision: Decision) -> tuple[Any, Certificate]:
     """A full or compact candidate certified (:func:`~designer.optimal.certify.certify`), repaired only when the
     repair keeps the objective within ``OBJECTIVE_RTOL`` of the first optimum."""
-    floor = first.value - OBJECTIVE_RTOL * abs(first.value) - 1e-12 if math.isfinite(first.value) else -math.inf
-    return certify(answer.candidate, problem, accept=lambda c: candidate_value(problem, c) >= floor,
+    return certify(answer.candidate, problem,
+                   accept=lambda c: within_tolerance(problem, candidate_value(problem, c), first.value),
                    references=references)
 
 
@@ -271,12 +287,37 @@ def _full_result(problem: DesignProblem, first: Answer, released: Any, certifica
                  solve: Solve, t0: float) -> DesignResult:
     """The result of a full mechanism (general, priced, lazy, precise and staircase routes)."""
     assert isinstance(released, Mechanism)
+    value = objective_value(problem, released)
     return DesignResult(
-        problem=problem, mechanism=released, objective_value=objective_value(problem, released),
+        problem=problem, mechanism=released, objective_value=value,
         solver_objective=first.solver_objective, eps_shafer=eps_shafer(released),
         eps_walley=eps_walley(released) if released.l <= sf.MAX_DENSE_FRAME or released.is_bayesian else math.nan,
-        **_variance(problem, released), status=FitStatus.OPTIMAL, solver=first.solver, path=first.path + note,
-        certificate=certificate, seconds=time.perf_counter() - t0)
+        **_variance(problem, released), **_optimality(problem, first, value), solver=first.solver,
+        path=first.path + note, certificate=certificate, seconds=time.perf_counter() - t0)
+
+
+def _optimality(problem: DesignProblem, first: Answer, value: float) -> dict[str, Any]:
+    """The status, optimality gap and bound of a released design whose objective is ``value``.
+
+    A minimised (variance) objective is measured against the proved lower bound of its program (docs/theory.md 5.7):
+    ``optimal`` when within ``OPTIMALITY_GAP``, ``local`` otherwise (a restriction of the problem's class was solved:
+    precise answers, a lying bound, focal sets). A maximised objective's program is a linear program (or the
+    staircase LP) whose optimum certifies itself: the gap is the released design's distance to that optimum.
+    """
+    if problem.objective.minimised:
+        bound = first.bound if first.bound is not None else -math.inf
+        if not math.isfinite(value):
+            return {"status": FitStatus.LOCAL, "optimality_gap": None, "bound": _finite(bound)}
+        gap = max(0.0, (value - bound) / abs(value)) if value else 0.0
+        status = FitStatus.OPTIMAL if gap <= OPTIMALITY_GAP else FitStatus.LOCAL
+        return {"status": status, "optimality_gap": gap if math.isfinite(gap) else None, "bound": _finite(bound)}
+    optimum = first.value
+    gap = abs(optimum - value) / abs(optimum) if optimum and math.isfinite(optimum) else 0.0
+    return {"status": FitStatus.OPTIMAL, "optimality_gap": gap, "bound": None}
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
 
 
 def _compact_result(problem: DesignProblem, first: Answer, released: Any, certificate: Certificate, note: str,
@@ -290,15 +331,15 @@ def _compact_result(problem: DesignProblem, first: Answer, released: Any, certif
         # full matrix gets a certificate of its own (exact when small), repaired if the rounding needs it.
         full = released.to_mechanism()
         value = objective_value(problem, full)
-        floor = value - OBJECTIVE_RTOL * abs(value) - 1e-12
         expanded = ((name, ref.to_mechanism()) for name, ref in _references(problem, solve)
                     if isinstance(ref, SymmetricMechanism))
         mechanism, certificate = certify(full, problem, references=expanded,
-                                         accept=lambda m: objective_value(problem, m) >= floor)
+                                         accept=lambda m: within_tolerance(problem, objective_value(problem, m), value))
+    value = candidate_value(problem, released)
     return DesignResult(
-        problem=problem, mechanism=mechanism, objective_value=candidate_value(problem, released),
+        problem=problem, mechanism=mechanism, objective_value=value,
         solver_objective=first.solver_objective, eps_shafer=released.eps_shafer(),
-        eps_walley=released.eps_walley(), **_variance(problem, None, released), status=FitStatus.OPTIMAL,
+        eps_walley=released.eps_walley(), **_variance(problem, None, released), **_optimality(problem, first, value),
         solver=first.solver, path=first.path + note, certificate=certificate,
         seconds=time.perf_counter() - t0, compact=released)
 
@@ -323,6 +364,7 @@ ROUTES: dict[Route, Steps] = {
     Route.LAZY: Steps(solve_lazy, full_candidate, _certify_candidate, _full_result, _no_certified),
     Route.PRECISE: Steps(solve_precise_route, full_candidate, _certify_candidate, _full_result, _no_certified),
     Route.STAIRCASE: Steps(solve_staircase, full_candidate, _certify_candidate, _full_result, _no_certified),
+    Route.VARIANCE: Steps(solve_variance_route, full_candidate, _certify_candidate, _full_result, _no_certified),
     Route.SYMMETRIC: Steps(solve_symmetric, compact_candidate, _certify_candidate, _compact_result, _no_certified),
     Route.INVARIANT: Steps(solve_invariant, matrix_candidate, _certify_table, _table_result, _table_refusal),
 }

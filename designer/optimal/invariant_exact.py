@@ -30,9 +30,9 @@ from numpy.typing import NDArray
 from .._internal.exact import ratio_at_most_exp
 from ..certificate import Certificate
 from ..exceptions import CertificationError, InfeasibleDesignError, InvalidProblemError
+from ..guarantees.exact_table import invariance_holds
 from ..mechanism import Mechanism
 from ..privacy import eps_shafer
-from ..release.exact_table import invariance_holds
 from .objectives import objective_matrix
 from .problem import DesignProblem
 

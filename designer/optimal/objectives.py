@@ -81,8 +81,28 @@ def objective_value(problem: DesignProblem, mech: Mechanism) -> float:
     """The problem's objective evaluated on a mechanism.
 
     ``chi2`` is the chi-square information of the set-valued answers (SLDP), and under WLDP of the least
-    informative precise mechanism in the credal sets (two inputs: :func:`walley_worst_binary`).
+    informative precise mechanism in the credal sets (two inputs: :func:`walley_worst_binary`). ``variance`` and
+    ``max_variance`` are the (weighted) mean and largest variance of the estimated shares or contrasts per
+    respondent, the worst over prior scenarios (:func:`designer.optimal.share_variance.variance_objective`; made small,
+    the others large); under WLDP, of the least informative precise mechanism for two inputs.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.optimal import objective_value
+    >>> problem = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="truthful", dont_know=0.2)
+    >>> round(objective_value(problem, designer.Q_GWRR(1.0, 0.8)), 6)  # the truthful mass of Cor 3.12's optimum
+    0.584847
+    >>> warner = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="variance")
+    >>> round(objective_value(warner, designer.Q_WRR(1.0)), 6)  # Warner's Eq 1 at pi = 1/2: 1/4 + p(1-p)/(2p-1)^2
+    1.170674
     """
+    if problem.objective.variance:
+        from .share_variance import variance_objective
+
+        if problem.semantics is not Semantics.SLDP and not mech.is_bayesian and mech.k == 2 and mech.l == 2:
+            return variance_objective(problem, walley_worst_binary(mech))
+        return variance_objective(problem, mech)
     if problem.objective is Objective.CHI2:
         if problem.semantics is not Semantics.SLDP and not mech.is_bayesian and mech.k == 2 and mech.l == 2:
             return chi2_information(walley_worst_binary(mech), problem.prior)

@@ -19,7 +19,7 @@ from .._internal.solvers import SolverOutcome, Status, WarmStart, solve_lp
 from ..budget import Budget
 from ..constructors import within_budget
 from ..exceptions import InvalidProblemError
-from ..vocabulary import Objective, Semantics
+from ..vocabulary import Semantics
 from .problem import DesignProblem
 from .programs import Solved, staircase_program
 from .symmetric import chi2_class_information
@@ -190,8 +190,9 @@ def cyclic_design(k: int, d: int, eps: float, high: NDArray[np.bool_] | None = N
 
 
 def is_precise(problem: DesignProblem) -> bool:
-    """chi2 under WLDP: a precise design over ``2**k`` staircase patterns, never a table over ``2**l`` sets."""
-    return problem.objective is Objective.CHI2 and problem.semantics is not Semantics.SLDP
+    """An estimation objective (chi2, variance, max_variance) under WLDP or both: a precise design over staircase
+    patterns, never a table over ``2**l`` sets (docs/theory.md, 5.4 and 5.7)."""
+    return problem.objective.estimation and problem.semantics is not Semantics.SLDP
 
 
 def singletons(l: int) -> NDArray[np.object_]:

@@ -9,7 +9,12 @@ The same fields are accepted from Python (:class:`DesignProblem`) and from a TOM
     prior = [0.5, 0.5]            # default uniform
     epsilon = 1.0
     semantics = "sldp"            # "sldp" | "wldp" | "both"
-    objective = "truthful"        # "truthful" | "chi2" | "gain" | "worst_case_utility" | "best_case_utility"
+    objective = "variance"        # "variance" (default) | "max_variance" | "truthful" | "chi2" | "gain"
+                                  # | "worst_case_utility" | "best_case_utility"
+    priors = [[0.5, 0.5], [0.8, 0.2]]  # variance objectives: prior scenarios, the worst of them is made small
+    [variance]                    # variance objectives: which estimates matter (default: every share alike)
+    weights = { yes = 1 }         # weights of the shares (>= 0), or
+    contrast = { yes = 1, no = -1 }   # one linear combination (contrasts = [{...}, ...] for several)
     invariant = false             # true: keep the prior's distribution (PRAM; singleton answers only)
     [strata]                      # invariant only: a prior to keep per stratum (randomize --strata COLUMN)
     north = [0.6, 0.4]
@@ -39,26 +44,21 @@ from .._internal.validation import check_labels, check_prior, format_set
 from ..budget import Budget
 from ..exceptions import InvalidProblemError
 from ..vocabulary import Objective, Semantics
+from .variance_keys import _as_list, _fail, check_priors, check_variance
 
 __all__ = ["OBJECTIVES", "SEMANTICS", "DesignProblem"]
 
 SEMANTICS = tuple(s.value for s in Semantics)
 OBJECTIVES = tuple(o.value for o in Objective)
-_TOP_KEYS = ("name", "inputs", "frame", "prior", "epsilon", "semantics", "objective", "structure", "gain",
-             "utility", "answers", "invariant", "strata")
+_TOP_KEYS = ("name", "inputs", "frame", "prior", "priors", "epsilon", "semantics", "objective", "structure", "gain",
+             "utility", "answers", "invariant", "strata", "variance")
 _STRUCTURE_KEYS = ("dont_know", "dont_know_max", "lie_max", "focal_sets")
+_VARIANCE_KEYS = ("weights", "contrast", "contrasts")
 #: Gains and utilities beyond this magnitude are refused (an LP solver cannot weigh 1e15 against 1).
 MAX_TABLE_VALUE = 1e12
 TABLE_VALUES = f"a number between -{MAX_TABLE_VALUE:g} and {MAX_TABLE_VALUE:g} (rescale the table)"
 #: Largest frame with a [gain] table (one value per subset and input).
 MAX_GAIN_FRAME = 20
-
-
-def _fail(where: str, key: str, expected: str, got: object) -> InvalidProblemError:
-    shown = repr(got)
-    if len(shown) > 80:
-        shown = f"{shown[:40]}... ({len(shown)} characters)"
-    return InvalidProblemError(f"{where}key '{key}': expected {expected}, got {shown}")
 
 
 def _real(value: object, where: str, key: str, expected: str, *, low: float | None = None,
@@ -78,13 +78,6 @@ def _real(value: object, where: str, key: str, expected: str, *, low: float | No
     return x
 
 
-def _as_list(values: object) -> list[object]:
-    try:
-        return [float(v) for v in np.ravel(np.asarray(values, dtype=object))]
-    except (TypeError, ValueError, OverflowError):
-        return [values]
-
-
 @dataclass(frozen=True, eq=False)
 class DesignProblem:
     """What to design: find a mechanism ``M`` (inputs x focal sets) maximising an objective under a budget.
@@ -101,11 +94,15 @@ class DesignProblem:
         Input distribution ``pi`` (default uniform); weights the objective.
     semantics : {"sldp", "wldp", "both"}
         Shafer (Def 3.1), Walley (Def 3.13) or both.
-    objective : {"truthful", "chi2", "gain", "worst_case_utility", "best_case_utility"}
-        ``truthful``: probability of the exact true answer; ``chi2``: chi-square information of the
-        answers, i.e. estimation accuracy (SLDP staircase LP); ``gain``: ``sum pi_x G[x, E] M[x, E]``;
-        ``worst_case_utility`` / ``best_case_utility``: utility ``u(x, y)`` of the worst / best precise
-        answer in the reported set (Walley semantics of a set answer).
+    objective : {"variance", "max_variance", "truthful", "chi2", "gain", "worst_case_utility", \
+"best_case_utility"}, optional
+        ``variance`` (the default, except for ``invariant`` designs, whose default is ``truthful``): the mean
+        asymptotic variance of the estimated shares per respondent at the prior, minimised (A-optimal, a convex
+        program; docs/theory.md section 5.7); ``max_variance``: the largest of those variances, minimised;
+        ``truthful``: probability of the exact true answer; ``chi2``: chi-square information of the answers
+        (SLDP staircase LP); ``gain``: ``sum pi_x G[x, E] M[x, E]``; ``worst_case_utility`` /
+        ``best_case_utility``: utility ``u(x, y)`` of the worst / best precise answer in the reported set
+        (Walley semantics of a set answer).
     dont_know, dont_know_max : float, optional
         Exact, or largest, mass on the whole frame ("don't know") for every input.
     lie_max : float, optional
@@ -127,6 +124,34 @@ class DesignProblem:
         With ``invariant``: the prior to keep in each stratum of a release (``[strata]``; ``randomize --strata``
         designs one invariant mechanism per stratum, :func:`designer.optimal.invariant.design_strata`). Each prior
         has one positive share per input, summing to 1.
+    variance_weights : mapping {input: weight} or (k,) array_like, optional
+        Variance objectives: how much each share's variance counts (``[variance] weights``; >= 0, not all 0;
+        inputs not named weigh 0). ``variance`` minimises ``sum_x w_x Var(pi_x) / sum_x w_x``, ``max_variance``
+        the largest ``w_x Var(pi_x) / max w``; shares of weight 0 need not be identified.
+    contrasts : sequence of mapping {input: coefficient} or (m, k) array_like, optional
+        Variance objectives: linear combinations ``c . pi`` whose variances count instead of the shares'
+        (``[variance] contrast`` / ``contrasts``; e.g. ``{"yes": 1, "no": -1}``); the mean (``variance``) or the
+        largest (``max_variance``) of their variances is minimised. Not with ``variance_weights``.
+    priors : sequence of (k,) array_like, optional
+        Variance objectives: prior scenarios (``priors = [[...], [...]]``); the design minimises the worst of
+        the objective's values over them, each reported in the result. ``prior`` then defaults to the first.
+    named_objective : bool, optional
+        Whether the objective was named (False when it is the default); a plan of a problem that names none is
+        made with ``max_variance`` (:mod:`designer.planning`).
+
+    Examples
+    --------
+    GWRR's problem: a yes/no question at eps = 1 whose respondents may say "don't know" with probability 0.2, designed
+    for the most truthful answers (Cor 3.12):
+
+    >>> import designer
+    >>> problem = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="truthful", dont_know=0.2)
+    >>> problem.k, problem.l, problem.frame, problem.prior.tolist()  # frame: the inputs; prior: uniform
+    (2, 2, ('yes', 'no'), [0.5, 0.5])
+    >>> round(designer.design(problem).objective_value, 6)
+    0.584847
+    >>> problem.replace(epsilon=2.0).epsilon
+    2.0
     """
 
     inputs: tuple[str, ...]
@@ -134,7 +159,7 @@ class DesignProblem:
     frame: tuple[str, ...] = ()
     prior: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
     semantics: Semantics = Semantics.SLDP
-    objective: Objective = Objective.TRUTHFUL
+    objective: Objective = None  # type: ignore[assignment]  # None: the default, resolved in __post_init__
     dont_know: float | None = None
     dont_know_max: float | None = None
     lie_max: float | None = None
@@ -146,6 +171,11 @@ class DesignProblem:
     answers: tuple[tuple[str, tuple[str, ...]], ...] = ()
     invariant: bool = False
     strata: tuple[tuple[str, tuple[float, ...]], ...] = ()
+    #: After validation: read-only arrays ``(k,)``, ``(m, k)`` and ``(P, k)``; mappings and lists are accepted.
+    variance_weights: Any = None
+    contrasts: Any = None
+    priors: Any = None
+    named_objective: bool = True
 
     def __post_init__(self) -> None:
         """Validate every field once (one rule for file, flag and API); store labels, enums, read-only arrays."""
@@ -161,14 +191,17 @@ class DesignProblem:
         set_(self, "epsilon", _real(self.epsilon, where, "epsilon", "a finite number > 0", low=0,
                                     low_open=True))
         self._check_words(where)
+        check_priors(self, where)
         try:
-            prior = check_prior(self.prior if len(self.prior) else None, len(inputs), "prior")
+            given = self.prior if len(self.prior) else (self.priors[0] if self.priors is not None else None)
+            prior = check_prior(given, len(inputs), "prior")
         except (TypeError, ValueError):
             raise _fail(where, "prior", f"{len(inputs)} non-negative numbers summing to 1 (one per input)",
                         _as_list(self.prior)) from None
         set_(self, "prior", prior)
         self._check_structure(where)
         self._check_objective(where)
+        check_variance(self, where)
         if not isinstance(self.invariant, bool):
             raise _fail(where, "invariant", "true or false", self.invariant)
         if self.invariant:
@@ -208,12 +241,21 @@ class DesignProblem:
         object.__setattr__(self, "strata", tuple(out))
 
     def _check_words(self, where: str) -> None:
-        """``semantics`` and ``objective`` as enums (case-insensitive), or the choices in the error."""
+        """``semantics`` and ``objective`` as enums (case-insensitive), or the choices in the error; no objective
+        is the default: ``truthful`` for invariant designs (PRAM's measure) and one-input problems, else
+        ``variance``."""
         set_ = object.__setattr__
         try:
             set_(self, "semantics", Semantics.parse(self.semantics))
         except ValueError:
             raise _fail(where, "semantics", f"one of {list(SEMANTICS)}", self.semantics) from None
+        if self.objective is None:
+            set_(self, "named_objective", False)
+            set_(self, "objective", Objective.TRUTHFUL if self.invariant is True or len(self.inputs) < 2
+                 else Objective.VARIANCE)
+            return
+        if not isinstance(self.named_objective, bool):
+            raise _fail(where, "named_objective", "true or false", self.named_objective)
         try:
             set_(self, "objective", Objective.parse(self.objective))
         except ValueError:
@@ -248,9 +290,9 @@ class DesignProblem:
         """What the objective needs: two inputs (chi2), true answers (truthful, lie_max), its finite table."""
         set_ = object.__setattr__
         k, l = len(self.inputs), len(self.frame)
-        if self.objective is Objective.CHI2 and k < 2:
-            raise InvalidProblemError(f"{where}objective 'chi2' measures how well the shares of the inputs can be "
-                                      f"estimated; it needs at least two inputs, got {k}")
+        if self.objective.estimation and k < 2:
+            raise InvalidProblemError(f"{where}objective '{self.objective}' measures how well the shares of the "
+                                      f"inputs can be estimated; it needs at least two inputs, got {k}")
         needs_truth = self.objective is Objective.TRUTHFUL or self.lie_max is not None
         if needs_truth and self.missing_truth():
             needs = self.objective.value if self.objective is Objective.TRUTHFUL else "lie_max"
@@ -278,7 +320,8 @@ class DesignProblem:
     # ------------------------------------------------------------------ value
     #: The fields that make a problem what it is (``name`` and ``source`` only say where it came from).
     _VALUE_FIELDS = ("inputs", "epsilon", "frame", "prior", "semantics", "objective", "dont_know", "dont_know_max",
-                     "lie_max", "focal_sets", "gain", "utility", "answers", "invariant", "strata")
+                     "lie_max", "focal_sets", "gain", "utility", "answers", "invariant", "strata", "variance_weights",
+                     "contrasts", "priors")
 
     def _value(self) -> tuple[Any, ...]:
         return tuple(v.tobytes() + str(v.shape).encode() if isinstance(v, np.ndarray) else v
@@ -335,14 +378,28 @@ class DesignProblem:
         return out
 
     def replace(self, **changes: Any) -> DesignProblem:
-        """A copy with some fields changed (validated again)."""
+        """A copy with some fields changed (validated again); an objective given here is a named one."""
+        if "objective" in changes and "named_objective" not in changes:
+            changes["named_objective"] = changes["objective"] is not None
+        if changes.get("objective") is not None and not Objective.parse(changes["objective"]).variance:
+            # the variance objectives' own keys do not travel to another objective
+            changes.setdefault("variance_weights", None)
+            changes.setdefault("contrasts", None)
+            changes.setdefault("priors", None)
         return dataclasses.replace(self, **changes)
 
     def describe(self, budget: str | None = None) -> str:
         """One line summary; ``budget`` replaces the budget's text (e.g. a grid of budgets)."""
         eps = budget if budget is not None else f"eps={self.epsilon:g}"
         parts = [f"{self.name or 'problem'}: k={self.k}, l={self.l}, {eps}, {self.semantics.value}, "
-                 f"objective {self.objective.value}"]
+                 f"objective {self.objective.value}" + ("" if self.named_objective else " (the default)")]
+        if self.variance_weights is not None:
+            parts.append("weights " + " ".join(f"{x}={w:g}" for x, w in zip(self.inputs, self.variance_weights)
+                                               if w > 0))
+        if self.contrasts is not None:
+            parts.append(f"{len(self.contrasts)} contrast{'s' if len(self.contrasts) > 1 else ''}")
+        if self.priors is not None:
+            parts.append(f"{len(self.priors)} prior scenarios")
         for key in ("dont_know", "dont_know_max", "lie_max"):
             if getattr(self, key) is not None:
                 parts.append(f"{key}={getattr(self, key):g}")
@@ -364,9 +421,10 @@ class DesignProblem:
             return ("invariant designs have singleton answers only: a set ('don't know', 'one of') is not a "
                     "category of the released variable, so no distribution of categories can be kept; remove the "
                     "sets (structure.focal_sets, dont_know)")
-        if self.objective is Objective.CHI2:
-            return ("objective 'chi2' is maximised over staircase patterns, which do not keep a prior invariant; "
-                    "use objective 'truthful' (the share of records released unchanged, PRAM's measure) or a gain")
+        if self.objective.estimation:
+            return (f"objective '{self.objective}' is optimised over staircase patterns, which do not keep a prior "
+                    "invariant; use objective 'truthful' (the share of records released unchanged, PRAM's measure) "
+                    "or a gain")
         if self.lie_max is not None:
             return "structure.lie_max is not supported with invariant (the mixing that certifies the table moves it)"
         if np.any(self.prior <= 0):

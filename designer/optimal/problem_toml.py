@@ -14,12 +14,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import setfunctions as sf
+from .._internal.bundled import resolve
 from .._internal.io import read_text
 from .._internal.validation import parse_set
 from ..exceptions import InvalidProblemError
 from .problem import (
     _STRUCTURE_KEYS,
     _TOP_KEYS,
+    _VARIANCE_KEYS,
     MAX_GAIN_FRAME,
     MAX_TABLE_VALUE,
     TABLE_VALUES,
@@ -83,7 +85,19 @@ def _table_rows(value: object, inputs: Sequence[str], where: str, key: str) -> M
 
 
 def parse_problem(data: Mapping[str, Any], *, source: str = "") -> DesignProblem:
-    """Build a :class:`DesignProblem` from parsed TOML (a dict), with errors naming ``source`` and the key."""
+    """Build a :class:`DesignProblem` from parsed TOML (a dict), with errors naming ``source`` and the key.
+
+    Examples
+    --------
+    >>> from designer.optimal import parse_problem
+    >>> problem = parse_problem({"name": "warner", "inputs": ["yes", "no"], "epsilon": 1.0})
+    >>> problem.name, problem.frame
+    ('warner', ('yes', 'no'))
+    >>> parse_problem({"inputs": ["yes", "no"], "epsilon": -1}, source="warner.toml")
+    Traceback (most recent call last):
+    ...
+    designer.exceptions.InvalidProblemError: warner.toml: key 'epsilon': expected a finite number > 0, got -1
+    """
     where = f"{source}: " if source else ""
     if not isinstance(data, Mapping):
         raise InvalidProblemError(f"{where}expected a table of settings")
@@ -108,6 +122,8 @@ def parse_problem(data: Mapping[str, Any], *, source: str = "") -> DesignProblem
     gain = _gain(data["gain"], inputs, frame, where) if "gain" in data else None
     answers = _answer_words(data.get("answers", {}), frame, where)
     utility = _utility(data["utility"], inputs, frame, where) if "utility" in data else None
+    weights, contrasts = _variance_table(data.get("variance"), where)
+    priors = _priors(data.get("priors"), where)
     if len(set(inputs)) != len(inputs):
         raise InvalidProblemError(f"{where}key 'inputs': duplicate labels in {inputs}")
     try:
@@ -117,7 +133,7 @@ def parse_problem(data: Mapping[str, Any], *, source: str = "") -> DesignProblem
             prior=np.asarray(prior, dtype=float) if prior is not None else np.zeros(0),
             epsilon=data["epsilon"],
             semantics=data.get("semantics", "sldp"),
-            objective=data.get("objective", "truthful"),
+            objective=data.get("objective"),  # type: ignore[arg-type]  # None: the default, resolved by the problem
             dont_know=structure.get("dont_know"),
             dont_know_max=structure.get("dont_know_max"),
             lie_max=structure.get("lie_max"),
@@ -129,6 +145,9 @@ def parse_problem(data: Mapping[str, Any], *, source: str = "") -> DesignProblem
             answers=answers,
             invariant=data.get("invariant", False),
             strata=_strata(data.get("strata"), where),
+            variance_weights=weights,
+            contrasts=contrasts,
+            priors=priors,
         )
     except TypeError as exc:
         raise InvalidProblemError(f"{where}{exc}") from None
@@ -141,6 +160,42 @@ def _prior(prior: object, where: str) -> list[float] | None:
     if not isinstance(prior, list) or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in prior):
         raise _fail(where, "prior", "a list of numbers, one per input", prior)
     return [_real(v, where, "prior", "numbers in [0, 1] summing to 1") for v in prior]
+
+
+def _priors(priors: object, where: str) -> np.ndarray | None:
+    """``priors``: a list of prior scenarios, each a list of numbers (one per input; checked by the problem)."""
+    if priors is None:
+        return None
+    if (not isinstance(priors, list) or not priors
+            or not all(isinstance(row, list) and row and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                              for v in row) for row in priors)):
+        raise _fail(where, "priors", "a list of prior scenarios, each a list of numbers (one per input)", priors)
+    if len({len(row) for row in priors}) > 1:
+        raise _fail(where, "priors", "scenarios of equal length (one number per input)", priors)
+    return np.array([[_real(v, where, "priors", "numbers in [0, 1] summing to 1") for v in row] for row in priors])
+
+
+def _variance_table(table: object, where: str) -> tuple[dict[str, Any] | None, list[dict[str, Any]] | None]:
+    """``[variance]``: ``weights = {input = weight}``, or ``contrast = {input = coefficient}`` / ``contrasts = [...]``
+    (values checked by the problem)."""
+    if table is None:
+        return None, None
+    if not isinstance(table, dict):
+        raise _fail(where, "variance", "a table: weights = {input = weight} or contrast = {input = coefficient}",
+                    table)
+    _check_keys(table, _VARIANCE_KEYS, where, "variance.")
+    weights = table.get("weights")
+    if weights is not None and not isinstance(weights, dict):
+        raise _fail(where, "variance.weights", "a table {input = weight}, e.g. { yes = 1 }", weights)
+    if "contrast" in table and "contrasts" in table:
+        raise InvalidProblemError(f"{where}key 'variance': give contrast or contrasts, not both")
+    contrasts = table.get("contrasts", [table["contrast"]] if "contrast" in table else None)
+    if contrasts is not None and (not isinstance(contrasts, list) or not contrasts
+                                  or not all(isinstance(c, dict) for c in contrasts)):
+        key = "variance.contrasts" if "contrasts" in table else "variance.contrast"
+        raise _fail(where, key, "a table {input = coefficient} (a list of them for contrasts), e.g. "
+                    "{ yes = 1, no = -1 }", contrasts)
+    return weights, contrasts
 
 
 def _strata(strata: object, where: str) -> tuple[tuple[str, tuple[float, ...]], ...]:
@@ -228,12 +283,26 @@ def read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def load_problem(path: str | os.PathLike[str]) -> DesignProblem:
-    """Read a design problem from a TOML file.
+    """Read a design problem from a TOML file, or one that comes with designer by its bare name (``"warner"``).
 
     Raises
     ------
     InvalidProblemError
         Unreadable or malformed file, unknown keys, wrong types or values; the message names the file
         and the key and says what was expected.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import designer
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(folder.name, "warner.toml")
+    >>> with open(path, "w") as file:
+    ...     _ = file.write('name = "warner"\\ninputs = ["yes", "no"]\\nepsilon = 1.0\\nobjective = "truthful"\\n')
+    >>> problem = designer.load_problem(path)
+    >>> problem.name, problem.inputs, problem.epsilon
+    ('warner', ('yes', 'no'), 1.0)
+    >>> folder.cleanup()
     """
+    path = resolve(path, "problem", error=InvalidProblemError)  # a file that exists, else designer's own by name
     return parse_problem(read_toml(path), source=str(path))

@@ -375,10 +375,13 @@ class Solved:
     """A solved design program: the solver's outcome, the mechanism's columns and their focal sets.
 
     ``cols`` is None when the solver returned no point (see ``outcome.status``); ``path`` names the
-    program (``"linear program"``, ``"staircase LP"``, ...).
+    program (``"linear program"``, ``"staircase LP"``, ...); ``bound`` is a proved bound on the optimum of the
+    problem's whole class where the program gives one (a lower bound for a minimised objective; None elsewhere:
+    a linear program's optimum is its own certificate).
     """
 
     outcome: SolverOutcome
     cols: NDArray[np.float64] | None
     masks: NDArray[Any]
     path: str
+    bound: float | None = None

@@ -17,7 +17,7 @@ from ..exceptions import DesignerError, DesignWarning
 from ..mechanism import Mechanism
 from ..results import FitStatus, Result, TableData
 from ..vocabulary import Objective
-from .objectives import VARIANCE_KINDS, variance_note
+from .objectives import VARIANCE_KINDS, share_variances, variance_note
 from .problem import DesignProblem
 from .symmetric import SymmetricMechanism
 
@@ -53,8 +53,8 @@ class DesignResult(Result):
         ``None``: the figure could not be computed (``variance_reason`` says why), which never withholds the
         certified design.
     status : FitStatus
-        ``FitStatus.OPTIMAL`` (the word ``"optimal"`` is accepted): a design that cannot be certified is never
-        returned.
+        ``FitStatus.OPTIMAL`` (the word ``"optimal"`` is accepted), or ``FitStatus.LOCAL`` when the objective is
+        proved only within ``optimality_gap`` of the optimum; a design that cannot be certified is never returned.
     solver : str
     path : str
         ``"linear program"`` or ``"staircase LP"``, plus ``" + orbit average"`` for symmetric problems.
@@ -68,10 +68,28 @@ class DesignResult(Result):
     exact_table : InvariantTable or None
         An invariant design's exact table (:mod:`designer.optimal.invariant`): integer counts with a denominator
         per row, the prior kept as Fractions; None for other designs.
+    optimality_gap : float or None
+        How far the released design's objective may be from the optimum, relative: for the variance objectives
+        ``(objective - bound) / objective``, proved by the program's dual (docs/theory.md 5.7), at most ``1e-6``
+        when ``status`` is ``optimal``; for the other objectives the distance to the optimum of their linear
+        program. None when the objective is infinite.
+    bound : float or None
+        The variance objectives: a proved lower bound on the objective of every mechanism of the problem's class
+        (every eps-SLDP mechanism with its don't-know mass; under WLDP every eps-WLDP mechanism). None otherwise.
     warnings : tuple of str
         What the user should know about the released design, also issued as :class:`DesignWarning`
         (e.g. a chi2 optimum at a skewed prior that lumps rare inputs together and so does not identify
         every share: its ``variance`` is then ``inf``).
+
+    Examples
+    --------
+    >>> import designer
+    >>> problem = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="truthful", dont_know=0.2)
+    >>> result = designer.design(problem)
+    >>> str(result.status), result.path, round(result.eps_shafer, 12)
+    ('optimal', 'linear program + orbit average', 1.0)
+    >>> result.mechanism.to_frame().round(6).loc["yes"].tolist()
+    [0.584847, 0.215153, 0.2]
     """
 
     problem: DesignProblem
@@ -91,11 +109,36 @@ class DesignResult(Result):
     warnings: tuple[str, ...] = ()
     variance_reason: str = ""
     exact_table: Any = None
+    optimality_gap: float | None = None
+    bound: float | None = None
 
     title = "Design"
 
     def __post_init__(self) -> None:
         self._check_status()
+
+    @property
+    def share_variances(self) -> dict[str, float] | None:
+        """The variance of each estimated share per respondent at the prior, the numbers behind ``variance`` (their
+        mean); None when ``variance`` is."""
+        if self.variance is None:
+            return None
+        if self.compact is not None and self.mechanism is None:
+            return dict.fromkeys(self.problem.inputs, float(self.variance))
+        assert self.mechanism is not None
+        values, _ = share_variances(self.mechanism, self.problem.prior, self.problem.semantics)
+        return {x: float(v) for x, v in zip(self.problem.inputs, values)}
+
+    @property
+    def scenario_values(self) -> dict[str, float] | None:
+        """A variance objective with prior scenarios: its value at each scenario (``"prior 1"``, ...); the objective
+        is the largest. None otherwise."""
+        if self.problem.priors is None or self.mechanism is None:
+            return None
+        from .share_variance import scenario_values
+
+        values = scenario_values(self.problem, self.mechanism.matrix)
+        return {f"prior {i + 1}": float(v) for i, v in enumerate(values)}
 
     @property
     def variance_note(self) -> str:
@@ -123,8 +166,14 @@ class DesignResult(Result):
             "variance": json_number(self.variance),
             "variance_kind": self.variance_kind,
             "variance_note": self.variance_note,
+            "share_variances": (None if (shares := self.share_variances) is None
+                                else {x: json_number(v) for x, v in shares.items()}),
             "prior": dict(zip(self.problem.inputs, (float(v) for v in self.problem.prior))),
             "status": self.status.value,
+            "optimality_gap": json_number(self.optimality_gap),
+            "bound": json_number(self.bound),
+            "scenarios": (None if (scenarios := self.scenario_values) is None
+                          else {name: json_number(v) for name, v in scenarios.items()}),
             "solver": self.solver,
             "path": self.path,
             **certificate_fields(self.certificate),  # a result exists only for a certified mechanism
@@ -163,11 +212,28 @@ class DesignResult(Result):
              + ", ".join(f"{x}={fmt(float(v), 4)}" for x, v in zip(problem.inputs, problem.prior))
              + f": {VARIANCE_KINDS[self.variance_kind]} (divide by n for a survey of n)")
             if self.variance is not None else f"variance: {self.variance_note}",
+            *self._variance_lines(),
             f"certified: {self.certificate.describe()}",
             f"path: {self.path}; solver {self.solver} ({self.status}); {self.seconds:.2f} s",
             *(f"warning: {w}" for w in self.warnings),
         ]
         return "\n".join(lines)
+
+    def _variance_lines(self) -> list[str]:
+        """The per-share variances, the scenarios and the optimality gap (variance objectives), or the gap alone."""
+        lines = []
+        shares = self.share_variances
+        if shares is not None and self.problem.objective.variance and len(shares) <= 12:
+            lines.append("share variances: " + ", ".join(f"{x} {fmt(v, 6)}" for x, v in shares.items()))
+        scenarios = self.scenario_values
+        if scenarios is not None:
+            lines.append("objective at each prior scenario: " + ", ".join(f"{k} {fmt(v, 8)}"
+                                                                          for k, v in scenarios.items()))
+        if self.optimality_gap is not None:
+            against = (f"the proved bound {fmt(self.bound, 10)}" if self.bound is not None
+                       else "the optimum of its program")
+            lines.append(f"optimality gap {self.optimality_gap:.2g} (relative, against {against})")
+        return lines
 
     def _matrix_text(self) -> str:
         """The mechanism's matrix (8 digits), a description of a wide one, or the compact form's class totals."""
@@ -217,9 +283,16 @@ def identification_warnings(problem: DesignProblem, mech: Mechanism | None, vari
         alike = [g for g in groups.values() if len(g) > 1]
         if alike:
             what = "; ".join("inputs " + ", ".join(g) + " answer alike" for g in alike)
-    hint = ("; the chi2 objective weighs inputs by their prior and can gain by lumping rare ones together: use a "
-            "flatter (e.g. uniform) prior, or objective truthful, if every share must be estimated"
-            if problem.objective is Objective.CHI2 else "")
+    hint = ("; the chi2 objective weighs inputs by their prior and can gain by lumping rare ones together: use "
+            "objective variance (the mean share variance, every share estimated) or max_variance (the largest)"
+            if problem.objective is Objective.CHI2 else
+            "; objective truthful can answer 'no' whatever the truth at a skewed prior: use objective variance "
+            "or max_variance, which estimate every share"
+            if problem.objective is Objective.TRUTHFUL and np.ptp(problem.prior) > 1e-12 else
+            "; the objective's weights or contrasts ask only for some estimates (those are identified): weigh every "
+            "share to have every share estimated"
+            if problem.objective.variance and (problem.variance_weights is not None or problem.contrasts is not None)
+            else "")
     return (f"the released mechanism does not identify every share (MLE variance infinite): {what}{hint}",)
 
 

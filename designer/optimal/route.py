@@ -1,6 +1,6 @@
 """The route of a design: which program solves it, decided once from the problem (docs/theory.md, section 5).
 
-A problem takes one of seven routes. :func:`decide` looks at the problem once (is it invariant under relabelling?
+A problem takes one of eight routes. :func:`decide` looks at the problem once (is it invariant under relabelling?
 precise? are its answer sets priced? does it keep its prior?) and returns a :class:`Decision`; the engine
 (:func:`designer.optimal.engine.design`) reads the route's row in its table (build and solve the program, turn the
 solver's point into a candidate, certify, assemble the result) and never asks again. :func:`check_size` refuses,
@@ -14,13 +14,14 @@ from enum import StrEnum
 from fractions import Fraction
 
 from ..exceptions import InvalidProblemError
-from ..vocabulary import Objective, Semantics
+from ..vocabulary import Semantics
 from . import columns
 from .invariant_exact import invariant_problem
 from .precise import is_precise
 from .problem import DesignProblem
 from .programs import LAZY_MIN_FRAME, program_nonzeros
 from .symmetry import is_symmetric
+from .variance_master import MAX_VARIANCE_INPUTS
 
 __all__ = ["COLUMN_MAX_FRAME", "GENERAL_MAX_INPUTS", "MAX_NONZEROS", "MAX_SYMMETRIC_WLDP_INPUTS",
            "SYMMETRIC_AUTO_INPUTS", "Decision", "Route", "check_size", "decide"]
@@ -40,7 +41,15 @@ MAX_NONZEROS = 27_000_000
 
 
 class Route(StrEnum):
-    """The program that designs a problem (a member is its word, as ``str``)."""
+    """The program that designs a problem (a member is its word, as ``str``).
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.optimal import Route, decide
+    >>> decide(designer.DesignProblem(inputs=tuple(f"v{i}" for i in range(30)), epsilon=1.0)).route is Route.SYMMETRIC
+    True
+    """
 
     #: The full linear program over every allowed answer set (Def 3.1 and Def 3.13 as linear rows).
     GENERAL = "general"
@@ -54,6 +63,9 @@ class Route(StrEnum):
     PRECISE = "precise"
     #: ``chi2`` under SLDP: the staircase LP (its columns priced from ``STAIRCASE_PRICE_MIN_INPUTS`` inputs).
     STAIRCASE = "staircase"
+    #: ``variance`` / ``max_variance`` under SLDP: a convex (semidefinite) program over staircase pattern weights,
+    #: its patterns priced by the objective's gradient, with a proved optimality gap (docs/theory.md, 5.7).
+    VARIANCE = "variance"
     #: Invariant under relabelling: the size-class program (docs/theory.md, 5.3).
     SYMMETRIC = "symmetric"
     #: Keeps the prior's distribution (PRAM): the invariant program and an exact integer table (section 12).
@@ -113,6 +125,15 @@ def decide(problem: DesignProblem, path: str = "auto", solver: str | None = None
     Returns
     -------
     Decision
+
+    Examples
+    --------
+    >>> import designer
+    >>> problem = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="truthful", dont_know=0.2)
+    >>> from designer.optimal import decide
+    >>> decision = decide(problem)
+    >>> decision.route, decision.symmetric
+    (<Route.GENERAL: 'general'>, True)
     """
     if problem.invariant:
         kept, exact = invariant_problem(problem)
@@ -126,6 +147,8 @@ def decide(problem: DesignProblem, path: str = "auto", solver: str | None = None
         return Decision(Route.PRECISE, problem, symmetric)
     if path == "symmetric" or (path == "auto" and symmetric and problem.k > SYMMETRIC_AUTO_INPUTS):
         return Decision(Route.SYMMETRIC, problem, symmetric)
+    if problem.objective.variance:
+        return Decision(Route.VARIANCE, problem, symmetric)
     if not problem.objective.linear:
         return Decision(Route.STAIRCASE, problem, symmetric)
     priceable = columns.eligible(problem, min_frame=columns.COLUMN_MIN_FRAME)
@@ -147,8 +170,14 @@ def check_size(decision: Decision) -> None:
     if route in (Route.PRECISE, Route.INVARIANT):
         return
     name = problem.name or "the problem"
-    # chi2 under SLDP is the staircase LP, whose 2**k columns do not grow with the frame (docs/pricing.md)
-    staircase = problem.objective is Objective.CHI2 and problem.semantics is Semantics.SLDP
+    # chi2 and the variances under SLDP are staircase programs, whose 2**k columns do not grow with the frame
+    # (docs/pricing.md)
+    staircase = problem.objective.estimation and problem.semantics is Semantics.SLDP
+    if route is Route.VARIANCE and problem.k > MAX_VARIANCE_INPUTS:
+        raise InvalidProblemError(
+            f"a variance design at a prior that is not uniform prices all 2**{problem.k} staircase patterns; "
+            f"{problem.k} inputs are above its limit of {MAX_VARIANCE_INPUTS}; a uniform prior with inputs = frame "
+            "takes the size-class route at any size")
     if problem.l > GENERAL_MAX_INPUTS and problem.focal_sets is None and not (
             (staircase or decision.priceable) and problem.l <= COLUMN_MAX_FRAME):
         raise InvalidProblemError(

@@ -24,13 +24,22 @@ from .certify import clean_solution
 from .infeasible import explain_infeasible
 from .lazy import solve_walley_lazily
 from .objectives import objective_value
-from .precise import STAIRCASE_OPTIONS, solve_precise
+from .precise import STAIRCASE_OPTIONS, singletons, solve_precise
 from .problem import DesignProblem
 from .programs import Solved, linear_program, staircase_mechanism, staircase_program
 from .route import GENERAL_MAX_INPUTS, Decision, Route
 from .staircase_pricing import STAIRCASE_PRICE_MIN_INPUTS, solve_staircase_priced
-from .symmetric import SymmetricMechanism, best_chi2_classes, from_solution, symmetric_objective, symmetric_program
+from .symmetric import (
+    SymmetricMechanism,
+    best_chi2_classes,
+    best_compact_variance,
+    from_solution,
+    symmetric_objective,
+    symmetric_program,
+)
 from .symmetry import orbit_average
+from .variance_precise import solve_precise_variance
+from .variance_program import VarianceSolution, solve_variance
 
 __all__ = ["LAZY_OPTIONS", "WLDP_OPTIONS", "Answer", "Settings", "candidate_value", "options_for"]
 
@@ -67,6 +76,9 @@ class Answer:
         The optimum the solver reported.
     solver : str
         Which solver.
+    bound : float, optional
+        A proved lower bound on the optimum of a minimised objective over the problem's whole class (the variance
+        objectives; :mod:`designer.optimal.variance_program`), None where the program's optimum is its own certificate.
     """
 
     candidate: Any
@@ -74,6 +86,7 @@ class Answer:
     value: float
     solver_objective: float
     solver: str
+    bound: float | None = None
 
 
 def options_for(settings: Settings, default: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -86,6 +99,8 @@ def candidate_value(problem: DesignProblem, candidate: Mechanism | SymmetricMech
     if isinstance(candidate, SymmetricMechanism):
         if problem.objective is Objective.CHI2:
             return candidate.chi2()
+        if problem.objective.variance:  # every share alike at the uniform prior: the mean is the largest
+            return candidate.variance()
         ca, cb = symmetric_objective(problem)
         return float(ca @ candidate.A + cb @ candidate.B)
     return objective_value(problem, candidate)
@@ -143,11 +158,34 @@ def solve_precise_route(problem: DesignProblem, settings: Settings, decision: De
                       "linear program (worst-case information of two answers)")
     if problem.dont_know or problem.dont_know_max or problem.lie_max is not None or problem.focal_sets is not None:
         raise InvalidProblemError(
-            f"objective 'chi2' under {problem.semantics.value.upper()} designs a precise (Bayesian) mechanism, "
-            "which has no don't-know mass, lying bound or focal-set restriction (solved with those only for "
-            "two answers and a uniform prior); drop [structure], use semantics = \"sldp\", or objective "
+            f"objective '{problem.objective}' under {problem.semantics.value.upper()} designs a precise (Bayesian) "
+            "mechanism, which has no don't-know mass, lying bound or focal-set restriction (solved with those only "
+            "for two answers and a uniform prior); drop [structure], use semantics = \"sldp\", or objective "
             "truthful / gain / worst_case_utility")
+    if problem.objective.variance:
+        return _precise_variance(problem, settings)
     return solve_precise(problem, solver=settings.solver, warm=settings.warm, options=options_for(settings, None))
+
+
+def _precise_variance(problem: DesignProblem, settings: Settings) -> Solved:
+    """A variance objective under WLDP or both: a precise design of at most ``l`` patterns, each its own output
+    (truth-preferring assignment), with the SLDP program's bound (:func:`~designer.optimal.variance_precise.
+    solve_precise_variance`)."""
+    from scipy.optimize import linear_sum_assignment
+
+    solver = settings.solver if settings.solver is None or settings.solver.upper() != "HIGHS" else None
+    found = solve_precise_variance(problem, solver=solver, options=settings.options)
+    k, l = problem.k, problem.l
+    truth = problem.truth()
+    score = np.zeros((found.columns.shape[1], l))
+    for x in range(k):
+        if truth[x] >= 0:
+            score[:, truth[x]] += found.columns[x]
+    rows, outputs = linear_sum_assignment(score, maximize=True)
+    cols = np.zeros((k, l))
+    cols[:, outputs] = found.columns[:, rows]
+    outcome = SolverOutcome(Status.OPTIMAL, found.value, None, "CLARABEL" if solver is None else solver.upper())
+    return Solved(outcome, cols, singletons(l), f"precise design over staircase patterns ({found.note})", found.bound)
 
 
 def solve_staircase(problem: DesignProblem, settings: Settings, decision: Decision) -> Solved:
@@ -170,6 +208,35 @@ def solve_staircase(problem: DesignProblem, settings: Settings, decision: Decisi
         return Solved(outcome, None, st.sets, path)
     cols, masks = staircase_mechanism(st, outcome.z, problem.l)
     return Solved(outcome, cols, masks, path)
+
+
+def solve_variance_route(problem: DesignProblem, settings: Settings, decision: Decision) -> Solved:
+    """``variance`` / ``max_variance`` under SLDP (:attr:`Route.VARIANCE`): the convex program over staircase
+    pattern weights (:func:`~designer.optimal.variance_program.solve_variance`), its patterns carried from one
+    budget to the next by a warm start. Where the problem restricts the answers beyond the program's class (a lying
+    bound, focal sets), the bound comes from the same program without the restriction (docs/theory.md 5.7)."""
+    solution = _variance_solution(problem, settings)
+    bound = solution.bound
+    restricted = problem.lie_max is not None or problem.focal_sets is not None
+    if restricted:
+        bound = min(bound, _variance_solution(problem.replace(lie_max=None, focal_sets=None), settings).bound)
+    outcome = SolverOutcome(Status.OPTIMAL, solution.value, None, solution.solver)
+    path = (f"variance program over staircase patterns ({solution.priced} of {(1 << problem.k) - 1} priced, "
+            f"{solution.rounds} rounds)")
+    return Solved(outcome, solution.columns, solution.sets, path, bound)
+
+
+def _variance_solution(problem: DesignProblem, settings: Settings) -> VarianceSolution:
+    """:func:`~designer.optimal.variance_program.solve_variance` with the session's warm start (the previous budget's
+    patterns of the same problem shape)."""
+    key = ("variance", problem.inputs, problem.objective.value, problem.lie_max is None, problem.focal_sets,
+           problem.dont_know is None, problem.dont_know_max is None)
+    warm = settings.warm.extras.get(key, ()) if settings.warm is not None else ()
+    solver = settings.solver if settings.solver is None or settings.solver.upper() != "HIGHS" else None
+    solution = solve_variance(problem, solver=solver, options=settings.options, warm=warm)
+    if settings.warm is not None:
+        settings.warm.extras[key] = tuple(int(b) for b in solution.patterns)
+    return solution
 
 
 def solve_symmetric(problem: DesignProblem, settings: Settings, decision: Decision) -> Solved:
@@ -219,7 +286,8 @@ def full_candidate(problem: DesignProblem, solved: Solved, settings: Settings, d
         # (A precise WLDP design is not averaged: that would merge its outputs and lose information.)
         mech = orbit_average(mech, truth)
         path += " + orbit average"
-    return Answer(mech, path, objective_value(problem, mech), solved.outcome.objective, solved.outcome.solver)
+    return Answer(mech, path, objective_value(problem, mech), solved.outcome.objective, solved.outcome.solver,
+                  solved.bound)
 
 
 def compact_candidate(problem: DesignProblem, solved: Solved, settings: Settings, decision: Decision,
@@ -237,7 +305,14 @@ def compact_candidate(problem: DesignProblem, solved: Solved, settings: Settings
             f"epsilon = {problem.epsilon:g}; raise epsilon or relax the structure")
     exact = best_chi2_classes(problem)
     compact = from_solution(problem, exact if exact is not None else outcome.z)
-    return Answer(compact, solved.path, candidate_value(problem, compact), outcome.objective, outcome.solver)
+    value = candidate_value(problem, compact)
+    bound = None
+    if problem.objective.variance:
+        # the size classes hold an optimum of every eps-SLDP mechanism at the uniform prior (orbit averages of a
+        # convex program, docs/theory.md 5.7); a lying bound restricts them to staircase classes: the bound is then
+        # the best subset selection without it
+        bound = value if problem.lie_max is None else best_compact_variance(problem.replace(lie_max=None))
+    return Answer(compact, solved.path, value, outcome.objective, outcome.solver, bound)
 
 
 def matrix_candidate(problem: DesignProblem, solved: Solved, settings: Settings, decision: Decision,

@@ -226,7 +226,8 @@ def sweep(problem: DesignProblem, epsilons: Sequence[float], dont_know: Sequence
     --------
     >>> from designer.optimal import DesignProblem
     >>> from designer.optimal.sweep import sweep
-    >>> df = sweep(DesignProblem(inputs=("yes", "no"), epsilon=1.0), [0.5, 1.0], dont_know=[0.0, 0.2])
+    >>> problem = DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="truthful")
+    >>> df = sweep(problem, [0.5, 1.0], dont_know=[0.0, 0.2])
     >>> df[["epsilon", "dont_know", "objective_value"]].round(4).values.tolist()
     [[0.5, 0.0, 0.6225], [1.0, 0.0, 0.7311], [0.5, 0.2, 0.498], [1.0, 0.2, 0.5848]]
     """

@@ -42,6 +42,7 @@ from .problem import DesignProblem
 
 __all__ = [
     "SymmetricMechanism",
+    "best_compact_variance",
     "chi2_class_information",
     "from_solution",
     "symmetric_objective",
@@ -267,7 +268,7 @@ def symmetric_objective(problem: DesignProblem) -> tuple[NDArray[np.float64], ND
         ca, cb = np.zeros(k), np.zeros(k)
         ca[0] = 1.0
         return ca, cb
-    if problem.objective is Objective.CHI2:
+    if problem.objective.estimation:  # chi2; and the variances, which the size classes order alike (5.7)
         return chi2_class_information(k, problem.epsilon), np.zeros(k)
     truth = problem.truth()
     x, y = 0, int(truth[0])
@@ -318,7 +319,7 @@ def symmetric_program(problem: DesignProblem) -> LinearProgram:
     ca, cb = symmetric_objective(problem)
     c = np.r_[ca, cb]
     allow_a, allow_b = _allowed_sizes(problem)
-    chi2 = problem.objective is Objective.CHI2
+    chi2 = problem.objective.estimation
     if chi2:
         allow_b = np.zeros(k, bool)  # staircase classes carry their mass in A (see symmetric_objective)
     ub = np.r_[np.where(allow_a, np.inf, 0.0), np.where(allow_b, np.inf, 0.0)]
@@ -348,7 +349,7 @@ def symmetric_program(problem: DesignProblem) -> LinearProgram:
     wldp = problem.semantics.walley
     if chi2 and wldp:
         raise InvalidProblemError(
-            "objective 'chi2' is an SLDP objective on the symmetric path; use semantics = \"sldp\"")
+            f"objective '{problem.objective}' is an SLDP objective on the symmetric path; use semantics = \"sldp\"")
     if sldp:
         idx = np.arange(k - 1)
         rows = np.r_[idx, idx, k - 1 + idx, k - 1 + idx]
@@ -424,7 +425,7 @@ def best_chi2_classes(problem: DesignProblem) -> NDArray[np.float64] | None:
     the optimum the objective is flat in ``s`` (about 1e-6 relative between neighbouring sizes at
     eps = 0.1, k = 1000), so the solver's class is replaced by the exact argmax.
     """
-    if problem.objective is not Objective.CHI2 or problem.lie_max is not None:
+    if not problem.objective.estimation or problem.lie_max is not None:
         return None
     k = problem.k
     ca, _ = symmetric_objective(problem)
@@ -441,13 +442,22 @@ def best_chi2_classes(problem: DesignProblem) -> NDArray[np.float64] | None:
     return z
 
 
+def best_compact_variance(problem: DesignProblem) -> float:
+    """The least mean share variance of the size classes at the uniform prior without a lying bound: the best
+    subset selection (with the problem's don't-know mass), per respondent; the bound of a symmetric variance design
+    (docs/theory.md, 5.7)."""
+    plain = problem.replace(objective="chi2", lie_max=None)
+    z = best_chi2_classes(plain)
+    return math.inf if z is None else from_solution(plain, z).variance()
+
+
 def from_solution(problem: DesignProblem, z: NDArray[np.float64]) -> SymmetricMechanism:
     """Class totals from a solution of :func:`symmetric_program` (staircase classes split for chi2)."""
     k = problem.k
     a, b = np.clip(z[:k], 0.0, None), np.clip(z[k:], 0.0, None)
     a[a < 1e-15] = 0.0
     b[b < 1e-15] = 0.0
-    if problem.objective is Objective.CHI2:
+    if problem.objective.estimation:
         s = np.arange(1, k + 1, dtype=float)
         e = problem.budget.lp_factor
         w = a

@@ -46,12 +46,27 @@ def is_symmetric(problem: DesignProblem) -> bool:
     Needs the inputs to be exactly the frame's labels, a uniform prior, and objective and structure
     invariant under the transposition and the cycle that generate all permutations (docs/theory.md,
     5.3). Cached per problem (equal problems share the answer).
+
+    Examples
+    --------
+    Inputs equal to the frame's labels at a uniform prior are symmetric; a skewed prior singles out an answer:
+
+    >>> import designer
+    >>> from designer.optimal import is_symmetric
+    >>> is_symmetric(designer.DesignProblem(inputs=("a", "b", "c"), epsilon=1.0))
+    True
+    >>> is_symmetric(designer.DesignProblem(inputs=("a", "b", "c"), epsilon=1.0, prior=(0.5, 0.25, 0.25)))
+    False
     """
     k, l = problem.k, problem.l
     if k != l or set(problem.inputs) != set(problem.frame) or k < 2:
         return False
     if np.ptp(problem.prior) > 1e-12:
         return False
+    if problem.objective.variance and (
+            problem.contrasts is not None or problem.priors is not None
+            or (problem.variance_weights is not None and np.ptp(problem.variance_weights) > 0)):
+        return False  # targets or scenarios that single out some answers
     truth = problem.truth()  # frame index of input x
     inv = np.argsort(truth)  # input of frame index y
     family = problem.family() if problem.focal_sets is not None else None
@@ -88,6 +103,18 @@ def orbit_average(mech: Mechanism, truth: NDArray[np.int64]) -> Mechanism:
         ``k`` inputs on a frame of ``l = k`` answers.
     truth : (k,) int ndarray
         Frame index of each input's true answer.
+
+    Examples
+    --------
+    Swapping yes and no (with the inputs alike) averages a row's masses on ``{yes}`` and ``{no}`` by whether they hold
+    the truth:
+
+    >>> import numpy as np
+    >>> import designer
+    >>> from designer.optimal import orbit_average
+    >>> skewed = designer.Mechanism(np.array([[0, 0.7, 0.1, 0.2], [0, 0.2, 0.6, 0.2]]), inputs=("yes", "no"))
+    >>> orbit_average(skewed, np.array([0, 1])).matrix.round(12).tolist()
+    [[0.65, 0.15, 0.2], [0.15, 0.65, 0.2]]
     """
     l = mech.l
     focal = np.asarray(mech.focal, dtype=np.int64)

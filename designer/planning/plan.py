@@ -62,6 +62,13 @@ class PlanRequest:
     curve, curve_detect : tuple of int, tuple of float
         Power mode: the power at each ``n`` of ``curve`` (per group with two) for ``detect`` and each difference of
         ``curve_detect`` (:attr:`Plan.power_curve`).
+
+    Examples
+    --------
+    >>> from designer.planning import PlanRequest
+    >>> request = PlanRequest(width=0.02, prior=(0.3, 0.7))
+    >>> request.level, request.power, request.alpha  # the defaults of designer plan
+    (0.95, 0.8, 0.05)
     """
 
     width: float | None = None
@@ -157,6 +164,17 @@ class Plan(Result):
     status : FitStatus
     warnings : tuple of str
         Where the plan's design is not the one its problem states (its ``design_basis`` in words).
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer import planning
+    >>> warner = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="truthful")
+    >>> plan = planning.make_plan(warner, planning.PlanRequest(width=0.02, prior=(0.3, 0.7)))
+    >>> print(plan.summary().splitlines()[0].split(" (")[0])
+    10859 respondents give every share a 0.95 interval of half-width at most 0.02
+    >>> plan.formula
+    "exact: Warner's Eq 1 (Ex 3.7)"
     """
 
     source: str
@@ -271,6 +289,15 @@ def make_plan(source: Any, request: PlanRequest, *, name: str = "", table: bool 
     Returns
     -------
     Plan
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer import planning
+    >>> warner = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="truthful")
+    >>> plan = planning.make_plan(warner, planning.PlanRequest(width=0.02, prior=(0.3, 0.7)))
+    >>> plan.n, plan.mode
+    (10859, <PlanMode.SAMPLE_SIZE: 'sample_size'>)
     """
     mode = request.mode(source)
     prior = None if request.prior is None else list(request.prior)
@@ -348,6 +375,18 @@ class SurveyPlan(Result):
     sizes : tuple of (int or None) or None
         Respondents each question needs for ``width`` at its budget (``None`` for a question without an
         expanded design).
+
+    Examples
+    --------
+    Two yes/no questions sharing eps = 2:
+
+    >>> from designer import planning
+    >>> survey = planning.parse_survey({"name": "two", "epsilon": 2.0, "question": [
+    ...     {"name": "drugs", "inputs": ["yes", "no"], "prior": [0.1, 0.9]},
+    ...     {"name": "tax", "inputs": ["yes", "no"], "prior": [0.3, 0.7]}]})
+    >>> plan = planning.plan_survey(survey, width=0.05)
+    >>> str(plan.status), plan.width
+    ('optimal', 0.05)
     """
 
     source: str
@@ -403,7 +442,18 @@ class SurveyPlan(Result):
 
 def plan_survey(survey: Survey, *, name: str = "", width: float | None = None, level: float = 0.95) -> SurveyPlan:
     """The best split of ``survey``'s budget (:func:`~designer.planning.survey_plan.allocate`) and, with ``width``,
-    the respondents each question needs at its share of the budget."""
+    the respondents each question needs at its share of the budget.
+
+    Examples
+    --------
+    >>> from designer import planning
+    >>> survey = planning.parse_survey({"name": "two", "epsilon": 2.0, "question": [
+    ...     {"name": "drugs", "inputs": ["yes", "no"], "prior": [0.1, 0.9]},
+    ...     {"name": "tax", "inputs": ["yes", "no"], "prior": [0.3, 0.7]}]})
+    >>> plan = planning.plan_survey(survey, width=0.05)
+    >>> plan.allocation.epsilons, plan.sizes  # the respondents each question needs for +-0.05
+    ((1.0, 1.0), (1553, 1738))
+    """
     allocation = allocate(survey)
     sizes = None
     if width is not None:

@@ -7,9 +7,10 @@ import base64
 import html
 from typing import Any
 
-__all__ = ["allocation_figure", "plan_report", "sample_size_figure"]
+__all__ = ["STYLE", "allocation_figure", "html_page", "html_table", "plan_report", "sample_size_figure"]
 
-_STYLE = """
+#: The style of designer's HTML reports (the plan's, the studio's): one page, printable to PDF.
+STYLE = """
 body { font-family: system-ui, -apple-system, 'Segoe UI', sans-serif; margin: 2em auto; max-width: 62em;
        color: #222; line-height: 1.45; padding: 0 1em; }
 h3 { font-size: 1.05em; margin-bottom: 0.2em; }
@@ -19,6 +20,8 @@ table { border-collapse: collapse; margin: 0.6em 0; } th, td { padding: 0.25em 0
 th { background: #f3f5f8; text-align: left; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .key { font-size: 1.25em; background: #eef6ee; border-left: 4px solid #3a7; padding: 0.6em 1em; }
 .note { color: #555; font-size: 0.92em; } img { max-width: 100%; border: 1px solid #eee; }
+@media print { body { margin: 0; max-width: none; } h2 { break-after: avoid; }
+               table, img, .key { break-inside: avoid; } }
 """
 
 
@@ -30,7 +33,14 @@ def _cell(value: Any) -> str:
     return f"<td>{html.escape(str(value))}</td>"
 
 
-def _table(headers: list[str], rows: list[list[Any]]) -> str:
+def html_table(headers: list[str], rows: list[list[Any]]) -> str:
+    """An HTML table of a report: floats to 6 significant digits and integers right-aligned, text escaped.
+
+    Examples
+    --------
+    >>> html_table(["share", "value"], [["yes", 0.25]])
+    '<table><tr><th>share</th><th>value</th></tr><tr><td>yes</td><td class="num">0.25</td></tr></table>'
+    """
     head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
     body = "".join("<tr>" + "".join(_cell(v) for v in row) + "</tr>" for row in rows)
     return f"<table><tr>{head}</tr>{body}</table>"
@@ -113,7 +123,7 @@ def _questionnaire(allocation: Any) -> list[str]:
     rows = [[q.name, w, e, _number(v), _number(eq)] for q, w, e, v, eq in zip(
         survey.questions, survey.weights, allocation.epsilons, allocation.variances,
         allocation.equal_split_variances)]
-    parts.append(_table(["question", "weight", "epsilon", "variance", "variance, equal split"], rows))
+    parts.append(html_table(["question", "weight", "epsilon", "variance", "variance, equal split"], rows))
     joint = allocation.joint
     lines = [f"best split: weighted total variance {allocation.total_variance:.6g}",
              f"equal split (eps {survey.epsilon / len(survey.questions):.4g} each): "
@@ -139,9 +149,9 @@ def _questionnaire(allocation: Any) -> list[str]:
             continue
         mech = acc.mechanism
         if len(mech.focal) <= 40:
-            parts.append(_table(["true answer", *mech.columns],
+            parts.append(html_table(["true answer", *mech.columns],
                                 [[x, *(float(v) for v in row)] for x, row in zip(mech.inputs, mech.matrix)]))
-        parts.append(_table(["share", "variance per respondent"],
+        parts.append(html_table(["share", "variance per respondent"],
                             [[x, _number(float(v))] for x, v in zip(mech.inputs, acc.per_share)]))
     return parts
 
@@ -160,18 +170,18 @@ def plan_report(summary: dict[str, Any], *, design: Any = None, by_epsilon: list
         parts.append("<h2>The design</h2>")
         parts.append(f"<p>{html.escape(design.problem.describe())}</p>")
         if len(mech.focal) <= 40:
-            parts.append(_table(["true answer", *mech.columns],
+            parts.append(html_table(["true answer", *mech.columns],
                                 [[x, *(float(v) for v in row)] for x, row in zip(mech.inputs, mech.matrix)]))
-        parts.append(_table(["privacy loss", "value", "meaning"], [
+        parts.append(html_table(["privacy loss", "value", "meaning"], [
             ["eps_shafer", float(design.eps_shafer), "set answers (Def 3.1)"],
             ["eps_walley", float(design.eps_walley), "precise answers (Def 3.13)"]]))
         parts.append(f"<p><b>Certificate:</b> {html.escape(design.certificate.describe())}</p>")
     if summary.get("rows"):
         parts.append("<h2>The plan</h2>")
-        parts.append(_table(["quantity", "value"], summary["rows"]))
+        parts.append(html_table(["quantity", "value"], summary["rows"]))
     if by_epsilon:
         parts.append("<h2>The price of privacy in respondents</h2>")
-        parts.append(_table(["epsilon", "variance per respondent", "respondents", "why not reachable"],
+        parts.append(html_table(["epsilon", "variance per respondent", "respondents", "why not reachable"],
                             [[r["epsilon"], _number(r["variance"]), r["n"] if r["n"] else "not reachable",
                               r.get("reason", "")] for r in by_epsilon]))
         parts.append(_png(sample_size_figure(by_epsilon, str(summary.get("figure_title", ""))),
@@ -179,5 +189,16 @@ def plan_report(summary: dict[str, Any], *, design: Any = None, by_epsilon: list
     if allocation is not None:
         parts += _questionnaire(allocation)
     parts.append('<p class="note">Made by designer; the mathematics is in docs/theory.md of the repository.</p>')
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>designer plan</title>"
-            f"<style>{_STYLE}</style></head><body>{''.join(parts)}</body></html>\n")
+    return html_page("designer plan", parts)
+
+
+def html_page(title: str, parts: list[str], *, style: str = "") -> str:
+    """A self-contained HTML page of ``parts`` (no external resources) in :data:`STYLE`, plus ``style``.
+
+    Examples
+    --------
+    >>> html_page("plan", ["<p>n = 100</p>"]).startswith("<!DOCTYPE html>")
+    True
+    """
+    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
+            f"<style>{STYLE}{style}</style></head><body>{''.join(parts)}</body></html>\n")

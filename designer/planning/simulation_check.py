@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from .._internal.keywords import shown
 from .._internal.numeric import two_sided_z
 from .._internal.validation import check_int
 from ..exceptions import PlanningError
@@ -19,13 +20,25 @@ def check_by_simulation(accuracy: Accuracy, n: int, reps: int, level: float = 0.
                         detect: float | None = None, alpha: float = 0.05, share: int = 0) -> dict[str, float]:
     """``reps`` simulated surveys of ``n`` respondents through the mechanism (SLDP set answers, MLE by EM):
     the coverage of the ``level`` intervals of every share, their mean half-width, and with ``detect`` the
-    rejection rate of the Wald test when the share is ``prior + detect`` (the achieved power)."""
+    rejection rate of the Wald test when the share is ``prior + detect`` (the achieved power).
+
+    Examples
+    --------
+    Warner's design at eps = 1 (truthful probability ``e / (e + 1)``), planned at a prior of 30% yes:
+
+    >>> import designer
+    >>> from designer import planning
+    >>> accuracy = planning.accuracy_of(designer.Q_WRR(1.0), "sldp", [0.3, 0.7])
+    >>> check = planning.check_by_simulation(accuracy, 2000, 200, seed=1)
+    >>> sorted(check), check["reps"]
+    (['coverage', 'coverage_all_shares', 'mean_half_width', 'reps'], 200.0)
+    """
     from ..estimation.sampling import as_rng
     from ..estimation.shares import em, estimator_variance
 
     if accuracy.semantics is not Semantics.SLDP and not accuracy.mechanism.is_bayesian:
-        raise PlanningError("--check simulates set answers and their MLE: under WLDP the answers come from an "
-                            "unknown credal member, so there is no interval to check; plan under SLDP")
+        raise PlanningError(f"{shown('check')} simulates set answers and their MLE: under WLDP the answers come from "
+                            "an unknown credal member, so there is no interval to check; plan under SLDP")
     n, reps = check_int(n, "n", low=1), check_int(reps, "reps", low=2)
     rng, z, mech = as_rng(seed), two_sided_z(level), accuracy.mechanism
 

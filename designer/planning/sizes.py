@@ -56,6 +56,16 @@ class Accuracy:
         ``prior -> (k,)`` per-share variances at another prior (power computes them under the null and the
         alternative); None: the mechanism's own (``share_variances``). Set by a plan with several groups
         (:func:`designer.planning.split.split_accuracy`).
+
+    Examples
+    --------
+    Warner's design at eps = 1 (truthful probability ``e / (e + 1)``), planned at a prior of 30% yes:
+
+    >>> import designer
+    >>> from designer import planning
+    >>> accuracy = planning.accuracy_of(designer.Q_WRR(1.0), "sldp", [0.3, 0.7])
+    >>> accuracy.kind, round(float(accuracy.per_share.max()), 6)
+    ('sldp_mle', 1.130674)
     """
 
     mechanism: Mechanism
@@ -105,7 +115,16 @@ def _closed_form(mech: Mechanism, semantics: Semantics) -> tuple[VarianceFormula
 
 
 def accuracy_of(mech: Mechanism, semantics: Semantics | str = "sldp", prior: Any = None) -> Accuracy:
-    """The :class:`Accuracy` of ``mech`` at ``prior`` (default uniform) under ``semantics``."""
+    """The :class:`Accuracy` of ``mech`` at ``prior`` (default uniform) under ``semantics``.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer import planning
+    >>> accuracy = planning.accuracy_of(designer.Q_WRR(1.0), "sldp", [0.3, 0.7])
+    >>> accuracy.per_share.round(6).tolist(), accuracy.formula  # Eq 1 at n = 1: 0.21 + p(1 - p)/(2p - 1)^2
+    ([1.130674, 1.130674], <VarianceFormula.WARNER: 'warner'>)
+    """
     from ..optimal.objectives import share_variances
 
     sem = Semantics.parse(semantics)
@@ -123,6 +142,15 @@ class SampleSize(Result):
     A :class:`~designer.results.Result` whose ``status`` is :attr:`FitStatus.EXACT
     <designer.results.FitStatus.EXACT>`: ``n`` is the smallest integer meeting the variance formula, found by
     a closed form or an integer bisection, nothing fitted.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer import planning
+    >>> accuracy = planning.accuracy_of(designer.Q_WRR(1.0), "sldp", [0.3, 0.7])
+    >>> size = planning.sample_size(accuracy, 0.02)
+    >>> size.width, size.level, str(size.status)
+    (0.02, 0.95, 'exact')
     """
 
     n: int
@@ -153,6 +181,15 @@ def sample_size(accuracy: Accuracy, width: float, level: float = 0.95) -> Sample
 
     Asymptotic: ``n = ceil(z^2 V / width^2)`` with ``V`` the largest per-share variance per respondent. With an
     exact finite-n formula the smallest ``n`` meeting it is found by bisection (the variance decreases in n).
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer import planning
+    >>> accuracy = planning.accuracy_of(designer.Q_WRR(1.0), "sldp", [0.3, 0.7])
+    >>> size = planning.sample_size(accuracy, 0.02)  # every share within +-0.02 at 95%
+    >>> size.n, bool(size.achieved_width <= 0.02)
+    (10859, True)
     """
     width = check_real(width, "width", low=0.0, low_open=True)
     level = check_real(level, "level", low=0.0, high=1.0, low_open=True, high_open=True)
@@ -253,6 +290,17 @@ def power_sample_size(accuracy: Accuracy, detect: float, power: float = 0.8, alp
 
     ``null_variance``: ``"pooled"`` (both groups at the mean of the alternative's shares) or ``"null"`` (each group
     at its null share, the R package rr's convention); docs/theory.md section 10.
+
+    Examples
+    --------
+    Respondents to detect a share of 0.6 against 0.5 with power 0.8 (two-sided, alpha 0.05) through Warner's design
+    at eps = 1, as plan.md's power curve shows:
+
+    >>> import designer
+    >>> from designer import planning
+    >>> accuracy = planning.accuracy_of(designer.Q_WRR(1.0), "sldp", [0.5, 0.5])
+    >>> planning.power_sample_size(accuracy, 0.1)
+    917
     """
     power = check_real(power, "power", low=0.0, high=1.0, low_open=True, high_open=True)
     z, d, s0, s1, alt = _power_setup(accuracy, detect, alpha, share, null, groups, alternative, null_variance,
@@ -276,7 +324,16 @@ def power_at(accuracy: Accuracy, n: int, detect: float, alpha: float = 0.05, *, 
              null: float | None = None, groups: int = 1, alternative: Any = "two-sided",
              null_variance: Any = "pooled", null_difference: float = 0.0) -> float:
     """Power of the same test with ``n`` respondents (per group): ``Phi((D sqrt(n) - z s0) / s1)``, both tails
-    when two-sided; ``alpha`` (the test's level) when the share is not identified at the null or the alternative."""
+    when two-sided; ``alpha`` (the test's level) when the share is not identified at the null or the alternative.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer import planning
+    >>> accuracy = planning.accuracy_of(designer.Q_WRR(1.0), "sldp", [0.5, 0.5])
+    >>> round(planning.power_at(accuracy, 917, 0.1), 4)
+    0.8002
+    """
     n = check_int(n, "n", low=1)
     z, d, s0, s1, alt = _power_setup(accuracy, detect, alpha, share, null, groups, alternative, null_variance,
                                      null_difference)
@@ -296,9 +353,9 @@ class DesignCache:
 
     A plan is made at ``prior`` (default the problem's) for the design that will be fielded: the problem as its
     file states it, designed at the file's own prior (a linear objective re-optimised at a skewed prior may
-    answer "no" whatever the truth, which identifies nothing). Where that design leaves a share unidentified,
-    the design that maximises the chi-square information under the same structure is used, at the planning
-    prior, else at the uniform prior; :meth:`basis` says which (a :class:`~designer.vocabulary.DesignBasis`).
+    answer "no" whatever the truth). A file that names no objective is designed for ``max_variance`` (a width on
+    every share); where the file's design leaves a share unidentified, the ``max_variance`` design of the same
+    structure at the planning prior is used. :meth:`basis` says which (a :class:`~designer.vocabulary.DesignBasis`).
     """
 
     problem: Any
@@ -323,9 +380,10 @@ class DesignCache:
         key = (round(float(eps), 12), basis)
         if key not in self.results:
             problem = self.problem.replace(epsilon=key[0])
-            if basis is not DesignBasis.FILE:
-                prior = self.prior if basis is DesignBasis.CHI2_PRIOR else np.full(problem.k, 1.0 / problem.k)
-                problem = problem.replace(objective="chi2", prior=prior)
+            if basis is DesignBasis.MAX_VARIANCE_DEFAULT:
+                problem = problem.replace(objective="max_variance", named_objective=False)
+            elif basis is DesignBasis.MAX_VARIANCE_PRIOR:
+                problem = problem.replace(objective="max_variance", prior=self.prior)
             with warnings.catch_warnings():  # a non-identifying design is an inf variance to a planner
                 warnings.simplefilter("ignore", DesignWarning)
                 self.results[key] = design(problem, warm=self.warm.setdefault(basis, WarmStart()))
@@ -337,24 +395,27 @@ class DesignCache:
 
     def _planned(self, eps: float) -> tuple[Any, Accuracy | None, DesignBasis]:
         """``(design, its Accuracy at prior or None, basis)`` at ``eps``, chosen once and kept in ``plans``."""
-        from ..exceptions import InfeasibleDesignError
+        from ..exceptions import InfeasibleDesignError, InvalidProblemError
 
         key = round(float(eps), 12)
         if key in self.plans:
             return self.plans[key]
         first: tuple[Any, Accuracy | None, DesignBasis] | None = None
-        for basis in DesignBasis:
-            if basis is DesignBasis.CHI2_UNIFORM and np.allclose(self.prior, 1.0 / self.problem.k, rtol=0, atol=1e-15):
-                continue  # the same design as chi2 at the planning prior
-            if (basis is DesignBasis.CHI2_PRIOR and self.problem.objective is Objective.CHI2
+        own = DesignBasis.FILE if self.problem.named_objective else DesignBasis.MAX_VARIANCE_DEFAULT
+        for basis in (own, DesignBasis.MAX_VARIANCE_PRIOR):
+            if (basis is DesignBasis.MAX_VARIANCE_PRIOR and self.problem.objective is Objective.MAX_VARIANCE
                     and np.array_equal(self.prior, self.problem.prior)):
                 continue  # the same design as the file's
             try:
                 result = self._design(key, basis)
             except InfeasibleDesignError:
-                if basis is DesignBasis.FILE:
+                if basis is own:
                     raise
                 continue
+            except InvalidProblemError:
+                if basis is own:
+                    raise
+                continue  # a structure the variance program cannot take (e.g. WLDP with a don't-know mass)
             acc = (None if result.mechanism is None
                    else accuracy_of(result.mechanism, self.problem.semantics, self.prior))
             if first is None:
@@ -401,6 +462,15 @@ class BudgetPlan(Result):
     basis : str
         How the design was chosen.
     designs_solved : int
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer import planning
+    >>> warner = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="truthful")
+    >>> budget = planning.smallest_budget(warner, 2000, 0.03, prior=[0.3, 0.7])
+    >>> str(budget.status), budget.basis
+    ('exact', <DesignBasis.FILE: 'file'>)
     """
 
     epsilon: float
@@ -433,6 +503,15 @@ def smallest_budget(problem: Any, n: int, width: float, level: float = 0.95, *, 
     Bisection over designs (the reported variance decreases with the budget); the design at each budget is
     chosen as :class:`DesignCache` says. Epsilon is exact to ``tol``. Raises :class:`PlanningError` with the
     reason when even ``EPS_MAX`` cannot (e.g. a fixed don't-know mass puts a floor under the variance).
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer import planning
+    >>> warner = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="truthful")
+    >>> budget = planning.smallest_budget(warner, 2000, 0.03, prior=[0.3, 0.7])
+    >>> round(budget.epsilon, 4), budget.designs_solved
+    (1.739, 15)
     """
     from ..exceptions import InfeasibleDesignError
 
@@ -478,6 +557,15 @@ def price_of_privacy(problem: Any, epsilons: list[float], width: float, level: f
         reachable), ``formula`` (``Accuracy.formula``, ``None`` without a design), ``basis`` (a
         :class:`~designer.vocabulary.DesignBasis`, ``None`` without a design) and ``reason`` (why ``n`` is
         ``None``, else ``""``).
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer import planning
+    >>> warner = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="truthful")
+    >>> rows = planning.price_of_privacy(warner, [0.5, 1.0, 2.0], 0.03, prior=[0.3, 0.7])
+    >>> [(row["epsilon"], row["n"]) for row in rows]  # respondents for +-0.03 at each budget
+    [(0.5, 17619), (1.0, 4827), (2.0, 1669)]
     """
     from ..exceptions import InfeasibleDesignError
 

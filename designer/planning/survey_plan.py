@@ -12,6 +12,7 @@ budget (whose marginal shares can be estimated more accurately than any split al
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,7 +44,19 @@ _SURVEY_KEYS = ("name", "epsilon", "semantics", "question")
 
 @dataclass(frozen=True)
 class Survey:
-    """Questions (design problems without their own budget), their weights, and the total budget."""
+    """Questions (design problems without their own budget), their weights, and the total budget.
+
+    Examples
+    --------
+    Two yes/no questions sharing eps = 2:
+
+    >>> from designer import planning
+    >>> survey = planning.parse_survey({"name": "two", "epsilon": 2.0, "question": [
+    ...     {"name": "drugs", "inputs": ["yes", "no"], "prior": [0.1, 0.9]},
+    ...     {"name": "tax", "inputs": ["yes", "no"], "prior": [0.3, 0.7]}]})
+    >>> survey.questions[0].inputs, str(survey.semantics)
+    (('yes', 'no'), 'sldp')
+    """
 
     name: str
     epsilon: float
@@ -58,7 +71,17 @@ def is_survey(data: dict[str, Any]) -> bool:
 
 
 def parse_survey(data: dict[str, Any], source: str = "") -> Survey:
-    """Build a :class:`Survey` from parsed TOML, with errors naming ``source`` and the key."""
+    """Build a :class:`Survey` from parsed TOML, with errors naming ``source`` and the key.
+
+    Examples
+    --------
+    >>> from designer import planning
+    >>> survey = planning.parse_survey({"name": "two", "epsilon": 2.0, "question": [
+    ...     {"name": "drugs", "inputs": ["yes", "no"], "prior": [0.1, 0.9]},
+    ...     {"name": "tax", "inputs": ["yes", "no"], "prior": [0.3, 0.7]}]})
+    >>> survey.epsilon, [q.name for q in survey.questions], survey.weights
+    (2.0, ['drugs', 'tax'], (1.0, 1.0))
+    """
     where = f"{source}: " if source else ""
     unknown = sorted(set(data) - set(_SURVEY_KEYS))
     if unknown:
@@ -80,7 +103,6 @@ def parse_survey(data: dict[str, Any], source: str = "") -> Survey:
         weight = table.pop("weight", 1.0)
         if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 < weight < math.inf:
             raise InvalidProblemError(f"{label}: key 'weight' must be a positive number, got {weight!r}")
-        table.setdefault("objective", "chi2")
         table.setdefault("name", f"question{i}")
         questions.append(parse_problem({**table, "epsilon": data["epsilon"], "semantics": semantics}, source=label))
         weights.append(float(weight))
@@ -92,7 +114,34 @@ def parse_survey(data: dict[str, Any], source: str = "") -> Survey:
 
 
 def load_survey(path: str) -> Survey:
-    """Read a survey (questionnaire) TOML file."""
+    """Read a survey (questionnaire) TOML file, or one that comes with designer by its bare name
+    (``"two-questions"``).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from designer import planning
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(folder.name, "survey.toml")
+    >>> with open(path, "w") as file:
+    ...     _ = file.write('''name = "two"
+    ... epsilon = 2.0
+    ... [[question]]
+    ... name = "drugs"
+    ... inputs = ["yes", "no"]
+    ... [[question]]
+    ... name = "tax"
+    ... inputs = ["yes", "no"]
+    ... ''')
+    >>> [q.name for q in planning.load_survey(path).questions]
+    ['drugs', 'tax']
+    >>> folder.cleanup()
+    >>> [q.name for q in planning.load_survey("two-questions").questions]  # the one that comes with designer
+    ['drugs', 'income']
+    """
+    from .._internal.bundled import resolve
+
+    path = os.fspath(resolve(path, "survey", error=InvalidProblemError))
     return parse_survey(read_toml(path), source=str(path))
 
 
@@ -141,6 +190,16 @@ class Allocation(Result):
     one), ``reasons`` why an equal-split variance is infinite (else ``""``), ``accuracies`` each question's
     :class:`~designer.planning.Accuracy` at its budget (``None`` without an expanded design), and ``curves`` the
     variances each question's curve was tabulated at (budget -> variance).
+
+    Examples
+    --------
+    >>> from designer import planning
+    >>> survey = planning.parse_survey({"name": "two", "epsilon": 2.0, "question": [
+    ...     {"name": "drugs", "inputs": ["yes", "no"], "prior": [0.1, 0.9]},
+    ...     {"name": "tax", "inputs": ["yes", "no"], "prior": [0.3, 0.7]}]})
+    >>> allocation = planning.allocate(survey, joint=False)
+    >>> [round(v, 4) for v in allocation.variances]  # each question's variance per respondent at its budget
+    [1.0107, 1.1307]
     """
 
     survey: Survey
@@ -274,6 +333,16 @@ def joint_variance(survey: Survey) -> tuple[dict[str, Any] | None, str]:
     The joint design maximises chi2 at the *uniform* prior, without structure: a chi2 optimum at a skewed
     prior may lump rare answer combinations together and then identifies no marginal share, while the
     uniform design is invariant under relabelling (solved on the symmetric path) and identifies every share.
+
+    Examples
+    --------
+    >>> from designer import planning
+    >>> survey = planning.parse_survey({"name": "two", "epsilon": 2.0, "question": [
+    ...     {"name": "drugs", "inputs": ["yes", "no"], "prior": [0.1, 0.9]},
+    ...     {"name": "tax", "inputs": ["yes", "no"], "prior": [0.3, 0.7]}]})
+    >>> joint, note = planning.joint_variance(survey)
+    >>> [round(v, 4) for v in joint["variances"]], note.startswith("chi2 design over the product of the inputs")
+    ([0.501, 0.621], True)
     """
     from ..estimation.shares import fisher_information
     from ..optimal.engine import design
@@ -315,6 +384,19 @@ def allocate(survey: Survey, *, joint: bool = True) -> Allocation:
     A global search on tabulated curves (dynamic programming over a grid of ``total / STEPS``), refined on
     certified designs to :data:`ALLOCATION_TOL`; each curve is checked for convexity (then the refined split
     is the global optimum). Raises :class:`PlanningError` when a question cannot be designed at any split.
+
+    Examples
+    --------
+    >>> from designer import planning
+    >>> survey = planning.parse_survey({"name": "two", "epsilon": 2.0, "question": [
+    ...     {"name": "drugs", "inputs": ["yes", "no"], "prior": [0.1, 0.9]},
+    ...     {"name": "tax", "inputs": ["yes", "no"], "prior": [0.3, 0.7]}]})
+
+    Equal priors of information here, so the best split is the equal one:
+
+    >>> allocation = planning.allocate(survey, joint=False)
+    >>> allocation.epsilons, round(allocation.total_variance, 4), round(allocation.equal_split_total_variance, 4)
+    ((1.0, 1.0), 2.1413, 2.1413)
     """
     weights = np.asarray(survey.weights, dtype=np.float64)
     curves = [_Curve(q) for q in survey.questions]

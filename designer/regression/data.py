@@ -142,6 +142,16 @@ def answer_columns(mech: Mechanism, answers: Any, *, precise: bool = False, word
     a bare
     label, the card's words (``I don't know``) or ``words`` (an ``[answers]`` table: word -> frame labels). An
     unknown answer raises :class:`RegressionError` naming its data row (1-based, the header not counted).
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.regression import answer_columns
+    >>> q = designer.Q_2x3(0.6, 0.2)
+    >>> answer_columns(q, ["{yes}", "no", "I don't know", "{no,yes}"]).tolist()
+    [0, 1, 2, 2]
+    >>> answer_columns(q, ["yes", "no"], precise=True).tolist()  # WLDP: frame positions
+    [0, 1]
     """
     from ..estimation.answers import AnswerVocabulary, describe_unknown
 

@@ -1,9 +1,11 @@
 """The design matrix of a regression: dense for the usual model, sparse (``scipy.sparse`` CSR) when it would be
 large and mostly zeros, as with region, district or interviewer effects of hundreds of levels.
 
-patsy reads the formula and learns every factor's levels (and any stateful transform) in one pass over row
-chunks (:func:`patsy.incr_dbuilder`); the rows are then built chunk by chunk with
-:func:`patsy.build_design_matrices`, each chunk kept sparse, so the dense matrix never exists. Everything
+A formula of plain terms (columns, ``C(column)``, the intercept) is built without patsy
+(:mod:`designer.regression.plain_terms`, the same matrix); for any other, patsy reads the formula and learns every
+factor's levels (and any stateful transform) in one pass over row chunks (:func:`patsy.incr_dbuilder`). The rows
+are then built chunk by chunk (:func:`patsy.build_design_matrices` for patsy's), each chunk kept sparse, so the
+dense matrix never exists. Everything
 downstream (:class:`~designer.regression.likelihood.Likelihood`) takes either kind through :func:`weighted_gram`.
 """
 
@@ -34,29 +36,47 @@ def _chunks(data: Any, rows: int) -> Any:
     return (data.iloc[start:start + rows] for start in range(0, len(data), rows))
 
 
-def design_info(rhs: str, data: Any, eval_env: Any) -> Any:
-    """patsy's :class:`DesignInfo` of the right-hand side over all of ``data`` (levels, stateful transforms),
-    read in chunks of :data:`CHUNK_ROWS` rows."""
+def design_info(rhs: str, data: Any, eval_env: Any = None) -> Any:
+    """The design of the right-hand side over all of ``data``: a plain formula's
+    (:class:`~designer.regression.plain_terms.PlainDesign`, the same matrix without importing patsy), else patsy's
+    :class:`DesignInfo` (levels, stateful transforms) read in chunks of :data:`CHUNK_ROWS` rows, in ``eval_env``
+    (default: ``np`` alone)."""
+    from .plain_terms import plain_design
+
+    plain = plain_design(rhs, data)
+    if plain is not None:
+        return plain
     import patsy
 
-    return patsy.incr_dbuilder(rhs, lambda: _chunks(data, CHUNK_ROWS), eval_env=eval_env, NA_action="raise")
+    env = eval_env if eval_env is not None else patsy.EvalEnvironment([{"np": np}])
+    return patsy.incr_dbuilder(rhs, lambda: _chunks(data, CHUNK_ROWS), eval_env=env, NA_action="raise")
+
+
+def _builder(info: Any) -> Any:
+    """The function building the rows of some data for ``info`` (a plain design's own, else patsy's)."""
+    from .plain_terms import PlainDesign
+
+    if isinstance(info, PlainDesign):
+        return info.build
+    import patsy
+
+    return lambda data: np.asarray(patsy.build_design_matrices([info], data, NA_action="raise")[0], dtype=np.float64)
 
 
 def build_rows(info: Any, data: Any, *, sparse: bool | None = None) -> Design:
     """The design matrix of ``data`` for ``info``, ``(n, q)``: dense unless ``sparse`` (or, when ``sparse`` is
     None, unless it has more than :data:`SPARSE_CELLS` cells and at most a quarter of them are non-zero, judged
     on the first chunk)."""
-    import patsy
-
+    build = _builder(info)
     n, q = len(data), len(info.column_names)
     judge = sparse is None
     if sparse is None:
         sparse = n * q > SPARSE_CELLS
     if not sparse:
-        return np.asarray(patsy.build_design_matrices([info], data, NA_action="raise")[0], dtype=np.float64)
+        return build(data)
     parts: list[Any] = []
     for chunk in _chunks(data, CHUNK_ROWS):
-        block = np.asarray(patsy.build_design_matrices([info], chunk, NA_action="raise")[0], dtype=np.float64)
+        block = build(chunk)
         if not parts and judge and np.count_nonzero(block) > 0.25 * block.size:
             return build_rows(info, data, sparse=False)  # dense after all: most cells are non-zero
         parts.append(sp.csr_matrix(block))

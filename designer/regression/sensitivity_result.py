@@ -44,6 +44,25 @@ class SensitivityResult(Result):
     status : FitStatus
         Always ``not_identified``: no member is singled out by the data.
     warnings : tuple of str
+
+    Examples
+    --------
+    2000 respondents whose log-odds of yes are ``-2 + 0.03 age``, their answers drawn through ``Q_2x3(0.6, 0.2)`` as
+    precise answers (each don't-know answer resolved to yes or no at random):
+
+    >>> import numpy as np, pandas as pd
+    >>> import designer
+    >>> from designer import regression
+    >>> rng = np.random.default_rng(0)
+    >>> age = rng.integers(18, 80, 2000)
+    >>> truth = np.where(rng.random(2000) < 1 / (1 + np.exp(2 - 0.03 * age)), "yes", "no")
+    >>> people = pd.DataFrame({"answer": truth, "age": age})
+    >>> q = designer.Q_2x3(0.6, 0.2)
+    >>> drawn = designer.randomize(people, q, column="answer", keep="age", seed=1, simulation=True, semantics="wldp",
+    ...                            allocation=0.5)
+    >>> result = designer.regress("response ~ age", drawn.frame, q, semantics="wldp")
+    >>> str(result.status), result.ranges["term"].tolist()
+    ('not_identified', ['Intercept', 'age'])
     """
 
     ranges: pd.DataFrame

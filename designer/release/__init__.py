@@ -1,1 +1,2 @@
-"""Releases: exact tables and their sampler, mechanism files, exports, noisy counts."""
+"""Releases: randomized answers and their manifests, mechanism files, exports (the exact tables, their sampler and
+the noisy counts they use are in :mod:`designer.guarantees`)."""

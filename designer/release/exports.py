@@ -1,10 +1,10 @@
 """Certified randomizers for the respondent's screen: an ES module that draws exactly from the certified integer
 table with the browser's or Node's cryptographic generator (docs/theory.md section 7.5).
 
-The module holds the table of :func:`designer.release.exact_table.exact_table` (counts over 2^53 per input, over a
+The module holds the table of :func:`designer.guarantees.exact_table.exact_table` (counts over 2^53 per input, over a
 device
 design's own denominator, or over an invariant design's per-row denominators; certified within the budget in exact
-arithmetic), its :class:`~designer.release.exact_table.DrawPlan` (thresholds as 32-bit halves) and one function,
+arithmetic), its :class:`~designer.guarantees.exact_table.DrawPlan` (thresholds as 32-bit halves) and one function,
 ``sample(input, randomWords)``: it reads one number of one or two 32-bit words from ``crypto.getRandomValues`` (or
 from ``randomWords``, for tests), again while it is at or above the row's rejection limit, and returns the answer
 whose thresholds bracket it, exactly as the Python sampler does for the same words: every answer has exactly its
@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import CertificationError
+from ..guarantees.exact_table import ExactTable, exact_table
 from ..mechanism import Mechanism
-from .exact_table import ExactTable, exact_table
 
 __all__ = ["CRYPTO_WORD_JS", "DRAW_JS", "DeviceView", "ExportedRandomizer", "device_view", "export_html",
            "export_js", "randomizer_for", "script_json"]
@@ -43,6 +43,14 @@ class ExportedRandomizer:
     sets, frame : each answer's frame labels, and the frame (for the respondent's words).
     named : tuple of (word, labels)
         The ``[answers]`` words of the problem or the mechanism file.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.release.exports import randomizer_for
+    >>> randomizer = randomizer_for(designer.Q_2x3(0.6, 0.2))
+    >>> randomizer.table.inputs, round(randomizer.table.epsilon, 6)
+    (('yes', 'no'), 1.098612)
     """
 
     table: ExactTable
@@ -75,6 +83,14 @@ def randomizer_for(mech: Mechanism, *, epsilon: float | None = None, semantics: 
     reports the objective at the design and at the table: what rounding to the table's grid costs. ``exact``: an
     invariant design's table (counts, per-row denominators), drawn from as it is. ``words``: the ``[answers]``
     words (word -> frame labels; default the ``problem``'s), which the page shows the respondent.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.release.exports import randomizer_for
+    >>> randomizer = randomizer_for(designer.Q_2x3(0.6, 0.2))
+    >>> randomizer.answers, randomizer.table.denominator == 2**53
+    (('{yes}', '{no}', '{yes,no}'), True)
     """
     from ..estimation.sampling import precise_distributions
     from ..optimal.objectives import objective_value
@@ -99,10 +115,20 @@ def randomizer_for(mech: Mechanism, *, epsilon: float | None = None, semantics: 
 
 
 def export_js(randomizer: ExportedRandomizer) -> str:
-    """The ES module's text (no dependency; a few KB for 16 inputs)."""
+    """The ES module's text (no dependency; a few KB for 16 inputs).
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.release.exports import randomizer_for
+    >>> randomizer = randomizer_for(designer.Q_2x3(0.6, 0.2))
+    >>> from designer.release.exports import export_js
+    >>> export_js(randomizer).startswith("// A certified randomizer written by designer")
+    True
+    """
     table = randomizer.table
     certificate = table.certificate_record()
-    from .. import __version__
+    from .._version import __version__
 
     counts = ",\n  ".join(json.dumps([int(c) for c in row]) for row in table.counts)
     plan = table.plan.record()
@@ -164,11 +190,11 @@ export function sample(input, randomWords) {{
 
 
 #: The one draw every export runs (the module, the page, the platform snippet; ES5, so any survey platform runs
-#: it), the Python sampler's (:class:`designer.release.exact_table.DrawPlan`): ``designerDraw(plan, x, nextWord)`` reads
-#: ``plan.words`` words as one number ``[high, low]`` (high 0 for one word), again while it is at or above
-#: ``plan.limits[x]``, and returns the number of ``plan.cuts[x]`` at or below it; ``designerOutcome``: one of a
-#: device's ``denominator`` equally likely outcomes (at most 100,000) from one word, rejecting the words at or above
-#: the largest multiple of it below 2^32. Integers below 2^33 only, so every operation on doubles is exact.
+#: it), the Python sampler's (:class:`designer.guarantees.exact_table.DrawPlan`): ``designerDraw(plan, x,
+#: nextWord)`` reads ``plan.words`` words as one number ``[high, low]`` (high 0 for one word), again while it is at
+#: or above ``plan.limits[x]``, and returns the number of ``plan.cuts[x]`` at or below it; ``designerOutcome``: one
+#: of a device's ``denominator`` equally likely outcomes (at most 100,000) from one word, rejecting the words at or
+#: above the largest multiple of it below 2^32. Integers below 2^33 only, so every operation on doubles is exact.
 DRAW_JS = """
 function designerDraw(plan, x, nextWord) {
   var limit = plan.limits[x], cuts = plan.cuts[x], high, low, j = 0;
@@ -307,6 +333,13 @@ class DeviceView:
         ``(k, D)``: per input, the answer column each outcome gives (the card's rules).
     kind : str
         The device's kind (``die``, ...), whose words before an outcome the page's language gives.
+
+    Examples
+    --------
+    >>> from designer.release.exports import DeviceView
+    >>> view = DeviceView("The die shows", ("1", "2", "3", "4", "5", "6"), ((0, 0, 0, 1, 1, 2), (0, 0, 1, 1, 1, 2)))
+    >>> [view.answer_of[0].count(column) for column in range(3)]  # a yes: 3 faces {yes}, 2 {no}, 1 don't know
+    [3, 2, 1]
     """
 
     says: str
@@ -324,7 +357,20 @@ _SAYS = {"die": "The die shows", "dice2": "The dice show", "cards": "The card dr
 def device_view(g: Any) -> DeviceView:
     """The :class:`DeviceView` of a :class:`~designer.devices.GridDesign`: its outcomes in the device's words and,
     per input, each outcome's answer by the rules of its printed instructions (:func:`~designer.devices.make_rules`,
-    checked by enumeration)."""
+    checked by enumeration).
+
+    Examples
+    --------
+    GWRR with don't-know 0.2 on a die (a sixth): for each input, the answer column of each face:
+
+    >>> import designer
+    >>> from designer import devices
+    >>> from designer.release.exports import device_view
+    >>> problem = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, dont_know=0.2, objective="truthful")
+    >>> view = device_view(devices.grid_design(problem, devices.parse_device("die")))
+    >>> view.says, view.outcomes, view.answer_of
+    ('The die shows', ('1', '2', '3', '4', '5', '6'), ((0, 0, 0, 1, 1, 2), (0, 0, 1, 1, 1, 2)))
+    """
     from ..devices import make_rules, verify
 
     device = g.device
@@ -365,6 +411,16 @@ def export_html(randomizer: ExportedRandomizer, *, question: str = "Your answer"
     text with ``textContent``. With ``device`` (a device design's :func:`device_view`, checked against the table)
     the page draws one of the device's outcomes, shows it, and reports what the card's rules give for it; the
     outcome is removed when the report is sent.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.release.exports import randomizer_for
+    >>> randomizer = randomizer_for(designer.Q_2x3(0.6, 0.2))
+    >>> from designer.release.exports import export_html
+    >>> page = export_html(randomizer, question="Have you ever cheated on an exam?")
+    >>> page.startswith("<!doctype html>"), "Have you ever cheated on an exam?" in page
+    (True, True)
     """
     from html import escape
     from urllib.parse import urlsplit
@@ -433,5 +489,12 @@ def export_html(randomizer: ExportedRandomizer, *, question: str = "Your answer"
 
 
 def script_json(data: Any) -> str:
-    """JSON that can sit inside a ``<script>`` element: ``<`` and ``>`` escaped, so no label closes it."""
+    """JSON that can sit inside a ``<script>`` element: ``<`` and ``>`` escaped, so no label closes it.
+
+    Examples
+    --------
+    >>> from designer.release.exports import script_json
+    >>> print(script_json({"label": "</script>"}))  # a label cannot close the page's script element
+    {"label": "\\u003c/script\\u003e"}
+    """
     return json.dumps(data, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .._internal.bundled import resolve
 from ..exceptions import InvalidMechanismError
 from ..mechanism import Mechanism
 from ..privacy import is_private, worst_case
@@ -46,6 +47,14 @@ class Release:
         ``SLDP`` (Shafer loss), ``WLDP`` (Walley loss) or ``BOTH``.
     certificate : Mapping
         The certificate as written (``certified``, ``certificate``, ``certificate_detail``), for the record.
+
+    Examples
+    --------
+    >>> from designer import Semantics
+    >>> from designer.release.files import Release
+    >>> release = Release(1.0, Semantics.SLDP, {"certified": True})
+    >>> release.epsilon, str(release.semantics)
+    (1.0, 'sldp')
     """
 
     epsilon: float
@@ -59,8 +68,16 @@ class Release:
 
 def release_block(epsilon: float, semantics: Semantics, certificate: Mapping[str, Any]) -> dict[str, Any]:
     """The ``release`` object of a mechanism file: budget, semantics, the certificate's JSON fields
-    (:func:`designer.optimal.result.certificate_fields`) and the designer version that wrote it."""
-    from .. import __version__
+    (:func:`designer.optimal.result.certificate_fields`) and the designer version that wrote it.
+
+    Examples
+    --------
+    >>> from designer import Semantics
+    >>> from designer.release.files import release_block
+    >>> sorted(release_block(1.0, Semantics.SLDP, {"certified": True, "certificate": "exact"}))
+    ['certificate', 'certified', 'designer', 'epsilon', 'semantics']
+    """
+    from .._version import __version__
 
     return {"epsilon": float(epsilon), "semantics": Semantics.parse(semantics).value, **certificate,
             "designer": __version__}
@@ -83,7 +100,18 @@ def _stated(obj: Any, source: str) -> Release | None:
 
 def unmet_losses(mech: Mechanism, release: Release) -> list[Loss]:
     """The losses of ``release.semantics`` that ``mech`` does not keep within ``release.epsilon``, decided
-    exactly on the stored floats; empty when the release holds."""
+    exactly on the stored floats; empty when the release holds.
+
+    Examples
+    --------
+    ``Q_2x3(0.7, 0.1)`` (Shafer loss ``ln 7``) does not keep a release of eps = 1:
+
+    >>> from designer import Semantics
+    >>> import designer
+    >>> from designer.release.files import Release, unmet_losses
+    >>> unmet_losses(designer.Q_2x3(0.7, 0.1), Release(1.0, Semantics.SLDP, {}))
+    [<Loss.SHAFER: 'shafer'>]
+    """
     return [loss for loss in release.semantics.losses
             if not is_private(mech, release.epsilon, semantics=loss, exact=True)]
 
@@ -91,7 +119,7 @@ def unmet_losses(mech: Mechanism, release: Release) -> list[Loss]:
 def _unmet_on_table(mech: Mechanism, release: Release, exact: tuple[Any, Any]) -> list[Loss]:
     """The losses of ``release.semantics`` that the file's exact table (integer counts over per-row denominators)
     does not keep within ``release.epsilon``, decided with integers."""
-    from .exact_table import counts_private
+    from ..guarantees.exact_table import counts_private
 
     counts, dens = exact
     focal = [int(b) for b in mech.focal]
@@ -116,6 +144,27 @@ class MechanismFile:
         The prior the exact table keeps invariant, when it states one.
     words : dict of str to tuple of str
         The ``answers`` words (word -> frame labels); empty when the file has none.
+
+    Examples
+    --------
+    A designed mechanism written as JSON with its ``release`` (what ``design --out gwrr.json`` writes), then read back:
+
+    >>> import json, os, tempfile
+    >>> import designer
+    >>> from designer.certificate import certificate_fields
+    >>> from designer.release.files import open_mechanism_file, read_mechanism_file, release_block, unmet_losses
+    >>> problem = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, dont_know=0.2, objective="truthful")
+    >>> result = designer.design(problem)
+    >>> document = result.mechanism.to_json_dict()
+    >>> document["release"] = release_block(1.0, problem.semantics, certificate_fields(result.certificate))
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(folder.name, "gwrr.json")
+    >>> with open(path, "w") as file:
+    ...     _ = file.write(json.dumps(document))
+    >>> opened = open_mechanism_file(path)
+    >>> opened.path == path, opened.exact, opened.words  # no invariant table, no answer words in this file
+    (True, None, {})
+    >>> folder.cleanup()
     """
 
     path: str
@@ -149,7 +198,7 @@ def _exact_block(obj: Any, mech: Mechanism, p: str) -> tuple[tuple[Any, Any] | N
         raise InvalidMechanismError(f"{p}: the exact table does not give the file's masses: one of them was "
                                     "changed after designer wrote it; design the mechanism again")
     if prior:
-        from .exact_table import invariance_holds
+        from ..guarantees.exact_table import invariance_holds
 
         column = [list(mech.frame).index(x) if x in mech.frame else -1 for x in mech.inputs]
         if len(prior) != mech.k or min(column) < 0 or not invariance_holds(counts, dens, prior, column):
@@ -171,9 +220,29 @@ def open_mechanism_file(path: str | os.PathLike[str], *, check: bool = True) -> 
     Returns
     -------
     MechanismFile
+
+    Examples
+    --------
+    >>> import json, os, tempfile
+    >>> import designer
+    >>> from designer.certificate import certificate_fields
+    >>> from designer.release.files import open_mechanism_file, read_mechanism_file, release_block, unmet_losses
+    >>> problem = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, dont_know=0.2, objective="truthful")
+    >>> result = designer.design(problem)
+    >>> document = result.mechanism.to_json_dict()
+    >>> document["release"] = release_block(1.0, problem.semantics, certificate_fields(result.certificate))
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(folder.name, "gwrr.json")
+    >>> with open(path, "w") as file:
+    ...     _ = file.write(json.dumps(document))
+    >>> opened = open_mechanism_file(path)
+    >>> opened.mechanism.inputs, opened.release.epsilon, str(opened.release.semantics)
+    (('yes', 'no'), 1.0, 'sldp')
+    >>> folder.cleanup()
     """
     from ..estimation.answers import answer_words_of
 
+    path = resolve(path, "mechanism", error=InvalidMechanismError)  # a file that exists, else designer's own
     p = str(path)
     mech, obj = Mechanism.read_document(path)
     if obj is None:
@@ -195,6 +264,26 @@ def open_mechanism_file(path: str | os.PathLike[str], *, check: bool = True) -> 
 
 
 def read_mechanism_file(path: str | os.PathLike[str], *, check: bool = True) -> tuple[Mechanism, Release | None]:
-    """``(mechanism, release)`` of :func:`open_mechanism_file`."""
+    """``(mechanism, release)`` of :func:`open_mechanism_file`.
+
+    Examples
+    --------
+    >>> import json, os, tempfile
+    >>> import designer
+    >>> from designer.certificate import certificate_fields
+    >>> from designer.release.files import open_mechanism_file, read_mechanism_file, release_block, unmet_losses
+    >>> problem = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, dont_know=0.2, objective="truthful")
+    >>> result = designer.design(problem)
+    >>> document = result.mechanism.to_json_dict()
+    >>> document["release"] = release_block(1.0, problem.semantics, certificate_fields(result.certificate))
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(folder.name, "gwrr.json")
+    >>> with open(path, "w") as file:
+    ...     _ = file.write(json.dumps(document))
+    >>> mechanism, release = read_mechanism_file(path)
+    >>> unmet_losses(mechanism, release)  # re-checked exactly on reading: the release holds
+    []
+    >>> folder.cleanup()
+    """
     file = open_mechanism_file(path, check=check)
     return file.mechanism, file.release

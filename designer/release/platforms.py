@@ -60,7 +60,14 @@ PLATFORM_TEMPLATE = """<div id="rr-form">
 
 def platform_html(epsilon: float = 1.0, *, lang: str = "en", strings: Mapping[str, str] | None = None) -> str:
     """The question's HTML in ``lang`` (``strings`` overriding texts), with the privacy sentence of ``epsilon``
-    (:mod:`designer.devices.words`)."""
+    (:mod:`designer.devices.words`).
+
+    Examples
+    --------
+    >>> from designer.release.platforms import platform_html
+    >>> platform_html(1.0).startswith('<div id="rr-form">')
+    True
+    """
     from html import escape
 
     from ..devices.words import privacy_sentence, respondent_strings
@@ -92,7 +99,17 @@ def _indented_draw() -> str:
 def platform_script(randomizer: ExportedRandomizer, platform: str, field: str = "rr_report", *,
                     texts: Mapping[str, str] | None = None) -> str:
     """The JavaScript a survey platform runs for the question (``qualtrics`` or ``limesurvey``): the respondent
-    sees the report in words (``texts``' language), the field records its label."""
+    sees the report in words (``texts``' language), the field records its label.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.release.exports import randomizer_for
+    >>> randomizer = randomizer_for(designer.Q_2x3(0.6, 0.2))
+    >>> from designer.release.platforms import platform_script
+    >>> platform_script(randomizer, "qualtrics").startswith("Qualtrics.SurveyEngine.addOnload(")
+    True
+    """
     if platform == "qualtrics":
         before = "question.disableNextButton();"
         after = (f"Qualtrics.SurveyEngine.setEmbeddedData({json.dumps(field)}, report);\n"
@@ -122,6 +139,15 @@ def export_platform(randomizer: ExportedRandomizer, platform: str, *, question: 
     randomizer (Qualtrics' and LimeSurvey's randomizers are for assignment to blocks and questions: not
     cryptographic, and their probabilities are not the table's). The report lands in one field whose column
     in the platform's CSV export ``designer estimate`` reads as it is.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.release.exports import randomizer_for
+    >>> randomizer = randomizer_for(designer.Q_2x3(0.6, 0.2))
+    >>> from designer.release.platforms import export_platform
+    >>> export_platform(randomizer, "qualtrics").splitlines()[0]
+    '# Your answer: a certified randomizer for Qualtrics'
     """
     from ..devices.words import respondent_strings
 

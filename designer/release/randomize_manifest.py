@@ -8,7 +8,7 @@ import json
 from fractions import Fraction
 from typing import Any, NamedTuple
 
-from .randomize_parts import Drawn, Stratified, folder_out, randomize_dataset, write_randomized
+from .randomize_parts import Drawn, Stratified, folder_out
 from .sources import source_name
 
 
@@ -24,55 +24,70 @@ class Release(NamedTuple):
     drawn: dict[str, str]
 
 
-def write_release(args: Any, manifest: str, designs_dir: str, release: Release, source: Any, *,
-                   columns: list[str], written: list[str], names: list[str]
-                   ) -> tuple[int, dict[str, dict[str, str]], str]:
-    """The randomized rows, the stratum designs, the drawn channels and the manifest, all or nothing: the manifest
-    is written last, and when anything fails every file this release created is removed again."""
+def write_release(args: Any, manifest: str, designs_dir: str, release: Release, source: Any, *, inp: Any,
+                  staging: Any, written: list[str], names: list[str]
+                  ) -> tuple[int, dict[str, dict[str, str]], str]:
+    """The randomized rows, the stratum designs, the drawn channels and the manifest, made whole in ``staging`` (a
+    :class:`~designer.release.staging.Staging`) and placed together, the data last: nothing is left when anything
+    fails, and a release killed while placing its files is undone by the next one (docs/theory.md section 7.5).
+    Returns the rows, the stratum design files and the random source's name."""
     import os
-    import shutil
 
-    from .._internal.io import atomic_writer
-    from .randomize_parts import sha256_of
+    from .randomize_parts import Task, sha256_of, write_dataset, write_rows
+    from .sinks import open_sink
+    from .staging import Placement
 
-    created: list[str] = []
-    try:
-        parts: list[dict[str, Any]] | None = None
+    task = Task(inp.name, release.variables, release.tables, args.strata, written, names)
+    parts: list[dict[str, Any]] | None = None
+    if folder_out(args):
+        staged = staging.path("data")
+        n, parts, name = write_dataset(inp, staged, staging, task, seed=args.seed, scheduler=args.scheduler,
+                                       keep_order=args.keep_order)
+        output: dict[str, Any] = {"path": _relative(args.out, manifest), "kind": "a folder of Parquet parts",
+                                  "rows": n}
+    else:
+        staged = staging.path("data" + os.path.splitext(args.out)[1].lower())
+        sink = open_sink(args.out, staged, names, inp.meta, written)
+        try:
+            n = write_rows(inp, sink, staging, task, source, seed=args.seed, keep_order=args.keep_order)
+            sink.close()
+        except BaseException:
+            sink.abandon()
+            raise
         name = source.name
-        if folder_out(args):
-            n, parts, name = randomize_dataset(
-                args.answers, args.out, scheduler=args.scheduler, seed=args.seed, columns=columns, written=written,
-                names=names, variables=release.variables, tables=release.tables, strata=args.strata)
-        else:
-            n = write_randomized(args.answers, args.out, source, columns=columns, written=written, names=names,
-                                 variables=release.variables, tables=release.tables, strata=args.strata)
-        created.append(args.out)
-        strata = {c: t for (c, _), t in zip(release.variables, release.tables) if isinstance(t, Stratified)}
-        files = _write_stratum_designs(designs_dir, strata) if strata else {}
-        if files:
-            created.append(designs_dir)
-        hashes = {}
-        for (column, _), entry in zip(release.variables, release.tables):
-            if column in release.drawn:
-                _write_drawn(entry, release.drawn[column], args.semantics)
-                created.append(release.drawn[column])
-                hashes[column] = sha256_of(release.drawn[column])
-        record = _manifest(release, name, n, files, hashes)
-        if parts is not None:
-            record["parts"] = parts
-        with atomic_writer(manifest, overwrite=False) as binary:
-            binary.write((json.dumps(record, indent=2) + "\n").encode())
-    except BaseException:
-        for path in created:
-            if os.path.isdir(path):
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                try:
-                    os.unlink(path)
-                except OSError:
-                    pass
-        raise
+        output = {"path": _relative(args.out, manifest), "rows": n, "sha256": sha256_of(staged)}
+    placements = []
+    strata = {c: t for (c, _), t in zip(release.variables, release.tables) if isinstance(t, Stratified)}
+    files: dict[str, dict[str, str]] = {}
+    if strata:
+        files = _write_stratum_designs(staging.path("designs"), designs_dir, strata)
+        placements.append(Placement(staging.path("designs"), designs_dir))
+    hashes = {}
+    for i, ((column, _), entry) in enumerate(zip(release.variables, release.tables)):
+        if column in release.drawn:
+            path = staging.path(f"drawn-{i}.json")
+            _write_drawn(entry, path, args.semantics)
+            placements.append(Placement(path, release.drawn[column]))
+            hashes[column] = sha256_of(path)
+    record = _manifest(release, name, n, files, hashes, manifest)
+    record["output"] = output
+    if parts is not None:
+        record["parts"] = parts
+    with open(staging.path("manifest.json"), "x", encoding="utf-8") as f:
+        f.write(json.dumps(record, indent=2) + "\n")
+    placements += [Placement(staging.path("manifest.json"), manifest), Placement(staged, args.out)]
+    staging.commit(placements)
     return n, files, name
+
+
+def _relative(path: str, manifest: str) -> str:
+    """``path`` as the manifest records it: relative to the manifest's folder (where readers resolve it) when it lies
+    under that folder, else absolute."""
+    import os
+
+    full = os.path.abspath(path)
+    relative = os.path.relpath(full, os.path.dirname(os.path.abspath(manifest)))
+    return full if relative == os.pardir or relative.startswith(os.pardir + os.sep) else relative
 
 
 def _write_drawn(entry: Drawn, path: str, semantics: str) -> None:
@@ -112,30 +127,34 @@ def _write_released(mech: Any, path: str, problem: Any, certificate: Any, overwr
     atomic_write_text(path, render_json(obj) + "\n", overwrite=overwrite)
 
 
-def _write_stratum_designs(folder: str, stratified: dict[str, Stratified]) -> dict[str, dict[str, str]]:
-    """Each stratum's design as a JSON mechanism file (with its release and exact table) in a new ``folder``,
-    made whole in a temporary folder beside it and renamed into place (nothing left when interrupted)."""
+def _write_stratum_designs(staged: str, folder: str, stratified: dict[str, Stratified]) -> dict[str, dict[str, str]]:
+    """Each stratum's design as a JSON mechanism file (with its release and exact table) in the new folder
+    ``staged``, to be placed as ``folder``. Returns each stratum's file by its place under ``folder``."""
     import os
     import re
 
-    from .._internal.io import atomic_folder
-
+    os.mkdir(staged)
     names: dict[str, dict[str, str]] = {}
-    with atomic_folder(folder, prefix=".designs-") as work:
-        used: set[str] = set()
-        for column, entry in stratified.items():
-            for stratum, (_, mech, _, _, result) in entry.designs.items():
-                stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{column}-{stratum}").strip(".") or "stratum"
-                name, i = f"{stem}.json", 1
-                while name.lower() in used:
-                    i += 1
-                    name = f"{stem}-{i}.json"
-                used.add(name.lower())
-                _write_released(mech, os.path.join(work, name), result.problem, result.certificate, False,
-                                result.exact_table)
-                names.setdefault(column, {})[stratum] = os.path.join(folder, name)
+    used: set[str] = set()
+    for column, entry in stratified.items():
+        for stratum, (_, mech, _, _, result) in entry.designs.items():
+            stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{column}-{stratum}").strip(".") or "stratum"
+            name, i = f"{stem}.json", 1
+            while name.lower() in used:
+                i += 1
+                name = f"{stem}-{i}.json"
+            used.add(name.lower())
+            _write_released(mech, os.path.join(staged, name), result.problem, result.certificate, False,
+                            result.exact_table)
+            names.setdefault(column, {})[stratum] = os.path.join(folder, name)
     return names
 
+
+#: What the manifest says of the rows' order.
+ROW_ORDER_SHUFFLED = ("a uniformly random permutation of the input's rows, drawn with the random source (the order of "
+                      "a file is a function of its data and is not released)")
+ROW_ORDER_KEPT = ("the input's order (--keep-order): the order of a file is a function of its data, and a file sorted "
+                  "or grouped by a randomized column gives its true values away")
 
 #: The fields of a certificate's detail that say whether and how the design was repaired.
 REPAIR_FIELDS = ("repaired", "mix_weight", "reference", "violation_before_repair", "summary")
@@ -158,12 +177,24 @@ def _certificate(table: Any, detail: dict[str, Any] | None, repair: dict[str, An
     return record
 
 
-def _manifest(release: Release, source: str, n: int, files: dict[str, dict[str, str]], hashes: dict[str, str]
-              ) -> dict[str, Any]:
-    from .. import __version__
+def _manifest(release: Release, source: str, n: int, files: dict[str, dict[str, str]], hashes: dict[str, str],
+              manifest: str) -> dict[str, Any]:
+    import os
+
+    from .._version import __version__
+    from .randomize_parts import sha256_of
     from .randomize_priors import invariance_record
 
     args = release.args
+
+    def design(path: Any) -> dict[str, Any]:
+        """The design a variable names: its path (relative to the manifest's folder) and its file's SHA-256."""
+        if not isinstance(path, str | os.PathLike):
+            return {"design": source_name(path)}
+        from .._internal.bundled import resolve
+
+        file = os.fspath(resolve(path, ("mechanism", "problem")))  # a bare name: designer's own file
+        return {"design": _relative(file, manifest), "design_sha256": sha256_of(file)}
 
     def output(column: str) -> str:
         """The column of the randomized file holding the variable's answers."""
@@ -171,22 +202,24 @@ def _manifest(release: Release, source: str, n: int, files: dict[str, dict[str, 
 
     def variable(column: str, path: str, entry: Any) -> dict[str, Any]:
         if isinstance(entry, Stratified):
-            return {"column": column, "output_column": output(column), "design": source_name(path),
+            return {"column": column, "output_column": output(column), **design(path), "drawn_from": "strata",
                     "epsilon": entry.epsilon,
                     "strata_column": args.strata,
-                    "strata": [{"stratum": s, "design_file": files[column][s], "budget_from": basis,
+                    "strata": [{"stratum": s, "design_file": _relative(files[column][s], manifest),
+                                "budget_from": basis,
                                 "epsilon": t.epsilon, "sha256": t.sha256, "outputs": list(t.outputs),
                                 "certificate": _certificate(t, _detail(result), None),
                                 **invariance_record(args, column, s, prior, mech, release.prior)}
                                for s, (t, mech, basis, prior, result) in entry.designs.items()]}
-        record = {"column": column, "output_column": output(column), "design": source_name(path),
+        record = {"column": column, "output_column": output(column), **design(path),
+                  "drawn_from": "drawn_mechanism" if column in release.drawn else "design",
                   "budget_from": entry.basis,
                   "epsilon": entry.table.epsilon,
                   "sha256": entry.table.sha256, "outputs": list(entry.table.outputs),
                   "certificate": _certificate(entry.table, entry.certificate, entry.repair),
                   **invariance_record(args, column, "", entry.prior, entry.mechanism, release.prior)}
         if column in release.drawn:
-            record["drawn_mechanism"] = {"path": release.drawn[column], "sha256": hashes[column],
+            record["drawn_mechanism"] = {"path": _relative(release.drawn[column], manifest), "sha256": hashes[column],
                                          "why": entry.repair["why"] if entry.repair else ""}
         return record
 
@@ -194,6 +227,9 @@ def _manifest(release: Release, source: str, n: int, files: dict[str, dict[str, 
     out = {
         "designer": __version__, "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "random_source": source, "rows": n, "semantics": args.semantics,
+        "allocation": args.allocation if args.semantics == "wldp" else None,
+        "row_order": ROW_ORDER_KEPT if args.keep_order else ROW_ORDER_SHUFFLED,
+        "paths": "relative to this manifest's folder",
         "variables": [variable(c, p, entry) for (c, p), entry in zip(release.variables, release.tables)],
         "epsilon_total": float(max(totals.values())), "epsilon_total_exact": str(max(totals.values())),
         "epsilon_shafer_total": float(totals["shafer"]),

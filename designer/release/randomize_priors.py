@@ -6,7 +6,7 @@ manifest except the noisy counts."""
 from __future__ import annotations
 
 import argparse
-import sys
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -14,12 +14,15 @@ from typing import Any
 
 import numpy as np
 
-from ..estimation.survey_files import read_chunks
+from .._internal.keywords import shown
 from ..exceptions import InvalidArgumentError as CommandError
 from .randomize_parts import Stratified
 
 #: Fewest rows a stratum (or, without --strata, the file) may have when its prior is read from the data.
 DEFAULT_MIN_STRATUM = 50
+
+#: Most strata of a stratified release (each is a design of its own; more are refused at the first chunk).
+MAX_STRATA = 1000
 
 #: The model the noisy prior's guarantee is stated in, for the manifest.
 PRIOR_MODEL = ("the curator publishes each invariant column's category counts with two-sided geometric (discrete "
@@ -31,14 +34,31 @@ PRIOR_MODEL = ("the curator publishes each invariant column's category counts wi
 
 def exact_budget_arg(text: str) -> Fraction:
     """argparse ``type=`` of ``--prior-budget`` and randomize's ``--budget``: a budget in nats, finite and > 0, kept as
-    the rational written (``0.1`` is 1/10, ``7/3`` is 7/3), so that budgets compare exactly."""
+    the rational written (``0.1`` is 1/10, ``7/3`` is 7/3), so that budgets compare exactly; its size is checked
+    before the rational is built (``1e99999999`` is refused at once,
+    :func:`designer.guarantees.noise.stated_budget`)."""
+    from ..exceptions import InvalidArgumentError
+    from ..guarantees.noise import stated_budget
+
     try:
-        value = Fraction(text.strip())
+        return stated_budget(text)
+    except InvalidArgumentError as exc:
+        raise argparse.ArgumentTypeError(f"{str(exc).removeprefix('a budget ')}") from None
     except (ValueError, ZeroDivisionError):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number (e.g. 0.5 or 1/2)") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a budget > 0 in nats, got {text!r}")
-    return value
+        if not _number_like(text):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number (e.g. 0.5 or 1/2)") from None
+        raise argparse.ArgumentTypeError(f"must be a budget > 0 in nats, got {text!r}") from None
+
+
+def _number_like(text: str) -> bool:
+    num, sep, den = text.strip().partition("/")
+    try:
+        float(num)
+        if sep:
+            float(den)
+    except ValueError:
+        return False
+    return True
 
 
 @dataclass
@@ -62,9 +82,22 @@ class PriorRelease:
     per_column: Fraction
     source: str
     noisy: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+    columns: tuple[str, ...] = ()
+
+    def mean_noise(self) -> float:
+        """The mean size of the noise on each count (``1 / sinh(per_column / 2)``)."""
+        from ..guarantees.noise import mean_noise
+
+        return mean_noise(self.per_column)
+
+    def note(self) -> str:
+        """What the release says about its published prior (the CLI prints it on stderr)."""
+        return (f"the prior of {', '.join(repr(c) for c in self.columns)} is published from the file's counts with "
+                f"discrete Laplace noise (--prior-budget {float(self.epsilon):g} nats, included in the composed "
+                f"loss; noise of mean size {self.mean_noise():.3g} per count)")
 
     def prior(self, column: str, stratum: str = "") -> list[Fraction]:
-        from ..release.noise import noisy_prior
+        from ..guarantees.noise import noisy_prior
 
         return noisy_prior(self.noisy[(column, stratum)])
 
@@ -79,9 +112,12 @@ class PriorRelease:
 
 
 def _invariant_problems(variables: list[tuple[str, str]], what: str) -> dict[str, Any]:
+    from .._internal.bundled import resolve
     from ..optimal.problem import DesignProblem
     from ..optimal.problem_toml import load_problem
 
+    variables = [(c, str(resolve(p, ("mechanism", "problem"))) if isinstance(p, str) else p)  # or designer's own
+                 for c, p in variables]
     problems = {column: load_problem(path) if isinstance(path, str) else path for column, path in variables
                 if (isinstance(path, str) and path.endswith(".toml")) or isinstance(path, DesignProblem)}
     wanted = {column: problem for column, problem in problems.items() if problem.invariant}
@@ -92,76 +128,110 @@ def _invariant_problems(variables: list[tuple[str, str]], what: str) -> dict[str
     return wanted
 
 
-def _tally(path: str, strata: str | None, wanted: dict[str, Any], count: bool
+def _tally(inp: Any, strata: str | None, wanted: dict[str, Any], count: bool
            ) -> tuple[dict[str, int], dict[tuple[str, str], Any]]:
-    """One pass over ``path``: each stratum's first line (``{"": 2}`` without ``strata``) and, with ``count``, each
-    invariant column's category counts per stratum (an unknown category is refused naming its line)."""
+    """One pass over the input ``inp`` (a :class:`~designer.release.rows.ReleaseInput`): each stratum's first line
+    (``{"": 2}`` without ``strata``) and, with ``count``, each invariant column's category counts per stratum (an
+    unknown category is refused naming its line). More than :data:`MAX_STRATA` strata are refused as soon as they
+    are seen."""
+    import pandas as pd
+
     from .randomize_parts import input_codes as _codes
 
     first: dict[str, int] = {}
     counts: dict[tuple[str, str], Any] = {}
-    columns = [*([strata] if strata else []), *(wanted if count else [])]
-    for line, chunk in read_chunks(path, columns):
+    for chunk in inp.chunks():
+        line = chunk.line
         if strata:
-            groups = chunk[strata].to_numpy(dtype=object)
+            groups = np.asarray(chunk.text[strata], dtype=object)
             if np.any(groups == ""):
                 row = int(np.flatnonzero(groups == "")[0])
-                raise CommandError(f"{path}: line {line + row}: no stratum in column {strata!r}; every row needs "
+                raise CommandError(f"{inp.name}: line {line + row}: no stratum in column {strata!r}; every row needs "
                                    "one (its design is chosen by it)")
-            values, where = np.unique(groups, return_index=True)  # each stratum's first row
-            for value, i in sorted(zip(values.tolist(), where.tolist()), key=lambda pair: pair[1]):
+            local, names = pd.factorize(groups)
+            for value, i in sorted(zip(names.tolist(), _first_rows(local, len(names))), key=lambda pair: pair[1]):
                 first.setdefault(value, line + i)
+                if len(first) > MAX_STRATA:
+                    raise CommandError(f"{inp.name}: column {strata!r} has more than {MAX_STRATA} strata (the "
+                                       f"{MAX_STRATA + 1}th, {value!r}, at line {line + i}): --strata designs one "
+                                       "mechanism per stratum; stratify by a coarser column")
         else:
-            groups = np.full(len(chunk), "", dtype=object)
+            local, names = np.zeros(chunk.rows, dtype=np.int64), [""]
             first.setdefault("", line)
         for column, problem in (wanted.items() if count else ()):
-            codes = _codes(chunk[column], problem.inputs, path, line, f"an input of the problem (column {column!r})")
-            for value in first:
-                tally = counts.setdefault((column, value), np.zeros(problem.k, dtype=np.int64))
-                tally += np.bincount(codes[groups == value], minlength=problem.k)
+            codes = _codes(chunk.text[column], problem.inputs, inp.name, line,
+                           f"an input of the problem (column {column!r})")
+            tally = np.zeros((len(names), problem.k), dtype=np.int64)
+            np.add.at(tally, (local, codes), 1)
+            for g, value in enumerate(list(names)):
+                total = counts.setdefault((column, value), np.zeros(problem.k, dtype=np.int64))
+                total += tally[g]
     return first, counts
 
 
-def noisy_priors(args: Any, wanted: dict[str, Any]) -> tuple[dict[str, int], PriorRelease]:
-    """The strata (first lines) and the :class:`PriorRelease` of ``--invariant-prior data``: every stratum of at
-    least ``--min-stratum`` rows, its counts noised at ``--prior-budget`` split over the ``wanted`` columns."""
-    from ..release.noise import noisy_counts, os_source, seeded_source
+def _first_rows(local: Any, n: int) -> list[int]:
+    """The first row of each of ``n`` groups numbered ``local``."""
+    where = np.full(n, len(local), dtype=np.int64)
+    np.minimum.at(where, local, np.arange(len(local), dtype=np.int64))
+    return where.tolist()
 
-    first, counts = _tally(args.answers, args.strata, wanted, count=True)
+
+def noisy_priors(args: Any, wanted: dict[str, Any], inp: Any) -> tuple[dict[str, int], PriorRelease]:
+    """The strata (first lines) and the :class:`PriorRelease` of ``--invariant-prior data``: every stratum of at
+    least ``--min-stratum`` rows, its counts noised at ``--prior-budget`` split over the ``wanted`` columns, refused
+    when the noise's mean size exceeds a stratum's mean count (its rows over the categories: both public, the
+    stratum column being released as it is)."""
+    from ..guarantees.noise import noisy_counts, os_source, seeded_source
+
+    first, counts = _tally(inp, args.strata, wanted, count=True)
     if not first:
-        raise CommandError(f"{args.answers}: no rows to randomize")
-    for (_, stratum), tally in counts.items():
+        raise CommandError(f"{inp.name}: no rows to randomize")
+    share = args.prior_budget / len(wanted)
+    for (column, stratum), tally in counts.items():
         rows = int(tally.sum())
+        where = f"stratum {stratum!r} (column {args.strata!r}, from line {first[stratum]})" if args.strata else \
+            "the file"
         if rows < args.min_stratum:
-            where = f"stratum {stratum!r} (column {args.strata!r}, from line {first[stratum]})" if args.strata else \
-                "the file"
-            raise CommandError(f"{args.answers}: {where} has {rows} rows, fewer than --min-stratum "
+            raise CommandError(f"{inp.name}: {where} has {rows} rows, fewer than --min-stratum "
                                f"{args.min_stratum}: a prior read from so few rows says too much about each of them "
                                "and too little about the population; merge strata, give the priors in the problem's "
                                "[strata] table, or lower --min-stratum")
-    share = args.prior_budget / len(wanted)
+        k = len(tally)
+        needed = Fraction(2 * math.asinh(k / rows)) * len(wanted)  # mean noise 1/sinh(share/2) <= rows/k
+        if share / 2 < Fraction(math.asinh(k / rows)):
+            from ..guarantees.noise import mean_noise
+
+            raise CommandError(f"{shown('prior_budget', f'{float(args.prior_budget):g}')}: the noise on each count "
+                               f"of column {column!r} would have mean size {mean_noise(share):.3g}, more than the mean "
+                               f"count {rows / k:.3g} of {where} ({rows} rows, {k} categories): the published prior "
+                               f"would be mostly noise; give {shown('prior_budget')} at least {_up(needed)} or use the "
+                               f"problem's prior ({shown('invariant_prior', 'problem')})")
     if args.seed is not None:
         draw, name = seeded_source(args.seed), "seeded simulation (Python's Mersenne twister; never a release)"
     else:
         draw, name = os_source(), "secrets.randbelow (the operating system's CSPRNG)"
-    release = PriorRelease(args.prior_budget, share, name)
+    release = PriorRelease(args.prior_budget, share, name, columns=tuple(wanted))
     for key, tally in counts.items():
         release.noisy[key] = noisy_counts([int(c) for c in tally], share, draw)
-    print(f"designer: note: the prior of {', '.join(repr(c) for c in wanted)} is published from the file's counts "
-          f"with discrete Laplace noise (--prior-budget {float(args.prior_budget):g} nats, included in the composed "
-          "loss)", file=sys.stderr)
     return first, release
 
 
-def data_priors(args: Any, variables: list[tuple[str, str]]
+def _up(value: Fraction) -> str:
+    """``value`` rounded up to three significant digits, as text."""
+    x = float(value)
+    digits = 2 - math.floor(math.log10(x)) if x > 0 else 0
+    return f"{math.ceil(x * 10**digits) / 10**digits:.3g}"
+
+
+def data_priors(args: Any, variables: list[tuple[str, str]], inp: Any
                 ) -> tuple[dict[str, list[Fraction]], PriorRelease]:
     """``--invariant-prior data`` without strata: each invariant column's prior from the file's noisy counts."""
     wanted = _invariant_problems(variables, "--invariant-prior data")
-    _, release = noisy_priors(args, wanted)
+    _, release = noisy_priors(args, wanted, inp)
     return {column: release.prior(column) for column in wanted}, release
 
 
-def stratified(args: Any, variables: list[tuple[str, str]]
+def stratified(args: Any, variables: list[tuple[str, str]], inp: Any
                ) -> tuple[dict[str, Stratified], PriorRelease | None]:
     """``--strata COLUMN``: every invariant variable designed once per stratum, each stratum's prior from the
     problem's ``[strata]`` table or, with ``--invariant-prior data``, from that stratum's noisy counts."""
@@ -173,9 +243,9 @@ def stratified(args: Any, variables: list[tuple[str, str]]
         raise CommandError(f"--strata names {args.strata!r}, a column being randomized; name the stratum column")
     release = None
     if args.invariant_prior == "data":
-        first, release = noisy_priors(args, wanted)
+        first, release = noisy_priors(args, wanted, inp)
     else:
-        first, _ = _tally(args.answers, args.strata, wanted, count=False)
+        first, _ = _tally(inp, args.strata, wanted, count=False)
     out = {}
     for column, problem in wanted.items():
         path = dict(variables)[column]

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .._internal.keywords import read_allocation, shown
 from ..exceptions import InvalidArgumentError as CommandError
 from ..results import FitStatus, Result, TableData
 from .randomize_manifest import Release, write_release
@@ -24,6 +25,9 @@ __all__ = ["RandomizeRequest", "Randomized", "run"]
 
 SEED_WARNING = ("--seed makes this draw reproducible: anyone who knows the seed can undo it and recover the true "
                 "answers; never release it")
+KEEP_ORDER_WARNING = ("{keep_order=True} writes the rows in the input's order: the order of a file is a function of "
+                      "its data, and a file sorted or grouped by a randomized column gives its true values away "
+                      "(docs/theory.md section 7.8); release without it unless the order is known to be random")
 
 
 @dataclass(frozen=True)
@@ -53,31 +57,23 @@ class RandomizeRequest:
     scheduler: str | None = None
     semantics: str = "sldp"
     allocation: str = "uniform"
+    keep_order: bool = False
 
 
-def parse_allocation(text: Any) -> str | float:
-    """``allocation``: ``uniform`` or lambda in [0, 1] (checked by :mod:`designer.estimation.sampling`)."""
-    if text == "uniform":
-        return "uniform"
-    try:
-        return float(text)
-    except (TypeError, ValueError):
-        raise CommandError(f"--allocation must be 'uniform' or a number in [0, 1], got {text!r}") from None
+def check_folder(path: str) -> None:
+    """Refuse an output whose folder does not exist or is not writable (whether it exists is checked later, holding
+    the output's lock)."""
+    from .._internal.keywords import check_output
+
+    check_output(path, (), True)
 
 
 def check_out(path: str, inputs: list[Any], advice: str) -> None:
     """Refuse, before any work, an output that is an input, exists, or has no folder (randomize never replaces a
-    file)."""
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise CommandError(f"{path}: the folder {os.path.dirname(path) or '.'} does not exist; create it first")
-    if not os.access(folder, os.W_OK):
-        raise CommandError(f"{path}: the folder {os.path.dirname(path) or '.'} is not writable")
-    out = os.path.realpath(path)
-    if any(out == os.path.realpath(p) for p in inputs if isinstance(p, str | os.PathLike)):
-        raise CommandError(f"{path}: is an input of this command; input files are never overwritten")
-    if os.path.exists(out):
-        raise CommandError(f"{path}: already exists; {advice}")
+    file: :func:`designer._internal.keywords.check_output` without ``force``)."""
+    from .._internal.keywords import check_output
+
+    check_output(path, inputs, False, advice)
 
 
 def _variables(args: RandomizeRequest) -> list[tuple[str, Any]]:
@@ -117,9 +113,9 @@ def _table(path: Any, semantics: str, allocation: str, data_prior: Any = None, *
     released is what the analyst estimates with."""
     from ..estimation.sampling import precise_distributions
     from ..exceptions import CertificationError, InvalidArgumentError
+    from ..guarantees.exact_table import exact_table
     from ..mechanism import Mechanism
     from ..privacy import worst_case
-    from .exact_table import exact_table
 
     found = design_of(path, data_prior)
     path = source_name(path)
@@ -128,7 +124,7 @@ def _table(path: Any, semantics: str, allocation: str, data_prior: Any = None, *
         return Drawn(categories_table(mech, epsilon, exact), mech, basis, prior, detail)
     member = None
     if semantics == "wldp":
-        probs = precise_distributions(mech, parse_allocation(allocation))
+        probs = precise_distributions(mech, read_allocation(allocation, shown("allocation")))
         member = Mechanism(probs, inputs=mech.inputs, frame=mech.frame, focal=[1 << j for j in range(mech.l)])
     witness = worst_case(member if member is not None else mech, "shafer")
     own = witness.eps
@@ -173,8 +169,8 @@ def variable_certificate(entry: Any, semantics: str) -> Any:
     Shafer loss)."""
     import dataclasses
 
+    from ..guarantees.noise import stated_budget
     from ..vocabulary import Loss
-    from .noise import stated_budget
 
     table = max((d[0] for d in entry.designs.values()), key=lambda t: t.epsilon) if isinstance(entry, Stratified) \
         else entry[0]
@@ -186,18 +182,13 @@ def variables_certificate(tables: list[Any], semantics: str) -> Any:
     """The composed certificate of a respondent's variables: each drawn independently from its own certified table,
     so the budgets add exactly (the product's certificate, Lemma 3.3 and Lemma 3.15, with no stored product to
     round)."""
-    from .certified import product_certificate
+    from ..guarantees.certified import product_certificate
 
     return product_certificate(*(variable_certificate(entry, semantics) for entry in tables))
 
 
-def run(args: RandomizeRequest) -> Randomized:
-    """Randomize ``args.answers`` into the new file ``args.out`` with its manifest (all or nothing; nothing is ever
-    replaced): see :func:`designer.verbs.randomize_verb.randomize` for the parameters."""
-    from ..vocabulary import Loss
-    from .exact_table import OsRandom, SeededRandom
-    from .randomize_priors import data_priors, stratified
-
+def _check_request(args: RandomizeRequest) -> None:
+    """Refuse the flags that contradict each other (before any file is read)."""
     if args.seed is not None and not args.simulation:
         raise CommandError("--seed lets anyone who knows the seed undo the draw: add --simulation to say this is a "
                            "simulation, or leave --seed out (the default draws from the operating system's CSPRNG)")
@@ -208,33 +199,38 @@ def run(args: RandomizeRequest) -> Randomized:
     if args.prior_budget is not None and args.invariant_prior != "data":
         raise CommandError("--prior-budget is the budget of a prior read from the file: give it with "
                            "--invariant-prior data")
-    variables = _variables(args)
-    if args.scheduler and not folder_out(args):
-        raise CommandError("--scheduler randomizes a Parquet dataset part by part on the cluster: give the dataset's "
-                           "folder and a new folder as --out (without .csv or .parquet)")
-    manifest = args.manifest or f"{args.out}.manifest.json"
-    designs_dir = args.designs or f"{args.out}.designs"
-    inputs = [args.answers, *(p for _, p in variables)]
-    check_out(args.out, inputs, advice="randomize never replaces a file (choose another name)")
-    check_out(manifest, [*inputs, args.out], advice="randomize never replaces a file (--manifest)")
-    if args.strata:
-        check_out(designs_dir, [*inputs, args.out, manifest], advice="randomize never replaces a file (--designs)")
-    keep = [k.strip() for k in (args.keep or "").split(",") if k.strip()]
-    randomized = [c for c, _ in variables]
-    for k in keep:
-        if k in randomized:
-            raise CommandError(f"--keep names {k!r}, a column being randomized: its true values are never written out")
-    prior_release = None
-    strata_designs: dict[str, Stratified] = {}
-    priors: dict[str, Any] = {}
-    if args.strata:
-        strata_designs, prior_release = stratified(args, variables)
-    elif args.invariant_prior == "data":
-        priors, prior_release = data_priors(args, variables)
-    tables: list[Any] = [strata_designs.get(column) or _table(path, args.semantics, args.allocation,
-                                                              priors.get(column), repair=args.repair)
-                         for column, path in variables]
-    drawn_files = _drawn_paths(args, variables, tables, [*inputs, args.out, manifest, designs_dir])
+
+
+def _order_warnings(args: RandomizeRequest) -> list[str]:
+    """The warnings every release of ``args`` carries whatever its data: a seeded simulation, kept order."""
+    out = []
+    if args.seed is not None:
+        out.append(SEED_WARNING)
+    if args.keep_order:
+        from .._internal.keywords import say
+
+        out.append(say(KEEP_ORDER_WARNING))
+    return out
+
+
+def _loss_warnings(variables: list[tuple[str, Any]], tables: list[Any], prior_release: Any) -> list[str]:
+    warnings = [f"column {c!r} is released at {epsilon_of(t):.4g} nats, above {HIGH_LOSS:g}: an answer may be "
+                f"{math.exp(min(epsilon_of(t), 700)):.3g} times likelier under one true value than under another, "
+                "so the randomization protects little"
+                for (c, _), t in zip(variables, tables) if epsilon_of(t) > HIGH_LOSS]
+    if prior_release is not None and prior_release.epsilon > HIGH_LOSS:
+        eps0 = float(prior_release.epsilon)
+        warnings.append(f"the prior's budget {shown('prior_budget', f'{eps0:.4g}')} is above {HIGH_LOSS:g} nats: its "
+                        f"noisy counts are nearly the file's counts (noise of mean size "
+                        f"{prior_release.mean_noise():.3g} per count), so the published prior protects little")
+    return warnings
+
+
+def _composed(args: RandomizeRequest, tables: list[Any], prior_release: Any) -> tuple[Any, dict[str, Fraction]]:
+    """The variables' composed certificate and the composed loss per respondent, exactly, refused above
+    ``--budget``."""
+    from ..vocabulary import Loss
+
     certificate = variables_certificate(tables, args.semantics)
     totals = {loss: certificate.exact_budget if Loss(loss) in certificate.losses else Fraction(0)
               for loss in ("shafer", "walley")}
@@ -248,39 +244,88 @@ def run(args: RandomizeRequest) -> Randomized:
             summands.append(f"the prior's {float(prior_release.epsilon):.4g}")
         raise CommandError(f"the release composes to {float(composed):.6g} nats per respondent (the sum of "
                            f"{', '.join(summands)}), above --budget {float(args.budget):g}")
-    warnings = [f"column {c!r} is released at {epsilon_of(t):.4g} nats, above {HIGH_LOSS:g}: an answer may be "
-                f"{math.exp(min(epsilon_of(t), 700)):.3g} times likelier under one true value than under another, "
-                "so the randomization protects little"
-                for (c, _), t in zip(variables, tables) if epsilon_of(t) > HIGH_LOSS]
-    warnings += [f"column {c!r} is drawn from a repaired channel, not from {source_name(p)}: {t.repair['why']}; the "
-                 f"drawn channel is {drawn_files[c]} (estimate/regress --manifest {manifest} use it)"
-                 for (c, p), t in zip(variables, tables) if isinstance(t, Drawn) and t.repair]
-    source: Any = SeededRandom(args.seed) if args.seed is not None else OsRandom()
-    written = [*keep, *([args.strata] if args.strata and args.strata not in keep else [])]
-    names = [*written, *(("response",) if not args.variable else randomized)]
-    columns = list(dict.fromkeys([*written, *randomized]))
-    release = Release(args, variables, tables, totals, prior_release, warnings, drawn_files)
-    n, files, random_source = write_release(args, manifest, designs_dir, release, source, columns=columns,
-                                            written=written, names=names)
+    return certificate, totals
+
+
+def run(args: RandomizeRequest, frame: Any = None) -> Randomized:
+    """Randomize ``args.answers`` (or the DataFrame ``frame``, named by ``args.answers``) into the new file
+    ``args.out`` with its manifest, all or nothing (nothing is ever replaced, no true value is written): see
+    :func:`designer.verbs.randomize_verb.randomize` for the parameters."""
+    from ..guarantees.exact_table import OsRandom, SeededRandom
+    from .randomize_priors import data_priors, stratified
+    from .rows import ReleaseInput, refuse_pipe
+    from .staging import Staging, clean_remains, output_lock
+
+    _check_request(args)
+    variables = _variables(args)
+    if args.scheduler and (frame is not None or not folder_out(args)):
+        raise CommandError("--scheduler randomizes a Parquet dataset part by part on the cluster: give the dataset's "
+                           "folder and a new folder as --out (without .csv or .parquet)")
+    manifest = args.manifest or f"{args.out}.manifest.json"
+    designs_dir = args.designs or f"{args.out}.designs"
+    inputs = [*([args.answers] if frame is None else []), *(p for _, p in variables)]
+    for path in [p for p in inputs if isinstance(p, str | os.PathLike)]:
+        refuse_pipe(os.fspath(path), "the input" if path == args.answers else "a design file")
+    for path in (args.out, manifest, *([designs_dir] if args.strata else [])):
+        check_folder(path)
+    keep = [k.strip() for k in (args.keep or "").split(",") if k.strip()]
+    randomized = [c for c, _ in variables]
+    for k in keep:
+        if k in randomized:
+            raise CommandError(f"--keep names {k!r}, a column being randomized: its true values are never written out")
+    with output_lock(args.out):
+        notes = clean_remains(args.out)
+        check_out(args.out, inputs, advice="randomize never replaces a file (choose another name)")
+        check_out(manifest, [*inputs, args.out], advice="randomize never replaces a file (--manifest)")
+        if args.strata:
+            check_out(designs_dir, [*inputs, args.out, manifest], advice="randomize never replaces a file (--designs)")
+        written = [*keep, *([args.strata] if args.strata and args.strata not in keep else [])]
+        inp = ReleaseInput(frame if frame is not None else args.answers, args.answers,
+                           [*randomized, *([args.strata] if args.strata else [])], written)
+        prior_release = None
+        strata_designs: dict[str, Stratified] = {}
+        priors: dict[str, Any] = {}
+        if args.strata:
+            strata_designs, prior_release = stratified(args, variables, inp)
+        elif args.invariant_prior == "data":
+            priors, prior_release = data_priors(args, variables, inp)
+        tables: list[Any] = [strata_designs.get(column) or _table(path, args.semantics, args.allocation,
+                                                                  priors.get(column), repair=args.repair)
+                             for column, path in variables]
+        drawn_files = _drawn_paths(args, variables, tables, [*inputs, args.out, manifest, designs_dir])
+        certificate, totals = _composed(args, tables, prior_release)
+        warnings = [*notes, *_order_warnings(args), *_loss_warnings(variables, tables, prior_release)]
+        if prior_release is not None:
+            warnings.append(prior_release.note())
+        warnings += [f"column {c!r} is drawn from a repaired channel, not from {source_name(p)}: {t.repair['why']}; "
+                     f"the drawn channel is {drawn_files[c]} (estimate/regress --manifest {manifest} use it)"
+                     for (c, p), t in zip(variables, tables) if isinstance(t, Drawn) and t.repair]
+        source: Any = SeededRandom(args.seed) if args.seed is not None else OsRandom()
+        names = [*written, *(("response",) if not args.variable else randomized)]
+        release = Release(args, variables, tables, totals, prior_release, warnings, drawn_files)
+        staging = Staging(args.out)
+        try:
+            n, files, random_source = write_release(args, manifest, designs_dir, release, source, inp=inp,
+                                                    staging=staging, written=written, names=names)
+        except BaseException:
+            staging.discard()
+            raise
     return Randomized(n=n, out=args.out, manifest=manifest, random_source=random_source, totals=totals,
                       semantics=args.semantics, prior_budget=prior_release.epsilon if prior_release else None,
                       variables=tuple((c, source_name(p), t) for (c, p), t in zip(variables, tables)),
                       drawn=drawn_files, strata_column=args.strata, files=files, certificate=certificate,
-                      warnings=tuple(warnings))
+                      warnings=tuple(warnings), row_order="kept" if args.keep_order else "shuffled")
 
 
 def draw_frame(args: RandomizeRequest, frame: Any) -> Randomized:
     """The rows of the DataFrame ``frame`` randomized in memory (nothing written): the kept columns and each
-    variable's drawn answers, in :attr:`Randomized.frame`. Stratified and data-prior releases need files."""
-    import pandas as pd
+    variable's drawn answers, in :attr:`Randomized.frame`, in a uniformly random order (the frame's order with
+    ``keep_order``), every row keeping its index. Stratified and data-prior releases need files."""
+    from ..guarantees.exact_table import OsRandom, SeededRandom
+    from .randomize_parts import Task, draw_in_memory
+    from .rows import ReleaseInput
 
-    from ..vocabulary import Loss
-    from .exact_table import OsRandom, SeededRandom
-    from .randomize_parts import draw_chunk
-
-    if args.seed is not None and not args.simulation:
-        raise CommandError("--seed lets anyone who knows the seed undo the draw: add --simulation to say this is a "
-                           "simulation, or leave --seed out (the default draws from the operating system's CSPRNG)")
+    _check_request(args)
     if args.strata or args.invariant_prior == "data" or args.prior_budget is not None or args.scheduler or \
             args.repair or args.manifest or args.designs:
         raise CommandError("strata, invariant_prior='data', prior_budget, repair, manifest, designs and scheduler "
@@ -288,36 +333,26 @@ def draw_frame(args: RandomizeRequest, frame: Any) -> Randomized:
     variables = _variables(args)
     keep = [k.strip() for k in (args.keep or "").split(",") if k.strip()]
     randomized = [c for c, _ in variables]
-    missing = [c for c in [*keep, *randomized] if c not in frame.columns]
-    if missing:
-        raise CommandError(f"the DataFrame has no column {missing[0]!r} (columns: "
-                           f"{', '.join(map(str, frame.columns))})")
     for k in keep:
         if k in randomized:
             raise CommandError(f"--keep names {k!r}, a column being randomized: its true values are never written out")
+    inp = ReleaseInput(frame, args.answers, randomized, keep)
     tables = [_table(path, args.semantics, args.allocation, repair=False) for _, path in variables]
-    certificate = variables_certificate(tables, args.semantics)
-    totals = {loss: certificate.exact_budget if Loss(loss) in certificate.losses else Fraction(0)
-              for loss in ("shafer", "walley")}
-    if args.budget is not None and max(totals.values()) > args.budget:
-        raise CommandError(f"the release composes to {float(max(totals.values())):.6g} nats per respondent (the sum "
-                           f"of {', '.join(f'{epsilon_of(t):.4g}' for t in tables)}), above --budget "
-                           f"{float(args.budget):g}")
-    warnings = [f"column {c!r} is released at {epsilon_of(t):.4g} nats, above {HIGH_LOSS:g}: an answer may be "
-                f"{math.exp(min(epsilon_of(t), 700)):.3g} times likelier under one true value than under another, "
-                "so the randomization protects little"
-                for (c, _), t in zip(variables, tables) if epsilon_of(t) > HIGH_LOSS]
+    certificate, totals = _composed(args, tables, None)
+    warnings = [*_order_warnings(args), *_loss_warnings(variables, tables, None)]
     source: Any = SeededRandom(args.seed) if args.seed is not None else OsRandom()
-    drawn = draw_chunk(frame.reset_index(drop=True), 1, args.answers, variables, tables, None, source) \
-        if len(frame) else [np.empty(0, dtype=object) for _ in variables]
     names = randomized if args.variable else ["response"]
-    out = pd.DataFrame({k: frame[k].to_numpy() for k in keep})
+    task = Task(args.answers, variables, tables, None, keep, [*keep, *names])
+    drawn, order = draw_in_memory(inp, task, source, seed=args.seed, keep_order=args.keep_order)
+    by_name = {str(c): c for c in frame.columns}
+    out = frame[[by_name[k] for k in keep]].take(order)
     for name, values in zip(names, drawn):
-        out[name] = values
+        out[name] = values[order]
     return Randomized(n=len(frame), out=None, manifest=None, random_source=source.name, totals=totals,
                       semantics=args.semantics, prior_budget=None,
                       variables=tuple((c, source_name(p), t) for (c, p), t in zip(variables, tables)), drawn={},
-                      strata_column=None, files={}, certificate=certificate, warnings=tuple(warnings), frame=out)
+                      strata_column=None, files={}, certificate=certificate, warnings=tuple(warnings), frame=out,
+                      row_order="kept" if args.keep_order else "shuffled")
 
 
 @dataclass(frozen=True)
@@ -351,6 +386,11 @@ class Randomized(Result):
     status : FitStatus
         ``EXACT``: drawn from exact integer tables.
     warnings : tuple of str
+    frame : pandas.DataFrame or None
+        A DataFrame randomized in memory: the kept columns and the randomized ones, rows in the released order,
+        each row with its index.
+    row_order : {"shuffled", "kept"}
+        The rows were released in a uniformly random order, or (``keep_order``) in the input's.
     """
 
     n: int
@@ -368,6 +408,7 @@ class Randomized(Result):
     warnings: tuple[str, ...] = field(default=())
     status: FitStatus = FitStatus.EXACT
     frame: Any = None
+    row_order: str = "shuffled"
 
     title = "Randomized release"
 
@@ -387,7 +428,8 @@ class Randomized(Result):
                 "prior_budget": float(self.prior_budget) if self.prior_budget is not None else None,
                 "variables": {c: epsilon_of(t) for c, _, t in self.variables},
                 "drawn_mechanisms": self.drawn or None, "warnings": list(self.warnings),
-                "strata": {c: {"column": self.strata_column, "designs": f} for c, f in self.files.items()} or None}
+                "strata": {c: {"column": self.strata_column, "designs": f} for c, f in self.files.items()} or None,
+                "row_order": self.row_order}
 
     def table(self) -> TableData:
         """The ``--format csv`` rows: one per variable (per stratum of a stratified one) with its table's hash."""
@@ -410,12 +452,23 @@ class Randomized(Result):
                          f"{float(self.prior_budget):.6g} (manifest: prior_release, noisy_counts)")
         lines.append(f"composed loss per respondent: {float(self.epsilon_total):.6g} nats (losses add across "
                      "variables and the published prior, Lemma 3.3 and Lemma 3.15)")
+        if self.row_order == "kept":
+            lines.append("rows in the input's order (--keep-order): the order may give true values away")
         for column, paths in self.files.items():
-            mechanisms = " ".join(f"--mechanism {s}={f}" for s, f in paths.items())
-            lines.append(f"analyse {column} by stratum (each stratum its own distribution): designer regress "
-                         f"{self.out} --formula '{column} ~ C({self.strata_column})' --group {self.strata_column} "
-                         f"{mechanisms}")
+            lines.append(f"analyse {column} by stratum (each stratum its own distribution): "
+                         f"{regress_command(self.out, column, str(self.strata_column), paths)}")
         return "\n".join(lines)
+
+
+def regress_command(out: Any, column: str, strata: str, designs: dict[str, str]) -> str:
+    """The ``designer regress`` command that analyses a stratified variable, every word quoted for a POSIX shell
+    (a stratum's name or a path is data, never a command)."""
+    import shlex
+
+    words = ["designer", "regress", str(out), "--formula", f"{column} ~ C({strata})", "--group", strata]
+    for stratum, path in designs.items():
+        words += ["--mechanism", f"{stratum}={path}"]
+    return " ".join(shlex.quote(w) for w in words)
 
 
 def _drawn_paths(args: RandomizeRequest, variables: list[tuple[str, Any]], tables: list[Any], taken: list[str]

@@ -13,8 +13,8 @@ from typing import Any, NamedTuple
 
 from ..certificate import certificate_fields
 from ..exceptions import InvalidArgumentTypeError
+from ..guarantees.certified import CertifiedMechanism
 from ..mechanism import Mechanism
-from .certified import CertifiedMechanism
 
 __all__ = ["Design", "design_of", "source_name"]
 
@@ -23,7 +23,17 @@ class Design(NamedTuple):
     """A design to draw from: the mechanism, the budget it states (None: none stated), where that budget comes
     from, an invariant design's exact table (counts, per-row denominators; None for other designs), the prior it
     keeps, the detail of the design's own certificate (None when it states none) and the problem it was designed
-    for (None for a file or a bare mechanism)."""
+    for (None for a file or a bare mechanism).
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.release.sources import design_of
+    >>> problem = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="truthful")
+    >>> design = design_of(designer.design(problem))
+    >>> design.epsilon, design.basis
+    (1.0, "the design's budget (the DesignResult given)")
+    """
 
     mechanism: Any
     epsilon: float | None
@@ -35,7 +45,15 @@ class Design(NamedTuple):
 
 
 def source_name(source: Any) -> str:
-    """How errors and records name a design: its path, or the kind of object it is."""
+    """How errors and records name a design: its path, or the kind of object it is.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.release.sources import source_name
+    >>> source_name(designer.Q_WRR(1.0)), source_name("gwrr.json")
+    ('the Mechanism given', 'gwrr.json')
+    """
     if isinstance(source, str | os.PathLike):
         return os.fspath(source)
     return f"the {type(source).__name__} given"
@@ -67,10 +85,21 @@ def design_of(source: Any, data_prior: Any = None) -> Design:
     Returns
     -------
     Design
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.release.sources import design_of
+    >>> design_of(designer.Q_WRR(1.0)).basis  # a mechanism states no budget: its own loss
+    "the mechanism's own loss"
     """
     from ..optimal.problem import DesignProblem
     from ..optimal.result import DesignResult
 
+    if isinstance(source, str | os.PathLike):
+        from .._internal.bundled import resolve
+
+        source = resolve(source, ("mechanism", "problem"))  # a file that exists, else designer's own by name
     if isinstance(source, str | os.PathLike) and os.fspath(source).endswith(".toml"):
         from ..optimal.problem_toml import load_problem
 

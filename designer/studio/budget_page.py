@@ -1,95 +1,68 @@
-"""Step 2 of the studio, the budget: the certified design at the chosen epsilon, its figures, closed forms,
-the privacy/accuracy curve and, on a tab, the worst-case (credal) bounds and the trade-off curve."""
+"""Step 2 of the studio, the budget: the budget in plain words, the certified design at it with its certificate
+and accuracy, the textbook designs beside it, the accuracy over budgets and, on a tab, the worst case (the least
+and most chance of each set of answers) and how well anyone could tell two true answers apart."""
 
 from __future__ import annotations
 
 import html
-import math
 from typing import Any
 
 import numpy as np
-from shiny import reactive, render, req, ui
+from shiny import reactive, render, ui
 
 from .._internal.render import fmt
-from .backend import Current, StudioError, textbook_designs, variance_words
-from .figures import curve_svg, tradeoff_figure
+from ..exceptions import NotReadyError
+from .figures import curve_figure, matrix_table, scroll_table, tradeoff_figure
+from .phrases import NAMES, certificate_words, high_loss_warning, odds_factor, term
+from .phrases import eps_words as budget_words
+from .session import CURVE_GRID
+from .widgets import Ctx, note, number_box
 
-__all__ = ["CURVE_GRID", "budget_server", "budget_ui", "matrix_html"]
+__all__ = ["budget_server", "budget_ui", "textbook_designs"]
 
-#: The budgets of the privacy/accuracy curve (nats).
-CURVE_GRID = [0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0]
-#: Widest matrix shown as a table (answer sets).
-MAX_COLUMNS = 512
 EPS_MIN, EPS_MAX, EPS_STEP = 0.05, 8.0, 0.05
 
-#: Keeps the slider and the number box together in the browser (no round trip to the server).
-SLIDER_JS = """
-document.addEventListener('input', function (e) {
-  var box = document.getElementById('epsilon'), bar = document.getElementById('epsilon_slider');
-  if (e.target === bar) { box.value = bar.value; box.dispatchEvent(new Event('change', {bubbles: true})); }
-  if (e.target === box && box.value !== '' && !isNaN(box.value)) { bar.value = box.value; }
-});
-document.addEventListener('change', function (e) {
-  var box = document.getElementById('epsilon'), bar = document.getElementById('epsilon_slider');
-  if (e.target === box && box.value !== '' && !isNaN(box.value)) { bar.value = box.value; }
-});
-$(document).on('shiny:inputchanged', function (e) {
-  if (e.name === 'epsilon' && e.value !== null) {
-    var bar = document.getElementById('epsilon_slider'); if (bar) { bar.value = e.value; }
-  }
-});
-"""
 
-
-def matrix_html(mech: Any, words: dict[tuple[str, ...], str] | None = None) -> str:
-    """The mechanism as an HTML table: one row per true answer, one column per answer set, masses to 8
-    significant digits as ``designer design`` prints them."""
-    words = words or {}
-    heads = "".join(f'<th scope="col">{html.escape(words.get(tuple(s), c))}</th>'
-                    for s, c in zip(mech.focal_sets, mech.columns))
-    rows = "".join(
-        f'<tr><th scope="row">{html.escape(x)}</th>' + "".join(f"<td>{fmt(v, 8)}</td>" for v in row) + "</tr>"
-        for x, row in zip(mech.inputs, mech.matrix))
-    return ('<table class="table table-sm studio-matrix"><caption>Chance of each reported answer (columns) '
-            'for each true answer (rows)</caption><thead><tr><th scope="col">true answer</th>'
-            f"{heads}</tr></thead><tbody>{rows}</tbody></table>")
-
-
-def budget_ui(epsilon: float) -> Any:
+def budget_ui(epsilon: str) -> Any:
+    box = number_box("epsilon", "Privacy budget epsilon (nats)", epsilon, described="epsilon_msg eps_words")
     return ui.nav_panel(
         "2. The budget",
-        ui.h2("The budget"),
+        ui.h2("The budget", id="step_budget_heading", tabindex="-1"),
+        ui.output_ui("step_note_budget"),
         ui.div(
             {"class": "studio-row"},
-            ui.input_numeric("epsilon", "Privacy budget epsilon (nats)", epsilon, min=EPS_MIN, step=EPS_STEP),
+            box,
             ui.div({"class": "form-group shiny-input-container"},
                    ui.tags.label("Budget slider", {"for": "epsilon_slider", "class": "control-label"}),
                    ui.tags.input(type="range", id="epsilon_slider", min=EPS_MIN, max=EPS_MAX, step=EPS_STEP,
-                                 value=epsilon, **{"class": "form-range"})),
+                                 value=epsilon, **{"class": "form-range", "aria-valuetext": f"epsilon {epsilon}"})),
         ),
-        ui.tags.script(SLIDER_JS),
+        ui.output_ui("eps_words"),
         ui.navset_tab(
             ui.nav_panel(
                 "This budget",
-                ui.div({"class": "studio-row"},
-                       ui.div(ui.h3("Certified design"), ui.output_ui("design_matrix"),
-                              ui.output_text("certificate", inline=False),
-                              ui.output_text("variance", inline=False),
-                              ui.output_text("truthful", inline=False)),
-                       ui.div(ui.h3("Closed forms at this budget"), ui.output_ui("closed_forms"))),
-                ui.h3("Privacy and accuracy over budgets"),
+                ui.h3("The certified design"),
+                ui.output_ui("design_matrix"),
+                ui.output_ui("certificate"),
+                ui.output_ui("variance"),
+                ui.output_ui("truthful"),
+                ui.h3("Textbook designs at this budget"),
+                ui.output_ui("closed_forms"),
+                ui.h3("Accuracy over budgets"),
                 ui.output_ui("curve_plot"),
                 value="this_budget",
             ),
             ui.nav_panel(
                 "Worst case",
-                ui.h3("Worst-case (credal) bounds"),
-                ui.p("bel: the least chance of a set of answers; pl: the most, whatever a set answer meant.",
-                     {"class": "studio-note"}),
+                ui.h3("How much can one answer reveal?"),
+                ui.output_ui("audit_text"),
+                ui.h3("The least and the most chance of each set of answers"),
+                ui.p("Whatever a set answer is taken to mean, each true answer gives each set of answers at least the "
+                     "first chance and at most the second.", {"class": "studio-note"}),
                 ui.output_ui("credal_table"),
                 ui.h3("How well could anyone tell two true answers apart?"),
                 ui.output_ui("tradeoff_pair"),
-                ui.output_plot("tradeoff_plot", height="320px"),
+                ui.output_ui("tradeoff_plot"),
                 value="worst_case",
             ),
             id="budget_tabs",
@@ -98,164 +71,235 @@ def budget_ui(epsilon: float) -> Any:
     )
 
 
-def budget_server(input: Any, output: Any, session: Any, state: Any, problem: Any) -> Any:
-    """Serve step 2; returns the reactive :class:`~designer.studio.backend.Current` (design at the budget)."""
-    backend = state.backend
+def textbook_designs(problem: Any, eps: float) -> list[tuple[str, float, float]]:
+    """(name, truthful chance, mean variance per respondent at the prior) of the textbook designs at ``eps``:
+    Warner's and the don't-know design of :func:`designer.closed_forms.gwrr_sldp` for two true answers, k-ary
+    randomized response for any number."""
+    from .._internal.numeric import rr_probabilities
+    from ..closed_forms import gwrr_sldp, krr_variance, warner_variance
+    from ..exceptions import DesignerError
 
-    @reactive.calc
-    def epsilon() -> float:
-        eps = input.epsilon()
-        if eps is None or not isinstance(eps, (int, float)) or not math.isfinite(eps) or eps <= 0:
-            raise StudioError("epsilon: type a budget above 0 (in nats), e.g. 1")
-        return float(eps)
-
-    @reactive.calc
-    def current() -> Current:
-        loaded = state.loaded()
-        result = problem()
-        if result is None and loaded is not None:
-            return loaded
-        return backend.design(result[1], epsilon())
-
-    def guarded(fn: Any) -> Any:
+    rows = []
+    prior = np.asarray(problem.prior, dtype=float)
+    if problem.k == 2:
+        p = rr_probabilities(eps, 1)[0]
+        rows.append(("Warner", p, warner_variance(p, float(prior[0]))))
+        c = 1.0 - (problem.dont_know or 0.0)
         try:
-            return fn()
-        except StudioError as exc:
-            return ui.p(str(exc), {"class": "studio-error", "role": "alert"})
+            pg, qg = gwrr_sldp(eps, c)
+            rows.append((f"With don't know ({fmt(1 - c, 6)})", pg, _gwrr_variance(pg, qg, float(prior[0]))))
+        except DesignerError:
+            pass
+    p = rr_probabilities(eps, problem.k - 1)[0]
+    rows.append((f"{problem.k}-ary randomized response", p, krr_variance(eps, problem.k, prior=prior)))
+    return rows
 
-    @output(suspend_when_hidden=False)  # on the page from the start, whichever step is open
+
+def _gwrr_variance(p: float, q: float, pi: float) -> float:
+    """Per-respondent variance of the estimate of Q_2x3(p, q)'s share (Thm 3.10, n -> infinity)."""
+    if p == q:
+        return float("inf")
+    return (-((pi - 0.5) ** 2) + 0.25 * ((p + q) / (p - q)) ** 2) / (p + q)
+
+
+def budget_server(ctx: Ctx) -> None:
+    lab, guard = ctx.lab, ctx.guard
+
+    @render.ui
+    def eps_words() -> Any:
+        def show() -> Any:
+            study = ctx.study()
+            if study.epsilon is None:
+                return None
+            semantics = "wldp" if study.problem is not None and str(study.problem.semantics) == "wldp" else "sldp"
+            parts = [ui.p(ui.HTML(f"{term('budget', 'b-eps', 'In plain words')}: "
+                                  f"{html.escape(budget_words(study.epsilon, semantics))}"),
+                          {"class": "studio-words", "id": "eps_words_text"})]
+            warning = high_loss_warning(study.epsilon)
+            if warning:
+                parts.append(ui.p(warning, {"class": "studio-warning", "id": "high_loss", "role": "status"}))
+            return ui.div(*parts)
+        return guard(show, "the budget in words")
+
+    @ctx.session.output(suspend_when_hidden=False)  # on the page from the start, whichever step is open
     @render.ui
     def design_matrix() -> Any:
         def show() -> Any:
-            c = current()
-            if c.mechanism is None:
-                return ui.p("The design is kept in compact form (too many answer sets to list).")
-            if len(c.mechanism.focal) > MAX_COLUMNS:
-                return ui.p(f"{c.mechanism.k} x {len(c.mechanism.focal)} mechanism: too wide to show; download it "
-                            "in step 4.")
-            words = {tuple(s): w for w, s in (getattr(c.result.problem, "answers", ()) or ())} if c.result else {}
-            return ui.HTML(matrix_html(c.mechanism, words))
-        return guarded(show)
+            study = ctx.study()
+            released = lab.released(study)
+            if released.mechanism is None:
+                return ui.div(ui.HTML(_compact(released.result)), note(_reason(lab, study)))
+            if len(released.mechanism.focal) > 512:
+                raise NotReadyError(f"{released.mechanism.k} x {len(released.mechanism.focal)} chances: too many to "
+                                   "show; download the mechanism in step 4.")
+            return ui.HTML(matrix_table(released.mechanism, released, "matrix_scroll"))
+        return guard(show, "the design")
 
-    def text_of(fn: Any) -> str:
-        try:
-            return str(fn(current()))
-        except StudioError as exc:
-            return str(exc)
+    @ctx.session.output(suspend_when_hidden=False)
+    @render.ui
+    def certificate() -> Any:
+        def show() -> Any:
+            released = lab.released(ctx.study())
+            if released.certificate is not None:
+                parts = [ui.p(certificate_words(released.certificate), id="certificate_text")]
+                gap = getattr(released.result, "optimality_gap", None)
+                if str(released.result.status) == "local" and gap is not None:
+                    parts.append(note(f"designer proved this design within {gap * 100:.2g}% of the best possible "
+                                      "at this budget, but not the best."))
+                return ui.div(*parts)
+            if released.loaded is not None and released.loaded.release is not None:
+                return ui.p(f"The file states its release (epsilon {released.epsilon:g}); designer checked it exactly "
+                            "when it read the file.", id="certificate_text")
+            return note("The file states no release (budget and certificate): designer cannot vouch for it.")
+        return guard(show, "the certificate", owner=False)
 
-    @output(suspend_when_hidden=False)
-    @render.text
-    def certificate() -> str:
-        def line(c: Current) -> str:
-            if c.result is not None:
-                return f"certified: {c.result.certificate.describe()}"
-            return (f"stated in the file: {c.release.describe()}, checked when it was read" if c.release
-                    else "the file states no release (epsilon, semantics, certificate)")
-        return text_of(line)
+    @ctx.session.output(suspend_when_hidden=False)
+    @render.ui
+    def variance() -> Any:
+        def show() -> Any:
+            study = ctx.study()
+            ident = lab.identification(study)
+            rows = "".join(f'<tr><th scope="row">{html.escape(x)}</th><td>{_number(v)}</td></tr>'
+                           for x, v in zip(ident.inputs, ident.share_variances))
+            table = ('<table class="table table-sm" id="share_variances"><caption>Variance of each share\'s '
+                     'estimate, per respondent (divide by the number of respondents)</caption><thead><tr>'
+                     f'<th scope="col">share of</th><th scope="col">variance</th></tr></thead><tbody>{rows}'
+                     "</tbody></table>")
+            head = ui.HTML(f'<p id="variance_text">{term("variance", "b-var", NAMES["mean_variance"].capitalize())}: '
+                           f"<strong>{_number(ident.mean_variance)}</strong></p>")
+            if not ident.per_share:
+                return head
+            return ui.div(head, ui.HTML(scroll_table(table, "Variance of each share", "variance_scroll")))
+        return guard(show, "the variance", owner=False)
 
-    @output(suspend_when_hidden=False)
-    @render.text
-    def variance() -> str:
-        def line(c: Current) -> str:
-            r = c.result
-            if r is None:
-                return "variance: plan the survey (step 3) for the variance of a loaded mechanism"
-            if r.variance is None:
-                return f"variance: {r.variance_note}"
-            prior = ", ".join(f"{x}={fmt(float(v), 4)}" for x, v in zip(r.problem.inputs, r.problem.prior))
-            return (f"variance {fmt(r.variance, 8)} per respondent at prior {prior}: "
-                    f"{variance_words(r.variance_kind)} (divide by n for a survey of n)")
-        return text_of(line)
-
-    @output(suspend_when_hidden=False)
-    @render.text
-    def truthful() -> str:
-        def line(c: Current) -> str:
-            mech = c.mechanism
-            prior = (np.asarray(c.result.problem.prior, dtype=float) if c.result is not None
-                     else np.full(mech.k, 1.0 / mech.k))
-            share = 0.0
-            for i, x in enumerate(mech.inputs):
-                share += prior[i] * mech.row(x).get((x,), 0.0)
-            return f"truthful share: {fmt(share, 8)} of respondents report exactly their true answer"
-        return text_of(line)
+    @ctx.session.output(suspend_when_hidden=False)
+    @render.ui
+    def truthful() -> Any:
+        def show() -> Any:
+            study = ctx.study()
+            released = lab.listed(study)
+            mech = released.mechanism
+            prior = np.asarray(released.prior, dtype=float)
+            share = sum(prior[i] * mech.row(x).get((x,), 0.0) for i, x in enumerate(mech.inputs))
+            return ui.p(f"{NAMES['truthful'].capitalize()}: {fmt(share, 8)}", id="truthful_text")
+        return guard(show, "the truthful share", owner=False)
 
     @render.ui
     def closed_forms() -> Any:
         def show() -> Any:
-            result = problem()
-            if result is None:
-                return ui.p("A loaded mechanism has no problem to compare with.")
-            rows = textbook_designs(result[1], epsilon())
-            body = "".join(f"<tr><th scope=\"row\">{html.escape(n)}</th><td>{html.escape(ref)}</td>"
-                           f"<td>{fmt(p, 8)}</td><td>{fmt(v, 8)}</td></tr>" for n, ref, p, v in rows)
-            return ui.HTML('<table class="table table-sm" id="closed_forms_table"><caption>Textbook designs at this '
-                           'budget (variance per respondent at the prior)</caption><thead><tr>'
-                           '<th scope="col">design</th><th scope="col">source</th><th scope="col">truthful</th>'
-                           f'<th scope="col">variance</th></tr></thead><tbody>{body}</tbody></table>')
-        return guarded(show)
-
-    @reactive.calc
-    def curve_points() -> Any:
-        result = problem()
-        req(result is not None)
-        names = [name for name, *_ in textbook_designs(result[1], 1.0)]
-        refs = {name: [textbook_designs(result[1], e)[i][3] for e in CURVE_GRID] for i, name in enumerate(names)}
-        return backend.curve(result[1], CURVE_GRID), refs
+            study = ctx.study()
+            if study.problem is None or study.epsilon is None:
+                raise NotReadyError("A loaded mechanism has no question to compare with." if study.loaded else "")
+            rows = textbook_designs(study.problem, study.epsilon)
+            body = "".join(f'<tr><th scope="row">{html.escape(n)}</th><td>{fmt(p, 8)}</td><td>{_number(v)}</td></tr>'
+                           for n, p, v in rows)
+            table = ('<table class="table table-sm" id="closed_forms_table"><caption>Textbook designs at this budget'
+                     f'</caption><thead><tr><th scope="col">design</th><th scope="col">{NAMES["truthful"]}</th>'
+                     f'<th scope="col">{NAMES["mean_variance"]}</th></tr></thead><tbody>{body}</tbody></table>')
+            return ui.HTML(scroll_table(table, "Textbook designs", "closed_forms_scroll"))
+        return guard(show, "the textbook designs")
 
     @render.ui
     def curve_plot() -> Any:
-        points, refs = curve_points()
-        try:
-            here = current()
-        except StudioError:
-            here = None
-        mark = (here.epsilon, here.result.variance) if here is not None and here.result is not None else None
-        return ui.HTML(curve_svg(points, mark, refs, CURVE_GRID))
-
-    @reactive.calc
-    def mechanism_path() -> str:
-        c = current()
-        if not c.path:
-            raise StudioError("the design is kept in compact form; the next steps need a listed mechanism")
-        return c.path
+        def show() -> Any:
+            study = ctx.study()
+            if study.problem is None:
+                raise NotReadyError("A loaded mechanism is drawn at its own budget only." if study.loaded else "")
+            points, complete = lab.curve(study)
+            if not complete:  # the rest of the curve in a moment: the page stays free for the slider meanwhile
+                reactive.invalidate_later(0.05)
+            names = [name for name, *_ in textbook_designs(study.problem, 1.0)]
+            refs = {name: [textbook_designs(study.problem, e)[i][2] for e in CURVE_GRID]
+                    for i, name in enumerate(names)}
+            mark = None
+            try:
+                mark = (study.epsilon, lab.design(study).variance)
+            except Exception:
+                pass
+            drawing = [] if complete else [note(f"Drawing the curve: {len(points)} of {len(CURVE_GRID)} budgets so "
+                                               "far.")]
+            return ui.div(ui.HTML(curve_figure(points, mark, refs, CURVE_GRID, "the certified design")), *drawing)
+        return guard(show, "the curve", owner=False)
 
     @render.ui
     def credal_table() -> Any:
         def show() -> Any:
-            data = backend.credal(mechanism_path())
-            heads = "".join(f'<th scope="col">{html.escape(e)}</th>' for e in data["events"])
+            study = ctx.study()
+            c = lab.credal(study)
+            d = c.to_dict()
+            frame = c.mechanism.frame
+            events = [" or ".join(x for i, x in enumerate(frame) if m >> i & 1) for m in range(1, 1 << len(frame))]
+            heads = "".join(f'<th scope="col">{html.escape(e)}</th>' for e in events)
             body = "".join(
                 f'<tr><th scope="row">{html.escape(x)}</th>'
                 + "".join(f"<td>{fmt(b, 6)} to {fmt(p, 6)}</td>" for b, p in zip(bel, pl)) + "</tr>"
-                for x, bel, pl in zip(data["inputs"], data["bel"], data["pl"]))
-            return ui.HTML('<table class="table table-sm"><caption>bel to pl of each event, per true answer'
-                           f'</caption><thead><tr><th scope="col">true answer</th>{heads}</tr></thead>'
-                           f"<tbody>{body}</tbody></table>")
-        return guarded(show)
+                for x, bel, pl in zip(d["inputs"], d["bel"], d["pl"]))
+            table = ('<table class="table table-sm"><caption>Least to most chance of each set of answers, per true '
+                     f'answer</caption><thead><tr><th scope="col">true answer</th>{heads}</tr></thead>'
+                     f"<tbody>{body}</tbody></table>")
+            return ui.HTML(scroll_table(table, "Least and most chances", "credal_scroll"))
+        return guard(show, "the worst case", owner=False)
 
-    @reactive.calc
-    def tradeoff() -> Any:
-        mech = current().mechanism
-        req(mech is not None)
-        return backend.tradeoff(mechanism_path(), mech.inputs[0], mech.inputs[1])
+    @render.ui
+    def audit_text() -> Any:
+        def show() -> Any:
+            losses = lab.audit(ctx.study()).losses
+            rows = []
+            for name, how in (("shafer", "with set answers kept as given (SLDP)"),
+                              ("walley", "however set answers are later made precise (WLDP)")):
+                w = losses.get(name)
+                if w is None:
+                    continue
+                how = how[0].upper() + how[1:]
+                if w.x is None or not w.eps < float("inf"):
+                    rows.append(ui.tags.li(f"{how}: one answer can rule out a true answer, so this reading is not "
+                                           "private at any budget."))
+                    continue
+                event = " or ".join(w.event or ())
+                rows.append(ui.tags.li(f"{how}: at most {odds_factor(w.eps)} times (the answer "
+                                       f"{event!r} from a true {w.x} against a true {w.x2}; a budget of "
+                                       f"{fmt(w.eps, 6)})."))
+            return ui.div(ui.p("Checked for this design: how much more likely one answer can be under one true "
+                               "answer than under another."), ui.tags.ul(*rows), id="audit_result")
+        return guard(show, "the audit", owner=False)
 
     @render.ui
     def tradeoff_pair() -> Any:
         def show() -> Any:
-            t = tradeoff()
-            i = min(range(len(t["alpha"])), key=lambda j: abs(t["alpha"][j] - 0.05))
-            return ui.p(f"{t['title']}. At level alpha = {fmt(t['alpha'][i], 4)} the most powerful test has "
-                        f"power {fmt(t['power'][i], 6)}; the budget allows at most {fmt(1 - t['bound'][i], 6)}.")
-        return guarded(show)
+            t = lab.tradeoff(ctx.study())
+            i = min(range(len(t.rows)), key=lambda j: abs(t.rows[j][0] - 0.05))
+            alpha, _, power, bound = t.rows[i]
+            return ui.p(f"Telling a true {t.null} from a true {t.alt} from one answer: a test that wrongly says "
+                        f"{t.alt} for {fmt(alpha * 100, 3)}% of true {t.null} finds at most {fmt(power * 100, 3)}% of "
+                        f"true {t.alt} with this design; the budget allows at most {fmt((1 - bound) * 100, 3)}%.",
+                        id="tradeoff_text")
+        return guard(show, "the trade-off", owner=False)
 
-    @render.plot(alt="Type II error against type I error of the most powerful test between the first two "
-                     "inputs, with the bound the budget guarantees")
+    @render.ui
     def tradeoff_plot() -> Any:
-        try:
-            t = tradeoff()
-        except StudioError:
-            req(False)
-        return tradeoff_figure(t)
+        return guard(lambda: ui.HTML(tradeoff_figure(lab.tradeoff(ctx.study()))), "the trade-off figure",
+                     owner=False)
 
-    return current, mechanism_path, epsilon
+
+def _number(v: float) -> str:
+    return "infinite" if v == float("inf") else fmt(v, 8)
+
+
+def _compact(result: Any) -> str:
+    """A design kept in compact form: how much of each row goes to answer sets of each size."""
+    compact = result.compact
+    rows = "".join(f'<tr><th scope="row">{s + 1}</th><td>{fmt(compact.A[s], 8)}</td><td>{fmt(compact.B[s], 8)}'
+                   "</td></tr>" for s in range(compact.k) if compact.A[s] > 0 or compact.B[s] > 0)
+    table = ('<table class="table table-sm"><caption>Chance of answering a set of each size that holds the true '
+             'answer, and one that does not</caption><thead><tr><th scope="col">answer sets of size</th>'
+             '<th scope="col">with the true answer</th><th scope="col">without it</th></tr></thead>'
+             f"<tbody>{rows}</tbody></table>")
+    return scroll_table(table, "The design in compact form", "compact_scroll")
+
+
+def _reason(lab: Any, study: Any) -> str:
+    try:
+        lab.listed(study)
+    except NotReadyError as exc:
+        return str(exc)
+    return ""

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._internal.keywords import read_number, shown
 from .._internal.render import fmt, render_table
 from .._internal.validation import format_set
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
@@ -41,6 +42,13 @@ class CredalResult(Result):
     status : FitStatus
         ``EXACT``.
     warnings : tuple of str
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.verbs.credal_verb import credal
+    >>> print(credal(designer.Q_WRR(1.0)).summary().splitlines()[2])
+    yes    {yes}     0.731059  0.731059
     """
 
     mechanism: Mechanism
@@ -93,18 +101,26 @@ class CredalResult(Result):
 
 
 def parse_gamble(text: str) -> dict[str, float]:
-    """``yes=1,no=0`` -> ``{"yes": 1.0, "no": 0.0}``."""
+    """``yes=1,no=0`` -> ``{"yes": 1.0, "no": 0.0}`` (values as :func:`~designer._internal.keywords.read_number`
+    reads them: ``yes=1/2`` too).
+
+    Examples
+    --------
+    >>> from designer.verbs.credal_verb import parse_gamble
+    >>> parse_gamble("yes=1,no=1/2")
+    {'yes': 1.0, 'no': 0.5}
+    """
     out: dict[str, float] = {}
     for part in text.split(","):
         if not part.strip():
             continue
         if "=" not in part:
-            raise InvalidArgumentError(f"gamble {text!r}: write label=value pairs such as yes=1,no=0")
+            raise InvalidArgumentError(f"{shown('gamble')} {text!r}: write label=value pairs such as yes=1,no=0")
         label, value = part.split("=", 1)
         try:
-            out[label.strip()] = float(value)
+            out[label.strip()] = read_number(value)
         except ValueError:
-            raise InvalidArgumentError(f"gamble {text!r}: {value.strip()!r} is not a number") from None
+            raise InvalidArgumentError(f"{shown('gamble')} {text!r}: {value.strip()!r} is not a number") from None
     return out
 
 
@@ -125,6 +141,19 @@ def credal(mechanism: Mechanism | str | os.PathLike[str], *, gamble: str | Mappi
     -------
     CredalResult
         ``to_dict()`` is ``designer credal --format json``, ``table()`` its CSV and ``summary()`` its table output.
+
+    Examples
+    --------
+    Belief and plausibility of every event for each input of ``Q_2x3(0.6, 0.2)``, and the lower and upper
+    expectations of a gamble:
+
+    >>> import designer
+    >>> from designer.verbs.credal_verb import credal
+    >>> result = credal(designer.Q_2x3(0.6, 0.2), gamble="yes=1,no=0")
+    >>> result.events
+    ['{yes}', '{no}', '{yes,no}']
+    >>> result.bel[0].tolist(), result.pl[0].tolist()  # input yes
+    ([0.6, 0.2, 1.0], [0.8, 0.4, 1.0])
     """
     from ..credal import lower_expectation, upper_expectation
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from fractions import Fraction
 from typing import Any
 
+from .._internal.keywords import read_number, read_prior, shown
 from .._internal.solvers import WarmStart
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from ..optimal.engine import design as design_problem
@@ -27,6 +27,14 @@ def read_problem(problem: DesignProblem | str | os.PathLike[str], *, epsilon: fl
     Parameters are those of :func:`design`. Raises :class:`~designer.exceptions.InvalidProblemError` for a bad file
     or value (naming the file and the key), :class:`~designer.exceptions.InvalidArgumentError` for a bad prior or
     don't-know text, :class:`~designer.exceptions.InvalidArgumentTypeError` for anything else given as ``problem``.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.verbs.design_verb import read_problem
+    >>> problem = read_problem(designer.DesignProblem(inputs=("yes", "no"), epsilon=2.0), epsilon=1.0, dont_know="1/5")
+    >>> problem.epsilon, problem.dont_know
+    (1.0, 0.2)
     """
     if isinstance(problem, (str, os.PathLike)):
         problem = load_problem(problem)
@@ -41,9 +49,7 @@ def read_problem(problem: DesignProblem | str | os.PathLike[str], *, epsilon: fl
     if objective is not None:
         changes["objective"] = objective
     if prior is not None:
-        from ..planning.plan_request import prior_values
-
-        changes["prior"] = prior_values(prior, problem.inputs, [float(v) for v in problem.prior])
+        changes["prior"] = read_prior(prior, problem.inputs, shown("prior"), [float(v) for v in problem.prior])
     if dont_know is not None:  # its range is the problem's rule (DesignProblem), the same as in a file
         changes["dont_know"] = _mass(dont_know)
     return problem.replace(**changes) if changes else problem
@@ -54,9 +60,10 @@ def _mass(value: float | str) -> float:
     if not isinstance(value, str):
         return value
     try:
-        return float(Fraction(value.strip()))
-    except (ValueError, ZeroDivisionError):
-        raise InvalidArgumentError(f"--dont-know {value!r}: write a number in [0, 1] such as 0.2 or 7/36") from None
+        return read_number(value)
+    except ValueError:
+        raise InvalidArgumentError(f"{shown('dont_know')} {value!r}: write a number in [0, 1] such as 0.2 or 7/36"
+                                   ) from None
 
 
 def design(problem: DesignProblem | str | os.PathLike[str], *, epsilon: float | None = None,
@@ -66,17 +73,24 @@ def design(problem: DesignProblem | str | os.PathLike[str], *, epsilon: float | 
            warm: WarmStart | None = None) -> DesignResult:
     """Design the optimal certified mechanism of a problem (``designer design``; docs/theory.md, section 5).
 
-    .. math:: \\max_M \\sum_{x, E} \\pi_x G[x, E] M[x, E] \\quad \\text{s.t. } M \\ge 0,\\ M 1 = 1,
-              \\ \\text{eps-SLDP (Def 3.1) and/or eps-WLDP (Def 3.13), structure}
+    For a linear objective (``truthful``, ``gain``, the utilities):
 
-    The route (general, priced, lazy, precise, staircase, symmetric or invariant) is decided once from the problem
-    (:func:`designer.optimal.route.decide`); the released mechanism is certified in exact arithmetic (Thm 3.10's
-    optimum to ``OBJECTIVE_RTOL``).
+    .. math::
+
+        \\max_M \\sum_{x, E} \\pi_x G[x, E] M[x, E] \\quad \\text{s.t. } M \\ge 0,\\ M 1 = 1, \\\\
+        \\text{eps-SLDP (Def 3.1) and/or eps-WLDP (Def 3.13), structure;}
+
+    ``chi2`` and the variance objectives (``variance``, the default, and ``max_variance``) are solved over the
+    staircase patterns (docs/theory.md sections 5.2 and 5.7).
+
+    The route (general, priced, lazy, precise, staircase, variance, symmetric or invariant) is decided once from the
+    problem (:func:`designer.optimal.route.decide`); the released mechanism is certified in exact arithmetic (Thm
+    3.10's optimum to ``OBJECTIVE_RTOL``).
 
     Parameters
     ----------
     problem : DesignProblem, str or os.PathLike
-        The problem, or the path of a problem file (TOML, docs/problems.md).
+        The problem, or the path of a problem file (TOML; its keys: docs/guide/design.md).
     epsilon : float, optional
         The budget in nats (``--epsilon``), instead of the problem's.
     dont_know : float or str, optional

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._internal.keywords import read_number, say, shown
 from ..estimation.share_results import ShareEstimates, ShareTestReport
 from ..estimation.survey_reading import SurveySource, dataset_counts, read_survey, survey_source
 from ..exceptions import DataError, DesignerError, InvalidArgumentError, InvalidArgumentTypeError
@@ -70,14 +71,14 @@ def _parse_test(test: Any, mech: Mechanism) -> tuple[int, float]:
     text = f"{test[0]}={test[1]}" if isinstance(test, (tuple, list)) and len(test) == 2 else str(test)
     label, sep, value = text.partition("=")
     try:
-        null = float(value)
+        null = read_number(value)
         if not sep or not 0.0 < null < 1.0:
             raise ValueError
     except ValueError:
-        raise InvalidArgumentError(f"--test {text!r} must read SHARE=VALUE with VALUE strictly between 0 and 1, "
-                                   "e.g. --test yes=0.3") from None
+        raise InvalidArgumentError(f"{shown('test')} {text!r} must read SHARE=VALUE with VALUE strictly between 0 "
+                                   f"and 1, e.g. {shown('test', ('yes=0.3', repr('yes=0.3')))}") from None
     if label.strip() not in mech.inputs:
-        raise InvalidArgumentError(f"--test {text!r}: {label.strip()!r} is not an input; the inputs are "
+        raise InvalidArgumentError(f"{shown('test')} {text!r}: {label.strip()!r} is not an input; the inputs are "
                                    f"{list(mech.inputs)}")
     return mech.inputs.index(label.strip()), null
 
@@ -150,7 +151,8 @@ def estimate(data: Any, mechanism: Any = None, *, column: str = "response", sema
     cluster : str, optional
         Column naming each row's cluster: cluster-robust standard errors.
     cov : {None, "oim", "opg", "robust"}
-        The variance (default ``oim``; ``robust``, the only choice, under sampling weights or clusters).
+        The variance. Default: the inverse Fisher information at the estimate without weights, clusters or ``cov``;
+        ``robust`` (the only choice there) under sampling weights or clusters; ``oim`` under frequency weights.
     group : str, optional
         Column naming each respondent's design (a key of ``mechanism``).
     noncompliance : str, optional
@@ -183,11 +185,16 @@ def estimate(data: Any, mechanism: Any = None, *, column: str = "response", sema
 
     Examples
     --------
-    >>> import designer as d
-    >>> q = d.Q_2x3(0.6, 0.2)
-    >>> fit = estimate(["{yes}"] * 30 + ["{no}"] * 50 + ["{yes,no}"] * 20, q)
+    The answers themselves (or a file, or a DataFrame with a ``response`` column) and the design they were drawn
+    with, here ``Q_2x3(0.6, 0.2)`` (truthful 0.6, lie 0.2, don't know 0.2):
+
+    >>> import designer
+    >>> q = designer.Q_2x3(0.6, 0.2)
+    >>> fit = designer.estimate(["{yes}"] * 30 + ["{no}"] * 50 + ["{yes,no}"] * 20, q)
     >>> str(fit.status), fit.n
     ('converged', 100)
+    >>> fit.estimate.round(4).tolist()  # Eq 2: (n2 q - n1 p) / ((n1 + n2)(q - p))
+    [0.25, 0.75]
     """
     from ..vocabulary import Covariance
 
@@ -203,17 +210,17 @@ def estimate(data: Any, mechanism: Any = None, *, column: str = "response", sema
         from ..estimation.manifest_channel import manifest_mechanism
 
         if mechanism is not None:
-            raise InvalidArgumentError("give --mechanism or --manifest, not both: the manifest names the channel the "
-                                       "release was drawn from")
-        mechanism = manifest_mechanism(manifest, column)
+            raise InvalidArgumentError(say("give {mechanism} or {manifest}, not both: the manifest names the channel "
+                                           "the release was drawn from"))
+        mechanism = manifest_mechanism(manifest, column, data)
     if mechanism is None:
-        raise InvalidArgumentError("give --mechanism FILE (the design the answers were drawn with) or --manifest "
-                                   "FILE (randomize's release manifest)")
+        raise InvalidArgumentError(say("give {mechanism=FILE} (the design the answers were drawn with) or "
+                                       "{manifest=FILE} (randomize's release manifest)"))
     parts_map = _dask_map(scheduler) if isinstance(scheduler, str) else scheduler
     if isinstance(mechanism, Mapping) or group or noncompliance or unrelated is not None or share_groups:
         if test:
-            raise InvalidArgumentError("--test applies to one mechanism's shares; several mechanisms and "
-                                       "--noncompliance report their estimates with intervals")
+            raise InvalidArgumentError(say("{test} applies to one mechanism's shares; several mechanisms and "
+                                           "{noncompliance} report their estimates with intervals"))
         return _estimate_groups(data, mechanism, column=column, wldp=wldp, level=level, missing=missing,
                                 weights=weights, weight_kind=weight_kind, cluster=cluster, cov=cov, group=group,
                                 noncompliance=noncompliance, unrelated=unrelated, share_groups=share_groups,
@@ -224,11 +231,11 @@ def estimate(data: Any, mechanism: Any = None, *, column: str = "response", sema
     files = {"": design.name}
     if wldp:
         if weights or cluster or cov:
-            raise InvalidArgumentError("--weights, --cluster and --cov apply to set answers (--semantics sldp); the "
-                                       "identified set of precise answers has no standard errors")
+            raise InvalidArgumentError(say("{weights}, {cluster} and {cov} apply to set answers ({semantics=sldp}); "
+                                           "the identified set of precise answers has no standard errors"))
         if test:
-            raise InvalidArgumentError("--test needs an estimate: precise answers (--semantics wldp) identify only a "
-                                       "set of shares")
+            raise InvalidArgumentError(say("{test} needs an estimate: precise answers ({semantics=wldp}) identify only "
+                                           "a set of shares"))
         from ..estimation.shares import identified_set
 
         counts, dropped = _counts(source, column, design, precise=True, missing=missing, parts_map=parts_map)
@@ -236,14 +243,14 @@ def estimate(data: Any, mechanism: Any = None, *, column: str = "response", sema
                               mechanisms=files, refit=lambda lv: identified_set(mech, counts, level=lv))
     tested = None if not test else _parse_test(test, mech)
     if parts_map is not None and not source.is_folder:
-        raise InvalidArgumentError(f"--scheduler counts the parts of a partitioned Parquet dataset (a folder); "
-                                   f"{source.name} is one file: drop --scheduler")
+        raise InvalidArgumentError(say("{scheduler} counts the parts of a partitioned Parquet dataset (a folder); "
+                                       "{name} is one file: drop {scheduler}", name=source.name))
     if weights or cluster or cov:
         from ..estimation.survey_design import estimate_survey
 
         if source.is_folder:
-            raise InvalidArgumentError(f"{source.name}: --weights, --cluster and --cov read one file (a folder of "
-                                       "parts is counted without them)")
+            raise InvalidArgumentError(say("{name}: {weights}, {cluster} and {cov} read one file (a folder of parts "
+                                           "is counted without them)", name=source.name))
         Covariance.settle(cov, sampling_weights=bool(weights) and weight_kind == "sampling",
                           clusters=bool(cluster))  # a wrong choice is refused before the data are read
         survey, dropped = read_survey(source, column, {"": design.vocabulary()}, [0], len(mech.focal),
@@ -282,21 +289,21 @@ def _estimate_groups(data: Any, mechanism: Any, *, column: str, wldp: bool, leve
     from ..vocabulary import NoncomplianceScope
 
     if wldp:
-        raise InvalidArgumentError("several mechanisms, --noncompliance and --unrelated apply to set answers "
-                                   "(--semantics sldp)")
+        raise InvalidArgumentError(say("several mechanisms, {noncompliance} and {unrelated} apply to set answers "
+                                       "({semantics=sldp})"))
     if method != "newton":
         raise InvalidArgumentError(f"method {method!r} applies to one mechanism's shares; several groups are fitted "
                                    "by Newton steps")
     given = dict(mechanism) if isinstance(mechanism, Mapping) else {"": mechanism}
     if len(given) > 1 and not group:
-        raise InvalidArgumentError("several mechanisms need --group COLUMN: the column naming each respondent's "
-                                   "mechanism")
+        raise InvalidArgumentError(say("several mechanisms need {group=COLUMN}: the column naming each "
+                                       "respondent's mechanism"))
     if unrelated is not None and noncompliance is not None:
-        raise InvalidArgumentError("--unrelated and --noncompliance are two models of the design's one unknown share; "
-                                   "give one")
+        raise InvalidArgumentError(say("{unrelated} and {noncompliance} are two models of the design's one unknown "
+                                       "share; give one"))
     if share_groups and unrelated is None and noncompliance is None:
-        raise InvalidArgumentError("--share-groups names the groups of an unknown share: give --noncompliance or "
-                                   "--unrelated")
+        raise InvalidArgumentError(say("{share_groups} names the groups of an unknown share: give {noncompliance} or "
+                                       "{unrelated}"))
     designs = {str(name): _design(m) for name, m in given.items()}
     mechanisms = {name: d.mechanism for name, d in designs.items()}
     stacked, offsets = stack_mechanisms(mechanisms, None)

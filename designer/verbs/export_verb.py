@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._internal.keywords import read_allocation, say, shown
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from ..results import FitStatus, Result, TableData
 
@@ -37,11 +38,18 @@ class Exported(Result):
         The file it was written to (None: not written).
     to : {"js", "html", "qualtrics", "limesurvey"}
     randomizer : ExportedRandomizer
-        The certified exact table (``randomizer.table``: :class:`~designer.release.exact_table.ExactTable`) and
+        The certified exact table (``randomizer.table``: :class:`~designer.guarantees.exact_table.ExactTable`) and
         the answers the page shows.
     status : FitStatus
         ``EXACT``: the table is decided in integer arithmetic.
     warnings : tuple of str
+
+    Examples
+    --------
+    >>> import designer
+    >>> module = designer.export(designer.Q_WRR(1.0), to="js")
+    >>> module.to, module.out, module.text.startswith("// A certified randomizer")
+    ('js', None, True)
     """
 
     text: str
@@ -153,6 +161,17 @@ def export(mechanism: Any, *, to: str = "js", out: str | os.PathLike[str] | None
     InvalidArgumentError
         A bad keyword or an existing ``out`` (one line naming it); a bad mechanism file is an
         :class:`~designer.exceptions.InvalidMechanismError`.
+
+    Examples
+    --------
+    A self-contained web page for the mechanism ``Q_2x3(0.6, 0.2)`` (the text is written to ``out`` when given):
+
+    >>> import designer
+    >>> page = designer.export(designer.Q_2x3(0.6, 0.2), to="html", question="Have you ever cheated on an exam?")
+    >>> page.text.startswith("<!doctype html>"), page.to_dict()["denominator"] == 2**53
+    (True, True)
+    >>> round(page.to_dict()["epsilon"], 4)  # certified within its Shafer loss, ln 3
+    1.0986
     """
     from .._internal.io import atomic_writer
     from ..release.exports import device_view, export_html, export_js, randomizer_for
@@ -160,21 +179,21 @@ def export(mechanism: Any, *, to: str = "js", out: str | os.PathLike[str] | None
     from ..release.sources import source_name
 
     if to not in TARGETS:
-        raise InvalidArgumentError(f"--to must be one of {', '.join(TARGETS)}, got {to!r}")
+        raise InvalidArgumentError(f"{shown('to')} must be one of {', '.join(TARGETS)}, got {to!r}")
     if lang not in LANGUAGES:
-        raise InvalidArgumentError(f"--lang must be one of {', '.join(LANGUAGES)}, got {lang!r}")
+        raise InvalidArgumentError(f"{shown('lang')} must be one of {', '.join(LANGUAGES)}, got {lang!r}")
     if semantics not in ("sldp", "wldp"):
-        raise InvalidArgumentError(f"--semantics must be sldp or wldp, got {semantics!r}")
-    chosen = _allocation(allocation)
+        raise InvalidArgumentError(f"{shown('semantics')} must be sldp or wldp, got {semantics!r}")
+    chosen = read_allocation(allocation, shown("allocation"))
     name = source_name(mechanism)
     path = os.fspath(out) if out is not None else None
     if path is not None:
-        from ..planning.plan_request import check_output
+        from .._internal.keywords import check_output
 
         check_output(path, [name] if isinstance(mechanism, str | os.PathLike) else [], force)
     if show_device and (to != "html" or (device is None and denominator is None)):
-        raise InvalidArgumentError("--show-device is for --to html with --device (the page throws the device it was "
-                                   "designed on)")
+        raise InvalidArgumentError(say("{show_device} is for {to=html} with {device} (the page throws the device it "
+                                       "was designed on)"))
     texts = _strings(strings, to)
     mech, epsilon, problem, grid, exact, words = _design(mechanism, device, denominator)
     try:
@@ -186,12 +205,12 @@ def export(mechanism: Any, *, to: str = "js", out: str | os.PathLike[str] | None
         try:
             view = device_view(grid) if show_device else None
         except ValueError as exc:
-            raise InvalidArgumentError(f"--show-device: {exc}") from None
+            raise InvalidArgumentError(f"{shown('show_device')}: {exc}") from None
         try:
             text = export_html(randomizer, question=question, submit_url=submit_url, post_message=post_message,
                                device=view, lang=lang, strings=texts)
         except ValueError as exc:
-            raise InvalidArgumentError(f"--submit-url: {exc}") from None
+            raise InvalidArgumentError(f"{shown('submit_url')}: {exc}") from None
     elif to in ("qualtrics", "limesurvey"):
         text = export_platform(randomizer, to, question=question, mechanism=name, lang=lang, strings=texts)
     else:
@@ -202,16 +221,6 @@ def export(mechanism: Any, *, to: str = "js", out: str | os.PathLike[str] | None
     return Exported(text=text, out=path, to=to, randomizer=randomizer)
 
 
-def _allocation(allocation: str | float) -> str | float:
-    if allocation == "uniform":
-        return "uniform"
-    try:
-        return float(allocation)
-    except (TypeError, ValueError):
-        raise InvalidArgumentError(f"--allocation must be 'uniform' or a number in [0, 1], got {allocation!r}") \
-            from None
-
-
 def _strings(strings: Any, to: str) -> dict[str, str] | None:
     """The texts replacing the fixed ones (None without any); a bad file or mapping is one line naming it."""
     from ..devices.words import _PLACEHOLDERS, STRINGS, read_strings
@@ -219,25 +228,27 @@ def _strings(strings: Any, to: str) -> dict[str, str] | None:
     if strings is None:
         return None
     if to == "js":
-        raise InvalidArgumentError("--strings: the ES module shows no text; give it with --to html, qualtrics or "
-                                   "limesurvey")
+        raise InvalidArgumentError(say("{strings}: the ES module shows no text; give it with {to=html}, qualtrics or "
+                                       "limesurvey"))
     if isinstance(strings, Mapping):  # the checks read_strings makes on a file's table
         if not all(isinstance(v, str) for v in strings.values()):
-            raise InvalidArgumentError("--strings: expected a mapping of text keys to strings, e.g. {'draw': 'Draw'}")
+            raise InvalidArgumentError(f"{shown('strings')}: expected a mapping of text keys to strings, e.g. "
+                                       "{'draw': 'Draw'}")
         unknown = sorted(str(k) for k in set(strings) - set(STRINGS["en"]))
         if unknown:
-            raise InvalidArgumentError(f"--strings: unknown key {unknown[0]!r}; the keys are "
+            raise InvalidArgumentError(f"{shown('strings')}: unknown key {unknown[0]!r}; the keys are "
                                        f"{', '.join(STRINGS['en'])}")
         for key, mark in _PLACEHOLDERS.items():
             if key in strings and mark not in strings[key]:
-                raise InvalidArgumentError(f"--strings: key {key!r} must contain {mark}")
+                raise InvalidArgumentError(f"{shown('strings')}: key {key!r} must contain {mark}")
         return {str(k): v for k, v in strings.items()}
     if not isinstance(strings, str | os.PathLike):
-        raise InvalidArgumentTypeError(f"--strings must be a file's path or a mapping, got {type(strings).__name__}")
+        raise InvalidArgumentTypeError(f"{shown('strings')} must be a file's path or a mapping, got "
+                                       f"{type(strings).__name__}")
     try:
         return read_strings(os.fspath(strings))
     except InvalidArgumentError as exc:
-        raise InvalidArgumentError(f"--strings {exc}") from None
+        raise InvalidArgumentError(f"{shown('strings')} {exc}") from None
 
 
 def _design(mechanism: Any, device: str | None, denominator: int | None
@@ -248,6 +259,10 @@ def _design(mechanism: Any, device: str | None, denominator: int | None
     from ..optimal.problem import DesignProblem
     from ..release.sources import design_of, source_name
 
+    if isinstance(mechanism, str | os.PathLike):
+        from .._internal.bundled import resolve
+
+        mechanism = resolve(mechanism, ("mechanism", "problem"))  # a file that exists, else designer's own by name
     path = os.fspath(mechanism) if isinstance(mechanism, str | os.PathLike) else None
     problem: Any = None
     if path is not None and path.endswith(".toml"):
@@ -258,7 +273,7 @@ def _design(mechanism: Any, device: str | None, denominator: int | None
         problem = mechanism
     if problem is None or (device is None and denominator is None):
         if problem is None and (device is not None or denominator is not None):
-            raise InvalidArgumentError(f"--device designs a TOML problem on the device's grid; "
+            raise InvalidArgumentError(f"{shown('device')} designs a TOML problem on the device's grid; "
                                        f"{source_name(mechanism)} is a mechanism (design it with 'designer design "
                                        "PROBLEM --device ... --out FILE', whose fractions the export keeps)")
         found = design_of(problem if problem is not None else mechanism)
@@ -271,6 +286,6 @@ def _design(mechanism: Any, device: str | None, denominator: int | None
     from ..devices import grid_design, parse_device
 
     if device is not None and denominator is not None:
-        raise InvalidArgumentError("give --device or --denominator, not both (a device fixes its denominator)")
+        raise InvalidArgumentError(say("give {device} or {denominator}, not both (a device fixes its denominator)"))
     grid = grid_design(problem, parse_device(device, denominator))
     return grid.mechanism, problem.epsilon, problem, grid, None, None

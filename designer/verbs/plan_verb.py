@@ -7,23 +7,19 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .._internal.keywords import check_output, read_budgets, read_named, read_names, read_prior, read_values, say, shown
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from ..mechanism import Mechanism
 from ..planning.plan import Plan, PlanRequest, SurveyPlan, make_plan, plan_survey
 from ..planning.plan_request import (
-    BUDGET_WORDS,
     DEFAULTS,
     GROUP_ONLY,
     NOT_FOR_GROUPS,
-    check_output,
     check_values,
     curve_ns,
-    flag,
     plan_mode,
-    prior_values,
     refuse_unused,
     split_fractions,
-    values,
 )
 from ..planning.survey_plan import Survey
 from ..vocabulary import Alternative, NullVariance, PlanSource, Semantics
@@ -34,6 +30,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["plan"]
 
 PathLike = str | os.PathLike[str]
+#: The groups of a plan with several designs as an error writes them (the command line's, then Python's).
+_GROUPS = ("NAME=FILE", "{NAME: FILE}")
 
 
 def plan(source: Any = None, *, prior: str | Mapping[str, float] | Sequence[float] | None = None,
@@ -80,6 +78,7 @@ def plan(source: Any = None, *, prior: str | Mapping[str, float] | Sequence[floa
     detect, power, alpha : float, optional
         Power mode: the difference in a share to detect, the power wanted (0.8), the test level (0.05).
     alternative : {"two-sided", "greater", "less"}, optional
+        Power mode: the alternative of the test (default two-sided).
     null_variance : {"pooled", "null"}, optional
         Two groups: the null variance pooled (default) or at the null shares.
     null_difference : float, optional
@@ -87,7 +86,9 @@ def plan(source: Any = None, *, prior: str | Mapping[str, float] | Sequence[floa
     groups : {1, 2}, optional
         One sample against ``null`` (default) or two groups.
     share : str, optional
-        The input whose share is tested (default the first); ``null`` its null value (default its prior).
+        Power mode: the input whose share is tested (default the first).
+    null : float, optional
+        Power mode, one sample: the null value of that share (default its prior).
     semantics : {"sldp", "wldp"}, optional
         For a mechanism (a problem states its own; default sldp).
     grid : str or sequence of float, optional
@@ -95,8 +96,9 @@ def plan(source: Any = None, *, prior: str | Mapping[str, float] | Sequence[floa
     check, seed : int, optional
         Simulate ``check`` surveys at the planned ``n``, seeded by ``seed``.
     curve : str or sequence of int, optional
-        Power mode: the power at these respondent numbers (``"100:2000:20"`` or a list); ``curve_detect`` adds
-        differences, a line each.
+        Power mode: the power at these respondent numbers (``"100:2000:20"`` or a list).
+    curve_detect : str or sequence of float, optional
+        With ``curve``: more differences to detect (``"0.05,0.15"``), a line of the curve each.
     report, plot, curve_plot : str or os.PathLike, optional
         Write an HTML report, a PNG of respondents against eps, a PNG of the power curve (atomically; an
         existing file only with ``force``). The plan's ``notes`` say where.
@@ -109,7 +111,11 @@ def plan(source: Any = None, *, prior: str | Mapping[str, float] | Sequence[floa
         With ``mechanism``: each group's share of the respondents (``"a=1,b=2"``); default the best split.
     noncompliance, unrelated : str, optional
         With ``mechanism``: ``"carriers:no"`` / ``"everyone:no"``, or the unrelated question's answer: an unknown
-        share estimated with the prevalence, planned at ``unknown_share``, for ``share_groups`` (default all).
+        share estimated with the prevalence (docs/theory.md section 10.2).
+    unknown_share : float, optional
+        With ``noncompliance`` or ``unrelated``: the value of the unknown share the plan assumes, in (0, 1).
+    share_groups : str or sequence of str, optional
+        With ``noncompliance`` or ``unrelated``: the groups the unknown share applies to (``"1,2"``; default all).
 
     Returns
     -------
@@ -124,8 +130,17 @@ def plan(source: Any = None, *, prior: str | Mapping[str, float] | Sequence[floa
 
     Examples
     --------
-    >>> from designer import plan
-    >>> plan("problems/warner.toml", prior="yes=0.3,no=0.7", width=0.02).n  # doctest: +SKIP
+    Warner's design at eps = 1 (a problem given as an object; a problem file's path or a bundled problem's name
+    works the same): the respondents for every share's 95% interval to be within +-0.02 when 30% hold the trait
+    (Eq 1), and the smallest budget that 2000 respondents allow for +-0.03:
+
+    >>> import designer
+    >>> warner = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="truthful")
+    >>> designer.plan(warner, prior="yes=0.3,no=0.7", width=0.02).n
+    10859
+    >>> round(designer.plan(warner, prior="yes=0.3,no=0.7", n=2000, width=0.03).epsilon, 3)
+    1.739
+    >>> designer.plan("warner", prior="yes=0.3,no=0.7", width=0.02).n  # the same problem, bundled with designer
     10859
     """
     keywords = {"prior": prior, "epsilon": epsilon, "dont_know": dont_know, "width": width, "level": level, "n": n,
@@ -137,16 +152,17 @@ def plan(source: Any = None, *, prior: str | Mapping[str, float] | Sequence[floa
                 "unknown_share": unknown_share, "share_groups": share_groups}
     given = {k: v for k, v in keywords.items() if v is not None}
     if force not in (True, False):
-        raise InvalidArgumentTypeError(f"--force must be True or False, got {force!r}")
+        raise InvalidArgumentTypeError(f"{shown('force')} must be True or False, got {force!r}")
     kw = check_values(given)
     if mechanism is not None:
         return _plan_groups(mechanism, source, kw)
     if source is None:
-        raise InvalidArgumentError("give a SOURCE (problem, questionnaire or mechanism file) or --mechanism NAME=FILE")
+        raise InvalidArgumentError(say("give a {SOURCE} (problem, questionnaire or mechanism file) or {groups}",
+                                       groups=shown("mechanism", _GROUPS)))
     alone = [f for f in GROUP_ONLY if f in kw]
     if alone:
-        raise InvalidArgumentError(f"{flag(alone[0])} belongs to a plan with several mechanisms (--mechanism "
-                                   "NAME=FILE, repeated)")
+        raise InvalidArgumentError(f"{shown(alone[0])} belongs to a plan with several mechanisms "
+                                   f"({shown('mechanism', ('NAME=FILE, repeated', _GROUPS[1]))})")
     kind, obj, name = _source(source, kw.get("epsilon"), kw.get("dont_know"))
     mode = plan_mode(kind, obj, width=kw.get("width"), n=kw.get("n"), detect=kw.get("detect"))
     refuse_unused(set(kw), kind, mode, name)
@@ -162,7 +178,7 @@ def plan(source: Any = None, *, prior: str | Mapping[str, float] | Sequence[floa
     else:
         default_prior = obj.prior if kind is PlanSource.PROBLEM else None
         wanted = "prior" in kw or kind is PlanSource.PROBLEM
-        shares = prior_values(kw.get("prior"), obj.inputs, default_prior) if wanted else None
+        shares = read_prior(kw.get("prior"), obj.inputs, shown("prior"), default_prior) if wanted else None
         result = make_plan(obj, _request(full, shares), name=name, table=bool(plot or report))
         design, allocation = result.design, None
     if report or plot or curve_plot:
@@ -180,15 +196,14 @@ def _request(kw: dict[str, Any], prior: Sequence[float] | None) -> PlanRequest:
     """The :class:`~designer.planning.plan.PlanRequest` of the checked keywords (defaults filled)."""
     return PlanRequest(width=kw.get("width"), level=kw["level"], n=kw.get("n"), detect=kw.get("detect"),
                        power=kw["power"], alpha=kw["alpha"], groups=kw["groups"], share=kw.get("share"),
-                       null=kw.get("null"), alternative=Alternative.parse(kw["alternative"], "--alternative"),
-                       null_variance=NullVariance.parse(kw["null_variance"], "--null-variance"),
+                       null=kw.get("null"), alternative=Alternative.parse(kw["alternative"], shown("alternative")),
+                       null_variance=NullVariance.parse(kw["null_variance"], shown("null_variance")),
                        null_difference=kw["null_difference"], prior=None if prior is None else tuple(prior),
-                       semantics=Semantics.parse(kw.get("semantics") or "sldp", "--semantics"),
-                       grid=None if kw.get("grid") is None else tuple(values(kw["grid"], "grid", low=0.0,
-                                                                             high=float("inf"), rule=BUDGET_WORDS)),
+                       semantics=Semantics.parse(kw.get("semantics") or "sldp", shown("semantics")),
+                       grid=None if kw.get("grid") is None else tuple(read_budgets(kw["grid"], shown("grid"))),
                        check=kw.get("check"), seed=kw.get("seed"),
                        curve=None if kw.get("curve") is None else tuple(curve_ns(kw["curve"])),
-                       curve_detect=tuple(values(kw["curve_detect"], "curve_detect", low=0.0, high=1.0))
+                       curve_detect=tuple(read_values(kw["curve_detect"], shown("curve_detect"), low=0.0, high=1.0))
                        if kw.get("curve_detect") else ())
 
 
@@ -210,7 +225,9 @@ def _source(source: Any, epsilon: float | None, dont_know: float | None) -> tupl
     from ..optimal.problem import DesignProblem
 
     if isinstance(source, (str, os.PathLike)):
-        path = os.fspath(source)
+        from .._internal.bundled import resolve
+
+        path = os.fspath(resolve(source, ("problem", "survey", "mechanism")))  # or designer's own by name
         if path.lower().endswith(".toml"):
             from ..optimal.problem_toml import parse_problem, read_toml
             from ..planning.survey_plan import is_survey, parse_survey
@@ -239,58 +256,52 @@ def _override(problem: Any, epsilon: float | None, dont_know: float | None) -> A
     return problem.replace(**changes) if changes else problem
 
 
-def _named(items: Sequence[Any]) -> dict[str, Any]:
-    """``["a=FILE", "b=FILE"]`` (the command line's repeated ``--mechanism``) as ``{"a": FILE, "b": FILE}``."""
-    named: dict[str, Any] = {}
-    for item in items:
-        name, sep, path = item.partition("=") if isinstance(item, str) else ("", "", item)
-        if not sep:
-            raise InvalidArgumentError(f"--mechanism {item!r}: a plan with several designs names each group: "
-                                       "NAME=FILE, or give a mapping of names to files or mechanisms")
-        if name.strip() in named:
-            raise InvalidArgumentError(f"--mechanism: group {name.strip()!r} is given twice")
-        named[name.strip()] = path.strip()
-    return named
-
-
 def _plan_groups(mechanism: Mapping[str, Any] | Sequence[Any], source: Any, kw: dict[str, Any]) -> SplitPlan:
     """A survey split between the groups of ``mechanism`` (``designer plan --mechanism NAME=FILE ...``)."""
     from ..planning.group_plan import plan_split
     from ..release.files import open_mechanism_file
 
     if source is not None:
-        raise InvalidArgumentError("give a SOURCE file or --mechanism NAME=FILE (several designs), not both")
+        raise InvalidArgumentError(say("give a {SOURCE} file or {groups} (several designs), not both",
+                                       groups=shown("mechanism", _GROUPS)))
     if isinstance(mechanism, (list, tuple)):
-        mechanism = _named(mechanism)
+        mechanism = read_named(mechanism, shown("mechanism"), "a plan with several designs names each group: "
+                               "NAME=FILE, or give a mapping of names to files or mechanisms")
     given = [f for f in NOT_FOR_GROUPS if f in kw]
     if given:
-        raise InvalidArgumentError(f"{flag(given[0])} has no effect on a plan with several mechanisms; drop it")
+        raise InvalidArgumentError(f"{shown(given[0])} has no effect on a plan with several mechanisms; drop it")
     if not isinstance(mechanism, Mapping) or not mechanism:
-        raise InvalidArgumentTypeError("--mechanism: give each group's mechanism as a mapping NAME -> file or "
-                                       "Mechanism")
+        raise InvalidArgumentTypeError(f"{shown('mechanism')}: give each group's mechanism as a mapping NAME -> file "
+                                       "or Mechanism")
     if kw.get("width") is None and kw.get("detect") is None:
-        raise InvalidArgumentError("say what to plan: --width W (respondents for a half-width) or --detect D (power)")
+        raise InvalidArgumentError(say("say what to plan: {width=W} (respondents for a half-width) or {detect=D} "
+                                       "(power)"))
     if ("noncompliance" in kw or "unrelated" in kw) and "unknown_share" not in kw:
-        raise InvalidArgumentError("--unknown-share S: a design with an unknown share is planned at an assumed value "
-                                   "of it (the prevalence's variance depends on it)")
+        raise InvalidArgumentError(say("{unknown_share=S}: a design with an unknown share is planned at an assumed "
+                                       "value of it (the prevalence's variance depends on it)"))
     if "" in mechanism:
-        raise InvalidArgumentError("--mechanism: a plan with several designs names each group: NAME=FILE")
+        raise InvalidArgumentError(f"{shown('mechanism')}: a plan with several designs names each group: NAME=FILE")
     mechanisms: dict[str, Mechanism] = {}
     files: dict[str, str] = {}
     for name, item in mechanism.items():
         if isinstance(item, (str, os.PathLike)):
             mechanisms[str(name)], files[str(name)] = open_mechanism_file(os.fspath(item)).mechanism, os.fspath(item)
             continue
-        mech = _as_mechanism(item, f"--mechanism {name}")
+        mech = _as_mechanism(item, shown("mechanism", name))
         if mech is None:
-            raise InvalidArgumentTypeError(f"--mechanism {name}: give a file or a Mechanism, got {type(item).__name__}")
+            raise InvalidArgumentTypeError(f"{shown('mechanism', name)}: give a file or a Mechanism, got "
+                                           f"{type(item).__name__}")
         mechanisms[str(name)], files[str(name)] = mech, "mechanism"
     inputs = next(iter(mechanisms.values())).inputs
     full = {**DEFAULTS, **kw}
-    shares = prior_values(kw.get("prior"), inputs)
+    shares = read_prior(kw.get("prior"), inputs, shown("prior"))
     groups = kw.get("share_groups")
     if isinstance(groups, str):
-        groups = [g.strip() for g in groups.split(",")]
+        try:
+            groups = read_names(groups)
+        except ValueError:
+            raise InvalidArgumentError(f"{shown('share_groups')}: expected comma-separated group names, got "
+                                       f"{groups!r}") from None
     return plan_split(mechanisms, _request(full, shares), files=files,
                       fractions=split_fractions(kw.get("split"), list(mechanisms)),
                       noncompliance=kw.get("noncompliance"), unrelated=kw.get("unrelated"),

@@ -14,7 +14,9 @@ from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
+from .._internal.bundled import resolve
+from .._internal.keywords import shown
+from ..exceptions import DataError, InvalidArgumentError, InvalidArgumentTypeError
 from ..release.randomize_priors import DEFAULT_MIN_STRATUM
 from ..release.randomize_run import Randomized, RandomizeRequest, run
 
@@ -31,8 +33,8 @@ def randomize(data: str | os.PathLike[str] | pd.DataFrame, mechanism: Any = None
               min_stratum: int = DEFAULT_MIN_STRATUM, repair: bool = False, strata: str | None = None,
               designs: str | os.PathLike[str] | None = None, budget: float | str | Fraction | None = None,
               manifest: str | os.PathLike[str] | None = None, seed: int | None = None, simulation: bool = False,
-              scheduler: str | None = None, semantics: str = "sldp", allocation: str | float = "uniform"
-              ) -> Randomized:
+              scheduler: str | None = None, semantics: str = "sldp", allocation: str | float = "uniform",
+              keep_order: bool = False) -> Randomized:
     """Randomize true answers with certified mechanisms (Def 3.1; docs/theory.md section 7.5).
 
     Each respondent's true value ``x`` of a variable is replaced by an answer drawn with probability
@@ -45,7 +47,7 @@ def randomize(data: str | os.PathLike[str] | pd.DataFrame, mechanism: Any = None
     ----------
     data : str, path-like or pandas.DataFrame
         One respondent per row: a CSV, Parquet, Arrow, SPSS, Stata or SAS file, a Parquet dataset folder, or a
-        DataFrame (written to a temporary CSV file when ``out`` is given, drawn in memory otherwise).
+        DataFrame (drawn in memory, and written to ``out`` when it is given: no true value is ever written).
     mechanism : str, path-like, Mechanism, DesignResult, CertifiedMechanism, DesignProblem, or a mapping
         One variable's design (with ``column``): a mechanism file, a TOML problem (designed on the fly), or an
         in-memory design with ``k`` inputs. A mapping ``{column: design}`` randomizes several variables, each
@@ -84,39 +86,60 @@ def randomize(data: str | os.PathLike[str] | pd.DataFrame, mechanism: Any = None
     semantics : {"sldp", "wldp"}
         ``sldp``: report answer sets; ``wldp``: precise answers of the ``allocation`` member.
     allocation : "uniform" or float in [0, 1]
+    keep_order : bool
+        Write the rows in the input's order instead of a uniformly random one (docs/theory.md section 7.8): the
+        order of a file is a function of its data, so this is warned about (``warnings``, the manifest).
 
     Returns
     -------
     Randomized
         ``to_dict()`` is the ``--format json`` object; ``totals`` the composed loss exactly; ``certificate`` the
-        variables' composed certificate; ``frame`` the randomized DataFrame when a DataFrame was drawn in memory.
+        variables' composed certificate; ``frame`` the randomized DataFrame when a DataFrame was drawn in memory
+        (rows in the released order, each keeping its index); ``warnings`` what the CLI prints on stderr (a seeded
+        simulation, kept order, a loss above 5 nats, a published prior).
 
     Raises
     ------
     InvalidArgumentError
-        A bad keyword, an output that exists, a budget exceeded (one line naming the flag or the file); a bad row
+        A bad keyword, an output that exists, a budget exceeded (one line naming the keyword or the file); a bad row
         is a :class:`~designer.exceptions.DataError` naming its line.
+
+    Examples
+    --------
+    A DataFrame drawn in memory (a seeded simulation: a release leaves ``seed`` out), its rows in a uniformly
+    random order, each keeping its index:
+
+    >>> import pandas as pd
+    >>> from designer import Q_WRR
+    >>> frame = pd.DataFrame({"answer": ["yes", "no", "yes", "no"]}, index=["a", "b", "c", "d"])
+    >>> result = randomize(frame, Q_WRR(1.0), column="answer", seed=1, simulation=True)
+    >>> sorted(result.frame.index), result.row_order, list(result.frame.columns)
+    (['a', 'b', 'c', 'd'], 'shuffled', ['response'])
+    >>> result.warnings[0][:40]
+    '--seed makes this draw reproducible: any'
     """
     if semantics not in ("sldp", "wldp"):
-        raise InvalidArgumentError(f"--semantics must be sldp or wldp, got {semantics!r}")
+        raise InvalidArgumentError(f"{shown('semantics')} must be sldp or wldp, got {semantics!r}")
     if invariant_prior not in ("problem", "data"):
-        raise InvalidArgumentError(f"--invariant-prior must be problem or data, got {invariant_prior!r}")
+        raise InvalidArgumentError(f"{shown('invariant_prior')} must be problem or data, got {invariant_prior!r}")
     if isinstance(min_stratum, bool) or not isinstance(min_stratum, int) or not 1 <= min_stratum <= 10**12:
-        raise InvalidArgumentError(f"--min-stratum must be a whole number from 1 to 10**12, got {min_stratum!r}")
+        raise InvalidArgumentError(f"{shown('min_stratum')} must be a whole number from 1 to 10**12, got "
+                                   f"{min_stratum!r}")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-        raise InvalidArgumentError(f"--seed must be a whole number >= 0, got {seed!r}")
+        raise InvalidArgumentError(f"{shown('seed')} must be a whole number >= 0, got {seed!r}")
     single, pairs = _designs(mechanism, variable)
     request = dict(out=_path(out, "out"), mechanism=single, column=column, variable=pairs, keep=_keep(keep),
-                   invariant_prior=invariant_prior, prior_budget=_budget(prior_budget, "--prior-budget"),
+                   invariant_prior=invariant_prior, prior_budget=_budget(prior_budget, "prior_budget"),
                    min_stratum=min_stratum, repair=bool(repair), strata=strata, designs=_path(designs, "designs"),
-                   budget=_budget(budget, "--budget"), manifest=_path(manifest, "manifest"), seed=seed,
+                   budget=_budget(budget, "budget"), manifest=_path(manifest, "manifest"), seed=seed,
                    simulation=bool(simulation), scheduler=scheduler, semantics=semantics,
-                   allocation=str(allocation))
+                   allocation=str(allocation), keep_order=bool(keep_order))
     if isinstance(data, str | os.PathLike):
         if request["out"] is None:
             raise InvalidArgumentError("out: give the new file the randomized answers go to (a file's answers are "
                                        "randomized into a file; pass a DataFrame to draw in memory)")
-        return run(RandomizeRequest(answers=os.fspath(data), **request))
+        answers = os.fspath(resolve(data, "data", error=DataError))  # a file that exists, else designer's own by name
+        return run(RandomizeRequest(answers=answers, **request))
     try:
         import pandas as pd
     except ImportError:  # pragma: no cover - pandas is a dependency
@@ -126,19 +149,13 @@ def randomize(data: str | os.PathLike[str] | pd.DataFrame, mechanism: Any = None
     if request["out"] is None:
         from ..release.randomize_run import draw_frame
 
-        return draw_frame(RandomizeRequest(answers="the DataFrame given", out="", **{
+        return draw_frame(RandomizeRequest(answers=FRAME_NAME, out="", **{
             k: v for k, v in request.items() if k != "out"}), data)
-    import tempfile
+    return run(RandomizeRequest(answers=FRAME_NAME, **request), frame=data)
 
-    from ..exceptions import DesignerError
 
-    with tempfile.TemporaryDirectory(prefix="designer-randomize-") as folder:
-        path = os.path.join(folder, "data.csv")
-        data.to_csv(path, index=False)
-        try:
-            return run(RandomizeRequest(answers=path, **request))
-        except DesignerError as exc:  # name the frame, not the temporary file (a line is the frame's row + 1)
-            raise type(exc)(str(exc).replace(path, "the DataFrame given")) from None
+#: How messages name a DataFrame's rows (a line is the frame's row position + 2, as in a CSV file with a header).
+FRAME_NAME = "the DataFrame given"
 
 
 def _designs(mechanism: Any, variable: Sequence[str] | None) -> tuple[Any, tuple[Any, ...]]:
@@ -171,14 +188,14 @@ def _path(value: Any, what: str) -> str | None:
     return os.fspath(value)
 
 
-def _budget(value: Any, flag: str) -> Fraction | None:
+def _budget(value: Any, keyword: str) -> Fraction | None:
     """A budget as the rational its user wrote (``0.1`` is 1/10; ``"7/3"`` exactly), > 0."""
     if value is None:
         return None
-    from ..release.noise import stated_budget
+    from ..guarantees.noise import stated_budget
 
     try:
         return stated_budget(value)
     except (InvalidArgumentError, ValueError, ZeroDivisionError):
-        raise InvalidArgumentError(f"{flag} must be a finite number > 0 (a decimal or a fraction such as 7/3), "
-                                   f"got {value!r}") from None
+        raise InvalidArgumentError(f"{shown(keyword)} must be a finite number > 0 (a decimal or a fraction such as "
+                                   f"7/3), got {value!r}") from None

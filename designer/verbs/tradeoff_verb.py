@@ -9,6 +9,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from .._internal.keywords import say
 from .._internal.render import fmt, json_number, render_table
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from ..mechanism import Mechanism
@@ -49,6 +50,13 @@ class TradeoffResult(Result):
     status : FitStatus
         ``EXACT``.
     warnings : tuple of str
+
+    Examples
+    --------
+    >>> import designer
+    >>> curve = designer.tradeoff(designer.Q_WRR(1.0), null="yes", alt="no", points=3)
+    >>> curve.kind, len(curve.rows) >= 3
+    ('pessimistic', True)
     """
 
     kind: str
@@ -134,6 +142,18 @@ def tradeoff(mechanism: Mechanism | str | os.PathLike[str], *, null: str | None 
     -------
     TradeoffResult
         ``to_dict()`` is ``designer tradeoff --format json``, ``table()`` its CSV and ``summary()`` its table output.
+
+    Examples
+    --------
+    The pessimistic curve of ``Q_2x3(0.6, 0.2)`` between yes and no, and its bound at ``eps_walley = ln 4``
+    (Thm 3.18):
+
+    >>> import designer
+    >>> curve = designer.tradeoff(designer.Q_2x3(0.6, 0.2), null="yes", alt="no", points=5)
+    >>> [row[:2] for row in curve.rows[:3]]  # (alpha, beta)
+    [[0.0, 1.0], [0.2, 0.7], [0.25, 0.625]]
+    >>> round(curve.eps, 4)
+    1.3863
     """
     import numpy as np
 
@@ -151,19 +171,21 @@ def tradeoff(mechanism: Mechanism | str | os.PathLike[str], *, null: str | None 
     else:
         raise InvalidArgumentTypeError(f"tradeoff() takes a Mechanism or the path of a mechanism file, got "
                                        f"{type(mechanism).__name__}")
-    if plot is not None and os.path.exists(plot) and not force:
-        raise InvalidArgumentError(f"{os.fspath(plot)}: already exists; choose another name or pass --force")
+    if plot is not None:
+        from .._internal.keywords import check_output
+
+        check_output(plot, [mechanism], force)
     if mech.k < 2:
         raise InvalidArgumentError(f"{source}: a test needs two inputs; the mechanism has {mech.k}")
     if (null is None) != (alt is None):
-        raise InvalidArgumentError("give both --null and --alt, or neither (then the worst pair is used)")
+        raise InvalidArgumentError(say("give both {null} and {alt}, or neither (then the worst pair is used)"))
     worst = null is None
     if null is None or alt is None:
         first, second = _worst_pair(mech, kind, fold, alpha)
     else:
         first, second = mech.input_index(null), mech.input_index(alt)
         if first == second:
-            raise InvalidArgumentError("--null and --alt must be different inputs")
+            raise InvalidArgumentError(say("{null} and {alt} must be different inputs"))
     x, x2 = mech.inputs[first], mech.inputs[second]
     walley = kind in ("pessimistic", "optimistic")
     eps = (eps_walley if walley else eps_shafer)(mech)

@@ -8,6 +8,8 @@
   choices and default, read from the parser object (not from ``--help`` text).
 * ``_generated/figures/*.png``: the figures of the user guide, drawn by running the guide's own command lines
   (a ``designer ... --plot NAME.png`` line whose page shows ``_generated/figures/NAME.png``).
+* ``_generated/citation.bib``: BibTeX entries for the paper and the software, read from ``CITATION.cff`` (the one
+  place the citation is written; ``citing.md`` shows both).
 """
 
 from __future__ import annotations
@@ -20,9 +22,13 @@ import pkgutil
 import re
 import shlex
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from refresh_outputs import (  # docs/_ext is on the path: conf.py and the tests put it there
+    command_lines,
+    scratch_folder,
+)
 
 DOCS = Path(__file__).resolve().parents[1]
 ROOT = DOCS.parent
@@ -205,9 +211,7 @@ def guide_figures(pages: list[Path], out: Path) -> None:
         shown = set(re.findall(r"_generated/figures/([\w.-]+\.png)", text))
         if not shown:
             continue
-        with tempfile.TemporaryDirectory() as tmp, contextlib.chdir(tmp):
-            for folder in ("examples", "problems"):
-                shutil.copytree(ROOT / folder, Path(tmp) / folder, ignore=shutil.ignore_patterns("output"))
+        with scratch_folder():
             for line in shell_lines(text):
                 argv = shlex.split(line)[1:]
                 written = {argv[i + 1] for i, a in enumerate(argv[:-1]) if a in FIGURE_FLAGS}
@@ -227,12 +231,35 @@ def guide_figures(pages: list[Path], out: Path) -> None:
 
 def shell_lines(text: str) -> list[str]:
     """The ``designer ...`` lines of a page's ```sh blocks, without their comments."""
-    lines = []
-    for block in text.split("```sh")[1:]:
-        for line in block.split("```", 1)[0].splitlines():
-            if line.startswith("designer "):
-                lines.append(line.split("  #", 1)[0].strip())
-    return lines
+    return [line for _, line in command_lines(text)]
+
+
+def citation_bibtex() -> str:
+    """BibTeX for CITATION.cff's preferred citation (the paper) and for the software itself."""
+    import yaml  # a dependency of myst-parser, so of every docs build
+
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+
+    def authors(people: list[dict[str, str]]) -> str:
+        names = [f"{p['family-names']}, {p['given-names']}" if "family-names" in p else "{" + p["name"] + "}"
+                 for p in people]
+        return " and ".join(names)
+
+    def entry(kind: str, key: str, fields: dict[str, object]) -> str:
+        body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields.items() if value is not None)
+        return f"@{kind}{{{key},\n{body}\n}}\n"
+
+    paper = cff["preferred-citation"]
+    first = paper["authors"][0].get("family-names", "anon").lower()
+    out = entry("inproceedings", f"{first}{paper['year']}", {
+        "title": "{" + paper["title"] + "}", "author": authors(paper["authors"]),
+        "booktitle": paper.get("collection-title"), "volume": paper.get("volume"), "pages": paper.get("pages"),
+        "year": paper["year"], "doi": paper.get("doi"), "url": paper.get("url")})
+    out += "\n" + entry("software", "designer", {
+        "title": "{" + cff["title"] + "}", "author": authors(cff["authors"]), "version": cff.get("version"),
+        "year": str(cff.get("date-released", ""))[:4] or None, "license": cff.get("license"),
+        "url": cff.get("repository-code") or cff.get("url")})
+    return out
 
 
 def _write_if_changed(path: Path, text: str) -> None:
@@ -245,6 +272,7 @@ def _generate(app: Any) -> None:
     write_api(DOCS / "reference" / "api.rst")
     write_cli(DOCS / "reference" / "cli.rst")
     guide_figures(sorted((DOCS / "guide").glob("*.md")), DOCS / "_generated" / "figures")
+    _write_if_changed(DOCS / "_generated" / "citation.bib", citation_bibtex())
 
 
 def _patch_autosummary_summaries() -> None:

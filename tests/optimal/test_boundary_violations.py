@@ -89,7 +89,7 @@ def test_compact_shafer_check_sees_one_class_over_by_1e12(k):
 
 # ---------------------------------------------------------------------------- device certificate
 def _dk_problem(eps: float, semantics: str) -> DesignProblem:
-    return DesignProblem(inputs=("yes", "no"), epsilon=eps, semantics=semantics)
+    return DesignProblem(objective="truthful", inputs=("yes", "no"), epsilon=eps, semantics=semantics)
 
 
 def _counts(problem: DesignProblem, rows: list[dict[int, int]]) -> np.ndarray:
@@ -260,7 +260,7 @@ def test_compact_structure_check_sees_each_rule_broken_by_the_least():
 
     singles_and_full = (*[1 << i for i in range(k)], (1 << k) - 1)
     ok_sizes = mech([0.5, 0, 0, 0.2], [0.3, 0, 0, 0])  # sizes 1 and 4
-    problem = DesignProblem(inputs=labels, epsilon=1.0, focal_sets=singles_and_full)
+    problem = DesignProblem(objective="truthful", inputs=labels, epsilon=1.0, focal_sets=singles_and_full)
     assert _compact_structure_ok(problem, ok_sizes)
     for s in (2, 3):  # a little mass on a size the problem does not allow, as A or as B
         a, b = [0.5, 0, 0, 0.2], [0.3, 0, 0, 0]
@@ -268,20 +268,21 @@ def test_compact_structure_check_sees_each_rule_broken_by_the_least():
         assert not _compact_structure_ok(problem, mech(a, b)), s
         a[s - 1], b[s - 1] = 0.0, 1e-300
         assert not _compact_structure_ok(problem, mech(a, b)), s
-    only_singles = DesignProblem(inputs=labels, epsilon=1.0, focal_sets=tuple(1 << i for i in range(k)))
+    only_singles = DesignProblem(objective="truthful",
+                                 inputs=labels, epsilon=1.0, focal_sets=tuple(1 << i for i in range(k)))
     assert not _compact_structure_ok(only_singles, ok_sizes)  # size 4 used, not allowed
     assert _compact_structure_ok(only_singles, mech([0.7, 0, 0, 0], [0.3, 0, 0, 0]))
     # don't-know mass (the whole frame: A[k-1]), exact and at most
-    exact = DesignProblem(inputs=labels, epsilon=1.0, dont_know=0.2)
+    exact = DesignProblem(objective="truthful", inputs=labels, epsilon=1.0, dont_know=0.2)
     assert _compact_structure_ok(exact, ok_sizes)
     assert not _compact_structure_ok(exact, mech([0.5, 0, 0, math.nextafter(0.2, 1)], [0.3 - 1e-16, 0, 0, 0]))
     assert not _compact_structure_ok(exact, mech([0.5, 0, 0.2, 0], [0.3, 0, 0, 0]))  # mass on size 3, not 4
-    at_most = DesignProblem(inputs=labels, epsilon=1.0, dont_know_max=0.2)
+    at_most = DesignProblem(objective="truthful", inputs=labels, epsilon=1.0, dont_know_max=0.2)
     assert _compact_structure_ok(at_most, ok_sizes)
     assert _compact_structure_ok(at_most, mech([0.6, 0, 0, 0.1], [0.3, 0, 0, 0]))
     assert not _compact_structure_ok(at_most, mech([0.5, 0, 0, math.nextafter(0.2, 1)], [0.3, 0, 0, 0]))
     # lies: the mass of sets without the true answer (B) summed exactly against lie_max
-    lies = DesignProblem(inputs=labels, epsilon=1.0, lie_max=0.3)
+    lies = DesignProblem(objective="truthful", inputs=labels, epsilon=1.0, lie_max=0.3)
     assert _compact_structure_ok(lies, mech([0.75, 0, 0, 0], [0.1, 0.15, 0, 0]))
     assert _compact_structure_ok(lies, mech([0.7, 0, 0, 0], [0.3, 0, 0, 0]))  # exactly at the bound
     # the doubles 0.1 + 0.2 add up to 1.7e-17 more than the double 0.3: refused, as exact arithmetic says
@@ -302,25 +303,26 @@ def test_grid_structure_and_feasibility_at_one_count_over_each_rule():
         family = [int(m) for m in problem.family()]
         return np.array([[row.get(m, 0) for m in family] for row in rows], dtype=np.int64)
 
-    exact = DesignProblem(inputs=("yes", "no"), epsilon=2.0, dont_know=0.25)  # 3 of 12
+    exact = DesignProblem(objective="truthful", inputs=("yes", "no"), epsilon=2.0, dont_know=0.25)  # 3 of 12
     g = GridProgram(exact, d)
     good = counts(exact, [{yes: 6, no: 3, dk: 3}, {yes: 3, no: 6, dk: 3}])
     assert g.structure_ok(good) and g.feasible(good)
     assert not g.structure_ok(counts(exact, [{yes: 5, no: 3, dk: 4}, {yes: 3, no: 6, dk: 3}]))  # 4 != 3
     assert not g.structure_ok(counts(exact, [{yes: 6, no: 3, dk: 3}, {yes: 3, no: 5, dk: 3}]))  # row sum 11
     assert not g.structure_ok(counts(exact, [{yes: 10, no: -1, dk: 3}, {yes: 3, no: 6, dk: 3}]))  # negative
-    cap = DesignProblem(inputs=("yes", "no"), epsilon=2.0, dont_know_max=0.25)
+    cap = DesignProblem(objective="truthful", inputs=("yes", "no"), epsilon=2.0, dont_know_max=0.25)
     g = GridProgram(cap, d)
     assert g.structure_ok(counts(cap, [{yes: 6, no: 3, dk: 3}, {yes: 4, no: 6, dk: 2}]))
     assert not g.structure_ok(counts(cap, [{yes: 5, no: 3, dk: 4}, {yes: 4, no: 6, dk: 2}]))
-    lie = DesignProblem(inputs=("yes", "no"), epsilon=2.0, lie_max=0.25)  # at most 3 of 12 on sets without the truth
+    lie = DesignProblem(objective="truthful",
+                        inputs=("yes", "no"), epsilon=2.0, lie_max=0.25)  # at most 3 of 12 on sets without the truth
     g = GridProgram(lie, d)
     assert g.structure_ok(counts(lie, [{yes: 6, no: 3, dk: 3}, {yes: 3, no: 6, dk: 3}]))
     assert not g.structure_ok(counts(lie, [{yes: 5, no: 4, dk: 3}, {yes: 3, no: 6, dk: 3}]))  # yes lies 4 times
     assert not g.structure_ok(counts(lie, [{yes: 6, no: 3, dk: 3}, {yes: 4, no: 5, dk: 3}]))  # no lies 4 times
     # privacy on the grid: e^1 lies between 19/7 and 30/11; the best fraction with b <= 12 is 19/7
     for semantics in ("sldp", "wldp", "both"):
-        problem = DesignProblem(inputs=("yes", "no"), epsilon=1.0, semantics=semantics)
+        problem = DesignProblem(objective="truthful", inputs=("yes", "no"), epsilon=1.0, semantics=semantics)
         g = GridProgram(problem, d)
         assert g.bound == _brute_grid_bound(1.0, d)
         shafer_edge = counts(problem, [{yes: 8, no: 3, dk: 1}, {yes: 3, no: 8, dk: 1}])  # 8/3 < e, Walley 9/3 > e
@@ -415,7 +417,7 @@ def test_a_generated_program_rescales_with_the_budget():
 
 def test_device_certificate_names_a_broken_structure_bound():
     """Private counts (identical rows) whose don't-know count differs from the problem's: refused, in words."""
-    problem = DesignProblem(inputs=("yes", "no"), epsilon=1.0, semantics="both", dont_know=4 / 6)
+    problem = DesignProblem(objective="truthful", inputs=("yes", "no"), epsilon=1.0, semantics="both", dont_know=4 / 6)
     counts = _counts(problem, [{1: 2, 2: 2, 3: 2}, {1: 2, 2: 2, 3: 2}])  # 2/6 don't know, the problem says 4/6
     with pytest.raises(CertificationError, match=r"^the grid design breaks a structure constraint of the problem$"):
         certify_counts(problem, counts, 6)
@@ -427,7 +429,7 @@ def test_grid_feasibility_checks_structure_and_only_pairs_of_different_inputs():
     cross ratio (at most 7) is within it."""
     from designer.devices.program import GridProgram
 
-    problem = DesignProblem(inputs=("a", "b"), epsilon=math.log(7.95), semantics="wldp")
+    problem = DesignProblem(objective="truthful", inputs=("a", "b"), epsilon=math.log(7.95), semantics="wldp")
     program = GridProgram(problem, 10)
     rows = [{1: 1, 2: 1, 3: 8}, {1: 3, 2: 3, 3: 4}]  # a: pl_a({a}) = 9, bel_a({a}) = 1; b: 7 and 3
     counts = _counts(problem, rows)

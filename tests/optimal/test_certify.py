@@ -57,7 +57,7 @@ def test_smallest_mix_weight_finds_the_threshold(threshold):
 
 
 def test_structure_ok_is_exact_on_the_lying_bound():
-    problem = DesignProblem(inputs=BINARY, epsilon=1.0, lie_max=0.3)
+    problem = DesignProblem(objective="truthful", inputs=BINARY, epsilon=1.0, lie_max=0.3)
     over = d.Mechanism([[0.7, 0.30000000000000004], [0.3, 0.7]], inputs=BINARY, frame=BINARY, focal=[1, 2])
     assert Fraction(0.30000000000000004) > Fraction(0.3)
     assert not structure_ok(problem, over)
@@ -67,21 +67,21 @@ def test_structure_ok_is_exact_on_the_lying_bound():
 
 def test_structure_ok_checks_focal_sets_and_dont_know():
     q = d.Q_GWRR(1.0, 0.8)
-    assert structure_ok(DesignProblem(inputs=BINARY, epsilon=1.0, dont_know=0.2), q) == bool(
+    assert structure_ok(DesignProblem(objective="truthful", inputs=BINARY, epsilon=1.0, dont_know=0.2), q) == bool(
         np.all(q.matrix[:, 2] == 0.2))
-    assert not structure_ok(DesignProblem(inputs=BINARY, epsilon=1.0, dont_know=0.1), q)
-    assert not structure_ok(DesignProblem(inputs=BINARY, epsilon=1.0, focal_sets=[1, 2]), q)
+    assert not structure_ok(DesignProblem(objective="truthful", inputs=BINARY, epsilon=1.0, dont_know=0.1), q)
+    assert not structure_ok(DesignProblem(objective="truthful", inputs=BINARY, epsilon=1.0, focal_sets=[1, 2]), q)
 
 
 def test_refusal_when_no_repair_is_accepted():
     mech = d.Mechanism([[1.0, 0.0], [0.0, 1.0]], inputs=BINARY, frame=BINARY, focal=[1, 2])
     with pytest.raises(CertificationError, match="costs more objective"):
-        certify(mech, DesignProblem(inputs=BINARY, epsilon=1.0), accept=lambda m: False)
+        certify(mech, DesignProblem(objective="truthful", inputs=BINARY, epsilon=1.0), accept=lambda m: False)
 
 
 @pytest.mark.parametrize("eps", [1e-12, 1e-6, 1.316632, 30.0, 34.6, 100.0, 700.0])
 def test_gwrr_designs_at_every_budget_a_float_holds(eps):
-    r = design(DesignProblem(inputs=BINARY, epsilon=eps, dont_know=0.2))
+    r = design(DesignProblem(objective="truthful", inputs=BINARY, epsilon=eps, dont_know=0.2))
     p_closed = 0.8 / (1 + math.exp(-eps)) if eps < 700 else 0.8
     assert r.objective_value == pytest.approx(p_closed, rel=1e-6)
     assert d.is_private(r.mechanism, eps, exact=True)

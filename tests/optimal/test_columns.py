@@ -40,15 +40,16 @@ def test_priced_sets_reach_the_full_programs_optimum(seed):
         assert found.family.size <= (1 << l) - 1
 
 
-def test_the_engine_prices_sets_from_13_answers_and_keeps_todays_optimum():
+@pytest.mark.parametrize("l", [8, 13])
+def test_the_engine_prices_sets_from_8_answers_and_keeps_todays_optimum(l):
     rng = np.random.default_rng(4)
-    problem = _problem(rng, 3, 13, "truthful", {"dont_know_max": 0.2})
+    problem = _problem(rng, 3, l, "truthful", {"dont_know_max": 0.2})
     result = design(problem)
-    assert "answer sets priced" in result.path
+    assert "answer sets priced" in result.path and cg.COLUMN_MIN_FRAME == 8
     full = solve_walley_lazily(problem, None, None)
     assert result.solver_objective == pytest.approx(full.outcome.objective, rel=1e-9)
     assert result.certificate.method == "exact"
-    below = _problem(np.random.default_rng(4), 3, 12, "truthful", {})
+    below = _problem(np.random.default_rng(4), 3, 7, "truthful", {})
     assert "priced" not in design(below).path
 
 

@@ -70,7 +70,7 @@ def test_chi2_beats_krr_and_subset_selection(k, eps):
 
 
 def test_results_are_recomputed_and_certified():
-    r = design(DesignProblem(inputs=BINARY, epsilon=1.0, dont_know=0.2))
+    r = design(DesignProblem(objective="truthful", inputs=BINARY, epsilon=1.0, dont_know=0.2))
     assert exact_losses_within(r.mechanism, 1.0, ["shafer"])
     assert not exact_losses_within(r.mechanism, 1.0 - 1e-9, ["shafer"])  # the budget is spent: optimal
     assert r.eps_shafer <= 1.0 + 1e-12
@@ -88,7 +88,7 @@ def test_certification_repairs_a_violation_of_1e_9():
     mech = d.Mechanism(bad, inputs=BINARY, frame=BINARY, focal=[1, 2, 3])
     assert not d.is_private(mech, eps, exact=True)
     assert d.eps_shafer(mech) - eps == pytest.approx(1e-9, rel=1e-3)
-    released, cert = certify(mech, DesignProblem(inputs=BINARY, epsilon=eps))
+    released, cert = certify(mech, DesignProblem(objective="truthful", inputs=BINARY, epsilon=eps))
     assert cert.repaired and 0 < cert.mix_weight < 1e-8
     assert cert.violation == pytest.approx(1e-9, rel=1e-3)
     assert d.is_private(released, eps, exact=True)
@@ -100,7 +100,7 @@ def test_certification_repairs_a_violation_of_1e_9():
 
 def test_certification_refuses_when_no_repair_is_accepted():
     mech = d.Mechanism([[1.0, 0.0], [0.0, 1.0]], inputs=BINARY, frame=BINARY, focal=[1, 2])
-    problem = DesignProblem(inputs=BINARY, epsilon=1.0)
+    problem = DesignProblem(objective="truthful", inputs=BINARY, epsilon=1.0)
     released, cert = certify(mech, problem)  # repaired (Shafer loss inf before): accepted by default
     assert cert.repaired and d.is_private(released, 1.0, exact=True)
     with pytest.raises(CertificationError, match="costs more objective"):
@@ -120,7 +120,7 @@ def test_structure_is_respected():
 
 def test_infeasible_problems_say_what_would_help():
     # 3 inputs, only singletons, and lying at most 0.05: needs a large budget.
-    problem = DesignProblem(inputs=("a", "b", "c"), epsilon=0.5, lie_max=0.05,
+    problem = DesignProblem(objective="truthful", inputs=("a", "b", "c"), epsilon=0.5, lie_max=0.05,
                             focal_sets=(1, 2, 4))
     with pytest.raises(d.InfeasibleDesignError, match=r"epsilon >= ") as info:
         design(problem)
@@ -145,9 +145,11 @@ def test_wldp_chi2_with_structure_or_too_few_answers_is_refused_clearly():
 
 
 def test_symmetry_detection_and_orbit_average():
-    assert is_symmetric(DesignProblem(inputs=("a", "b", "c"), epsilon=1.0))
-    assert not is_symmetric(DesignProblem(inputs=("a", "b", "c"), epsilon=1.0, prior=[0.5, 0.3, 0.2]))
-    assert not is_symmetric(DesignProblem(inputs=("a", "b", "c"), epsilon=1.0, focal_sets=(1, 2, 4, 3)))
+    assert is_symmetric(DesignProblem(objective="truthful", inputs=("a", "b", "c"), epsilon=1.0))
+    assert not is_symmetric(DesignProblem(objective="truthful",
+                                          inputs=("a", "b", "c"), epsilon=1.0, prior=[0.5, 0.3, 0.2]))
+    assert not is_symmetric(DesignProblem(objective="truthful",
+                                          inputs=("a", "b", "c"), epsilon=1.0, focal_sets=(1, 2, 4, 3)))
     u = np.array([[1.0, 0, 0], [0, 1, 0], [0, 0, 0.5]])
     assert not is_symmetric(DesignProblem(inputs=("a", "b", "c"), epsilon=1.0, objective="best_case_utility",
                                           utility=u))
@@ -158,7 +160,7 @@ def test_symmetry_detection_and_orbit_average():
 
 
 def test_solver_args_reach_the_solver():
-    problem = DesignProblem(inputs=tuple("abcd"), epsilon=1.0, semantics="wldp")
+    problem = DesignProblem(objective="truthful", inputs=tuple("abcd"), epsilon=1.0, semantics="wldp")
     with pytest.raises(d.SolverError, match=r"CLARABEL .* status .iteration limit."):
         design(problem, solver="CLARABEL", solver_options={"max_iter": 1})
     r = design(problem, solver="CLARABEL")
@@ -167,7 +169,7 @@ def test_solver_args_reach_the_solver():
 
 
 def test_wldp_8x8_all_focal_sets_finishes():
-    r = design(DesignProblem(inputs=tuple("abcdefgh"), epsilon=1.0, semantics="wldp"))
+    r = design(DesignProblem(objective="truthful", inputs=tuple("abcdefgh"), epsilon=1.0, semantics="wldp"))
     assert r.certificate.method in ("exact", "float") and d.is_private(r.mechanism, 1.0, semantics="wldp", exact=True)
     # Bayesian k-RR is WLDP-feasible, so the optimum is at least its truthful probability.
     e = math.e
@@ -204,7 +206,7 @@ def test_programs_too_large_for_memory_are_refused_with_advice(monkeypatch):
     from designer.optimal.programs import linear_program, program_nonzeros
 
     for k, sem in [(6, "wldp"), (8, "both"), (10, "sldp")]:  # the estimate is an upper bound, and close
-        p = DesignProblem(inputs=tuple(f"a{i}" for i in range(k)), epsilon=1.0, semantics=sem)
+        p = DesignProblem(objective="truthful", inputs=tuple(f"a{i}" for i in range(k)), epsilon=1.0, semantics=sem)
         if sem == "sldp":
             lp = linear_program(p)
         else:  # WLDP rows are generated: the estimate is that of the first program
@@ -212,7 +214,8 @@ def test_programs_too_large_for_memory_are_refused_with_advice(monkeypatch):
             lp = solve_walley_lazily(p, None, None)[1]
         assert lp.A_ub.nnz + lp.A_eq.nnz <= program_nonzeros(p) <= 1.5 * (lp.A_ub.nnz + lp.A_eq.nnz)
     labels = tuple(f"a{i}" for i in range(16))
-    big = DesignProblem(inputs=labels, epsilon=1.0, semantics="wldp", prior=[0.5] + [0.5 / 15] * 15,
+    big = DesignProblem(objective="truthful",
+                        inputs=labels, epsilon=1.0, semantics="wldp", prior=[0.5] + [0.5 / 15] * 15,
                         focal_sets=(*[1 << i for i in range(16)], (1 << 16) - 1))
     import designer.optimal.route as route
     import designer.optimal.solve_steps as steps
@@ -231,7 +234,8 @@ def test_sixteen_answers_under_wldp_by_row_generation():
     """16 answers, singletons and don't-know: the full WLDP program has 15.7 million pair rows (it was refused
     before rows were generated); now a few hundred rows decide it, and the design is certified."""
     labels = tuple(f"a{i}" for i in range(16))
-    big = DesignProblem(inputs=labels, epsilon=1.0, semantics="wldp", prior=[0.5] + [0.5 / 15] * 15,
+    big = DesignProblem(objective="truthful",
+                        inputs=labels, epsilon=1.0, semantics="wldp", prior=[0.5] + [0.5 / 15] * 15,
                         focal_sets=(*[1 << i for i in range(16)], (1 << 16) - 1))
     result = design(big)
     assert "rows generated" in result.path and result.eps_walley <= 1.0 + 1e-12

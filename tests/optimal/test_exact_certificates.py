@@ -121,7 +121,8 @@ def test_compact_walley_matches_binomials_at_moderate_size(k: int) -> None:
 
 @pytest.mark.parametrize("k", [100, 1000])
 def test_symmetric_wldp_designs_are_certified_exactly(k: int) -> None:
-    problem = DesignProblem(inputs=tuple(f"v{i}" for i in range(k)), epsilon=1.0, semantics="wldp")
+    problem = DesignProblem(objective="truthful",
+                            inputs=tuple(f"v{i}" for i in range(k)), epsilon=1.0, semantics="wldp")
     result = design(problem)
     assert result.path.startswith("symmetric")
     compact = result.compact
@@ -164,7 +165,8 @@ def test_filtered_exact_check_matches_the_dense_integer_check(seed: int) -> None
 def test_large_general_designs_are_certified_exactly() -> None:
     # 13 x 2**13 cells: beyond the dense integer transform, decided by the filter and the integers.
     k = 13
-    problem = DesignProblem(inputs=tuple(f"v{i}" for i in range(k)), epsilon=1.0, semantics="wldp",
+    problem = DesignProblem(objective="truthful",
+                            inputs=tuple(f"v{i}" for i in range(k)), epsilon=1.0, semantics="wldp",
                             prior=np.arange(1, k + 1) / (k * (k + 1) / 2))
     result = design(problem, path="general")
     assert result.mechanism is not None

@@ -228,7 +228,7 @@ def test_a_wrong_shafer_dual_layout_is_refused(monkeypatch):
 
 
 @pytest.mark.parametrize("semantics", ["sldp", "both"])
-def test_the_engine_prices_from_13_answers_certified_and_equal_to_the_full_program(semantics):
+def test_the_engine_prices_from_8_answers_certified_and_equal_to_the_full_program(semantics):
     rng = np.random.default_rng(11)
     k, l = 3, 13
     p = DesignProblem(inputs=[f"a{i}" for i in range(k)], frame=[f"a{i}" for i in range(l)],
@@ -244,7 +244,7 @@ def test_the_engine_prices_from_13_answers_certified_and_equal_to_the_full_progr
         full = solve_walley_lazily(p, None, None).outcome.objective
     assert result.solver_objective == pytest.approx(full, rel=1e-9)
     assert result.objective_value == pytest.approx(full, rel=1e-6)
-    below = p.replace(frame=p.frame[:12], utility=p.utility[:, :12])
+    below = p.replace(frame=p.frame[:7], utility=p.utility[:, :7])
     assert "priced" not in design(below).path
 
 

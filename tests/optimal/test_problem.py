@@ -95,9 +95,9 @@ def test_non_utf8_and_missing_file(tmp_path):
 
 def test_python_object_validation():
     with pytest.raises(InvalidProblemError, match="epsilon"):
-        DesignProblem(inputs=("a", "b"), epsilon=math.nan)
+        DesignProblem(objective="truthful", inputs=("a", "b"), epsilon=math.nan)
     with pytest.raises(InvalidProblemError, match="prior"):
-        DesignProblem(inputs=("a", "b"), epsilon=1.0, prior=[0.2, 0.2])
-    pb = DesignProblem(inputs=("a", "b"), epsilon=1.0)
+        DesignProblem(objective="truthful", inputs=("a", "b"), epsilon=1.0, prior=[0.2, 0.2])
+    pb = DesignProblem(objective="truthful", inputs=("a", "b"), epsilon=1.0)
     assert pb.frame == ("a", "b") and list(pb.prior) == [0.5, 0.5]
     assert pb.replace(epsilon=2.0).epsilon == 2.0

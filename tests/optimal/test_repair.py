@@ -156,7 +156,7 @@ def test_bisect_threshold_returns_the_passing_end_within_the_steps():
 def test_default_references_are_the_row_average_and_the_uniform_mechanism():
     m = Mechanism(np.array([[0.5, 0.1, 0.1, 0.3], [0.1, 0.4, 0.2, 0.3], [0.2, 0.2, 0.3, 0.3]]),
                   inputs=["a", "b", "c"], frame=["a", "b", "c"], focal=[1, 2, 4, 7])
-    refs = dict(cert.default_references(DesignProblem(inputs=("a", "b", "c"), epsilon=1.0), m))
+    refs = dict(cert.default_references(DesignProblem(objective="truthful", inputs=("a", "b", "c"), epsilon=1.0), m))
     assert list(refs) == ["row average", "uniform mechanism"]
     average = refs["row average"]
     assert np.allclose(average.matrix, np.tile(m.matrix.mean(axis=0), (3, 1)), atol=1e-16)
@@ -165,7 +165,7 @@ def test_default_references_are_the_row_average_and_the_uniform_mechanism():
     assert [int(x) for x in uniform.focal] == [1, 2, 4, 7]
     assert np.allclose(uniform.matrix, np.tile([0.7 / 3, 0.7 / 3, 0.7 / 3, 0.3], (3, 1)), atol=1e-16)
     plain = Mechanism(np.array([[0.8, 0.2], [0.2, 0.8]]), inputs=["y", "n"], frame=["y", "n"], focal=[1, 2])
-    refs = dict(cert.default_references(DesignProblem(inputs=("y", "n"), epsilon=1.0), plain))
+    refs = dict(cert.default_references(DesignProblem(objective="truthful", inputs=("y", "n"), epsilon=1.0), plain))
     assert [int(x) for x in refs["uniform mechanism"].focal] == [1, 2]
     assert np.array_equal(refs["uniform mechanism"].matrix, [[0.5, 0.5], [0.5, 0.5]])
 
@@ -174,7 +174,7 @@ def test_default_references_of_a_compact_mechanism():
     k = 4
     A, B = np.array([0.4, 0.1, 0.05, 0.15]), np.array([0.2, 0.06, 0.04, 0.0])
     mech = SymmetricMechanism(tuple("abcd"), A, B)
-    refs = dict(cert.default_references(DesignProblem(inputs=tuple("abcd"), epsilon=1.0), mech))
+    refs = dict(cert.default_references(DesignProblem(objective="truthful", inputs=tuple("abcd"), epsilon=1.0), mech))
     sizes = np.arange(1, k + 1)
     totals = A + B
     average = refs["row average"]
@@ -189,7 +189,7 @@ def test_certify_repairs_with_the_smallest_weight_and_says_so():
     smallest weight found, which passes while a tenth of it does not."""
     p = math.e * (1 + 1e-9) / (1 + math.e * (1 + 1e-9))
     mech = Mechanism(np.array([[p, 1 - p], [1 - p, p]]), inputs=["y", "n"], frame=["y", "n"], focal=[1, 2])
-    problem = DesignProblem(inputs=("y", "n"), epsilon=1.0)
+    problem = DesignProblem(objective="truthful", inputs=("y", "n"), epsilon=1.0)
     released, certificate = cert.certify(mech, problem)
     assert certificate.repaired and certificate.reference == "row average" and certificate.violation > 0
     assert cert.passes(released, 1.0, SHAFER)
@@ -201,7 +201,8 @@ def test_certify_repairs_with_the_smallest_weight_and_says_so():
                            "the budget by ")
     assert f"so {t:.2g} of the row average (private with room to spare) was mixed in" in text
     budget = math.log(3) * 1.01
-    same, plain = cert.certify(_binary_full(0.5, 0.25, 0.25), DesignProblem(inputs=("yes", "no"), epsilon=budget,
+    same, plain = cert.certify(_binary_full(0.5, 0.25, 0.25), DesignProblem(objective="truthful",
+                                                                            inputs=("yes", "no"), epsilon=budget,
                                                                             semantics="both"))
     assert not plain.repaired and plain.mix_weight == 0.0 and plain.reference == "" and plain.method == "exact"
     assert np.array_equal(same.matrix, _binary_full(0.5, 0.25, 0.25).matrix)
@@ -228,13 +229,13 @@ def _dk_mech(dk_yes: float, dk_no: float) -> Mechanism:
 
 def test_structure_ok_holds_a_full_mechanism_to_its_dont_know_bound():
     """dont_know_max = 0.25: a row at the bound passes, one at the next float above fails (either row)."""
-    problem = DesignProblem(inputs=("yes", "no"), epsilon=5.0, dont_know_max=0.25)
+    problem = DesignProblem(objective="truthful", inputs=("yes", "no"), epsilon=5.0, dont_know_max=0.25)
     above = float(np.nextafter(0.25, 1.0))
     assert cert.structure_ok(problem, _dk_mech(0.25, 0.25))
     assert cert.structure_ok(problem, _dk_mech(0.1, 0.0))
     assert not cert.structure_ok(problem, _dk_mech(above, 0.1))
     assert not cert.structure_ok(problem, _dk_mech(0.1, above))
-    exact = DesignProblem(inputs=("yes", "no"), epsilon=5.0, dont_know=0.25)
+    exact = DesignProblem(objective="truthful", inputs=("yes", "no"), epsilon=5.0, dont_know=0.25)
     assert cert.structure_ok(exact, _dk_mech(0.25, 0.25))
     assert not cert.structure_ok(exact, _dk_mech(0.25, above))
 
@@ -248,7 +249,7 @@ def test_the_certificate_reports_the_violation_of_the_loss_that_breaks():
         assert cert.float_loss(mech, WALLEY) == pytest.approx(math.log(3), rel=1e-12)
         assert cert.float_loss(mech, SHAFER) == pytest.approx(math.log(2), rel=1e-12)
         assert cert.float_loss(mech, BOTH) == pytest.approx(math.log(3), rel=1e-12)
-        problem = DesignProblem(inputs=("yes", "no"), epsilon=eps, semantics="sldp")
+        problem = DesignProblem(objective="truthful", inputs=("yes", "no"), epsilon=eps, semantics="sldp")
         _, certificate = cert.certify(mech, problem)
         assert not certificate.repaired and certificate.violation == pytest.approx(math.log(2) - eps, rel=1e-9)
 
@@ -289,7 +290,7 @@ def _over_by_a_hair(dk: float) -> Mechanism:
 
 @pytest.mark.parametrize("dk", [0.1, 0.2, 0.3, 0.15, 0.35, 0.7, 1 / 3, 0.123456789])
 def test_a_repair_keeps_a_fixed_dont_know_mass_exactly(dk):
-    problem = DesignProblem(inputs=("yes", "no"), epsilon=1.0, dont_know=dk)
+    problem = DesignProblem(objective="truthful", inputs=("yes", "no"), epsilon=1.0, dont_know=dk)
     released, certificate = cert.certify(_over_by_a_hair(dk), problem)
     assert certificate.repaired and certificate.method == "exact"
     assert np.all(released.matrix[:, list(map(int, released.focal)).index(3)] == dk)
@@ -299,7 +300,7 @@ def test_a_repair_keeps_a_fixed_dont_know_mass_exactly(dk):
 def test_certify_counts_the_repairs_it_rejected():
     """Both default references repair the answer; an ``accept`` that refuses every repair is told how many."""
     answer = Mechanism(_over_by_a_hair(0.0).matrix[:, :2], inputs=["yes", "no"], frame=["yes", "no"], focal=[1, 2])
-    problem = DesignProblem(inputs=("yes", "no"), epsilon=1.0)
+    problem = DesignProblem(objective="truthful", inputs=("yes", "no"), epsilon=1.0)
     with pytest.raises(cert.CertificationError, match=r"every repair that restores it \(2\) costs more objective"):
         cert.certify(answer, problem, accept=lambda m: False)
     _, certificate = cert.certify(answer, problem)
@@ -309,7 +310,8 @@ def test_certify_counts_the_repairs_it_rejected():
 def test_the_mix_forces_the_dont_know_column_where_floats_would_not_keep_it():
     """(1 - t) d + t d is not always d in floats: over these masses, some repair weight t makes it differ,
     and every repair still releases d exactly (the fixed column is written, not mixed)."""
-    problem_of = lambda dk: DesignProblem(inputs=("yes", "no"), epsilon=1.0, dont_know=dk)  # noqa: E731
+    problem_of = lambda dk: DesignProblem(  # noqa: E731
+        objective="truthful", inputs=("yes", "no"), epsilon=1.0, dont_know=dk)
     differs = 0
     for dk in np.linspace(0.05, 0.6, 23):
         dk = float(dk)
@@ -331,7 +333,7 @@ def test_references_get_the_fixed_dont_know_mass_before_they_are_checked():
         a, b = c * r / (r + 2), c / (r + 2)
         m = np.array([[a, b, b, dk], [b, a, b, dk], [b, b, a, dk]])
         mech = Mechanism(m, inputs=["x", "y", "z"], frame=["x", "y", "z"], focal=[1, 2, 4, 7])
-        problem = DesignProblem(inputs=("x", "y", "z"), epsilon=1.0, dont_know=dk)
+        problem = DesignProblem(objective="truthful", inputs=("x", "y", "z"), epsilon=1.0, dont_know=dk)
         released, certificate = cert.certify(mech, problem)
         assert certificate.repaired and np.all(released.matrix[:, -1] == dk)
 
@@ -340,11 +342,12 @@ def test_no_reference_that_meets_the_structure_means_no_release():
     """Lies forbidden (lie_max = 0) and a finite budget: the truthful answer is infinitely private-breaking and
     every reference lies, so nothing is released and the message says why."""
     answer = Mechanism(np.eye(2), inputs=["yes", "no"], frame=["yes", "no"], focal=[1, 2])
-    problem = DesignProblem(inputs=("yes", "no"), epsilon=1.0, lie_max=0.0)
+    problem = DesignProblem(objective="truthful", inputs=("yes", "no"), epsilon=1.0, lie_max=0.0)
     with pytest.raises(cert.CertificationError,
                        match=r"and no reference mechanism meets the budget and the structure; the mechanism is not"):
         cert.certify(answer, problem)
-    _, certificate = cert.certify(_binary_full(0.5, 0.25, 0.25), DesignProblem(inputs=("yes", "no"), epsilon=2.0))
+    _, certificate = cert.certify(_binary_full(0.5, 0.25, 0.25), DesignProblem(objective="truthful",
+                                                                               inputs=("yes", "no"), epsilon=2.0))
     assert certificate.repaired is False
 
 
@@ -383,7 +386,7 @@ def test_one_certificate_class_and_no_form_branches_in_certify():
 
 def test_an_exported_table_carries_the_same_certificate_shape_as_a_design():
     from designer.certificate import certificate_fields
-    from designer.release.exact_table import exact_table
+    from designer.guarantees.exact_table import exact_table
 
     warner = Mechanism(np.array([[0.8, 0.2], [0.2, 0.8]]), inputs=["yes", "no"], frame=["yes", "no"],
                        focal=[1, 2])

@@ -28,7 +28,7 @@ def broken_variance(monkeypatch):
 
 
 def test_python_result_keeps_the_design(broken_variance):
-    problem = DesignProblem(inputs=("yes", "no"), epsilon=1.0, dont_know=0.2)
+    problem = DesignProblem(objective="truthful", inputs=("yes", "no"), epsilon=1.0, dont_know=0.2)
     result = design(problem)
     assert result.variance is None and result.variance_kind == "unavailable"
     assert "deliberately broken" in result.variance_note

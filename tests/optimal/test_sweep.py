@@ -94,7 +94,7 @@ def test_infeasible_points_are_rows_not_failures(capsys):
 
 
 def test_grid_and_argument_errors(tmp_path, capsys):
-    base = DesignProblem(inputs=("yes", "no"), epsilon=1.0)
+    base = DesignProblem(objective="truthful", inputs=("yes", "no"), epsilon=1.0)
     assert len(sweep_grid(base, [1, 2], [0, 0.1, 0.2])) == 6
     cases = [
         (["--epsilon", "0:1:3"], "a finite number > 0"),

@@ -76,7 +76,9 @@ def test_auto_path_and_refusals():
     r = design(DesignProblem(inputs=labels(20), epsilon=2.0, objective="chi2"))
     assert r.path == "symmetric size classes"
     with pytest.raises(d.InvalidProblemError, match="invariant"):
-        design(DesignProblem(inputs=labels(4), epsilon=1.0, prior=[0.4, 0.2, 0.2, 0.2]), path="symmetric")
+        design(DesignProblem(objective="truthful",
+                             inputs=labels(4), epsilon=1.0, prior=[0.4, 0.2, 0.2, 0.2]), path="symmetric")
     with pytest.raises(d.InvalidProblemError, match="too many"):
-        design(DesignProblem(inputs=labels(30), frame=labels(30), epsilon=1.0, prior=np.r_[0.5, np.full(29, 0.5 / 29)]))
+        design(DesignProblem(objective="truthful",
+                             inputs=labels(30), frame=labels(30), epsilon=1.0, prior=np.r_[0.5, np.full(29, 0.5 / 29)]))
     assert math.isfinite(r.variance)

@@ -63,7 +63,15 @@ class WordSource(Protocol):
 
 
 class OsRandom:
-    """The operating system's cryptographic generator (``os.urandom``): nothing to replay."""
+    """The operating system's cryptographic generator (``os.urandom``): nothing to replay.
+
+    Examples
+    --------
+    >>> from designer.guarantees.exact_table import OsRandom
+    >>> words = OsRandom().words(4)  # four 32-bit words from os.urandom
+    >>> words.shape, str(words.dtype)
+    ((4,), 'uint64')
+    """
 
     name = "os.urandom (the operating system's CSPRNG)"
 
@@ -93,7 +101,15 @@ def _seed_value(seed: Any) -> Any:
 class SeededRandom:
     """numpy's PCG64 from a seed (a whole number >= 0 of any size, a sequence of them, a SeedSequence or a bit
     generator; else :class:`~designer.exceptions.InvalidArgumentError`): reproducible, for simulation only (anyone
-    who knows the seed can redo the draw)."""
+    who knows the seed can redo the draw).
+
+    Examples
+    --------
+    >>> from designer.guarantees.exact_table import SeededRandom
+    >>> source = SeededRandom(1)
+    >>> source.name, source.words(3).tolist() == SeededRandom(1).words(3).tolist()  # reproducible
+    ('seeded simulation (numpy PCG64)', True)
+    """
 
     seed: int | Sequence[int] | np.random.SeedSequence | np.random.BitGenerator
     name: str = field(default="seeded simulation (numpy PCG64)")
@@ -108,7 +124,14 @@ class SeededRandom:
 def words_per_draw(denominators: Sequence[int] | NDArray[np.int64]) -> int:
     """How many 32-bit words one draw reads: 1 when every row's denominator is at most ``2**32``, else 2 (up to
     ``2**64``; designer's own tables stay at most :data:`MAX_DENOMINATOR`). The words of a draw are one number, the
-    first word the most significant."""
+    first word the most significant.
+
+    Examples
+    --------
+    >>> from designer.guarantees.exact_table import words_per_draw
+    >>> words_per_draw([6, 2**32]), words_per_draw([2**53])
+    (1, 2)
+    """
     values = [int(d) for d in np.ravel(np.asarray(denominators, dtype=object))]
     if not 1 <= min(values) <= max(values) <= 2**64:
         raise InvalidArgumentError(f"a table's denominators must lie in [1, 2^64], got {min(values)} to "
@@ -131,6 +154,14 @@ class DrawPlan:
     Attributes: ``words`` (1 or 2); ``limits``, ``(k,)`` Python ints up to ``2**(32 words)`` (equal to it: nothing
     is drawn again); ``cuts``, ``(k, F - 1)`` uint64, row ``x``'s increasing thresholds in its first ``ends[x]``
     entries (``(k,)`` int64), 0 after.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.guarantees.exact_table import exact_table
+    >>> plan = exact_table(designer.Q_WRR(1.0)).plan
+    >>> plan.words, plan.limits == (2**64, 2**64)  # nothing is drawn again: 2**53 divides 2**64
+    (2, True)
     """
 
     words: int
@@ -185,7 +216,18 @@ def sample_grid(counts: NDArray[np.int64], denominator: int | NDArray[np.int64],
     ``denominator`` or ``denominator[x]``, at most ``2**64``): numbers of one 32-bit word from ``words(n)`` (two,
     the first the most significant, when a denominator exceeds ``2**32``), drawn again (all their words, in order)
     while at or above the row's :class:`DrawPlan` limit, then :func:`sample_counts`: column ``j`` has probability
-    ``counts[x, j] / d_x`` exactly, with no float and no modulo bias."""
+    ``counts[x, j] / d_x`` exactly, with no float and no modulo bias.
+
+    Examples
+    --------
+    A die's table (``5/6`` truthful) for three respondents, one 32-bit word each:
+
+    >>> import numpy as np
+    >>> from designer.guarantees.exact_table import SeededRandom, sample_grid
+    >>> columns = sample_grid(np.array([[5, 1], [1, 5]]), 6, np.array([0, 0, 1]), SeededRandom(1).words)
+    >>> columns.shape, set(columns.tolist()) <= {0, 1}
+    ((3,), True)
+    """
     dens = np.broadcast_to(np.asarray(denominator, dtype=object), (np.shape(counts)[0],))
     return _draw(DrawPlan.of(counts, dens), np.asarray(rows, dtype=np.int64), words)
 
@@ -211,7 +253,19 @@ FEW_COLUMNS = 32
 def sample_counts(plan: DrawPlan, rows: NDArray[np.int64], words: NDArray[np.uint64]) -> NDArray[np.int64]:
     """The column of each drawn number: the count of row ``rows[i]``'s thresholds in ``plan`` at or below
     ``words[i]`` (every number below its row's limit), i.e. ``j`` with ``S_{j-1} s <= words[i] < S_j s``; the one
-    sampler of designer (tables of up to :data:`FEW_COLUMNS` columns column by column, wider ones row by row)."""
+    sampler of designer (tables of up to :data:`FEW_COLUMNS` columns column by column, wider ones row by row).
+
+    Examples
+    --------
+    The smallest and the largest number two words can make fall in the first and the last column of any row:
+
+    >>> import numpy as np
+    >>> import designer
+    >>> from designer.guarantees.exact_table import exact_table, sample_counts
+    >>> plan = exact_table(designer.Q_WRR(1.0)).plan
+    >>> sample_counts(plan, np.array([0, 1]), np.array([0, 2**64 - 1], dtype=np.uint64)).tolist()
+    [0, 1]
+    """
     cuts, ends = plan.cuts, plan.ends
     if cuts.shape[1] + 1 <= FEW_COLUMNS:
         out = np.zeros(rows.size, dtype=np.int64)
@@ -249,6 +303,20 @@ class ExactTable:
     denominators : tuple of int
         Per-row denominators (an invariant design's rows ``x`` are over ``a_x M``, docs/theory.md section 12);
         empty when every row is over ``denominator``.
+
+    Examples
+    --------
+    Drawing four respondents (two yes, two no) through Warner's table in a seeded simulation:
+
+    >>> import numpy as np
+    >>> import designer
+    >>> from designer.guarantees.exact_table import SeededRandom, exact_table
+    >>> table = exact_table(designer.Q_WRR(1.0))
+    >>> table.outputs, table.words  # two 32-bit words a draw: the denominator is 2**53
+    (('{yes}', '{no}'), 2)
+    >>> columns = table.sample(np.array([0, 0, 1, 1]), SeededRandom(1))
+    >>> columns.shape, set(columns.tolist()) <= {0, 1}
+    ((4,), True)
     """
 
     inputs: tuple[str, ...]
@@ -330,7 +398,15 @@ class ExactTable:
 def round_rows(matrix: NDArray[np.float64], denominator: int = DENOMINATOR) -> NDArray[np.int64]:
     """Counts over ``denominator`` (a power of two up to ``2**53``) with each row summing to it exactly: the floors
     of the masses times it (exact: a power of two), a row whose floats do not sum to 1 exactly moved towards it in
-    proportion to its masses, then the largest remainders get one more (the largest counts one less)."""
+    proportion to its masses, then the largest remainders get one more (the largest counts one less).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from designer.guarantees.exact_table import round_rows
+    >>> round_rows(np.array([[0.6, 0.2, 0.2]]), 16).tolist()  # 9.6, 3.2, 3.2: floors 9, 3, 3 and the largest remainder
+    [[10, 3, 3]]
+    """
     scaled = np.clip(np.asarray(matrix, dtype=np.float64), 0.0, None) * denominator
     base = np.floor(scaled).astype(np.int64)
     for x in range(base.shape[0]):
@@ -352,7 +428,16 @@ def round_rows(matrix: NDArray[np.float64], denominator: int = DENOMINATOR) -> N
 def grid_counts(matrix: NDArray[np.float64]) -> tuple[NDArray[np.int64], int] | None:
     """The counts and denominator ``D <= MAX_GRID`` whose fractions ``c / D`` round to exactly the given masses
     (``(k, F)``), rows summing to ``D``; ``None`` when the masses are not such a grid (``D`` the least common
-    denominator)."""
+    denominator).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from designer.guarantees.exact_table import grid_counts
+    >>> counts, denominator = grid_counts(np.array([[1 / 6, 5 / 6], [1 / 2, 1 / 2]]))
+    >>> counts.tolist(), denominator
+    ([[1, 5], [3, 3]], 6)
+    """
     fractions: list[Fraction] = []
     denominator = 1
     for value in np.asarray(matrix, dtype=np.float64).ravel():
@@ -372,7 +457,16 @@ def grid_counts(matrix: NDArray[np.float64]) -> tuple[NDArray[np.int64], int] | 
 def table_of(probabilities: NDArray[np.float64]) -> tuple[NDArray[np.int64], int]:
     """The integer table a simulation draws from: a grid's exact counts (:func:`grid_counts`), else the rows
     rounded over ``2**32`` (:func:`round_rows`; one word per draw, a simulation needs no more); with its
-    denominator."""
+    denominator.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.guarantees.exact_table import table_of
+    >>> counts, denominator = table_of(designer.Q_2x3(0.6, 0.2).matrix)  # fifths: a grid
+    >>> counts.tolist(), denominator
+    ([[3, 1, 1], [1, 3, 1]], 5)
+    """
     grid = grid_counts(probabilities)
     if grid is not None and DENOMINATOR % grid[1] != 0:
         return grid
@@ -382,7 +476,17 @@ def table_of(probabilities: NDArray[np.float64]) -> tuple[NDArray[np.int64], int
 def invariance_holds(counts: NDArray[np.int64], denominators: NDArray[np.int64], prior: Sequence[Fraction],
                      column: Sequence[int]) -> bool:
     """Whether the table keeps ``prior`` invariant: ``sum_x pi_x C[x, y(z)] / d_x == pi_z`` for every input ``z``
-    (``column[z]`` its category's column), in rational arithmetic (docs/theory.md section 12)."""
+    (``column[z]`` its category's column), in rational arithmetic (docs/theory.md section 12).
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> import numpy as np
+    >>> from designer.guarantees.exact_table import invariance_holds
+    >>> half = [Fraction(1, 2), Fraction(1, 2)]
+    >>> invariance_holds(np.array([[3, 1], [1, 3]]), np.array([4, 4]), half, [0, 1])
+    True
+    """
     return all(sum((prior[x] * Fraction(int(counts[x, column[z]]), int(denominators[x]))
                     for x in range(len(prior))), Fraction(0)) == prior[z] for z in range(len(prior)))
 
@@ -393,7 +497,19 @@ def counts_private(counts: NDArray[np.int64], focal: list[int], eps: float, loss
     ``denominators[x]`` when given) is within ``eps``, decided with integers: Shafer (Def 3.1) per column the
     largest count against the smallest; Walley (Def 3.13 through Lemma 3.14) per proper event ``E`` the largest
     ``pl_x(E)`` against the smallest ``bel_x'(E)`` over ``x != x'``. Rows over different denominators are first
-    brought to their least common multiple (Python integers, any size)."""
+    brought to their least common multiple (Python integers, any size).
+
+    Examples
+    --------
+    Counts ``3, 1`` against ``1, 3`` (columns ``{y0}``, ``{y1}``) have ratio 3: within ``ln 3``, not within 1:
+
+    >>> import math
+    >>> import numpy as np
+    >>> from designer.guarantees.exact_table import counts_private
+    >>> counts = np.array([[3, 1], [1, 3]])
+    >>> counts_private(counts, [1, 2], math.log(3), "shafer"), counts_private(counts, [1, 2], 1.0, "shafer")
+    (True, False)
+    """
     counts = np.asarray(counts, dtype=np.int64)
     if denominators is not None and len(set(int(d) for d in denominators)) > 1:
         common = math.lcm(*(int(d) for d in denominators))
@@ -442,6 +558,18 @@ def exact_table(mech: Mechanism, *, epsilon: float | None = None, semantics: Any
     (:func:`round_rows`) is private in exact arithmetic, so a mechanism exactly at its budget stays within it: such
     a mixture never raises a Shafer loss, nor a Walley loss when the shared row is Bayesian. Raises
     :class:`CertificationError` when no weight below 1/2 certifies.
+
+    Examples
+    --------
+    ``Q_2x3(0.6, 0.2)`` as counts over ``2**53``, each row summing to it, certified within its own Shafer loss:
+
+    >>> import designer
+    >>> from designer.guarantees.exact_table import exact_table
+    >>> table = exact_table(designer.Q_2x3(0.6, 0.2))
+    >>> table.denominator == 2**53, (table.counts.sum(axis=1) == 2**53).tolist(), round(table.epsilon, 6)
+    (True, [True, True], 1.098612)
+    >>> float(table.max_change) <= 2**-53  # the largest change of a probability by the rounding
+    True
     """
     sem = Semantics.parse(semantics, "semantics")
     precise = probabilities is not None
@@ -459,7 +587,9 @@ def exact_table(mech: Mechanism, *, epsilon: float | None = None, semantics: Any
         raise InvalidArgumentError(f"epsilon must be a finite number > 0, got {epsilon!r}")
     singles = [j for j, b in enumerate(focal) if b & (b - 1) == 0]
     uniform = np.zeros(matrix.shape)
-    if len(singles) == len(frame):  # a Bayesian row: its plausibility equals its belief, so no Walley ratio grows
+    if len(singles) == len(frame) and "wldp" in losses:
+        # a Bayesian row: its plausibility equals its belief, so no Walley ratio grows (a Shafer loss alone is
+        # served by the row uniform over every answer, which also lowers the ratios of set answers at the budget)
         uniform[:, singles] = 1.0 / len(singles)
     else:
         uniform[:] = 1.0 / matrix.shape[1]

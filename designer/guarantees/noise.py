@@ -12,15 +12,17 @@ generator (:func:`secrets.randbelow`) unless a seeded simulation is asked for.
 
 from __future__ import annotations
 
+import math
 import random
 import secrets
+import sys
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 
 from ..exceptions import InvalidArgumentError
 
-__all__ = ["IntegerSource", "bernoulli", "bernoulli_exp", "discrete_laplace", "noisy_counts", "noisy_prior",
-           "os_source", "seeded_source", "stated_budget"]
+__all__ = ["IntegerSource", "bernoulli", "bernoulli_exp", "discrete_laplace", "mean_noise", "noisy_counts",
+           "noisy_prior", "os_source", "seeded_source", "simplest_fraction", "stated_budget"]
 
 #: ``randbelow(n)``: a uniform integer in ``[0, n)``.
 IntegerSource = Callable[[int], int]
@@ -37,24 +39,103 @@ def seeded_source(seed: int) -> IntegerSource:
     return random.Random(f"designer noisy counts {int(seed)}").randrange
 
 
+#: The smallest and largest budgets (nats) taken as stated: below, noise swamps any count; above, no double holds
+#: the budget (and building the rational ``10**99999999`` would not end).
+SMALLEST_BUDGET = Fraction(1, 10**300)
+LARGEST_BUDGET = Fraction(sys.float_info.max)
+
+#: A double is read as the fraction of smallest denominator that rounds to it when that denominator is at most this
+#: (``7/3`` for ``float(7/3)``, ``1/10`` for ``0.1``), else as its shortest decimal.
+SIMPLE_DENOMINATOR = 10**6
+
+
+def _simplest_between(lo: Fraction, hi: Fraction) -> Fraction:
+    """The fraction of smallest denominator strictly between ``0 <= lo < hi`` (the Stern-Brocot tree's first)."""
+    whole = math.floor(lo)
+    if whole + 1 < hi:
+        return Fraction(whole + 1)
+    if lo == whole:  # (whole, hi) with hi <= whole + 1: whole + 1/y for the smallest integer y > 1/(hi - whole)
+        return whole + Fraction(1, math.floor(1 / (hi - whole)) + 1)
+    return whole + 1 / _simplest_between(1 / (hi - whole), 1 / (lo - whole))
+
+
+def simplest_fraction(x: float) -> Fraction:
+    """The fraction of smallest denominator that rounds to the double ``x > 0`` (strictly inside its rounding
+    interval; docs/theory.md section 7.5).
+
+    Examples
+    --------
+    >>> simplest_fraction(7 / 3), simplest_fraction(0.1)
+    (Fraction(7, 3), Fraction(1, 10))
+    """
+    exact = Fraction(x)
+    lo = (exact + Fraction(math.nextafter(x, 0.0))) / 2
+    hi = (exact + Fraction(math.nextafter(x, math.inf))) / 2
+    return _simplest_between(lo, hi)
+
+
+def _parse(text: str) -> Fraction:
+    """A budget written as a decimal or a fraction ``p/q``, its size checked before the rational is built."""
+    num, sep, den = text.strip().partition("/")
+    parts = [num, den] if sep else [num]
+    for i, part in enumerate(parts):
+        value = float(part)  # ValueError: not a number
+        if value == 0:
+            what = "its denominator must not be 0" if i else "must be > 0"
+            raise InvalidArgumentError(f"a budget {what}, got {text.strip()!r}")
+        if not (math.isfinite(value) and 1e-300 <= abs(value) <= sys.float_info.max):
+            raise InvalidArgumentError(f"a budget must be between 1e-300 and {sys.float_info.max:.4g} nats, got "
+                                       f"{text.strip()!r}")
+    out = Fraction(num.strip())
+    return out / Fraction(den.strip()) if sep else out
+
+
 def stated_budget(value: float | int | str | Fraction) -> Fraction:
-    """A budget as the rational its user wrote: a float is read through its shortest decimal (``0.1`` is 1/10,
-    not the double nearest it), so budgets stated as decimals add exactly (0.1 + 0.2 == 0.3)."""
+    """A budget as the rational its user wrote: a string as written (``"0.1"`` is 1/10, ``"7/3"`` is 7/3); a float
+    as the fraction of smallest denominator that rounds to it when that denominator is at most
+    :data:`SIMPLE_DENOMINATOR` (a design made at ``7/3`` states the double nearest 7/3, read back as 7/3), else
+    through its shortest decimal, so that budgets stated as decimals or simple fractions add exactly
+    (0.1 + 0.2 == 0.3). A budget outside [1e-300, the largest double] is refused before any large integer is
+    built."""
     if isinstance(value, Fraction):
         out = value
     elif isinstance(value, str):
-        out = Fraction(value)
+        out = _parse(value)
     elif isinstance(value, int) and not isinstance(value, bool):
         out = Fraction(value)
     elif isinstance(value, float):
         if value != value or value in (float("inf"), float("-inf")):
             raise InvalidArgumentError(f"a budget must be finite, got {value!r}")
-        out = Fraction(repr(value))
+        if value <= 0:
+            raise InvalidArgumentError(f"a budget must be > 0, got {value!r}")
+        simple = simplest_fraction(value)
+        out = simple if simple.denominator <= SIMPLE_DENOMINATOR else Fraction(repr(value))
     else:
         raise InvalidArgumentError(f"a budget must be a number, got {type(value).__name__}")
     if out <= 0:
         raise InvalidArgumentError(f"a budget must be > 0, got {value!r}")
+    if not SMALLEST_BUDGET <= out <= LARGEST_BUDGET:
+        raise InvalidArgumentError(f"a budget must be between 1e-300 and {sys.float_info.max:.4g} nats, got "
+                                   f"{float(out) if out < 1 else value!r}")
     return out
+
+
+def mean_noise(epsilon: Fraction) -> float:
+    """The mean size ``E|Z| = 1 / sinh(epsilon / 2)`` of the discrete Laplace noise that :func:`noisy_counts` adds to
+    each count at ``epsilon`` (``P(z)`` proportional to ``a^|z|``, ``a = exp(-epsilon / 2)``: ``E|Z| = 2 a /
+    (1 - a^2)``; docs/theory.md section 7.7).
+
+    Examples
+    --------
+    >>> round(mean_noise(Fraction(1, 1000)))
+    2000
+    """
+    x = float(epsilon) / 2
+    if x > 700:
+        return 2 * math.exp(-x)
+    if x < 1e-300:
+        return math.inf
+    return 1 / math.sinh(x)
 
 
 def bernoulli(p: Fraction, randbelow: IntegerSource) -> bool:

@@ -44,7 +44,15 @@ PRODUCT_LOSSES = (Loss.SHAFER, Loss.WALLEY)
 
 
 def float_at_least(value: Fraction) -> float:
-    """The smallest float ``>= value`` (a finite rational): a float budget that never understates ``value``."""
+    """The smallest float ``>= value`` (a finite rational): a float budget that never understates ``value``.
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> from designer.guarantees.certified import float_at_least
+    >>> Fraction(float_at_least(Fraction(1, 10))) >= Fraction(1, 10)  # 0.1 as a double is just above 1/10
+    True
+    """
     out = float(value)
     if Fraction(out) < value:
         out = math.nextafter(out, math.inf)
@@ -115,6 +123,15 @@ def product_certificate(*certificates: Certificate, roundings: int = 0) -> Certi
     ------
     CertificationError
         When the parts bound no loss in common (one Shafer only, another Walley only).
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.guarantees.certified import product_certificate
+    >>> problem = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="truthful")
+    >>> certificate = designer.design(problem).certificate
+    >>> product_certificate(certificate, certificate).exact_budget  # two answers: the budgets add (Lemma 3.3)
+    Fraction(2, 1)
     """
     if not certificates or not all(isinstance(c, Certificate) for c in certificates):
         raise InvalidArgumentTypeError("product_certificate() takes one or more Certificate objects")
@@ -127,7 +144,16 @@ def product_certificate(*certificates: Certificate, roundings: int = 0) -> Certi
 def power_certificate(certificate: Certificate, n: int, *, roundings: int | None = None) -> Certificate:
     """The certificate of ``n`` independent answers of a mechanism certified by ``certificate``: ``n`` times its
     budget, exactly (Lemma 3.3, Lemma 3.15 applied ``n - 1`` times); ``roundings`` defaults to the ``n - 1`` of
-    :func:`designer.composition.power`."""
+    :func:`designer.composition.power`.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.guarantees.certified import power_certificate
+    >>> problem = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="truthful")
+    >>> power_certificate(designer.design(problem).certificate, 3).exact_budget
+    Fraction(3, 1)
+    """
     if not isinstance(certificate, Certificate):
         raise InvalidArgumentTypeError(f"power_certificate() takes a Certificate, got {type(certificate).__name__}")
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
@@ -140,7 +166,16 @@ def power_certificate(certificate: Certificate, n: int, *, roundings: int | None
 def image_certificate(certificate: Certificate, *, roundings: int = 0) -> Certificate:
     """The certificate of a post-processed mechanism: the part's budget and losses (Lemma 3.4, Lemma 3.16; the
     belief and plausibility losses of Lemma 3.2 too, as ``bel(f^-1(E))`` and ``pl(f^-1(E))``). ``roundings``: how
-    many float additions the largest merged mass went through (0 for a one-to-one relabelling)."""
+    many float additions the largest merged mass went through (0 for a one-to-one relabelling).
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.guarantees.certified import image_certificate
+    >>> problem = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, objective="truthful")
+    >>> image_certificate(designer.design(problem).certificate).epsilon  # post-processing keeps the budget
+    1.0
+    """
     if not isinstance(certificate, Certificate):
         raise InvalidArgumentTypeError(f"image_certificate() takes a Certificate, got {type(certificate).__name__}")
     return _composed([certificate], certificate.exact_budget, certificate.losses, roundings,

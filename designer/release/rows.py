@@ -1,0 +1,412 @@
+"""The rows of a release's input, read once, in chunks: the columns to randomize (and the stratum column) as the
+text every reader of designer sees, and the columns written out as they are stored (docs/theory.md section 7.8).
+
+A kept column is carried as an Arrow array of the file's own type: a CSV cell's text exactly as written (spaces
+kept), a Parquet or Arrow column as stored (64-bit integers, unsigned ones, decimals, dates, timestamps, float32,
+NaN apart from null), a statistics package's column as its codes, dates and strings (with its value labels, formats
+and SPSS missing values in :class:`KeptMeta`), a DataFrame's column through ``pyarrow``. A CSV row with more or
+fewer cells than the header is refused naming its line; a pipe or a FIFO (read once, or never) is refused before
+it is opened.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import stat
+from collections.abc import Iterator, Mapping
+from typing import Any, NamedTuple
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..estimation.stat_files import ColumnMeta, StatFile
+from ..estimation.survey_files import (
+    CHUNK_ROWS,
+    ColumnarFile,
+    dataset_parts,
+    is_columnar,
+    is_qualtrics_export,
+    is_stat,
+    parquet_text,
+    sniff,
+)
+from ..exceptions import DataError
+
+__all__ = ["Chunk", "KeptMeta", "ReleaseInput", "refuse_pipe"]
+
+
+class Chunk(NamedTuple):
+    """Rows of the input: the file line of the first (the header is line 1), the text columns (stripped text, as
+    :func:`designer.estimation.survey_files.read_chunks` reads them), the kept columns as stored, and (a DataFrame)
+    the rows' positions in the frame."""
+
+    line: int
+    text: dict[str, NDArray[np.object_]]
+    kept: Any
+    positions: NDArray[np.int64] | None = None
+
+    @property
+    def rows(self) -> int:
+        return int(self.kept.num_rows)
+
+
+@dataclasses.dataclass(frozen=True)
+class KeptMeta(ColumnMeta):
+    """What an input says about its kept columns beyond their values: value labels and descriptions
+    (:class:`~designer.estimation.stat_files.ColumnMeta`), and, from a statistics package's file, its kind
+    (``SPSS``, ``Stata``, ``SAS``), the display formats (``F8.2``, ``DATE11``, ``%td``) and SPSS's user-missing
+    values, written back to a file of the same kind."""
+
+    kind: str = ""
+    formats: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    missing_ranges: Mapping[str, list[Any]] = dataclasses.field(default_factory=dict)
+    measures: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+    def only(self, columns: list[str]) -> KeptMeta:
+        keep = set(columns)
+        return dataclasses.replace(
+            self, value_labels={c: v for c, v in self.value_labels.items() if c in keep},
+            column_labels={c: v for c, v in self.column_labels.items() if c in keep},
+            numeric=self.numeric & keep, integer=self.integer & keep,
+            formats={c: v for c, v in self.formats.items() if c in keep},
+            missing_ranges={c: v for c, v in self.missing_ranges.items() if c in keep},
+            measures={c: v for c, v in self.measures.items() if c in keep})
+
+
+def refuse_pipe(path: str, what: str = "the input") -> None:
+    """Refuse, without opening it, a path that is not a regular file or a folder: a FIFO would block until a writer
+    comes (a named pipe) or could be read only once (process substitution), and randomize reads its input more than
+    once."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # the reader's own message names a missing file
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        kind = "a pipe" if stat.S_ISFIFO(mode) else "not a regular file"
+        raise DataError(f"{path}: {kind}; {what} is read more than once: save it to a file first")
+
+
+def _is_date_format(fmt: str) -> bool:
+    """Whether a Stata display format is a date's (``%td``, ``%d``): pandas reads those as timestamps at
+    midnight. (pyreadstat reads SPSS's date formats as dates already.)"""
+    f = fmt.lower()
+    return f.startswith(("%td", "%d"))
+
+
+class RawStatFile(StatFile):
+    """A statistics package's file read with its columns as stored: a labelled column's codes (its labels in
+    :attr:`meta`), dates as dates, SPSS's user-missing codes as themselves (their ranges in :attr:`meta`)."""
+
+    def _metadata(self) -> tuple[list[str], int | None, ColumnMeta]:
+        names, rows, base = super()._metadata()
+        _, meta = self._call(metadataonly=True)
+        ranges = {}
+        for column, spans in (getattr(meta, "missing_ranges", None) or {}).items():
+            ranges[str(column)] = [{"lo": s["lo"], "hi": s["hi"]} for s in spans]
+        for column, values in (getattr(meta, "missing_user_values", None) or {}).items():
+            ranges.setdefault(str(column), []).extend(values)
+        return names, rows, KeptMeta(
+            value_labels=base.value_labels, column_labels=base.column_labels, numeric=base.numeric,
+            kind=self.kind.split()[0], formats={str(c): str(f) for c, f in
+                                                 (meta.original_variable_types or {}).items()},
+            missing_ranges=ranges, measures={str(c): str(m) for c, m in (meta.variable_measure or {}).items()
+                                             if m and m != "unknown"})
+
+    def _call(self, **kwargs: Any) -> Any:
+        if os.path.splitext(self.path.lower())[1] in (".sav", ".zsav"):
+            kwargs.setdefault("user_missing", True)
+        return super()._call(**kwargs)
+
+    def _batch(self, frame: Any) -> Any:
+        import pyarrow as pa
+
+        arrays = []
+        formats = getattr(self.meta, "formats", {})
+        for name in frame.columns:
+            column = frame[name]
+            if column.dtype == object:
+                values = [None if v is None or (isinstance(v, float) and math.isnan(v)) else v
+                          for v in column.tolist()]
+                try:
+                    array = pa.array(values)
+                except (pa.ArrowInvalid, pa.ArrowTypeError):
+                    array = pa.array([None if v is None else str(v) for v in values], type=pa.string())
+            else:
+                array = pa.Array.from_pandas(column)
+            if pa.types.is_timestamp(array.type) and _is_date_format(formats.get(str(name), "")):
+                array = array.cast(pa.date32())
+            arrays.append(array)
+        return pa.RecordBatch.from_arrays(arrays, names=[str(c) for c in frame.columns])
+
+
+def _labelled_text(array: Any, labels: Mapping[float, str], missing: list[Any]) -> NDArray[np.object_]:
+    """A labelled column's codes as the words designer reads (its labels; a user-missing code as missing)."""
+    import pyarrow as pa
+
+    from ..estimation.stat_files import _labelled
+
+    if pa.types.is_floating(array.type) or pa.types.is_integer(array.type):
+        codes = array.cast(pa.float64()).to_numpy(zero_copy_only=False)
+        codes = np.where(_user_missing(codes, missing), np.nan, codes)
+        out = _labelled(codes, labels)
+    else:
+        out = np.array([None if v is None else labels.get(_as_float(v), str(v)) for v in array.to_pylist()],
+                       dtype=object)
+    return np.array(["" if v is None else str(v).strip() for v in out], dtype=object)
+
+
+def _as_float(v: Any) -> float:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _user_missing(codes: NDArray[np.float64], missing: list[Any]) -> NDArray[np.bool_]:
+    out = np.zeros(codes.shape, dtype=bool)
+    for spec in missing:
+        if isinstance(spec, dict):
+            out |= (codes >= float(spec["lo"])) & (codes <= float(spec["hi"]))
+        elif isinstance(spec, (int, float)):
+            out |= codes == float(spec)
+    return out
+
+
+def _stripped(values: Any) -> NDArray[np.object_]:
+    import pandas as pd
+
+    series = pd.Series(values, dtype=object)
+    return series.where(series.notna(), "").astype(str).str.strip().to_numpy(dtype=object)
+
+
+class ReleaseInput:
+    """The input of a release: a CSV, Parquet, Arrow, SPSS, Stata or SAS file, a Parquet dataset folder, or a
+    DataFrame.
+
+    Parameters
+    ----------
+    data : str or pandas.DataFrame
+    name : str
+        How messages name it (the path, or "the DataFrame given").
+    text : list of str
+        The columns read as text (the answers to randomize, the stratum column).
+    kept : list of str
+        The columns written out, as they are stored.
+    """
+
+    def __init__(self, data: Any, name: str, text: list[str], kept: list[str]) -> None:
+        self.data, self.name = data, name
+        self.text, self.kept = list(dict.fromkeys(text)), list(dict.fromkeys(kept))
+        self.columns = list(dict.fromkeys([*self.text, *self.kept]))
+        self.frame = None if isinstance(data, str) else data
+        self.meta: KeptMeta = KeptMeta()
+        if self.frame is not None:
+            header = [str(c) for c in self.frame.columns]
+            for col in self.columns:
+                if col not in header:
+                    raise DataError(f"{name}: no column {col!r} (columns: {', '.join(header)})")
+                if header.count(col) > 1:
+                    raise DataError(f"{name}: two columns are named {col!r}; rename one of them")
+            if len(self.frame) == 0:
+                raise DataError(f"{name}: a table without rows")
+            return
+        path = data
+        refuse_pipe(path)
+        if os.path.isdir(path):
+            self.parts = dataset_parts(path)
+            return
+        if is_stat(path):
+            self._stat = RawStatFile(path)
+            header = list(self._stat.names)
+            self.meta = self._stat.meta.only(self.kept)
+        elif is_columnar(path):
+            header = ColumnarFile(path).names
+        else:
+            header, self._sep = sniff(path)
+        for col in self.columns:
+            if col not in header:
+                raise DataError(f"{path}: no column {col!r}; the columns are {header}")
+        self._header = header
+
+    @property
+    def is_folder(self) -> bool:
+        return self.frame is None and os.path.isdir(self.data)
+
+    def rows_bound(self) -> int:
+        """At least the number of rows (read from the files' metadata, or the line breaks of a CSV file)."""
+        if self.frame is not None:
+            return len(self.frame)
+        if self.is_folder:
+            return sum(self.part_rows(p) for p in self.parts)
+        return self.part_rows(self.data)
+
+    def part_rows(self, path: str) -> int:
+        if is_stat(path):
+            rows = StatFile(path).num_rows if not hasattr(self, "_stat") else self._stat.num_rows
+            return int(rows) if rows is not None else os.path.getsize(path) // 8 + 1
+        if is_columnar(path):
+            rows = ColumnarFile(path).num_rows
+            return int(rows) if rows is not None else os.path.getsize(path) // 8 + 1
+        lf = cr = 1
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 22), b""):
+                lf, cr = lf + block.count(b"\n"), cr + block.count(b"\r")
+        return max(lf, cr)  # line ends of either kind: at least the rows
+
+    def chunks(self, chunk_rows: int = CHUNK_ROWS) -> Iterator[Chunk]:
+        """The rows, at most ``chunk_rows`` a chunk."""
+        if self.frame is not None:
+            yield from self._frame_chunks(chunk_rows)
+            return
+        if self.is_folder:
+            before = 0
+            for part in self.parts:
+                seen = 0
+                for chunk in self._columnar_chunks(part, chunk_rows):
+                    yield chunk._replace(line=chunk.line + before)
+                    seen += chunk.rows
+                before += seen
+            return
+        if hasattr(self, "_stat") or is_columnar(self.data):
+            yield from self._columnar_chunks(self.data, chunk_rows)
+            return
+        yield from self._csv_chunks(chunk_rows)
+
+    def part_chunks(self, part: str, chunk_rows: int, first_line: int) -> Iterator[Chunk]:
+        """The rows of one part of a dataset folder (its first row at file line ``first_line``)."""
+        for chunk in self._columnar_chunks(part, chunk_rows):
+            yield chunk._replace(line=chunk.line + first_line - 2)
+
+    def _frame_chunks(self, chunk_rows: int) -> Iterator[Chunk]:
+        import pyarrow as pa
+
+        from ..estimation.survey_reading import _cell
+
+        frame = self.frame
+        assert frame is not None
+        by_name = {str(c): c for c in frame.columns}
+        for start in range(0, len(frame), chunk_rows):
+            part = frame.iloc[start:start + chunk_rows]
+            text = {c: np.array([_cell(v) for v in part[by_name[c]].tolist()], dtype=object) for c in self.text}
+            arrays = []
+            for c in self.kept:
+                try:
+                    arrays.append(pa.Array.from_pandas(part[by_name[c]]))
+                except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
+                    raise DataError(f"{self.name}: column {c!r} cannot be written to a file as it is "
+                                    f"({' '.join(str(exc).split())[:160]}); give it one type") from None
+            kept = pa.table(arrays, names=self.kept) if self.kept else _no_columns(len(part))
+            yield Chunk(start + 2, text, kept, np.arange(start, start + len(part), dtype=np.int64))
+
+    def _columnar_chunks(self, path: str, chunk_rows: int) -> Iterator[Chunk]:
+        import pyarrow as pa
+
+        if path == self.data and hasattr(self, "_stat"):
+            batches = self._stat.iter_batches(chunk_rows, self.columns)
+            meta: Any = self._stat.meta
+        else:
+            source = ColumnarFile(path)
+            for col in self.columns:
+                if col not in source.names:
+                    raise DataError(f"{path}: no column {col!r}; the columns are {source.names}")
+            batches, meta = source.iter_batches(chunk_rows, self.columns), ColumnMeta()
+        line, seen = 2, 0
+        for batch in batches:
+            text = {}
+            for c in self.text:
+                column = batch.column(batch.schema.get_field_index(c))
+                labels = meta.value_labels.get(c)
+                if labels:
+                    text[c] = _labelled_text(column, labels, getattr(meta, "missing_ranges", {}).get(c, []))
+                else:
+                    text[c] = np.array(parquet_text(column), dtype=object)
+            kept = pa.Table.from_batches([batch.select(self.kept)]) if self.kept else _no_columns(batch.num_rows)
+            yield Chunk(line, text, kept)
+            line += batch.num_rows
+            seen += batch.num_rows
+        if seen == 0:
+            raise DataError(f"{path}: a schema but no rows")
+
+    def _csv_chunks(self, chunk_rows: int) -> Iterator[Chunk]:
+        import pyarrow as pa
+        import pyarrow.csv as pcsv
+
+        path = self.data
+        header = self._header
+        try:
+            reader = pcsv.open_csv(
+                path, read_options=pcsv.ReadOptions(column_names=header, skip_rows=1, block_size=1 << 22),
+                parse_options=pcsv.ParseOptions(delimiter=self._sep, newlines_in_values=True),
+                convert_options=pcsv.ConvertOptions(column_types={c: pa.string() for c in header},
+                                                    include_columns=self.columns, strings_can_be_null=False,
+                                                    quoted_strings_can_be_null=False))
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise self._csv_error(exc) from None
+        line, seen, pending, checked = 2, 0, None, False
+        try:
+            for batch in _batches(reader):
+                table = pa.Table.from_batches([batch])
+                if pending is not None:
+                    table = pa.concat_tables([pending, table])
+                if not checked and table.num_rows >= 2:
+                    checked = True
+                    if self._qualtrics(table):  # two rows of question texts and import ids
+                        table, line = table.slice(2), line + 2
+                while checked and table.num_rows >= chunk_rows:
+                    yield self._csv_chunk(table.slice(0, chunk_rows), line)
+                    line, seen, table = line + chunk_rows, seen + chunk_rows, table.slice(chunk_rows)
+                pending = table
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise self._csv_error(exc) from None
+        if pending is not None and pending.num_rows:
+            yield self._csv_chunk(pending, line)
+            seen += pending.num_rows
+        if seen == 0:
+            raise DataError(f"{path}: a header but no rows")
+
+    def _qualtrics(self, table: Any) -> bool:
+        import pandas as pd
+
+        probe = {c: _stripped(table.column(c).slice(0, 2).to_pylist()) for c in self.columns}
+        return is_qualtrics_export(pd.DataFrame(probe, dtype=object))
+
+    def _csv_chunk(self, table: Any, line: int) -> Chunk:
+        text = {c: _stripped(table.column(c).to_numpy(zero_copy_only=False)) for c in self.text}
+        kept = table.select(self.kept) if self.kept else _no_columns(table.num_rows)
+        return Chunk(line, text, kept)
+
+    def _csv_error(self, exc: BaseException) -> DataError:
+        """A CSV file the reader refused, in one line: a row with the wrong number of cells by its line."""
+        import csv
+
+        message = " ".join(str(exc).split())
+        if "columns" in message and "Expected" in message:
+            with open(self.data, encoding="utf-8-sig", newline="") as f:
+                reader = csv.reader(f, delimiter=self._sep)
+                width = len(next(reader, []))
+                for row in reader:
+                    if row and len(row) != width:
+                        return DataError(f"{self.data}: line {reader.line_num}: {len(row)} cells where the header "
+                                         f"has {width}; every row needs one cell per column (a separator too many "
+                                         "or too few?)")
+        if "UTF8" in message or "UTF-8" in message:
+            return DataError(f"{self.data}: not UTF-8 text; save the file as UTF-8")
+        return DataError(f"{self.data}: not a valid CSV table ({message[:200]})")
+
+
+def _batches(reader: Any) -> Iterator[Any]:
+    while True:
+        try:
+            batch = reader.read_next_batch()
+        except StopIteration:
+            return
+        yield batch
+
+
+def _no_columns(n: int) -> Any:
+    """A table of ``n`` rows and no columns."""
+    import pyarrow as pa
+
+    return pa.table({"_": pa.nulls(n)}).drop_columns(["_"])
