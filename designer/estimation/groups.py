@@ -497,6 +497,8 @@ def estimate_groups(mechanisms: Mapping[str, Mechanism], counts: SurveyCounts, *
     if cov_classes is not None:
         stderr = np.sqrt(np.maximum(np.diag(jac @ cov_classes @ jac.T), 0.0))
         ci_low, ci_high = wald_interval(estimate, stderr, level, low=0.0, high=1.0)
+        if rule is None:  # the shares themselves: the plain fit's intervals (the profile's near an edge)
+            ci_low, ci_high = fit.ci_low, fit.ci_high
     else:
         stderr = np.full(k, np.nan)
         ci_low, ci_high = jac @ fit.ci_low, np.minimum(jac @ fit.ci_high, 1.0)

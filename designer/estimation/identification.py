@@ -101,7 +101,15 @@ def observed_variance(m: NDArray[np.float64], counts: NDArray[np.float64], pi: N
     """Each share's variance from the observed information at ``pi`` (the inverse of ``-H`` on the simplex's
     tangent space, its pseudo-inverse where it is singular), ``(k,)``; NaN for a share the information does not
     reach. ``estimate``'s default variance (``oim``), the same for one design and for several (docs/theory.md
-    section 8.1)."""
+    section 8.1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> warner = np.array([[0.75, 0.25], [0.25, 0.75]])  # Warner's design, p = 0.75
+    >>> observed_variance(warner, np.array([60.0, 40.0]), np.array([0.7, 0.3])).round(6).tolist()  # q(1-q)/(n (2p-1)^2)
+    [0.0096, 0.0096]
+    """
     if m.shape[0] < 2:
         return np.zeros(m.shape[0])
     return _pseudo_variance(m, counts, pi)
@@ -116,7 +124,15 @@ def at_boundary(m: NDArray[np.float64], counts: NDArray[np.float64], pi: NDArray
     """The shares at 0 whose ``g_x = sum_E f_E m_x(E) / (pi . m(E))`` is below ``1 - BOUNDARY_TOL``, ``(k,)`` bool:
     the maximum lies on the simplex's edge, held there by the constraint ``pi_x >= 0`` (not by a flat likelihood,
     where ``g_x = 1``). A Wald interval assumes the maximum is interior; these fits get profile-likelihood
-    intervals (:func:`profile_intervals`)."""
+    intervals (:func:`profile_intervals`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> warner = np.array([[0.75, 0.25], [0.25, 0.75]])  # Warner's design, p = 0.75
+    >>> at_boundary(warner, np.array([20.0, 80.0]), np.array([0.0, 1.0])).tolist()  # 20% 'yes' is below 1 - p
+    [True, False]
+    """
     used = counts > 0
     q = pi @ m[:, used]
     if m.shape[0] < 2 or np.any(q <= 0):
@@ -174,6 +190,14 @@ def profile_intervals(m: NDArray[np.float64], counts: NDArray[np.float64], pi: N
     set), so the set is an interval around ``pi_s``; each end inside [0, 1] is found by Brent's method to 1e-10,
     the constrained maxima by EM from the last one. Unlike a Wald interval it needs no curvature at the maximum,
     so it holds on the boundary, where the likelihood keeps falling into the simplex.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> warner = np.array([[0.75, 0.25], [0.25, 0.75]])  # Warner's design, p = 0.75
+    >>> low, high = profile_intervals(warner, np.array([20.0, 80.0]), np.array([0.0, 1.0]), 0.95)
+    >>> low.round(4).tolist(), high.round(4).tolist()
+    ([0.0, 0.9095], [0.0905, 1.0])
     """
     from scipy.optimize import brentq
 
@@ -215,6 +239,15 @@ def share_verdict(m: NDArray[np.float64], counts: NDArray[np.float64], pi: NDArr
     interior maximum, when its standard error from the observed information exceeds :data:`SHARE_RANGE`, the width
     of its range (docs/fits.md). On the boundary (:func:`at_boundary`) the profile likelihood, not the curvature,
     measures what the answers say, and only the first test applies.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> warner = np.array([[0.75, 0.25], [0.25, 0.75]])  # Warner's design, p = 0.75
+    >>> share_verdict(warner, np.array([60.0, 40.0]), np.array([0.7, 0.3])).tolist()
+    [False, False]
+    >>> share_verdict(np.full((2, 2), 0.5), np.array([60.0, 40.0]), np.array([0.5, 0.5])).tolist()  # a coin
+    [True, True]
     """
     k = m.shape[0]
     out = np.zeros(k, dtype=bool)

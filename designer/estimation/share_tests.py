@@ -85,7 +85,16 @@ def constrained_shares(m: NDArray[np.float64], counts: NDArray[np.float64], shar
     the other shares are ``(1 - null) sigma`` with ``sigma`` on the simplex, fitted by EM (the share's input is a
     component of fixed weight), accelerated by SQUAREM's extrapolation (each extrapolation followed by an EM step and
     kept only when it fits no worse than two plain EM steps, so every iteration raises the likelihood), from
-    ``start``'s other shares (default: equal). Returns ``(pi, converged)``."""
+    ``start``'s other shares (default: equal). Returns ``(pi, converged)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> warner = np.array([[0.75, 0.25], [0.25, 0.75]])  # Warner's design, p = 0.75
+    >>> pi, converged = constrained_shares(warner, np.array([60.0, 40.0]), 0, 0.5)
+    >>> pi.tolist(), converged
+    ([0.5, 0.5], True)
+    """
     c = np.asarray(counts, dtype=np.float64)
     k = m.shape[0]
     others = [j for j in range(k) if j != share]

@@ -271,7 +271,7 @@ class Estimate(Result):
     >>> from designer.estimation.shares import estimate_sldp
     >>> fit = estimate_sldp(designer.Q_2x3(0.6, 0.2), [30, 50, 20])
     >>> fit.inputs, fit.n, fit.level, fit.variance
-    (('yes', 'no'), 100, 0.95, 'Fisher information')
+    (('yes', 'no'), 100, 0.95, 'observed information')
     """
 
     inputs: tuple[str, ...]

@@ -58,7 +58,14 @@ def normalized_weights(weights: NDArray[np.float64]) -> NDArray[np.float64]:
     """Sampling weights scaled to mean 1 (first by their largest, so no square or sum overflows): the
     pseudo-likelihood's maximum and the sandwich variance do not depend on the weights' scale, and the numbers they
     are computed from then do not either (weights of 1e-300 or 1e300 give the fit of weights of 1). Frequency weights
-    count respondents and are never scaled (docs/theory.md section 8.1)."""
+    count respondents and are never scaled (docs/theory.md section 8.1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> normalized_weights(np.array([1e300, 3e300])).tolist()  # the fit of weights 1 and 3
+    [0.5, 1.5]
+    """
     w = np.asarray(weights, dtype=np.float64)
     if w.size == 0:
         return w
@@ -126,14 +133,14 @@ class SurveyCounts:
     Examples
     --------
     The statistics of 100 answers coded by column (30 ``{yes}``, 50 ``{no}``, 20 "don't know"), without and with
-    weights:
+    sampling weights (scaled to mean 1, :func:`normalized_weights`: 1 and 3 count as 0.5 and 1.5):
 
     >>> from designer.estimation.survey_design import SurveyCounts
     >>> codes = [0] * 30 + [1] * 50 + [2] * 20
     >>> SurveyCounts.from_rows(3, codes).weighted.tolist()
     [30.0, 50.0, 20.0]
-    >>> SurveyCounts.from_rows(3, codes, weights=[1.0] * 50 + [3.0] * 50).weighted.tolist()
-    [30.0, 110.0, 60.0]
+    >>> SurveyCounts.from_rows(3, codes, weights=[1.0] * 50 + [3.0] * 50).weighted.round(9).tolist()
+    [15.0, 55.0, 30.0]
     """
 
     weighted: NDArray[np.float64]
@@ -266,6 +273,8 @@ def fit_survey(mech: Mechanism, counts: SurveyCounts, *, cov: Any = None, level:
                 "are the projected bands of the weighted counts")
         return dataclasses.replace(est, n=n, variance=words, warnings=(*est.warnings, note)), None
     se = np.sqrt(np.maximum(np.diag(cov_shares), 0.0))
+    if chosen is Covariance.OIM:  # estimate_sldp's own variance: keep its intervals (the profile's near an edge)
+        return dataclasses.replace(est, n=n, stderr=se, variance=words), cov_shares
     ci_low, ci_high = wald_interval(est.estimate, se, level, low=0.0, high=1.0)
     return dataclasses.replace(est, n=n, stderr=se, ci_low=ci_low, ci_high=ci_high, variance=words), cov_shares
 

@@ -170,7 +170,7 @@ def absent_rows(source: SurveySource, line: int, chunk: pd.DataFrame, names: lis
 
     Examples
     --------
-    Four answers with a weight column, one answer missing:
+    Four answers with a sampling-weight column (scaled to mean 1: 1, 2, 3 count as 0.5, 1, 1.5), one answer missing:
 
     >>> import os, tempfile
     >>> import designer
@@ -212,7 +212,7 @@ def count_answers(source: SurveySource, column: str, vocabulary: AnswerVocabular
 
     Examples
     --------
-    Four answers with a weight column, one answer missing:
+    Four answers with a sampling-weight column (scaled to mean 1: 1, 2, 3 count as 0.5, 1, 1.5), one answer missing:
 
     >>> import os, tempfile
     >>> import designer
@@ -288,7 +288,7 @@ def row_weights(source: SurveySource, values: Any, lines: NDArray[np.int64], nam
 
     Examples
     --------
-    Four answers with a weight column, one answer missing:
+    Four answers with a sampling-weight column (scaled to mean 1: 1, 2, 3 count as 0.5, 1, 1.5), one answer missing:
 
     >>> import os, tempfile
     >>> import designer
@@ -348,7 +348,7 @@ def read_survey(source: SurveySource, column: str, vocabularies: Mapping[str, An
 
     Examples
     --------
-    Four answers with a weight column, one answer missing:
+    Four answers with a sampling-weight column (scaled to mean 1: 1, 2, 3 count as 0.5, 1, 1.5), one answer missing:
 
     >>> import os, tempfile
     >>> import designer
@@ -363,7 +363,7 @@ def read_survey(source: SurveySource, column: str, vocabularies: Mapping[str, An
     >>> counts, dropped = survey_reading.read_survey(source, "response", {"": words}, [0], 3, weights="w",
     ...                                             missing="drop")
     >>> counts.weighted.tolist(), counts.rows, dropped
-    ([1.0, 5.0, 0.0], 3, 1)
+    ([0.5, 2.5, 0.0], 3, 1)
     >>> folder.cleanup()
     """
     from .survey_design import SurveyCounts

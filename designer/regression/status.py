@@ -91,7 +91,10 @@ class Spectrum:
         ran = np.zeros((p, 0))
         basis = np.eye(p)
         if runs:
-            ran, _ = np.linalg.qr(np.column_stack(runs))
+            # an orthonormal basis of their span: two probes may find one direction twice (an eigenvector and the
+            # term's unit vector), which a QR would complete with an arbitrary direction
+            left, sizes, _ = np.linalg.svd(np.column_stack(runs), full_matrices=False)
+            ran = left[:, sizes > 1e-8 * sizes[0]]
             basis = null_space(ran.T) if ran.shape[1] < p else np.zeros((p, 0))
         values, inner = np.linalg.eigh(basis.T @ scaled @ basis) if basis.shape[1] else (np.zeros(0),
                                                                                            np.zeros((0, 0)))
