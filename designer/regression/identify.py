@@ -277,7 +277,8 @@ def plan_design(moments: Moments, std: Standardization, names: list[str], *,
     Raises
     ------
     RegressionError
-        A column without variation beside the intercept, or an exact linear combination of other columns.
+        A column without variation beside the intercept, an exact linear combination of other columns, or no answer
+        that carries information (no term kept).
     """
     q = len(names)
     order = list(range(q))
@@ -327,6 +328,10 @@ def plan_design(moments: Moments, std: Standardization, names: list[str], *,
                             + " cannot be told from the other terms on the answers that carry information (the "
                             "others are given with the same probability whatever the true answer, such as "
                             "\"don't know\"): the likelihood is flat along them, so they are dropped, no estimate")
+    if not kept:
+        raise RegressionError("no term is identified: no answer carries information (every recorded answer, such as "
+                              "\"don't know\", is given with the same probability whatever the true answer), so the "
+                              "likelihood does not depend on the coefficients")
     return DesignPlan(tuple(sorted(kept)), tuple(sorted(aliased)), tuple(sorted(answer_aliased)), tuple(warnings))
 
 
