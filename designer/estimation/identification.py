@@ -100,8 +100,8 @@ def observed_variance(m: NDArray[np.float64], counts: NDArray[np.float64], pi: N
                       ) -> NDArray[np.float64]:
     """Each share's variance from the observed information at ``pi`` (the inverse of ``-H`` on the simplex's
     tangent space, its pseudo-inverse where it is singular), ``(k,)``; NaN for a share the information does not
-    reach. ``estimate``'s default variance (``oim``), the same for one design and for several (docs/theory.md
-    section 8.1).
+    reach. ``estimate``'s default variance (``oim``), the same for one design and for several
+    (docs/fits.md).
 
     Examples
     --------
@@ -181,7 +181,7 @@ def _share_variance(m: NDArray[np.float64], n: float, pi: NDArray[np.float64], s
 def profile_intervals(m: NDArray[np.float64], counts: NDArray[np.float64], pi: NDArray[np.float64], level: float,
                       shares: NDArray[np.bool_] | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Profile-likelihood intervals of the ``shares`` (bool ``(k,)``, default all; the others' entries are ``pi``),
-    ``(k,)`` each, ``pi`` the maximum (docs/theory.md section 8): ``{v : 2 (l(pi) - max_{pi_s = v} l) <= c(v)}``
+    ``(k,)`` each, ``pi`` the maximum (docs/fits.md, "On the boundary"): ``{v : 2 (l(pi) - max_{pi_s = v} l) <= c(v)}``
     with ``c(v)`` the unified approach's critical value (:func:`unified_critical`) at ``v``'s distance from the
     nearer end of [0, 1] in standard errors (the Fisher information at the constrained maximum): a one-sided
     interval's at the edge, ``chi2_1(level)``'s inside.

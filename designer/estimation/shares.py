@@ -5,7 +5,7 @@ probability ``pi . m(E)``; the Fisher information of the prior ``pi`` (on the si
 ``I = sum_E m(E) m(E)^T / (pi . m(E))`` and the asymptotic covariance of the MLE is its inverse on the
 tangent space ``{d : sum d = 0}`` (:func:`estimator_variance`: what a design promises). A fit's standard errors
 come from the observed information of its answers, ``sum_E n_E m(E) m(E)^T / (pi . m(E))^2``, the same for one
-design and for several (docs/theory.md section 8.1).
+design and for several (docs/fits.md).
 """
 
 from __future__ import annotations

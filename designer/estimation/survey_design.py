@@ -58,7 +58,7 @@ def normalized_weights(weights: NDArray[np.float64]) -> NDArray[np.float64]:
     """Sampling weights scaled to mean 1 (first by their largest, so no square or sum overflows): the
     pseudo-likelihood's maximum and the sandwich variance do not depend on the weights' scale, and the numbers they
     are computed from then do not either (weights of 1e-300 or 1e300 give the fit of weights of 1). Frequency weights
-    count respondents and are never scaled (docs/theory.md section 8.1).
+    count respondents and are never scaled (docs/fits.md).
 
     Examples
     --------

@@ -17,10 +17,8 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-__all__ = ["CHUNK_ROWS", "COLLINEAR_TOL", "SPARSE_CELLS", "Design", "build_rows", "collinear_basis", "column_norms",
-           "constant_columns",
-           "dependent_column", "design_info", "leverages",
-           "weighted_gram"]
+__all__ = ["CHUNK_ROWS", "COLLINEAR_TOL", "SPARSE_CELLS", "Design", "build_rows", "column_norms", "constant_columns",
+           "design_info", "leverages", "weighted_gram"]
 
 #: A design of more cells than this (rows x columns) is built sparse when at most a quarter of its cells are
 #: non-zero (2e7 cells: 160 MB dense).
@@ -108,32 +106,6 @@ def constant_columns(z: Design, value: float = 1.0) -> NDArray[np.int64]:
     return np.flatnonzero(np.all(z == value, axis=0))
 
 
-def dependent_column(z: Design) -> int | None:
-    """The first column that is a linear combination of the columns before it, or None.
-
-    Dense: the diagonal of ``R`` in a QR factorization of the column-scaled matrix. Sparse: the same diagonal
-    from the Cholesky factor of the scaled Gram matrix ``Z'Z`` (``R'R = Z'Z``), whose precision is the square
-    root of the QR's, so its tolerance is too.
-    """
-    if sp.issparse(z):
-        from scipy.linalg import lapack
-
-        scale = 1.0 / np.maximum(np.asarray(abs(z).max(axis=0).toarray()).ravel(), 1e-300)
-        zs = z @ sp.diags(scale)
-        gram = np.asarray((zs.T @ zs).toarray())
-        factor, info = lapack.dpotrf(gram, lower=0, clean=1)
-        if info != 0:
-            return int(info) - 1  # the leading minor of this order is not positive definite
-        diag = np.abs(np.diag(factor))
-        collapsed = np.flatnonzero(diag <= 1e-7 * max(float(diag.max()), 1.0))
-        return int(collapsed[0]) if collapsed.size else None
-    r = np.linalg.qr(z / np.maximum(np.abs(z).max(axis=0), 1e-300), mode="r")
-    diag = np.abs(np.diag(r))
-    tol = max(z.shape) * np.finfo(float).eps * max(diag.max(), 1.0) * 1e3
-    dependent = np.flatnonzero(diag <= tol)
-    return int(dependent[0]) if dependent.size else None
-
-
 def leverages(z: Design, info: NDArray[np.float64]) -> NDArray[np.float64]:
     """``z_i' info^-1 z_i`` of every row, ``(n,)`` (``info`` positive definite ``(q, q)``); a sparse ``z`` in row
     chunks, so no ``(n, q)`` dense array is formed."""
@@ -150,23 +122,3 @@ def leverages(z: Design, info: NDArray[np.float64]) -> NDArray[np.float64]:
 #: A direction of the covariates (columns scaled to unit norm) whose squared length is at most this share of the
 #: largest is near-collinear: the data barely tell the terms along it apart.
 COLLINEAR_TOL = 1e-6
-
-
-def collinear_basis(z: Design, weights: NDArray[np.float64] | None = None
-                    ) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
-    """The covariates' well-determined directions when some are nearly collinear, else None.
-
-    With ``S`` the diagonal of inverse column norms (``weights``: frequency weights, as for
-    :func:`column_norms`) and ``S Z'Z S = V diag(e) V'``, the directions with ``e > COLLINEAR_TOL max(e)`` span
-    what the data determine. Returns ``(basis, gram)``: ``basis = S V_kept`` ``(q, r)``, ``r < q`` (a fit on
-    ``Z basis`` is well conditioned, its coefficients mapped back by ``basis``: the nearly collinear
-    combinations held at 0), and ``gram = Z'Z`` ``(q, q)``.
-    """
-    gram = weighted_gram(z, np.ones(z.shape[0]) if weights is None else weights)
-    diag = np.sqrt(np.clip(np.diag(gram), 0.0, None))
-    scale = 1.0 / np.where(diag > 0, diag, 1.0)
-    values, vectors = np.linalg.eigh(gram * scale[:, None] * scale[None, :])
-    keep = values > COLLINEAR_TOL * max(float(values[-1]), 1e-300)
-    if keep.all():
-        return None
-    return np.asarray(scale[:, None] * vectors[:, keep]), gram
