@@ -272,3 +272,21 @@ def test_a_value_labelled_number_in_an_spss_file_stays_a_number(tmp_path, capsys
     assert ours == pytest.approx(theirs, rel=1e-9)
     categories = fit(sav, "response ~ C(rating) + age")
     assert len(categories) == 6 and any("very low" in t or "very high" in t for t in categories)
+
+
+@pytest.mark.parametrize(("mechanism", "x", "answers", "runs"), [
+    ("gwrr", [0.8, -0.59, -1.63], ["{no}", "{yes,no}", "{yes,no}"], -1),  # fa07171: (-55.4, 44.0), not_identified
+    ("gwrr", [-0.82, 2.33, -0.66], ["{yes,no}", "{yes}", "{yes,no}"], 1),  # fa07171: (-459.8, 206.0)
+    ("identity", [1.75, -0.84, -1.81], ["{no}", "{no}", "{no}"], -1),  # the first shift: (-30.2, 0), not_identified
+])
+def test_a_divergent_three_row_fit_is_never_reported_with_finite_coefficients(mechanism, x, answers, runs):
+    """One informative answer (or three equal ones): the intercept runs off to infinity the way the answer says,
+    and the slope, which those answers cannot tell from the intercept, has no standard error."""
+    from designer.release.files import read_mechanism_file
+
+    mech = read_mechanism_file(ROOT / "examples" / "mechanisms" / f"{mechanism}.csv")[0]
+    for method in ("newton", "em"):
+        fit = regress("response ~ x", pd.DataFrame({"x": x, "response": answers}), mech, method=method)
+        table = fit.coefficients.set_index("term")
+        assert fit.status == "separation" and table.loc["Intercept", "estimate"] == runs * np.inf
+        assert np.isnan(table.loc["x", "stderr"])

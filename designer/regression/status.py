@@ -168,8 +168,12 @@ def diagnose(loglike: Callable[[NDArray[np.float64]], float], params: NDArray[np
     values, vectors = np.linalg.eigh((scaled + scaled.T) / 2)
     top = max(float(values[-1]), 1e-300)
     weak = [i for i in range(p) if values[i] <= max(RCOND_TOL * top, ABS_TOL)]
+    if len(weak) >= 2:  # a weak plane: its eigenvectors mix the terms, and a term that runs off alone (an intercept
+        # when every answer is the same) may be lower both ways along each mixture: probe the terms mostly in it too
+        inside = np.sum(vectors[:, weak] ** 2, axis=1)
+        weak += [p + int(j) for j in np.flatnonzero(inside >= 0.5)]
     if bad_diag.any():
-        weak += [p + int(j) for j in np.flatnonzero(bad_diag)]  # a term with no curvature at all
+        weak += [p + int(j) for j in np.flatnonzero(bad_diag) if p + int(j) not in weak]  # no curvature at all
     if not weak:
         if not decrement_ok:
             return Diagnosis(FitStatus.NOT_CONVERGED, ("the optimizer stopped before the maximum (Newton decrement "
