@@ -212,9 +212,11 @@ def test_em_without_separation_still_reaches_newtons_maximum():
     assert np.allclose(em.params, newton.params, atol=1e-6)
 
 
-def _independent_grouped(z, answers, group, matrices):
-    """As :func:`_independent`, each respondent through its own group's matrix (answers index that matrix's
-    columns): the expected information sums, per respondent, over the answers its own design can give."""
+def _weighted_grouped_objective(z, answers, group, matrices, counts):
+    """Minus Firth's penalized log-likelihood, each respondent through its own group's matrix (answers index that
+    matrix's columns; the expected information sums, per respondent, over the answers its own design can give),
+    with frequency weights ``counts``: each row's log-likelihood and its term of the information counted
+    ``counts[i]`` times."""
     logs = [np.log(np.where(m > 0, m, 1.0)) + np.where(m > 0, 0.0, -np.inf) for m in matrices]
 
     def objective(beta):
@@ -223,16 +225,22 @@ def _independent_grouped(z, answers, group, matrices):
         loglik, info = 0.0, np.zeros((z.shape[1], z.shape[1]))
         for g, m in enumerate(matrices):
             rows = group == g
-            e, a = eta[rows], answers[rows]
-            loglik += np.logaddexp(logs[g][0, a] + log_expit(e), logs[g][1, a] + log_expit(-e)).sum()
+            e, a, f = eta[rows], answers[rows], counts[rows]
+            loglik += (f * np.logaddexp(logs[g][0, a] + log_expit(e), logs[g][1, a] + log_expit(-e))).sum()
             for col in range(m.shape[1]):
                 prob = m[0, col] * p[rows] + m[1, col] * (1 - p[rows])
                 d = ((m[0, col] - m[1, col]) * p[rows] * (1 - p[rows]))[:, None] * z[rows]
                 used = prob > 0
-                info += (d[used] / prob[used][:, None]).T @ d[used]
+                info += (f[used, None] * d[used] / prob[used][:, None]).T @ d[used]
         sign, logdet = np.linalg.slogdet(info)
         return -(loglik + 0.5 * logdet) if sign > 0 else np.inf
+    return objective
 
+
+def _independent_grouped(z, answers, group, matrices):
+    """As :func:`_independent`, each respondent through its own group's matrix (answers index that matrix's
+    columns): the expected information sums, per respondent, over the answers its own design can give."""
+    objective = _weighted_grouped_objective(z, answers, group, matrices, np.ones(z.shape[0]))
     first = minimize(objective, np.zeros(z.shape[1]), method="Nelder-Mead",
                      options={"xatol": 1e-10, "fatol": 1e-14, "maxiter": 40_000, "maxfev": 80_000})
     return minimize(objective, first.x, method="BFGS", options={"gtol": 1e-10}).x
@@ -272,29 +280,6 @@ def test_firth_on_counted_rows_is_firth_on_every_row():
     assert chunked.status == "converged" and np.allclose(chunked.params, LOGISTF, atol=1e-6)
     with pytest.raises(Exception, match="sampling weights"):
         regress(FORMULA, counted, _mechanism(IDENTITY), penalty="firth", weights="size")
-
-
-def _weighted_grouped_objective(z, answers, group, matrices, counts):
-    """Minus the penalized log-likelihood of :func:`_independent_grouped` with frequency weights ``counts``: each
-    row's log-likelihood and its term of the expected information counted ``counts[i]`` times."""
-    logs = [np.log(np.where(m > 0, m, 1.0)) + np.where(m > 0, 0.0, -np.inf) for m in matrices]
-
-    def objective(beta):
-        eta = z @ beta
-        p = expit(eta)
-        loglik, info = 0.0, np.zeros((z.shape[1], z.shape[1]))
-        for g, m in enumerate(matrices):
-            rows = group == g
-            e, a, f = eta[rows], answers[rows], counts[rows]
-            loglik += (f * np.logaddexp(logs[g][0, a] + log_expit(e), logs[g][1, a] + log_expit(-e))).sum()
-            for col in range(m.shape[1]):
-                prob = m[0, col] * p[rows] + m[1, col] * (1 - p[rows])
-                d = ((m[0, col] - m[1, col]) * p[rows] * (1 - p[rows]))[:, None] * z[rows]
-                used = prob > 0
-                info += (f[used, None] * d[used] / prob[used][:, None]).T @ d[used]
-        sign, logdet = np.linalg.slogdet(info)
-        return -(loglik + 0.5 * logdet) if sign > 0 else np.inf
-    return objective
 
 
 @pytest.mark.parametrize("seed", [19, 27, 32])

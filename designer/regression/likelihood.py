@@ -203,9 +203,11 @@ def decrement_tolerance(loglik: float) -> float:
 #: A fit of more parameters than this (a categorical of hundreds of levels) takes damped Newton steps instead of the
 #: trust region, whose subproblem solves cost several factorizations a step.
 MANY_PARAMS = 200
-#: Damped Newton steps stop when this many in a row gain at most 1e-10 (relative) each: the estimate runs off to
-#: infinity (separation), judged then by the diagnosis.
+#: Damped Newton steps stop when this many in a row gain at most :data:`STALLED_GAIN` (relative) each: the estimate
+#: runs off to infinity (separation); the terms that still move are pushed out along the last step
+#: (:func:`_run_out`) and the diagnosis judges the fit there.
 STALLED_STEPS = 3
+STALLED_GAIN = 1e-8
 
 
 def fit_newton(lik: Likelihood, start: NDArray[np.float64]) -> tuple[NDArray[np.float64], int, bool]:
@@ -251,12 +253,29 @@ def _damped_newton(lik: Likelihood, params: NDArray[np.float64], *, max_iter: in
             damping = 1e-8 if damping == 0.0 else damping * 10
             if damping > 1e8:
                 return params, iteration, False
-        stalled = stalled + 1 if value - current <= 1e-10 * max(1.0, abs(current)) else 0
+        stalled = stalled + 1 if value - current <= STALLED_GAIN * max(1.0, abs(current)) else 0
         params, current = params + step, value
         damping = damping / 10 if damping > 1e-8 else 0.0
         if stalled >= STALLED_STEPS:
-            return params, iteration, False
+            return _run_out(lik, params, step, current), iteration, False
     return params, max_iter, False
+
+
+def _run_out(lik: Likelihood, params: NDArray[np.float64], step: NDArray[np.float64], current: float
+             ) -> NDArray[np.float64]:
+    """``params`` moved along the components of ``step`` that are at least a tenth of its largest (the terms that
+    run off), doubling the move while the log-likelihood does not fall: a run to infinity that Newton's steps
+    follow one unit at a time is taken to where its curvature vanishes, so the diagnosis sees it (separation);
+    the other terms stay where the steps left them."""
+    move = np.where(np.abs(step) >= 0.1 * np.abs(step).max(initial=0.0), step, 0.0)
+    out, t = params, 1.0
+    while t <= 2.0**20:
+        trial = params + t * move
+        value = lik.loglike(trial)
+        if not value >= current:
+            break
+        out, current, t = trial, value, 2 * t
+    return out
 
 
 def _polish(lik: Likelihood, params: NDArray[np.float64], iterations: int) -> tuple[NDArray[np.float64], int, bool]:

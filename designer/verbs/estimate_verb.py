@@ -151,8 +151,9 @@ def estimate(data: Any, mechanism: Any = None, *, column: str = "response", sema
     cluster : str, optional
         Column naming each row's cluster: cluster-robust standard errors.
     cov : {None, "oim", "opg", "robust"}
-        The variance. Default: the inverse Fisher information at the estimate without weights, clusters or ``cov``;
-        ``robust`` (the only choice there) under sampling weights or clusters; ``oim`` under frequency weights.
+        The variance. Default: ``oim``, the inverse observed information at the estimate (with one design or
+        several), without weights or clusters and under frequency weights; ``robust`` (the only choice there) under
+        sampling weights or clusters. Every output names it (``variance``).
     group : str, optional
         Column naming each respondent's design (a key of ``mechanism``).
     noncompliance : str, optional
