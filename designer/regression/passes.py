@@ -104,12 +104,13 @@ class RowSpec:
 
 
 def design_moments(parts: Callable[[], Iterator[Part]], channel: NDArray[np.float64], std: Standardization,
-                   frequency: bool) -> tuple[Moments, Moments]:
+                   frequency: bool) -> tuple[Moments, Moments, float]:
     """One pass's sums of the standardized design rows (:class:`~designer.regression.identify.Moments`): over every
     row, and over the rows whose answer carries information (frequency weights count rows; sampling weights do
-    not)."""
+    not), and the sum of the weights (the rows' count without weights)."""
     total: Moments | None = None
     informative: Moments | None = None
+    weight = 0.0
     for z, codes, w, _ in parts():
         u = std.apply(z)
         largest = column_largest(z)
@@ -118,9 +119,10 @@ def design_moments(parts: Callable[[], Iterator[Part]], channel: NDArray[np.floa
         told = Moments.of(u, weights, largest, rows=informative_rows(channel[:, codes]))
         total = here if total is None else total + here
         informative = told if informative is None else informative + told
+        weight += float(codes.size if w is None else np.sum(w))
     if total is None or informative is None:
         raise RegressionError("no rows to fit")
-    return total, informative
+    return total, informative, weight
 
 
 def local_sums(parts: Callable[[], Iterator[Part]], channel: NDArray[np.float64], reference: int,

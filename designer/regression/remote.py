@@ -100,8 +100,10 @@ def _part_rows(source: str, spec: PartSpec) -> Callable[[], Iterator[Part]]:
     return parts
 
 
-def part_moments(source: str, *, spec: PartSpec, std: Standardization, frequency: bool) -> tuple[Moments, Moments]:
-    """One part's sums of the standardized design rows, all and informative (a worker's task)."""
+def part_moments(source: str, *, spec: PartSpec, std: Standardization, frequency: bool
+                 ) -> tuple[Moments, Moments, float]:
+    """One part's sums of the standardized design rows, all and informative, and its weights' sum (a worker's
+    task)."""
     return design_moments(_part_rows(source, spec), spec.channel, std, frequency)
 
 
@@ -125,13 +127,18 @@ class RemotePasses:
     spec: PartSpec
     frequency: bool
 
-    def moments(self, std: Standardization) -> tuple[Moments, Moments]:
+    def moments(self, std: Standardization) -> tuple[Moments, Moments, float]:
         pieces = self.plan.map(part_moments, [(part,) for part in self.plan.parts], spec=self.spec, std=std,
                                frequency=self.frequency)
-        total, informative = pieces[0]
-        for a, b in pieces[1:]:
-            total, informative = total + a, informative + b
-        return total, informative
+        total, informative, weight = pieces[0]
+        for a, b, c in pieces[1:]:
+            total, informative, weight = total + a, informative + b, weight + c
+        return total, informative, weight
+
+    def rescaled(self, factor: float) -> RemotePasses:
+        """The passes with every weight multiplied by ``factor`` (sampling weights to mean 1 over every row)."""
+        rows = dataclasses.replace(self.spec.rows, weight_scale=self.spec.rows.weight_scale / factor)
+        return dataclasses.replace(self, spec=dataclasses.replace(self.spec, rows=rows))
 
     def passes(self, transform: Coordinates) -> tuple[Any, Any]:
         """The summer and the last pass in the coordinates ``transform``."""

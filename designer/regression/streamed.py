@@ -130,13 +130,21 @@ class _LocalPasses:
     """The streamed fit's passes over the chunks here (:class:`~designer.regression.remote.RemotePasses` on a
     cluster): the design's sums, then the Newton passes and the last pass in the fit's coordinates."""
 
-    parts: Callable[[], Iterator[Part]]
+    source: Callable[[], Iterator[Part]]
     channel: NDArray[np.float64]
     ref: int
     frequency: bool
+    factor: float = 1.0  # every weight multiplied by it (sampling weights to mean 1 over every row)
 
-    def moments(self, std: Standardization) -> tuple[Moments, Moments]:
+    def parts(self) -> Iterator[Part]:
+        for z, codes, w, labels in self.source():
+            yield z, codes, (w if w is None or self.factor == 1.0 else w * self.factor), labels
+
+    def moments(self, std: Standardization) -> tuple[Moments, Moments, float]:
         return design_moments(self.parts, self.channel, std, self.frequency)
+
+    def rescaled(self, factor: float) -> _LocalPasses:
+        return dataclasses.replace(self, factor=self.factor * factor)
 
     def passes(self, transform: Coordinates) -> tuple[Any, Any]:
         def finaler(params: NDArray[np.float64], meat: bool, clustered: bool) -> Final:
@@ -201,7 +209,9 @@ def _streamed_passes(formula: str, source: Any, mechanism: Mechanism, small: Any
     w_small = None if weights is None else small[weights].to_numpy(dtype=np.float64)
     z_small = build_rows(info, small)
     std = standardization(z_small, w_small if frequency else None)
-    total, informative = source.moments(std)
+    total, informative, weight = source.moments(std)
+    if weights is not None and not frequency and weight > 0:  # the sample's mean weight was a guess: make it exact
+        source = source.rescaled(total.weight / weight)
     plan = plan_design(total, std, names, informative=informative)
     coordinates = Coordinates(std, plan.kept)
     summer, finaler = source.passes(coordinates)
