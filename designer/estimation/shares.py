@@ -17,23 +17,23 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._internal.numeric import two_sided_z, wald_interval
+from .._internal.numeric import wald_interval
 from .._internal.validation import check_prior, check_real
 from ..exceptions import InvalidArgumentError, InvalidMechanismError
 from ..mechanism import Mechanism
 from ..results import FitStatus, Result, TableData
+from .boundary import at_boundary, boundary_warning, near_edge_intervals
 from .identification import (
     IDENTIFIED_TOL,
     SHARE_RANGE,
     IdentifiedSet,
     _identified_by,
-    at_boundary,
     identified_interval,
     identified_set,
     indistinguishable_inputs,
     observed_variance,
-    profile_intervals,
     unidentified_intervals,
+    weak_warning,
     weakly_identified,
 )
 from .mle import (
@@ -494,11 +494,7 @@ def estimate_sldp(mech: Mechanism, counts: ArrayLike, *, method: str = "newton",
         ci_low, ci_high = wald_interval(pi, se, level, low=0.0, high=1.0)
         warnings.append(boundary_warning([x for x, e in zip(mech.inputs, edge) if e], level))
     if status in (FitStatus.CONVERGED, FitStatus.BOUNDARY):  # near the edge: the profile likelihood's intervals
-        reach = (two_sided_z(level) + NEAR_EDGE) * se
-        near = edge | (pi >= 1.0) | np.isnan(se) | (pi - reach < 0.0) | (pi + reach > 1.0)
-        if near.any():
-            prof_low, prof_high = profile_intervals(m, c, pi, level, shares=near)
-            ci_low, ci_high = np.where(near, prof_low, ci_low), np.where(near, prof_high, ci_high)
+        ci_low, ci_high = near_edge_intervals(m, c, pi, se, edge, level, ci_low, ci_high)
     if weak.any():
         status = FitStatus.NOT_IDENTIFIED if converged else status
         warnings.append(weak_warning([x for x, w in zip(mech.inputs, weak) if w], m))
@@ -506,31 +502,6 @@ def estimate_sldp(mech: Mechanism, counts: ArrayLike, *, method: str = "newton",
                     loglik=_loglik(m, c, pi), method=method, iterations=iterations, level=level, converged=converged,
                     kkt_violation=violation, status=status, identified_low=low, identified_high=high,
                     warnings=tuple(warnings))
-
-
-#: A share within its Wald half-width plus this many standard errors of 0 or 1 gets the profile likelihood's
-#: interval with the unified approach's critical values (:func:`~designer.estimation.identification.profile_intervals`):
-#: there a Wald interval, clipped at the edge, covers more than its level (and one anchored at an estimate on the
-#: edge far more); further in the two agree.
-NEAR_EDGE = 2.0
-
-
-def boundary_warning(names: list[str], level: float) -> str:
-    """Why a fit on the simplex's edge has no standard errors, naming the shares at 0."""
-    return (f"the maximum lies on the boundary: {', '.join(map(repr, names))} at 0 (the likelihood would rise "
-            "further outside the simplex). A Wald interval assumes an interior maximum: the shares near the boundary "
-            f"have the profile likelihood's interval at {level:g} (their standard errors, the curvature's there, are "
-            "for reference)")
-
-
-def weak_warning(names: list[str], m: NDArray[np.float64]) -> str:
-    """Why shares with a standard error above their range are not identified, naming them and the largest
-    difference between two inputs' answer distributions (``m`` ``(k, F)``)."""
-    gap = min(float(np.abs(m[x] - m[y]).max()) for x in range(m.shape[0]) for y in range(x))
-    return (f"not identified by the answers: {', '.join(map(repr, names))}; the information is so small that a "
-            f"standard error would exceed the share's whole range [0, 1] (the closest two inputs' answer "
-            f"probabilities differ by at most {gap:.2g}): no standard error, the interval is the range of the "
-            "shares whose answer distribution lies within confidence bands of the observed one")
 
 
 def inversion_estimate(m: NDArray[np.float64], counts: ArrayLike) -> NDArray[np.float64]:

@@ -11,9 +11,10 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from .damped_newton import MANY_PARAMS, damped_newton
 from .design import leverages, weighted_gram
 
-__all__ = ["DECREMENT_TOL", "FIRTH_DECREMENT_TOL", "FIRTH_START_SCALES", "MANY_PARAMS", "FirthPenalty", "Likelihood",
+__all__ = ["DECREMENT_TOL", "FIRTH_DECREMENT_TOL", "FIRTH_START_SCALES", "FirthPenalty", "Likelihood",
            "curvature", "decrement_tolerance", "fit_em", "fit_firth", "fit_firth_best", "fit_newton", "softmax_columns"]
 
 def softmax_columns(eta: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -200,82 +201,19 @@ def decrement_tolerance(loglik: float) -> float:
     return max(DECREMENT_TOL, 4 * float(np.finfo(float).eps) * abs(loglik))
 
 
-#: A fit of more parameters than this (a categorical of hundreds of levels) takes damped Newton steps instead of the
-#: trust region, whose subproblem solves cost several factorizations a step.
-MANY_PARAMS = 200
-#: Damped Newton steps stop when this many in a row gain at most :data:`STALLED_GAIN` (relative) each: the estimate
-#: runs off to infinity (separation); the terms that still move are pushed out along the last step
-#: (:func:`_run_out`) and the diagnosis judges the fit there.
-STALLED_STEPS = 3
-STALLED_GAIN = 1e-8
-
-
 def fit_newton(lik: Likelihood, start: NDArray[np.float64]) -> tuple[NDArray[np.float64], int, bool]:
     """Trust-region Newton (scipy's ``trust-exact``: safe where the mixture's Hessian is indefinite), then
     pure Newton steps with a halving line search until the decrement is below :data:`DECREMENT_TOL`. Above
-    :data:`MANY_PARAMS` parameters, Levenberg-damped Newton steps (:func:`_damped_newton`)."""
+    :data:`~designer.regression.damped_newton.MANY_PARAMS` parameters, Levenberg-damped Newton steps
+    (:func:`~designer.regression.damped_newton.damped_newton`)."""
     from scipy.optimize import minimize
 
     if start.size > MANY_PARAMS:
-        return _damped_newton(lik, start)
+        return damped_newton(lik, start, decrement_tolerance)
     n = lik.z.shape[0]
     opt = minimize(lambda b: -lik.loglike(b) / n, start, jac=lambda b: -lik.score(b) / n,
                    hess=lambda b: -lik.hessian(b) / n, method="trust-exact", options={"gtol": 1e-9, "maxiter": 500})
     return _polish(lik, np.asarray(opt.x, dtype=np.float64), int(opt.nit))
-
-
-def _damped_newton(lik: Likelihood, params: NDArray[np.float64], *, max_iter: int = 100
-                   ) -> tuple[NDArray[np.float64], int, bool]:
-    """Levenberg-Marquardt Newton steps on ``(-H + d s I)`` (``s`` the largest diagonal entry of ``-H``; ``d``
-    divided by 10 after a step that raises the log-likelihood, multiplied by 10 while ``-H + d s I`` is not
-    positive definite or the step falls), until the undamped decrement is below :data:`DECREMENT_TOL` (``True``), or
-    :data:`STALLED_STEPS` steps in a row gain at most 1e-10 (relative) each (a run to infinity: ``False``, judged by
-    the diagnosis). One Cholesky factorization a trial."""
-    from scipy.linalg import LinAlgError, cho_factor, cho_solve
-
-    current = lik.loglike(params)
-    stalled, damping = 0, 0.0
-    for iteration in range(1, max_iter + 1):
-        grad, info = lik.score(params), -lik.hessian(params)
-        scale = max(float(np.abs(np.diag(info)).max(initial=0.0)), 1e-300)
-        while True:
-            try:
-                factor = cho_factor(info + damping * scale * np.eye(info.shape[0]), check_finite=False)
-            except LinAlgError:
-                factor = None
-            if factor is not None:
-                step = cho_solve(factor, grad, check_finite=False)
-                if damping == 0.0 and float(grad @ step) <= decrement_tolerance(current):  # the last step
-                    return params + step, iteration, True
-                value = lik.loglike(params + step)
-                if value >= current:
-                    break
-            damping = 1e-8 if damping == 0.0 else damping * 10
-            if damping > 1e8:
-                return params, iteration, False
-        stalled = stalled + 1 if value - current <= STALLED_GAIN * max(1.0, abs(current)) else 0
-        params, current = params + step, value
-        damping = damping / 10 if damping > 1e-8 else 0.0
-        if stalled >= STALLED_STEPS:
-            return _run_out(lik, params, step, current), iteration, False
-    return params, max_iter, False
-
-
-def _run_out(lik: Likelihood, params: NDArray[np.float64], step: NDArray[np.float64], current: float
-             ) -> NDArray[np.float64]:
-    """``params`` moved along the components of ``step`` that are at least a tenth of its largest (the terms that
-    run off), doubling the move while the log-likelihood does not fall: a run to infinity that Newton's steps
-    follow one unit at a time is taken to where its curvature vanishes, so the diagnosis sees it (separation);
-    the other terms stay where the steps left them."""
-    move = np.where(np.abs(step) >= 0.1 * np.abs(step).max(initial=0.0), step, 0.0)
-    out, t = params, 1.0
-    while t <= 2.0**20:
-        trial = params + t * move
-        value = lik.loglike(trial)
-        if not value >= current:
-            break
-        out, current, t = trial, value, 2 * t
-    return out
 
 
 def _polish(lik: Likelihood, params: NDArray[np.float64], iterations: int) -> tuple[NDArray[np.float64], int, bool]:
