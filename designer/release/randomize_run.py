@@ -21,7 +21,7 @@ from .randomize_parts import Drawn, Stratified, categories_table, epsilon_of, fo
 from .randomize_priors import DEFAULT_MIN_STRATUM
 from .sources import design_of, source_name
 
-__all__ = ["RandomizeRequest", "Randomized", "run"]
+__all__ = ["Randomized"]
 
 SEED_WARNING = ("--seed makes this draw reproducible: anyone who knows the seed can undo it and recover the true "
                 "answers; never release it")
