@@ -33,8 +33,6 @@ from ..estimation.survey_files import (
 )
 from ..exceptions import DataError
 
-__all__ = ["Chunk", "KeptMeta", "ReleaseInput", "refuse_pipe"]
-
 
 class Chunk(NamedTuple):
     """Rows of the input: the file line of the first (the header is line 1), the text columns (stripped text, as

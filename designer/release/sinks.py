@@ -33,8 +33,6 @@ from ..estimation.survey_files import CsvSink, is_arrow, is_columnar, is_stat
 from ..exceptions import DataError
 from .rows import KeptMeta
 
-__all__ = ["ReleaseSink", "open_sink"]
-
 #: Stata's largest double (larger ones are its missing values).
 STATA_LARGEST = 8.98846567431158e307
 
