@@ -24,7 +24,7 @@ __doc__ = f"{__doc__}\nDocumentation: {_DOCS_URL}\n"  # help(designer) names the
 _PUBLIC: dict[str, tuple[str, ...]] = {
     "budget": ("Budget",),
     "composition": ("image", "power", "product"),
-    "constructors": ("Q_GWRR", "Q_WRR", "Q_2x3", "Q_kRR", "Q_lambda"),
+    "constructors": ("Q_GWRR", "Q_WRR", "Q_2x3", "Q_kRR", "Q_lambda", "Q_subset_selection"),
     "exceptions": ("CertificationError", "DataError", "DesignWarning", "DesignerError", "InfeasibleDesignError",
                    "InvalidMechanismError", "InvalidProblemError", "SolverError"),
     "mechanism": ("Mechanism",),
@@ -78,6 +78,7 @@ if TYPE_CHECKING:  # pragma: no cover - the same names for type checkers and IDE
     from .constructors import Q_2x3 as Q_2x3
     from .constructors import Q_kRR as Q_kRR
     from .constructors import Q_lambda as Q_lambda
+    from .constructors import Q_subset_selection as Q_subset_selection
     from .exceptions import CertificationError as CertificationError
     from .exceptions import DataError as DataError
     from .exceptions import DesignerError as DesignerError

@@ -241,7 +241,20 @@ class DeviceError(DesignerError, ValueError):
 
 class FieldError(InvalidArgumentError):
     """A value typed into a field of the studio that cannot be used; ``field`` is the field's element id (the page
-    shows the message once, next to it)."""
+    shows the message once, next to it).
+
+    Examples
+    --------
+    A budget typed with a decimal comma on an English page:
+
+    >>> from designer.exceptions import FieldError
+    >>> from designer.studio.fields import read_number
+    >>> try:
+    ...     read_number("1,5", "epsilon", "The budget")
+    ... except FieldError as err:
+    ...     print(err.field, "-", err)
+    epsilon - The budget: '1,5' has a comma: did you mean 1.5? Write decimals with a point
+    """
 
     def __init__(self, field: str, message: str) -> None:
         super().__init__(message)
@@ -254,6 +267,21 @@ class NotReadyError(DesignerError):
     ``reason``: ``"question"`` (a field of the question or the budget is to fix), ``"design"`` (the design at this
     budget failed: step 2 shows why), ``"listed"`` (the design is kept in compact form), or ``""`` (waiting for an
     upload, a button, a field).
+
+    Examples
+    --------
+    The design of a session whose question has a field to fix:
+
+    >>> import tempfile
+    >>> from designer.exceptions import NotReadyError
+    >>> from designer.studio.session import Lab
+    >>> from designer.studio.state import Study
+    >>> study = Study(data=None, problem_text="", problem=None, loaded=None, epsilon=None, errors={})
+    >>> try:
+    ...     Lab(tempfile.gettempdir()).design(study)  # nothing is written
+    ... except NotReadyError as err:
+    ...     print(err.reason, "-", err)
+    question - No design yet: the question in step 1 has a field to fix.
     """
 
     def __init__(self, message: str = "", reason: str = "") -> None:

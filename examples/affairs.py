@@ -47,7 +47,8 @@ def fit_both(epsilon: float = 2.0, seed: int = 1) -> tuple[pd.DataFrame, dict[st
     mech = result.mechanism
     assert mech is not None, result.status
     drawn = designer.randomize(data, result, column="had_affair", seed=seed, simulation=True)
-    data["response"] = drawn.frame["response"].reindex(data.index).to_numpy()  # released in random order: by index
+    # the release is in a random order (docs/theory.md section 7.8); each row keeps its index, so align by it
+    data["response"] = drawn.frame["response"].reindex(data.index)
     private = designer.regress("response " + FORMULA, data, result, reference="no")
     truth = smf.logit("y " + FORMULA, data.assign(y=(data["had_affair"] == "yes").astype(float))).fit(disp=0)
     ci = truth.conf_int()

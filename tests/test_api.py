@@ -105,9 +105,33 @@ def test_no_import_circle():
             visit(module, [])
 
 
+def _docstring_lines(text: str) -> int:
+    """How many lines of ``text`` (a module's source) are docstrings (the module's, its classes' and functions')."""
+    import ast
+
+    lines = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value,
+                                                                                                    str):
+                lines.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
+    return len(lines)
+
+
 def test_no_module_over_500_lines():
+    """At most 500 lines of code per module (one job each); the docstrings, which carry the runnable Examples every
+    public callable has (tests/test_docstring_examples.py), are not counted, and no module passes 800 lines in all."""
     for path in (ROOT / "designer").rglob("*.py"):
-        assert len(path.read_text().splitlines()) <= 500, path
+        text = path.read_text()
+        total = len(text.splitlines())
+        assert total - _docstring_lines(text) <= 500, path
+        assert total <= 800, path
+
+
+def test_docstring_lines_are_counted_once_each():
+    text = 'def f():\n    """One.\n\n    Two.\n    """\n    return 1\n\n\nclass C:\n    """C."""\n'
+    assert _docstring_lines(text) == 5
 
 
 def test_readme_python_examples_run():

@@ -161,7 +161,7 @@ STATEMENTS: list[tuple[str, str, str | None]] = [
     ("docs/guide/regress.md", "`regress` exits with", "regress separation"),
     ("docs/troubleshooting.md", "when the status is `separation` or `not_converged` the command exits",
      "regress separation"),
-    ("docs/studio.md", "`pip install shiny` and exits with status", "studio without Shiny"),
+    ("docs/studio.md", "says what to install and exits with status", "studio without Shiny"),
     ("docs/guide/install.md", "only that environment on the PATH (each must exit", "done"),  # success is 0
     ("docs/studio.md", "Ctrl-C stops it (exit status", None),  # the server handles SIGINT itself: needs a server
     ("docs/studio.md", "a SIGTERM gives", None),

@@ -68,6 +68,8 @@ def columns(draw, source: str):
         if source in ("sav", "dta"):  # what the packages can be given at all
             if kind == "float64":
                 cells = [None if v is None or math.isnan(v) or math.isinf(v) else v for v in cells]
+                if source == "dta":  # Stata keeps the doubles from 2**1023 up for its missing values
+                    cells = [None if v is None or abs(v) >= 2.0**1023 else v for v in cells]
             if kind == "string":
                 cells = ["" if v is None else v.replace("\r", "") for v in cells]
                 if source == "sav":

@@ -65,8 +65,11 @@ def _imported_after(argv: list[str], cwd: Path, watch: set[str]) -> tuple[int, l
     (["design", "gwrr-dont-know", "--eps", "1"], set()),
     (["audit", "three-by-four"], set()),
     (["estimate", "regress", "--mechanism", "gwrr"], set()),
+    # randomize reads and writes through Arrow (every kept column as stored), never through pandas
     (["randomize", "answers", "--mechanism", "q2x3", "--column", "answer", "--out", "{tmp}/r.csv", "--seed", "1",
-      "--simulation"], set()),
+      "--simulation"], {"pyarrow"}),
+    (["randomize", "answers", "--mechanism", "q2x3", "--column", "answer", "--keep", "id", "--out", "{tmp}/k.csv",
+      "--seed", "1", "--simulation"], {"pyarrow"}),
     # regress reads its data with pandas (and so pyarrow); a plain formula's matrix is built without patsy
     (["regress", "regress", "--mechanism", "gwrr", "--formula", "response ~ age + C(religious)", "--reference", "no"],
      {"pandas", "pyarrow"}),

@@ -23,8 +23,6 @@ import numpy as np
 
 from ..exceptions import DataError
 
-__all__ = ["TextChunk", "TextColumn", "first_row_fits", "is_qualtrics_row", "read_small_csv", "too_long"]
-
 
 class TextColumn(np.ndarray):
     """One column of a :class:`TextChunk`: an object array of str with the Series methods the readers use."""

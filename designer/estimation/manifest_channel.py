@@ -91,6 +91,28 @@ def manifest_mechanism(manifest: str | os.PathLike[str], column: str, data: Any 
         A missing or unreadable manifest, data that is not its release, a column it does not record, a design file
         or a drawn channel that is missing or changed since the release (SHA-256), a repaired column whose drawn
         channel is not named, a column released by strata, designed on the fly or from an object in memory.
+
+    Examples
+    --------
+    Four answers randomized with Warner's design read from a file (a seeded simulation), then the design read back
+    from the manifest, the release checked by its SHA-256:
+
+    >>> import os, tempfile
+    >>> import pandas as pd
+    >>> import designer
+    >>> from designer.estimation.manifest_channel import manifest_mechanism
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> design, out = os.path.join(folder.name, "warner.json"), os.path.join(folder.name, "released.csv")
+    >>> designer.Q_WRR(1.0).write(design)
+    >>> frame = pd.DataFrame({"answer": ["yes", "no", "yes", "no"]})
+    >>> release = designer.randomize(frame, design, column="answer", out=out, seed=1, simulation=True)
+    >>> manifest_mechanism(release.manifest, "response", data=out) == design
+    True
+    >>> manifest_mechanism(release.manifest, "answer")  # the true answers' column is not released
+    Traceback (most recent call last):
+    ...
+    designer.exceptions.DataError: ...: no released column 'answer'; it records ['response'] (--column)
+    >>> folder.cleanup()
     """
     manifest = os.fspath(manifest)
     record = _read(manifest)

@@ -29,13 +29,31 @@ IntegerSource = Callable[[int], int]
 
 
 def os_source() -> IntegerSource:
-    """Uniform integers from the operating system's CSPRNG (:func:`secrets.randbelow`): nothing to replay."""
+    """Uniform integers from the operating system's CSPRNG (:func:`secrets.randbelow`): nothing to replay.
+
+    Examples
+    --------
+    >>> from designer.guarantees.noise import os_source
+    >>> randbelow = os_source()
+    >>> all(0 <= randbelow(6) < 6 for _ in range(100))
+    True
+    """
     return secrets.randbelow
 
 
 def seeded_source(seed: int) -> IntegerSource:
     """Uniform integers from a seeded Mersenne twister: reproducible, for simulations only (anyone who knows the
-    seed can subtract the noise)."""
+    seed can subtract the noise).
+
+    Examples
+    --------
+    The same seed gives the same integers (which is why a release never uses one):
+
+    >>> from designer.guarantees.noise import seeded_source
+    >>> first, again = seeded_source(7), seeded_source(7)
+    >>> [first(6) for _ in range(5)], [again(6) for _ in range(5)]
+    ([1, 0, 4, 4, 5], [1, 0, 4, 4, 5])
+    """
     return random.Random(f"designer noisy counts {int(seed)}").randrange
 
 
@@ -96,7 +114,20 @@ def stated_budget(value: float | int | str | Fraction) -> Fraction:
     :data:`SIMPLE_DENOMINATOR` (a design made at ``7/3`` states the double nearest 7/3, read back as 7/3), else
     through its shortest decimal, so that budgets stated as decimals or simple fractions add exactly
     (0.1 + 0.2 == 0.3). A budget outside [1e-300, the largest double] is refused before any large integer is
-    built."""
+    built.
+
+    Examples
+    --------
+    >>> from designer.guarantees.noise import stated_budget
+    >>> stated_budget(7 / 3), stated_budget("0.1")
+    (Fraction(7, 3), Fraction(1, 10))
+    >>> stated_budget(0.1) + stated_budget(0.2) == stated_budget("3/10")  # added exactly, unlike the doubles
+    True
+    >>> stated_budget("0")
+    Traceback (most recent call last):
+    ...
+    designer.exceptions.InvalidArgumentError: a budget must be > 0, got '0'
+    """
     if isinstance(value, Fraction):
         out = value
     elif isinstance(value, str):
@@ -139,7 +170,22 @@ def mean_noise(epsilon: Fraction) -> float:
 
 
 def bernoulli(p: Fraction, randbelow: IntegerSource) -> bool:
-    """True with probability ``p`` (a rational in [0, 1]) exactly: a uniform integer below its denominator."""
+    """True with probability ``p`` (a rational in [0, 1]) exactly: a uniform integer below its denominator.
+
+    Examples
+    --------
+    Given integers decide it (``1/3``: true for 0, false for 1 and 2); seeded draws are true about a third of the
+    time:
+
+    >>> from fractions import Fraction
+    >>> from designer.guarantees.noise import bernoulli, seeded_source
+    >>> [bernoulli(Fraction(1, 3), lambda n, u=u: u) for u in range(3)]
+    [True, False, False]
+    >>> randbelow = seeded_source(1)
+    >>> share = sum(bernoulli(Fraction(1, 3), randbelow) for _ in range(3000)) / 3000
+    >>> abs(share - 1 / 3) < 0.03
+    True
+    """
     return randbelow(p.denominator) < p.numerator
 
 
@@ -149,6 +195,16 @@ def bernoulli_exp(gamma: Fraction, randbelow: IntegerSource) -> bool:
     For ``gamma <= 1``: draw ``A_1, A_2, ...`` with ``P(A_j) = gamma / j`` until one fails; the number of
     successes is even with probability ``exp(-gamma)``. Larger ``gamma`` is split into ``floor(gamma)`` trials of
     ``exp(-1)`` and one of the remainder.
+
+    Examples
+    --------
+    >>> import math
+    >>> from fractions import Fraction
+    >>> from designer.guarantees.noise import bernoulli_exp, seeded_source
+    >>> randbelow = seeded_source(1)
+    >>> share = sum(bernoulli_exp(Fraction(1, 2), randbelow) for _ in range(4000)) / 4000
+    >>> abs(share - math.exp(-0.5)) < 0.03
+    True
     """
     if gamma < 0:
         raise InvalidArgumentError(f"bernoulli_exp needs gamma >= 0, got {gamma}")
@@ -168,6 +224,22 @@ def discrete_laplace(scale: Fraction, randbelow: IntegerSource) -> int:
     ``scale = t / s``: draw ``U`` uniform below ``t`` accepted with probability ``exp(-U / t)`` and a geometric
     ``V`` of ratio ``exp(-1)``; ``X = U + t V`` is geometric of ratio ``exp(-1 / t)``, ``Y = floor(X / s)`` geometric
     of ratio ``exp(-s / t)``; a fair sign, with a negative zero drawn again, gives the two-sided law.
+
+    Examples
+    --------
+    At scale 2 the mean size of ``Z`` is :func:`mean_noise` at ``epsilon = 1`` (about 1.92) and
+    ``P(Z = 0) = (1 - a) / (1 + a)`` with ``a = exp(-1/2)`` (about 0.245):
+
+    >>> import math
+    >>> from fractions import Fraction
+    >>> from designer.guarantees.noise import discrete_laplace, mean_noise, seeded_source
+    >>> randbelow = seeded_source(1)
+    >>> draws = [discrete_laplace(Fraction(2), randbelow) for _ in range(4000)]
+    >>> abs(sum(map(abs, draws)) / 4000 - mean_noise(Fraction(1))) < 0.15
+    True
+    >>> a = math.exp(-0.5)
+    >>> abs(draws.count(0) / 4000 - (1 - a) / (1 + a)) < 0.03
+    True
     """
     if scale <= 0:
         raise InvalidArgumentError(f"the scale must be > 0, got {scale}")
@@ -203,6 +275,16 @@ def noisy_counts(counts: Sequence[int], epsilon: Fraction, randbelow: IntegerSou
     -------
     list of int
         The noisy counts (may be zero or negative: see :func:`noisy_prior`).
+
+    Examples
+    --------
+    Two categories counted 40 and 60, published at ``epsilon = 1`` (a seeded simulation; a release leaves
+    ``randbelow`` out):
+
+    >>> from fractions import Fraction
+    >>> from designer.guarantees.noise import noisy_counts, seeded_source
+    >>> noisy_counts([40, 60], Fraction(1), seeded_source(1))
+    [40, 64]
     """
     eps = stated_budget(epsilon)
     draw = randbelow or os_source()
@@ -212,7 +294,14 @@ def noisy_counts(counts: Sequence[int], epsilon: Fraction, randbelow: IntegerSou
 
 def noisy_prior(noisy: Sequence[int]) -> list[Fraction]:
     """The prior published from noisy counts (post-processing, so no further loss): each count floored at 1, then
-    normalised, so every share is > 0."""
+    normalised, so every share is > 0.
+
+    Examples
+    --------
+    >>> from designer.guarantees.noise import noisy_prior
+    >>> [str(share) for share in noisy_prior([41, -2, 59])]  # -2 counts as 1
+    ['41/101', '1/101', '59/101']
+    """
     kept = [max(int(c), 1) for c in noisy]
     total = sum(kept)
     return [Fraction(c, total) for c in kept]

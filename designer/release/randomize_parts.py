@@ -18,6 +18,7 @@ import numpy as np
 
 from .._internal.io import file_sha256 as sha256_of
 from ..estimation.survey_files import CHUNK_ROWS
+from .arrow_arrays import positions, strings
 
 #: Rows shuffled in memory; a larger input is shuffled through bucket files of about :data:`BUCKET_ROWS` rows.
 MEMORY_ROWS = 2_000_000
@@ -147,7 +148,7 @@ def released(chunk: Any, task: Task, source: Any) -> Any:
     import pyarrow as pa
 
     drawn = draw_chunk(chunk.text, chunk.line, task.path, task.variables, task.tables, task.strata, source)
-    columns = [chunk.kept.column(k) for k in task.written] + [pa.array(d.tolist(), type=pa.string()) for d in drawn]
+    columns = [chunk.kept.column(k) for k in task.written] + [strings(d.tolist()) for d in drawn]
     return pa.table(columns, names=task.names)
 
 
@@ -183,7 +184,7 @@ def spill(table: Any, buckets: int, keys: Any, path: str) -> str:
 
     labels = bucket_labels(table.num_rows, buckets, keys)
     order = np.argsort(labels, kind="stable")
-    ordered = table.take(order).combine_chunks()
+    ordered = table.take(positions(order)).combine_chunks()
     counts = np.bincount(labels, minlength=buckets)
     with pa.OSFile(path, "wb") as f, pa.ipc.new_file(f, ordered.schema) as writer:
         start = 0
@@ -218,7 +219,7 @@ def write_rows(inp: Any, sink: Any, staging: Any, task: Task, source: Any, *, se
     bound = inp.rows_bound()
     if bound <= MEMORY_ROWS:
         table = _concat([released(chunk, task, source) for chunk in inp.chunks(chunk_rows)])
-        table = table.take(uniform_permutation(table.num_rows, keys_for(seed)))
+        table = table.take(positions(uniform_permutation(table.num_rows, keys_for(seed))))
         for start in range(0, table.num_rows, chunk_rows):
             sink.write(table.slice(start, chunk_rows))
         return int(table.num_rows)
@@ -229,7 +230,7 @@ def write_rows(inp: Any, sink: Any, staging: Any, task: Task, source: Any, *, se
     for j in range(buckets):
         table = gather(files, j)
         if table.num_rows:
-            sink.write(table.take(uniform_permutation(table.num_rows, keys_for(seed, 1, j))))
+            sink.write(table.take(positions(uniform_permutation(table.num_rows, keys_for(seed, 1, j)))))
     return int(sink.rows)
 
 
@@ -281,7 +282,7 @@ def _write_part(bucket: int, files: list[str], target: str, seed: Any, keep_orde
             pieces = [gather(files, bucket)] if not keep_order else (gather([p], bucket) for p in files)
             for table in pieces:
                 if not keep_order:
-                    table = table.take(uniform_permutation(table.num_rows, keys_for(seed, 1, bucket)))
+                    table = table.take(positions(uniform_permutation(table.num_rows, keys_for(seed, 1, bucket))))
                 if writer is None:
                     writer = pq.ParquetWriter(f, table.schema)
                 writer.write_table(table.cast(writer.schema) if table.schema != writer.schema else table)

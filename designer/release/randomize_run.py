@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .._internal.keywords import read_allocation, shown
+from .._internal.keywords import check_output, read_allocation, say, shown
 from ..exceptions import InvalidArgumentError as CommandError
 from ..results import FitStatus, Result, TableData
 from .randomize_manifest import Release, write_release
@@ -21,7 +21,7 @@ from .randomize_parts import Drawn, Stratified, categories_table, epsilon_of, fo
 from .randomize_priors import DEFAULT_MIN_STRATUM
 from .sources import design_of, source_name
 
-__all__ = ["RandomizeRequest", "Randomized", "run"]
+__all__ = ["Randomized"]
 
 SEED_WARNING = ("--seed makes this draw reproducible: anyone who knows the seed can undo it and recover the true "
                 "answers; never release it")
@@ -63,16 +63,12 @@ class RandomizeRequest:
 def check_folder(path: str) -> None:
     """Refuse an output whose folder does not exist or is not writable (whether it exists is checked later, holding
     the output's lock)."""
-    from .._internal.keywords import check_output
-
     check_output(path, (), True)
 
 
 def check_out(path: str, inputs: list[Any], advice: str) -> None:
     """Refuse, before any work, an output that is an input, exists, or has no folder (randomize never replaces a
     file: :func:`designer._internal.keywords.check_output` without ``force``)."""
-    from .._internal.keywords import check_output
-
     check_output(path, inputs, False, advice)
 
 
@@ -207,8 +203,6 @@ def _order_warnings(args: RandomizeRequest) -> list[str]:
     if args.seed is not None:
         out.append(SEED_WARNING)
     if args.keep_order:
-        from .._internal.keywords import say
-
         out.append(say(KEEP_ORDER_WARNING))
     return out
 
@@ -364,7 +358,7 @@ class Randomized(Result):
     n : int
         Rows randomized.
     out, manifest : str
-        The randomized file (or dataset folder) and its manifest.
+        The randomized file (or dataset folder) and its manifest; None for a DataFrame drawn in memory.
     random_source : str
         What drew the words (the operating system's CSPRNG, or a seeded simulation).
     totals : dict of str to Fraction
@@ -391,6 +385,15 @@ class Randomized(Result):
         each row with its index.
     row_order : {"shuffled", "kept"}
         The rows were released in a uniformly random order, or (``keep_order``) in the input's.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import designer
+    >>> frame = pd.DataFrame({"answer": ["yes", "no", "yes", "no"]})
+    >>> result = designer.randomize(frame, designer.Q_WRR(1.0), column="answer", seed=1, simulation=True)
+    >>> result.n, result.out, str(result.status), round(float(result.epsilon_total), 9), result.row_order
+    (4, None, 'exact', 1.0, 'shuffled')
     """
 
     n: int

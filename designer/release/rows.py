@@ -27,14 +27,11 @@ from ..estimation.survey_files import (
     ColumnarFile,
     dataset_parts,
     is_columnar,
-    is_qualtrics_export,
     is_stat,
     parquet_text,
     sniff,
 )
 from ..exceptions import DataError
-
-__all__ = ["Chunk", "KeptMeta", "ReleaseInput", "refuse_pipe"]
 
 
 class Chunk(NamedTuple):
@@ -175,10 +172,9 @@ def _user_missing(codes: NDArray[np.float64], missing: list[Any]) -> NDArray[np.
 
 
 def _stripped(values: Any) -> NDArray[np.object_]:
-    import pandas as pd
-
-    series = pd.Series(values, dtype=object)
-    return series.where(series.notna(), "").astype(str).str.strip().to_numpy(dtype=object)
+    """Each cell as text without surrounding spaces; a missing cell (None, NaN) as ``""`` (no pandas: a small file's
+    release imports none, benchmarks/startup.py)."""
+    return np.array(["" if v is None or v != v else str(v).strip() for v in values], dtype=object)
 
 
 class ReleaseInput:
@@ -367,13 +363,12 @@ class ReleaseInput:
             raise DataError(f"{path}: a header but no rows")
 
     def _qualtrics(self, table: Any) -> bool:
-        import pandas as pd
+        from ..estimation.csv_chunks import is_qualtrics_row
 
-        probe = {c: _stripped(table.column(c).slice(0, 2).to_pylist()) for c in self.columns}
-        return is_qualtrics_export(pd.DataFrame(probe, dtype=object))
+        return is_qualtrics_row([_stripped(table.column(c).slice(1, 1).to_pylist())[0] for c in self.columns])
 
     def _csv_chunk(self, table: Any, line: int) -> Chunk:
-        text = {c: _stripped(table.column(c).to_numpy(zero_copy_only=False)) for c in self.text}
+        text = {c: _stripped(table.column(c).to_pylist()) for c in self.text}
         kept = table.select(self.kept) if self.kept else _no_columns(table.num_rows)
         return Chunk(line, text, kept)
 

@@ -16,8 +16,6 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["KeySource", "WordKeys", "bucket_count", "bucket_labels", "keys_for", "os_keys", "uniform_permutation"]
-
 #: The spawn key of the shuffle's stream in a seeded simulation (the answers are drawn from the seed itself).
 SHUFFLE_KEY = 0x73687566  # "shuf"
 

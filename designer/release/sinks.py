@@ -33,8 +33,6 @@ from ..estimation.survey_files import CsvSink, is_arrow, is_columnar, is_stat
 from ..exceptions import DataError
 from .rows import KeptMeta
 
-__all__ = ["ReleaseSink", "open_sink"]
-
 #: Stata's largest double (larger ones are its missing values).
 STATA_LARGEST = 8.98846567431158e307
 
@@ -106,7 +104,7 @@ def csv_text(out: str, name: str, array: Any, meta: KeptMeta) -> list[str]:
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             raise _refuse(out, name, f"holds {kind}, which designer cannot write as text",
                           "write Parquet or Arrow") from None
-    return list(pc.fill_null(text, "").to_pylist())
+    return ["" if v is None else v for v in text.to_pylist()]  # pc.fill_null's scalar would import pandas
 
 
 class ReleaseSink:

@@ -26,8 +26,6 @@ from typing import Any
 from .._internal.io import file_sha256 as _digest
 from ..exceptions import InvalidArgumentError
 
-__all__ = ["Placement", "Staging", "clean_remains", "output_lock", "staging_prefix"]
-
 JOURNAL = "journal.json"
 
 

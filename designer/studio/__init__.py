@@ -55,6 +55,27 @@ def serve(file: str | None, *, port: int = 8000, open_browser: bool = True) -> N
     ------
     CommandError
         A ``file`` that cannot be read, or a port that is taken (one line, exit status 2 from the command).
+
+    Examples
+    --------
+    What it refuses before serving anything: a file that cannot be read, then a port another program listens on:
+
+    >>> import socket
+    >>> from designer.exceptions import CommandError
+    >>> from designer.studio import serve
+    >>> try:
+    ...     serve("no-such-problem.toml", open_browser=False)
+    ... except CommandError as err:
+    ...     print(err)
+    no-such-problem.toml: no such file
+    >>> with socket.socket() as taken:
+    ...     taken.bind(("127.0.0.1", 0))
+    ...     taken.listen()
+    ...     try:
+    ...         serve(None, port=taken.getsockname()[1], open_browser=False)
+    ...     except CommandError as err:
+    ...         print(err)
+    --port ...: cannot listen on 127.0.0.1:... (...); choose another port or --port 0 for a free one
     """
     import logging
     import socket
