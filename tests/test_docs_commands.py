@@ -215,3 +215,12 @@ def test_cli_reference_names_every_command_flag_and_default(tmp_path):
             default = docs_gen._default(action)
             if default is not None:
                 assert f"default: ``{default}``" in sections[name], (name, action.dest, default)
+
+
+def test_a_kkt_violation_at_round_off_compares_equal_and_a_larger_one_does_not():
+    """Output blocks show a fit's KKT violation; below 1e-12 it is the build's round-off and compares as such."""
+    same = refresh_outputs.comparable
+    assert same("converged (KKT violation 2.2e-16); 0.95") == same("converged (KKT violation 0.0e+00); 0.95")
+    assert same("(KKT violation 1e-12)") == same("(KKT violation 0)")
+    assert same("(KKT violation 3.1e-05)") != same("(KKT violation 0)")
+    assert same("(KKT violation 2e-12)") != same("(KKT violation 0)")
