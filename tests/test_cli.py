@@ -398,15 +398,17 @@ def _default_signals() -> None:
 
 
 def test_ctrl_c_stops_a_long_solve(tmp_path):
-    """A sweep of 40 budgets over the full SLDP program of 12 answers (below the 13 from which answer sets are
-    priced), each a HiGHS solve of seconds, about three minutes in all: SIGINT cancels HiGHS, exit 130, one line."""
+    """A sweep of 40 budgets over the truthful WLDP program of 20 answers (answer sets priced, each budget HiGHS
+    solves of seconds, about five minutes in all; a problem naming no objective is a variance design, too quick to
+    interrupt): SIGINT cancels HiGHS, exit 130, one line."""
     import signal
     import time
 
-    labels = ", ".join(f'"a{i}"' for i in range(12))
-    prior = ", ".join(str((i + 1) / 78) for i in range(12))
-    problem = tmp_path / "s12.toml"
-    problem.write_text(f'inputs = [{labels}]\nepsilon = 1.0\nsemantics = "sldp"\nprior = [{prior}]\n')
+    labels = ", ".join(f'"a{i}"' for i in range(20))
+    prior = ", ".join(str((i + 1) / 210) for i in range(20))
+    problem = tmp_path / "w20.toml"
+    problem.write_text(f'inputs = [{labels}]\nepsilon = 1.0\nsemantics = "wldp"\nobjective = "truthful"\n'
+                       f'prior = [{prior}]\n')
     proc = _designer("sweep", str(problem), "--eps", "0.5:3:40")
     maps = f"/proc/{proc.pid}/maps"
     deadline = time.monotonic() + 60
