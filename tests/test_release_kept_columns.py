@@ -176,8 +176,8 @@ def _may_refuse(kind: str, values: list, out: str, source: str) -> str | None:
     if kind == "timestamp" and any(v.microsecond for v in present):
         return "would be read back"
     largest = 8.98846567431158e307 if out == "dta" else 1.7976931348623157e308
-    if kind in ("float32", "float64") and any(largest <= abs(v) < (math.inf if out == "sav" else math.nan) or
-                                              (out == "dta" and math.isinf(v)) for v in present):
+    if kind in ("float32", "float64") and any(largest <= abs(v) and (out == "dta" or not math.isinf(v))
+                                              for v in present):  # Stata: its largest double and up, infinities too
         return "beyond the largest number"
     return None
 
