@@ -20,8 +20,9 @@ from typing import Any
 
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 
-__all__ = ["MAX_VALUES", "check_output", "flag_names", "read_allocation", "read_budgets", "read_named", "read_names",
-           "read_number", "read_prior", "read_real", "read_values", "read_whole", "say", "shown"]
+__all__ = ["MAX_VALUES", "check_output", "flag_names", "read_allocation", "read_budgets", "read_named",
+           "read_named_prior", "read_names", "read_number", "read_prior", "read_real", "read_values", "read_whole",
+           "say", "shown"]
 
 #: Most values one grid, list or curve may hold.
 MAX_VALUES = 10_000
@@ -224,7 +225,7 @@ def read_prior(given: str | Mapping[str, float] | Sequence[float] | None, inputs
                                        f"shares or {k} numbers, got {given!r}") from None
     try:
         if isinstance(given, str):
-            parts = [t.strip() for t in given.split(",") if t.strip()]
+            parts = _prior_parts(given)
             if parts and all("=" in t for t in parts):
                 named = {a.strip(): read_number(b) for a, b in (t.split("=", 1) for t in parts)}
                 out = _fill(name, text, inputs, named, base)
@@ -248,6 +249,28 @@ def read_prior(given: str | Mapping[str, float] | Sequence[float] | None, inputs
     except (TypeError, ValueError):
         raise InvalidArgumentError(f"{name} {text}: the shares must be non-negative and sum to 1") from None
     return out
+
+
+def _prior_parts(given: str) -> list[str]:
+    """The comma-separated items of a prior written as text (``yes=0.3, no=0.7`` or ``0.3,0.7``), blanks dropped."""
+    return [t.strip() for t in given.split(",") if t.strip()]
+
+
+def read_named_prior(given: str, name: str) -> tuple[list[str], list[float]]:
+    """The inputs and their shares from ``yes=0.3,no=0.7`` alone (every input named, as :func:`read_prior` reads
+    the shares), for a command whose inputs are the prior's own.
+
+    Examples
+    --------
+    >>> from designer._internal.keywords import read_named_prior
+    >>> read_named_prior("yes=1/4, no=3/4", "--prior")
+    (['yes', 'no'], [0.25, 0.75])
+    """
+    parts = _prior_parts(str(given))
+    if not parts or not all("=" in t for t in parts):
+        raise InvalidArgumentError(f"{name}: name the answers with their shares, e.g. {name} yes=0.3,no=0.7")
+    labels = [t.split("=", 1)[0].strip() for t in parts]
+    return labels, read_prior(given, labels, name)
 
 
 def _fill(name: str, text: str, inputs: Sequence[str], given: dict[str, float], base: list[float]) -> list[float]:

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from .._internal.keywords import read_allocation, read_prior
+from .._internal.keywords import read_allocation, read_named_prior, read_prior
 from .._internal.render import fmt, json_value, render_table
 from ..results import FitStatus, Result, TableData, render
 from ._common import (
@@ -140,8 +140,7 @@ def cmd_synthesize(args: argparse.Namespace) -> str:
         if not args.prior or "=" not in args.prior:
             raise CommandError("--prior: without a problem or mechanism file, name the answers: "
                                "--prior yes=0.3,no=0.7")
-        labels = [t.split("=", 1)[0].strip() for t in args.prior.split(",") if t.strip()]
-        prior = read_prior(args.prior, labels, "--prior")
+        labels, prior = read_named_prior(args.prior, "--prior")
     covariates = [parse_covariate(c) for c in args.covariate or []]
     effects = [parse_effect(e) for e in args.effect or []]
     names = [c.name for c in covariates]

@@ -262,11 +262,8 @@ def run(args: RandomizeRequest, frame: Any = None) -> Randomized:
         refuse_pipe(os.fspath(path), "the input" if path == args.answers else "a design file")
     for path in (args.out, manifest, *([designs_dir] if args.strata else [])):
         check_folder(path)
-    keep = [k.strip() for k in (args.keep or "").split(",") if k.strip()]
     randomized = [c for c, _ in variables]
-    for k in keep:
-        if k in randomized:
-            raise CommandError(f"--keep names {k!r}, a column being randomized: its true values are never written out")
+    keep = kept_columns(args.keep, randomized)
     with output_lock(args.out):
         notes = clean_remains(args.out)
         check_out(args.out, inputs, advice="randomize never replaces a file (choose another name)")
@@ -311,6 +308,29 @@ def run(args: RandomizeRequest, frame: Any = None) -> Randomized:
                       warnings=tuple(warnings), row_order="kept" if args.keep_order else "shuffled")
 
 
+def kept_columns(keep: str | None, randomized: list[str]) -> list[str]:
+    """The columns ``--keep`` copies to the release (``"id,age"``, blanks ignored), refused in one line when one of
+    them is being randomized: its true values are never written out.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.release.randomize_run import kept_columns
+    >>> kept_columns(" id, age ,", ["answer"])
+    ['id', 'age']
+    >>> try:
+    ...     kept_columns("id,answer", ["answer"])
+    ... except designer.DesignerError as exc:
+    ...     print(exc)
+    --keep names 'answer', a column being randomized: its true values are never written out
+    """
+    kept = [k.strip() for k in (keep or "").split(",") if k.strip()]
+    for k in kept:
+        if k in randomized:
+            raise CommandError(f"--keep names {k!r}, a column being randomized: its true values are never written out")
+    return kept
+
+
 def draw_frame(args: RandomizeRequest, frame: Any) -> Randomized:
     """The rows of the DataFrame ``frame`` randomized in memory (nothing written): the kept columns and each
     variable's drawn answers, in :attr:`Randomized.frame`, in a uniformly random order (the frame's order with
@@ -325,11 +345,8 @@ def draw_frame(args: RandomizeRequest, frame: Any) -> Randomized:
         raise CommandError("strata, invariant_prior='data', prior_budget, repair, manifest, designs and scheduler "
                            "write files: give out (a DataFrame is then randomized into that file)")
     variables = _variables(args)
-    keep = [k.strip() for k in (args.keep or "").split(",") if k.strip()]
     randomized = [c for c, _ in variables]
-    for k in keep:
-        if k in randomized:
-            raise CommandError(f"--keep names {k!r}, a column being randomized: its true values are never written out")
+    keep = kept_columns(args.keep, randomized)
     inp = ReleaseInput(frame, args.answers, randomized, keep)
     tables = [_table(path, args.semantics, args.allocation, repair=False) for _, path in variables]
     certificate, totals = _composed(args, tables, None)
