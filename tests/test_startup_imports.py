@@ -70,9 +70,17 @@ def _imported_after(argv: list[str], cwd: Path, watch: set[str]) -> tuple[int, l
       "--simulation"], {"pyarrow"}),
     (["randomize", "answers", "--mechanism", "q2x3", "--column", "answer", "--keep", "id", "--out", "{tmp}/k.csv",
       "--seed", "1", "--simulation"], {"pyarrow"}),
-    # regress reads its data with pandas (and so pyarrow); a plain formula's matrix is built without patsy
+    # regress reads a small, complete CSV file of plain columns with the csv module and builds a plain formula's
+    # matrix without patsy, in every output format; anything else goes through pandas (and patsy for a formula
+    # that is not plain)
     (["regress", "regress", "--mechanism", "gwrr", "--formula", "response ~ age + C(religious)", "--reference", "no"],
-     {"pandas", "pyarrow"}),
+     set()),
+    (["regress", "regress", "--mechanism", "gwrr", "--formula", "response ~ age + religious", "--format", "json"],
+     set()),
+    (["regress", "regress", "--mechanism", "gwrr", "--formula", "response ~ age", "--format", "csv", "--penalty",
+      "firth"], set()),
+    (["regress", "regress", "--mechanism", "gwrr", "--formula", "response ~ age:religious"],
+     {"pandas", "pyarrow", "patsy"}),
 ])
 def test_everyday_commands_import_no_heavy_library(argv, allowed, tmp_path):
     """No cvxpy, matplotlib, statsmodels, scipy.stats (a z quantile is the standard library's), pandas, pyarrow or

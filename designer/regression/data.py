@@ -26,7 +26,8 @@ from ..mechanism import Mechanism
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["MISSING", "answer_columns", "formula_columns", "prepare", "rewrite_formula", "split_formula"]
+__all__ = ["MISSING", "answer_columns", "check_missing", "formula_columns", "prepare", "rewrite_formula",
+           "split_formula"]
 
 #: What to do with rows missing a value of the formula's variables.
 MISSING = ("error", "drop")
@@ -93,6 +94,12 @@ def _check_numeric(data: pd.DataFrame, rhs: str, names: list[str], rows: np.ndar
                                   "categories", row=int(rows[row]))
 
 
+def check_missing(missing: str) -> None:
+    """Refuse a ``missing`` that is not one of :data:`MISSING`."""
+    if missing not in MISSING:
+        raise RegressionError(f"missing must be one of {list(MISSING)}, got {missing!r}")
+
+
 def prepare(formula_rhs: str, answers: str, data: pd.DataFrame, missing: str = "error",
             extra: Sequence[str] = ()) -> tuple[pd.DataFrame, str, np.ndarray]:
     """``(data, rhs, rows)``: the rows to fit, the formula as patsy reads it, and the position in the given
@@ -101,8 +108,7 @@ def prepare(formula_rhs: str, answers: str, data: pd.DataFrame, missing: str = "
     Raises :class:`RegressionError` (with ``row``, 0-based in ``data``) for a missing value under
     ``missing="error"`` and for text in a numeric-looking column.
     """
-    if missing not in MISSING:
-        raise RegressionError(f"missing must be one of {list(MISSING)}, got {missing!r}")
+    check_missing(missing)
     columns = [str(c) for c in data.columns]
     names = formula_columns(formula_rhs, columns)
     for column in extra:  # weights, clusters: needed like the formula's variables

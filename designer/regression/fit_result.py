@@ -133,7 +133,9 @@ class RegressionResult(Result):
     [['Intercept', -2.65], ['age', 0.04]]
     """
 
-    coefficients: pd.DataFrame
+    #: The columns of :attr:`coefficients`, :data:`COLUMNS` (the table is built from them when first read, so that
+    #: a fit printed by the command line never imports pandas).
+    coefficient_columns: dict[str, Any] = field(repr=False)
     n: int
     loglik: float
     aic: float
@@ -170,6 +172,19 @@ class RegressionResult(Result):
         self._check_status()
 
     @functools.cached_property
+    def coefficients(self) -> pd.DataFrame:
+        """One row per (outcome, term), the columns :data:`COLUMNS` (see the class's attributes)."""
+        import pandas as pd
+
+        return pd.DataFrame({c: self.coefficient_columns[c] for c in COLUMNS})
+
+    def _rows(self) -> list[list[Any]]:
+        """The coefficient table's rows: text, then numbers as Python floats."""
+        text = [list(self.coefficient_columns[c]) for c in COLUMNS[:2]]
+        numbers = [np.asarray(self.coefficient_columns[c], dtype=np.float64).tolist() for c in COLUMNS[2:]]
+        return [list(row) for row in zip(*text, *numbers)]
+
+    @functools.cached_property
     def statsmodels(self) -> Any:
         """statsmodels' ``GenericLikelihoodModelResults`` at the estimate (``summary()``, ``bse``, ``conf_int()``),
         built when first read (importing statsmodels takes a second); None for a sparse design, data read in chunks,
@@ -182,7 +197,7 @@ class RegressionResult(Result):
         what follows from it are ``null``; a diverging estimate ``"inf"`` or ``"-inf"``)."""
         from .._internal.render import json_number
 
-        rows = self.coefficients[COLUMNS].to_numpy().tolist()
+        rows = self._rows()
         return {
             "formula": self.formula, "mechanism": self.mechanism_label, "semantics": self.semantics,
             "reference": self.reference, "n": self.n, "dropped": self.dropped, "level": self.level,
@@ -198,7 +213,7 @@ class RegressionResult(Result):
         """The CSV table: ``status``, ``variance`` and the coefficients' columns, one row per coefficient (a
         missing value empty), then under cheater detection each input's prevalence bounds as rows of their own
         (term ``(prevalence low)`` and ``(prevalence high)``)."""
-        rows = self.coefficients[COLUMNS].to_numpy().tolist()
+        rows = self._rows()
         extra = [[b["input"], f"(prevalence {side})", b[side], b[f"{side}_stderr"], None, None,
                   b[f"{side}_ci_low"], b[f"{side}_ci_high"]] for b in self._bounds() for side in ("low", "high")]
         return ["status", "variance", *COLUMNS], [[self.status.value, self.variance, *(
@@ -222,7 +237,7 @@ class RegressionResult(Result):
                 + "".join(f"\nwarning: {w}" for w in self.warnings)
                 + ("" if self.noncompliance is None else "\n" + _share_line(self.noncompliance))
                 + "".join("\n" + _bounds_line(b, self.level) for b in self._bounds()))
-        rows = self.coefficients[COLUMNS].to_numpy().tolist()
+        rows = self._rows()
         cells = [[r[0], r[1], *("-" if isinstance(v, float) and math.isnan(v) else fmt(v) for v in r[2:])]
                  for r in rows]
         return head + "\n" + render_table(COLUMNS, cells)
@@ -241,7 +256,7 @@ class RegressionResult(Result):
         ``level`` (default: the fit's :attr:`level`, whose intervals are the table's ``ci_low``, ``ci_high``); a row
         is NaN where the coefficient has no standard error (a diverging or unidentified term)."""
         level = self.level if level is None else check_level(level)
-        stderr = self.coefficients["stderr"].to_numpy(dtype=np.float64)
+        stderr = np.asarray(self.coefficient_columns["stderr"], dtype=np.float64)
         low, high = wald_interval(self.params[:stderr.size], stderr, level)
         return np.column_stack([low, high]).astype(np.float64)
 
@@ -409,7 +424,6 @@ def fit_statistics(params: NDArray[np.float64], cov: NDArray[np.float64], names:
     intercept-only model, ``n`` respondents (the sum of frequency weights, a whole number or not: reported rounded,
     BIC's ``log n`` exact) and ``k`` inputs (``sandwich``: no likelihood-ratio test); the fields about how it was
     fitted are filled in by the caller (``dataclasses.replace``)."""
-    import pandas as pd
     from scipy.special import chdtrc, ndtr  # scipy.stats' chi2.sf and norm.sf, without importing scipy.stats
 
     with np.errstate(invalid="ignore"):
@@ -417,17 +431,18 @@ def fit_statistics(params: NDArray[np.float64], cov: NDArray[np.float64], names:
     ci_low, ci_high = wald_interval(params, se, level)
     with np.errstate(divide="ignore", invalid="ignore"):
         zstat = params / se
-    table = pd.DataFrame({
-        "outcome": [o for o in outcomes for _ in names], "term": names * len(outcomes), "estimate": shown,
-        "stderr": se, "z": zstat, "pvalue": 2 * ndtr(-np.abs(zstat)),
-        "ci_low": ci_low, "ci_high": ci_high})
+    table = {
+        "outcome": [o for o in outcomes for _ in names], "term": list(names) * len(outcomes),
+        "estimate": np.asarray(shown, dtype=np.float64), "stderr": se, "z": zstat, "pvalue": 2 * ndtr(-np.abs(zstat)),
+        "ci_low": ci_low, "ci_high": ci_high}
     npar = params.size
     # a likelihood-ratio test needs a likelihood: not a pseudo-likelihood (sampling weights) or correlated rows
     lr = max(2.0 * (loglik - null_loglik), 0.0) if not sandwich else float("nan")
     df = npar - (k - 1)
     return RegressionResult(
-        coefficients=table, n=round(n), loglik=loglik, aic=2 * npar - 2 * loglik, bic=math.log(n) * npar - 2 * loglik,
-        lr_statistic=lr, lr_df=df, lr_pvalue=float(chdtrc(df, lr)) if df > 0 and lr == lr else float("nan"),
+        coefficient_columns=table, n=round(n), loglik=loglik, aic=2 * npar - 2 * loglik,
+        bic=math.log(n) * npar - 2 * loglik, lr_statistic=lr, lr_df=df,
+        lr_pvalue=float(chdtrc(df, lr)) if df > 0 and lr == lr else float("nan"),
         converged=False, iterations=0, method="", reference="", outcomes=(), semantics="", level=level,
         params=params, covariance=cov, formula="", design_info=None)
 

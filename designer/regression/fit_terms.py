@@ -67,7 +67,7 @@ def in_covariates(fit: RegressionResult, std: Standardization, plan: DesignPlan,
     big = np.kron(np.eye(o), std.matrix())
     rows = big[:, full]  # each coefficient as a function of the kept parameters, (q o, r o)
     beta = rows @ fit.params[:r * o]
-    shown_theta = fit.coefficients["estimate"].to_numpy(dtype=np.float64)
+    shown_theta = np.asarray(fit.coefficient_columns["estimate"], dtype=np.float64)
     dropped = np.ones(q * o, dtype=bool)
     dropped[full] = False
     blank = (np.abs(rows[:, np.isnan(shown_theta)]) > 0).any(axis=1)
@@ -93,11 +93,11 @@ def in_covariates(fit: RegressionResult, std: Standardization, plan: DesignPlan,
     cov[~good, :] = np.nan
     cov[:, ~good] = np.nan
     table = fit_statistics(beta, cov, names, outcomes, fit.level, shown, loglik=fit.loglik, null_loglik=0.0,
-                           n=max(fit.n, 1), k=o + 1, sandwich=True).coefficients
+                           n=max(fit.n, 1), k=o + 1, sandwich=True).coefficient_columns
     labels = [f"{x}:{t}" if o > 1 else t for x in outcomes for t in names]
     warnings = [w for w in fit.warnings if not w.startswith("separation: the estimates of")]
     if (running != 0).any():
         warnings.insert(0, separation_warning([labels[i] for i in np.flatnonzero(running)]))
     status = FitStatus.NOT_IDENTIFIED if plan.dropped and fit.status is FitStatus.CONVERGED else fit.status
-    return dataclasses.replace(fit, coefficients=table, params=beta, covariance=cov, status=status,
+    return dataclasses.replace(fit, coefficient_columns=table, params=beta, covariance=cov, status=status,
                                converged=status is FitStatus.CONVERGED, warnings=(*plan.warnings, *warnings))

@@ -37,7 +37,7 @@ from ..exceptions import InvalidArgumentError, RegressionError
 from ..mechanism import Mechanism
 from ..vocabulary import Covariance, NoncomplianceScope, Semantics
 from .constant_share import regress_share
-from .data import answer_columns, prepare, split_formula
+from .data import answer_columns, check_missing, prepare, rewrite_formula, split_formula
 from .design import build_rows, column_norms, design_info, weighted_gram
 from .firth_multinomial import MultinomialFirthPenalty
 from .fit_result import RegressionResult, _first_line, _shares, _start, answer_counts, fit_statistics, judge
@@ -50,17 +50,22 @@ from .variance import covariance, on_terms, survey_design
 if TYPE_CHECKING:
     import pandas as pd
 
+    from .plain_table import PlainTable
+
 __all__ = ["RegressionError", "RegressionResult", "answer_columns", "regress", "sensitivity"]
 
 #: Members of the credal sets :func:`sensitivity` tries by default: uniform split, then lambda on a grid.
 DEFAULT_MEMBERS: tuple[str | float, ...] = ("uniform", 0.0, 0.25, 0.5, 0.75, 1.0)
 
 
-def _design_matrix(rhs: str, data: pd.DataFrame) -> tuple[Any, list[str], Any]:
+def _design_matrix(rhs: str, data: Any) -> tuple[Any, list[str], Any]:
     """The covariates (a plain formula's without patsy, any other through patsy), with one-line errors naming the
     column or row at fault."""
+    from .plain_table import PlainTable
+
     columns = [str(c) for c in data.columns]
-    for name in sorted(set(re.findall(r"[A-Za-z_][A-Za-z0-9_.]*", rhs)) & set(columns)):
+    named = set() if isinstance(data, PlainTable) else set(re.findall(r"[A-Za-z_][A-Za-z0-9_.]*", rhs))  # complete
+    for name in sorted(named & set(columns)):
         missing = np.flatnonzero(data[name].isna().to_numpy())
         if missing.size:
             raise RegressionError(f"column {name!r} is missing at row {int(missing[0]) + 1} ({missing.size} row(s)): "
@@ -87,7 +92,7 @@ def _design_matrix(rhs: str, data: pd.DataFrame) -> tuple[Any, list[str], Any]:
     return z, names, info
 
 
-def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism | Mapping[str, Mechanism], *,
+def regress(formula: str, data: pd.DataFrame | PlainTable, mechanism: Mechanism | Mapping[str, Mechanism], *,
             reference: str | None = None,
             semantics: str = "sldp", allocation: str | float = "uniform", method: str = "newton",
             level: float = 0.95, answers: Mapping[str, Sequence[str]] | None = None,
@@ -180,9 +185,8 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism | Mapping[str
     >>> str(fit.status), fit.params.round(3).tolist()
     ('converged', [-2.65, 0.04])
     """
-    import pandas as pd
-
     from ..estimation.sampling import precise_distributions
+    from .plain_table import PlainTable
 
     level = check_real(level, "level", low=0.0, high=1.0, low_open=True, high_open=True)
     method = method.strip().lower() if isinstance(method, str) else method
@@ -195,8 +199,12 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism | Mapping[str
         semantics = str(semantics)
     if semantics not in ("sldp", "wldp"):
         raise RegressionError(f"semantics must be 'sldp' or 'wldp' (case ignored), got {semantics!r}")
-    if not isinstance(data, pd.DataFrame) or len(data) == 0:
-        raise RegressionError("data must be a non-empty pandas DataFrame (one row per respondent)")
+    plain = isinstance(data, PlainTable)  # a small CSV file read without pandas (designer.regression.plain_table)
+    if not plain:
+        import pandas as pd
+
+        if not isinstance(data, pd.DataFrame) or len(data) == 0:
+            raise RegressionError("data must be a non-empty pandas DataFrame (one row per respondent)")
     share_rule = _share_rule(noncompliance, noncompliance_model, unrelated, penalty, method)
     grouped = not isinstance(mechanism, Mechanism) or noncompliance is not None or share_rule is not None
     mechanisms = {"": mechanism} if isinstance(mechanism, Mechanism) else dict(mechanism)
@@ -209,8 +217,14 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism | Mapping[str
     lhs, rhs = split_formula(formula, [str(c) for c in data.columns])
     precise = semantics == "wldp"
     n_rows = len(data)
-    data, rhs, rows = prepare(rhs, lhs, data, missing,
-                              extra=[c for c in (weights, cluster, group) if c is not None])
+    if plain:  # complete, and every column typed beyond doubt: nothing to drop or check
+        if grouped or weights is not None or cluster is not None or group is not None:
+            raise RegressionError("a PlainTable is fitted with one mechanism, without weights, clusters or groups")
+        check_missing(missing)
+        rows, rhs = np.arange(n_rows), rewrite_formula(rhs, data.columns)
+    else:
+        data, rhs, rows = prepare(rhs, lhs, data, missing,
+                                  extra=[c for c in (weights, cluster, group) if c is not None])
     survey = survey_design(data, rows, weights=weights, weight_kind=weight_kind, cluster=cluster, cov=cov)
     rule = None
     row_counts = survey.weights if survey.frequency else None  # a row of weight f is f rows
@@ -233,7 +247,7 @@ def regress(formula: str, data: pd.DataFrame, mechanism: Mechanism | Mapping[str
         assert isinstance(mechanism, Mechanism)
         channel = precise_distributions(mechanism, allocation) if precise else mechanism.matrix
         try:
-            codes = answer_columns(mechanism, data[lhs].to_numpy(), precise=precise, words=answers)
+            codes = answer_columns(mechanism, np.asarray(data[lhs]), precise=precise, words=answers)
         except RegressionError as exc:
             raise RegressionError(exc.reason, row=None if exc.row is None else int(rows[exc.row])) from None
     z, names, design_info = _design_matrix(rhs, data)

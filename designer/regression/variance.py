@@ -68,11 +68,11 @@ def survey_design(data: Any, rows: NDArray[np.int64], *, weights: str | None, we
 
     Raises :class:`RegressionError` naming the column and the row (0-based in the caller's data, via ``rows``).
     """
-    import pandas as pd
-
     kind = WeightKind.parse(weight_kind, "weight_kind")
     w = None
     if weights is not None:
+        import pandas as pd
+
         if weights not in data.columns:
             raise RegressionError(f"weights column {weights!r} is not in the data (columns: {list(data.columns)})")
         w = pd.to_numeric(data[weights], errors="coerce").to_numpy(dtype=np.float64)
@@ -85,6 +85,8 @@ def survey_design(data: Any, rows: NDArray[np.int64], *, weights: str | None, we
             w = normalized_weights(w)
     codes, groups = None, 0
     if cluster is not None:
+        import pandas as pd
+
         if cluster not in data.columns:
             raise RegressionError(f"cluster column {cluster!r} is not in the data (columns: {list(data.columns)})")
         labels = data[cluster]

@@ -159,7 +159,11 @@ def regress(formula: str, data: str | os.PathLike[str] | pd.DataFrame, mechanism
     elif chunk_rows is not None or scheduler is not None:
         raise InvalidArgumentError("chunk_rows and scheduler read a file in chunks; data is a DataFrame already in "
                                    "memory")
-    frame: Any = _read(path, lhs, formula) if path is not None else data
+    frame: Any = data
+    if path is not None:
+        simple = not ranges and not isinstance(opened, Mapping) and all(
+            v is None for v in (weights, cluster, group, noncompliance, unrelated, share_groups))
+        frame = (_plain(path, lhs, formula) if simple else None) or _read(path, lhs, formula)
     try:
         if ranges:
             table = model.sensitivity(formula, frame, opened, **options)
@@ -169,7 +173,8 @@ def regress(formula: str, data: str | os.PathLike[str] | pd.DataFrame, mechanism
     except RegressionError as exc:  # a data row is the file's line: the header is line 1
         if path is None:
             raise
-        where = f"line {exc.row + frame.attrs.get('first_line', 2)}: " if exc.row is not None else ""
+        first = frame.first_line if hasattr(frame, "first_line") else frame.attrs.get("first_line", 2)
+        where = f"line {exc.row + first}: " if exc.row is not None else ""
         raise RegressionError(f"{path}: {where}{exc.reason}") from None
     return _labelled(fit, label)
 
@@ -194,6 +199,17 @@ def _is_frame(data: Any) -> bool:
     if isinstance(data, pd.DataFrame):
         return True
     raise InvalidArgumentError(f"data must be a file's path or a pandas DataFrame, not {type(data).__name__}")
+
+
+def _plain(path: str, lhs: str, formula: str) -> Any:
+    """A CSV file under ``SMALL_CSV_BYTES`` whose columns need no pandas to be read exactly as pandas reads them
+    (:mod:`designer.regression.plain_table`), or None."""
+    from ..estimation.survey_files import SMALL_CSV_BYTES, is_columnar
+    from ..regression.plain_table import read_plain_table
+
+    if is_columnar(path) or not os.path.isfile(path) or os.path.getsize(path) > SMALL_CSV_BYTES:
+        return None
+    return read_plain_table(path, lhs, formula)
 
 
 def _read(path: str, lhs: str, formula: str) -> Any:

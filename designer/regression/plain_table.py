@@ -1,0 +1,192 @@
+"""A small, complete CSV file of plain columns read for a regression without pandas (importing pandas takes a
+fifth of a second, more than the fit of a few thousand rows).
+
+:func:`read_plain_table` reads the answers column and the formula's covariates with the standard library's
+``csv`` module and types each covariate as pandas' reader would: whole numbers as ``int64``, decimals as
+``float64``, text as an object array of ``str``. It only says yes to a file whose reading leaves no doubt, so that
+the fit is the one of the pandas path (:func:`designer.regression.regress_input.read_frame`) number for number
+(``tests/test_plain_table.py`` compares them); anything else returns ``None`` and the file goes the pandas way,
+which also words every error:
+
+* a cell that is empty, a missing-value word (``NA``, ``NULL``, ``nan``, ...), a true/false word, or padded with
+  spaces; a row shorter or longer than the header; a line holding only spaces; a repeated column name;
+* a number with more than 15 significant digits or beyond ``1e22`` in scale (there a decimal reader may round
+  differently from pandas'), or a text column holding a cell that reads as a number;
+* a formula that is not plain (:func:`~designer.regression.plain_terms.plain_design`: interactions and
+  transformations need patsy), or a design above :data:`~designer.regression.design.SPARSE_CELLS` cells.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..exceptions import DataError
+
+__all__ = ["PlainTable", "read_plain_table", "typed_column"]
+
+#: The cells pandas' reader takes for a missing value (its default ``na_values``).
+MISSING_WORDS = frozenset({"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
+                           "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"})
+#: The cells it reads as true or false in a column of them.
+TRUTH_WORDS = frozenset({"True", "TRUE", "true", "False", "FALSE", "false"})
+_WHOLE = re.compile(r"[+-]?0*(?P<digits>[0-9]*)")  # ASCII digits: pandas reads no others as numbers
+_DECIMAL = re.compile(r"[+-]?(?P<int>[0-9]*)(?:\.(?P<frac>[0-9]*))?(?:[eE](?P<exp>[+-]?[0-9]{1,4}))?")
+#: Significant digits and decimal scale within which every correctly rounding reader gives the same double (a
+#: whole number below 2^53 times an exact power of ten).
+DIGITS, SCALE = 15, 22
+
+
+@dataclass(frozen=True)
+class PlainTable:
+    """The columns a regression needs, each a numpy array (``int64``, ``float64`` or objects of ``str``), as
+    pandas would hold them; ``first_line`` is the file's line of the first row (the header is line 1; a Qualtrics
+    export's two extra header rows make it 4). Answers the part of a DataFrame's interface the fit reads:
+    ``table.columns``, ``table[name]``, ``len(table)``."""
+
+    data: dict[str, NDArray[Any]]
+    first_line: int = 2
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.data)
+
+    def __getitem__(self, name: str) -> NDArray[Any]:
+        return self.data[name]
+
+    def __len__(self) -> int:
+        return len(next(iter(self.data.values()))) if self.data else 0
+
+
+def _decimal(cell: str) -> bool:
+    """Whether ``cell`` is a decimal number ``D 10^s`` with ``D`` of at most :data:`DIGITS` digits and ``|s|`` at
+    most :data:`SCALE`: one correctly rounded product or quotient of exact doubles, the same in every reader."""
+    m = _DECIMAL.fullmatch(cell)
+    if m is None or not (m.group("int") or m.group("frac")):
+        return False
+    digits = (m.group("int") + (m.group("frac") or "")).lstrip("0")
+    scale = int(m.group("exp") or 0) - len(m.group("frac") or "")
+    return len(digits) <= DIGITS and (not digits or -SCALE <= scale <= SCALE)
+
+
+def _reads_as_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+def typed_column(cells: list[str]) -> NDArray[Any] | None:
+    """The cells of one column as pandas' CSV reader types them (``int64``, ``float64`` or ``str`` objects), or
+    ``None`` when that is in any doubt (see the module's docstring).
+
+    Examples
+    --------
+    >>> from designer.regression.plain_table import typed_column
+    >>> typed_column(["18", "+41", "007"]).tolist(), typed_column(["1.5", "2", "3e2"]).tolist()
+    ([18, 41, 7], [1.5, 2.0, 300.0])
+    >>> typed_column(["north", "south"]).dtype, typed_column(["12", "NA"]) is None, typed_column(["a", "1"]) is None
+    (dtype('O'), True, True)
+    """
+    if any(c in MISSING_WORDS or c in TRUTH_WORDS or c != c.strip() for c in cells):
+        return None
+    whole = [_WHOLE.fullmatch(c) for c in cells]
+    if any(m is not None and len(m.group("digits")) > 18 for m in whole):
+        return None  # beyond int64: pandas may read uint64, floats or text
+    if all(m is not None and c.lstrip("+-") for c, m in zip(cells, whole)):
+        return np.array([int(c) for c in cells], dtype=np.int64)
+    if all(_decimal(c) for c in cells):
+        values = np.array([float(c) for c in cells], dtype=np.float64)
+        return values if np.all(np.isfinite(values)) else None
+    if any(_reads_as_number(c) for c in cells):
+        return None
+    column = np.empty(len(cells), dtype=object)
+    column[:] = cells
+    return column
+
+
+def _rows(path: str, sep: str, width: int) -> list[list[str]] | None:
+    """The data rows of the file, cells as written; ``None`` when a row's width differs from the header's or a line
+    holds only spaces."""
+    rows: list[list[str]] = []
+    with open(path, encoding="utf-8-sig", newline="") as fh:
+        reader = csv.reader(fh, delimiter=sep)
+        next(reader, None)
+        for row in reader:
+            if not row:
+                continue  # an empty line
+            if len(row) != width:
+                return None
+            rows.append(row)
+    return rows
+
+
+def read_plain_table(path: str, answers: str, formula: str) -> PlainTable | None:
+    """The answers column (text) and the formula's covariates of a CSV file, or ``None`` when the file or the
+    formula needs pandas' reading (the module's docstring says when).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from designer.regression.plain_table import read_plain_table
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(folder.name, "answers.csv")
+    >>> with open(path, "w") as file:
+    ...     _ = file.write("response,age,region\\n{yes},34,north\\nno,51,south\\n")
+    >>> table = read_plain_table(path, "response", "response ~ age + region")
+    >>> table.columns, table["age"].tolist(), len(table)
+    (['response', 'age', 'region'], [34, 51], 2)
+    >>> read_plain_table(path, "response", "response ~ age:region") is None  # an interaction: patsy's
+    True
+    >>> folder.cleanup()
+    """
+    from ..estimation.csv_chunks import is_qualtrics_row
+    from ..estimation.survey_files import sniff
+    from .data import formula_columns, rewrite_formula
+    from .design import SPARSE_CELLS
+    from .plain_terms import plain_design
+    from .regress_input import WHAT
+
+    if "~" not in formula:
+        return None
+    try:
+        header, sep = sniff(path, WHAT)
+        header = [str(c).strip() for c in header]
+        rows = _rows(path, sep, len(header))
+    except (DataError, OSError, UnicodeDecodeError, csv.Error):
+        return None  # the pandas path words the error
+    if rows is None or len(set(header)) != len(header) or answers not in header:
+        return None
+    first = 2
+    if len(rows) >= 2 and is_qualtrics_row([c.strip() for c in rows[1]]):
+        rows, first = rows[2:], 4
+    if not rows:
+        return None
+    rhs = formula.split("~", 1)[1].strip() or "1"
+    needed = [answers, *(c for c in formula_columns(rhs, header) if c != answers)]
+    data: dict[str, NDArray[Any]] = {}
+    for name in needed:
+        j = header.index(name)
+        cells = [row[j] for row in rows]
+        if name == answers:
+            if any(c in MISSING_WORDS or c != c.strip() for c in cells):
+                return None  # a missing answer: pandas' path names it
+            column = np.empty(len(cells), dtype=object)
+            column[:] = cells
+            data[name] = column
+            continue
+        typed = typed_column(cells)
+        if typed is None:
+            return None
+        data[name] = typed
+    table = PlainTable(data, first)
+    design = plain_design(rewrite_formula(rhs, header), table)
+    if design is None or not design.column_names or len(table) * len(design.column_names) > SPARSE_CELLS:
+        return None
+    return table
