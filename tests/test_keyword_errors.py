@@ -282,5 +282,5 @@ def test_the_readers_are_light_and_the_command_line_imports_no_planning():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
     assert {name for name in keywords.__all__ if name.startswith("read_")} == {
-        "read_allocation", "read_budgets", "read_named", "read_names", "read_number", "read_prior", "read_real",
-        "read_values", "read_whole"}
+        "read_allocation", "read_budgets", "read_named", "read_named_prior", "read_names", "read_number", "read_prior",
+        "read_real", "read_values", "read_whole"}
