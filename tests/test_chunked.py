@@ -203,7 +203,9 @@ def _sequential(function, items, **shared):
     return [function(*item, **shared) for item in items]
 
 
-def _parts_plan(tmp_path, data: pd.DataFrame, parts: int = 3):
+def _parts_plan(tmp_path, data: pd.DataFrame, parts: int = 3, answers: str = "a"):
+    """A plan over ``parts`` Parquet files of ``data`` whose map runs each part's task here in turn, as a Dask
+    cluster's workers would."""
     from designer.regression.regress_input import part_chunks
     from designer.regression.remote import ClusterPlan
 
@@ -217,7 +219,7 @@ def _parts_plan(tmp_path, data: pd.DataFrame, parts: int = 3):
         paths.append(str(path))
     needed = list(data.columns)
     return ClusterPlan(map=_sequential, parts=tuple(paths), reader=part_chunks,
-                       reader_kwargs={"needed": needed, "answers": "a", "chunk_rows": 700})
+                       reader_kwargs={"needed": needed, "answers": answers, "chunk_rows": 700})
 
 
 @pytest.mark.parametrize(("formula", "options"), [("a ~ x + C(c)", {}), ("a ~ x + np.log(w)", {"cov": "robust"}),

@@ -30,6 +30,8 @@ from designer.estimation.sampling import randomize
 from designer.estimation.shares import estimate_sldp
 from designer.regression import regress
 
+from .test_chunked import _parts_plan
+
 ROOT = Path(__file__).resolve().parents[1]
 GWRR = ROOT / "examples" / "mechanisms" / "gwrr.csv"
 WARNER = Mechanism(np.array([[0.8, 0.2], [0.2, 0.8]]), inputs=["yes", "no"], frame=["yes", "no"], focal=[1, 2])
@@ -55,22 +57,6 @@ def _logit_data(mech: Mechanism, n: int, seed: int, slope: float = 0.8, offset: 
 # ---------------------------------------------------------------------------------------------------- item 8
 
 
-def _cluster_plan(tmp_path: Path, data: pd.DataFrame, parts: int = 3):
-    """A plan whose map runs each part's task here in turn, as a Dask cluster's workers would."""
-    from designer.regression.regress_input import part_chunks
-    from designer.regression.remote import ClusterPlan
-
-    size = -(-len(data) // parts)
-    paths = []
-    for i in range(parts):
-        path = tmp_path / f"part-{i}.parquet"
-        data.iloc[i * size:(i + 1) * size].to_parquet(path)
-        paths.append(str(path))
-    return ClusterPlan(map=lambda function, items, **shared: [function(*item, **shared) for item in items],
-                       parts=tuple(paths), reader=part_chunks,
-                       reader_kwargs={"needed": list(data.columns), "answers": "response", "chunk_rows": 700})
-
-
 @pytest.mark.parametrize("gap", [1e-4, 1e-6])
 def test_two_near_identical_mechanism_rows_get_one_verdict_in_estimate_and_regress(tmp_path, gap):
     """Rows 1e-4..1e-6 apart: ``estimate`` calls the shares not identified (their standard error exceeds the range),
@@ -92,7 +78,7 @@ def test_two_near_identical_mechanism_rows_get_one_verdict_in_estimate_and_regre
             regress_chunks("response ~ x", chunks, mech, columns=list(data.columns)),
             regress_chunks("response ~ x", chunks, mech, columns=list(data.columns), max_patterns=10),
             regress_chunks("response ~ x", chunks, mech, columns=list(data.columns), max_patterns=10,
-                           plan=_cluster_plan(tmp_path, data))]
+                           plan=_parts_plan(tmp_path, data, answers="response"))]
     for fit in fits:
         assert fit.status == "not_identified" and not fit.converged
         assert fit.coefficients["stderr"].isna().all()
@@ -134,7 +120,7 @@ def test_sampling_weights_streamed_and_on_a_cluster_give_the_fit_in_memory(tmp_p
     def chunks():
         return ((s, data.iloc[s:s + 400]) for s in range(0, len(data), 400))
 
-    for plan in (None, _cluster_plan(tmp_path, data)):
+    for plan in (None, _parts_plan(tmp_path, data, answers="response")):
         fit = regress_chunks("response ~ x", chunks, WARNER, columns=list(data.columns), max_patterns=10,
                              weights="w", plan=plan)
         assert fit.loglik == pytest.approx(memory.loglik, rel=1e-9)

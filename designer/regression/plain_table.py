@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..exceptions import DataError
+from ..exceptions import DataError, RegressionError
 
 __all__ = ["PlainTable", "read_plain_table", "typed_column"]
 
@@ -46,8 +46,9 @@ DIGITS, SCALE = 15, 22
 class PlainTable:
     """The columns a regression needs, each a numpy array (``int64``, ``float64`` or objects of ``str``), as
     pandas would hold them; ``first_line`` is the file's line of the first row (the header is line 1; a Qualtrics
-    export's two extra header rows make it 4). Answers the part of a DataFrame's interface the fit reads:
-    ``table.columns``, ``table[name]``, ``len(table)``."""
+    export's two extra header rows make it 4). Answers the part of a DataFrame's interface the fit and the front
+    door read: ``table.columns``, ``table[name]``, ``len(table)``, ``table.attrs["first_line"]`` (as
+    :func:`~designer.regression.regress_input.read_frame` sets it)."""
 
     data: dict[str, NDArray[Any]]
     first_line: int = 2
@@ -55,6 +56,10 @@ class PlainTable:
     @property
     def columns(self) -> list[str]:
         return list(self.data)
+
+    @property
+    def attrs(self) -> dict[str, Any]:
+        return {"first_line": self.first_line}
 
     def __getitem__(self, name: str) -> NDArray[Any]:
         return self.data[name]
@@ -106,6 +111,11 @@ def typed_column(cells: list[str]) -> NDArray[Any] | None:
         return values if np.all(np.isfinite(values)) else None
     if any(_reads_as_number(c) for c in cells):
         return None
+    return _text(cells)
+
+
+def _text(cells: list[str]) -> NDArray[Any]:
+    """The cells as an object array of ``str`` (not numpy's fixed-width strings)."""
     column = np.empty(len(cells), dtype=object)
     column[:] = cells
     return column
@@ -148,27 +158,25 @@ def read_plain_table(path: str, answers: str, formula: str) -> PlainTable | None
     """
     from ..estimation.csv_chunks import is_qualtrics_row
     from ..estimation.survey_files import sniff
-    from .data import formula_columns, rewrite_formula
+    from .data import formula_columns, rewrite_formula, split_formula
     from .design import SPARSE_CELLS
     from .plain_terms import plain_design
     from .regress_input import WHAT
 
-    if "~" not in formula:
-        return None
     try:
         header, sep = sniff(path, WHAT)
         header = [str(c).strip() for c in header]
+        lhs, rhs = split_formula(formula, header)
         rows = _rows(path, sep, len(header))
-    except (DataError, OSError, UnicodeDecodeError, csv.Error):
+    except (DataError, RegressionError, OSError, UnicodeDecodeError, csv.Error):
         return None  # the pandas path words the error
-    if rows is None or len(set(header)) != len(header) or answers not in header:
+    if rows is None or len(set(header)) != len(header) or lhs != answers:
         return None
     first = 2
     if len(rows) >= 2 and is_qualtrics_row([c.strip() for c in rows[1]]):
         rows, first = rows[2:], 4
     if not rows:
         return None
-    rhs = formula.split("~", 1)[1].strip() or "1"
     needed = [answers, *(c for c in formula_columns(rhs, header) if c != answers)]
     data: dict[str, NDArray[Any]] = {}
     for name in needed:
@@ -177,9 +185,7 @@ def read_plain_table(path: str, answers: str, formula: str) -> PlainTable | None
         if name == answers:
             if any(c in MISSING_WORDS or c != c.strip() for c in cells):
                 return None  # a missing answer: pandas' path names it
-            column = np.empty(len(cells), dtype=object)
-            column[:] = cells
-            data[name] = column
+            data[name] = _text(cells)
             continue
         typed = typed_column(cells)
         if typed is None:

@@ -173,8 +173,7 @@ def regress(formula: str, data: str | os.PathLike[str] | pd.DataFrame, mechanism
     except RegressionError as exc:  # a data row is the file's line: the header is line 1
         if path is None:
             raise
-        first = frame.first_line if hasattr(frame, "first_line") else frame.attrs.get("first_line", 2)
-        where = f"line {exc.row + first}: " if exc.row is not None else ""
+        where = f"line {exc.row + frame.attrs.get('first_line', 2)}: " if exc.row is not None else ""
         raise RegressionError(f"{path}: {where}{exc.reason}") from None
     return _labelled(fit, label)
 
