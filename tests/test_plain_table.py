@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 import designer
 from designer.cli import main
-from designer.estimation import survey_files
 from designer.exceptions import DesignerError
+from designer.regression import plain_table
 from designer.regression.plain_table import MISSING_WORDS, TRUTH_WORDS, PlainTable, read_plain_table, typed_column
 from designer.regression.regress_input import read_frame
 
@@ -120,7 +120,7 @@ def test_a_plain_table_is_the_frame_pandas_reads(columns, answers, sep, qualtric
 
 def _fit(argv: list[str], monkeypatch, capsys, *, small: bool) -> tuple[int, str, str]:
     """``designer regress`` through the plain reader (``small``) or through pandas'."""
-    monkeypatch.setattr(survey_files, "SMALL_CSV_BYTES", 10 * 2**20 if small else -1)
+    monkeypatch.setattr(plain_table, "PLAIN_BYTES", 1 << 20 if small else -1)
     rc = main(["regress", *argv])
     out, err = capsys.readouterr()
     return rc, out, err
@@ -161,7 +161,7 @@ def test_the_library_gives_the_same_fit_and_table(survey, monkeypatch):
     formula = "response ~ cov.age + score + region"
     light = designer.regress(formula, str(survey), GWRR)
     assert isinstance(read_plain_table(str(survey), "response", formula), PlainTable)
-    monkeypatch.setattr(survey_files, "SMALL_CSV_BYTES", -1)
+    monkeypatch.setattr(plain_table, "PLAIN_BYTES", -1)
     heavy = designer.regress(formula, str(survey), GWRR)
     assert light.to_dict() == heavy.to_dict()
     pd.testing.assert_frame_equal(light.coefficients, heavy.coefficients)
@@ -182,15 +182,24 @@ def test_only_a_file_beyond_doubt_is_read_without_pandas(survey, edit, plain, tm
     """Anything the plain reader is not sure of goes the pandas way: the same result, the same error."""
     with open(survey, newline="") as fh:
         rows = list(csv.reader(fh))
-    path = str(_write(tmp_path / "edited.csv", [], []))
-    with open(path, "w", newline="") as fh:
-        csv.writer(fh, lineterminator="\n").writerows(edit(rows))
+    edited = edit(rows)
+    path = str(_write(tmp_path / "edited.csv", edited[0], edited[1:]))
     formula = "response ~ cov.age + score + region"
     assert (read_plain_table(path, "response", formula) is not None) == plain
     argv = [path, "--mechanism", GWRR, "--formula", formula, "--format", "json"]
     assert _fit(argv, monkeypatch, capsys, small=True) == _fit(argv, monkeypatch, capsys, small=False)
     assert _fit([*argv, "--missing", "drop"], monkeypatch, capsys, small=True) == \
         _fit([*argv, "--missing", "drop"], monkeypatch, capsys, small=False)
+
+
+def test_a_file_above_plain_bytes_goes_to_pandas(survey, monkeypatch):
+    """Beyond PLAIN_BYTES pandas' C parser reads faster than the csv module, its import included."""
+    formula = "response ~ cov.age + score"
+    size = survey.stat().st_size
+    monkeypatch.setattr(plain_table, "PLAIN_BYTES", size)
+    assert read_plain_table(str(survey), "response", formula) is not None
+    monkeypatch.setattr(plain_table, "PLAIN_BYTES", size - 1)
+    assert read_plain_table(str(survey), "response", formula) is None
 
 
 def test_formulas_that_need_patsy_are_not_plain(survey):

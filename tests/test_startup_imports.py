@@ -85,7 +85,7 @@ def _imported_after(argv: list[str], cwd: Path, watch: set[str]) -> tuple[int, l
 def test_everyday_commands_import_no_heavy_library(argv, allowed, tmp_path):
     """No cvxpy, matplotlib, statsmodels, scipy.stats (a z quantile is the standard library's), pandas, pyarrow or
     patsy for a design of a bundled problem, an audit, a plan, an export, the listing of the bundled problems, or an
-    estimate or a randomize of a small file (read with the csv module)."""
+    estimate, a randomize (pyarrow only) or a regression of a small file (read with the csv module)."""
     argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
     rc, heavy = _imported_after(argv, ROOT, HEAVY)
     assert rc == 0

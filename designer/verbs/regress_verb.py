@@ -201,12 +201,12 @@ def _is_frame(data: Any) -> bool:
 
 
 def _plain(path: str, lhs: str, formula: str) -> Any:
-    """A CSV file under ``SMALL_CSV_BYTES`` whose columns need no pandas to be read exactly as pandas reads them
+    """A small CSV file whose columns need no pandas to be read exactly as pandas reads them
     (:mod:`designer.regression.plain_table`), or None."""
-    from ..estimation.survey_files import SMALL_CSV_BYTES, is_columnar
+    from ..estimation.survey_files import is_columnar
     from ..regression.plain_table import read_plain_table
 
-    if is_columnar(path) or not os.path.isfile(path) or os.path.getsize(path) > SMALL_CSV_BYTES:
+    if is_columnar(path) or not os.path.isfile(path):
         return None
     return read_plain_table(path, lhs, formula)
 
