@@ -1,0 +1,180 @@
+"""The guarantees' arithmetic and refusals, each test stating the property it protects (written for the mutants
+that survived the mutation suite: docs/mutation.md, benchmarks/mutation/report.md).
+
+Expected values are worked out here with Fractions and ``math.nextafter``, not read off designer.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from designer import Q_WRR, Mechanism, Q_kRR
+from designer.certificate import Certificate
+from designer.exceptions import CertificationError, InvalidArgumentError, InvalidArgumentTypeError
+from designer.guarantees.certified import (
+    ROUNDING_ALLOWANCE,
+    CertifiedMechanism,
+    image_certificate,
+    power_certificate,
+    product_certificate,
+)
+from designer.vocabulary import Loss
+
+ULP_2 = Fraction(math.ulp(2.0))  # 2**-51: one rounding's allowance is one unit in the last place at 2
+
+
+def _cert(eps: float, *losses: Loss) -> Certificate:
+    return Certificate(epsilon=eps, losses=losses or (Loss.SHAFER,))
+
+
+def _up(value: Fraction) -> float:
+    """The smallest double at or above ``value``, by stepping (independent of float_at_least)."""
+    x = float(value)
+    while Fraction(x) < value:
+        x = math.nextafter(x, math.inf)
+    while Fraction(math.nextafter(x, -math.inf)) >= value:
+        x = math.nextafter(x, -math.inf)
+    return x
+
+
+# ---------------------------------------------------------------- composed budgets: no rounding unless stated
+
+
+def test_product_of_certificates_adds_no_rounding_by_default() -> None:
+    """Independent draws from each part's exact table (a release's variables) round nothing: the composed float
+    budget is the exact sum, 1 + 1 = 2.0, not the double above it."""
+    c = product_certificate(_cert(1.0), _cert(1.0))
+    assert c.exact_budget == 2 and c.epsilon == 2.0
+    assert product_certificate(_cert(0.5), _cert(0.25), roundings=0).epsilon == 0.75
+
+
+def test_product_and_power_allowances_are_one_ulp_per_rounding() -> None:
+    """Each rounding adds 2**-51 nats to the float budget (the product of stored masses is rounded once): at a
+    budget of 2 that is one unit in the last place, so 1, 2 and 3 roundings give 2 + 1, 2, 3 ulps."""
+    for r in (1, 2, 3):
+        assert product_certificate(_cert(1.0), _cert(1.0), roundings=r).epsilon == float(2 + r * ULP_2)
+    assert ROUNDING_ALLOWANCE == ULP_2
+    # a certified product stores one rounding of each mass
+    q = CertifiedMechanism.certify(Q_WRR(1.0), 1.0)
+    assert q.product(q).epsilon == float(2 + ULP_2) and q.product(q).budget == 2
+    # a power of n rounds n - 1 times unless told otherwise
+    c = _cert(1.0)
+    assert power_certificate(c, 2).epsilon == float(2 + ULP_2)
+    assert power_certificate(c, 3).epsilon == _up(3 + 2 * ULP_2)
+    assert power_certificate(c, 3, roundings=0).epsilon == 3.0
+    assert power_certificate(c, 2, roundings=3).epsilon == float(2 + 3 * ULP_2)
+
+
+def test_power_of_one_is_the_part() -> None:
+    """n = 1 is one answer: the part's budget and losses, nothing added."""
+    c = _cert(0.75, Loss.SHAFER, Loss.WALLEY)
+    one = power_certificate(c, 1)
+    assert one.epsilon == 0.75 and one.exact_budget == Fraction(3, 4) and one.losses == (Loss.SHAFER, Loss.WALLEY)
+
+
+@pytest.mark.parametrize("n", [0, -1, True, 2.0, "2", None])
+def test_power_refuses_a_count_that_is_not_a_whole_number_from_one(n) -> None:
+    with pytest.raises(InvalidArgumentError, match=r"^n must be a whole number >= 1, got "):
+        power_certificate(_cert(1.0), n)
+
+
+def test_image_keeps_the_budget_exactly_unless_answers_merge() -> None:
+    """Post-processing by a relabelling rounds nothing (the part's float budget itself); merging answers adds one
+    allowance per addition in the largest merged mass."""
+    c = _cert(1.0, Loss.SHAFER, Loss.BEL)
+    assert image_certificate(c).epsilon == 1.0 and image_certificate(c).losses == (Loss.SHAFER, Loss.BEL)
+    assert image_certificate(c, roundings=2).epsilon == _up(1 + 2 * ULP_2)
+    q = CertifiedMechanism.certify(Q_kRR(1.0, ["a", "b", "c"]), 1.0)
+    same = q.image({"a": "x", "b": "y", "c": "z"})
+    assert same.epsilon == q.epsilon
+    merged = q.image({"a": "x", "b": "x", "c": "z"})  # {a} and {b} merge: one addition
+    assert merged.epsilon == _up(Fraction(q.epsilon) + ULP_2) and merged.budget == q.budget
+
+
+def test_image_follows_the_frame_it_is_given() -> None:
+    q = CertifiedMechanism.certify(Q_kRR(1.0, ["a", "b", "c"]), 1.0)
+    image = q.image({"a": "x", "b": "y", "c": "y"}, frame=["y", "x"])
+    assert list(image.mechanism.frame) == ["y", "x"]
+
+
+def test_the_composed_certificate_names_its_rule_and_arithmetic() -> None:
+    """A composed certificate states the lemma it rests on and how its budget was computed (the manifest shows
+    them)."""
+    c = _cert(1.0)
+    product = product_certificate(c, c)
+    assert (product.rule, product.arithmetic) == ("the product (Lemma 3.3, Lemma 3.15)",
+                                                  "exact sum of the parts' budgets")
+    power = power_certificate(c, 3)
+    assert (power.rule, power.arithmetic) == ("the 3-fold product (Lemma 3.3, Lemma 3.15)",
+                                              "exact product of 3 and the part's budget")
+    image = image_certificate(c)
+    assert (image.rule, image.arithmetic) == ("post-processing (Lemma 3.4, Lemma 3.16)",
+                                              "the part's budget, unchanged")
+
+
+def test_products_keep_only_the_losses_the_lemmas_bound() -> None:
+    """Lemma 3.3 and Lemma 3.15 bound the Shafer and Walley losses of a product, not the belief or plausibility
+    losses: a part certified for Shafer and bel composes to Shafer alone, and parts that share only bel compose
+    to nothing (refused)."""
+    both = _cert(1.0, Loss.SHAFER, Loss.BEL)
+    assert product_certificate(both, both).losses == (Loss.SHAFER,)
+    assert power_certificate(both, 2).losses == (Loss.SHAFER,)
+    bel = _cert(1.0, Loss.BEL)
+    with pytest.raises(CertificationError, match="no loss in common"):
+        product_certificate(bel, bel)
+    with pytest.raises(CertificationError, match="no loss in common"):
+        power_certificate(bel, 2)
+
+
+# ---------------------------------------------------------------- refusals, in words
+
+
+@pytest.mark.parametrize("args", [(), ("x",), (_cert(1.0), "x"), ("x", _cert(1.0))])
+def test_product_certificate_refuses_anything_but_certificates(args) -> None:
+    with pytest.raises(InvalidArgumentTypeError, match=r"^product_certificate\(\) takes one or more Certificate "
+                                                       r"objects$"):
+        product_certificate(*args)
+
+
+def test_power_and_image_refuse_a_non_certificate_naming_its_type() -> None:
+    with pytest.raises(InvalidArgumentTypeError, match=r"^power_certificate\(\) takes a Certificate, got str$"):
+        power_certificate("x", 2)  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentTypeError, match=r"^image_certificate\(\) takes a Certificate, got int$"):
+        image_certificate(3)  # type: ignore[arg-type]
+
+
+class _Half:
+    """A design result with a mechanism but no certificate."""
+
+    mechanism = Q_WRR(1.0)
+    certificate = None
+
+
+def test_of_refuses_an_object_without_both_a_mechanism_and_a_certificate() -> None:
+    for released in (_Half(), object()):
+        with pytest.raises(InvalidArgumentTypeError, match=rf"^expected a design result or a CertifiedMechanism, got "
+                                                           rf"{type(released).__name__} \(certify a Mechanism with "
+                                                           r"CertifiedMechanism.certify\)$"):
+            CertifiedMechanism.of(released)
+
+
+def test_composing_refuses_an_uncertified_mechanism_in_words() -> None:
+    q = CertifiedMechanism.certify(Q_WRR(1.0), 1.0)
+    with pytest.raises(InvalidArgumentTypeError, match=r"^product\(\) composes certified mechanisms, got Mechanism "
+                                                       r"\(certify a Mechanism with CertifiedMechanism.certify\)$"):
+        q.product(Q_WRR(1.0))  # type: ignore[arg-type]
+
+
+def test_a_certified_mechanism_is_within_its_stated_budget_exactly() -> None:
+    """The certificate's float budget never understates the composed mechanism's loss (the reason for the
+    allowances above), decided exactly on the stored floats."""
+    from designer.privacy import is_private
+
+    m = Mechanism(np.array([[0.7, 0.3], [0.2, 0.8]]), inputs=["a", "b"], frame=["y", "n"], focal=[1, 2])
+    q = CertifiedMechanism.certify(m, math.log(0.8 / 0.2) * (1 + 1e-12))
+    for composed in (q.product(q), q.power(3), q.image({"y": "u", "n": "v"})):
+        assert is_private(composed.mechanism, composed.epsilon, exact=True)
