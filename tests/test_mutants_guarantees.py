@@ -178,3 +178,98 @@ def test_a_certified_mechanism_is_within_its_stated_budget_exactly() -> None:
     q = CertifiedMechanism.certify(m, math.log(0.8 / 0.2) * (1 + 1e-12))
     for composed in (q.product(q), q.power(3), q.image({"y": "u", "n": "v"})):
         assert is_private(composed.mechanism, composed.epsilon, exact=True)
+
+
+# ---------------------------------------------------------------- certify: every loss, decided on the right side
+
+
+def _smallest_private(mech: Mechanism, loss: str = "sldp") -> float:
+    """The least double budget ``mech`` meets, decided exactly, found by stepping (is_private's exact check)."""
+    from designer.privacy import is_private, worst_case
+
+    d = worst_case(mech, "shafer" if loss == "sldp" else "walley").eps
+    while not is_private(mech, d, semantics=loss, exact=True):
+        d = math.nextafter(d, math.inf)
+    while is_private(mech, math.nextafter(d, 0.0), semantics=loss, exact=True):
+        d = math.nextafter(d, 0.0)
+    return d
+
+
+def test_both_semantics_check_the_walley_loss_after_the_shafer_one() -> None:
+    """GWRR meets its Shafer budget with equality but not its Walley one (Cor 3.12): certified for both, it is
+    refused, and the message gives the Walley loss (1.29414 for Q_GWRR(1, 0.8)), not the Shafer one."""
+    from designer import Q_GWRR
+
+    m = Q_GWRR(1.0, 0.8)
+    assert CertifiedMechanism.certify(m, 1.0).losses == (Loss.SHAFER,)
+    for semantics in ("both", "wldp"):
+        with pytest.raises(CertificationError, match=r"^the walley loss is 1\.29414 > epsilon = 1: the mechanism is "
+                                                     r"not private within that budget$"):
+            CertifiedMechanism.certify(m, 1.0, semantics=semantics)
+
+
+@pytest.mark.parametrize("eps", [0.5, 2.0])
+def test_a_rational_budget_one_float_from_the_loss_is_not_certified(eps: float) -> None:
+    """A budget given as a rational is met only if the float just below it is met: a budget a hair (1e-40) below
+    the least double the mechanism meets lies between that double and the one below, where the floats cannot
+    decide, and is refused in those words, below 1 nat and above it."""
+    m = Q_WRR(eps)
+    d = _smallest_private(m)
+    with pytest.raises(CertificationError, match="within one float of the budget"):
+        CertifiedMechanism.certify(m, Fraction(d) - Fraction(1, 10**40))
+    stated = Fraction(d) + Fraction(1, 10**40)  # a hair above: met at the double below it, which is d
+    q = CertifiedMechanism.certify(m, stated)
+    assert q.budget == stated and q.epsilon == math.nextafter(d, math.inf)
+    assert CertifiedMechanism.certify(m, d).budget == Fraction(d)
+
+
+@pytest.mark.parametrize("budget", [0, -1, True, "nan", "inf", None, Fraction(1, 10**400), Fraction(10**400), "1e400",
+                                    "x"])
+def test_certify_refuses_a_budget_no_double_can_state(budget) -> None:
+    """A budget must be a finite number > 0 with a positive double at or below it: zero, negatives, bools, NaN,
+    infinity, 1e-400 (no double between 0 and it) and 1e400 (above the largest double) are refused by name."""
+    with pytest.raises(InvalidArgumentError, match=r"^epsilon must be a finite number > 0, got "):
+        CertifiedMechanism.certify(Q_WRR(1.0), budget)
+
+
+def test_certify_refuses_bad_arguments_in_words() -> None:
+    with pytest.raises(InvalidArgumentTypeError, match=r"^certify\(\) takes a Mechanism, got str$"):
+        CertifiedMechanism.certify("x", 1.0)  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentError, match=r"^semantics must be one of 'sldp', 'wldp', 'both', got 'nope'$"):
+        CertifiedMechanism.certify(Q_WRR(1.0), 1.0, semantics="nope")
+
+
+def test_parts_with_no_loss_in_common_are_refused_naming_each_parts_losses() -> None:
+    message = (r"^the parts certify no loss in common that the composition lemmas bound \({}\): certify every part "
+               r"for the same semantics \(sldp, wldp or both\)$")
+    with pytest.raises(CertificationError, match=message.format("none; shafer")):
+        product_certificate(Certificate(epsilon=1.0, losses=()), _cert(1.0))
+    with pytest.raises(CertificationError, match=message.format("shafer and bel; walley")):
+        product_certificate(_cert(1.0, Loss.SHAFER, Loss.BEL), _cert(1.0, Loss.WALLEY))
+
+
+def test_float_at_least_never_understates_even_beyond_the_doubles() -> None:
+    from designer.guarantees.certified import float_at_least
+
+    assert float_at_least(Fraction(10**400)) == math.inf
+    assert float_at_least(-Fraction(10**400)) == -1.7976931348623157e308
+    for value in (Fraction(1, 10), Fraction(1, 3), Fraction(2), Fraction(1, 10**400), Fraction(-1, 3)):
+        out = float_at_least(value)
+        assert Fraction(out) >= value and Fraction(math.nextafter(out, -math.inf)) < value
+
+
+def test_a_float_budget_is_its_own_exact_budget() -> None:
+    """Certified at a double, the certificate records no separate rational (``budget`` None: the double itself), so
+    it equals the plain certificate of that budget; a rational budget is kept as written."""
+    q = CertifiedMechanism.certify(Q_WRR(1.0), 1.0)
+    assert q.certificate.budget is None and q.certificate == Certificate(epsilon=1.0, losses=(Loss.SHAFER,))
+    assert CertifiedMechanism.certify(Q_WRR(1.0), "4/3").certificate.budget == Fraction(4, 3)
+
+
+def test_negative_roundings_and_bad_pairs_are_refused_in_words() -> None:
+    with pytest.raises(InvalidArgumentError, match=r"^roundings must be >= 0, got -1$"):
+        power_certificate(_cert(1.0), 2, roundings=-1)
+    with pytest.raises(InvalidArgumentTypeError, match=r"^mechanism must be a Mechanism, got str$"):
+        CertifiedMechanism("x", _cert(1.0))  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentTypeError, match=r"^certificate must be a Certificate, got float$"):
+        CertifiedMechanism(Q_WRR(1.0), 1.0)  # type: ignore[arg-type]

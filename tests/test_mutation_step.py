@@ -153,7 +153,8 @@ def test_a_reviewed_mark_explains_exactly_its_survivor(repo: Path) -> None:
         """)
     (repo / "benchmarks/mutation/equivalent.toml").write_text(mark)
     marks = mutants.equivalents(mutants.load(repo))
-    diff = "--- pkg/rules.py\n+++ pkg/rules.py\n@@ -1,2 +1,2 @@\n def adult(age):\n-    return age > 17\n+    return age >= 17"
+    diff = ("--- pkg/rules.py\n+++ pkg/rules.py\n@@ -1,2 +1,2 @@\n def adult(age):\n-    return age > 17\n"
+            "+    return age >= 17")
     assert mutants.explained("pkg.rules.x_adult__mutmut_7", diff, marks)["reason"].startswith("ages are whole")
     assert mutants.explained("pkg.rules.x_child__mutmut_7", diff, marks) is None
     assert mutants.explained("pkg.rules.x_adult__mutmut_7", diff.replace(">= 17", "> 18"), marks) is None

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import fnmatch
+import importlib.util
 import json
 import os
 import re
@@ -162,14 +163,17 @@ def mutmut_child(spec_file: str) -> int:
     spec = json.loads(Path(spec_file).read_text())
     import mutmut.__main__ as mm
     import mutmut.configuration as mc
-    from mutmut.mutation.diff_apply import get_diff_for_mutant
     from mutmut.mutation.data import SourceFileMutationData
+    from mutmut.mutation.diff_apply import get_diff_for_mutant
     from mutmut.state import state
 
     cfg = mc.config()
     cfg.only_mutate = list(spec["paths"])
     cfg.pytest_add_cli_args_test_selection = list(spec["tests"])
-    cfg.pytest_add_cli_args = [*cfg.pytest_add_cli_args, *spec["pytest_args"]]
+    extra = list(spec["pytest_args"])
+    if importlib.util.find_spec("pytest_timeout") is None:  # an install without the plugin: mutmut's limit only
+        extra = [a for a in extra if not a.startswith("--timeout")]
+    cfg.pytest_add_cli_args = [*cfg.pytest_add_cli_args, *extra]
     if spec.get("lines") is not None:  # the changed lines: mutmut mutates the nodes that start on them
         state()._covered_lines = {str((Path("mutants") / p).absolute()): set(lines)
                                   for p, lines in spec["lines"].items()}
@@ -211,7 +215,8 @@ def run_mutmut(settings: Settings, folder_name: str, paths: list[str], tests: li
     (folder / "spec.json").write_text(json.dumps(spec))
     (folder / "verdicts.json").unlink(missing_ok=True)
     niceness = os.environ.get("MUTATION_NICE", "10")  # the machine is shared: mutants yield to other work
-    command = ["nice", "-n", niceness, sys.executable, str(Path(__file__).resolve()), "_child", str(folder / "spec.json")]
+    command = ["nice", "-n", niceness, sys.executable, str(Path(__file__).resolve()), "_child",
+               str(folder / "spec.json")]
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     log = folder / "mutmut.log"
     print(f"   mutmut's output: {log.relative_to(settings.root)}", flush=True)
@@ -233,7 +238,8 @@ def git(root: Path, *args: str) -> str | None:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
-def run_modules(settings: Settings, names: list[str], survivors_only: bool) -> None:
+def run_modules(settings: Settings, names: list[str], survivors_only: bool, functions: list[str] | None = None
+                ) -> None:
     unknown = [n for n in names if n not in settings.targets]
     if unknown:
         raise SystemExit(f"unknown module(s) {', '.join(unknown)}: choose from {', '.join(settings.targets)}")
@@ -245,14 +251,17 @@ def run_modules(settings: Settings, names: list[str], survivors_only: bool) -> N
         if survivors_only:
             if previous is None:
                 raise SystemExit(f"{name}: no earlier run to take survivors from (run it in full first)")
-            patterns = [m for m, v in previous["mutants"].items() if v["status"] != "killed"]
+            whole = Target(name, target.path, target.tests, list(functions or [])).patterns() if functions else []
+            patterns = [m for m, v in previous["mutants"].items() if v["status"] != "killed"
+                        and not any(fnmatch.fnmatchcase(m, p) for p in whole)] + whole
             if not patterns:
                 print(f"== {name}: no survivors to run again")
                 continue
         print(f"== {name}: {target.path} ({len(patterns)} pattern(s)), tests {' '.join(target.tests)}", flush=True)
         got = run_mutmut(settings, name, [target.path], target.tests, patterns)
         if survivors_only and previous is not None:
-            merged = dict(previous["mutants"])
+            merged = {m: v for m, v in previous["mutants"].items()  # a function run again: its new mutants only
+                      if not any(fnmatch.fnmatchcase(m, p) for p in whole)}
             merged.update(got["mutants"])
             record = {**previous, "mutants": merged, "rerun": {
                 "date": datetime.date.today().isoformat(), "commit": git(settings.root, "rev-parse", "--short",
@@ -318,7 +327,8 @@ def write_report(settings: Settings) -> Path:
                   f"`{r['path']}`" + (f", functions {', '.join(f'`{f}`' for f in target.functions)}"
                                       if target.functions else ", every function") +
                   f"; tests {', '.join(f'`{t}`' for t in r['tests'])}." + (f" {target.note}" if target.note else "")]
-        rows = [(n, v) for n, v in sorted(r["mutants"].items(), key=lambda kv: _order(kv[0])) if v["status"] != "killed"]
+        rows = [(n, v) for n, v in sorted(r["mutants"].items(), key=lambda kv: _order(kv[0]))
+                if v["status"] != "killed"]
         if not rows:
             lines += ["", "Every mutant killed."]
         for n, v in rows:
@@ -441,20 +451,41 @@ def run_changed(settings: Settings, base_arg: str | None) -> int:
     got = run_mutmut(settings, "changed", sorted(plan), tests, chosen,
                      lines={p: lines[p] for p in plan}, fresh=True)
     marks = equivalents(settings)
-    live = {n: v for n, v in got["mutants"].items() if v["status"] in LIVE and not explained(n, v.get("diff", ""), marks)}
+    live = {n: v for n, v in got["mutants"].items()
+            if v["status"] in LIVE and not explained(n, v.get("diff", ""), marks)}
     counted = {s: sum(v["status"] == s for v in got["mutants"].values()) for s in ("killed", "timeout")}
     print(f"mutation of the changed lines: {len(got['mutants'])} mutants, {counted['killed']} killed, "
           f"{counted['timeout']} time-outs, {len(live)} survivor(s) unexplained"
           + (f"; {skipped} of {total} not run (more than {settings.changed_tests_budget}: `make mutants` runs them)"
              if skipped else "") + f" ({time.monotonic() - started:.0f} s)")
     for n, v in sorted(live.items()):
-        removed, added = diff_lines(v["diff"])
         print(f"\nsurvivor {n} ({v['status']}):\n{v['diff']}\n"
               "kill it with a test that states the property it breaks, or, if no input can tell it from the code, add "
-              f"to {settings.equivalent_file.relative_to(settings.root)}:\n[[equivalent]]\n"
-              f"function = {json.dumps(function_of(n))}\nremoved = {json.dumps(removed)}\n"
-              f"added = {json.dumps(added)}\nreason = \"...\"")
+              f"to {settings.equivalent_file.relative_to(settings.root)}:\n{stub(n, v['diff'])}")
     return 1 if live else 0
+
+
+def stub(name: str, diff: str) -> str:
+    """The ``equivalent.toml`` entry that would mark this mutant (its reason left to write)."""
+    removed, added = diff_lines(diff)
+    return (f"[[equivalent]]\nfunction = {json.dumps(function_of(name))}\nremoved = {json.dumps(removed)}\n"
+            f"added = {json.dumps(added)}\nreason = \"...\"")
+
+
+def show_unexplained(settings: Settings, names: list[str]) -> int:
+    """Print every unexplained survivor of the last runs, its diff and the mark it would need if equivalent."""
+    marks = equivalents(settings)
+    count = 0
+    for name in names or list(settings.targets):
+        f = settings.folder / "results" / f"{name}.json"
+        if not f.exists():
+            continue
+        for n, v in sorted(json.loads(f.read_text())["mutants"].items(), key=lambda kv: _order(kv[0])):
+            if v["status"] in LIVE and not explained(n, v.get("diff", ""), marks):
+                count += 1
+                print(f"# {n} ({v['status']})\n{v.get('diff', '')}\n{stub(n, v.get('diff', ''))}\n")
+    print(f"{count} unexplained survivor(s)")
+    return 0
 
 
 # ---------------------------------------------------------------- command line
@@ -468,7 +499,11 @@ def main(argv: list[str] | None = None) -> int:
     p_run = sub.add_parser("run", help="run modules in full, one at a time, and rewrite the report")
     p_run.add_argument("modules", nargs="*", help="module names of targets.toml (default: every one)")
     p_run.add_argument("--survivors", action="store_true", help="only the mutants the last run did not kill")
+    p_run.add_argument("--functions", nargs="+", metavar="NAME",
+                       help="with --survivors: also every mutant of these functions (changed since the run)")
     sub.add_parser("report", help="rewrite report.md from results/")
+    p_show = sub.add_parser("unexplained", help="print the unexplained survivors, each with the mark it would need")
+    p_show.add_argument("modules", nargs="*")
     p_changed = sub.add_parser("changed", help="mutate the lines changed since a base commit; exit 1 on a survivor")
     p_changed.add_argument("--base", help="the base commit (default: $MUTATION_BASE, the recorded base, HEAD^1)")
     p_child = sub.add_parser("_child")
@@ -478,9 +513,11 @@ def main(argv: list[str] | None = None) -> int:
         return mutmut_child(args.spec)
     settings = load(args.root.resolve(), args.targets.resolve() if args.targets else None)
     if args.command == "run":
-        run_modules(settings, args.modules, args.survivors)
+        run_modules(settings, args.modules, args.survivors, args.functions)
     elif args.command == "report":
         print(write_report(settings))
+    elif args.command == "unexplained":
+        return show_unexplained(settings, args.modules)
     else:
         return run_changed(settings, args.base)
     return 0
