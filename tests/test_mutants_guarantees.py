@@ -273,3 +273,122 @@ def test_negative_roundings_and_bad_pairs_are_refused_in_words() -> None:
         CertifiedMechanism("x", _cert(1.0))  # type: ignore[arg-type]
     with pytest.raises(InvalidArgumentTypeError, match=r"^certificate must be a Certificate, got float$"):
         CertifiedMechanism(Q_WRR(1.0), 1.0)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- noise: budgets read as written, the noise's scale
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from designer.guarantees import noise  # noqa: E402
+
+
+def _simplest_by_search(x: float) -> Fraction | None:
+    """The fraction of least denominator strictly between the midpoints around the double ``x`` (up to 5000)."""
+    exact = Fraction(x)
+    lo = (exact + Fraction(math.nextafter(x, 0.0))) / 2
+    hi = (exact + Fraction(math.nextafter(x, math.inf))) / 2
+    for q in range(1, 5001):
+        p = math.floor(lo * q) + 1
+        if Fraction(p, q) < hi:
+            return Fraction(p, q)
+    return None
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 10**7), st.integers(1, 600), st.integers(-2, 2))
+def test_simplest_fraction_is_the_least_denominator_inside_the_rounding_interval(p: int, q: int, step: int) -> None:
+    """Against a search over denominators: the double nearest p/q (and its neighbours, whose simplest fractions
+    are far less simple) reads back as the simplest fraction strictly inside its rounding interval."""
+    x = float(Fraction(p, q))
+    for _ in range(abs(step)):
+        x = math.nextafter(x, math.inf if step > 0 else 0.0)
+    expected = _simplest_by_search(x)
+    if expected is not None:
+        assert noise.simplest_fraction(x) == expected
+    got = noise.simplest_fraction(x)
+    assert float(got) == x or Fraction(x) != got  # inside the interval: rounds to x (ties aside)
+
+
+@pytest.mark.parametrize("x, expected", [(7 / 3, Fraction(7, 3)), (0.1, Fraction(1, 10)), (2.0**53 + 2, 2**53 + 2),
+                                         (1e300, None), (5e-324, None), (0.5, Fraction(1, 2)), (1 / 999_983, None)])
+def test_simplest_fraction_on_hand_worked_doubles(x: float, expected: Fraction | None) -> None:
+    got = noise.simplest_fraction(x)
+    if expected is not None:
+        assert got == expected
+    exact = Fraction(x)
+    assert (exact + Fraction(math.nextafter(x, 0.0))) / 2 < got < (exact + Fraction(math.nextafter(x, math.inf))) / 2
+
+
+def test_the_largest_double_reads_back_as_itself() -> None:
+    """Its rounding interval reaches half a unit above it (no finite double lies there): no overflow; the simplest
+    fraction inside is the least integer above the interval's lower end, which rounds to it, and is accepted as the
+    largest budget."""
+    top = 1.7976931348623157e308
+    lo = (Fraction(top) + Fraction(math.nextafter(top, 0.0))) / 2
+    assert noise.simplest_fraction(top) == math.floor(lo) + 1 == noise.stated_budget(top)
+    assert float(noise.stated_budget(top)) == top
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("0.1", Fraction(1, 10)), (" 7/3 ", Fraction(7, 3)), ("1e-300", Fraction(1, 10**300)), (0.1, Fraction(1, 10)),
+    (7 / 3, Fraction(7, 3)), (math.pi, Fraction("3.141592653589793")), (2, Fraction(2)), (Fraction(5, 7), Fraction(5, 7)),
+    ("1.7976931348623157e308", Fraction("1.7976931348623157e308")), ("0.5/2", Fraction(1, 4)),
+    (Fraction(1.7976931348623157e308), Fraction(1.7976931348623157e308)),
+])
+def test_stated_budget_reads_the_rational_as_written(value, expected) -> None:
+    """Strings as written, a double as its simplest fraction when that has a denominator of at most a million
+    (7/3), else as its shortest decimal (pi), and both ends of the accepted range included."""
+    assert noise.stated_budget(value) == expected
+
+
+@pytest.mark.parametrize("value, message", [
+    ("0", "a budget must be > 0, got '0'"), ("1/0", "a budget its denominator must not be 0, got '1/0'"),
+    ("1e-301", "a budget must be between 1e-300 and 1.798e+308 nats, got '1e-301'"),
+    ("1/1e-301", "a budget must be between 1e-300 and 1.798e+308 nats, got '1/1e-301'"),
+    ("1e400", "a budget must be between 1e-300 and 1.798e+308 nats, got '1e400'"),
+    ("nan", "a budget must be between 1e-300 and 1.798e+308 nats, got 'nan'"),
+    (0.0, "a budget must be > 0, got 0.0"), (-1.0, "a budget must be > 0, got -1.0"),
+    (math.inf, "a budget must be finite, got inf"), (-math.inf, "a budget must be finite, got -inf"),
+    (math.nan, "a budget must be finite, got nan"), (0, "a budget must be > 0, got 0"),
+    (Fraction(-1, 2), "a budget must be > 0, got Fraction(-1, 2)"), (None, "a budget must be a number, got NoneType"),
+    (Fraction(1, 10**301), "a budget must be between 1e-300 and 1.798e+308 nats, got 1e-301"),
+    (Fraction(10**400), "a budget must be between 1e-300 and 1.798e+308 nats, got Fraction(1"),
+])
+def test_stated_budget_refuses_in_words(value, message) -> None:
+    with pytest.raises(InvalidArgumentError) as info:
+        noise.stated_budget(value)
+    assert str(info.value).startswith(message)
+
+
+@pytest.mark.parametrize("eps", [0.001, 0.5, 1.0, 3.0, 60.0, 1400.0, 1500.0])
+def test_mean_noise_is_the_mean_size_of_the_discrete_laplace_noise(eps: float) -> None:
+    """E|Z| = 2a / (1 - a^2) with a = exp(-eps / 2) (P(z) proportional to a^|z|), summed here as a series."""
+    a = math.exp(-eps / 2)
+    expected = 2 * a / (1 - a * a) if a > 0 else 0.0
+    if 0 < a < 1e-150:
+        expected = 2 * a
+    assert noise.mean_noise(Fraction(eps)) == pytest.approx(expected, rel=1e-12, abs=0.0)
+    if eps < 10:  # the series itself, to its last visible term
+        series = 2 * sum(z * a**z for z in range(1, 200_000)) / (1 + 2 * sum(a**z for z in range(1, 200_000)))
+        assert noise.mean_noise(Fraction(eps)) == pytest.approx(series, rel=1e-9)
+
+
+def test_mean_noise_is_infinite_only_below_the_least_budget() -> None:
+    assert noise.mean_noise(Fraction(2e-300)) == pytest.approx(1e300, rel=1e-12)  # eps / 2 exactly 1e-300
+    assert noise.mean_noise(Fraction(1, 10**301)) == math.inf
+
+
+@pytest.mark.parametrize("eps", [Fraction(1, 5), Fraction(4)])
+def test_noisy_counts_have_scale_two_over_epsilon(eps: Fraction) -> None:
+    """The noise on each count has mean size 1 / sinh(eps / 2) (about 10 at eps = 0.2, 0.28 at eps = 4): the scale
+    is 2 / eps, whatever eps is (a scale of 2 eps would give the same only at eps = 1)."""
+    draws = noise.noisy_counts([0] * 4000, eps, noise.seeded_source(3))
+    mean = sum(abs(d) for d in draws) / len(draws)
+    expected = 1 / math.sinh(float(eps) / 2)
+    assert abs(mean - expected) < 6 * expected / math.sqrt(len(draws)) + 0.02
+
+
+def test_a_scale_of_zero_is_refused_in_words() -> None:
+    with pytest.raises(InvalidArgumentError, match=r"^the scale must be > 0, got 0$"):
+        noise.discrete_laplace(Fraction(0), noise.seeded_source(1))
