@@ -64,3 +64,48 @@ def test_seed_zero_in_memory_is_seeded_reproducible_and_warned() -> None:
     assert first.frame["response"].tolist() == again.frame["response"].tolist()
     unseeded = randomize(FRAME, Q2X3, column="answer")
     assert unseeded.random_source.startswith("os.urandom") and SEED_WARNING not in unseeded.warnings
+
+
+# ---------------------------------------------------------------- the composed budget, compared exactly
+
+from fractions import Fraction  # noqa: E402
+
+Q2X3_STATED = Fraction("1.0986122886681096")  # ln 3 as the drawn table states it: its shortest decimal
+
+
+def test_the_budget_is_compared_exactly_with_the_composed_loss() -> None:
+    """--budget equal to the composed loss (the table's budget as stated) is met; the least decimal step below it
+    is refused, in one line that gives the sum and the budget."""
+    result = randomize(FRAME, Q2X3, column="answer", budget="1.0986122886681096")
+    assert result.totals == {"shafer": Q2X3_STATED, "walley": Fraction(0)}
+    with pytest.raises(DesignerError, match=r"^the release composes to 1\.09861 nats per respondent \(the sum of "
+                                            r"1\.099\), above --budget 1\.09861$"):
+        randomize(FRAME, Q2X3, column="answer", budget="1.0986122886681095")
+
+
+def test_variables_add_their_budgets_exactly_and_wldp_states_both_losses() -> None:
+    """Two variables drawn independently: the Shafer budgets add exactly (Lemma 3.3); under wldp the certificate
+    bounds both losses and the Walley total is the same sum (Lemma 3.15), else it is 0."""
+    frame = pd.DataFrame({"a": ["yes", "no", "yes"], "b": ["no", "no", "yes"]})
+    pairs = [("a", Q2X3), ("b", Q2X3)]
+    sldp = randomize(frame, variable=pairs)
+    assert sldp.totals == {"shafer": 2 * Q2X3_STATED, "walley": Fraction(0)}
+    assert sldp.certificate.exact_budget == 2 * Q2X3_STATED and len(sldp.certificate.parts) == 2
+    wldp = randomize(frame, variable=pairs, semantics="wldp")
+    shafer = wldp.totals["shafer"]
+    assert wldp.totals == {"shafer": shafer, "walley": shafer} and shafer == 2 * wldp.certificate.parts[0].exact_budget
+    assert [str(loss) for loss in wldp.certificate.losses] == ["shafer", "walley"]
+    assert all([str(loss) for loss in part.losses] == ["shafer", "walley"] for part in wldp.certificate.parts)
+    with pytest.raises(DesignerError, match=r"^the release composes to 2\.19722 nats per respondent \(the sum of "
+                                            r"1\.099, 1\.099\), above --budget 2$"):
+        randomize(frame, variable=pairs, budget=2)
+
+
+def test_the_prior_flags_are_refused_apart_in_words(scratch) -> None:
+    with pytest.raises(DesignerError, match=r"^--invariant-prior data publishes a prior computed from the file being "
+                                            r"released: give --prior-budget EPS0"):
+        randomize(ANSWERS, Q2X3, column="answer", out="x.csv", invariant_prior="data")
+    with pytest.raises(DesignerError, match=r"^--prior-budget is the budget of a prior read from the file: give it "
+                                            r"with --invariant-prior data$"):
+        randomize(ANSWERS, Q2X3, column="answer", out="x.csv", prior_budget="0.5")
+    assert not list(scratch.glob("x.csv*"))

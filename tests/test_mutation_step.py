@@ -57,7 +57,7 @@ def _commit(repo: Path, files: dict[str, str], message: str) -> str:
 def _step(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "MUTATION_BASE"}
     return subprocess.run([sys.executable, str(SCRIPT), "--root", str(repo), "changed", *args], capture_output=True,
-                          text=True, env={**env, **GIT_ENV, "MUTATION_NICE": "0"}, timeout=300, check=False)
+                          text=True, env={**env, **GIT_ENV, "MUTATION_NICE": "0"}, timeout=550, check=False)
 
 
 BASE_FILES = {
@@ -121,7 +121,7 @@ def repo(tmp_path: Path) -> Path:
     return repo
 
 
-@pytest.mark.timeout(300)  # two mutmut runs in child processes: about 15 s on an idle machine
+@pytest.mark.timeout(600)  # two mutmut runs in child processes: about 15 s on an idle machine
 def test_a_surviving_mutant_on_a_changed_line_fails_the_step_and_a_test_that_kills_it_passes(repo: Path) -> None:
     _commit(repo, {"pkg/rules.py": ADULT, "tests/test_rules.py": ADULT_TESTS}, "adult, tested away from 18")
     failed = _step(repo)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import fnmatch
-import importlib.util
 import json
 import os
 import re
@@ -170,10 +169,7 @@ def mutmut_child(spec_file: str) -> int:
     cfg = mc.config()
     cfg.only_mutate = list(spec["paths"])
     cfg.pytest_add_cli_args_test_selection = list(spec["tests"])
-    extra = list(spec["pytest_args"])
-    if importlib.util.find_spec("pytest_timeout") is None:  # an install without the plugin: mutmut's limit only
-        extra = [a for a in extra if not a.startswith("--timeout")]
-    cfg.pytest_add_cli_args = [*cfg.pytest_add_cli_args, *extra]
+    cfg.pytest_add_cli_args = [*cfg.pytest_add_cli_args, *spec["pytest_args"]]
     if spec.get("lines") is not None:  # the changed lines: mutmut mutates the nodes that start on them
         state()._covered_lines = {str((Path("mutants") / p).absolute()): set(lines)
                                   for p, lines in spec["lines"].items()}
