@@ -332,7 +332,8 @@ def test_the_largest_double_reads_back_as_itself() -> None:
 
 @pytest.mark.parametrize("value, expected", [
     ("0.1", Fraction(1, 10)), (" 7/3 ", Fraction(7, 3)), ("1e-300", Fraction(1, 10**300)), (0.1, Fraction(1, 10)),
-    (7 / 3, Fraction(7, 3)), (math.pi, Fraction("3.141592653589793")), (2, Fraction(2)), (Fraction(5, 7), Fraction(5, 7)),
+    (7 / 3, Fraction(7, 3)), (math.pi, Fraction("3.141592653589793")), (2, Fraction(2)),
+    (Fraction(5, 7), Fraction(5, 7)),
     ("1.7976931348623157e308", Fraction("1.7976931348623157e308")), ("0.5/2", Fraction(1, 4)),
     (Fraction(1.7976931348623157e308), Fraction(1.7976931348623157e308)),
 ])
