@@ -109,3 +109,60 @@ def test_the_prior_flags_are_refused_apart_in_words(scratch) -> None:
                                             r"with --invariant-prior data$"):
         randomize(ANSWERS, Q2X3, column="answer", out="x.csv", prior_budget="0.5")
     assert not list(scratch.glob("x.csv*"))
+
+
+# ---------------------------------------------------------------- the published prior's budget in the composed loss
+
+INVARIANT = 'inputs = ["a", "b", "c"]\nepsilon = 1.0\ninvariant = true\n'
+
+
+def _categories(path, n: int = 600) -> None:
+    import numpy as np
+
+    cats = np.random.default_rng(2).choice(["a", "b", "c"], size=n, p=[0.5, 0.3, 0.2])
+    path.write_text("id,cat\n" + "".join(f"{i},{c}\n" for i, c in enumerate(cats)))
+
+
+def test_the_published_priors_budget_adds_to_each_loss_it_bounds(tmp_path) -> None:
+    """A prior read from the file is published with noise at --prior-budget: its budget adds to the Shafer loss,
+    and to the Walley loss under wldp only (under sldp no Walley loss is stated: 0, not the prior's 1/2)."""
+    problem, data = tmp_path / "p.toml", tmp_path / "cats.csv"
+    problem.write_text(INVARIANT)
+    _categories(data)
+    sldp = randomize(str(data), variable=[("cat", str(problem))], invariant_prior="data", prior_budget="1/2",
+                     out=str(tmp_path / "s.csv"), seed=1, simulation=True)
+    assert sldp.totals == {"shafer": Fraction(3, 2), "walley": Fraction(0)} and sldp.prior_budget == Fraction(1, 2)
+    wldp = randomize(str(data), variable=[("cat", str(problem))], invariant_prior="data", prior_budget="1/2",
+                     out=str(tmp_path / "w.csv"), seed=1, simulation=True, semantics="wldp")
+    assert wldp.totals == {"shafer": Fraction(3, 2), "walley": Fraction(3, 2)}
+    with pytest.raises(DesignerError, match=r"^the release composes to 1\.5 nats per respondent \(the sum of 1, the "
+                                            r"prior's 0\.5\), above --budget 1\.4$"):
+        randomize(str(data), variable=[("cat", str(problem))], invariant_prior="data", prior_budget="1/2",
+                  out=str(tmp_path / "b.csv"), budget="1.4", seed=1, simulation=True)
+    assert not (tmp_path / "b.csv").exists()
+
+
+def test_a_dataframe_with_a_prior_budget_is_refused_for_writing_files_not_for_the_flags() -> None:
+    """--prior-budget with --invariant-prior data is a valid pair: a DataFrame drawn in memory is refused only
+    because a published prior needs files."""
+    with pytest.raises(DesignerError, match=r"^strata, invariant_prior='data', prior_budget, repair, manifest, designs "
+                                            r"and scheduler write files"):
+        randomize(FRAME, Q2X3, column="answer", invariant_prior="data", prior_budget="1/2")
+
+
+def test_the_refusals_of_the_request_in_full() -> None:
+    with pytest.raises(DesignerError, match=r"^--seed lets anyone who knows the seed undo the draw: add --simulation to "
+                                            r"say this is a simulation, or leave --seed out \(the default draws from "
+                                            r"the operating system's CSPRNG\)$"):
+        randomize(FRAME, Q2X3, column="answer", seed=0)
+    with pytest.raises(DesignerError, match=r"\(added to the composed loss\), or keep the problem's prior "
+                                            r"\(--invariant-prior problem\)$"):
+        randomize(FRAME, Q2X3, column="answer", invariant_prior="data")
+
+
+def test_keeping_the_order_is_warned_about() -> None:
+    kept = randomize(FRAME, Q2X3, column="answer", keep_order=True)
+    assert kept.row_order == "kept"
+    assert [w for w in kept.warnings if "writes the rows in the input's order" in w and "gives its true values "
+            "away" in w]
+    assert not [w for w in randomize(FRAME, Q2X3, column="answer").warnings if "input's order" in w]
