@@ -151,9 +151,9 @@ def test_a_dataframe_with_a_prior_budget_is_refused_for_writing_files_not_for_th
 
 
 def test_the_refusals_of_the_request_in_full() -> None:
-    with pytest.raises(DesignerError, match=r"^--seed lets anyone who knows the seed undo the draw: add --simulation to "
-                                            r"say this is a simulation, or leave --seed out \(the default draws from "
-                                            r"the operating system's CSPRNG\)$"):
+    with pytest.raises(DesignerError, match=r"^--seed lets anyone who knows the seed undo the draw: add --simulation "
+                                            r"to say this is a simulation, or leave --seed out \(the default draws "
+                                            r"from the operating system's CSPRNG\)$"):
         randomize(FRAME, Q2X3, column="answer", seed=0)
     with pytest.raises(DesignerError, match=r"\(added to the composed loss\), or keep the problem's prior "
                                             r"\(--invariant-prior problem\)$"):
