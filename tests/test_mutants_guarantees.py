@@ -353,6 +353,7 @@ def test_stated_budget_reads_the_rational_as_written(value, expected) -> None:
     (math.inf, "a budget must be finite, got inf"), (-math.inf, "a budget must be finite, got -inf"),
     (math.nan, "a budget must be finite, got nan"), (0, "a budget must be > 0, got 0"),
     (Fraction(-1, 2), "a budget must be > 0, got Fraction(-1, 2)"), (None, "a budget must be a number, got NoneType"),
+    ([1], "a budget must be a number, got list"),
     (Fraction(1, 10**301), "a budget must be between 1e-300 and 1.798e+308 nats, got 1e-301"),
     (Fraction(10**400), "a budget must be between 1e-300 and 1.798e+308 nats, got Fraction(1"),
 ])
@@ -362,7 +363,7 @@ def test_stated_budget_refuses_in_words(value, message) -> None:
     assert str(info.value).startswith(message)
 
 
-@pytest.mark.parametrize("eps", [0.001, 0.5, 1.0, 3.0, 60.0, 1400.0, 1500.0])
+@pytest.mark.parametrize("eps", [0.001, 0.5, 1.0, 3.0, 60.0, 1400.0, 1410.0])
 def test_mean_noise_is_the_mean_size_of_the_discrete_laplace_noise(eps: float) -> None:
     """E|Z| = 2a / (1 - a^2) with a = exp(-eps / 2) (P(z) proportional to a^|z|), summed here as a series."""
     a = math.exp(-eps / 2)
@@ -393,3 +394,36 @@ def test_noisy_counts_have_scale_two_over_epsilon(eps: Fraction) -> None:
 def test_a_scale_of_zero_is_refused_in_words() -> None:
     with pytest.raises(InvalidArgumentError, match=r"^the scale must be > 0, got 0$"):
         noise.discrete_laplace(Fraction(0), noise.seeded_source(1))
+
+
+def _least_denominator_between(lo: Fraction, hi: Fraction) -> Fraction:
+    q = 1
+    while True:
+        p = math.floor(lo * q) + 1
+        if Fraction(p, q) < hi:
+            return Fraction(p, q)
+        q += 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 30), st.integers(0, 40), st.integers(1, 40), st.integers(1, 60))
+def test_simplest_between_is_the_least_denominator_in_the_open_interval(whole: int, a: int, b: int, width: int) -> None:
+    """The Stern-Brocot search against counting denominators up, on intervals that start at an integer (the branch
+    rounding intervals of doubles rarely reach) and at fractions, wide and narrow."""
+    lo = whole + Fraction(a % b, b) if a % 3 else Fraction(whole)
+    hi = lo + Fraction(width, 61)
+    assert noise._simplest_between(lo, hi) == _least_denominator_between(lo, hi)
+
+
+@pytest.mark.parametrize("k", [1, 60, 600, 1021])
+def test_simplest_fraction_of_a_power_of_two_uses_the_wider_gap_above(k: int) -> None:
+    """Above a power of two the doubles are twice as far apart as below, so its rounding interval reaches twice as
+    far up: for 2**-k the simplest fraction inside is 1/n with n the least integer above 1/hi."""
+    x = 2.0**-k
+    hi = (Fraction(x) + Fraction(math.nextafter(x, math.inf))) / 2
+    assert noise.simplest_fraction(x) == Fraction(1, math.floor(1 / hi) + 1)
+
+
+def test_bernoulli_exp_refuses_a_negative_rate_in_words() -> None:
+    with pytest.raises(InvalidArgumentError, match=r"^bernoulli_exp needs gamma >= 0, got -1/2$"):
+        noise.bernoulli_exp(Fraction(-1, 2), noise.seeded_source(1))
