@@ -316,7 +316,8 @@ def write_report(settings: Settings) -> Path:
                      f"{c['equivalent']} | {c['unexplained']} | {score:.1f}% | {r['seconds'] / 60:.0f} |")
     missing = [n for n in settings.targets if not (settings.folder / "results" / f"{n}.json").exists()]
     if missing:
-        lines += ["", f"Not run yet: {', '.join(f'`{n}`' for n in missing)}."]
+        lines += ["", f"Not run with this script yet: {', '.join(f'`{n}`' for n in missing)} (the figures of earlier "
+                  "rounds, run with `mutmut run` against the whole mutation suite, are in docs/mutation.md)."]
     for r in records:
         target = settings.targets[r["module"]]
         lines += ["", f"## `{r['module']}`", "",
