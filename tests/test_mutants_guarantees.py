@@ -427,3 +427,20 @@ def test_simplest_fraction_of_a_power_of_two_uses_the_wider_gap_above(k: int) ->
 def test_bernoulli_exp_refuses_a_negative_rate_in_words() -> None:
     with pytest.raises(InvalidArgumentError, match=r"^bernoulli_exp needs gamma >= 0, got -1/2$"):
         noise.bernoulli_exp(Fraction(-1, 2), noise.seeded_source(1))
+
+
+# ---------------------------------------------------------------- the budget's one rule, in its words
+
+@pytest.mark.parametrize("value, shown", [
+    (0, "0"), (-0.5, "-0.5"), (np.float64(-0.5), "-0.5"), (math.inf, "inf"), ("x", "'x'"), (True, "True"),
+    (None, "None"), (-(10**298), "-1" + "0" * 298), (-(10**299), "an integer of 300 digits"),
+    (10**400, "an integer of 401 digits"),
+])
+def test_a_refused_budget_is_shown_as_written(value, shown) -> None:
+    """A number as written (never np.float64(...)), an integer of more than 300 characters by its digits, anything
+    else by its repr."""
+    from designer.budget import check_budget
+
+    with pytest.raises(InvalidArgumentError) as info:
+        check_budget(value, "--epsilon")
+    assert str(info.value) == f"--epsilon must be a finite number > 0, got {shown}"
