@@ -12,6 +12,7 @@ import importlib.util
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 import tomllib
 from pathlib import Path
@@ -34,8 +35,12 @@ def _module():
 
 mutants = _module()
 
+# An empty configuration of git's own (not /dev/null: a machine where it is not empty has been seen).
+_EMPTY_CONFIG = Path(tempfile.mkdtemp(prefix="mutation-step-")) / "gitconfig"
+_EMPTY_CONFIG.write_text("")
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@example.invalid", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_SYSTEM": os.devnull}
+           "GIT_COMMITTER_EMAIL": "t@example.invalid", "GIT_CONFIG_GLOBAL": str(_EMPTY_CONFIG),
+           "GIT_CONFIG_SYSTEM": str(_EMPTY_CONFIG)}
 
 
 def _git(repo: Path, *args: str) -> str:
