@@ -14,7 +14,7 @@ RUNTIME_LOCK  := requirements/lock-runtime.txt
 TOOLS  := .tools
 UV     := $(TOOLS)/bin/uv
 
-.PHONY: demo test lint bench lock clean docs dist
+.PHONY: demo test lint bench lock clean docs dist mutants mutants-changed mutation-base
 
 $(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -82,13 +82,25 @@ bench: $(STAMP)
 	done; \
 	if [ -n "$$failed" ]; then echo "benchmarks that missed a goal or failed:$$failed" >&2; exit 1; fi
 
-# Mutation testing of one module that decides privacy, structure, certificates, sample sizes or intervals
-# (the list is [tool.mutmut] only_mutate in pyproject.toml), e.g. `make mutate-_internal.exact`, `make mutate-privacy`,
-# `make mutate-optimal.certify`, `make mutate-devices.program`, `make mutate-planning.sizes`. Survivors are
-# listed at the end; `.venv/bin/mutmut show NAME` shows one. docs/mutation.md has the figures.
+# Mutation testing of the modules that decide privacy and inference (benchmarks/mutation/targets.toml), one module
+# at a time against its own tests, two children under `nice`: `make mutants` runs every module (hours), `make
+# mutate-MODULE` one (e.g. `make mutate-guarantees.certified`, `make mutate-privacy`); each writes
+# benchmarks/mutation/results/MODULE.json and rewrites benchmarks/mutation/report.md (docs/mutation.md says how to
+# read it). `make mutants-changed` is the CI step: the mutants of the lines changed since a base commit
+# (MUTATION_BASE=REV, else benchmarks/mutation/base, else HEAD's first parent), failing on a survivor;
+# `make mutation-base` records HEAD as the base of the next change.
+MUTANTS := $(BIN)/python benchmarks/mutation/mutants.py
+mutants: $(STAMP)
+	$(MUTANTS) run
+
 mutate-%: $(STAMP)
-	$(BIN)/mutmut run "designer.$*.*"
-	$(BIN)/mutmut results
+	$(MUTANTS) run $*
+
+mutants-changed: $(STAMP)
+	$(MUTANTS) changed
+
+mutation-base:
+	git rev-parse HEAD > benchmarks/mutation/base
 
 clean:
 	rm -rf $(VENV) $(TOOLS) .ci/venvs mutants build dist *.egg-info .pytest_cache .hypothesis \

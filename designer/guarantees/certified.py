@@ -25,6 +25,7 @@ it passes it on reading.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -53,7 +54,10 @@ def float_at_least(value: Fraction) -> float:
     >>> Fraction(float_at_least(Fraction(1, 10))) >= Fraction(1, 10)  # 0.1 as a double is just above 1/10
     True
     """
-    out = float(value)
+    try:
+        out = float(value)
+    except OverflowError:  # beyond the largest double: only infinity is at or above it
+        return math.inf if value > 0 else -sys.float_info.max
     if Fraction(out) < value:
         out = math.nextafter(out, math.inf)
     return out
@@ -271,8 +275,8 @@ class CertifiedMechanism:
         chosen = Semantics.parse(semantics, "semantics")
         budget = _budget(epsilon)
         high = float_at_least(budget)
-        low = high if Fraction(high) == budget else math.nextafter(high, 0.0)
-        if not math.isfinite(high) or low <= 0:
+        low = high if not math.isfinite(high) or Fraction(high) == budget else math.nextafter(high, 0.0)
+        if not math.isfinite(high) or low <= 0:  # beyond the largest double, or below the least one above 0
             raise InvalidArgumentError(f"epsilon must be a finite number > 0, got {epsilon!r}")
         for loss in chosen.losses:
             if is_private(mechanism, low, semantics=loss, exact=True):

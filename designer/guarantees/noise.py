@@ -87,8 +87,10 @@ def simplest_fraction(x: float) -> Fraction:
     (Fraction(7, 3), Fraction(1, 10))
     """
     exact = Fraction(x)
-    lo = (exact + Fraction(math.nextafter(x, 0.0))) / 2
-    hi = (exact + Fraction(math.nextafter(x, math.inf))) / 2
+    below, above = math.nextafter(x, 0.0), math.nextafter(x, math.inf)
+    lo = (exact + Fraction(below)) / 2
+    # the largest double rounds what lies up to half its last unit above it (the next double would be infinity)
+    hi = (exact + Fraction(above)) / 2 if math.isfinite(above) else exact + (exact - Fraction(below)) / 2
     return _simplest_between(lo, hi)
 
 

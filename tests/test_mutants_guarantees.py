@@ -1,0 +1,491 @@
+"""The guarantees' arithmetic and refusals, each test stating the property it protects (written for the mutants
+that survived the mutation suite: docs/mutation.md, benchmarks/mutation/report.md).
+
+Expected values are worked out here with Fractions and ``math.nextafter``, not read off designer.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from designer import Q_WRR, Mechanism, Q_kRR
+from designer.certificate import Certificate
+from designer.exceptions import CertificationError, InvalidArgumentError, InvalidArgumentTypeError
+from designer.guarantees.certified import (
+    ROUNDING_ALLOWANCE,
+    CertifiedMechanism,
+    image_certificate,
+    power_certificate,
+    product_certificate,
+)
+from designer.vocabulary import Loss
+
+ULP_2 = Fraction(math.ulp(2.0))  # 2**-51: one rounding's allowance is one unit in the last place at 2
+
+
+def _cert(eps: float, *losses: Loss) -> Certificate:
+    return Certificate(epsilon=eps, losses=losses or (Loss.SHAFER,))
+
+
+def _up(value: Fraction) -> float:
+    """The smallest double at or above ``value``, by stepping (independent of float_at_least)."""
+    x = float(value)
+    while Fraction(x) < value:
+        x = math.nextafter(x, math.inf)
+    while Fraction(math.nextafter(x, -math.inf)) >= value:
+        x = math.nextafter(x, -math.inf)
+    return x
+
+
+# ---------------------------------------------------------------- composed budgets: no rounding unless stated
+
+
+def test_product_of_certificates_adds_no_rounding_by_default() -> None:
+    """Independent draws from each part's exact table (a release's variables) round nothing: the composed float
+    budget is the exact sum, 1 + 1 = 2.0, not the double above it."""
+    c = product_certificate(_cert(1.0), _cert(1.0))
+    assert c.exact_budget == 2 and c.epsilon == 2.0
+    assert product_certificate(_cert(0.5), _cert(0.25), roundings=0).epsilon == 0.75
+
+
+def test_product_and_power_allowances_are_one_ulp_per_rounding() -> None:
+    """Each rounding adds 2**-51 nats to the float budget (the product of stored masses is rounded once): at a
+    budget of 2 that is one unit in the last place, so 1, 2 and 3 roundings give 2 + 1, 2, 3 ulps."""
+    for r in (1, 2, 3):
+        assert product_certificate(_cert(1.0), _cert(1.0), roundings=r).epsilon == float(2 + r * ULP_2)
+    assert ROUNDING_ALLOWANCE == ULP_2
+    # a certified product stores one rounding of each mass
+    q = CertifiedMechanism.certify(Q_WRR(1.0), 1.0)
+    assert q.product(q).epsilon == float(2 + ULP_2) and q.product(q).budget == 2
+    # a power of n rounds n - 1 times unless told otherwise
+    c = _cert(1.0)
+    assert power_certificate(c, 2).epsilon == float(2 + ULP_2)
+    assert power_certificate(c, 3).epsilon == _up(3 + 2 * ULP_2)
+    assert power_certificate(c, 3, roundings=0).epsilon == 3.0
+    assert power_certificate(c, 2, roundings=3).epsilon == float(2 + 3 * ULP_2)
+
+
+def test_power_of_one_is_the_part() -> None:
+    """n = 1 is one answer: the part's budget and losses, nothing added."""
+    c = _cert(0.75, Loss.SHAFER, Loss.WALLEY)
+    one = power_certificate(c, 1)
+    assert one.epsilon == 0.75 and one.exact_budget == Fraction(3, 4) and one.losses == (Loss.SHAFER, Loss.WALLEY)
+
+
+@pytest.mark.parametrize("n", [0, -1, True, 2.0, "2", None])
+def test_power_refuses_a_count_that_is_not_a_whole_number_from_one(n) -> None:
+    with pytest.raises(InvalidArgumentError, match=r"^n must be a whole number >= 1, got "):
+        power_certificate(_cert(1.0), n)
+
+
+def test_image_keeps_the_budget_exactly_unless_answers_merge() -> None:
+    """Post-processing by a relabelling rounds nothing (the part's float budget itself); merging answers adds one
+    allowance per addition in the largest merged mass."""
+    c = _cert(1.0, Loss.SHAFER, Loss.BEL)
+    assert image_certificate(c).epsilon == 1.0 and image_certificate(c).losses == (Loss.SHAFER, Loss.BEL)
+    assert image_certificate(c, roundings=2).epsilon == _up(1 + 2 * ULP_2)
+    q = CertifiedMechanism.certify(Q_kRR(1.0, ["a", "b", "c"]), 1.0)
+    same = q.image({"a": "x", "b": "y", "c": "z"})
+    assert same.epsilon == q.epsilon
+    merged = q.image({"a": "x", "b": "x", "c": "z"})  # {a} and {b} merge: one addition
+    assert merged.epsilon == _up(Fraction(q.epsilon) + ULP_2) and merged.budget == q.budget
+
+
+def test_image_follows_the_frame_it_is_given() -> None:
+    q = CertifiedMechanism.certify(Q_kRR(1.0, ["a", "b", "c"]), 1.0)
+    image = q.image({"a": "x", "b": "y", "c": "y"}, frame=["y", "x"])
+    assert list(image.mechanism.frame) == ["y", "x"]
+
+
+def test_the_composed_certificate_names_its_rule_and_arithmetic() -> None:
+    """A composed certificate states the lemma it rests on and how its budget was computed (the manifest shows
+    them)."""
+    c = _cert(1.0)
+    product = product_certificate(c, c)
+    assert (product.rule, product.arithmetic) == ("the product (Lemma 3.3, Lemma 3.15)",
+                                                  "exact sum of the parts' budgets")
+    power = power_certificate(c, 3)
+    assert (power.rule, power.arithmetic) == ("the 3-fold product (Lemma 3.3, Lemma 3.15)",
+                                              "exact product of 3 and the part's budget")
+    image = image_certificate(c)
+    assert (image.rule, image.arithmetic) == ("post-processing (Lemma 3.4, Lemma 3.16)",
+                                              "the part's budget, unchanged")
+
+
+def test_products_keep_only_the_losses_the_lemmas_bound() -> None:
+    """Lemma 3.3 and Lemma 3.15 bound the Shafer and Walley losses of a product, not the belief or plausibility
+    losses: a part certified for Shafer and bel composes to Shafer alone, and parts that share only bel compose
+    to nothing (refused)."""
+    both = _cert(1.0, Loss.SHAFER, Loss.BEL)
+    assert product_certificate(both, both).losses == (Loss.SHAFER,)
+    assert power_certificate(both, 2).losses == (Loss.SHAFER,)
+    bel = _cert(1.0, Loss.BEL)
+    with pytest.raises(CertificationError, match="no loss in common"):
+        product_certificate(bel, bel)
+    with pytest.raises(CertificationError, match="no loss in common"):
+        power_certificate(bel, 2)
+
+
+# ---------------------------------------------------------------- refusals, in words
+
+
+@pytest.mark.parametrize("args", [(), ("x",), (_cert(1.0), "x"), ("x", _cert(1.0))])
+def test_product_certificate_refuses_anything_but_certificates(args) -> None:
+    with pytest.raises(InvalidArgumentTypeError, match=r"^product_certificate\(\) takes one or more Certificate "
+                                                       r"objects$"):
+        product_certificate(*args)
+
+
+def test_power_and_image_refuse_a_non_certificate_naming_its_type() -> None:
+    with pytest.raises(InvalidArgumentTypeError, match=r"^power_certificate\(\) takes a Certificate, got str$"):
+        power_certificate("x", 2)  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentTypeError, match=r"^image_certificate\(\) takes a Certificate, got int$"):
+        image_certificate(3)  # type: ignore[arg-type]
+
+
+class _Half:
+    """A design result with a mechanism but no certificate."""
+
+    mechanism = Q_WRR(1.0)
+    certificate = None
+
+
+def test_of_refuses_an_object_without_both_a_mechanism_and_a_certificate() -> None:
+    for released in (_Half(), object()):
+        with pytest.raises(InvalidArgumentTypeError, match=rf"^expected a design result or a CertifiedMechanism, got "
+                                                           rf"{type(released).__name__} \(certify a Mechanism with "
+                                                           r"CertifiedMechanism.certify\)$"):
+            CertifiedMechanism.of(released)
+
+
+def test_composing_refuses_an_uncertified_mechanism_in_words() -> None:
+    q = CertifiedMechanism.certify(Q_WRR(1.0), 1.0)
+    with pytest.raises(InvalidArgumentTypeError, match=r"^product\(\) composes certified mechanisms, got Mechanism "
+                                                       r"\(certify a Mechanism with CertifiedMechanism.certify\)$"):
+        q.product(Q_WRR(1.0))  # type: ignore[arg-type]
+
+
+def test_a_certified_mechanism_is_within_its_stated_budget_exactly() -> None:
+    """The certificate's float budget never understates the composed mechanism's loss (the reason for the
+    allowances above), decided exactly on the stored floats."""
+    from designer.privacy import is_private
+
+    m = Mechanism(np.array([[0.7, 0.3], [0.2, 0.8]]), inputs=["a", "b"], frame=["y", "n"], focal=[1, 2])
+    q = CertifiedMechanism.certify(m, math.log(0.8 / 0.2) * (1 + 1e-12))
+    for composed in (q.product(q), q.power(3), q.image({"y": "u", "n": "v"})):
+        assert is_private(composed.mechanism, composed.epsilon, exact=True)
+
+
+# ---------------------------------------------------------------- certify: every loss, decided on the right side
+
+
+def _smallest_private(mech: Mechanism, loss: str = "sldp") -> float:
+    """The least double budget ``mech`` meets, decided exactly, found by stepping (is_private's exact check)."""
+    from designer.privacy import is_private, worst_case
+
+    d = worst_case(mech, "shafer" if loss == "sldp" else "walley").eps
+    while not is_private(mech, d, semantics=loss, exact=True):
+        d = math.nextafter(d, math.inf)
+    while is_private(mech, math.nextafter(d, 0.0), semantics=loss, exact=True):
+        d = math.nextafter(d, 0.0)
+    return d
+
+
+def test_both_semantics_check_the_walley_loss_after_the_shafer_one() -> None:
+    """GWRR meets its Shafer budget with equality but not its Walley one (Cor 3.12): certified for both, it is
+    refused, and the message gives the Walley loss (1.29414 for Q_GWRR(1, 0.8)), not the Shafer one."""
+    from designer import Q_GWRR
+
+    m = Q_GWRR(1.0, 0.8)
+    assert CertifiedMechanism.certify(m, 1.0).losses == (Loss.SHAFER,)
+    for semantics in ("both", "wldp"):
+        with pytest.raises(CertificationError, match=r"^the walley loss is 1\.29414 > epsilon = 1: the mechanism is "
+                                                     r"not private within that budget$"):
+            CertifiedMechanism.certify(m, 1.0, semantics=semantics)
+
+
+@pytest.mark.parametrize("eps", [0.5, 2.0])
+def test_a_rational_budget_one_float_from_the_loss_is_not_certified(eps: float) -> None:
+    """A budget given as a rational is met only if the float just below it is met: a budget a hair (1e-40) below
+    the least double the mechanism meets lies between that double and the one below, where the floats cannot
+    decide, and is refused in those words, below 1 nat and above it."""
+    m = Q_WRR(eps)
+    d = _smallest_private(m)
+    with pytest.raises(CertificationError, match="within one float of the budget"):
+        CertifiedMechanism.certify(m, Fraction(d) - Fraction(1, 10**40))
+    stated = Fraction(d) + Fraction(1, 10**40)  # a hair above: met at the double below it, which is d
+    q = CertifiedMechanism.certify(m, stated)
+    assert q.budget == stated and q.epsilon == math.nextafter(d, math.inf)
+    assert CertifiedMechanism.certify(m, d).budget == Fraction(d)
+
+
+@pytest.mark.parametrize("budget", [0, -1, True, "nan", "inf", None, Fraction(1, 10**400), Fraction(10**400), "1e400",
+                                    "x"])
+def test_certify_refuses_a_budget_no_double_can_state(budget) -> None:
+    """A budget must be a finite number > 0 with a positive double at or below it: zero, negatives, bools, NaN,
+    infinity, 1e-400 (no double between 0 and it) and 1e400 (above the largest double) are refused by name."""
+    with pytest.raises(InvalidArgumentError, match=r"^epsilon must be a finite number > 0, got "):
+        CertifiedMechanism.certify(Q_WRR(1.0), budget)
+
+
+def test_certify_refuses_bad_arguments_in_words() -> None:
+    with pytest.raises(InvalidArgumentTypeError, match=r"^certify\(\) takes a Mechanism, got str$"):
+        CertifiedMechanism.certify("x", 1.0)  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentError, match=r"^semantics must be one of 'sldp', 'wldp', 'both', got 'nope'$"):
+        CertifiedMechanism.certify(Q_WRR(1.0), 1.0, semantics="nope")
+
+
+def test_parts_with_no_loss_in_common_are_refused_naming_each_parts_losses() -> None:
+    message = (r"^the parts certify no loss in common that the composition lemmas bound \({}\): certify every part "
+               r"for the same semantics \(sldp, wldp or both\)$")
+    with pytest.raises(CertificationError, match=message.format("none; shafer")):
+        product_certificate(Certificate(epsilon=1.0, losses=()), _cert(1.0))
+    with pytest.raises(CertificationError, match=message.format("shafer and bel; walley")):
+        product_certificate(_cert(1.0, Loss.SHAFER, Loss.BEL), _cert(1.0, Loss.WALLEY))
+
+
+def test_float_at_least_never_understates_even_beyond_the_doubles() -> None:
+    from designer.guarantees.certified import float_at_least
+
+    assert float_at_least(Fraction(10**400)) == math.inf
+    assert float_at_least(-Fraction(10**400)) == -1.7976931348623157e308
+    for value in (Fraction(1, 10), Fraction(1, 3), Fraction(2), Fraction(1, 10**400), Fraction(-1, 3)):
+        out = float_at_least(value)
+        assert Fraction(out) >= value and Fraction(math.nextafter(out, -math.inf)) < value
+
+
+def test_a_float_budget_is_its_own_exact_budget() -> None:
+    """Certified at a double, the certificate records no separate rational (``budget`` None: the double itself), so
+    it equals the plain certificate of that budget; a rational budget is kept as written."""
+    q = CertifiedMechanism.certify(Q_WRR(1.0), 1.0)
+    assert q.certificate.budget is None and q.certificate == Certificate(epsilon=1.0, losses=(Loss.SHAFER,))
+    assert CertifiedMechanism.certify(Q_WRR(1.0), "4/3").certificate.budget == Fraction(4, 3)
+
+
+def test_negative_roundings_and_bad_pairs_are_refused_in_words() -> None:
+    with pytest.raises(InvalidArgumentError, match=r"^roundings must be >= 0, got -1$"):
+        power_certificate(_cert(1.0), 2, roundings=-1)
+    with pytest.raises(InvalidArgumentTypeError, match=r"^mechanism must be a Mechanism, got str$"):
+        CertifiedMechanism("x", _cert(1.0))  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentTypeError, match=r"^certificate must be a Certificate, got float$"):
+        CertifiedMechanism(Q_WRR(1.0), 1.0)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- noise: budgets read as written, the noise's scale
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from designer.guarantees import noise  # noqa: E402
+
+
+def _simplest_by_search(x: float) -> Fraction | None:
+    """The fraction of least denominator strictly between the midpoints around the double ``x`` (up to 700)."""
+    exact = Fraction(x)
+    lo = (exact + Fraction(math.nextafter(x, 0.0))) / 2
+    hi = (exact + Fraction(math.nextafter(x, math.inf))) / 2
+    for q in range(1, 701):
+        p = math.floor(lo * q) + 1
+        if Fraction(p, q) < hi:
+            return Fraction(p, q)
+    return None
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(1, 10**7), st.integers(1, 600), st.integers(-2, 2))
+def test_simplest_fraction_is_the_least_denominator_inside_the_rounding_interval(p: int, q: int, step: int) -> None:
+    """Against a search over denominators: the double nearest p/q (and its neighbours, whose simplest fractions
+    are far less simple) reads back as the simplest fraction strictly inside its rounding interval."""
+    x = float(Fraction(p, q))
+    for _ in range(abs(step)):
+        x = math.nextafter(x, math.inf if step > 0 else 0.0)
+    expected = _simplest_by_search(x)
+    if expected is not None:
+        assert noise.simplest_fraction(x) == expected
+    got = noise.simplest_fraction(x)
+    assert float(got) == x or Fraction(x) != got  # inside the interval: rounds to x (ties aside)
+
+
+@pytest.mark.parametrize("x, expected", [(7 / 3, Fraction(7, 3)), (0.1, Fraction(1, 10)), (2.0**53 + 2, 2**53 + 2),
+                                         (1e300, None), (5e-324, None), (0.5, Fraction(1, 2)), (1 / 999_983, None)])
+def test_simplest_fraction_on_hand_worked_doubles(x: float, expected: Fraction | None) -> None:
+    got = noise.simplest_fraction(x)
+    if expected is not None:
+        assert got == expected
+    exact = Fraction(x)
+    assert (exact + Fraction(math.nextafter(x, 0.0))) / 2 < got < (exact + Fraction(math.nextafter(x, math.inf))) / 2
+
+
+def test_the_largest_double_reads_back_as_itself() -> None:
+    """Its rounding interval reaches half a unit above it (no finite double lies there): no overflow; the simplest
+    fraction inside is the least integer above the interval's lower end, which rounds to it, and is accepted as the
+    largest budget."""
+    top = 1.7976931348623157e308
+    lo = (Fraction(top) + Fraction(math.nextafter(top, 0.0))) / 2
+    assert noise.simplest_fraction(top) == math.floor(lo) + 1 == noise.stated_budget(top)
+    assert float(noise.stated_budget(top)) == top
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("0.1", Fraction(1, 10)), (" 7/3 ", Fraction(7, 3)), ("1e-300", Fraction(1, 10**300)), (0.1, Fraction(1, 10)),
+    (7 / 3, Fraction(7, 3)), (math.pi, Fraction("3.141592653589793")), (2, Fraction(2)),
+    (Fraction(5, 7), Fraction(5, 7)),
+    ("1.7976931348623157e308", Fraction("1.7976931348623157e308")), ("0.5/2", Fraction(1, 4)),
+    (Fraction(1.7976931348623157e308), Fraction(1.7976931348623157e308)),
+])
+def test_stated_budget_reads_the_rational_as_written(value, expected) -> None:
+    """Strings as written, a double as its simplest fraction when that has a denominator of at most a million
+    (7/3), else as its shortest decimal (pi), and both ends of the accepted range included."""
+    assert noise.stated_budget(value) == expected
+
+
+@pytest.mark.parametrize("value, message", [
+    ("0", "a budget must be > 0, got '0'"), ("1/0", "a budget its denominator must not be 0, got '1/0'"),
+    ("1e-301", "a budget must be between 1e-300 and 1.798e+308 nats, got '1e-301'"),
+    ("1/1e-301", "a budget must be between 1e-300 and 1.798e+308 nats, got '1/1e-301'"),
+    ("1e400", "a budget must be between 1e-300 and 1.798e+308 nats, got '1e400'"),
+    ("nan", "a budget must be between 1e-300 and 1.798e+308 nats, got 'nan'"),
+    (0.0, "a budget must be > 0, got 0.0"), (-1.0, "a budget must be > 0, got -1.0"),
+    (math.inf, "a budget must be finite, got inf"), (-math.inf, "a budget must be finite, got -inf"),
+    (math.nan, "a budget must be finite, got nan"), (0, "a budget must be > 0, got 0"),
+    (Fraction(-1, 2), "a budget must be > 0, got Fraction(-1, 2)"), (None, "a budget must be a number, got NoneType"),
+    ([1], "a budget must be a number, got list"),
+    (Fraction(1, 10**301), "a budget must be between 1e-300 and 1.798e+308 nats, got 1e-301"),
+    (Fraction(10**400), "a budget must be between 1e-300 and 1.798e+308 nats, got Fraction(1"),
+])
+def test_stated_budget_refuses_in_words(value, message) -> None:
+    with pytest.raises(InvalidArgumentError) as info:
+        noise.stated_budget(value)
+    assert str(info.value).startswith(message)
+
+
+@pytest.mark.parametrize("eps", [0.001, 0.5, 1.0, 3.0, 60.0, 1400.0, 1410.0])
+def test_mean_noise_is_the_mean_size_of_the_discrete_laplace_noise(eps: float) -> None:
+    """E|Z| = 2a / (1 - a^2) with a = exp(-eps / 2) (P(z) proportional to a^|z|), summed here as a series."""
+    a = math.exp(-eps / 2)
+    expected = 2 * a / (1 - a * a) if a > 0 else 0.0
+    if 0 < a < 1e-150:
+        expected = 2 * a
+    assert noise.mean_noise(Fraction(eps)) == pytest.approx(expected, rel=1e-12, abs=0.0)
+    if eps < 10:  # the series itself, to its last visible term
+        series = 2 * sum(z * a**z for z in range(1, 200_000)) / (1 + 2 * sum(a**z for z in range(1, 200_000)))
+        assert noise.mean_noise(Fraction(eps)) == pytest.approx(series, rel=1e-9)
+
+
+def test_mean_noise_is_infinite_only_below_the_least_budget() -> None:
+    assert noise.mean_noise(Fraction(2e-300)) == pytest.approx(1e300, rel=1e-12)  # eps / 2 exactly 1e-300
+    assert noise.mean_noise(Fraction(1, 10**301)) == math.inf
+
+
+@pytest.mark.parametrize("eps", [Fraction(1, 5), Fraction(4)])
+def test_noisy_counts_have_scale_two_over_epsilon(eps: Fraction) -> None:
+    """The noise on each count has mean size 1 / sinh(eps / 2) (about 10 at eps = 0.2, 0.28 at eps = 4): the scale
+    is 2 / eps, whatever eps is (a scale of 2 eps would give the same only at eps = 1)."""
+    draws = noise.noisy_counts([0] * 4000, eps, noise.seeded_source(3))
+    mean = sum(abs(d) for d in draws) / len(draws)
+    expected = 1 / math.sinh(float(eps) / 2)
+    assert abs(mean - expected) < 6 * expected / math.sqrt(len(draws)) + 0.02
+
+
+def test_a_scale_of_zero_is_refused_in_words() -> None:
+    with pytest.raises(InvalidArgumentError, match=r"^the scale must be > 0, got 0$"):
+        noise.discrete_laplace(Fraction(0), noise.seeded_source(1))
+
+
+def _least_denominator_between(lo: Fraction, hi: Fraction) -> Fraction:
+    q = 1
+    while True:
+        p = math.floor(lo * q) + 1
+        if Fraction(p, q) < hi:
+            return Fraction(p, q)
+        q += 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 30), st.integers(0, 40), st.integers(1, 40), st.integers(1, 60))
+def test_simplest_between_is_the_least_denominator_in_the_open_interval(whole: int, a: int, b: int, width: int) -> None:
+    """The Stern-Brocot search against counting denominators up, on intervals that start at an integer (the branch
+    rounding intervals of doubles rarely reach) and at fractions, wide and narrow."""
+    lo = whole + Fraction(a % b, b) if a % 3 else Fraction(whole)
+    hi = lo + Fraction(width, 61)
+    assert noise._simplest_between(lo, hi) == _least_denominator_between(lo, hi)
+
+
+@pytest.mark.parametrize("k", [1, 60, 600, 1021])
+def test_simplest_fraction_of_a_power_of_two_uses_the_wider_gap_above(k: int) -> None:
+    """Above a power of two the doubles are twice as far apart as below, so its rounding interval reaches twice as
+    far up: for 2**-k the simplest fraction inside is 1/n with n the least integer above 1/hi."""
+    x = 2.0**-k
+    hi = (Fraction(x) + Fraction(math.nextafter(x, math.inf))) / 2
+    assert noise.simplest_fraction(x) == Fraction(1, math.floor(1 / hi) + 1)
+
+
+def test_bernoulli_exp_refuses_a_negative_rate_in_words() -> None:
+    with pytest.raises(InvalidArgumentError, match=r"^bernoulli_exp needs gamma >= 0, got -1/2$"):
+        noise.bernoulli_exp(Fraction(-1, 2), noise.seeded_source(1))
+
+
+# ---------------------------------------------------------------- the budget's one rule, in its words
+
+@pytest.mark.parametrize("value, shown", [
+    (0, "0"), (-0.5, "-0.5"), (np.float64(-0.5), "-0.5"), (math.inf, "inf"), ("x", "'x'"), (True, "True"),
+    (None, "None"), (-(10**298), "-1" + "0" * 298), (-(10**299), "an integer of 300 digits"),
+    (10**400, "an integer of 401 digits"),
+])
+def test_a_refused_budget_is_shown_as_written(value, shown) -> None:
+    """A number as written (never np.float64(...)), an integer of more than 300 characters by its digits, anything
+    else by its repr."""
+    from designer.budget import check_budget
+
+    with pytest.raises(InvalidArgumentError) as info:
+        check_budget(value, "--epsilon")
+    assert str(info.value) == f"--epsilon must be a finite number > 0, got {shown}"
+
+
+# ---------------------------------------------------------------- the certificate's words and fields
+
+def test_a_certificate_describes_what_was_checked_and_any_repair() -> None:
+    plain = Certificate(epsilon=1.5, losses=(Loss.SHAFER, Loss.WALLEY))
+    assert plain.describe() == "Shafer and Walley loss <= 1.5, checked exactly (rational arithmetic)"
+    mixed = dict(epsilon=1.0, losses=(Loss.SHAFER,), repaired=True, mix_weight=0.00125, reference="uniform row")
+    tail = ", so 0.0013 of the uniform row (private with room to spare) was mixed in (its answer sets may appear " \
+           "with masses of that order)"
+    assert Certificate(**mixed, violation=0.25).describe() == (
+        "Shafer loss <= 1, checked exactly (rational arithmetic); the solver's answer exceeded the budget by 0.25 "
+        "in floats" + tail)
+    assert Certificate(**mixed, violation=0.0).describe() == (
+        "Shafer loss <= 1, checked exactly (rational arithmetic); the solver's answer exceeded the budget by less "
+        "than float rounding (only the exact check sees it)" + tail)
+    assert Certificate(**mixed, violation=None, arithmetic="integer counts over 2^53").describe() == (
+        "Shafer loss <= 1, checked exactly (integer counts over 2^53); the table rounded from the mechanism "
+        "exceeded the budget in its rounding" + tail)
+    one = Certificate(epsilon=2.0, losses=(Loss.WALLEY,), budget=Fraction(2), parts=(plain,), rule="r",
+                      arithmetic="a")
+    assert one.describe() == "Walley loss <= 2 by r of 1 certified mechanism (a: 2)"
+    two = Certificate(epsilon=3.0, losses=(Loss.SHAFER,), budget=Fraction(3), parts=(plain, plain), rule="r",
+                      arithmetic="a")
+    assert two.describe() == "Shafer loss <= 3 by r of 2 certified mechanisms (a: 3)"
+
+
+def test_certificate_fields_hold_every_detail_and_the_composition() -> None:
+    from designer.certificate import certificate_fields
+
+    part = Certificate(epsilon=1.0, losses=(Loss.SHAFER,), repaired=True, mix_weight=0.5, reference="ref",
+                       violation=0.125, arithmetic="ar")
+    fields = certificate_fields(part)
+    assert fields["certified"] is True and fields["certificate"] == "exact"
+    assert fields["certificate_detail"] == {"losses": ["shafer"], "arithmetic": "ar", "repaired": True,
+                                            "mix_weight": 0.5, "reference": "ref", "violation_before_repair": 0.125,
+                                            "summary": part.describe()}
+    composed = product_certificate(_cert(0.5), _cert(0.25))
+    detail = certificate_fields(composed)["certificate_detail"]
+    assert detail["composition"] == {"rule": "the product (Lemma 3.3, Lemma 3.15)", "budget_exact": "3/4",
+                                     "parts": [certificate_fields(_cert(0.5))["certificate_detail"],
+                                               certificate_fields(_cert(0.25))["certificate_detail"]]}
+    assert "composition" not in certificate_fields(_cert(1.0))["certificate_detail"]
+    assert certificate_fields(Certificate(epsilon=1.0, losses=(Loss.SHAFER,)))["certificate_detail"][
+        "violation_before_repair"] is None
