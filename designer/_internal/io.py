@@ -129,6 +129,18 @@ def _remove_stale(folder: Path, name: str) -> None:
             os.close(fd)
 
 
+def _is_device(p: Path) -> bool:
+    """True when ``p`` exists and is neither a regular file nor a folder (a character or block device, a FIFO, a
+    socket), following links."""
+    import stat
+
+    try:
+        mode = os.stat(p).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
 @contextlib.contextmanager
 def atomic_writer(path: str | os.PathLike[str], *, overwrite: bool = True) -> Iterator[BinaryIO]:
     """A binary file that becomes ``path`` only when the ``with`` block ends without an exception.
@@ -149,6 +161,12 @@ def atomic_writer(path: str | os.PathLike[str], *, overwrite: bool = True) -> It
     taken = f"{p}: already exists; choose another name or remove it first"
     if not overwrite and p.exists():
         raise FileExistsError(taken)
+    if overwrite and _is_device(p):
+        # A device or a pipe (``--out /dev/null``, a FIFO a reader waits on) is written in place: renaming a file
+        # over it would replace the device itself (run as root, ``/dev/null`` became a regular file).
+        with open(p, "wb") as fh:
+            yield fh
+        return
     folder = p.parent if str(p.parent) else Path(".")
     fd = _anonymous(folder)
     if fd is not None:
