@@ -14,6 +14,7 @@ from numpy.typing import NDArray
 from .._internal.solvers import SolverError
 from ..exceptions import InvalidProblemError
 from .problem import DesignProblem
+from .dense_qp import newton_step
 from .share_variance import Pieces
 
 __all__ = ["MAX_VARIANCE_INPUTS", "MIN_VARIANCE_EPSILON", "Master", "Patterns", "candidate_patterns"]
@@ -340,6 +341,9 @@ def _solve_master_cvxpy(problem: DesignProblem, parts: Pieces, pats: Patterns, i
 #: Newton steps of :func:`_solve_master_newton` at most, and its stopping rule (the Newton decrement, relative).
 NEWTON_STEPS = 60
 NEWTON_TOL = 1e-15
+#: The Newton steps' quadratic programs are solved densely (:mod:`designer.optimal.dense_qp`; Clarabel's sparse
+#: factorisation of their dense Hessian took 70% of a k = 12 design).
+DENSE_STEPS = True
 
 
 def _solve_master_newton(problem: DesignProblem, parts: Pieces, pats: Patterns, index: NDArray[np.int64],
@@ -395,7 +399,8 @@ def _solve_master_newton(problem: DesignProblem, parts: Pieces, pats: Patterns, 
         # the step d: rows A_eq (w + d) = b_eq (a start off them by rounding is brought back), A_ub (w + d) <= b_ub,
         # w + d >= 0
         b = np.concatenate([b_eq - A_eq @ w, b_ub - A_ub @ w, w])
-        solution = clarabel.DefaultSolver(sp.csc_matrix(np.triu(hess)), grad, A, b, cones, config).solve()
+        solution = (newton_step(hess, grad, w, A_eq, b_eq, A_ub, b_ub) if DENSE_STEPS else
+                    clarabel.DefaultSolver(sp.csc_matrix(np.triu(hess)), grad, A, b, cones, config).solve())
         if "Solved" not in str(solution.status):
             return None
         d = np.asarray(solution.x)
