@@ -57,39 +57,40 @@ def _step_length(v: NDArray[np.float64], dv: NDArray[np.float64]) -> float:
     return min(1.0, float(np.min(-v[neg] / dv[neg]))) if neg.any() else 1.0
 
 
-def _on_support(K: NDArray[np.float64], c: NDArray[np.float64], E: NDArray[np.float64], e: NDArray[np.float64],
-                G: NDArray[np.float64], h: NDArray[np.float64], free: NDArray[np.bool_], ref: NDArray[np.float64],
-                tol: float) -> DenseQPResult | None:
-    """The solution when ``free`` is its support and no inequality row binds: one KKT system, solved for the
-    least-norm move from ``ref`` (``K`` may be singular on the support: patterns whose weights can trade without
-    changing the information), accepted only when the optimality conditions hold (``x >= 0``, ``z >= 0`` off the
-    support, the rows met)."""
-    S = np.flatnonzero(free)
-    p = E.shape[0]
-    if S.size == 0:
-        return None
-    start = np.where(free, ref, 0.0)
-    kkt = np.block([[K[np.ix_(S, S)], E[:, S].T], [E[:, S], np.zeros((p, p))]])
-    rhs = np.concatenate([-(c + K @ start)[S], e - E @ start])
-    sol = np.linalg.lstsq(kkt, rhs, rcond=1e-13)[0]
-    x = start.copy()
-    x[S] += sol[:S.size]
-    y = sol[S.size:]
-    z = K @ x + c + E.T @ y
-    scale = max(1.0, float(np.abs(c).max(initial=0.0)), float(np.abs(K).max(initial=0.0)))
-    rows = max(1.0, float(np.abs(e).max(initial=0.0)))
-    if (not np.all(np.isfinite(sol)) or x.min(initial=0.0) < 0.0 or np.abs(z[S]).max() > 1e3 * tol * scale
-            or z.min(initial=0.0) < -1e3 * tol * scale or np.abs(E @ x - e).max(initial=0.0) > 1e3 * tol * rows
-            or (G.shape[0] and np.max(G @ x - h) > 0.0)):
-        return None
-    z[S] = 0.0
-    return DenseQPResult(x, y, np.zeros(G.shape[0]), np.clip(z, 0.0, None), True, 0)
+@dataclass(frozen=True)
+class _System:
+    """One iteration's factorised Newton system and point."""
+
+    K: NDArray[np.float64]
+    E: NDArray[np.float64]
+    G: NDArray[np.float64]
+    factor: Any
+    schur_factor: Any
+    Mi_Et: NDArray[np.float64]
+    x: NDArray[np.float64]
+    z: NDArray[np.float64]
+    s: NDArray[np.float64]
+    lam: NDArray[np.float64]
+    r_d: NDArray[np.float64]
+    r_e: NDArray[np.float64]
+    r_g: NDArray[np.float64]
+
+    def direction(self, comp_x: NDArray[np.float64], comp_s: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
+        """The step for the complementarity rows ``X dz + Z dx = comp_x`` and ``S dlam + Lam ds = comp_s``."""
+        rhs = -self.r_d + comp_x / self.x - self.G.T @ ((self.lam * self.r_g + comp_s) / self.s)
+        Mi_rhs = sla.cho_solve(self.factor, rhs, check_finite=False)
+        dy = (sla.cho_solve(self.schur_factor, self.E @ Mi_rhs + self.r_e, check_finite=False)
+              if self.schur_factor is not None else np.zeros(0))
+        dx = Mi_rhs - self.Mi_Et @ dy
+        dz = (comp_x - self.z * dx) / self.x
+        ds = -self.r_g - self.G @ dx
+        dlam = (comp_s - self.lam * ds) / self.s
+        return dx, dy, dz, ds, dlam
 
 
 def solve_dense_qp(K: NDArray[np.float64], c: NDArray[np.float64], E: NDArray[np.float64], e: NDArray[np.float64],
                    G: NDArray[np.float64] | None = None, h: NDArray[np.float64] | None = None, *,
-                   tol: float = 1e-12, support: NDArray[np.bool_] | None = None,
-                   start: NDArray[np.float64] | None = None) -> DenseQPResult:
+                   tol: float = 1e-12) -> DenseQPResult:
     """``min 1/2 x'Kx + c'x  s.t.  E x = e,  G x <= h,  x >= 0`` with ``K`` positive semidefinite and dense.
 
     Parameters
@@ -104,11 +105,6 @@ def solve_dense_qp(K: NDArray[np.float64], c: NDArray[np.float64], E: NDArray[np
         Inequality rows.
     tol : float
         Relative tolerance of the residuals and of the complementarity gap.
-    support : bool ndarray, optional
-        A guess of the solution's support (e.g. the previous step's): tried first as one linear system, kept only
-        when it meets the optimality conditions, else the interior-point method decides.
-    start : ndarray, optional
-        The point the guess moves from by the least norm (default 0).
 
     Returns
     -------
@@ -127,16 +123,15 @@ def solve_dense_qp(K: NDArray[np.float64], c: NDArray[np.float64], E: NDArray[np
     h = np.zeros(0) if h is None else np.asarray(h, dtype=np.float64)
     r_ineq = G.shape[0]
     K = (K + K.T) / 2
-    if support is not None and (guessed := _on_support(K, c, E, e, G, h, support, np.zeros(n) if start is None else start, tol)) is not None:
-        return guessed
     scale = max(1.0, float(np.abs(c).max(initial=0.0)), float(np.abs(K).max(initial=0.0)))
     x, z = np.ones(n), np.ones(n)
     s, lam = np.ones(r_ineq), np.ones(r_ineq)
     y = np.zeros(E.shape[0])
     ridge = 1e-14 * scale
     converged = False
-    it = 0
-    for it in range(1, MAX_ITER + 1):
+    iterations = 0
+    while iterations < MAX_ITER:
+        iterations += 1
         r_d = K @ x + c + E.T @ y + G.T @ lam - z
         r_e = E @ x - e
         r_g = G @ x + s - h
@@ -157,29 +152,18 @@ def solve_dense_qp(K: NDArray[np.float64], c: NDArray[np.float64], E: NDArray[np
         schur_factor = sla.cho_factor(schur + 1e-15 * max(1.0, float(np.abs(schur).max(initial=0.0))) * np.eye(
             schur.shape[0]), lower=True, check_finite=False) if schur.size else None
 
-        def solve(comp_x: NDArray[np.float64], comp_s: NDArray[np.float64]
-                  ) -> tuple[NDArray[np.float64], ...]:
-            # complementarity rows X dz + Z dx = comp_x, S dlam + Lam ds = comp_s
-            rhs = -r_d + comp_x / x - G.T @ ((lam * r_g + comp_s) / s)
-            Mi_rhs = sla.cho_solve(factor, rhs, check_finite=False)
-            dy = (sla.cho_solve(schur_factor, E @ Mi_rhs + r_e, check_finite=False)
-                  if schur_factor is not None else np.zeros(0))
-            dx = Mi_rhs - Mi_Et @ dy
-            dz = (comp_x - z * dx) / x
-            ds = -r_g - G @ dx
-            dlam = (comp_s - lam * ds) / s
-            return dx, dy, dz, ds, dlam
-
-        aff = solve(-x * z, -s * lam)
+        system = _System(K, E, G, factor, schur_factor, Mi_Et, x, z, s, lam, r_d, r_e, r_g)
+        aff = system.direction(-x * z, -s * lam)
         a = min(_step_length(x, aff[0]), _step_length(s, aff[3]), _step_length(z, aff[2]), _step_length(lam, aff[4]))
         mu_aff = ((x + a * aff[0]) @ (z + a * aff[2]) + (s + a * aff[3]) @ (lam + a * aff[4])) / (n + r_ineq)
         sigma = (mu_aff / mu) ** 3 if mu > 0 else 0.0
-        dx, dy, dz, ds, dlam = solve(sigma * mu - x * z - aff[0] * aff[2], sigma * mu - s * lam - aff[3] * aff[4])
+        dx, dy, dz, ds, dlam = system.direction(sigma * mu - x * z - aff[0] * aff[2],
+                                                sigma * mu - s * lam - aff[3] * aff[4])
         # one step for primal and dual: the dual residual holds K x
         a = 0.995 * min(_step_length(x, dx), _step_length(s, ds), _step_length(z, dz), _step_length(lam, dlam))
         x, s = x + a * dx, s + a * ds
         y, z, lam = y + a * dy, z + a * dz, lam + a * dlam
-    return DenseQPResult(x, y, lam, z, converged, it)
+    return DenseQPResult(x, y, lam, z, converged, iterations)
 
 
 @dataclass(frozen=True)
@@ -209,7 +193,6 @@ def newton_step(hess: NDArray[np.float64], grad: NDArray[np.float64], w: NDArray
     E = A_eq.toarray() if hasattr(A_eq, "toarray") else np.asarray(A_eq, dtype=np.float64)
     G = A_ub.toarray() if hasattr(A_ub, "toarray") else np.asarray(A_ub, dtype=np.float64)
     with one_blas_thread():  # small dense factorizations: BLAS threads cost more than they save, worst when loaded
-        res = solve_dense_qp(hess, grad - hess @ w, E, b_eq, G, b_ub, support=w > 1e-9 * float(w.max(initial=0.0)),
-                             start=w)
+        res = solve_dense_qp(hess, grad - hess @ w, E, b_eq, G, b_ub)
     return NewtonStep(res.x - w, np.concatenate([res.y, res.lam, res.z]),
                       "Solved" if res.converged else "NotConverged")

@@ -24,7 +24,7 @@ from typing import Any
 from .. import setfunctions as sf
 from .._internal.solvers import SolverError, WarmStart
 from ..exceptions import InfeasibleDesignError, InvalidArgumentError, InvalidArgumentTypeError
-from ..mechanism import Mechanism
+from ..mechanism import MAX_DENSE_CELLS, Mechanism
 from ..privacy import eps_shafer, eps_walley
 from ..results import FitStatus
 from .certify import Certificate, CertificationError, certify
@@ -291,9 +291,18 @@ def _full_result(problem: DesignProblem, first: Answer, released: Any, certifica
     return DesignResult(
         problem=problem, mechanism=released, objective_value=value,
         solver_objective=first.solver_objective, eps_shafer=eps_shafer(released),
-        eps_walley=eps_walley(released) if released.l <= sf.MAX_DENSE_FRAME or released.is_bayesian else math.nan,
+        eps_walley=_walley(released),
         **_variance(problem, released), **_optimality(problem, first, value), solver=first.solver,
         path=first.path + note, certificate=certificate, seconds=time.perf_counter() - t0)
+
+
+def _walley(released: Mechanism) -> float:
+    """The Walley loss where the set functions fit in memory (``nan`` past that: e.g. 24 inputs x 2**24 events)."""
+    if released.is_bayesian:
+        return eps_walley(released)
+    if released.l > sf.MAX_DENSE_FRAME or released.k * (1 << released.l) > MAX_DENSE_CELLS:
+        return math.nan
+    return eps_walley(released)
 
 
 def _optimality(problem: DesignProblem, first: Answer, value: float) -> dict[str, Any]:

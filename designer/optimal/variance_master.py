@@ -13,8 +13,8 @@ from numpy.typing import NDArray
 
 from .._internal.solvers import SolverError
 from ..exceptions import InvalidProblemError
-from .problem import DesignProblem
 from .dense_qp import newton_step
+from .problem import DesignProblem
 from .share_variance import Pieces
 
 __all__ = ["MAX_VARIANCE_INPUTS", "MIN_VARIANCE_EPSILON", "Master", "Patterns", "candidate_patterns"]
