@@ -280,13 +280,14 @@ def solve_many_inputs(problem: DesignProblem, *, target_gap: float = TARGET_GAP,
     pool = _pool(problem, _structured(problem))
     w = _start_weights(problem, pool)
     bound, rounds, master, value = -math.inf, 0, None, math.inf
+    solved_pool = pool
     while rounds < MAX_ROUNDS:
         rounds += 1
         index = np.arange(pool.size)
         solved = _solve_master_newton(problem, parts, pool, index, w)
         if solved is None:
             break
-        master = solved
+        master, solved_pool = solved, pool
         w = master.w
         value = _value(pool, parts, w)
         Z, y = _point(problem, master)
@@ -318,8 +319,10 @@ def solve_many_inputs(problem: DesignProblem, *, target_gap: float = TARGET_GAP,
         w = _carry(pool, kept_rows, w[keep], constant)
     if master is None:
         raise InvalidProblemError(f"'{problem.name or 'the problem'}': no design found from k-RR's start")
+    pool = solved_pool  # the pool of the last program solved (a later one may have failed)
     if not math.isfinite(bound):
         bound = certified_bound(problem, parts, pool, master)
+    value = _value(pool, parts, master.w)
     used = master.w > 1e-12 * float(master.w.max())
     cols = pool.columns()[:, used] * master.w[used][None, :]
     return VarianceSolution(cols, pool.sets[used], value, bound, rounds, pool.size, pool.bits[used], "NEWTON")

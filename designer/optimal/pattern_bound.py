@@ -77,7 +77,7 @@ def binary_quadratic_bound(L: NDArray[np.float64]) -> float:
     mu = float(np.sum(Z * X)) / (2 * n)
     for _ in range(MAX_ITER):
         primal, dual = float(np.sum(L * X)), float(d.sum())
-        if dual - primal <= GAP * max(1.0, abs(dual)):
+        if dual - primal <= GAP * max(abs(dual), abs(primal), 1e-12 * scale):
             break
         try:
             Zi = np.linalg.inv(Z)
