@@ -21,7 +21,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .. import setfunctions as sf
 from .._internal.solvers import SolverError, WarmStart
 from ..exceptions import InfeasibleDesignError, InvalidArgumentError, InvalidArgumentTypeError
 from ..mechanism import MAX_DENSE_CELLS, Mechanism
@@ -55,6 +54,8 @@ from .variance_program import OPTIMALITY_GAP
 
 __all__ = ["ROUTES", "Steps", "design", "release_route", "within_tolerance"]
 
+#: The Walley loss of a released set-valued design is computed (dense set functions) up to this many answers.
+WALLEY_MAX_FRAME = 20
 #: Full mechanisms of the symmetric route are expanded up to this many inputs.
 EXPAND_INPUTS = 16
 #: A released design's objective may fall short of the solver's optimum by at most this (relative).
@@ -297,10 +298,11 @@ def _full_result(problem: DesignProblem, first: Answer, released: Any, certifica
 
 
 def _walley(released: Mechanism) -> float:
-    """The Walley loss where the set functions fit in memory (``nan`` past that: e.g. 24 inputs x 2**24 events)."""
+    """The Walley loss, a side figure, up to ``WALLEY_MAX_FRAME`` answers where the set functions fit in memory
+    (``nan`` past that: 21 inputs x 2**21 events took 27 s, 24 x 2**24 do not fit)."""
     if released.is_bayesian:
         return eps_walley(released)
-    if released.l > sf.MAX_DENSE_FRAME or released.k * (1 << released.l) > MAX_DENSE_CELLS:
+    if released.l > WALLEY_MAX_FRAME or released.k * (1 << released.l) > MAX_DENSE_CELLS:
         return math.nan
     return eps_walley(released)
 

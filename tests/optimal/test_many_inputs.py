@@ -116,7 +116,7 @@ def test_twenty_two_inputs_beat_krr_and_bound_every_closed_form(kind):
     k, eps = 22, 1.0
     raw = 0.8 ** np.arange(k) if kind == "geometric" else np.r_[0.6 * (k - 1) / 0.4, np.ones(k - 1)]
     prior = raw / raw.sum()
-    sol = solve_many_inputs(_problem(prior, eps), target_gap=0.05, time_budget=8)
+    sol = solve_many_inputs(_problem(prior, eps), target_gap=0.05, time_budget=4)
     krr = _krr_mle(prior, eps)
     assert sol.value <= krr * (1 + 1e-9)  # k-RR is the start, and the masters only descend
     assert sol.bound <= sol.value
@@ -131,7 +131,7 @@ def test_design_past_twenty_inputs_is_certified_and_states_its_gap():
     problem = _problem(raw / raw.sum(), 2.0, name="zipf-21")
     import designer.optimal.many_inputs as many
 
-    budget, many.TIME_BUDGET = many.TIME_BUDGET, 6.0
+    budget, many.TIME_BUDGET = many.TIME_BUDGET, 3.0
     try:
         result = designer.design(problem)
     finally:
