@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -50,7 +51,7 @@ class PatternPool(Patterns):
 
     members: NDArray[np.bool_] = field(default_factory=lambda: np.zeros((0, 0), dtype=bool))
 
-    def _members(self, index: NDArray[np.int64] | None) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    def _members(self, index: NDArray[np.int64] | None) -> tuple[NDArray[Any], NDArray[Any]]:
         bits = self.bits if index is None else self.bits[index]
         members = self.members if index is None else self.members[:, index]
         return bits, members.astype(np.int64)

@@ -18,6 +18,7 @@ import numpy as np
 from .._internal.solvers import SolverError, SolverOutcome, Status, WarmStart, require_solution, solve_lp
 from ..exceptions import InfeasibleDesignError, InvalidProblemError
 from ..mechanism import Mechanism
+from ..setfunctions import _one_blas_thread as one_blas_thread
 from ..vocabulary import Objective
 from . import columns, invariant_exact
 from .certify import clean_solution
@@ -217,6 +218,11 @@ def solve_variance_route(problem: DesignProblem, settings: Settings, decision: D
     pattern weights (:func:`~designer.optimal.variance_program.solve_variance`), its patterns carried from one
     budget to the next by a warm start. Where the problem restricts the answers beyond the program's class (a lying
     bound, focal sets), the bound comes from the same program without the restriction (docs/theory.md 5.7)."""
+    with one_blas_thread():  # matrices of order k and pools of hundreds: BLAS threads cost more than they save
+        return _variance_route(problem, settings)
+
+
+def _variance_route(problem: DesignProblem, settings: Settings) -> Solved:
     if problem.k > MAX_VARIANCE_INPUTS:
         return _many_inputs_route(problem)
     solution = _variance_solution(problem, settings)

@@ -52,8 +52,12 @@ class Patterns:
         """``(1 - e^-eps)^2``: the information of the scaled program times this is the information."""
         return float(-np.expm1(-math.log(self.e))) ** 2
 
-    def _members(self, index: NDArray[np.int64] | None) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-        bits = self.bits if index is None else self.bits[index]
+    def _members(self, index: NDArray[np.int64] | None) -> tuple[NDArray[Any], NDArray[Any]]:
+        if index is None:  # every pattern, priced every round: kept (k x 2**k small integers)
+            if getattr(self, "_all", None) is None:
+                self._all = ((self.bits[None, :] >> np.arange(self.k, dtype=np.int64)[:, None]) & 1).astype(np.int8)
+            return self.bits, self._all
+        bits = self.bits[index]
         return bits, (bits[None, :] >> np.arange(self.k, dtype=np.int64)[:, None]) & 1
 
     def columns(self, index: NDArray[np.int64] | None = None) -> NDArray[np.float64]:
