@@ -228,7 +228,7 @@ def check_many_inputs(problem: DesignProblem) -> None:
     >>> import designer
     >>> from designer.optimal.many_inputs import check_many_inputs
     >>> check_many_inputs(designer.DesignProblem(inputs=[f"v{i}" for i in range(30)], epsilon=1.0,
-    ...                                          prior=[i + 1 for i in range(30)]))
+    ...                                          prior=[(i + 1) / 465 for i in range(30)]))
     """
     _check(problem, pieces(problem))
 
@@ -274,8 +274,8 @@ def solve_many_inputs(problem: DesignProblem, *, target_gap: float = TARGET_GAP,
     >>> prior = 0.8 ** np.arange(21)
     >>> problem = designer.DesignProblem(inputs=[f"v{i}" for i in range(21)], epsilon=2.0, prior=prior / prior.sum())
     >>> solution = solve_many_inputs(problem, time_budget=2)
-    >>> bool(0 < solution.bound <= solution.value)
-    True
+    >>> bool(solution.bound <= solution.value), solution.value <= 0.8304  # k-RR's mean share variance: 0.8303
+    (True, True)
     """
     t0 = time.perf_counter()
     parts = pieces(problem)
