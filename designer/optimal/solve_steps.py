@@ -18,11 +18,13 @@ import numpy as np
 from .._internal.solvers import SolverError, SolverOutcome, Status, WarmStart, require_solution, solve_lp
 from ..exceptions import InfeasibleDesignError, InvalidProblemError
 from ..mechanism import Mechanism
+from ..setfunctions import _one_blas_thread as one_blas_thread
 from ..vocabulary import Objective
 from . import columns, invariant_exact
 from .certify import clean_solution
 from .infeasible import explain_infeasible
 from .lazy import solve_walley_lazily
+from .many_inputs import solve_many_inputs
 from .objectives import objective_value
 from .precise import STAIRCASE_OPTIONS, singletons, solve_precise
 from .problem import DesignProblem
@@ -38,6 +40,7 @@ from .symmetric import (
     symmetric_program,
 )
 from .symmetry import orbit_average
+from .variance_master import MAX_VARIANCE_INPUTS
 from .variance_precise import solve_precise_variance
 from .variance_program import VarianceSolution, solve_variance
 
@@ -215,6 +218,13 @@ def solve_variance_route(problem: DesignProblem, settings: Settings, decision: D
     pattern weights (:func:`~designer.optimal.variance_program.solve_variance`), its patterns carried from one
     budget to the next by a warm start. Where the problem restricts the answers beyond the program's class (a lying
     bound, focal sets), the bound comes from the same program without the restriction (docs/theory.md 5.7)."""
+    with one_blas_thread():  # matrices of order k and pools of hundreds: BLAS threads cost more than they save
+        return _variance_route(problem, settings)
+
+
+def _variance_route(problem: DesignProblem, settings: Settings) -> Solved:
+    if problem.k > MAX_VARIANCE_INPUTS:
+        return _many_inputs_route(problem)
     solution = _variance_solution(problem, settings)
     bound = solution.bound
     restricted = problem.lie_max is not None or problem.focal_sets is not None
@@ -224,6 +234,15 @@ def solve_variance_route(problem: DesignProblem, settings: Settings, decision: D
     path = (f"variance program over staircase patterns ({solution.priced} of {(1 << problem.k) - 1} priced, "
             f"{solution.rounds} rounds)")
     return Solved(outcome, solution.columns, solution.sets, path, bound)
+
+
+def _many_inputs_route(problem: DesignProblem) -> Solved:
+    """Past 20 inputs: the pool of patterns and the bound of the semidefinite relaxation (docs/theory.md 5.11)."""
+    solution = solve_many_inputs(problem)
+    outcome = SolverOutcome(Status.OPTIMAL, solution.value, None, solution.solver)
+    path = (f"variance program over a pool of staircase patterns ({solution.priced} in the pool, {solution.rounds} "
+            "rounds; bound by a semidefinite relaxation of the pricing)")
+    return Solved(outcome, solution.columns, solution.sets, path, solution.bound)
 
 
 def _variance_solution(problem: DesignProblem, settings: Settings) -> VarianceSolution:

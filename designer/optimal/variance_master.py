@@ -13,6 +13,7 @@ from numpy.typing import NDArray
 
 from .._internal.solvers import SolverError
 from ..exceptions import InvalidProblemError
+from .dense_qp import newton_step
 from .problem import DesignProblem
 from .share_variance import Pieces
 
@@ -51,8 +52,12 @@ class Patterns:
         """``(1 - e^-eps)^2``: the information of the scaled program times this is the information."""
         return float(-np.expm1(-math.log(self.e))) ** 2
 
-    def _members(self, index: NDArray[np.int64] | None) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-        bits = self.bits if index is None else self.bits[index]
+    def _members(self, index: NDArray[np.int64] | None) -> tuple[NDArray[Any], NDArray[Any]]:
+        if index is None:  # every pattern, priced every round: kept (k x 2**k small integers)
+            if getattr(self, "_all", None) is None:
+                self._all = ((self.bits[None, :] >> np.arange(self.k, dtype=np.int64)[:, None]) & 1).astype(np.int8)
+            return self.bits, self._all
+        bits = self.bits[index]
         return bits, (bits[None, :] >> np.arange(self.k, dtype=np.int64)[:, None]) & 1
 
     def columns(self, index: NDArray[np.int64] | None = None) -> NDArray[np.float64]:
@@ -340,6 +345,9 @@ def _solve_master_cvxpy(problem: DesignProblem, parts: Pieces, pats: Patterns, i
 #: Newton steps of :func:`_solve_master_newton` at most, and its stopping rule (the Newton decrement, relative).
 NEWTON_STEPS = 60
 NEWTON_TOL = 1e-15
+#: The Newton steps' quadratic programs are solved densely (:mod:`designer.optimal.dense_qp`; Clarabel's sparse
+#: factorisation of their dense Hessian took 70% of a k = 12 design).
+DENSE_STEPS = True
 
 
 def _solve_master_newton(problem: DesignProblem, parts: Pieces, pats: Patterns, index: NDArray[np.int64],
@@ -395,7 +403,8 @@ def _solve_master_newton(problem: DesignProblem, parts: Pieces, pats: Patterns, 
         # the step d: rows A_eq (w + d) = b_eq (a start off them by rounding is brought back), A_ub (w + d) <= b_ub,
         # w + d >= 0
         b = np.concatenate([b_eq - A_eq @ w, b_ub - A_ub @ w, w])
-        solution = clarabel.DefaultSolver(sp.csc_matrix(np.triu(hess)), grad, A, b, cones, config).solve()
+        solution = (newton_step(hess, grad, w, A_eq, b_eq, A_ub, b_ub) if DENSE_STEPS else
+                    clarabel.DefaultSolver(sp.csc_matrix(np.triu(hess)), grad, A, b, cones, config).solve())
         if "Solved" not in str(solution.status):
             return None
         d = np.asarray(solution.x)

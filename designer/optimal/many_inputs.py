@@ -1,0 +1,350 @@
+"""Variance designs past 20 inputs at any prior: column generation over a pool of staircase patterns, priced by
+local search, with a bound proved by a semidefinite relaxation of the pricing problem (docs/theory.md, 5.11).
+
+Up to 20 inputs every one of the ``2**k`` patterns is priced each round (:mod:`designer.optimal.variance_program`).
+Past that the pool starts from structured designs (k-RR's singletons and their complements, the prefixes of the
+inputs sorted by share, and cyclic blocks of the sizes near subset selection's best), the restricted program is
+solved by Newton steps from the previous weights, and new patterns are found by a batched one-flip local search of
+the reduced price from many starts. Nothing in that search is needed for the bound: the certificate
+(:func:`certified_bound`) proves that under shifted row multipliers no pattern at all has a positive reduced price
+(:mod:`designer.optimal.pattern_bound`), which bounds the optimum over every eps-SLDP mechanism exactly as in
+section 5.7.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..exceptions import InvalidProblemError
+from .pattern_bound import binary_quadratic_bound, lift
+from .problem import DesignProblem
+from .share_variance import Pieces, pieces
+from .variance_master import MIN_VARIANCE_EPSILON, Master, Patterns, _solve_master_newton
+from .variance_program import VarianceSolution, _support
+
+__all__ = ["TARGET_GAP", "TIME_BUDGET", "certified_bound", "check_many_inputs", "solve_many_inputs"]
+
+#: Column generation stops once the proved gap is at most this (relative).
+TARGET_GAP = 5e-3
+#: ... or after this many seconds (the gap then proved is reported).
+TIME_BUDGET = 45.0
+#: Rounds at most, and new patterns per round at most (a multiple of k).
+MAX_ROUNDS = 200
+NEW_PER_INPUT = 4
+#: The certificate is computed every this many rounds (and when the search finds nothing).
+CERTIFY_EVERY = 4
+#: Random starts of the local search per round.
+STARTS = 96
+_TRACE = False
+
+
+@dataclass
+class PatternPool(Patterns):
+    """Staircase patterns held as a membership matrix (any number of inputs): ``members[x, i]`` is whether input
+    ``x`` is high in pattern ``i``; ``bits`` are Python integers (0 for the constant column)."""
+
+    members: NDArray[np.bool_] = field(default_factory=lambda: np.zeros((0, 0), dtype=bool))
+
+    def _members(self, index: NDArray[np.int64] | None) -> tuple[NDArray[Any], NDArray[Any]]:
+        bits = self.bits if index is None else self.bits[index]
+        members = self.members if index is None else self.members[:, index]
+        return bits, members.astype(np.int64)
+
+
+def _pool(problem: DesignProblem, rows: NDArray[np.bool_]) -> PatternPool:
+    """The pool of the patterns ``rows`` (one per row, ``(n, k)``), with the constant column first when allowed."""
+    k = problem.k
+    truth = problem.truth().astype(np.int64)
+    rows = np.unique(rows[(rows.sum(axis=1) > 0) & (rows.sum(axis=1) < k)], axis=0)
+    bits = [sum(1 << x for x in np.flatnonzero(r)) for r in rows]
+    sets = [sum(1 << int(truth[x]) for x in np.flatnonzero(r)) for r in rows]
+    members = rows.T
+    if not (problem.dont_know_max == 0.0 or problem.dont_know == 0.0):
+        bits, sets = [0, *bits], [(1 << problem.l) - 1, *sets]
+        members = np.hstack([np.zeros((k, 1), dtype=bool), members])
+    return PatternPool(k, problem.budget.lp_factor, np.array(bits, dtype=object), np.array(sets, dtype=object),
+                       members=members)
+
+
+def _structured(problem: DesignProblem) -> NDArray[np.bool_]:
+    """k-RR's singletons and their complements, the prefixes of the inputs by decreasing share (thresholded
+    staircases) and cyclic blocks of sizes around subset selection's best ``k / (e^eps + 1)``."""
+    k = problem.k
+    eye = np.eye(k, dtype=bool)
+    order = np.argsort(-problem.prior, kind="stable")
+    prefixes = np.zeros((k - 1, k), dtype=bool)
+    for j in range(1, k):
+        prefixes[j - 1, order[:j]] = True
+    best = k / (problem.budget.lp_factor + 1)
+    blocks = []
+    for d in {max(1, min(k - 1, math.floor(best) + s)) for s in (-1, 0, 1, 2)}:
+        base = np.zeros(k, dtype=bool)
+        base[:d] = True
+        blocks += [np.roll(base, i) for i in range(k)]
+    return np.vstack([eye, ~eye, prefixes, np.array(blocks)])
+
+
+def _start_weights(problem: DesignProblem, pool: PatternPool) -> NDArray[np.float64]:
+    """k-RR (with the fixed don't-know mass on the constant column): feasible, with nonsingular information."""
+    k, e = problem.k, pool.e
+    w = np.zeros(pool.size)
+    dk = float(problem.dont_know or 0.0)
+    sizes = pool.members.sum(axis=0)
+    singles = np.flatnonzero(sizes == 1)
+    w[singles] = (1.0 - dk) / (1.0 + (k - 1) / e)
+    if dk > 0:
+        w[0] = dk
+    return w
+
+
+def _reduced(pool: PatternPool, prior: NDArray[np.float64], Z: NDArray[np.float64], y: NDArray[np.float64],
+             V: NDArray[np.bool_]) -> NDArray[np.float64]:
+    """Reduced prices ``|Z'v|^2 / q(v) - col(v) . y`` of the patterns ``V`` (rows, not constant), scaled columns."""
+    a, b = 1.0 / pool.e, 1.0 - 1.0 / pool.e
+    Vf = V.astype(np.float64)
+    s = Vf @ Z
+    return np.sum(s * s, axis=1) / (a + b * (Vf @ prior)) - (a * y.sum() + b * (Vf @ y))
+
+
+def _local_search(pool: PatternPool, prior: NDArray[np.float64], Z: NDArray[np.float64], y: NDArray[np.float64],
+                  starts: NDArray[np.bool_], steps: int = 400) -> tuple[NDArray[np.bool_], NDArray[np.float64]]:
+    """Batched best-improvement one-flip ascent of the reduced price from every start."""
+    k = Z.shape[0]
+    a, b = 1.0 / pool.e, 1.0 - 1.0 / pool.e
+    V = starts.copy()
+    zz = np.sum(Z * Z, axis=1)
+    c = b * y
+    for _ in range(steps):
+        Vf = V.astype(np.float64)
+        s = Vf @ Z
+        num = np.sum(s * s, axis=1)
+        den = a + b * (Vf @ prior)
+        lin = Vf @ c
+        now = num / den - lin
+        sign = np.where(V, -1.0, 1.0)
+        new = ((num[:, None] + 2 * sign * (s @ Z.T) + zz[None, :]) / (den[:, None] + sign * b * prior[None, :])
+               - (lin[:, None] + sign * c[None, :]))
+        size = V.sum(axis=1)[:, None] + sign
+        new[(size <= 0) | (size >= k)] = -np.inf
+        best = np.argmax(new, axis=1)
+        gain = new[np.arange(V.shape[0]), best] - now
+        move = gain > 1e-12 * max(1.0, float(np.abs(now).max(initial=0.0)))
+        if not move.any():
+            break
+        V[np.flatnonzero(move), best[move]] ^= True
+    return V, _reduced(pool, prior, Z, y, V)
+
+
+def _starts(pool: PatternPool, master_w: NDArray[np.float64], Z: NDArray[np.float64], prior: NDArray[np.float64],
+            y: NDArray[np.float64], rng: np.random.Generator) -> NDArray[np.bool_]:
+    """The support's patterns, the best prefix along random and principal directions of ``Z``, random subsets."""
+    k, m = Z.shape
+    support = pool.members[:, master_w > 0].T
+    directions = np.hstack([rng.normal(size=(m, STARTS // 2)), np.linalg.svd(Z, full_matrices=False)[2][:8].T])
+    directions = np.hstack([directions, -directions[:, -8:]])
+    order = np.argsort(-(Z @ directions), axis=0)
+    a, b = 1.0 / pool.e, 1.0 - 1.0 / pool.e
+    prefixes = []
+    for j in range(order.shape[1]):
+        o = order[:, j]
+        s = np.cumsum(Z[o], axis=0)
+        val = np.sum(s * s, axis=1) / (a + b * np.cumsum(prior[o])) - b * np.cumsum(y[o])
+        val[-1] = -np.inf
+        top = int(np.argmax(val))
+        row = np.zeros(k, dtype=bool)
+        row[o[:top + 1]] = True
+        prefixes.append(row)
+    size = max(1, round(k / (pool.e + 1)))
+    random = rng.random((STARTS // 2, k)) < size / k
+    return np.vstack([support, np.array(prefixes), random])
+
+
+def _point(problem: DesignProblem, master: Master) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``Z`` (``Y`` with the last input's row ``-1'Y``: ``Y'B'v = Z'v``) and the row multipliers."""
+    Y = master.Y[0] / math.sqrt(master.mu[0])
+    return np.vstack([Y, -Y.sum(axis=0)]), master.y_eq[:problem.k]
+
+
+def certified_bound(problem: DesignProblem, parts: Pieces, pool: PatternPool, master: Master) -> float:
+    """A proved lower bound on the variance objective over every eps-SLDP mechanism (docs/theory.md, 5.11).
+
+    For row multipliers ``y' = y + rho u`` (``u >= 0``) under which no pattern has a positive reduced price,
+    ``f >= 2 tr(Y'R) - 1 . y' - (don't-know term)`` (section 5.7). The smallest ``rho`` whose semidefinite bound
+    (:func:`~designer.optimal.pattern_bound.binary_quadratic_bound`) on the largest price is at most 0 is found by
+    bisection, for ``u`` the positive part of ``y`` and for ``u = 1``; the better bound is returned.
+    """
+    Z, y = _point(problem, master)
+    prior = parts.priors[0]
+    a, b = 1.0 / pool.e, 1.0 - 1.0 / pool.e
+    Q = Z @ Z.T
+    head = 2.0 * float(np.sum(master.Y[0] * parts.R[0])) - master.mu[0] * float(parts.const[0])
+    dk_fixed = float(master.y_eq[problem.k]) * float(problem.dont_know or 0.0) if master.y_eq.size > problem.k else 0.0
+    dk_cap = max(master.y_dk_max, 0.0) * float(problem.dont_know_max or 0.0)
+    # the constant column (price 1 . y' plus its don't-know multipliers) must price out too
+    constant = float(y.sum()) + (float(master.y_eq[problem.k]) if master.y_eq.size > problem.k else 0.0) + max(
+        master.y_dk_max, 0.0)
+    best = -math.inf
+    scale = max(abs(head), 1e-300)
+
+    def worst(shift: NDArray[np.float64]) -> float:
+        ys = y + shift
+        c = b * ys
+        A = Q - b * (np.outer(prior, c) + np.outer(c, prior)) / 2
+        lin = -(a * c + a * ys.sum() * b * prior)
+        L = lift(A, lin, -a * a * ys.sum())
+        # a margin for the rounding of the bound's float evaluation (relative 1e-12 of L's size)
+        return binary_quadratic_bound(L) + 1e-12 * float(np.abs(L).sum())
+
+    for u in (np.clip(y, 1e-3 * float(np.abs(y).mean()), None), np.ones(problem.k)):
+        need = max(0.0, -constant) / float(u.sum())
+        lo, hi = need, max(need, scale / float(u.sum()))
+        if worst(lo * u) <= 0.0:
+            hi = lo
+        else:
+            while worst(hi * u) > 0.0 and hi <= 1e6 * scale / float(u.sum()):
+                hi *= 4
+            if worst(hi * u) > 0.0:
+                continue  # no shift along u proved: no bound from it
+            for _ in range(40):
+                if hi - lo <= 1e-4 * scale / float(u.sum()):
+                    break
+                mid = (lo + hi) / 2
+                lo, hi = (lo, mid) if worst(mid * u) <= 0.0 else (mid, hi)
+        best = max(best, head - float((y + hi * u).sum()) - dk_fixed - dk_cap)
+    return best / pool.kappa
+
+
+def check_many_inputs(problem: DesignProblem) -> None:
+    """Refuse, with the reason, what the route of many inputs does not design (:class:`InvalidProblemError`).
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.optimal.many_inputs import check_many_inputs
+    >>> check_many_inputs(designer.DesignProblem(inputs=[f"v{i}" for i in range(30)], epsilon=1.0,
+    ...                                          prior=[(i + 1) / 465 for i in range(30)]))
+    """
+    _check(problem, pieces(problem))
+
+
+def _check(problem: DesignProblem, parts: Pieces) -> None:
+    if len(parts.R) != 1:
+        raise InvalidProblemError(
+            f"'{problem.name or 'the problem'}': past 20 inputs at a prior that is not uniform, designer designs the "
+            "objective 'variance' at one prior (weights and contrasts allowed); 'max_variance' and prior scenarios "
+            "are designed up to 20 inputs")
+    if problem.lie_max is not None or problem.focal_sets is not None:
+        raise InvalidProblemError(
+            f"'{problem.name or 'the problem'}': past 20 inputs a variance design takes no lie_max or focal_sets; "
+            "use dont_know / dont_know_max, or at most 20 inputs")
+    if problem.epsilon < MIN_VARIANCE_EPSILON:
+        raise InvalidProblemError(f"objective '{problem.objective}' needs epsilon >= {MIN_VARIANCE_EPSILON:g}")
+
+
+def solve_many_inputs(problem: DesignProblem, *, target_gap: float = TARGET_GAP, time_budget: float = TIME_BUDGET,
+                      seed: int = 0) -> VarianceSolution:
+    """A variance design for any number of inputs at any prior, with a proved bound (docs/theory.md, 5.11).
+
+    Parameters
+    ----------
+    problem : DesignProblem
+        Objective ``variance`` at one prior, no lying bound or focal sets.
+    target_gap : float
+        Stop once the proved gap ``(value - bound) / value`` is at most this.
+    time_budget : float
+        Stop after about this many seconds; the gap proved by then is reported.
+    seed : int
+        Seed of the search's random starts (the result is deterministic for a seed).
+
+    Returns
+    -------
+    VarianceSolution
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import designer
+    >>> from designer.optimal.many_inputs import solve_many_inputs
+    >>> prior = 0.8 ** np.arange(21)
+    >>> problem = designer.DesignProblem(inputs=[f"v{i}" for i in range(21)], epsilon=2.0, prior=prior / prior.sum())
+    >>> solution = solve_many_inputs(problem, time_budget=2)
+    >>> bool(solution.bound <= solution.value), solution.value <= 0.8304  # k-RR's mean share variance: 0.8303
+    (True, True)
+    """
+    t0 = time.perf_counter()
+    parts = pieces(problem)
+    _check(problem, parts)
+    prior = parts.priors[0]
+    rng = np.random.default_rng(seed)
+    pool = _pool(problem, _structured(problem))
+    w = _start_weights(problem, pool)
+    bound, rounds, master, value = -math.inf, 0, None, math.inf
+    solved_pool = pool
+    while rounds < MAX_ROUNDS:
+        rounds += 1
+        index = np.arange(pool.size)
+        solved = _solve_master_newton(problem, parts, pool, index, w)
+        if solved is None:
+            break
+        master, solved_pool = solved, pool
+        w = master.w
+        value = _value(pool, parts, w)
+        Z, y = _point(problem, master)
+        cand, price = _local_search(pool, prior, Z, y, _starts(pool, w, Z, prior, y, rng))
+        scale = value * pool.kappa / problem.k
+        known = {r.tobytes() for r in pool.members.T}
+        fresh = np.array([price[i] > 1e-9 * scale and cand[i].tobytes() not in known for i in range(len(cand))])
+        cand, price = cand[fresh], price[fresh]
+        cand, first = np.unique(cand, axis=0, return_index=True) if cand.size else (cand, np.zeros(0, dtype=int))
+        price = price[first]
+        late = time.perf_counter() - t0 > time_budget
+        if _TRACE:
+            print(f"round {rounds}: value {value:.8g} pool {pool.size} support {(w > 1e-9 * w.max()).sum()} "
+                  f"new {len(cand)} best {price.max(initial=0) / scale:.3g} bound {bound:.8g} "
+                  f"t {time.perf_counter() - t0:.1f}")
+        if not cand.size or rounds % CERTIFY_EVERY == 0 or late:
+            bound = max(bound, certified_bound(problem, parts, pool, master))
+            if value - bound <= target_gap * value or not cand.size or late:
+                break
+        top = cand[np.argsort(-price)[:NEW_PER_INPUT * problem.k]]
+        # a vertex with the same information (at most about k^2 / 2 patterns) keeps the next program small
+        kept, weights = _support(problem, parts, pool, np.arange(pool.size), w)
+        w = np.zeros(pool.size)
+        w[kept] = weights
+        constant = float(w[0]) if pool.bits[0] == 0 else 0.0
+        keep = (w > 0) & (pool.members.any(axis=0))
+        kept_rows = pool.members[:, keep].T
+        pool = _pool(problem, np.vstack([kept_rows, top]))
+        w = _carry(pool, kept_rows, w[keep], constant)
+    if master is None:
+        raise InvalidProblemError(f"'{problem.name or 'the problem'}': no design found from k-RR's start")
+    pool = solved_pool  # the pool of the last program solved (a later one may have failed)
+    if not math.isfinite(bound):
+        bound = certified_bound(problem, parts, pool, master)
+    value = _value(pool, parts, master.w)
+    used = master.w > 1e-12 * float(master.w.max())
+    cols = pool.columns()[:, used] * master.w[used][None, :]
+    return VarianceSolution(cols, pool.sets[used], value, bound, rounds, pool.size, pool.bits[used], "NEWTON")
+
+
+def _value(pool: PatternPool, parts: Pieces, w: NDArray[np.float64]) -> float:
+    cols, tang = pool.columns(), pool.tangent()
+    q = parts.priors[0] @ cols
+    H = (tang * (w / q)) @ tang.T
+    return float(np.sum(parts.R[0] * np.linalg.solve(H, parts.R[0]))) / pool.kappa - float(parts.const[0])
+
+
+def _carry(pool: PatternPool, rows: NDArray[np.bool_], weights: NDArray[np.float64], constant: float
+           ) -> NDArray[np.float64]:
+    """The previous weights on the new pool (new patterns at 0; ``constant`` on the constant column)."""
+    lookup = {r.tobytes(): wt for r, wt in zip(rows, weights)}
+    out = np.array([lookup.get(pool.members[:, i].tobytes(), 0.0) for i in range(pool.size)])
+    if pool.size and pool.bits[0] == 0:
+        out[0] = constant
+    return out

@@ -1,0 +1,152 @@
+"""Variance designs past 20 inputs (designer/optimal/many_inputs.py, docs/theory.md 5.11): the relaxation's bound
+against brute force, the certified bound against an independent reference optimum (small k) and against closed forms
+written here (k-RR, subset selection, OUE; large k), and the refusals. Large-k timings are in benchmarks/variance.py.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import designer
+from designer.exceptions import InvalidProblemError
+from designer.optimal.dense_qp import solve_dense_qp
+from designer.optimal.many_inputs import solve_many_inputs
+from designer.optimal.pattern_bound import binary_quadratic_bound, lift
+from tests.optimal.variance_reference import optimal_variance
+
+
+# ---------------------------------------------------------------------------- the relaxation, by brute force
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 8), seed=st.integers(0, 10**6), scale=st.sampled_from([1e-6, 1.0, 1e4]))
+def test_binary_quadratic_bound_is_above_the_maximum(n, seed, scale):
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(n, n)) * scale
+    a, a0 = rng.normal(size=n) * scale, float(rng.normal()) * scale
+    best = max(np.array(v) @ A @ np.array(v) + a @ np.array(v) + a0 for v in itertools.product([0, 1], repeat=n))
+    L = lift(A, a, a0)
+    # the lift is exact on every sign vector
+    for s in itertools.product([-1, 1], repeat=n + 1):
+        s = np.array(s, dtype=float)
+        v = (1 + s[0] * s[1:]) / 2
+        assert s @ L @ s == pytest.approx(v @ A @ v + a @ v + a0, rel=1e-9, abs=1e-9 * scale)
+    bound = binary_quadratic_bound(L)
+    assert bound >= best - 1e-9 * scale * (1 + n)
+    # and it is a relaxation, not a blind number: within the trivial bound sum |L|
+    assert bound <= float(np.abs(L).sum()) * (1 + 1e-6)
+
+
+def test_dense_qp_against_the_kkt_conditions():
+    rng = np.random.default_rng(3)
+    n, p, r = 40, 5, 3
+    J = rng.normal(size=(20, n))
+    K, c = J.T @ J, rng.normal(size=n)
+    E, G = rng.random((p, n)), rng.random((r, n))
+    e, h = E @ rng.random(n), G @ rng.random(n) + 0.1
+    res = solve_dense_qp(K, c, E, e, G, h)
+    assert res.converged
+    assert np.all(res.x >= -1e-12) and np.all(res.z >= -1e-12) and np.all(res.lam >= -1e-12)
+    np.testing.assert_allclose(K @ res.x + c + E.T @ res.y + G.T @ res.lam - res.z, 0, atol=1e-8)
+    np.testing.assert_allclose(E @ res.x, e, atol=1e-9)
+    assert np.all(G @ res.x <= h + 1e-9)
+    assert res.x @ res.z + (h - G @ res.x) @ res.lam <= 1e-8
+
+
+# ---------------------------------------------------------------------------- against an independent optimum
+def _problem(prior, eps, **kw):
+    k = len(prior)
+    return designer.DesignProblem(inputs=tuple(f"v{i}" for i in range(k)), epsilon=eps, prior=np.asarray(prior), **kw)
+
+
+priors = st.one_of(
+    st.lists(st.floats(0.005, 1.0), min_size=3, max_size=6),  # skewed, near-zero shares
+    st.integers(3, 6).map(lambda k: [1.0] * k),  # ties
+    st.integers(3, 6).map(lambda k: [0.6 * (k - 1) / 0.4] + [1.0] * (k - 1)),  # one large share, the rest equal
+)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(raw=priors, eps=st.sampled_from([0.5, 1.0, 2.0, 4.0]))
+def test_bound_below_the_reference_optimum_and_value_above(raw, eps):
+    prior = np.asarray(raw) / np.sum(raw)
+    ref = optimal_variance(prior, eps, "variance").value
+    sol = solve_many_inputs(_problem(prior, eps), target_gap=1e-4, time_budget=20)
+    assert sol.bound <= ref * (1 + 1e-9)
+    assert sol.value >= ref * (1 - 1e-9)
+    assert sol.value - sol.bound <= max(1e-4 * sol.value, sol.gap * sol.value + 1e-12)
+    # the columns are an eps-SLDP mechanism whose rows sum to 1
+    cols = sol.columns
+    np.testing.assert_allclose(cols.sum(axis=1), 1.0, atol=1e-9)
+    assert np.all(cols.max(axis=0) <= math.exp(eps) * cols.min(axis=0) * (1 + 1e-12))
+
+
+# ---------------------------------------------------------------------------- many inputs: closed forms
+def _krr_mle(prior, eps):
+    """Mean share variance of k-RR's MLE, per respondent, written out (Kairouz et al. 2016)."""
+    k, e = len(prior), math.exp(eps)
+    p, q = e / (e + k - 1), 1 / (e + k - 1)
+    P = q + prior * (p - q)
+    return float(np.mean(P * (1 - P) / (p - q) ** 2))
+
+
+def _oue_textbook(prior, eps):
+    """OUE's per-item estimator (Wang et al. 2017): p = 1/2, q = 1/(e + 1)."""
+    p, q = 0.5, 1 / (math.exp(eps) + 1)
+    P = q + prior * (p - q)
+    return float(np.mean(P * (1 - P) / (p - q) ** 2))
+
+
+def _subset_textbook(prior, eps, d):
+    """d-subset selection's per-item estimator (Ye and Barg 2018; Wang et al. 2016)."""
+    k, e = len(prior), math.exp(eps)
+    total = d * e + k - d
+    p = d * e / total  # P(x in the report | truth x)
+    q = (d * e * (d - 1) / (k - 1) + (k - d) * d / (k - 1)) / total  # P(x in the report | truth not x)
+    P = q + prior * (p - q)
+    return float(np.mean(P * (1 - P) / (p - q) ** 2))
+
+
+@pytest.mark.parametrize("kind", ["geometric", "one-large"])
+def test_twenty_two_inputs_beat_krr_and_bound_every_closed_form(kind):
+    k, eps = 22, 1.0
+    raw = 0.8 ** np.arange(k) if kind == "geometric" else np.r_[0.6 * (k - 1) / 0.4, np.ones(k - 1)]
+    prior = raw / raw.sum()
+    sol = solve_many_inputs(_problem(prior, eps), target_gap=0.05, time_budget=4)
+    krr = _krr_mle(prior, eps)
+    assert sol.value <= krr * (1 + 1e-9)  # k-RR is the start, and the masters only descend
+    assert sol.bound <= sol.value
+    assert math.isfinite(sol.bound) and sol.bound > 0
+    for figure in (krr, _oue_textbook(prior, eps), *(_subset_textbook(prior, eps, d) for d in range(1, k))):
+        assert sol.bound <= figure  # the bound holds over every eps-SLDP mechanism
+
+
+def test_design_past_twenty_inputs_is_certified_and_states_its_gap():
+    k = 21
+    raw = 1.0 / np.arange(1, k + 1)
+    problem = _problem(raw / raw.sum(), 2.0, name="zipf-21")
+    import designer.optimal.many_inputs as many
+
+    budget, many.TIME_BUDGET = many.TIME_BUDGET, 3.0
+    try:
+        result = designer.design(problem)
+    finally:
+        many.TIME_BUDGET = budget
+    assert result.certificate.arithmetic == "rational arithmetic"
+    assert result.eps_shafer <= 2.0 + 1e-12
+    assert result.bound is not None and result.bound <= result.variance
+    assert result.optimality_gap == pytest.approx((result.variance - result.bound) / result.variance)
+    expected = designer.FitStatus.OPTIMAL if result.optimality_gap <= 1e-6 else designer.FitStatus.LOCAL
+    assert result.status == expected
+    assert result.variance <= _krr_mle(problem.prior, 2.0) * (1 + 1e-6)
+
+
+@pytest.mark.parametrize("kw", [{"objective": "max_variance"}, {"lie_max": 0.5}])
+def test_past_twenty_inputs_what_is_not_designed_is_refused(kw):
+    raw = np.arange(1, 23, dtype=float)
+    with pytest.raises(InvalidProblemError, match="past 20 inputs"):
+        designer.design(_problem(raw / raw.sum(), 1.0, **kw))
