@@ -92,6 +92,14 @@ def _tampered_release(scratch: pathlib.Path, monkeypatch: pytest.MonkeyPatch) ->
     return _main(["plan", "g.json", "--width", "0.05"])
 
 
+def _seed_zero(scratch: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> int:
+    # a replayable seed (0 included: the mutant ``if args.seed:`` let it through) needs --simulation
+    status = _main(["randomize", "examples/answers.csv", "--mechanism", "examples/mechanisms/q2x3.csv",
+                    "--column", "answer", "--seed", "0", "--out", "released.csv"])
+    assert not (scratch / "released.csv").exists()
+    return status
+
+
 def _off_grid(scratch: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> int:
     return _main(["design", "problems/gwrr-dont-know.toml", "--device", "dice2", "--dont-know", "0.2"])
 
@@ -137,14 +145,15 @@ Scenario = Callable[[pathlib.Path, pytest.MonkeyPatch], int]
 SCENARIOS: dict[str, Scenario] = {
     "done": _done, "bad flag": _bad_flag, "bad problem file": _bad_problem_file, "infeasible": _infeasible,
     "solver failed": _solver_failed, "not certified": _not_certified, "tampered release": _tampered_release,
-    "off the device's grid": _off_grid, "estimate not converged": _estimate_not_converged,
+    "off the device's grid": _off_grid, "seed 0 without --simulation": _seed_zero, "estimate not converged": _estimate_not_converged,
     "regress separation": _regress_separation, "internal error": _internal_error, "Ctrl-C": _interrupted,
     "SIGTERM": _terminated, "studio without Shiny": _studio_without_shiny,
 }
 
 #: The conventions page's table: each status and the scenarios that end with it.
 CONVENTIONS = {0: ["done"], 1: ["solver failed", "not certified"],
-               2: ["bad flag", "bad problem file", "infeasible", "tampered release", "off the device's grid"],
+               2: ["bad flag", "bad problem file", "infeasible", "tampered release", "off the device's grid",
+                   "seed 0 without --simulation"],
                3: ["estimate not converged", "regress separation"], 70: ["internal error"], 130: ["Ctrl-C"],
                143: ["SIGTERM"]}
 
@@ -157,6 +166,7 @@ STATEMENTS: list[tuple[str, str, str | None]] = [
     ("docs/guide/design.md", "the command prints the reason and exits", "solver failed"),
     ("docs/guide/design.md", "a file whose masses were changed after the release is refused (exit", "tampered release"),
     ("docs/guide/devices.md", "7/36 (0.1944) or 8/36 (0.2222) ...\"), exit", "off the device's grid"),
+    ("docs/mutation.md", "Tests now refuse `--seed 0` without `--simulation` (exit", "seed 0 without --simulation"),
     ("docs/guide/estimate.md", "`estimate` exits with", "estimate not converged"),
     ("docs/guide/regress.md", "`regress` exits with", "regress separation"),
     ("docs/troubleshooting.md", "when the status is `separation` or `not_converged` the command exits",

@@ -291,8 +291,9 @@ def share_covariance(m: NDArray[np.float64], counts: SurveyCounts, pi: NDArray[n
     >>> from designer.estimation.survey_design import SurveyCounts, share_covariance
     >>> from designer.vocabulary import Covariance
     >>> counts = SurveyCounts.from_rows(3, [0] * 30 + [1] * 50 + [2] * 20)
-    >>> share_covariance(designer.Q_2x3(0.6, 0.2).matrix, counts, np.array([0.25, 0.75]), Covariance.OIM)[0, 0]
-    np.float64(0.01171875)
+    >>> cov = share_covariance(designer.Q_2x3(0.6, 0.2).matrix, counts, np.array([0.25, 0.75]), Covariance.OIM)
+    >>> print(f"{cov[0, 0]:.10f}")
+    0.0117187500
     """
     k = m.shape[0]
     if k < 2 or not _identified_by(m, counts.weighted, pi):
