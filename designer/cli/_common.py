@@ -10,6 +10,7 @@ from typing import Any
 
 from .._internal.keywords import check_output, read_named, read_names, read_number
 from ..exceptions import CommandError
+from ..release.mechanism_out import write_mechanism
 
 __all__ = [
     "EXIT_FIT",
@@ -64,36 +65,6 @@ def _number_within(text: str, inside: Callable[[float], bool], rule: str) -> flo
 def probability_arg(text: str) -> float:
     """argparse ``type=`` of a probability in [0, 1]: a decimal or a fraction (``7/36``)."""
     return _number_within(text, lambda v: 0.0 <= v <= 1.0, "must be a probability in [0, 1]")
-
-
-def write_mechanism(mech: Any, path: str, problem: Any, certificate: Any, overwrite: bool, table: Any = None) -> str:
-    """Write a released mechanism: JSON for a ``.json`` name, with its ``release`` (epsilon, semantics and the
-    certificate, :mod:`designer.release.files`), the problem's ``[answers]`` words and an invariant design's exact
-    ``table`` (``exact``); CSV otherwise, which keeps none of them. Returns a note when a CSV file drops the
-    answer words or the exact table (else ``""``)."""
-    from .._internal.io import atomic_write_text
-    from .._internal.render import render_json
-    from ..optimal.result import certificate_fields
-    from ..release.files import RELEASE_KEY, release_block
-
-    words = dict(getattr(problem, "answers", ()) or ())
-    if path.lower().endswith(".json"):
-        obj = mech.to_json_dict()
-        obj[RELEASE_KEY] = release_block(certificate.epsilon, problem.semantics, certificate_fields(certificate))
-        if words:
-            obj["answers"] = {w: list(labels) for w, labels in words.items()}
-        if table is not None:
-            from ..optimal.result import exact_block
-
-            obj["exact"] = exact_block(table)
-        atomic_write_text(path, render_json(obj) + "\n", overwrite=overwrite)
-        return ""
-    mech.write(path, overwrite=overwrite)
-    stem = path[:-4] if path.lower().endswith(".csv") else path
-    if table is not None:
-        return (f"a CSV file keeps the masses as decimals, not the invariant design's exact table; write "
-                f"{stem}.json to keep it (randomize and export draw from it, keeping the prior exactly)")
-    return f"the problem's [answers] words are not kept in a CSV file; write {stem}.json to keep them" if words else ""
 
 
 def read_mechanism(path: str) -> Any:

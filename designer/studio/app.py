@@ -8,6 +8,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from shiny import App, reactive, render, ui
@@ -21,7 +22,6 @@ from .field_page import field_server, field_ui
 from .fields import Form, apply_fields, fields_of, num, read_count, read_number, toml_text
 from .question_page import (
     DEFAULT_PROBLEM,
-    bundled_choices,
     form_of,
     mechanism_fields,
     question_server,
@@ -40,8 +40,8 @@ __all__ = ["STEPS", "make_app"]
 STEPS = (("question", "the question"), ("budget", "the budget"), ("survey", "the survey"), ("field", "the field"),
          ("answers", "the answers"))
 #: Fields whose messages the page shows (``FIELD_msg`` below each one).
-FIELDS = ("inputs", "answers", "dont_know", "prior", "semantics", "objective", "epsilon", "target_width", "level",
-          "plan_n", "detect", "power", "alpha", "split_with", "split_total", "answers_file", "answer_column",
+FIELDS = ("title", "inputs", "answers", "dont_know", "prior", "semantics", "objective", "epsilon", "target_width",
+          "level", "plan_n", "detect", "power", "alpha", "split_with", "split_total", "answers_file", "answer_column",
           "estimate_level", "truth_file", "truth_column")
 
 
@@ -50,10 +50,9 @@ def initial(file: str | None) -> tuple[dict[str, Any], str, Any]:
     import os
 
     if file is None:
-        bundled = {v: k for k, v in bundled_choices().items()}
-        if "gwrr-dont-know" not in bundled:
-            return DEFAULT_PROBLEM, "", None
-        file = bundled["gwrr-dont-know"]
+        return dict(DEFAULT_PROBLEM), ("A new question with the defaults: the most accurate shares on average, no "
+                                       "\"don't know\" share, equal expected shares. Type your own, or start from a "
+                                       "bundled question or a file."), None
     shown = os.path.basename(file)
     if file.lower().endswith(".toml"):
         return read_problem(file, shown), f"Loaded the question {shown}.", None
@@ -115,6 +114,8 @@ def build_study(ctx: Ctx) -> Study:
     form = form_of(input)
     pushed: Form | None = values.get("pushed")
     if pushed is not None:
+        if values.get("pushed_live_inputs"):  # a new question: the true answers are the ones being typed
+            pushed = replace(pushed, inputs=form.inputs)
         if form == pushed:
             values["pushed"] = None
         else:
@@ -140,8 +141,6 @@ def build_study(ctx: Ctx) -> Study:
         try:
             data = apply_fields(base, form, decimal=decimal)
             data["epsilon"] = float(epsilon if epsilon is not None else data.get("epsilon", 1.0))
-            if loaded is not None:
-                data["name"] = "question"
             text = toml_text(data)
             from ..optimal.problem_toml import parse_problem
 
@@ -216,7 +215,7 @@ def make_app(file: str | None) -> App:
             "question": reactive.Value({"base": data, "loaded": first_loaded, "note": first_note, "generation": 0}),
             "answers": reactive.Value(None), "truth": reactive.Value(None), "device": reactive.Value(None),
             "split": reactive.Value(None), "released": reactive.Value(0), "load_error": reactive.Value(""),
-            "pushed": None, "pushed_eps": None,
+            "pushed": None, "pushed_eps": None, "pushed_live_inputs": False,
         }
         ctx = Ctx(input, session, lambda: None, lab, guard, values)
 

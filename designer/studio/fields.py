@@ -21,8 +21,8 @@ import numpy as np
 from .._internal.validation import check_prior
 from ..exceptions import FieldError, InvalidArgumentError
 
-__all__ = ["Form", "apply_fields", "default_objective", "fields_of", "num", "read_count", "read_number", "read_numbers",
-           "toml_text"]
+__all__ = ["Form", "apply_fields", "carried", "default_objective", "fields_of", "fresh_question", "num", "read_count",
+           "read_number", "read_numbers", "toml_text"]
 
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 _PLAIN = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
@@ -198,6 +198,7 @@ class Form:
     prior_unknown: bool
     semantics: str
     objective: str
+    title: str = ""
 
 
 def fields_of(data: dict[str, Any]) -> Form:
@@ -214,7 +215,40 @@ def fields_of(data: dict[str, Any]) -> Form:
         prior_unknown=prior is None,
         semantics=str(data.get("semantics", "sldp")),
         objective=str(data.get("objective", default_objective())),
+        title=str(data.get("name") or ""),
     )
+
+
+def fresh_question(inputs: list[str], semantics: str = "sldp") -> dict[str, Any]:
+    """The problem dictionary a question typed from scratch starts from: its true answers, the library's
+    default objective (the most accurate shares on average), no "don't know" share, no expected shares, no title."""
+    data: dict[str, Any] = {"inputs": list(inputs), "epsilon": 1.0, "semantics": semantics,
+                            "objective": default_objective()}
+    return data
+
+
+def carried(base: dict[str, Any], inputs: list[str]) -> list[str]:
+    """What a loaded question carries beyond a fresh one with the same true answers, in words (the settings a new
+    question must not inherit without a word): its title, objective, "don't know" share, expected shares, answers,
+    answer words and tables."""
+    out = []
+    fresh = fresh_question(inputs)
+    if base.get("name"):
+        out.append(f"the title {base['name']}")
+    if str(base.get("objective", fresh["objective"])) != fresh["objective"]:
+        out.append(f"the objective {base['objective']} (now {fresh['objective']})")
+    structure = base.get("structure") or {}
+    if structure.get("dont_know") is not None:
+        out.append(f"the share told to answer \"don't know\", {num(structure['dont_know'])} (now none)")
+    if structure.get("focal_sets"):
+        out.append("the list of answers a respondent may give (now any answer or set)")
+    if base.get("prior") is not None:
+        out.append("the expected shares " + ", ".join(num(v) for v in base["prior"]) + " (now unknown: equal)")
+    for key, words in (("gain", "the scoring table"), ("utility", "the utility table"), ("answers", "the answer words"),
+                       ("strata", "the groups")):
+        if key in base:
+            out.append(words)
+    return out
 
 
 def default_objective() -> str:
@@ -278,6 +312,11 @@ def apply_fields(base: dict[str, Any], form: Form, *, decimal: str = ".") -> dic
             raise FieldError("prior", f"Expected shares: they must be 0 or more and add up to 1; these add up to "
                                       f"{sum(prior):.6g}") from None
         data["prior"] = prior
+    title = " ".join(str(form.title).split())
+    if title:
+        data["name"] = title
+    else:
+        data.pop("name", None)
     for key, default in (("semantics", "sldp"), ("objective", default_objective())):
         value = getattr(form, key)
         if key in data or value != default:

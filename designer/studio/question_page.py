@@ -9,7 +9,7 @@ from typing import Any
 from shiny import reactive, render, ui
 
 from ..exceptions import DesignerError
-from .fields import Form, fields_of
+from .fields import Form, carried, fields_of, fresh_question
 from .phrases import OBJECTIVE_CHOICES, SEMANTICS_WORDS, objective_words, term
 from .state import Loaded, Upload
 from .widgets import Ctx, field_box, file_box, message, note, text_area
@@ -18,16 +18,9 @@ __all__ = ["DEFAULT_PROBLEM", "bundled_choices", "mechanism_fields", "objective_
            "question_ui", "read_mechanism", "read_problem"]
 
 
-def _default_problem() -> dict[str, Any]:
-    from ..vocabulary import Objective
-
-    objective = "variance" if "variance" in {o.value for o in Objective} else "chi2"
-    return {"name": "question", "inputs": ["yes", "no"], "epsilon": 1.0, "semantics": "sldp", "objective": objective,
-            "structure": {"dont_know": 0.2}}
-
-
-#: The question the form starts from when there is no bundled problem to start from.
-DEFAULT_PROBLEM = _default_problem()
+#: The question ``designer studio`` starts from without a file: yes/no, the most accurate shares on average, no
+#: "don't know" share, no expected shares, no title (the user gives it one).
+DEFAULT_PROBLEM = fresh_question(["yes", "no"])
 
 
 def bundled_choices() -> dict[str, str]:
@@ -112,6 +105,8 @@ def question_ui(data: dict[str, Any]) -> Any:
                      [".toml", ".json", ".csv"]),
         ),
         ui.output_ui("loaded_note"),
+        field_box("title", "Title of the question (names the report and the downloads' comments)", f.title,
+                  placeholder="e.g. smoking at work"),
         field_box("inputs", "True answers, separated by commas", f.inputs),
         text_area("answers", "Answers a respondent may give, one per line; a line such as \"yes | no\" is a set "
                   "answer (\"don't know\", \"one of these\"); blank: any answer or set", f.answers, rows=4),
@@ -130,12 +125,16 @@ def question_ui(data: dict[str, Any]) -> Any:
     )
 
 
-def push_fields(ctx: Ctx, data: dict[str, Any]) -> None:
-    """Fill the form from ``data``; until the browser reports the new values, the form is read as ``data``."""
+def push_fields(ctx: Ctx, data: dict[str, Any], *, keep_inputs: bool = False) -> None:
+    """Fill the form from ``data``; until the browser reports the new values, the form is read as ``data``.
+    With ``keep_inputs`` the true answers are left as the user is typing them (a new question)."""
     f = fields_of(data)
     session = ctx.session
     ctx.values["pushed"] = f
-    ui.update_text("inputs", value=f.inputs, session=session)
+    ctx.values["pushed_live_inputs"] = keep_inputs
+    if not keep_inputs:
+        ui.update_text("inputs", value=f.inputs, session=session)
+    ui.update_text("title", value=f.title, session=session)
     ui.update_text_area("answers", value=f.answers, session=session)
     ui.update_text("dont_know", value=f.dont_know, session=session)
     ui.update_text("prior", value=f.prior, session=session)
@@ -149,10 +148,11 @@ def question_server(ctx: Ctx) -> None:
     input, guard = ctx.input, ctx.guard
     question = ctx.values["question"]
 
-    def start(data: dict[str, Any], loaded: Loaded | None, words: str, eps: float | None) -> None:
+    def start(data: dict[str, Any], loaded: Loaded | None, words: str, eps: float | None,
+              keep_inputs: bool = False) -> None:
         old = question.get()
         question.set({"base": data, "loaded": loaded, "note": words, "generation": old["generation"] + 1})
-        push_fields(ctx, data)
+        push_fields(ctx, data, keep_inputs=keep_inputs)
         if eps is not None:
             from .fields import num
 
@@ -171,6 +171,24 @@ def question_server(ctx: Ctx) -> None:
         start(mechanism_fields(loaded.mechanism), loaded,
               f"Loaded the mechanism {shown}: the next steps use it as it is (editing the question or the budget "
               "designs a new one).", eps)
+
+    @reactive.effect
+    @reactive.event(input.inputs, ignore_init=True)
+    def _new_question() -> None:
+        """True answers typed anew start a fresh question: what the loaded one carried is cleared, and said."""
+        with reactive.isolate():
+            q = question.get()
+        base = q["base"]
+        labels = [x.strip() for x in str(input.inputs()).split(",") if x.strip()]
+        if len(labels) < 2 or labels == list(base["inputs"]) or ctx.values.get("pushed") is not None:
+            return
+        gone = carried(base, labels)
+        if not gone and q["loaded"] is None:
+            return
+        was = base.get("name") or ("the loaded mechanism" if q["loaded"] is not None else "the question")
+        words = (f"A new question: it starts from the defaults. Cleared from {was}: " + "; ".join(gone) + "."
+                 if gone else "A new question: it starts from the defaults.")
+        start(fresh_question(labels, str(input.semantics() or "sldp")), None, words, None, keep_inputs=True)
 
     def refuse(text: str) -> None:
         ctx.values["load_error"].set(text)
@@ -242,5 +260,6 @@ def question_server(ctx: Ctx) -> None:
 def form_of(input: Any) -> Form:
     """The question's fields as the page holds them."""
     return Form(inputs=input.inputs(), answers=input.answers(), dont_know=input.dont_know(), prior=input.prior(),
-                prior_unknown=bool(input.prior_unknown()), semantics=input.semantics(), objective=input.objective())
+                prior_unknown=bool(input.prior_unknown()), semantics=input.semantics(), objective=input.objective(),
+                title=input.title())
 

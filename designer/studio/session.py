@@ -110,7 +110,7 @@ class Lab:
         return self.cached(("released", study.problem_text), lambda: self._write(result))
 
     def _write(self, result: Any) -> Released:
-        from ..cli._common import write_mechanism
+        from ..release.mechanism_out import write_mechanism
 
         problem = result.problem
         semantics = "wldp" if str(problem.semantics) == "wldp" else "sldp"
