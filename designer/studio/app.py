@@ -41,8 +41,8 @@ STEPS = (("question", "the question"), ("budget", "the budget"), ("survey", "the
          ("answers", "the answers"))
 #: Fields whose messages the page shows (``FIELD_msg`` below each one).
 FIELDS = ("title", "inputs", "answers", "dont_know", "prior", "semantics", "objective", "epsilon", "target_width",
-          "level", "plan_n", "detect", "power", "alpha", "split_with", "split_total", "answers_file", "answer_column",
-          "estimate_level", "truth_file", "truth_column")
+          "level", "plan_n", "detect", "power", "alpha", "preview_seed", "split_with", "split_total", "answers_file",
+          "answer_column", "estimate_level", "truth_file", "truth_column")
 
 
 def initial(file: str | None) -> tuple[dict[str, Any], str, Any]:
@@ -163,6 +163,8 @@ def build_study(ctx: Ctx) -> Study:
         power=_read(errors, lambda: read_number(input.power(), "power", "Power", decimal=decimal, low=0, high=1)),
         alpha=_read(errors, lambda: read_number(input.alpha(), "alpha", "Test level", decimal=decimal, low=0,
                                                 high=0.5)),
+        seed=_read(errors, lambda: read_count(input.preview_seed(), "preview_seed", "Seed", decimal=decimal, low=0,
+                                              high=2**32 - 1)),
     )
     split_total = _read(errors, lambda: _budget(input.split_total(), decimal, "split_total",
                                                 "Budget of the questionnaire"))

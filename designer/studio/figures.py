@@ -185,8 +185,10 @@ def tradeoff_figure(t: Any) -> str:
                                         ("the least the budget allows", RED, "6 4")])
 
 
-def estimate_figure(rows: list[tuple[str, float | None, float | None, float | None]], level: float) -> str:
-    """The estimated shares (dots) with their intervals (lines), one row per true answer, on [0, 1]."""
+def estimate_figure(rows: list[tuple[str, float | None, float | None, float | None]], level: float, *,
+                    expected: list[float] | None = None, uid: str = "estimates") -> str:
+    """The estimated shares (dots) with their intervals (lines), one row per true answer, on [0, 1]; with
+    ``expected``, the shares the answers were simulated from (red ticks)."""
     def draw(size: str, title: str) -> str:
         width, _, font = SIZES[size]
         label = min(160, max(len(r[0]) for r in rows) * font * 0.62 + 12)
@@ -196,7 +198,7 @@ def estimate_figure(rows: list[tuple[str, float | None, float | None, float | No
         def px(v: float) -> float:
             return left + min(max(v, 0.0), 1.0) * (width - left - right)
 
-        out = _svg_open(size, height, title, "estimates")
+        out = _svg_open(size, height, title, uid)
         for v in (0, 0.25, 0.5, 0.75, 1):
             x = px(v)
             out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top}" y2="{top + row_h * len(rows):.1f}" '
@@ -211,9 +213,15 @@ def estimate_figure(rows: list[tuple[str, float | None, float | None, float | No
                            'stroke-width="3"/>')
             if est is not None:
                 out.append(f'<circle cx="{px(est):.1f}" cy="{y:.1f}" r="5" fill="{BLUE}"/>')
+            if expected is not None:
+                x = px(expected[i])
+                out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{y - font * 0.8:.1f}" y2="{y + font * 0.8:.1f}" '
+                           f'stroke="{RED}" stroke-width="2"/>')
         out.append(f'<text x="{(left + width - right) / 2:.0f}" y="{height - 4}" text-anchor="middle">share</text>')
         out.append("</svg>")
         return "".join(out)
 
     title = f"Estimated share of each true answer (dots) with its {level * 100:g}% interval (lines)"
+    if expected is not None:
+        title += "; the shares the answers were simulated from (red ticks)"
     return _both(draw, title)

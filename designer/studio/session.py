@@ -188,14 +188,36 @@ class Lab:
             prior=released.prior_text()))
 
     def plan_n(self, study: Study) -> Any:
-        """The half-width with the asked number of respondents."""
+        """The half-width with the asked number of respondents (planned with the target half-width the screen
+        shows: one plan gives both, as ``designer plan --n N --width W`` does)."""
         ask = study.plan
         if ask.n is None or ask.level is None:
             raise NotReadyError("")
+        if ask.width is None:
+            raise NotReadyError("Type the half-width of the target interval too (above).")
         released = self.listed(study)
-        return self.cached(("plan_n", study.design_key, ask.n, ask.level), lambda: _front().plan(
-            released.source, n=ask.n, width=0.05, level=ask.level, semantics=released.semantics,
+        return self.cached(("plan_n", study.design_key, ask.n, ask.width, ask.level), lambda: _front().plan(
+            released.source, n=ask.n, width=ask.width, level=ask.level, semantics=released.semantics,
             prior=released.prior_text()))
+
+    def preview(self, study: Study) -> Any:
+        """A simulated survey of the planned size at the expected shares, randomized and estimated through the
+        front doors (:func:`designer.studio.preview.simulate`), reproducible by its seed."""
+        from .preview import PREVIEW_MAX, simulate
+
+        ask = study.plan
+        if ask.seed is None or ask.level is None:
+            raise NotReadyError("")
+        plan = self.plan_width(study)
+        released = self.listed(study)
+        if plan.n > PREVIEW_MAX:
+            raise NotReadyError(f"The planned survey has {plan.n:,} respondents: too many to simulate here (at most "
+                                f"{PREVIEW_MAX:,}); the command line simulates any size (designer synthesize, then "
+                                "designer randomize --simulation and designer estimate).")
+        inputs = tuple(released.mechanism.inputs)
+        seed, level = int(ask.seed), float(ask.level)
+        return self.cached(("preview", study.design_key, plan.n, seed, level), lambda: simulate(
+            released.source, inputs, released.prior, n=plan.n, seed=seed, level=level, semantics=released.semantics))
 
     def plan_power(self, study: Study) -> Any:
         """Respondents to detect a change in the first share with the asked power."""

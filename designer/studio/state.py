@@ -68,6 +68,7 @@ class PlanAsk:
     detect: float | None = 0.1
     power: float | None = 0.8
     alpha: float | None = 0.05
+    seed: int | None = 1
 
 
 @dataclass(frozen=True)

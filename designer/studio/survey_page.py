@@ -10,7 +10,7 @@ from shiny import reactive, render, ui
 
 from .._internal.render import fmt
 from ..exceptions import NotReadyError
-from .figures import scroll_table
+from .figures import estimate_figure, scroll_table
 from .phrases import NAMES
 from .question_page import bundled_choices
 from .widgets import Ctx, message, number_box
@@ -46,6 +46,12 @@ def survey_ui() -> Any:
                    number_box("alpha", "Test level", "0.05"),
                    ui.output_ui("plan_power_result")),
         ),
+        ui.h3("Preview: what a survey of the planned size would report"),
+        ui.p("designer draws the planned number of true answers from the expected shares, randomizes each with the "
+             "design and estimates the shares exactly as it will from the real answers. The same seed gives the same "
+             "survey; another seed, another survey."),
+        number_box("preview_seed", "Seed of the simulated survey", "1"),
+        ui.output_ui("preview_result"),
         ui.h3("A questionnaire: one budget split across questions"),
         ui.input_selectize("split_with", "Questions asked with this one", bundled_choices(), multiple=True),
         message("split_with"),
@@ -92,6 +98,14 @@ def survey_server(ctx: Ctx) -> None:
                         f"{fmt(plan.null, 4)}) with power {fmt(ask.power or 0, 4)} at test level "
                         f"{fmt(ask.alpha or 0, 4)}.")
         return guard(show, "the power")
+
+    @render.ui
+    def preview_result() -> Any:
+        def show() -> Any:
+            study = ctx.study()
+            p = lab.preview(study)
+            return ui.HTML(preview_html(p, "preview"))
+        return guard(show, "the preview", owner=False)
 
     @reactive.effect
     @reactive.event(input.split_run)
@@ -140,3 +154,29 @@ def _basis(plan: Any) -> Any:
     share = plan.accuracy.mechanism.inputs[list(plan.accuracy.per_share).index(largest)]
     return ui.p(f"The plan uses {words}. {NAMES['largest_variance'].capitalize()}: {fmt(largest, 8)} (the share of "
                 f"{share}).", {"class": "studio-note"})
+
+
+def preview_html(p: Any, uid: str) -> str:
+    """The simulated survey as the page and the report show it: a sentence, a table and a figure."""
+    level = p.fit.level
+    rows = p.rows()
+    covered = p.covered()
+    body = "".join(
+        f'<tr><th scope="row">{html.escape(x)}</th><td>{fmt(e, 8)}</td><td>{fmt(d, 8)}</td>'
+        + ("<td></td>" if est is None else f"<td>{fmt(est, 8)}</td>")
+        + f"<td>{'' if lo is None else fmt(lo, 8)}</td><td>{'' if hi is None else fmt(hi, 8)}</td>"
+        + f"<td>{'yes' if c else 'no'}</td></tr>"
+        for (x, est, lo, hi), e, d, c in zip(rows, p.expected, p.drawn, covered))
+    table = ('<table class="table table-sm"><caption>A simulated survey: expected and drawn shares, the estimates '
+             f'and their {fmt(level * 100, 4)}% intervals</caption><thead><tr><th scope="col">true answer</th>'
+             '<th scope="col">expected share</th><th scope="col">share among the drawn</th>'
+             '<th scope="col">estimated share</th><th scope="col">interval from</th><th scope="col">to</th>'
+             '<th scope="col">interval holds the expected share</th></tr></thead>'
+             f"<tbody>{body}</tbody></table>")
+    held = sum(covered)
+    words = (f'<p id="{uid}_text">A simulated survey of <strong>{p.n:,}</strong> respondents (seed {p.seed}): '
+             f"{held} of {len(covered)} intervals hold the expected share. A real survey of this size gives "
+             "estimates this close, give or take; each interval misses its share in about "
+             f"{fmt((1 - level) * 100, 4)}% of surveys.</p>")
+    figure = estimate_figure(rows, level, expected=[float(v) for v in p.expected], uid=uid)
+    return words + scroll_table(table, "The simulated survey", f"{uid}_scroll") + figure
