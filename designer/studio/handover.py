@@ -16,7 +16,8 @@ from typing import Any, TypeVar
 
 from .._internal.render import fmt
 from ..exceptions import DesignerError, NotReadyError
-from .fields import FieldError, num, toml_text
+from .cells import script
+from .fields import FieldError, num
 from .phrases import NAMES, SEMANTICS_WORDS, certificate_words, eps_words, high_loss_warning, objective_words
 from .session import CURVE_GRID, Lab, Study
 
@@ -62,9 +63,8 @@ def commands(study: Study, lab: Lab) -> str:
     common = f"--semantics {released.semantics} --prior {_q(released.prior_text())}"
     ask = study.plan
     if _get(lambda: lab.plan_width(study)) is not None:
-        lines.append(f"designer plan {mech} --width {num(ask.width or 0)} --level {num(ask.level or 0)} {common}")
-    if _get(lambda: lab.plan_n(study)) is not None:
-        lines.append(f"designer plan {mech} --n {ask.n} --width 0.05 --level {num(ask.level or 0)} {common}")
+        at_n = f" --n {ask.n}" if _get(lambda: lab.plan_n(study)) is not None else ""
+        lines.append(f"designer plan {mech} --width {num(ask.width or 0)}{at_n} --level {num(ask.level or 0)} {common}")
     if _get(lambda: lab.plan_power(study)) is not None:
         lines.append(f"designer plan {mech} --detect {num(ask.detect or 0)} --power {num(ask.power or 0)} "
                      f"--alpha {num(ask.alpha or 0)} {common}")
@@ -83,86 +83,6 @@ def commands(study: Study, lab: Lab) -> str:
         lines.append(f"designer randomize {_q(study.truth.name)} --mechanism {mech} --column "
                      f"{_q(study.truth_column)} --out released.csv")
     return "\n".join(lines) + "\n"
-
-
-def script(study: Study, lab: Lab) -> str:
-    """A Python script that reproduces the screen through the front doors (:func:`designer.design`,
-    :func:`designer.plan`, :func:`designer.export`, :func:`designer.estimate`) and prints what they return."""
-    released = _get(lambda: lab.released(study))
-    head = [
-        "#!/usr/bin/env python3",
-        f'"""The designer studio session "{study.name}", reproduced through designer\'s front doors.',
-        "",
-        "Run it where designer is installed: python studio_session.py. It prints the numbers the studio showed:",
-        "the design, its plans, the respondent's page and, with the answers file next to this script, the",
-        "estimated shares.",
-        '"""',
-        "",
-        "from pathlib import Path",
-        "import tempfile",
-        "",
-        "import designer",
-        "",
-        "HERE = Path(__file__).resolve().parent",
-    ]
-    body: list[str] = []
-    if released is None:
-        return "\n".join([*head, "", "# no design yet: the studio had fields to fix", ""]) + "\n"
-    if study.loaded is not None:
-        mech_name = "mechanism.json" if study.loaded.upload.name.lower().endswith(".json") else "mechanism.csv"
-        head.append(f"MECHANISM = HERE / {mech_name!r}  # the loaded file {study.loaded.upload.name}, downloaded")
-        body += ["design = MECHANISM", "print('mechanism:', design)"]
-    else:
-        assert study.data is not None
-        head += ["", "# problem.toml as the studio wrote it", f"PROBLEM = {toml_text(study.data)!r}"]
-        body += [
-            "with tempfile.TemporaryDirectory() as folder:",
-            "    problem_file = Path(folder) / 'problem.toml'",
-            "    problem_file.write_text(PROBLEM, encoding='utf-8')",
-            "    design = designer.design(problem_file)",
-            "print(design.summary())",
-            "print('the chances, as the studio shows them:')",
-            "for x, row in zip(design.mechanism.inputs, design.mechanism.matrix):",
-            "    print(x, *(f'{v:.8g}' for v in row))",
-        ] if released.mechanism is not None else [
-            "with tempfile.TemporaryDirectory() as folder:",
-            "    problem_file = Path(folder) / 'problem.toml'",
-            "    problem_file.write_text(PROBLEM, encoding='utf-8')",
-            "    design = designer.design(problem_file)",
-            "print(design.summary())",
-        ]
-    if released.mechanism is not None:
-        mechanism = "design" if study.loaded is not None else "design.mechanism"
-        body += ["", f"print(designer.audit({mechanism}).summary())"]
-        keywords = f"semantics={released.semantics!r}, prior={released.prior_text()!r}"
-        ask = study.plan
-        if _get(lambda: lab.plan_width(study)) is not None:
-            body += ["", f"plan = designer.plan(design, width={ask.width!r}, level={ask.level!r}, {keywords})",
-                     "print(plan.summary())"]
-        if _get(lambda: lab.plan_n(study)) is not None:
-            body += ["", f"plan = designer.plan(design, n={ask.n!r}, width=0.05, level={ask.level!r}, {keywords})",
-                     "print(plan.summary())"]
-        if _get(lambda: lab.plan_power(study)) is not None:
-            body += ["", f"plan = designer.plan(design, detect={ask.detect!r}, power={ask.power!r}, "
-                         f"alpha={ask.alpha!r}, {keywords})", "print(plan.summary())"]
-        if _get(lambda: lab.export(study, "html")) is not None:
-            body += ["", f"page = designer.export(design, to='html', question={study.page_question!r})",
-                     "print(page.summary())"]
-        if _get(lambda: lab.estimate(study)) is not None and study.answers is not None:
-            shares = [
-                "    print('the shares, as the studio shows them:')",
-                "    rows = zip(fit.inputs, fit.estimate, fit.stderr, fit.conf_int())",
-                "    for x, share, error, (low, high) in rows:",
-                "        print(x, *(f'{v:.8g}' for v in (share, error, low, high)))",
-            ] if released.semantics == "sldp" else []
-            body += ["", f"answers = HERE / {study.answers.name!r}",
-                     "if answers.exists():",
-                     f"    fit = designer.estimate(answers, design, column={study.answer_column!r}, "
-                     f"level={study.estimate_level!r}, semantics={released.semantics!r})",
-                     "    print(fit.summary())", *shares,
-                     "else:",
-                     "    print(f'(put {answers.name} next to this script to repeat the estimate)')"]
-    return "\n".join([*head, "", *body, ""]) + "\n"
 
 
 # -- the report -----------------------------------------------------------------------------------------------
