@@ -14,6 +14,7 @@ from shiny import reactive, render, ui
 
 from .._internal.render import fmt
 from ..exceptions import DesignerError, NotReadyError
+from .cells import notebook
 from .figures import estimate_figure, scroll_table
 from .handover import commands, estimate_rows, report, script, status_words
 from .state import Upload, internal_error
@@ -47,11 +48,13 @@ def answers_ui() -> Any:
         ui.output_ui("release_result"),
         ui.h3("Hand on"),
         ui.p("The report holds the question, the budget in words, the design and its certificate, the plan, the field "
-             "instructions and the estimates (print it to PDF from the browser); the script reproduces the numbers "
-             "with designer's Python functions; the command lines do it from a terminal, next to the downloads."),
+             "instructions and the estimates (print it to PDF from the browser); the script and the notebook "
+             "reproduce the numbers with designer's Python functions (run the notebook in the folder of the "
+             "downloads); the command lines do it from a terminal, next to the downloads."),
         ui.div({"class": "studio-downloads"},
                ui.download_button("download_report", "Report (HTML, printable)"),
                ui.download_button("download_script", "Python script"),
+               ui.download_button("download_notebook", "Jupyter notebook"),
                ui.download_button("download_commands", "Command lines (shell)")),
         ui.output_code("cli_commands"),
         value="answers",
@@ -206,6 +209,11 @@ def answers_server(ctx: Ctx) -> None:
     @render.download(filename="studio_session.py")
     def _download_script() -> Any:
         yield guard.text(lambda: script(ctx.study(), lab), "the script").encode()
+
+    @output(id="download_notebook")
+    @render.download(filename="studio_session.ipynb")
+    def _download_notebook() -> Any:
+        yield guard.text(lambda: notebook(ctx.study(), lab), "the notebook").encode()
 
     @output(id="download_commands")
     @render.download(filename="commands.sh")
