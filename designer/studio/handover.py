@@ -21,7 +21,7 @@ from .fields import FieldError, num
 from .phrases import NAMES, SEMANTICS_WORDS, certificate_words, eps_words, high_loss_warning, objective_words
 from .session import CURVE_GRID, Lab, Study
 
-__all__ = ["commands", "report", "script"]
+__all__ = ["GLOSSARY_WORDS", "commands", "plan_assumptions", "report", "script"]
 
 T = TypeVar("T")
 EXPORTS = {"html": "page.html", "qualtrics": "qualtrics.txt", "limesurvey": "limesurvey.txt"}
@@ -88,7 +88,13 @@ def commands(study: Study, lab: Lab) -> str:
 # -- the report -----------------------------------------------------------------------------------------------
 _REPORT_STYLE = """
 .flag { background: #fdecea; border-left: 4px solid #b00020; padding: 0.6em 1em; color: #5f0010; }
-.scroll { overflow-x: auto; } pre { white-space: pre-wrap; font-size: 0.85em; background: #f6f6f6; padding: 0.6em; }
+.scroll { overflow-x: auto; max-width: 100%; } pre { white-space: pre-wrap; font-size: 0.85em; background: #f6f6f6;
+  padding: 0.6em; overflow-wrap: anywhere; }
+table { max-width: 100%; } th, td { overflow-wrap: anywhere; }
+table.wide { font-size: 0.8em; } table.wide th, table.wide td { padding: 0.2em 0.35em; }
+dl.glossary dt { font-weight: 600; margin-top: 0.4em; } dl.glossary dd { margin-left: 1.2em; }
+@media print { .scroll { overflow: visible; } table.wide { table-layout: fixed; width: 100%; font-size: 0.72em; }
+  pre { font-size: 0.75em; } }
 """
 
 
@@ -103,7 +109,7 @@ def report(study: Study, lab: Lab) -> str:
     parts = [f"<h1>Survey design: {e(study.name)}</h1>",
              f'<p class="note">Made with designer studio {e(__version__)} on '
              f"{datetime.date.today().isoformat()}. Every number below was certified or computed by designer; the "
-             "command lines and the Python script at the end reproduce them.</p>"]
+             "command lines, the Python script and the notebook at the end reproduce them.</p>"]
     released = _get(lambda: lab.released(study))
     parts += _question_part(study, html_table)
     if study.epsilon is not None:
@@ -116,15 +122,19 @@ def report(study: Study, lab: Lab) -> str:
     if released is None:
         parts.append("<p>No design: the studio had fields to fix.</p>")
         return html_page(f"designer studio: {study.name}", parts, style=_REPORT_STYLE)
+    parts += _guarantee_part(study, lab, released)
     parts += _design_part(study, lab, released, html_table)
     if released.mechanism is not None:
+        parts += _respondent_part(study, released)
         parts += _plan_part(study, lab, html_table)
+        parts += _preview_part(study, lab)
         parts += _field_part(study, lab)
         parts += _estimate_part(study, lab, html_table)
     parts += ["<h2>Reproduce it</h2>",
               "<p>Next to the downloaded files (problem.toml, mechanism.json and the answers), these command lines "
-              "give the same numbers; the Python script studio_session.py does the same through designer's "
-              "functions.</p>", f"<pre>{e(commands(study, lab))}</pre>"]
+              "give the same numbers; the Python script studio_session.py and the notebook studio_session.ipynb do "
+              "the same through designer's functions.</p>", f"<pre>{e(commands(study, lab))}</pre>"]
+    parts += _glossary_part()
     return html_page(f"designer studio: {study.name}", parts, style=_REPORT_STYLE)
 
 
@@ -164,9 +174,11 @@ def _design_part(study: Study, lab: Lab, released: Any, table: Callable[..., str
         from .figures import answer_labels
 
         heads = answer_labels(mech, released)
-        parts.append('<div class="scroll">' + table(["true answer", *heads],
-                                                    [[x, *(fmt(v, 8) for v in row)]
-                                                     for x, row in zip(mech.inputs, mech.matrix)]) + "</div>")
+        body = table(["true answer", *heads], [[x, *(fmt(v, 8) for v in row)] for x, row in zip(mech.inputs,
+                                                                                               mech.matrix)])
+        if len(heads) > 6:
+            body = body.replace("<table>", '<table class="wide">', 1)
+        parts.append('<div class="scroll">' + body + "</div>")
         parts.append('<p class="note">Each row: the chances of each reported answer for a respondent with that true '
                      "answer.</p>")
     else:
@@ -174,6 +186,15 @@ def _design_part(study: Study, lab: Lab, released: Any, table: Callable[..., str
     ident = _get(lambda: lab.identification(study))
     if ident is not None:
         parts.append(f"<p>{e(NAMES['mean_variance']).capitalize()}: {fmt(ident.mean_variance, 8)}.</p>")
+        if ident.per_share:
+            parts += ["<h3>Variance of each share</h3>",
+                      table(["share of", "variance of its estimate, per respondent", "standard error with n "
+                             "respondents"],
+                            [[x, _variance(v), "infinite" if v == float("inf") else f"{fmt(v ** 0.5, 6)} / √n"]
+                             for x, v in zip(ident.inputs, ident.share_variances)]),
+                      '<p class="note">A variance per respondent is the variance of the estimate from a survey of '
+                      "one respondent; a survey of n respondents has the variance divided by n, so the number can "
+                      "be above 1 although a share lies between 0 and 1.</p>"]
         if not ident.ok:
             parts.append(f'<p class="flag">{e(ident.words())} {e(ident.fix)}</p>')
     if released.certificate is not None:
@@ -182,6 +203,105 @@ def _design_part(study: Study, lab: Lab, released: Any, table: Callable[..., str
         parts.append(f"<h3>Its certificate</h3><p>The file states its release (epsilon {released.epsilon:g}); "
                      "designer checked it exactly when the file was read.</p>")
     return parts
+
+
+def _variance(v: float) -> str:
+    return "infinite" if v == float("inf") else fmt(v, 8)
+
+
+def _guarantee_part(study: Study, lab: Lab, released: Any) -> list[str]:
+    """Both privacy guarantees in words: with set answers kept as given, and if they are later made precise."""
+    from .phrases import odds_factor
+
+    audit = _get(lambda: lab.audit(study)) if released.mechanism is not None else None
+    if audit is None:
+        return []
+    losses = audit.losses
+    parts = ["<h2>What the respondents are promised</h2>"]
+    items = []
+    for name, how in (("shafer", "With the set answers kept as given (as the analysis here uses them)"),
+                      ("walley", "If the set answers are later made precise (by the respondent, an interviewer or "
+                                 "a coding rule that turns \"one of: a, b\" into a or b)")):
+        w = losses.get(name)
+        if w is None:
+            continue
+        if not w.eps < float("inf"):
+            items.append(f"<li>{html.escape(how)}: one answer can rule out a true answer; no privacy in this "
+                         "reading.</li>")
+            continue
+        items.append(f"<li>{html.escape(how)}: the privacy loss is {fmt(w.eps, 6)} nats: an answer changes the odds "
+                     f"between any two true answers by at most {odds_factor(w.eps)}x.</li>")
+    parts.append(f"<ul>{''.join(items)}</ul>")
+    shafer, walley = losses.get("shafer"), losses.get("walley")
+    if shafer is not None and walley is not None and walley.eps > shafer.eps * (1 + 1e-9):
+        parts.append('<p class="flag">Keep the set answers as they were given: if the set answers are later made '
+                     f"precise, the loss rises from {fmt(shafer.eps, 6)} to {fmt(walley.eps, 6)} nats "
+                     f"({odds_factor(shafer.eps)}x to {odds_factor(walley.eps)}x).</p>")
+    return parts
+
+
+def _respondent_part(study: Study, released: Any) -> list[str]:
+    """The design as the respondent sees it: the answers the page may report, in its words, and the chances."""
+    from .figures import answer_labels
+
+    mech = released.mechanism
+    words = answer_labels(mech, released)
+    e = html.escape
+    parts = ["<h2>The design as the respondent sees it</h2>",
+             f"<p>The question: <q>{e(study.page_question)}</q>. The respondent gives their true answer privately; "
+             "the page (or the printed card) then reports one of these answers in its place, drawn with the "
+             "design's chances:</p>",
+             "<ul>" + "".join(f"<li><q>{e(w)}</q></li>" for w in words) + "</ul>"]
+    if any(w.startswith("one of:") for w in words):
+        parts.append('<p class="note">An answer such as <q>one of: a, b</q> says only that the true answer is a or '
+                     "b; the respondent does not choose it, the randomizer does.</p>")
+    problem = getattr(released.result, "problem", None)
+    frame = tuple(mech.frame)
+    uses_dont_know = any(set(s) == set(frame) for s in mech.focal_sets)
+    if problem is not None and not uses_dont_know and len(frame) > 1:
+        parts.append(_DONT_KNOW_NOTE)
+    lines = []
+    for x, row in zip(mech.inputs, mech.matrix):
+        shares = ", ".join(f"<q>{e(w)}</q> {fmt(v * 100, 4)}%" for w, v in zip(words, row) if v > 0)
+        lines.append(f"<li>True answer {e(x)}: {shares}.</li>")
+    parts.append(f"<p>What is reported, by true answer:</p><ul>{''.join(lines)}</ul>")
+    return parts
+
+
+_DONT_KNOW_NOTE = ("<p class=\"note\">\"I don't know\" is not among the answers: the best design at this budget does "
+                   "not use it. In this design \"I don't know\" would be an answer the randomizer may report, not "
+                   "the place where people who do not know are recorded; people who do not know their answer are a "
+                   "question for the questionnaire, not for the randomizer.</p>")
+
+
+def _preview_part(study: Study, lab: Lab) -> list[str]:
+    preview = _get(lambda: lab.preview(study))
+    if preview is None:
+        return []
+    from .survey_page import preview_html
+
+    return ["<h2>Preview: a simulated survey of the planned size</h2>",
+            "<p>True answers drawn from the expected shares, randomized with the design and estimated as the real "
+            "answers will be (reproducible by its seed).</p>", preview_html(preview, "report_preview")]
+
+
+GLOSSARY_WORDS = {
+    "nats": "The unit of the privacy budget epsilon: a loss of epsilon nats means one answer changes the odds between "
+            "two true answers by at most e^epsilon times (1 nat: 2.72 times).",
+    "variance per respondent": "The variance of an estimated share from a survey of one respondent; with n "
+                               "respondents divide it by n. It can be above 1.",
+    "certified in rational arithmetic": "designer checked every privacy loss of the design with exact fractions, "
+                                        "not rounded decimals, before releasing it.",
+    "mixed into the solver's answer": "The numerical solver's design missed the budget by a rounding error; designer "
+                                      "blended in a little of a more private design so that the exact check passes.",
+    "large-sample": "The interval uses the normal approximation to the estimate, accurate when the survey has many "
+                    "respondents (hundreds or more).",
+}
+
+
+def _glossary_part() -> list[str]:
+    items = "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>" for k, v in GLOSSARY_WORDS.items())
+    return ["<h2>Words used here</h2>", f'<dl class="glossary">{items}</dl>']
 
 
 def _plan_part(study: Study, lab: Lab, table: Callable[..., str]) -> list[str]:
@@ -200,6 +320,9 @@ def _plan_part(study: Study, lab: Lab, table: Callable[..., str]) -> list[str]:
                      f"{power.share} (power {fmt(study.plan.power or 0, 4)}, level {fmt(study.plan.alpha or 0, 4)})",
                      f"{power.n:,}"])
     parts = ["<h2>The survey plan</h2>", table(["", "respondents or half-width"], rows)] if rows else []
+    if width is not None:
+        parts += ["<h3>Assumptions</h3>", "<ul>" + "".join(f"<li>{html.escape(a)}</li>" for a in
+                                                          plan_assumptions(study, lab, width)) + "</ul>"]
     split = _get(lambda: lab.split(study))
     if split is not None:
         d = split.to_dict()
@@ -235,6 +358,23 @@ def _estimate_part(study: Study, lab: Lab, table: Callable[..., str]) -> list[st
             f"<p>From {html.escape(study.answers.name)}: {fit.n:,} answers; fit {html.escape(status_words(fit))}; "
             f"{fmt(fit.level * 100, 4)}% intervals.</p>",
             table(["true answer", "estimated share", "standard error", "interval from", "to"], rows)]
+
+
+def plan_assumptions(study: Study, lab: Lab, plan: Any) -> list[str]:
+    """What the plan assumes, in words."""
+    released = lab.listed(study)
+    formula = str(getattr(getattr(plan.accuracy, "formula", None), "value", plan.accuracy.formula))
+    how = ("the exact variance of this design's estimate" if formula in ("warner", "thm_3_10") else
+           "the large-sample variance of the estimate (normal approximation)")
+    prior = ", ".join(f"{x} {fmt(float(p), 4)}" for x, p in zip(released.mechanism.inputs, released.prior))
+    return [f"The true shares are the expected ones ({prior}); the plan holds for every share at these shares.",
+            "Respondents are drawn independently (a simple random sample) and every one answers through the "
+            "randomizer with the design's chances (no one refuses or skips it).",
+            f"The interval of each share is a {fmt((study.plan.level or 0) * 100, 4)}% interval from {how}.",
+            ("The analysis keeps the set answers as given." if released.semantics == "sldp" else
+             "The set answers are made precise before the analysis; only an interval of each share is identified."),
+            "Nobody answers twice and the answers are not weighted; with weights or clusters the survey needs more "
+            "respondents (its design effect)."]
 
 
 def status_words(fit: Any) -> str:
