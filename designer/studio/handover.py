@@ -90,10 +90,11 @@ _REPORT_STYLE = """
 .flag { background: #fdecea; border-left: 4px solid #b00020; padding: 0.6em 1em; color: #5f0010; }
 .scroll { overflow-x: auto; max-width: 100%; } pre { white-space: pre-wrap; font-size: 0.85em; background: #f6f6f6;
   padding: 0.6em; overflow-wrap: anywhere; }
-table { max-width: 100%; } th, td { overflow-wrap: anywhere; }
+table { max-width: 100%; } th { overflow-wrap: break-word; } td.num, table.wide td + td { white-space: nowrap; }
 table.wide { font-size: 0.8em; } table.wide th, table.wide td { padding: 0.2em 0.35em; }
+.studio-fig-narrow { display: none; } ul.studio-legend { list-style: none; padding: 0; }
 dl.glossary dt { font-weight: 600; margin-top: 0.4em; } dl.glossary dd { margin-left: 1.2em; }
-@media print { .scroll { overflow: visible; } table.wide { table-layout: fixed; width: 100%; font-size: 0.72em; }
+@media print { .scroll { overflow: visible; } table.wide { width: 100%; font-size: 0.72em; }
   pre { font-size: 0.75em; } }
 """
 
@@ -174,13 +175,18 @@ def _design_part(study: Study, lab: Lab, released: Any, table: Callable[..., str
         from .figures import answer_labels
 
         heads = answer_labels(mech, released)
-        body = table(["true answer", *heads], [[x, *(fmt(v, 8) for v in row)] for x, row in zip(mech.inputs,
-                                                                                               mech.matrix)])
-        if len(heads) > 6:
+        if len(heads) > 7 and mech.k < len(heads):  # a wide design is printed with a row per reported answer
+            body = table(["reported answer", *(f"true {x}" for x in mech.inputs)],
+                         [[w, *(fmt(v, 8) for v in col)] for w, col in zip(heads, mech.matrix.T)])
+            how = "Each column: the chances of each reported answer (rows) for a respondent with that true answer."
+        else:
+            body = table(["true answer", *heads], [[x, *(fmt(v, 8) for v in row)]
+                                                   for x, row in zip(mech.inputs, mech.matrix)])
+            how = "Each row: the chances of each reported answer for a respondent with that true answer."
+        if max(len(heads), mech.k) > 6:
             body = body.replace("<table>", '<table class="wide">', 1)
         parts.append('<div class="scroll">' + body + "</div>")
-        parts.append('<p class="note">Each row: the chances of each reported answer for a respondent with that true '
-                     "answer.</p>")
+        parts.append(f'<p class="note">{how}</p>')
     else:
         parts.append(f"<p>{e(str(_get(lambda: lab.listed(study)) or ''))}</p>")
     ident = _get(lambda: lab.identification(study))

@@ -10,7 +10,7 @@ from shiny import reactive, render, ui
 
 from .._internal.render import fmt
 from ..exceptions import NotReadyError
-from .figures import estimate_figure, scroll_table
+from .figures import BLUE, RED, estimate_figure, legend, scroll_table
 from .phrases import NAMES
 from .question_page import bundled_choices
 from .widgets import Ctx, message, number_box
@@ -179,4 +179,5 @@ def preview_html(p: Any, uid: str) -> str:
              "estimates this close, give or take; each interval misses its share in about "
              f"{fmt((1 - level) * 100, 4)}% of surveys.</p>")
     figure = estimate_figure(rows, level, expected=[float(v) for v in p.expected], uid=uid)
-    return words + scroll_table(table, "The simulated survey", f"{uid}_scroll") + figure
+    key = legend([("estimated share (dot) and its interval", BLUE, ""), ("expected share", RED, "")])
+    return words + scroll_table(table, "The simulated survey", f"{uid}_scroll") + figure + key
