@@ -13,7 +13,7 @@ from shiny import reactive, render, ui
 from .._internal.render import fmt
 from ..exceptions import NotReadyError
 from .figures import curve_figure, matrix_table, scroll_table, tradeoff_figure
-from .phrases import NAMES, certificate_words, high_loss_warning, odds_factor, term
+from .phrases import NAMES, certificate_words, high_loss_warning, odds_factor, term, with_terms
 from .phrases import eps_words as budget_words
 from .session import CURVE_GRID
 from .widgets import Ctx, note, number_box
@@ -113,7 +113,8 @@ def budget_server(ctx: Ctx) -> None:
                 return None
             semantics = "wldp" if study.problem is not None and str(study.problem.semantics) == "wldp" else "sldp"
             parts = [ui.p(ui.HTML(f"{term('budget', 'b-eps', 'In plain words')}: "
-                                  f"{html.escape(budget_words(study.epsilon, semantics))}"),
+                                  f"{html.escape(budget_words(study.epsilon, semantics))} The budget is counted in "
+                                  f"{term('nats', 'b-nats')}."),
                           {"class": "studio-words", "id": "eps_words_text"})]
             warning = high_loss_warning(study.epsilon)
             if warning:
@@ -132,7 +133,8 @@ def budget_server(ctx: Ctx) -> None:
             if len(released.mechanism.focal) > 512:
                 raise NotReadyError(f"{released.mechanism.k} x {len(released.mechanism.focal)} chances: too many to "
                                    "show; download the mechanism in step 4.")
-            return ui.HTML(matrix_table(released.mechanism, released, "matrix_scroll"))
+            return ui.div(ui.HTML(matrix_table(released.mechanism, released, "matrix_scroll")),
+                          *design_notes(released))
         return guard(show, "the design")
 
     @ctx.session.output(suspend_when_hidden=False)
@@ -141,7 +143,8 @@ def budget_server(ctx: Ctx) -> None:
         def show() -> Any:
             released = lab.released(ctx.study())
             if released.certificate is not None:
-                parts = [ui.p(certificate_words(released.certificate), id="certificate_text")]
+                parts = [ui.p(ui.HTML(with_terms(certificate_words(released.certificate), "cert")),
+                              id="certificate_text")]
                 gap = getattr(released.result, "optimality_gap", None)
                 if str(released.result.status) == "local" and gap is not None:
                     parts.append(note(f"designer proved this design within {gap * 100:.2g}% of the best possible "
@@ -165,7 +168,8 @@ def budget_server(ctx: Ctx) -> None:
                      'estimate, per respondent (divide by the number of respondents)</caption><thead><tr>'
                      f'<th scope="col">share of</th><th scope="col">variance</th></tr></thead><tbody>{rows}'
                      "</tbody></table>")
-            head = ui.HTML(f'<p id="variance_text">{term("variance", "b-var", NAMES["mean_variance"].capitalize())}: '
+            head = ui.HTML(f'<p id="variance_text">{term("variance", "b-var", "Mean variance of the estimated shares")}'
+                           f', {term("per respondent", "b-per")}: '
                            f"<strong>{_number(ident.mean_variance)}</strong></p>")
             if not ident.per_share:
                 return head
@@ -303,3 +307,29 @@ def _reason(lab: Any, study: Any) -> str:
     except NotReadyError as exc:
         return str(exc)
     return ""
+
+
+def design_notes(released: Any) -> list[Any]:
+    """Below the design: the columns as the respondent's page words them, and why "I don't know" is missing when
+    the question allowed it and the best design does not use it."""
+    from .figures import answer_labels
+
+    mech = released.mechanism
+    words = answer_labels(mech, released)
+    out: list[Any] = []
+    if any(w.startswith("one of:") for w in words):
+        out.append(ui.p(ui.HTML("The columns are the answers exactly as the respondent's page reports them; "
+                                + with_terms("an answer such as \"one of: a, b\" says only that the true answer is a "
+                                             "or b (the randomizer picks it, not the respondent).", "m-oneof")),
+                        {"class": "studio-note", "id": "matrix_words"}))
+    problem = getattr(released.result, "problem", None)
+    frame = tuple(mech.frame)
+    if problem is None or len(frame) < 2 or any(set(s) == set(frame) for s in mech.focal_sets):
+        return out
+    whole = (1 << len(frame)) - 1  # the bitmask of the whole frame: "I don't know"
+    allowed = problem.focal_sets is None or whole in problem.focal_sets
+    if allowed or problem.dont_know is not None:
+        out.append(note("\"I don't know\" is not among the answers: the best design at this budget does not use it. "
+                        "In a design, \"I don't know\" is an answer the randomizer may report, not the place where "
+                        "people who do not know their answer are recorded; ask about those in the questionnaire."))
+    return out

@@ -264,7 +264,9 @@ def _respondent_part(study: Study, released: Any) -> list[str]:
     problem = getattr(released.result, "problem", None)
     frame = tuple(mech.frame)
     uses_dont_know = any(set(s) == set(frame) for s in mech.focal_sets)
-    if problem is not None and not uses_dont_know and len(frame) > 1:
+    whole = (1 << len(frame)) - 1  # the bitmask of the whole frame: "I don't know"
+    if problem is not None and not uses_dont_know and len(frame) > 1 and (
+            problem.focal_sets is None or whole in problem.focal_sets or problem.dont_know is not None):
         parts.append(_DONT_KNOW_NOTE)
     lines = []
     for x, row in zip(mech.inputs, mech.matrix):

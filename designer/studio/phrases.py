@@ -12,7 +12,7 @@ import math
 from typing import Any
 
 __all__ = ["GLOSSARY", "NAMES", "OBJECTIVE_CHOICES", "SEMANTICS_WORDS", "certificate_words", "eps_words",
-           "high_loss_warning", "objective_words", "odds_factor", "term"]
+           "high_loss_warning", "objective_words", "odds_factor", "term", "with_terms"]
 
 #: One name per number shown on the page (and in the report and the script's comments).
 NAMES = {
@@ -32,6 +32,18 @@ GLOSSARY = {
     "variance": "How much an estimated share would vary from survey to survey with one respondent; divide by "
                 "the number of respondents for a survey's variance. Smaller is better; infinite means the share "
                 "cannot be estimated from the answers at all.",
+    "nats": "The unit of the privacy budget: a loss of epsilon nats means one answer changes the odds between two "
+            "true answers by at most e to the power epsilon (1 nat: 2.72 times; 2 nats: 7.39 times).",
+    "per respondent": "For a survey of one respondent: divide by the number of respondents for a survey's variance. "
+                      "So the number can be above 1 although a share lies between 0 and 1.",
+    "rational arithmetic": "Checked with exact fractions, not rounded decimals: the budget holds exactly, not just up "
+                           "to rounding.",
+    "mixed into the solver's answer": "The numerical solver's design missed the budget by a rounding error; designer "
+                                      "blended in that share of a more private design so that the exact check passes.",
+    "large-sample": "The normal approximation to the estimate: accurate when the survey has hundreds of respondents "
+                    "or more, and every share is not too close to 0 or 1.",
+    "one of": "A set answer: the randomizer reports \"one of: a, b\", which says only that the true answer is a or b. "
+              "The respondent does not choose it; the page shows it in these words.",
     "budget": "The privacy budget epsilon (in nats): the larger it is, the more a respondent's answer may say "
               "about their true answer. At epsilon 1 an answer changes the odds between any two true answers by "
               "at most e^1 = 2.7 times.",
@@ -130,6 +142,19 @@ def certificate_words(certificate: Any) -> str:
         text += (f" To pass that check, {certificate.mix_weight:.2g} of a more private design was mixed into the "
                  "solver's answer.")
     return text
+
+
+def with_terms(text: str, uid: str) -> str:
+    """``text`` as HTML, each glossary term's first mention (nats, per respondent, rational arithmetic, ...) given
+    its tooltip (:func:`term`); ``uid`` makes the tooltips' ids unique on the page."""
+    out = html.escape(text)
+    for i, word in enumerate(("nats", "per respondent", "rational arithmetic", "mixed into the solver's answer",
+                              "large-sample", "one of")):
+        shown = html.escape(word)
+        at = out.find(shown)
+        if at >= 0:
+            out = out[:at] + term(word, f"{uid}-{i}") + out[at + len(shown):]
+    return out
 
 
 def term(word: str, uid: str, shown: str | None = None) -> str:

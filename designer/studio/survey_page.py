@@ -11,7 +11,7 @@ from shiny import reactive, render, ui
 from .._internal.render import fmt
 from ..exceptions import NotReadyError
 from .figures import BLUE, RED, estimate_figure, legend, scroll_table
-from .phrases import NAMES
+from .phrases import NAMES, with_terms
 from .question_page import bundled_choices
 from .widgets import Ctx, message, number_box
 
@@ -152,8 +152,8 @@ def _basis(plan: Any) -> Any:
         return None
     largest = max(plan.accuracy.per_share)
     share = plan.accuracy.mechanism.inputs[list(plan.accuracy.per_share).index(largest)]
-    return ui.p(f"The plan uses {words}. {NAMES['largest_variance'].capitalize()}: {fmt(largest, 8)} (the share of "
-                f"{share}).", {"class": "studio-note"})
+    return ui.p(ui.HTML(with_terms(f"The plan uses {words}. {NAMES['largest_variance'].capitalize()}: "
+                                   f"{fmt(largest, 8)} (the share of {share}).", "s-basis")), {"class": "studio-note"})
 
 
 def preview_html(p: Any, uid: str) -> str:
