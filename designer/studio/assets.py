@@ -146,5 +146,35 @@ SCRIPT = r"""
   }
   document.addEventListener('DOMContentLoaded', quietFileBoxes);
   $(document).on('shiny:value', function () { setTimeout(quietFileBoxes, 0); });
+  // numbers the server wrote (1,234.5678) in the browser's locale (1.234,5678 in German); the field messages keep
+  // the user's own typing, and code (command lines) stays as a terminal takes it
+  var group = (function () {
+    try {
+      var parts = new Intl.NumberFormat(navigator.language).formatToParts(12345);
+      for (var i = 0; i < parts.length; i++) { if (parts[i].type === 'group') { return parts[i].value; } }
+    } catch (e) {}
+    return ',';
+  })();
+  var NUMBER = /(^|[^\w.,])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+(?:e[+-]?\d+)?)(?![\w]|[.,]\d)/g;
+  function localText(t) {
+    return t.replace(NUMBER, function (all, before, n) {
+      return before + n.replace(/[.,]/g, function (c) { return c === '.' ? mark : group; });
+    });
+  }
+  function localize(root) {
+    if (mark === '.' && group === ',') { return; }
+    var walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, null);
+    var node;
+    while ((node = walker.nextNode())) {
+      var el = node.parentElement;
+      if (!el || el.closest('pre, code, input, textarea, script, style, .studio-error, .studio-keep')) { continue; }
+      var t = node.nodeValue, u = localText(t);
+      if (u !== t) { node.nodeValue = u; }
+    }
+  }
+  window.studioLocalize = localText;
+  $(document).on('shiny:value', function (e) {
+    setTimeout(function () { var el = document.getElementById(e.name); if (el) { localize(el); } }, 0);
+  });
 })();
 """
