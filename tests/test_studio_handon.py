@@ -121,3 +121,15 @@ def test_the_report_states_both_guarantees_the_plan_and_its_assumptions(session)
                  "Variance of each share", "as the respondent sees it", "A simulated survey",
                  "overflow-x: auto", "@media print"):
         assert part in page, part
+
+
+def test_the_studio_does_not_import_the_command_line():
+    import ast
+
+    for path in sorted((ROOT / "designer" / "studio").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                name = ("." * node.level) + (node.module or "")
+                assert not name.startswith(("..cli", "designer.cli")), f"{path.name} imports {name}"
+            elif isinstance(node, ast.Import):
+                assert not any(a.name.startswith("designer.cli") for a in node.names), path.name
