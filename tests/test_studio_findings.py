@@ -148,8 +148,9 @@ def test_2_a_decimal_comma_is_read_in_the_locale_or_refused(browser, server):
         de.type("#epsilon", "1,5")
         assert de.text("#epsilon_msg") == ""
         de.page.wait_for_function("() => document.querySelector('#eps_words_text') && "
-                                  "document.querySelector('#eps_words_text').innerText.includes('4.49x')")
-        assert de.matrix() == _cli_matrix(str(GWRR), "--eps", "1.5")
+                                  "document.querySelector('#eps_words_text').innerText.includes('4,49x')")
+        # shown in the browser's locale: decimal commas
+        assert de.matrix() == [[c.replace(".", ",") for c in r] for r in _cli_matrix(str(GWRR), "--eps", "1.5")]
         assert float(de.page.eval_on_selector("#epsilon_slider", "e => e.value")) == 1.5
     finally:
         de.close()
