@@ -155,7 +155,8 @@ SCRIPT = r"""
     } catch (e) {}
     return ',';
   })();
-  var NUMBER = /(^|[^\w.,])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+(?:e[+-]?\d+)?)(?![A-Za-wyz0-9_]|[.,]\d)/g;  // 4.49x is a number too
+  // a number: grouped thousands or a decimal point (4.49x is one too), not part of a name or a version
+  var NUMBER = /(^|[^\w.,])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+(?:e[+-]?\d+)?)(?![A-Za-wyz0-9_]|[.,]\d)/g;
   function localText(t) {
     return t.replace(NUMBER, function (all, before, n) {
       return before + n.replace(/[.,]/g, function (c) { return c === '.' ? mark : group; });

@@ -189,6 +189,14 @@ def question_server(ctx: Ctx) -> None:
         words = (f"A new question: it starts from the defaults. Cleared from {was}: " + "; ".join(gone) + "."
                  if gone else "A new question: it starts from the defaults.")
         start(fresh_question(labels, str(input.semantics() or "sldp")), None, words, None, keep_inputs=True)
+        ui.update_select("bundled", selected="", session=ctx.session)
+
+    @reactive.effect
+    @reactive.event(input.prior, ignore_init=True)
+    def _prior_typed() -> None:
+        """Expected shares typed in: they are known (the box "unknown" is unticked)."""
+        if str(input.prior() or "").strip() and input.prior_unknown() and ctx.values.get("pushed") is None:
+            ui.update_checkbox("prior_unknown", value=False, session=ctx.session)
 
     def refuse(text: str) -> None:
         ctx.values["load_error"].set(text)
