@@ -94,6 +94,14 @@ SCRIPT = r"""
   }
   $(document).on('shiny:connected', function () {
     Shiny.setInputValue('client_decimal', mark);
+    if (mark === ',') {  // the fields' starting values in the locale too (0,95), read as typed
+      document.querySelectorAll('input[inputmode=decimal]').forEach(function (el) {
+        if (/^\d+\.\d+$/.test(el.value)) {
+          el.value = el.value.replace('.', ',');
+          el.dispatchEvent(new Event('change', {bubbles: true}));
+        }
+      });
+    }
     Shiny.addCustomMessageHandler('studio_eps', function (m) { setBar(m.value); });
     Shiny.addCustomMessageHandler('studio_focus', function (m) {
       var tries = 0;

@@ -55,7 +55,8 @@ class Preview:
 def simulate(design: Any, inputs: tuple[str, ...], expected: Any, *, n: int, seed: int, level: float,
              semantics: str) -> Preview:
     """Draw ``n`` true answers from ``expected`` (``numpy.random.default_rng(seed)``), randomize them with
-    ``design`` (:func:`designer.randomize`, a seeded simulation) and estimate the shares (:func:`designer.estimate`).
+    ``design`` (:func:`designer.randomize`, a simulation seeded by the next draw of that generator, so that the two
+    draws are independent) and estimate the shares (:func:`designer.estimate`).
 
     Parameters
     ----------
@@ -97,7 +98,7 @@ def simulate(design: Any, inputs: tuple[str, ...], expected: Any, *, n: int, see
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DesignWarning)
         warnings.simplefilter("ignore", UserWarning)
-        released = designer.randomize(frame, design, column="answer", seed=seed, simulation=True,
+        released = designer.randomize(frame, design, column="answer", seed=int(rng.integers(2**32)), simulation=True,
                                        semantics=semantics)
         fit = designer.estimate(released.frame, design, column="response", level=level, semantics=semantics)
     drawn = np.bincount(truth, minlength=len(inputs)) / n
