@@ -56,7 +56,7 @@ def session(tmp_path_factory):
     folder = tmp_path_factory.mktemp("handon")
     (folder / "work").mkdir()
     lab = Lab(str(folder / "work"))
-    study = study_of(GWRR, width=0.03, seed=7)
+    study = study_of(GWRR, width=0.03, seed=1)
     return lab, study, folder
 
 
@@ -107,7 +107,7 @@ def test_the_preview_is_reproducible_by_its_seed_and_covers_the_expected_shares(
     lab, study, _ = session
     first = lab.preview(study)
     again = Lab(str(tmp_path)).preview(study)
-    other = lab.preview(replace(study, plan=replace(study.plan, seed=8)))
+    other = lab.preview(replace(study, plan=replace(study.plan, seed=2)))
     assert first.n == lab.plan_width(study).n
     assert [r[1] for r in first.rows()] == [r[1] for r in again.rows()] != [r[1] for r in other.rows()]
     assert all(first.covered())
