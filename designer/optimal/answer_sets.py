@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 
 from .problem import DesignProblem
 
-__all__ = ["MAX_ASSIGNMENT_VARIABLES", "assign_answer_sets"]
+__all__ = ["MAX_ASSIGNMENT_VARIABLES", "assign_answer_sets", "assigned_seeds"]
 
 #: Largest number of (column, set) pairs the assignment program is built for.
 MAX_ASSIGNMENT_VARIABLES = 200_000
@@ -147,3 +147,43 @@ def assign_answer_sets(problem: DesignProblem, columns: NDArray[np.float64]
             np.sum(parts[:, sets[s] == full], axis=1) > problem.dont_know_max):
         return None
     return parts, sets[s], lie
+
+
+def assigned_seeds(problem: DesignProblem) -> list[tuple[str, NDArray[np.float64], NDArray[np.int64], float]]:
+    """k-RR and subset selection (every subset size whose columns the family can hold), each with its columns
+    assigned to the structure by :func:`assign_answer_sets`: ``(name, columns, sets, objective)`` for those that
+    meet it (finite objective only).
+
+    Examples
+    --------
+    >>> from designer.optimal import DesignProblem
+    >>> from designer.optimal.answer_sets import assigned_seeds
+    >>> p = DesignProblem(inputs=["a", "b", "c", "d"], prior=[0.4, 0.3, 0.2, 0.1], epsilon=1.0,
+    ...                   objective="variance", lie_max=0.5)
+    >>> [name for name, *_ in assigned_seeds(p)][:1]
+    ['k-RR']
+    """
+    import math
+    from itertools import combinations
+
+    from .share_variance import scenario_values
+
+    k = problem.k
+    e = problem.budget.lp_factor
+    family = problem.family().size
+    out = []
+    for d in range(1, k):
+        count = math.comb(k, d)
+        if count > family or count > 64:
+            continue
+        subsets = list(combinations(range(k), d))
+        m = np.array([[e if x in s else 1.0 for s in subsets] for x in range(k)])
+        m /= m.sum(axis=1, keepdims=True)
+        assigned = assign_answer_sets(problem, m)
+        if assigned is None:
+            continue
+        parts, sets, _ = assigned
+        value = float(np.max(scenario_values(problem, parts)))
+        if math.isfinite(value):
+            out.append(("k-RR" if d == 1 else f"subset selection (d = {d})", parts, sets, value))
+    return out

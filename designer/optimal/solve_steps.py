@@ -22,7 +22,7 @@ from ..setfunctions import _one_blas_thread as one_blas_thread
 from ..vocabulary import Objective
 from . import columns, invariant_exact
 from .certify import clean_solution
-from .answer_sets import assign_answer_sets
+from .answer_sets import assign_answer_sets, assigned_seeds
 from .infeasible import explain_infeasible
 from .lazy import solve_walley_lazily
 from .many_inputs import solve_many_inputs
@@ -240,11 +240,17 @@ def _variance_route(problem: DesignProblem, settings: Settings) -> Solved:
             return Solved(outcome, parts, sets, path, free.bound)
     solution = _variance_solution(problem, settings)
     bound = solution.bound
-    if restricted:
-        bound = min(bound, free.bound)
     outcome = SolverOutcome(Status.OPTIMAL, solution.value, None, solution.solver)
     path = (f"variance program over staircase patterns ({solution.priced} of {(1 << problem.k) - 1} priced, "
             f"{solution.rounds} rounds)")
+    if restricted:
+        bound = min(bound, free.bound)
+        # the textbook designs whose columns, assigned to admissible sets, meet the structure: kept when better
+        for name, parts, sets, value in assigned_seeds(problem):
+            if value < outcome.objective * (1 - 1e-12):
+                outcome = SolverOutcome(Status.OPTIMAL, value, None, solution.solver)
+                path = f"{name}, answer sets assigned to the structure (better than the variance program's {path})"
+                solution = VarianceSolution(parts, sets, value, bound, solution.rounds, solution.priced)
     return Solved(outcome, solution.columns, solution.sets, path, bound)
 
 
