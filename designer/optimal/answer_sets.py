@@ -130,8 +130,8 @@ def assign_answer_sets(problem: DesignProblem, columns: NDArray[np.float64]
     cost[Z.ravel()] = 1e-7
     integrality = np.zeros(nv)
     integrality[Z.ravel()] = 1
-    out = milp(cost, constraints=LinearConstraint(sp.vstack(rows, format="csr"), np.concatenate(lo), np.concatenate(hi)),
-               integrality=integrality, bounds=Bounds(lower, upper),
+    table = LinearConstraint(sp.vstack(rows, format="csr"), np.concatenate(lo), np.concatenate(hi))
+    out = milp(cost, constraints=table, integrality=integrality, bounds=Bounds(lower, upper),
                options={"time_limit": 30.0, "mip_rel_gap": 1e-6})
     if out.x is None or out.status not in (0, 1):
         return None

@@ -21,8 +21,8 @@ from ..mechanism import Mechanism
 from ..setfunctions import _one_blas_thread as one_blas_thread
 from ..vocabulary import Objective
 from . import columns, invariant_exact
-from .certify import clean_solution
 from .answer_sets import assign_answer_sets, assigned_seeds
+from .certify import clean_solution
 from .infeasible import explain_infeasible
 from .lazy import solve_walley_lazily
 from .many_inputs import solve_many_inputs
