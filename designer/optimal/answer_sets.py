@@ -23,10 +23,11 @@ __all__ = ["MAX_ASSIGNMENT_VARIABLES", "assign_answer_sets", "assigned_seeds"]
 
 #: Largest number of (column, set) pairs the assignment program is built for.
 MAX_ASSIGNMENT_VARIABLES = 200_000
-#: The assignment program's relative gap on the largest lie mass, and its time limit (a feasible assignment found
-#: by then is used).
+#: The assignment program's relative gap on the largest lie mass (no lying bound), its branch-and-bound nodes
+#: (deterministic: a feasible assignment found within them is used) and a time limit as a last resort.
 MIP_GAP = 1e-2
-MIP_SECONDS = 10.0
+MIP_NODES = 5000
+MIP_SECONDS = 30.0
 #: Parts below this fraction of a column are dropped (the rest of the column's parts renormalised).
 MIN_PART = 1e-9
 #: The lying bound and the don't-know cap are met with this much room (relative), for the exact certificate of the
@@ -134,7 +135,7 @@ def assign_answer_sets(problem: DesignProblem, columns: NDArray[np.float64]
     integrality[Z.ravel()] = 1
     table = LinearConstraint(sp.vstack(rows, format="csr"), np.concatenate(lo), np.concatenate(hi))
     out = milp(cost, constraints=table, integrality=integrality, bounds=Bounds(lower, upper),
-               options={"time_limit": MIP_SECONDS, "mip_rel_gap": MIP_GAP})
+               options={"node_limit": MIP_NODES, "time_limit": MIP_SECONDS, "mip_rel_gap": MIP_GAP})
     if out.x is None or out.status not in (0, 1):
         return None
     f = np.clip(out.x[F.ravel()].reshape(r, n_sets), 0.0, 1.0)
@@ -189,3 +190,4 @@ def assigned_seeds(problem: DesignProblem) -> list[tuple[str, NDArray[np.float64
         if math.isfinite(value):
             out.append(("k-RR" if d == 1 else f"subset selection (d = {d})", parts, sets, value))
     return out
+
