@@ -345,6 +345,8 @@ def _check_separates(problem: DesignProblem, parts: Pieces, pats: Patterns) -> N
     """Refuse, naming the inputs, answer sets that cannot identify the objective's targets: when every allowed
     pattern treats some inputs alike (the same entry in every column), the information of every design over them
     leaves their split unidentified, and a target that depends on it has infinite variance whatever the design."""
+    if np.count_nonzero(np.bitwise_count(pats.bits) == 1) == problem.k:
+        return  # k-RR's singletons separate every input
     tang = pats.tangent(np.flatnonzero(pats.bits != 0))
     basis, sing, _ = np.linalg.svd(tang, full_matrices=False)
     span = basis[:, sing > 1e-9 * max(float(sing.max(initial=0.0)), 1e-300)]

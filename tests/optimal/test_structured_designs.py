@@ -184,3 +184,22 @@ def test_precise_designs_never_worse_than_krr_or_subset_selection(k, eps, object
     peers = [krr(k, eps)] + [subset_selection(k, d, eps) for d in range(1, k) if math.comb(k, d) <= k]
     for m in peers:
         assert result.objective_value <= figure(share_variances(m, prior), objective) * (1 + 1e-7)
+
+
+@pytest.mark.filterwarnings("ignore:the released mechanism does not identify every share")
+def test_weights_on_two_shares_optimal_with_their_variances_finite():
+    prior = np.array([0.4, 0.3, 0.15, 0.1, 0.05])
+    names = [f"x{i}" for i in range(5)]
+    result = designer.design(DesignProblem(inputs=names, prior=list(prior), epsilon=3.0, objective="variance",
+                                           variance_weights={"x3": 1, "x4": 2}))
+    assert str(result.status.value) == "optimal"
+    shares = result.share_variances
+    # the objective is the weighted mean of the two shares' variances the released design has
+    assert (shares["x3"] + 2 * shares["x4"]) / 3 == pytest.approx(result.objective_value, rel=1e-9)
+    matrix = np.asarray(result.mechanism.matrix, dtype=float)
+    # the inputs that answer alike, merged into one: the oracle's own variances of x3 and x4
+    alike = [x for x in range(3) if np.allclose(matrix[x], matrix[0], atol=1e-12)]
+    assert alike == [0, 1, 2]
+    merged = np.vstack([matrix[0], matrix[3], matrix[4]])
+    own = share_variances(merged, np.array([prior[:3].sum(), prior[3], prior[4]]))
+    assert own[1:] == pytest.approx([shares["x3"], shares["x4"]], rel=1e-6)
