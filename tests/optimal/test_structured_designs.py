@@ -56,6 +56,23 @@ def subset_selection(k: int, d: int, eps: float) -> np.ndarray:
     return m / m.sum(axis=1, keepdims=True)
 
 
+def folded_oue(k: int, eps: float) -> np.ndarray:
+    """OUE (bit x kept at 1 with probability 1/2, every other bit 1 with probability 1/(e + 1)) folded to k outputs:
+    report a uniformly chosen 1-bit (any output when none is 1); exact over the 2**k bit vectors."""
+    p_one, q_one = 0.5, 1.0 / (math.exp(eps) + 1.0)
+    out = np.zeros((k, k))
+    for x in range(k):
+        for bits in range(1 << k):
+            ones = [j for j in range(k) if bits >> j & 1]
+            chance = 1.0
+            for j in range(k):
+                on = (p_one if j == x else q_one)
+                chance *= on if bits >> j & 1 else 1.0 - on
+            for j in ones or range(k):
+                out[x, j] += chance / len(ones or range(k))
+    return out
+
+
 def figure(variances: np.ndarray, objective: str) -> float:
     return float(variances.mean() if objective == "variance" else variances.max())
 
@@ -181,7 +198,8 @@ def test_precise_designs_never_worse_than_krr_or_subset_selection(k, eps, object
     problem = DesignProblem(inputs=[f"x{i}" for i in range(k)], prior=list(prior), epsilon=eps,
                             semantics=semantics, objective=objective)
     result = designer.design(problem)
-    peers = [krr(k, eps)] + [subset_selection(k, d, eps) for d in range(1, k) if math.comb(k, d) <= k]
+    peers = [krr(k, eps), folded_oue(k, eps)] + [subset_selection(k, d, eps) for d in range(1, k)
+                                                 if math.comb(k, d) <= k]
     for m in peers:
         assert result.objective_value <= figure(share_variances(m, prior), objective) * (1 + 1e-7)
 
