@@ -186,10 +186,15 @@ def share_variances(mech: Mechanism, prior: ArrayLike, semantics: Semantics | st
     from ..estimation.shares import estimator_variance
 
     pi = np.asarray(prior, dtype=np.float64)
-    if Semantics.parse(semantics) is Semantics.SLDP:
-        return np.asarray(estimator_variance(mech, pi, reduce="none")), "sldp_mle"
-    if mech.is_bayesian:
-        return np.asarray(estimator_variance(mech, pi, reduce="none")), "wldp_precise_mle"
+    if Semantics.parse(semantics) is Semantics.SLDP or mech.is_bayesian:
+        out = np.asarray(estimator_variance(mech, pi, reduce="none"))
+        if not np.all(np.isfinite(out)):
+            # a singular information (inputs answering alike): the shares it identifies keep finite variances,
+            # read on its range (docs/theory.md 5.7)
+            from .share_variance import target_variances
+
+            out = target_variances(np.asarray(mech.matrix, dtype=np.float64), pi, np.eye(mech.k))
+        return out, "sldp_mle" if Semantics.parse(semantics) is Semantics.SLDP else "wldp_precise_mle"
     if mech.k == 2 and 0.0 < pi[0] < 1.0:
         if mech.l == 2:
             value = _binary_worst_variance(mech, float(pi[0]))

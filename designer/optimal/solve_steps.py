@@ -21,6 +21,7 @@ from ..mechanism import Mechanism
 from ..setfunctions import _one_blas_thread as one_blas_thread
 from ..vocabulary import Objective
 from . import columns, invariant_exact
+from .answer_sets import assign_answer_sets, assigned_seeds
 from .certify import clean_solution
 from .infeasible import explain_infeasible
 from .lazy import solve_walley_lazily
@@ -225,14 +226,31 @@ def solve_variance_route(problem: DesignProblem, settings: Settings, decision: D
 def _variance_route(problem: DesignProblem, settings: Settings) -> Solved:
     if problem.k > MAX_VARIANCE_INPUTS:
         return _many_inputs_route(problem)
-    solution = _variance_solution(problem, settings)
-    bound = solution.bound
     restricted = problem.lie_max is not None or problem.focal_sets is not None
     if restricted:
-        bound = min(bound, _variance_solution(problem.replace(lie_max=None, focal_sets=None), settings).bound)
+        # the program without the restriction bounds the class; its columns, assigned to admissible distinct answer
+        # sets that meet the structure, attain the bound (docs/theory.md 5.8)
+        free = _variance_solution(problem.replace(lie_max=None, focal_sets=None), settings)
+        assigned = assign_answer_sets(problem, free.columns)
+        if assigned is not None:
+            parts, sets, _ = assigned
+            outcome = SolverOutcome(Status.OPTIMAL, free.value, None, free.solver)
+            path = (f"variance program over staircase patterns ({free.priced} of {(1 << problem.k) - 1} priced, "
+                    f"{free.rounds} rounds), answer sets assigned to the structure")
+            return Solved(outcome, parts, sets, path, free.bound)
+    solution = _variance_solution(problem, settings)
+    bound = solution.bound
     outcome = SolverOutcome(Status.OPTIMAL, solution.value, None, solution.solver)
     path = (f"variance program over staircase patterns ({solution.priced} of {(1 << problem.k) - 1} priced, "
             f"{solution.rounds} rounds)")
+    if restricted:
+        bound = min(bound, free.bound)
+        # the textbook designs whose columns, assigned to admissible sets, meet the structure: kept when better
+        for name, parts, sets, value in assigned_seeds(problem):
+            if value < outcome.objective * (1 - 1e-12):
+                outcome = SolverOutcome(Status.OPTIMAL, value, None, solution.solver)
+                path = f"{name}, answer sets assigned to the structure (better than the variance program's {path})"
+                solution = VarianceSolution(parts, sets, value, bound, solution.rounds, solution.priced)
     return Solved(outcome, solution.columns, solution.sets, path, bound)
 
 

@@ -352,6 +352,16 @@ DENSE_STEPS = True
 
 def _solve_master_newton(problem: DesignProblem, parts: Pieces, pats: Patterns, index: NDArray[np.int64],
                          start: NDArray[np.float64]) -> Master | None:
+    """:func:`_newton_steps`, None where the information turns singular on the way (an optimum that leaves
+    directions the objective ignores unidentified: the conic program, which works on the range, decides)."""
+    try:
+        return _newton_steps(problem, parts, pats, index, start)
+    except np.linalg.LinAlgError:
+        return None
+
+
+def _newton_steps(problem: DesignProblem, parts: Pieces, pats: Patterns, index: NDArray[np.int64],
+                  start: NDArray[np.float64]) -> Master | None:
     """The restricted program of a one-piece objective by sequential quadratic programming from a feasible start.
 
     ``f(w) = tr(R' H(w)^-1 R)`` is smooth and convex where ``H(w)`` is nonsingular, with gradient

@@ -16,9 +16,9 @@ from ..exceptions import InfeasibleDesignError
 from .problem import DesignProblem
 from .share_variance import pieces
 from .variance_master import Master, _solve_master_clarabel, _solve_master_cvxpy, candidate_patterns
-from .variance_program import _piece_values, _prices, _row_prices, _start, solve_variance
+from .variance_program import _piece_values, _prices, _row_prices, solve_variance
 
-__all__ = ["PreciseVariance", "solve_precise_variance"]
+__all__ = ["PreciseVariance", "seed_pattern_classes", "solve_precise_variance"]
 
 #: Pivots of the local search for a precise design with at most ``l`` outputs.
 MAX_PIVOTS = 60
@@ -32,6 +32,25 @@ class PreciseVariance:
     value: float
     bound: float
     note: str
+
+
+def seed_pattern_classes(k: int, l: int) -> list[list[int]]:
+    """The pattern sets of the published precise designs with at most ``l`` outputs: k-RR (the ``k`` singletons)
+    and subset selection with subset size ``d`` (all ``C(k, d)`` ``d``-subsets) wherever they fit.
+
+    Examples
+    --------
+    >>> from designer.optimal.variance_precise import seed_pattern_classes
+    >>> [len(s) for s in seed_pattern_classes(4, 6)]
+    [4, 6, 4]
+    """
+    from itertools import combinations
+
+    out = []
+    for d in range(1, k):
+        if math.comb(k, d) <= l:
+            out.append([sum(1 << x for x in subset) for subset in combinations(range(k), d)])
+    return out
 
 
 def solve_precise_variance(problem: DesignProblem, *, solver: str | None = None,
@@ -67,10 +86,15 @@ def solve_precise_variance(problem: DesignProblem, *, solver: str | None = None,
     order = np.argsort(-sol.columns.sum(axis=0), kind="stable")
     chosen = np.flatnonzero(np.isin(pats.bits, sol.patterns[order[:l]]))
     value, master = solve(chosen)
-    if master is None or not math.isfinite(value):
-        chosen = _start(relaxed, pats)[: l]  # k-RR's singletons first: always feasible
-        chosen = np.flatnonzero(np.isin(pats.bits, [1 << x for x in range(min(l, problem.k))]))
-        value, master = solve(chosen)
+    # the published precise designs that fit l outputs, each with its best weights: k-RR's singletons, subset
+    # selection's d-subsets (and their complements' classes); the search starts from the best of them all
+    for seed in seed_pattern_classes(problem.k, l):
+        index = np.flatnonzero(np.isin(pats.bits, seed))
+        if index.size != len(seed):
+            continue
+        seed_value, seed_master = solve(index)
+        if seed_master is not None and (master is None or seed_value < value):
+            chosen, value, master = index, seed_value, seed_master
     if master is None or not math.isfinite(value):
         raise InfeasibleDesignError(
             f"no precise design with {l} outputs estimates what objective '{problem.objective}' asks of "

@@ -37,7 +37,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from .._internal.solvers import LinearProgram, SolverError, Status, solve_lp
-from ..exceptions import InfeasibleDesignError
+from ..exceptions import InfeasibleDesignError, InvalidProblemError
 from .problem import DesignProblem
 from .share_variance import Pieces, pieces
 from .variance_master import (
@@ -232,6 +232,7 @@ def solve_variance(problem: DesignProblem, *, solver: str | None = None, options
         raise InfeasibleDesignError(
             f"no answer set of '{problem.name or 'the problem'}' separates any two inputs (the focal sets or the "
             "lying bound leave only \"don't know\"): no design estimates the shares; allow more answer sets")
+    _check_separates(problem, parts, pats)
     use_clarabel = solver is None or solver.upper() == "CLARABEL"
     options = dict(options or {})
     index = _start(problem, pats, warm)
@@ -266,6 +267,15 @@ def solve_variance(problem: DesignProblem, *, solver: str | None = None, options
         # the early programs need little accuracy: the solver's tolerance follows the progress
         tol = float(np.clip((previous - value) / abs(value) / 100, 1e-8, 1e-4)) if math.isfinite(previous) else tol
         previous = value
+        if final and not candidates.size and problem.k <= PRIMAL_PRICING_INPUTS:
+            # the conic dual prices nothing in but leaves a gap (a singular optimum: its dual is inaccurate):
+            # price at the primal point instead, on the range of the information
+            primal_bound, entering = _primal_pricing(problem, parts, pats, master.w, index, master.mu)
+            bound = max(bound, primal_bound / pats.kappa)
+            if value - bound <= TARGET_GAP * abs(value) or not entering.size:
+                break
+            candidates = entering
+            stalled = False
         if not candidates.size or stalled:
             if final and not candidates.size:
                 break  # nothing left to price in: the gap is what it is (reported)
@@ -287,6 +297,73 @@ def solve_variance(problem: DesignProblem, *, solver: str | None = None, options
     return VarianceSolution(cols[:, used] * master.w[used][None, :], pats.sets[index][used], value, bound,
                             rounds, int(index.size), pats.bits[index][used],
                             "CLARABEL" if use_clarabel else str(solver).upper())
+
+
+#: Up to this many inputs a restricted optimum whose conic dual leaves a gap is priced at its primal point by a
+#: linear program over every pattern (``2**k`` columns).
+PRIMAL_PRICING_INPUTS = 14
+
+
+def _primal_pricing(problem: DesignProblem, parts: Pieces, pats: Patterns, w: NDArray[np.float64],
+                    index: NDArray[np.int64], mu: NDArray[np.float64]) -> tuple[float, NDArray[np.int64]]:
+    """A bound and entering patterns from the primal point ``w`` over the patterns ``index`` (scaled units).
+
+    For every ``X``, ``t' H^+ t >= 2 t . x - x' H x`` (``+inf`` off the range), so with ``X_p = H_p(w)^+ R_p`` and
+    any ``mu`` in the simplex, every feasible ``w'`` over all patterns has
+    ``f(w') >= sum_p mu_p (2 tr(X_p' R_p) - c_p) - max_{w' feasible} h . w'`` with
+    ``h_b = sum_p mu_p |X_p' B'b_b|^2 / (pi_p . s_b)``: a linear program over every pattern. At a restricted
+    optimum the bound meets the objective exactly when no pattern prices in (the program's optimality conditions);
+    otherwise the linear program's support names the patterns to bring in. Returns the bound and those patterns.
+    """
+    cols, tang = pats.columns(index), pats.tangent(index)
+    head = 0.0
+    X: list[NDArray[np.float64]] = []
+    for p, R in enumerate(parts.R):
+        q = parts.priors[parts.scenario[p]] @ cols
+        H = (tang * (w / q)) @ tang.T
+        Xp = np.linalg.pinv((H + H.T) / 2, rcond=1e-12, hermitian=True) @ R
+        X.append(Xp)
+        head += float(mu[p]) * (2.0 * float(np.sum(Xp * R)) - float(parts.const[p]) * pats.kappa)
+    every = np.arange(pats.size)
+    all_cols, all_tang = pats.columns(every), pats.tangent(every)
+    h = np.zeros(pats.size)
+    for p, Xp in enumerate(X):
+        q = parts.priors[parts.scenario[p]] @ all_cols
+        h += float(mu[p]) * np.sum((Xp.T @ all_tang) ** 2, axis=0) / q
+    A_eq, b_eq, A_ub, b_ub, _ = _linear_rows(problem, pats, every)
+    out = solve_lp(LinearProgram(c=h, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, lb=np.zeros(pats.size),
+                                 ub=np.full(pats.size, np.inf), maximize=True))
+    if out.status is not Status.OPTIMAL or out.z is None or out.objective is None:
+        return -math.inf, np.zeros(0, dtype=np.int64)
+    inside = np.zeros(pats.size, dtype=bool)
+    inside[index] = True
+    entering = np.flatnonzero((out.z > 1e-12) & ~inside)
+    return head - float(out.objective), entering
+
+
+def _check_separates(problem: DesignProblem, parts: Pieces, pats: Patterns) -> None:
+    """Refuse, naming the inputs, answer sets that cannot identify the objective's targets: when every allowed
+    pattern treats some inputs alike (the same entry in every column), the information of every design over them
+    leaves their split unidentified, and a target that depends on it has infinite variance whatever the design."""
+    if np.count_nonzero(np.bitwise_count(pats.bits) == 1) == problem.k:
+        return  # k-RR's singletons separate every input
+    tang = pats.tangent(np.flatnonzero(pats.bits != 0))
+    basis, sing, _ = np.linalg.svd(tang, full_matrices=False)
+    span = basis[:, sing > 1e-9 * max(float(sing.max(initial=0.0)), 1e-300)]
+    missing = [R - span @ (span.T @ R) for R in parts.R]
+    if all(float(np.abs(m).max(initial=0.0)) <= 1e-9 * max(1.0, float(np.abs(R).max(initial=0.0)))
+           for m, R in zip(missing, parts.R)):
+        return
+    _, members = pats._members(None)
+    classes: dict[bytes, list[str]] = {}
+    for x, name in enumerate(problem.inputs):
+        classes.setdefault(members[x].tobytes(), []).append(name)
+    alike = [names for names in classes.values() if len(names) > 1]
+    named = "; ".join(", ".join(repr(n) for n in names) for names in alike) or "no two inputs alike, too few sets"
+    raise InvalidProblemError(
+        f"'{problem.name or 'the problem'}': no allowed answer set separates the inputs {named} (every set holding "
+        "one holds the others), so no design identifies their shares and the variance is infinite; allow focal sets "
+        "that separate them (structure.focal_sets), or weight only shares they leave identified")
 
 
 def _check_feasible(problem: DesignProblem, pats: Patterns) -> None:
