@@ -178,6 +178,6 @@ def file_chunks(path: str, chunk_rows: int = 65536) -> Iterator[Any]:
     elif suffix == ".sav":
         yield pd.read_spss(path)
     elif suffix == ".dta":
-        yield from pd.read_stata(path, chunksize=chunk_rows)
+        yield pd.read_stata(path)
     else:
         raise ValueError(f"{path}: no canonical reader for {suffix or 'a file without a suffix'}")
