@@ -142,18 +142,34 @@ def _studio_without_shiny(scratch: pathlib.Path, monkeypatch: pytest.MonkeyPatch
 
 
 Scenario = Callable[[pathlib.Path, pytest.MonkeyPatch], int]
+def _manifest_not_a_file(scratch: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> int:
+    # docs/guide/release.md: a device as --manifest is refused without being read (not "problem too large")
+    assert _main(["randomize", "examples/answers.csv", "--mechanism", "examples/mechanisms/q2x3.csv", "--column",
+                  "answer", "--out", "r.csv"]) == 0
+    return _main(["estimate", "r.csv", "--manifest", "/dev/zero"])
+
+
+def _budget_cap(scratch: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> int:
+    # docs/guide/release.md: a second release of the same answers past --budget-cap (ln 4 each, cap 2)
+    release = ["randomize", "examples/data/three-questions.csv", "--mechanism", "examples/mechanisms/warner-80.csv",
+               "--column", "drugs", "--budget-cap", "2"]
+    assert _main([*release, "--out", "first.csv"]) == 0
+    return _main([*release, "--out", "second.csv"])
+
+
 SCENARIOS: dict[str, Scenario] = {
     "done": _done, "bad flag": _bad_flag, "bad problem file": _bad_problem_file, "infeasible": _infeasible,
     "solver failed": _solver_failed, "not certified": _not_certified, "tampered release": _tampered_release,
     "off the device's grid": _off_grid, "seed 0 without --simulation": _seed_zero, "estimate not converged": _estimate_not_converged,
     "regress separation": _regress_separation, "internal error": _internal_error, "Ctrl-C": _interrupted,
     "SIGTERM": _terminated, "studio without Shiny": _studio_without_shiny,
+    "manifest not a file": _manifest_not_a_file, "budget cap": _budget_cap,
 }
 
 #: The conventions page's table: each status and the scenarios that end with it.
 CONVENTIONS = {0: ["done"], 1: ["solver failed", "not certified"],
                2: ["bad flag", "bad problem file", "infeasible", "tampered release", "off the device's grid",
-                   "seed 0 without --simulation"],
+                   "seed 0 without --simulation", "manifest not a file", "budget cap"],
                3: ["estimate not converged", "regress separation"], 70: ["internal error"], 130: ["Ctrl-C"],
                143: ["SIGTERM"]}
 
@@ -175,6 +191,8 @@ STATEMENTS: list[tuple[str, str, str | None]] = [
     ("docs/guide/install.md", "only that environment on the PATH (each must exit", "done"),  # success is 0
     ("docs/studio.md", "Ctrl-C stops it (exit status", None),  # the server handles SIGINT itself: needs a server
     ("docs/studio.md", "a SIGTERM gives", None),
+    ("docs/guide/release.md", "refused in one line without being waited on (exit status", "manifest not a file"),
+    ("docs/guide/release.md", "nothing is written, and the command ends with exit status", "budget cap"),
 ]
 _STATUS = re.compile(r"\b(?:exit(?:s|ed)?(?: with)?(?: status)?|gives) (\d+)\b")
 

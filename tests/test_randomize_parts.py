@@ -101,7 +101,8 @@ def test_a_dataset_into_one_file_and_the_refusals(tmp_path, capsys):
                  str(tmp_path / "x.csv"), "--scheduler", "tcp://127.0.0.1:1"]) == 2
     assert "--scheduler randomizes a Parquet dataset part by part" in capsys.readouterr().err
     assert not (tmp_path / "x.csv").exists()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["ds", "one.parquet", "one.parquet.manifest.json", "taken"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["designer-ledger.json", "ds", "one.parquet",
+                                                          "one.parquet.manifest.json", "taken"]
 
 
 def test_a_bad_row_in_a_part_names_the_part_and_leaves_no_folder(tmp_path, capsys):

@@ -162,7 +162,7 @@ def test_the_two_pass_shuffle_is_uniform_and_holds_released_values_only(tmp_path
         out.unlink()
         (tmp_path / f"r{seed}.csv.manifest.json").unlink()
     assert spilled and chisquare(list(counts.values())).pvalue > 1e-4
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.csv"]  # no bucket file left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["designer-ledger.json", "m.csv"]  # no bucket file left
 
 
 def test_kept_columns_and_the_index_travel_with_their_row(tmp_path):

@@ -5,13 +5,21 @@ from __future__ import annotations
 import argparse
 
 from ..verbs.tradeoff_verb import KINDS, MAX_FOLD, MAX_POINTS
-from ._common import add_format, check_out, int_arg, probability_arg
+from ._common import CommandError, add_format, check_out, int_arg, probability_arg
 
 
 def cmd_audit(args: argparse.Namespace) -> str:
     from ..results import render
     from ..verbs.audit_verb import audit
 
+    if args.ledger is not None:  # the history of a budget ledger (docs/guide/release.md)
+        if args.mechanism is not None:
+            raise CommandError("give a mechanism file or --ledger PATH, not both")
+        from ..release.ledger import ledger_history
+
+        return ledger_history(args.ledger)
+    if args.mechanism is None:
+        raise CommandError("give a mechanism file to audit, or --ledger PATH (a budget ledger's history)")
     return render(audit(args.mechanism), args.format)
 
 
@@ -33,7 +41,8 @@ def cmd_credal(args: argparse.Namespace) -> str:
 
 
 def _configure_audit(p: argparse.ArgumentParser) -> None:
-    p.add_argument("mechanism", help="mechanism CSV or JSON file")
+    p.add_argument("mechanism", nargs="?", help="mechanism CSV or JSON file")
+    p.add_argument("--ledger", metavar="PATH", help="print the history of randomize's budget ledger instead")
     add_format(p)
 
 

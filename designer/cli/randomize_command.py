@@ -31,7 +31,7 @@ def cmd_randomize(args: argparse.Namespace) -> str:
                        min_stratum=args.min_stratum, repair=args.repair, strata=args.strata, designs=args.designs,
                        budget=args.budget, manifest=args.manifest, seed=args.seed, simulation=args.simulation,
                        scheduler=args.scheduler, semantics=args.semantics, allocation=args.allocation,
-                       keep_order=args.keep_order)
+                       keep_order=args.keep_order, ledger=args.ledger, budget_cap=args.budget_cap)
     for line in result.warnings:
         print(f"designer: warning: {line}", file=sys.stderr)
     return render(result, args.format)
@@ -76,6 +76,12 @@ def _configure_randomize(p: argparse.ArgumentParser) -> None:
                    help="refuse a release whose composed loss per respondent exceeds this (nats; a decimal or a "
                         "fraction such as 7/3, compared exactly)")
     p.add_argument("--manifest", help="release manifest (JSON; default OUT.manifest.json)")
+    p.add_argument("--ledger", metavar="PATH",
+                   help="budget ledger recording the release (default designer-ledger.json beside the input): a "
+                        "further release of the same data states the composed loss (the losses add)")
+    p.add_argument("--budget-cap", type=exact_budget_arg, metavar="EPS",
+                   help="refuse a release that would bring its data's composed loss in the ledger past EPS (nats, "
+                        "compared exactly)")
     p.add_argument("--seed", type=seed_arg, help="with --simulation only: a reproducible draw (anyone with the seed "
                                                  "can undo it); default: the operating system's CSPRNG")
     p.add_argument("--simulation", action="store_true", help="this is a simulation, not a release (allows --seed)")

@@ -58,6 +58,8 @@ class RandomizeRequest:
     semantics: str = "sldp"
     allocation: str = "uniform"
     keep_order: bool = False
+    ledger: str | None = None
+    budget_cap: Fraction | None = None
 
 
 def check_folder(path: str) -> None:
@@ -285,7 +287,10 @@ def run(args: RandomizeRequest, frame: Any = None) -> Randomized:
                              for column, path in variables]
         drawn_files = _drawn_paths(args, variables, tables, [*inputs, args.out, manifest, designs_dir])
         certificate, totals = _composed(args, tables, prior_release)
+        entry = _ledger_entry(args, inp, variables, tables, totals, written, frame)
         warnings = [*notes, *_order_warnings(args), *_loss_warnings(variables, tables, prior_release)]
+        if entry.warning():
+            warnings.append(str(entry.warning()))
         if prior_release is not None:
             warnings.append(prior_release.note())
         warnings += [f"column {c!r} is drawn from a repaired channel, not from {source_name(p)}: {t.repair['why']}; "
@@ -293,7 +298,8 @@ def run(args: RandomizeRequest, frame: Any = None) -> Randomized:
                      for (c, p), t in zip(variables, tables) if isinstance(t, Drawn) and t.repair]
         source: Any = SeededRandom(args.seed) if args.seed is not None else OsRandom()
         names = [*written, *(("response",) if not args.variable else randomized)]
-        release = Release(args, variables, tables, totals, prior_release, warnings, drawn_files)
+        release = Release(args, variables, tables, totals, prior_release, warnings, drawn_files,
+                          entry.manifest_record())
         staging = Staging(args.out)
         try:
             n, files, random_source = write_release(args, manifest, designs_dir, release, source, inp=inp,
@@ -301,11 +307,26 @@ def run(args: RandomizeRequest, frame: Any = None) -> Randomized:
         except BaseException:
             staging.discard()
             raise
+        entry.record(args.out, manifest)
     return Randomized(n=n, out=args.out, manifest=manifest, random_source=random_source, totals=totals,
                       semantics=args.semantics, prior_budget=prior_release.epsilon if prior_release else None,
                       variables=tuple((c, source_name(p), t) for (c, p), t in zip(variables, tables)),
                       drawn=drawn_files, strata_column=args.strata, files=files, certificate=certificate,
                       warnings=tuple(warnings), row_order="kept" if args.keep_order else "shuffled")
+
+
+def _ledger_entry(args: RandomizeRequest, inp: Any, variables: list[tuple[str, Any]], tables: list[Any],
+                  totals: dict[str, Fraction], written: list[str], frame: Any) -> Any:
+    """The release's place in its budget ledger (``--ledger``, default beside the input; docs/guide/release.md):
+    the input read once (a kept copy of a randomized column refused), the loss composed with the earlier releases
+    of the same data and refused past ``--budget-cap``."""
+    from .ledger import default_ledger_path, settle
+
+    path = args.ledger or default_ledger_path(None if frame is not None else args.answers, args.out)
+    epsilons = {c: variable_certificate(t, args.semantics).budget for (c, _), t in zip(variables, tables)}
+    designs = {c: source_name(p) for c, p in variables}
+    return settle(path, inp, [c for c, _ in variables], written, designs, epsilons, max(totals.values()),
+                  args.budget_cap)
 
 
 def kept_columns(keep: str | None, randomized: list[str]) -> list[str]:
@@ -348,6 +369,12 @@ def draw_frame(args: RandomizeRequest, frame: Any) -> Randomized:
     randomized = [c for c, _ in variables]
     keep = kept_columns(args.keep, randomized)
     inp = ReleaseInput(frame, args.answers, randomized, keep)
+    if args.ledger or args.budget_cap is not None:
+        raise CommandError("ledger and budget_cap record a release of a file: give out (a DataFrame drawn in memory "
+                           "is not recorded)")
+    from .ledger import scan_input
+
+    scan_input(inp, randomized, keep, None)  # a kept copy of a randomized column refused
     tables = [_table(path, args.semantics, args.allocation, repair=False) for _, path in variables]
     certificate, totals = _composed(args, tables, None)
     warnings = [*_order_warnings(args), *_loss_warnings(variables, tables, None)]

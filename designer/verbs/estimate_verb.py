@@ -214,6 +214,11 @@ def estimate(data: Any, mechanism: Any = None, *, column: str = "response", sema
             raise InvalidArgumentError(say("give {mechanism} or {manifest}, not both: the manifest names the channel "
                                            "the release was drawn from"))
         mechanism = manifest_mechanism(manifest, column, data)
+    elif mechanism is not None and isinstance(data, str | os.PathLike):
+        from ..estimation.manifest_channel import refuse_plain_design
+
+        for design in (mechanism.values() if isinstance(mechanism, Mapping) else [mechanism]):
+            refuse_plain_design(data, column, design)
     if mechanism is None:
         raise InvalidArgumentError(say("give {mechanism=FILE} (the design the answers were drawn with) or "
                                        "{manifest=FILE} (randomize's release manifest)"))

@@ -34,7 +34,8 @@ def randomize(data: str | os.PathLike[str] | pd.DataFrame, mechanism: Any = None
               designs: str | os.PathLike[str] | None = None, budget: float | str | Fraction | None = None,
               manifest: str | os.PathLike[str] | None = None, seed: int | None = None, simulation: bool = False,
               scheduler: str | None = None, semantics: str = "sldp", allocation: str | float = "uniform",
-              keep_order: bool = False) -> Randomized:
+              keep_order: bool = False, ledger: str | os.PathLike[str] | None = None,
+              budget_cap: float | str | Fraction | None = None) -> Randomized:
     """Randomize true answers with certified mechanisms (Def 3.1; docs/theory.md section 7.5).
 
     Each respondent's true value ``x`` of a variable is replaced by an answer drawn with probability
@@ -89,6 +90,11 @@ def randomize(data: str | os.PathLike[str] | pd.DataFrame, mechanism: Any = None
     keep_order : bool
         Write the rows in the input's order instead of a uniformly random one (docs/theory.md section 7.8): the
         order of a file is a function of its data, so this is warned about (``warnings``, the manifest).
+    ledger : str or path-like, optional
+        The budget ledger recording this release (default ``designer-ledger.json`` beside the input): a further
+        release of the same data states the composed loss (``warnings``, the manifest's ``ledger``).
+    budget_cap : float, str or Fraction, optional
+        Refuse a release that would bring its data's composed loss in the ledger past this (nats, exactly).
 
     Returns
     -------
@@ -133,7 +139,8 @@ def randomize(data: str | os.PathLike[str] | pd.DataFrame, mechanism: Any = None
                    min_stratum=min_stratum, repair=bool(repair), strata=strata, designs=_path(designs, "designs"),
                    budget=_budget(budget, "budget"), manifest=_path(manifest, "manifest"), seed=seed,
                    simulation=bool(simulation), scheduler=scheduler, semantics=semantics,
-                   allocation=str(allocation), keep_order=bool(keep_order))
+                   allocation=str(allocation), keep_order=bool(keep_order), ledger=_path(ledger, "ledger"),
+                   budget_cap=_budget(budget_cap, "budget_cap"))
     if isinstance(data, str | os.PathLike):
         if request["out"] is None:
             raise InvalidArgumentError("out: give the new file the randomized answers go to (a file's answers are "

@@ -121,6 +121,11 @@ def regress(formula: str, data: str | os.PathLike[str] | pd.DataFrame, mechanism
 
     if manifest is not None:
         mechanism = _manifest_mechanism(manifest, formula, mechanism, data)
+    elif mechanism is not None and isinstance(data, str | os.PathLike) and isinstance(formula, str):
+        from ..estimation.manifest_channel import refuse_plain_design
+
+        for design in (mechanism.values() if isinstance(mechanism, Mapping) else [mechanism]):
+            refuse_plain_design(data, formula.split("~", 1)[0].strip(), design)
     if mechanism is None or (isinstance(mechanism, Mapping) and not mechanism):
         raise InvalidArgumentError(say("give {mechanism=FILE} (the design the answers were drawn with) or "
                                        "{manifest=FILE} (randomize's release manifest)"))

@@ -1,0 +1,106 @@
+"""The budget ledger (issue 56, item 4; docs/guide/release.md, "The budget ledger"): a second release of the same
+data states the composed loss exactly (twice the first's: the losses add), ``--budget-cap`` refuses a release past
+the cap in one line with exit status 2 and writes nothing, ``designer audit --ledger`` prints the history, and the
+ledger holds keyed fingerprints, never the values. The expected sums are computed here with fractions."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from designer.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+WARNER = ROOT / "examples" / "mechanisms" / "warner-80.csv"
+Q2X3 = ROOT / "examples" / "mechanisms" / "q2x3.csv"
+
+
+def _run(capsys, *argv) -> tuple[int, str, str]:
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _truth(path: Path, n: int = 150) -> None:
+    path.write_text("id,answer\n" + "".join(f"{i},{'yes' if (i * 7) % 5 < 2 else 'no'}\n" for i in range(n)))
+
+
+def test_a_second_release_states_the_composed_loss_and_the_cap_refuses_a_third(tmp_path, capsys):
+    _truth(tmp_path / "truth.csv")
+    release = ["randomize", tmp_path / "truth.csv", "--mechanism", WARNER, "--column", "answer", "--keep", "id"]
+    code, _, err = _run(capsys, *release, "--out", tmp_path / "r1.csv")
+    assert code == 0 and "released before" not in err
+    ledger = tmp_path / "designer-ledger.json"  # beside the input by default
+    first = json.loads(ledger.read_text())["releases"][0]
+    eps = Fraction(first["loss_exact"])
+    assert float(eps) == pytest.approx(1.3862943611198906)  # ln 4, Warner's design at 0.8
+    code, _, err = _run(capsys, *release, "--out", tmp_path / "r2.csv")
+    assert code == 0 and "released before" in err and f"exactly {2 * eps}" in err
+    manifest = json.loads((tmp_path / "r2.csv.manifest.json").read_text())
+    assert Fraction(manifest["ledger"]["composed_epsilon_exact"]) == 2 * eps
+    assert manifest["ledger"]["earlier_releases"] == [1]
+    # another file's answers under the same column name: not the same data, nothing composed
+    (tmp_path / "other.csv").write_text("id,answer\n" + "".join(f"{i},no\n" for i in range(150)))
+    code, _, err = _run(capsys, "randomize", tmp_path / "other.csv", "--mechanism", WARNER, "--column", "answer",
+                        "--out", tmp_path / "o.csv")
+    assert code == 0 and "released before" not in err
+    # the cap: a third release of the truth would compose to 3 eps, past 2.5 eps
+    cap = float(2.5 * eps)
+    code, out, err = _run(capsys, *release, "--out", tmp_path / "r3.csv", "--budget-cap", f"{cap:.6f}")
+    assert code == 2 and out == "" and err.count("\n") == 1 and "--budget-cap" in err and "#1, #2" in err
+    assert not (tmp_path / "r3.csv").exists() and not (tmp_path / "r3.csv.manifest.json").exists()
+    assert len(json.loads(ledger.read_text())["releases"]) == 3  # r1, r2, o; the refused one is not recorded
+    code, out, err = _run(capsys, "audit", "--ledger", ledger)
+    assert code == 0 and err == ""
+    lines = out.splitlines()
+    assert len(lines) == 4 and lines[1].startswith("#1 ") and lines[2].startswith("#2 ") and "r2.csv" in lines[2]
+    # a cap the third release fits under passes, and a separate ledger does not see the others
+    assert _run(capsys, *release, "--out", tmp_path / "r4.csv", "--budget-cap", f"{float(3 * eps) + 1e-9:.12f}")[0] == 0
+    code, _, err = _run(capsys, *release, "--out", tmp_path / "r5.csv", "--ledger", tmp_path / "elsewhere.json")
+    assert code == 0 and "released before" not in err
+
+
+def test_the_ledger_holds_keyed_fingerprints_never_the_values(tmp_path, capsys):
+    (tmp_path / "t.csv").write_text("answer\n" + "".join(f"{'yes' if i % 2 else 'no'}\n" for i in range(40)))
+    old = os.umask(0o077)
+    try:
+        assert _run(capsys, "randomize", tmp_path / "t.csv", "--mechanism", WARNER, "--column", "answer", "--out",
+                    tmp_path / "r.csv", "--ledger", tmp_path / "l.json")[0] == 0
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(tmp_path / "l.json").st_mode) == 0o600  # the umask honoured
+    text = (tmp_path / "l.json").read_text()
+    record = json.loads(text)
+    assert set(record) == {"kind", "version", "key", "note", "releases"}
+    assert set(record["releases"][0]["variables"][0]) == {"column", "fingerprint", "design", "epsilon_exact",
+                                                          "epsilon"}
+    fingerprint = record["releases"][0]["variables"][0]["fingerprint"]
+    assert len(fingerprint) == 64 and all(c in "0123456789abcdef" for c in fingerprint)
+    import hashlib
+    import hmac
+
+    # not an unkeyed hash of the column; the ledger's own key reproduces it (position, length, text per row)
+    data = b"".join(i.to_bytes(8, "little") + (2 + i % 2).to_bytes(8, "little") + (b"yes" if i % 2 else b"no")
+                    for i in range(40))
+    assert hashlib.sha256(b"designer-fingerprint-v1" + data).hexdigest() != fingerprint
+    key = bytes.fromhex(record["key"])
+    assert hmac.new(key, b"designer-fingerprint-v1" + data, hashlib.sha256).hexdigest() == fingerprint
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["l.json", "r.csv", "r.csv.manifest.json", "t.csv"]
+
+
+def test_bad_ledgers_are_one_line(tmp_path, capsys):
+    _truth(tmp_path / "t.csv", 30)
+    (tmp_path / "bad.json").write_text('{"kind": "something else"}')
+    for ledger, words in ((tmp_path / "bad.json", "not a budget ledger"), ("/dev/zero", "not a regular file")):
+        code, out, err = _run(capsys, "randomize", tmp_path / "t.csv", "--mechanism", Q2X3, "--column", "answer",
+                              "--out", tmp_path / "r.csv", "--ledger", ledger)
+        assert code == 2 and out == "" and err.count("\n") == 1 and words in err
+    code, out, err = _run(capsys, "audit", "--ledger", tmp_path / "none.json")
+    assert code == 2 and "no such budget ledger" in err
+    code, out, err = _run(capsys, "audit")
+    assert code == 2 and "--ledger" in err
