@@ -31,7 +31,8 @@ def cmd_regress(args: argparse.Namespace) -> str:
                   noncompliance_model=args.noncompliance_model, unrelated=args.unrelated,
                   share_groups=args.share_groups, chunk_rows=args.chunk_rows, max_distinct=args.max_distinct,
                   scheduler=args.scheduler)
-    failed = fit.status in (FitStatus.SEPARATION, FitStatus.NOT_CONVERGED)
+    # a fit whose estimates are not a unique maximum is not done: separation, not converged, not identified
+    failed = fit.status in (FitStatus.SEPARATION, FitStatus.NOT_CONVERGED, FitStatus.NOT_IDENTIFIED)
     return with_status(render(fit, args.format), EXIT_FIT if failed else 0)
 
 
