@@ -122,6 +122,13 @@ def _regress_separation(scratch: pathlib.Path, monkeypatch: pytest.MonkeyPatch) 
                   "--formula", "response ~ x"])
 
 
+def _regress_not_identified(scratch: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> int:
+    rows = [f"{x},{x + 1e-4 * (x % 3)},{{{'yes' if x % 4 < 2 else 'no'}}}" for x in range(1, 41)]
+    (scratch / "aliased.csv").write_text("x,x2,response\n" + "\n".join(rows) + "\n")
+    return _main(["regress", "aliased.csv", "--mechanism", "examples/mechanisms/identity.csv",
+                  "--formula", "response ~ x + x2"])
+
+
 def _internal_error(scratch: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> int:
     return _raising(monkeypatch, RuntimeError("a bug"))
 
@@ -160,8 +167,10 @@ def _budget_cap(scratch: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> int:
 SCENARIOS: dict[str, Scenario] = {
     "done": _done, "bad flag": _bad_flag, "bad problem file": _bad_problem_file, "infeasible": _infeasible,
     "solver failed": _solver_failed, "not certified": _not_certified, "tampered release": _tampered_release,
-    "off the device's grid": _off_grid, "seed 0 without --simulation": _seed_zero, "estimate not converged": _estimate_not_converged,
-    "regress separation": _regress_separation, "internal error": _internal_error, "Ctrl-C": _interrupted,
+    "off the device's grid": _off_grid, "seed 0 without --simulation": _seed_zero,
+    "estimate not converged": _estimate_not_converged,
+    "regress separation": _regress_separation, "regress not identified": _regress_not_identified,
+    "internal error": _internal_error, "Ctrl-C": _interrupted,
     "SIGTERM": _terminated, "studio without Shiny": _studio_without_shiny,
     "manifest not a file": _manifest_not_a_file, "budget cap": _budget_cap,
 }
@@ -170,7 +179,8 @@ SCENARIOS: dict[str, Scenario] = {
 CONVENTIONS = {0: ["done"], 1: ["solver failed", "not certified"],
                2: ["bad flag", "bad problem file", "infeasible", "tampered release", "off the device's grid",
                    "seed 0 without --simulation", "manifest not a file", "budget cap"],
-               3: ["estimate not converged", "regress separation"], 70: ["internal error"], 130: ["Ctrl-C"],
+               3: ["estimate not converged", "regress separation", "regress not identified"],
+               70: ["internal error"], 130: ["Ctrl-C"],
                143: ["SIGTERM"]}
 
 #: Every sentence of the pages that states an exit status: (page, words just before the status, scenario). A

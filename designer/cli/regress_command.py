@@ -31,7 +31,12 @@ def cmd_regress(args: argparse.Namespace) -> str:
                   noncompliance_model=args.noncompliance_model, unrelated=args.unrelated,
                   share_groups=args.share_groups, chunk_rows=args.chunk_rows, max_distinct=args.max_distinct,
                   scheduler=args.scheduler)
-    failed = fit.status in (FitStatus.SEPARATION, FitStatus.NOT_CONVERGED)
+    from ..regression.sensitivity_result import SensitivityResult
+
+    # a fit whose estimates are not a unique maximum is not done: separation, not converged, not identified (the
+    # WLDP range over a design's members is not_identified by construction: it is the answer asked for)
+    failed = fit.status in (FitStatus.SEPARATION, FitStatus.NOT_CONVERGED) or (
+        fit.status is FitStatus.NOT_IDENTIFIED and not isinstance(fit, SensitivityResult))
     return with_status(render(fit, args.format), EXIT_FIT if failed else 0)
 
 

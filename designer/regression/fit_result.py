@@ -419,15 +419,18 @@ def _unidentified_shares(channel: NDArray[np.float64], counts: NDArray[np.float6
 
 def fit_statistics(params: NDArray[np.float64], cov: NDArray[np.float64], names: list[str], outcomes: list[str],
                    level: float, shown: NDArray[np.float64], *, loglik: float, null_loglik: float, n: float, k: int,
-                   sandwich: bool) -> RegressionResult:
+                   sandwich: bool, stderr: NDArray[np.float64] | None = None) -> RegressionResult:
     """The coefficient table and the fit statistics from the log-likelihoods at ``params`` and of the
     intercept-only model, ``n`` respondents (the sum of frequency weights, a whole number or not: reported rounded,
     BIC's ``log n`` exact) and ``k`` inputs (``sandwich``: no likelihood-ratio test); the fields about how it was
-    fitted are filled in by the caller (``dataclasses.replace``)."""
+    fitted are filled in by the caller (``dataclasses.replace``); ``stderr``: the standard errors when the caller
+    computed them (else the square roots of ``cov``'s diagonal)."""
     from scipy.special import chdtrc, ndtr  # scipy.stats' chi2.sf and norm.sf, without importing scipy.stats
 
     with np.errstate(invalid="ignore"):
         se = np.where(np.diag(cov) > 0, np.sqrt(np.abs(np.diag(cov))), np.nan)  # NaN: no standard error
+    if stderr is not None:
+        se = np.asarray(stderr, dtype=np.float64)
     ci_low, ci_high = wald_interval(params, se, level)
     with np.errstate(divide="ignore", invalid="ignore"):
         zstat = params / se

@@ -21,7 +21,7 @@ from .identify import (
     DesignPlan,
     Moments,
     Standardization,
-    column_largest,
+    column_range,
     informative_rows,
     plan_design,
     standardization,
@@ -37,7 +37,7 @@ def design_plan(z: Any, names: list[str], weights: NDArray[np.float64] | None,
     its answers (None: the answers are not judged), its standardization, and the standardized design."""
     std = standardization(z, weights)
     u = std.apply(z)
-    largest = column_largest(z)
+    largest = column_range(z)
     moments = Moments.of(u, weights, largest)
     informative = None
     if channel_columns is not None:
@@ -79,11 +79,15 @@ def in_covariates(fit: RegressionResult, std: Standardization, plan: DesignPlan,
             hit = (np.abs(move) >= DIRECTION_SHARE * np.abs(move).max()) & (running == 0)
             running[hit] = np.sign(move[hit])
         good = diagnosis.spectrum.identified(np.asarray(rows, dtype=np.float64)) & (running == 0) & ~blank & ~dropped
-        cov = rows @ variance @ rows.T
+        kernel = np.asarray(variance, dtype=np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):
+            cov = rows @ variance @ rows.T
     else:  # no spectrum: a coefficient leaning on a parameter without standard error has none
         cov_theta = np.asarray(fit.covariance, dtype=np.float64)[:r * o, :r * o]
         bad = ~np.isfinite(np.diag(cov_theta)) | ~np.isfinite(shown_theta)
-        cov = rows @ np.nan_to_num(cov_theta, nan=0.0, posinf=0.0, neginf=0.0) @ rows.T
+        kernel = np.nan_to_num(cov_theta, nan=0.0, posinf=0.0, neginf=0.0)
+        with np.errstate(over="ignore", invalid="ignore"):
+            cov = rows @ kernel @ rows.T
         running = (rows[:, np.isinf(shown_theta)] @ np.sign(shown_theta[np.isinf(shown_theta)])).astype(float)
         running = np.sign(running) * ((np.abs(rows[:, np.isinf(shown_theta)]) > 0).any(axis=1))
         good = ~(np.abs(rows[:, bad]) > 0).any(axis=1) & ~dropped & ~blank
@@ -93,11 +97,28 @@ def in_covariates(fit: RegressionResult, std: Standardization, plan: DesignPlan,
     cov[~good, :] = np.nan
     cov[:, ~good] = np.nan
     table = fit_statistics(beta, cov, names, outcomes, fit.level, shown, loglik=fit.loglik, null_loglik=0.0,
-                           n=max(fit.n, 1), k=o + 1, sandwich=True).coefficient_columns
+                           n=max(fit.n, 1), k=o + 1, sandwich=True, stderr=_stderr(rows, kernel, good)
+                           ).coefficient_columns
     labels = [f"{x}:{t}" if o > 1 else t for x in outcomes for t in names]
     warnings = [w for w in fit.warnings if not w.startswith("separation: the estimates of")]
     if (running != 0).any():
         warnings.insert(0, separation_warning([labels[i] for i in np.flatnonzero(running)]))
-    status = FitStatus.NOT_IDENTIFIED if plan.dropped and fit.status is FitStatus.CONVERGED else fit.status
+    status = FitStatus.NOT_IDENTIFIED if plan.unidentified and fit.status is FitStatus.CONVERGED else fit.status
     return dataclasses.replace(fit, coefficient_columns=table, params=beta, covariance=cov, status=status,
                                converged=status is FitStatus.CONVERGED, warnings=(*plan.warnings, *warnings))
+
+
+def _stderr(rows: NDArray[np.float64], kernel: NDArray[np.float64], good: NDArray[np.bool_]) -> NDArray[np.float64]:
+    """``sqrt(r' V r)`` of every row ``r`` of ``rows`` (NaN where not ``good``), each row divided by its largest entry
+    first: the standard error of a coefficient of a covariate of size 1e-200 is about 1e200, its variance beyond
+    the floating-point range (the covariance matrix then holds ``inf`` there, the standard error does not)."""
+    out = np.full(rows.shape[0], np.nan)
+    for i in np.flatnonzero(good):
+        top = float(np.abs(rows[i]).max(initial=0.0))
+        if top == 0 or not np.isfinite(top):
+            continue
+        r = rows[i] / top
+        value = float(r @ kernel @ r)
+        if value > 0 and np.isfinite(value):
+            out[i] = top * np.sqrt(value)
+    return out

@@ -23,6 +23,7 @@ coefficients back (``beta = M theta``).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +34,7 @@ from numpy.typing import NDArray
 from ..exceptions import RegressionError
 
 __all__ = ["ALIAS_TOL", "DEPENDENT_TOL", "Coordinates", "DesignPlan", "Moments", "Standardization",
-           "column_largest", "informative_rows", "plan_design", "standardization"]
+           "column_largest", "column_range", "informative_rows", "plan_design", "standardization", "unused_level"]
 
 #: A column whose residual, after the columns before it (centred, each scaled to unit length), has a squared norm
 #: at most this share of its own is aliased: dropped and named (its coefficient is absent).
@@ -41,8 +42,6 @@ ALIAS_TOL = 1e-6
 #: ... at most this share: the column is a linear combination of the others up to the rounding of the sums
 #: (``sqrt`` of it is the relative residual, 1e-6): the design matrix is singular and the fit is refused.
 DEPENDENT_TOL = 1e-12
-#: A column whose standard deviation is at most this many units of rounding of its largest value is constant.
-CONSTANT_ROUNDING = 1e3
 
 
 @dataclass(frozen=True)
@@ -117,8 +116,12 @@ def standardization(z: Any, weights: NDArray[np.float64] | None = None) -> Stand
     total = float(w.sum())
     ones = constant_columns(z)
     intercept = int(ones[0]) if ones.size else None
+    # every column divided by its largest |value| first: the moments of a column of size 1e200 (or 1e-200) would
+    # overflow (underflow) in its own units
+    size = column_largest(z)
+    size = np.where((size > 0) & np.isfinite(size), size, 1.0)
     if sp.issparse(z):
-        zs = z.tocsc()
+        zs = (z @ sp.diags(1.0 / size)).tocsc()
         mean = np.asarray(zs.T @ w).ravel() / total
         square = np.asarray(zs.multiply(zs).T @ w).ravel() / total
         var = np.maximum(square - mean**2, 0.0)
@@ -127,16 +130,16 @@ def standardization(z: Any, weights: NDArray[np.float64] | None = None) -> Stand
             col = zs[:, j].toarray().ravel()
             var[j] = float(w @ (col - mean[j]) ** 2) / total
     else:
-        dense = np.asarray(z, dtype=np.float64)
+        dense = np.asarray(z, dtype=np.float64) / size
         mean = (w @ dense) / total
         var = (w @ (dense - mean) ** 2) / total
         square = var + mean**2
     centred = np.abs(mean) > CENTRE_RATIO * np.sqrt(var) if intercept is not None else np.zeros(q, dtype=bool)
     if intercept is not None:
         centred[intercept] = False
-    centre = np.where(centred, mean, 0.0)
+    centre = np.where(centred, mean, 0.0) * size
     spread = np.sqrt(var if intercept is not None else square)
-    scale = np.where(spread > 0, spread, np.where(np.abs(mean) > 0, np.abs(mean), 1.0))
+    scale = np.where(spread > 0, spread, np.where(np.abs(mean) > 0, np.abs(mean), 1.0)) * size
     if intercept is not None:
         scale[intercept] = 1.0
     return Standardization(np.asarray(centre, dtype=np.float64), np.asarray(scale, dtype=np.float64), intercept)
@@ -145,7 +148,8 @@ def standardization(z: Any, weights: NDArray[np.float64] | None = None) -> Stand
 @dataclass
 class Moments:
     """Sums over rows of a standardized design ``u`` ``(n, q)``: the rows' weight, ``sum w u``, ``sum w u u'`` and
-    the largest ``|z|`` of every original column (for the constant test). Chunks and parts add (``+``)."""
+    the smallest and largest value of every original column, ``(2, q)`` (:func:`column_range`; a column is constant
+    when they are equal, whatever its size). Chunks and parts add (``+``)."""
 
     weight: float
     sums: NDArray[np.float64]
@@ -155,7 +159,8 @@ class Moments:
     @classmethod
     def of(cls, u: Any, weights: NDArray[np.float64] | None, largest: NDArray[np.float64],
            rows: NDArray[np.bool_] | None = None) -> Moments:
-        """The sums of the rows ``rows`` (all when None) of ``u`` with frequency ``weights`` (None: 1)."""
+        """The sums of the rows ``rows`` (all when None) of ``u`` with frequency ``weights`` (None: 1);
+        ``largest``: the original columns' :func:`column_range`."""
         from .design import weighted_gram
 
         n = u.shape[0]
@@ -167,7 +172,8 @@ class Moments:
 
     def __add__(self, other: Moments) -> Moments:
         return Moments(self.weight + other.weight, self.sums + other.sums, self.gram + other.gram,
-                       np.maximum(self.largest, other.largest))
+                       np.vstack([np.minimum(self.largest[0], other.largest[0]),
+                                  np.maximum(self.largest[1], other.largest[1])]))
 
 
 def column_largest(z: Any) -> NDArray[np.float64]:
@@ -175,6 +181,35 @@ def column_largest(z: Any) -> NDArray[np.float64]:
     if sp.issparse(z):
         return np.asarray(abs(z).max(axis=0).toarray(), dtype=np.float64).ravel()
     return np.asarray(np.abs(z).max(axis=0, initial=0.0), dtype=np.float64)
+
+
+def column_range(z: Any) -> NDArray[np.float64]:
+    """The smallest and the largest value of every column, ``(2, q)`` (dense or sparse; no rows: ``+inf, -inf``)."""
+    if z.shape[0] == 0:
+        return np.vstack([np.full(z.shape[1], np.inf), np.full(z.shape[1], -np.inf)])
+    if sp.issparse(z):
+        return np.vstack([np.asarray(z.min(axis=0).toarray(), dtype=np.float64).ravel(),
+                          np.asarray(z.max(axis=0).toarray(), dtype=np.float64).ravel()])
+    dense = np.asarray(z, dtype=np.float64)
+    return np.vstack([dense.min(axis=0), dense.max(axis=0)])
+
+
+#: A categorical term's column as patsy and the plain designs name it: ``name[T.level]`` or ``name[level]`` (an
+#: interaction's last factor too, ``x:C(g)[T.b]``).
+_LEVEL = re.compile(r"^(?P<term>.*?)\[(?:T\.)?(?P<level>[^\]]*)\]$")
+
+
+def unused_level(name: str) -> tuple[str, str] | None:
+    """``(term, level)`` when ``name`` is the column of a categorical term's level, else None.
+
+    Examples
+    --------
+    >>> from designer.regression.identify import unused_level
+    >>> unused_level("C(region)[T.north]"), unused_level("age")
+    (('C(region)', 'north'), None)
+    """
+    match = _LEVEL.match(name)
+    return None if match is None else (match.group("term"), match.group("level"))
 
 
 def informative_rows(channel_columns: NDArray[np.float64]) -> NDArray[np.bool_]:
@@ -195,9 +230,16 @@ class DesignPlan:
     aliased: tuple[int, ...] = ()
     answer_aliased: tuple[int, ...] = ()
     warnings: tuple[str, ...] = field(default=())
+    unused: tuple[int, ...] = ()
 
     @property
     def dropped(self) -> tuple[int, ...]:
+        """The terms without an estimate: aliased ones and levels no row has."""
+        return tuple(sorted(self.aliased + self.answer_aliased + self.unused))
+
+    @property
+    def unidentified(self) -> tuple[int, ...]:
+        """The terms the data do not tell apart (aliased by the covariates or by the answers)."""
         return tuple(sorted(self.aliased + self.answer_aliased))
 
 
@@ -282,16 +324,15 @@ def plan_design(moments: Moments, std: Standardization, names: list[str], *,
     """
     q = len(names)
     order = list(range(q))
+    low, high = moments.largest[0], moments.largest[1]
+    unused = [j for j in order if low[j] == high[j] == 0 and unused_level(names[j]) is not None]
+    order = [j for j in order if j not in unused]
     if std.intercept is not None:  # the intercept first: a column is judged against it
         order.remove(std.intercept)
         order.insert(0, std.intercept)
-        spread = np.sqrt(np.maximum(np.diag(_centred_gram(moments, std)), 0.0) / max(moments.weight, 1e-300))
-        spread *= std.scale  # in the column's own units
-        rounding = CONSTANT_ROUNDING * np.finfo(float).eps * moments.largest
         for j in order[1:]:
-            if not spread[j] > rounding[j]:
-                value = std.centre[j] + moments.sums[j] / max(moments.weight, 1e-300) * std.scale[j]
-                raise RegressionError(f"the design matrix is singular: {names[j]!r} is constant ({_number(value)} "
+            if not high[j] > low[j]:  # one value in every row, however large or small
+                raise RegressionError(f"the design matrix is singular: {names[j]!r} is constant ({_number(high[j])} "
                                       "in every row), a multiple of the intercept; drop it from the formula")
     gram = _centred_gram(moments, std)
     kept, rejected = _sequential(gram, order)
@@ -307,6 +348,12 @@ def plan_design(moments: Moments, std: Standardization, names: list[str], *,
         kept.remove(weak)
         aliased.append(weak)
     warnings = []
+    if unused:
+        levels = [unused_level(names[j]) or ("", names[j]) for j in unused]
+        warnings.append(("unused level: " if len(unused) == 1 else "unused levels: ")
+                        + ", ".join(f"{level!r} of {term}" for term, level in levels)
+                        + (" occurs" if len(unused) == 1 else " occur") + " in no row; dropped as R drops unused "
+                        "levels (no estimate)")
     if aliased:
         warnings.append("not identified: " + ", ".join(repr(names[j]) for j in sorted(aliased)) + " nearly "
                         "collinear with the other terms (their columns are almost a linear combination of the "
@@ -332,7 +379,8 @@ def plan_design(moments: Moments, std: Standardization, names: list[str], *,
         raise RegressionError("no term is identified: no answer carries information (every recorded answer, such as "
                               "\"don't know\", is given with the same probability whatever the true answer), so the "
                               "likelihood does not depend on the coefficients")
-    return DesignPlan(tuple(sorted(kept)), tuple(sorted(aliased)), tuple(sorted(answer_aliased)), tuple(warnings))
+    return DesignPlan(tuple(sorted(kept)), tuple(sorted(aliased)), tuple(sorted(answer_aliased)), tuple(warnings),
+                      tuple(unused))
 
 
 def _number(value: float) -> str:

@@ -6,6 +6,7 @@ matrix ``z`` ``(n, q)`` and the ``(k, n)`` likelihoods ``a[x, i] = M[x, E_i]`` o
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import numpy as np
@@ -350,7 +351,8 @@ def fit_firth_best(lik: Likelihood, penalty: Penalty, start: NDArray[np.float64]
     small = lik.z.shape[0] * start.size**2 <= FIRTH_SMALL
     rng = np.random.default_rng(20_24)
     draws = [start + rng.normal(scale=scale, size=start.size) for scale in FIRTH_START_SCALES for _ in range(2)]
-    for point in (*more, *draws):
+    rays = [point for far in more for point in _ray_starts(value, start, far)]
+    for point in (*more, *rays, *draws):
         if not np.all(np.isfinite(point)):
             continue
         try:
@@ -371,6 +373,27 @@ def fit_firth_best(lik: Likelihood, penalty: Penalty, start: NDArray[np.float64]
         if (finished or not best[1]) and value(found) > best_value:
             best, best_value = (found, finished), value(found)
     return best[0], iterations, best[1]
+
+
+#: Along the segment from the first start to each other start, the penalized log-likelihood is evaluated at
+#: fractions ``2**(-j/2)``, j = 0..FIRTH_RAY_STEPS, of the way; the points where it peaks are starts too.
+FIRTH_RAY_STEPS = 30
+
+
+def _ray_starts(value: Callable[[NDArray[np.float64]], float], start: NDArray[np.float64],
+                far: NDArray[np.float64]) -> list[NDArray[np.float64]]:
+    """The peaks of the penalized log-likelihood on a geometric grid of the segment from ``start`` to ``far``.
+    Under (quasi-)separation through a design where an input never gives some answer, the unpenalized fit runs
+    off along the separating direction and the penalized likelihood has a maximum far out along it, out of reach
+    of draws around ``start`` (a Firth fit through Warner's and a forced design stopped 5.6 log-units below it);
+    the peak of the ray lies in that maximum's basin."""
+    if not np.all(np.isfinite(far)) or np.allclose(far, start):
+        return []
+    points = [start + 2.0 ** (-j / 2) * (far - start) for j in range(FIRTH_RAY_STEPS + 1)]
+    values = [value(p) for p in points]
+    peaks = [j for j in range(len(points)) if np.isfinite(values[j])
+             and (j == 0 or values[j] > values[j - 1]) and (j == len(points) - 1 or values[j] >= values[j + 1])]
+    return [points[j] for j in sorted(peaks, key=lambda j: -values[j])[:2]]
 
 
 def fit_firth(lik: Likelihood, penalty: Penalty, start: NDArray[np.float64], *, max_iter: int = 100

@@ -83,6 +83,10 @@ def _design_matrix(rhs: str, data: Any) -> tuple[Any, list[str], Any]:
             raise RegressionError(f"formula names {unknown.group(1)!r}, which is not a column of the data; "
                                   f"the columns are {columns}") from None
         raise RegressionError(f"formula {rhs!r}: {_first_line(exc)}") from None
+    one = _one_level(info)
+    if one is not None:
+        raise RegressionError(f"the design matrix is singular: {one[0]!r} has one level ({one[1]!r} in every row): "
+                              "constant, a multiple of the intercept; drop it from the formula")
     names = [re.sub(r"Q\(\"([^\"]+)\"\)", r"\1", str(c)) for c in info.column_names]  # cov.age as written
     values = z.data if sp.issparse(z) else z
     if not np.all(np.isfinite(values)):
@@ -90,6 +94,27 @@ def _design_matrix(rhs: str, data: Any) -> tuple[Any, list[str], Any]:
     if z.shape[1] == 0:
         raise RegressionError("the formula has no terms; write 'response ~ 1' for the intercept-only model")
     return z, names, info
+
+
+def _one_level(info: Any) -> tuple[str, str] | None:
+    """``(factor, level)`` of a categorical factor with a single level whose term has no column (beside the
+    intercept its one level is the reference: the term is constant, like a covariate with one value), else None."""
+    from .plain_terms import PlainDesign
+
+    if isinstance(info, PlainDesign):
+        for term in info.terms:
+            if term.levels is not None and len(term.levels) == 1 and not term.column_names():
+                return term.name, str(term.levels[0])
+        return None
+    for term in info.terms:
+        span = info.term_name_slices[term.name()]
+        if span.stop > span.start:
+            continue
+        for factor in term.factors:
+            levels = info.factor_infos[factor].categories
+            if levels is not None and len(levels) == 1:
+                return factor.name(), str(levels[0])
+    return None
 
 
 def regress(formula: str, data: pd.DataFrame | PlainTable, mechanism: Mechanism | Mapping[str, Mechanism], *,

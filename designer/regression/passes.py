@@ -17,7 +17,7 @@ from ..mechanism import Mechanism
 from ..vocabulary import WeightKind
 from .data import answer_columns, prepare
 from .design import build_rows, weighted_gram
-from .identify import Moments, Standardization, column_largest, informative_rows
+from .identify import Moments, Standardization, column_range, informative_rows
 from .likelihood import Likelihood
 from .variance import score_meat
 
@@ -113,7 +113,7 @@ def design_moments(parts: Callable[[], Iterator[Part]], channel: NDArray[np.floa
     weight = 0.0
     for z, codes, w, _ in parts():
         u = std.apply(z)
-        largest = column_largest(z)
+        largest = column_range(z)
         weights = w if frequency else None
         here = Moments.of(u, weights, largest)
         told = Moments.of(u, weights, largest, rows=informative_rows(channel[:, codes]))
