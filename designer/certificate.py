@@ -60,8 +60,11 @@ class Certificate:
     >>> certificate = designer.design(problem).certificate
     >>> certificate.epsilon, [str(loss) for loss in certificate.losses], certificate.exact_budget
     (1.0, ['shafer'], Fraction(1, 1))
-    >>> certificate.describe().startswith("Shafer loss <= 1, checked exactly (rational arithmetic)")
-    True
+    >>> certificate.describe()
+    '1-private (Shafer loss), checked exactly (rational arithmetic)'
+    >>> certificate.lines()[0]
+    'certified: 1-private (Shafer loss), checked exactly (rational arithmetic)'
+
     """
 
     method: ClassVar[str] = "exact"
@@ -84,25 +87,41 @@ class Certificate:
         return self.budget if self.budget is not None else Fraction(self.epsilon)
 
     def describe(self) -> str:
-        """One line: what was checked, how, and whether the answer was repaired."""
+        """One line, what a reader needs first: the budget met, for which losses, and how it was checked
+        (``"1-private (Shafer loss), checked exactly (rational arithmetic)"``); a repair is told by :attr:`repair`."""
         names = " and ".join(loss.value.capitalize() for loss in self.losses)
+        head = f"{self.epsilon:g}-private ({names} loss{'es' if len(self.losses) > 1 else ''})"
         if self.parts:
-            return (f"{names} loss <= {self.epsilon:g} by {self.rule} of {len(self.parts)} certified "
+            return (f"{head} by {self.rule} of {len(self.parts)} certified "
                     f"mechanism{'s' if len(self.parts) > 1 else ''} ({self.arithmetic}: {self.exact_budget})")
-        how = f"checked exactly ({self.arithmetic})"
-        text = f"{names} loss <= {self.epsilon:g}, {how}"
-        if self.repaired:
-            subject = "the solver's answer"
-            if self.violation is None:
-                subject, over = "the table rounded from the mechanism", "in its rounding"
-            elif self.violation > 0:
-                over = f"by {self.violation:.2g} in floats"
-            else:
-                over = "by less than float rounding (only the exact check sees it)"
-            text += (f"; {subject} exceeded the budget {over}, so {self.mix_weight:.2g} of the "
-                     f"{self.reference} (private with room to spare) was mixed in (its answer sets may appear "
-                     f"with masses of that order)")
-        return text
+        return f"{head}, checked exactly ({self.arithmetic})"
+
+    @property
+    def repair(self) -> str:
+        """What the repair did, in words (``""`` when the answer passed as it was): what exceeded the budget and by
+        how much, and the weight of the reference mixed in."""
+        if not self.repaired:
+            return ""
+        subject = "the solver's answer"
+        if self.violation is None:
+            subject, over = "the table rounded from the mechanism", "in its rounding"
+        elif self.violation > 0:
+            over = f"by {self.violation:.2g} in floats"
+        else:
+            over = "by less than float rounding (only the exact check sees it)"
+        return (f"{subject} exceeded the budget {over}, so {self.mix_weight:.2g} of the {self.reference} (private "
+                f"with room to spare) was mixed in (its answer sets may appear with masses of that order)")
+
+    @property
+    def repair_visible(self) -> bool:
+        """Whether the repair can show in a printed mechanism: the answer exceeded the budget in floats (or was a
+        rounded table), or the weight mixed in reaches the 8th decimal the tables print. A repair below float
+        rounding changes no printed digit; it stays in the JSON (``certificate_detail.repair``)."""
+        return self.repaired and (self.violation is None or self.violation > 0 or self.mix_weight >= 5e-9)
+
+    def lines(self) -> list[str]:
+        """The output lines: ``certified: ...`` and, when the repair is visible, ``repair: ...``."""
+        return [f"certified: {self.describe()}", *([f"repair: {self.repair}"] if self.repair_visible else [])]
 
 
 def certificate_fields(certificate: Certificate) -> dict[str, Any]:
@@ -117,7 +136,7 @@ def certificate_fields(certificate: Certificate) -> dict[str, Any]:
     >>> from designer.certificate import Certificate, certificate_fields
     >>> fields = certificate_fields(Certificate(epsilon=1.0, losses=(Loss.SHAFER,)))
     >>> fields["certified"], fields["certificate"], fields["certificate_detail"]["summary"]
-    (True, 'exact', 'Shafer loss <= 1, checked exactly (rational arithmetic)')
+    (True, 'exact', '1-private (Shafer loss), checked exactly (rational arithmetic)')
     """
     return {
         "certified": True,
@@ -135,6 +154,7 @@ def _detail(certificate: Certificate) -> dict[str, Any]:
         "reference": certificate.reference,
         "violation_before_repair": json_number(certificate.violation),
         "summary": certificate.describe(),
+        "repair": certificate.repair or None,
     }
     if certificate.parts:
         detail["composition"] = {"rule": certificate.rule, "budget_exact": str(certificate.exact_budget),

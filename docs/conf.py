@@ -27,6 +27,8 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    # MathJax 3.2.2 shipped with the site (copied into _static/mathjax): the maths is typeset without the network.
+    "sphinx-mathjax-offline",
     "sphinx.ext.intersphinx",
     "numpydoc",
     "myst_parser",
@@ -34,6 +36,9 @@ extensions = [
     "sphinx_gallery.gen_gallery",
     "designer_docs",
 ]
+
+# Flags and code as typed: no "--kind" turned into an en dash, no curly quotes (tests/test_site_offline.py checks the built site).
+smartquotes = False
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"

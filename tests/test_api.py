@@ -105,6 +105,35 @@ def test_no_import_circle():
             visit(module, [])
 
 
+#: Package circles known and temporary: the studio's session writes a mechanism file with the command line's
+#: writer (the studio's own fix moves that writer down; this entry goes with that merge).
+KNOWN_PACKAGE_CIRCLES = {("cli", "studio"), ("studio", "cli")}
+
+
+def test_no_circle_between_packages():
+    """Between top-level names (a package is one node), no name reaches itself: ``_internal`` never imports
+    ``budget`` (which imports ``_internal``), nor ``studio`` ``cli``."""
+    graph: dict[str, set[str]] = {}
+    for module, deps in _module_imports().items():
+        head = module.split(".")[0]
+        for dep in deps:
+            other = dep.split(".")[0]
+            if module and other and other not in (head, "__version__"):
+                graph.setdefault(head, set()).add(other)
+
+    def reaches(start: str) -> set[str]:
+        seen, todo = set(), [start]
+        while todo:
+            for nxt in graph.get(todo.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return seen
+
+    circles = {(a, b) for a in graph for b in graph[a] if a in reaches(b)}
+    assert circles - KNOWN_PACKAGE_CIRCLES == set(), f"package circles: {sorted(circles - KNOWN_PACKAGE_CIRCLES)}"
+
+
 def _docstring_lines(text: str) -> int:
     """How many lines of ``text`` (a module's source) are docstrings (the module's, its classes' and functions')."""
     import ast

@@ -256,7 +256,7 @@ def test_composed_record() -> None:
     detail = json.loads(json.dumps(fields))["certificate_detail"]
     assert detail["composition"]["budget_exact"] == "1"
     assert detail["composition"]["rule"].startswith("the 2-fold product")
-    assert detail["composition"]["parts"][0]["summary"].startswith("Shafer loss <= 0.5")
+    assert detail["composition"]["parts"][0]["summary"].startswith("0.5-private (Shafer loss)")
     assert "composition" not in certificate_fields(q.certificate)["certificate_detail"]
     assert "by the 2-fold product" in q.power(2).certificate.describe()
 

@@ -293,7 +293,8 @@ def test_a_device_grid_carries_the_same_certificate_as_every_design():
     device, designed = run("--device", "spinner:10"), run()
     assert set(device["certificate_detail"]) == set(designed["certificate_detail"])
     assert (device["certified"], device["certificate"]) == (designed["certified"], designed["certificate"])
-    assert device["certificate_detail"]["summary"] == "Shafer loss <= 1, checked exactly (integer counts over 10)"
+    summary = device["certificate_detail"]["summary"]
+    assert summary == "1-private (Shafer loss), checked exactly (integer counts over 10)"
     assert designed["certificate_detail"]["arithmetic"] == "rational arithmetic"
 
 

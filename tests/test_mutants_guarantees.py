@@ -450,25 +450,32 @@ def test_a_refused_budget_is_shown_as_written(value, shown) -> None:
 
 def test_a_certificate_describes_what_was_checked_and_any_repair() -> None:
     plain = Certificate(epsilon=1.5, losses=(Loss.SHAFER, Loss.WALLEY))
-    assert plain.describe() == "Shafer and Walley loss <= 1.5, checked exactly (rational arithmetic)"
+    assert plain.describe() == "1.5-private (Shafer and Walley losses), checked exactly (rational arithmetic)"
+    assert plain.repair == "" and not plain.repair_visible
     mixed = dict(epsilon=1.0, losses=(Loss.SHAFER,), repaired=True, mix_weight=0.00125, reference="uniform row")
     tail = ", so 0.0013 of the uniform row (private with room to spare) was mixed in (its answer sets may appear " \
            "with masses of that order)"
-    assert Certificate(**mixed, violation=0.25).describe() == (
-        "Shafer loss <= 1, checked exactly (rational arithmetic); the solver's answer exceeded the budget by 0.25 "
-        "in floats" + tail)
-    assert Certificate(**mixed, violation=0.0).describe() == (
-        "Shafer loss <= 1, checked exactly (rational arithmetic); the solver's answer exceeded the budget by less "
-        "than float rounding (only the exact check sees it)" + tail)
-    assert Certificate(**mixed, violation=None, arithmetic="integer counts over 2^53").describe() == (
-        "Shafer loss <= 1, checked exactly (integer counts over 2^53); the table rounded from the mechanism "
-        "exceeded the budget in its rounding" + tail)
+    head = "1-private (Shafer loss), checked exactly (rational arithmetic)"
+    assert Certificate(**mixed, violation=0.25).describe() == head
+    assert Certificate(**mixed, violation=0.25).repair == (
+        "the solver's answer exceeded the budget by 0.25 in floats" + tail)
+    assert Certificate(**mixed, violation=0.0).repair == (
+        "the solver's answer exceeded the budget by less than float rounding (only the exact check sees it)" + tail)
+    rounded = Certificate(**mixed, violation=None, arithmetic="integer counts over 2^53")
+    assert rounded.describe() == "1-private (Shafer loss), checked exactly (integer counts over 2^53)"
+    assert rounded.repair == "the table rounded from the mechanism exceeded the budget in its rounding" + tail
+    # visible: an excess in floats, a rounded table, or a weight reaching the 8th decimal; else the JSON only
+    assert Certificate(**mixed, violation=0.0).repair_visible
+    assert not Certificate(**{**mixed, "mix_weight": 4e-9}, violation=0.0).repair_visible
+    assert Certificate(**{**mixed, "mix_weight": 5e-9}, violation=0.0).repair_visible
+    assert Certificate(**{**mixed, "mix_weight": 1e-12}, violation=1e-12).repair_visible
+    assert Certificate(**{**mixed, "mix_weight": 1e-12}, violation=None).repair_visible
     one = Certificate(epsilon=2.0, losses=(Loss.WALLEY,), budget=Fraction(2), parts=(plain,), rule="r",
                       arithmetic="a")
-    assert one.describe() == "Walley loss <= 2 by r of 1 certified mechanism (a: 2)"
+    assert one.describe() == "2-private (Walley loss) by r of 1 certified mechanism (a: 2)"
     two = Certificate(epsilon=3.0, losses=(Loss.SHAFER,), budget=Fraction(3), parts=(plain, plain), rule="r",
                       arithmetic="a")
-    assert two.describe() == "Shafer loss <= 3 by r of 2 certified mechanisms (a: 3)"
+    assert two.describe() == "3-private (Shafer loss) by r of 2 certified mechanisms (a: 3)"
 
 
 def test_certificate_fields_hold_every_detail_and_the_composition() -> None:
@@ -480,12 +487,12 @@ def test_certificate_fields_hold_every_detail_and_the_composition() -> None:
     assert fields["certified"] is True and fields["certificate"] == "exact"
     assert fields["certificate_detail"] == {"losses": ["shafer"], "arithmetic": "ar", "repaired": True,
                                             "mix_weight": 0.5, "reference": "ref", "violation_before_repair": 0.125,
-                                            "summary": part.describe()}
+                                            "summary": part.describe(), "repair": part.repair}
     composed = product_certificate(_cert(0.5), _cert(0.25))
     detail = certificate_fields(composed)["certificate_detail"]
     assert detail["composition"] == {"rule": "the product (Lemma 3.3, Lemma 3.15)", "budget_exact": "3/4",
                                      "parts": [certificate_fields(_cert(0.5))["certificate_detail"],
                                                certificate_fields(_cert(0.25))["certificate_detail"]]}
     assert "composition" not in certificate_fields(_cert(1.0))["certificate_detail"]
-    assert certificate_fields(Certificate(epsilon=1.0, losses=(Loss.SHAFER,)))["certificate_detail"][
-        "violation_before_repair"] is None
+    plain = certificate_fields(Certificate(epsilon=1.0, losses=(Loss.SHAFER,)))["certificate_detail"]
+    assert plain["violation_before_repair"] is None and plain["repair"] is None

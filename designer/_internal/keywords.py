@@ -197,7 +197,7 @@ def read_values(text: str | Sequence[float], name: str, *, low: float, high: flo
 def read_budgets(text: str | Sequence[float], name: str) -> list[float]:
     """Budgets (nats) written as :func:`read_values` are, each accepted by the one budget rule
     (:func:`designer.budget.check_budget`)."""
-    from ..budget import BUDGET_RULE, check_budget
+    from .validation import BUDGET_RULE, check_budget
 
     def ok(v: float) -> bool:
         try:

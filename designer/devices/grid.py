@@ -90,7 +90,7 @@ class GridDesign(Result):
     >>> grid.symmetric, grid.within_1pct  # the best design is not symmetric; 60 outcomes come within 1%
     (False, 60)
     >>> grid.certificate.describe()
-    'Shafer loss <= 1, checked exactly (integer counts over 10)'
+    '1-private (Shafer loss), checked exactly (integer counts over 10)'
     """
 
     device: Device

@@ -84,7 +84,7 @@ def grid_lines(g: GridDesign, instructions: str | os.PathLike[str] | None = None
         f"{_how_found(g)}; continuous optimum "
         f"{fmt(g.continuous_objective_value, 10)}; the device costs {100 * g.objective_cost:.3g}% of it",
         _variance_line(g),
-        f"certified: {g.certificate.describe()}",
+        *g.certificate.lines(),
     ]
     if g.within_1pct:
         lines.append(f"a grid of {g.within_1pct} outcomes comes within 1% of the continuous objective")

@@ -230,7 +230,7 @@ def certify_counts(problem: DesignProblem, counts: NDArray[np.int64], denominato
     >>> problem = designer.DesignProblem(inputs=("yes", "no"), epsilon=1.0, dont_know=0.2, objective="truthful")
     >>> grid = devices.grid_design(problem, spinner)
     >>> devices.certify_counts(problem, grid.counts, 10).describe()
-    'Shafer loss <= 1, checked exactly (integer counts over 10)'
+    '1-private (Shafer loss), checked exactly (integer counts over 10)'
     """
     program = GridProgram(problem, denominator)
     return certify_grid(program, problem, counts, grid_mechanism(problem, program, counts))

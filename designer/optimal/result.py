@@ -213,7 +213,7 @@ class DesignResult(Result):
              + f": {VARIANCE_KINDS[self.variance_kind]} (divide by n for a survey of n)")
             if self.variance is not None else f"variance: {self.variance_note}",
             *self._variance_lines(),
-            f"certified: {self.certificate.describe()}",
+            *self.certificate.lines(),
             f"path: {self.path}; solver {self.solver} ({self.status}); {self.seconds:.2f} s",
             *(f"warning: {w}" for w in self.warnings),
         ]

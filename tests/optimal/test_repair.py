@@ -196,9 +196,9 @@ def test_certify_repairs_with_the_smallest_weight_and_says_so():
     t = certificate.mix_weight
     assert not cert.passes(cert.mix(mech, dict(cert.default_references(problem, mech))["row average"], t / 2),
                            1.0, SHAFER)
-    text = certificate.describe()
-    assert text.startswith("Shafer loss <= 1, checked exactly (rational arithmetic); the solver's answer exceeded "
-                           "the budget by ")
+    assert certificate.describe() == "1-private (Shafer loss), checked exactly (rational arithmetic)"
+    text = certificate.repair
+    assert certificate.repair_visible and text.startswith("the solver's answer exceeded the budget by ")
     assert f"so {t:.2g} of the row average (private with room to spare) was mixed in" in text
     budget = math.log(3) * 1.01
     same, plain = cert.certify(_binary_full(0.5, 0.25, 0.25), DesignProblem(objective="truthful",
@@ -206,20 +206,24 @@ def test_certify_repairs_with_the_smallest_weight_and_says_so():
                                                                             semantics="both"))
     assert not plain.repaired and plain.mix_weight == 0.0 and plain.reference == "" and plain.method == "exact"
     assert np.array_equal(same.matrix, _binary_full(0.5, 0.25, 0.25).matrix)
-    assert plain.describe() == f"Shafer and Walley loss <= {budget:g}, checked exactly (rational arithmetic)"
+    assert plain.describe() == f"{budget:g}-private (Shafer and Walley losses), checked exactly (rational arithmetic)"
+    assert plain.repair == "" and plain.lines() == [f"certified: {plain.describe()}"]
 
 
 def test_certificate_sentence_when_only_the_exact_check_sees_the_excess():
     c = cert.Certificate(epsilon=1.0, losses=SHAFER, repaired=True, mix_weight=2.5e-9,
                          reference="design at 0.9 of the budget", violation=0.0)
-    assert "exceeded the budget by less than float rounding (only the exact check sees it), so" in c.describe()
-    assert "2.5e-09 of the design at 0.9 of the budget" in c.describe()
+    assert "exceeded the budget by less than float rounding (only the exact check sees it), so" in c.repair
+    assert "2.5e-09 of the design at 0.9 of the budget" in c.repair
+    assert not c.repair_visible and c.lines() == ["certified: 1-private (Shafer loss), checked exactly (rational "
+                                                  "arithmetic)"]
     c = cert.Certificate(epsilon=1.0, losses=WALLEY, repaired=True, mix_weight=0.01, reference="row average",
                          violation=3e-7)
-    assert "Walley loss <= 1" in c.describe() and "by 3e-07 in floats" in c.describe()
+    assert "1-private (Walley loss)" in c.describe() and "by 3e-07 in floats" in c.repair
+    assert c.lines()[1] == "repair: " + c.repair
     c = cert.Certificate(epsilon=2.0, losses=SHAFER, repaired=True, mix_weight=2**-24, reference="uniform row")
-    assert "; the table rounded from the mechanism exceeded the budget in its rounding, so 6e-08 of the uniform row" \
-        in c.describe()
+    assert c.repair.startswith("the table rounded from the mechanism exceeded the budget in its rounding, so 6e-08 of "
+                               "the uniform row") and c.repair_visible
 
 
 def _dk_mech(dk_yes: float, dk_no: float) -> Mechanism:
