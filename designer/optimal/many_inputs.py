@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.optimize import linprog
 
 from ..exceptions import InvalidProblemError
 from .pattern_bound import binary_quadratic_bound, lift
@@ -88,6 +89,112 @@ def _structured(problem: DesignProblem) -> NDArray[np.bool_]:
         base[:d] = True
         blocks += [np.roll(base, i) for i in range(k)]
     return np.vstack([eye, ~eye, prefixes, np.array(blocks)])
+
+
+def balanced_blocks(k: int, m: int, seed: int = 0) -> tuple[NDArray[np.bool_], NDArray[np.float64]] | None:
+    """``m``-subsets of ``k`` inputs with probabilities under which every input lies in the subset with probability
+    ``m / k`` and every pair of inputs with probability ``m (m - 1) / (k (k - 1))``, as when every ``m``-subset is
+    equally likely (a weighted 2-design; docs/theory.md, 5.11), from at most ``k // 2 + 1`` cyclic orbits.
+
+    The orbit of a base block ``B`` under the shifts ``x -> x + i mod k`` (each shift weight ``1 / k``) covers every
+    input equally and the pair ``{x, x + delta}`` as often as ``delta`` is a difference of two elements of ``B``; a
+    linear program (HiGHS, simplex: a vertex) weights base blocks (the interval and random ones holding 0) so that
+    every difference is covered equally. ``None`` when no weighting of those blocks is found.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from designer.optimal.many_inputs import balanced_blocks
+    >>> rows, prob = balanced_blocks(10, 3)
+    >>> bool(np.allclose(prob @ rows, 0.3)), bool(np.allclose((rows.T * prob) @ rows, 0.3 * 2 / 9 + np.eye(10) * 0.3 * 7 / 9))
+    (True, True)
+    """
+    if not 1 <= m <= k - 1:
+        raise ValueError(f"a subset size m in 1..{k - 1}, not {m}")
+    rng = np.random.default_rng(seed)
+    interval = np.zeros(k, dtype=bool)
+    interval[:m] = True
+    if m in (1, k - 1):  # singletons and their complements: one orbit covers every pair equally
+        bases = interval[None, :]
+        u = np.ones(1)
+    else:
+        random = np.zeros((3 * k, k), dtype=bool)
+        random[:, 0] = True
+        for row in random:
+            row[1 + rng.choice(k - 1, size=m - 1, replace=False)] = True
+        bases = np.vstack([interval, random])
+        half = np.arange(1, k // 2 + 1)
+        counts = np.array([[int(np.sum(b & np.roll(b, -int(d)))) for d in half] for b in bases], dtype=np.float64)
+        A_eq = np.vstack([counts.T, np.ones(len(bases))])
+        b_eq = np.r_[np.full(half.size, m * (m - 1) / (k - 1)), 1.0]
+        out = linprog(np.zeros(len(bases)), A_eq=A_eq, b_eq=b_eq, bounds=(0, None), method="highs-ds")
+        if out.status != 0 or out.x is None:
+            return None
+        keep = out.x > 1e-12
+        bases, u = bases[keep], out.x[keep] / out.x[keep].sum()
+    rows = np.vstack([np.roll(b, i) for b in bases for i in range(k)])
+    prob = np.repeat(u / k, k)
+    return rows, prob
+
+
+def _size_mixture_oue(k: int, e: float) -> dict[int, float]:
+    """Weights ``W_m`` of balanced ``m``-subset classes (scaled columns, :func:`balanced_blocks`) with OUE's first
+    moments (its true item reported with probability 1/2, another with ``1 / (e^eps + 1)``), on at most three sizes;
+    the sizes 0 and ``k`` (constant answers, no information) are dropped and the rest rescaled to rows of sum 1."""
+    m = np.arange(k + 1, dtype=np.float64)
+    row = m / k + (1 - m / k) / e
+    own = m / k
+    other = m * (m - 1) / (k * (k - 1)) + m * (k - m) / (k * (k - 1)) / e
+    out = linprog(np.zeros(k + 1), A_eq=np.vstack([row, own, other]), b_eq=[1.0, 0.5, 1.0 / (e + 1.0)],
+                  bounds=(0, None), method="highs-ds")
+    if out.status != 0 or out.x is None:
+        return {}
+    W = np.where(out.x > 1e-14, out.x, 0.0)
+    W[0] = W[k] = 0.0
+    total = float(W @ row)
+    return {int(i): float(W[i]) / total for i in np.flatnonzero(W)} if total > 0 else {}
+
+
+def _best_subset_size(k: int, e: float, prior: NDArray[np.float64]) -> int:
+    """The ``d`` of subset selection whose textbook per-item estimators have the smallest mean variance."""
+    best, arg = math.inf, 1
+    for d in range(1, k):
+        p = d * e / (d * e + k - d)
+        q = (p * (d - 1) + (1 - p) * d) / (k - 1)
+        P = q + prior * (p - q)
+        v = float(np.mean(P * (1 - P))) / (p - q) ** 2
+        if v < best:
+            best, arg = v, d
+    return arg
+
+
+def _seeds(problem: DesignProblem) -> list[tuple[str, NDArray[np.bool_], NDArray[np.float64]]]:
+    """Subset selection at its best size and OUE as pattern designs with the same first moments (hence textbook
+    variances at least their MLE's): balanced classes of subsets (:func:`balanced_blocks`) with scaled weights."""
+    k, e = problem.k, problem.budget.lp_factor
+    out = []
+    d = _best_subset_size(k, e, problem.prior)
+    mixtures = [("subset selection", {d: 1.0 / (d / k + (1 - d / k) / e)}), ("OUE", _size_mixture_oue(k, e))]
+    for name, mix in mixtures:
+        rows, weights = [], []
+        for m, W in mix.items():
+            blocks = balanced_blocks(k, m)
+            if blocks is None:
+                break
+            rows.append(blocks[0])
+            weights.append(W * blocks[1])
+        else:
+            if rows:
+                out.append((name, np.vstack(rows), np.concatenate(weights)))
+    return out
+
+
+def _on_pool(pool: PatternPool, rows: NDArray[np.bool_], weights: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The weights of the design ``rows`` (patterns, repeated ones summed) on ``pool`` (which holds them all)."""
+    lookup: dict[bytes, float] = {}
+    for r, wt in zip(rows, weights):
+        lookup[r.tobytes()] = lookup.get(r.tobytes(), 0.0) + float(wt)
+    return np.array([lookup.get(pool.members[:, i].tobytes(), 0.0) for i in range(pool.size)])
 
 
 def _start_weights(problem: DesignProblem, pool: PatternPool) -> NDArray[np.float64]:
@@ -284,6 +391,13 @@ def solve_many_inputs(problem: DesignProblem, *, target_gap: float = TARGET_GAP,
     rng = np.random.default_rng(seed)
     pool = _pool(problem, _structured(problem))
     w = _start_weights(problem, pool)
+    start = (_value(pool, parts, w), "k-RR", pool, w)
+    if not problem.dont_know:  # no fixed don't-know mass: subset selection and OUE are feasible designs
+        for name, rows, weights in _seeds(problem):
+            seeded = _pool(problem, np.vstack([_structured(problem), rows]))
+            ws = _on_pool(seeded, rows, weights)
+            start = min(start, (_value(seeded, parts, ws), name, seeded, ws), key=lambda t: t[0])
+    _, _, pool, w = start
     bound, rounds, master, value = -math.inf, 0, None, math.inf
     solved_pool = pool
     while rounds < MAX_ROUNDS:
@@ -327,9 +441,12 @@ def solve_many_inputs(problem: DesignProblem, *, target_gap: float = TARGET_GAP,
     pool = solved_pool  # the pool of the last program solved (a later one may have failed)
     if not math.isfinite(bound):
         bound = certified_bound(problem, parts, pool, master)
-    value = _value(pool, parts, master.w)
-    used = master.w > 1e-12 * float(master.w.max())
-    cols = pool.columns()[:, used] * master.w[used][None, :]
+    w = master.w
+    value = _value(pool, parts, w)
+    if not value <= start[0]:  # never worse than the start (k-RR, subset selection or OUE)
+        value, _, pool, w = start
+    used = w > 1e-12 * float(w.max())
+    cols = pool.columns()[:, used] * w[used][None, :]
     return VarianceSolution(cols, pool.sets[used], value, bound, rounds, pool.size, pool.bits[used], "NEWTON")
 
 
