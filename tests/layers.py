@@ -14,6 +14,7 @@ import pathlib
 LAYERS: list[tuple[set[str], str]] = [
     ({"_version", "exceptions", "vocabulary", "budget", "certificate", "setfunctions", "results", "_internal"},
      "errors, enums, budgets, certificates, results, set functions, exact arithmetic, files, solvers"),
+    ({"tables"}, "reading and writing tables: every source as Arrow record batches, every format written from them"),
     ({"mechanism"}, "the mechanism: masses of answer sets given each input"),
     ({"constructors", "privacy", "composition", "credal", "closed_forms", "guarantees", "estimation"},
      "losses, credal sets, composition, closed forms, certified tables and noise; shares, tests, fits, simulations"),

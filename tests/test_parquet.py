@@ -166,7 +166,7 @@ def test_arrow_ipc_files_are_read_and_written_like_parquet(tmp_path, capsys):
 def test_a_dataset_folder_reads_as_one_file_with_its_lines_counted_across_parts(tmp_path):
     """read_chunks over a folder: several chunks per part, the first line of each chunk counting every row of the
     parts before it (the header is line 1)."""
-    from designer.estimation.survey_files import read_chunks
+    from designer.tables.inputs import read_chunks
 
     data = pd.DataFrame({"id": [str(i) for i in range(1, 26)]})
     (tmp_path / "ds").mkdir()
@@ -174,5 +174,5 @@ def test_a_dataset_folder_reads_as_one_file_with_its_lines_counted_across_parts(
         data.iloc[start:stop].to_parquet(tmp_path / "ds" / f"p{i}.parquet")
     chunks = list(read_chunks(str(tmp_path / "ds"), ["id"], chunk_rows=3))
     for line, chunk in chunks:
-        assert chunk["id"].tolist() == [str(line - 1 + j) for j in range(len(chunk))]
-    assert sum(len(c) for _, c in chunks) == 25
+        assert chunk["id"].tolist() == [str(line - 1 + j) for j in range(len(chunk["id"]))]
+    assert sum(len(c["id"]) for _, c in chunks) == 25

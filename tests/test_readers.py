@@ -137,7 +137,7 @@ def test_a_write_abandoned_midway_leaves_no_file_and_no_noise(tmp_path, suffix):
     code = f"""
 import gc
 from designer._internal.io import atomic_writer
-from designer.estimation.survey_files import table_sink
+from designer.tables.writers import table_sink
 def write():
     with atomic_writer({str(tmp_path / ('out' + suffix))!r}, overwrite=False) as binary:
         sink = table_sink({str(tmp_path / ('out' + suffix))!r}, binary, ["a"])

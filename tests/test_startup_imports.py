@@ -64,28 +64,28 @@ def _imported_after(argv: list[str], cwd: Path, watch: set[str]) -> tuple[int, l
     (["problems"], set()),
     (["design", "gwrr-dont-know", "--eps", "1"], set()),
     (["audit", "three-by-four"], set()),
-    (["estimate", "regress", "--mechanism", "gwrr"], set()),
-    # randomize reads and writes through Arrow (every kept column as stored), never through pandas
+    # estimate, randomize and regress read a file through Arrow (designer/tables/, pyarrow.csv for CSV: about
+    # 0.03 s, benchmarks/startup.py), never through pandas
+    (["estimate", "regress", "--mechanism", "gwrr"], {"pyarrow"}),
     (["randomize", "answers", "--mechanism", "q2x3", "--column", "answer", "--out", "{tmp}/r.csv", "--seed", "1",
       "--simulation"], {"pyarrow"}),
     (["randomize", "answers", "--mechanism", "q2x3", "--column", "answer", "--keep", "id", "--out", "{tmp}/k.csv",
       "--seed", "1", "--simulation"], {"pyarrow"}),
-    # regress reads a small, complete CSV file of plain columns with the csv module and builds a plain formula's
-    # matrix without patsy, in every output format; anything else goes through pandas (and patsy for a formula
-    # that is not plain)
+    # regress builds a plain formula's matrix without pandas or patsy, in every output format; a formula that is
+    # not plain goes through pandas and patsy
     (["regress", "regress", "--mechanism", "gwrr", "--formula", "response ~ age + C(religious)", "--reference", "no"],
-     set()),
+     {"pyarrow"}),
     (["regress", "regress", "--mechanism", "gwrr", "--formula", "response ~ age + religious", "--format", "json"],
-     set()),
+     {"pyarrow"}),
     (["regress", "regress", "--mechanism", "gwrr", "--formula", "response ~ age", "--format", "csv", "--penalty",
-      "firth"], set()),
+      "firth"], {"pyarrow"}),
     (["regress", "regress", "--mechanism", "gwrr", "--formula", "response ~ age:religious"],
      {"pandas", "pyarrow", "patsy"}),
 ])
 def test_everyday_commands_import_no_heavy_library(argv, allowed, tmp_path):
     """No cvxpy, matplotlib, statsmodels, scipy.stats (a z quantile is the standard library's), pandas, pyarrow or
     patsy for a design of a bundled problem, an audit, a plan, an export, the listing of the bundled problems, or an
-    estimate, a randomize (pyarrow only) or a regression of a small file (read with the csv module)."""
+    estimate, a randomize or a regression of a small file (pyarrow only: designer/tables/)."""
     argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
     rc, heavy = _imported_after(argv, ROOT, HEAVY)
     assert rc == 0
@@ -111,7 +111,7 @@ def test_estimate_of_a_small_file_reads_no_scipy_stats(tmp_path):
 
 
 def test_estimate_of_a_small_file_reads_no_pandas(tmp_path):
-    """A CSV file under 10 MB is read with the csv module (designer/estimation/csv_chunks.py)."""
+    """A CSV file is read with pyarrow.csv (designer/tables/csv_text.py), never with pandas."""
     answers = tmp_path / "answers.csv"
     answers.write_text("response\n" + "\n".join(["{yes}", "{no}", "\"{yes,no}\""] * 30) + "\n")
     rc, heavy = _imported_after(["estimate", str(answers), "--mechanism", Q2X3], ROOT, HEAVY)

@@ -13,9 +13,10 @@ import pandas as pd
 import pytest
 
 from designer.cli import main
-from designer.estimation.stat_files import ColumnMeta
-from designer.estimation.survey_files import column_meta, read_chunks, table_sink
 from designer.exceptions import DataError
+from designer.tables.inputs import read_chunks
+from designer.tables.stat_files import ColumnMeta
+from designer.tables.writers import column_meta, table_sink
 
 pyreadstat = pytest.importorskip("pyreadstat")
 
@@ -101,7 +102,7 @@ def test_chunks_of_a_labelled_file_are_the_csv_rows(tmp_path):
     for kind in ("sav", "dta"):
         got = list(read_chunks(str(paths[kind]), names, chunk_rows=7))
         assert [line for line, _ in got] == list(range(2, 52, 7))
-        frame = pd.concat([c for _, c in got]).reset_index(drop=True)
+        frame = pd.concat([pd.DataFrame(c) for _, c in got]).reset_index(drop=True)
         assert frame.to_dict("list") == expected.reset_index(drop=True).to_dict("list")
 
 
@@ -193,8 +194,7 @@ def test_the_sink_keeps_the_labels_of_the_kept_columns(tmp_path, suffix):
     with atomic_writer(out, overwrite=False) as binary:
         sink = table_sink(str(out), binary, names, meta=meta)
         for _, chunk in read_chunks(str(source), ["id", "region"], chunk_rows=16):
-            sink.write([chunk["id"].to_numpy(dtype=object), chunk["region"].to_numpy(dtype=object),
-                        np.array(["{yes}"] * len(chunk), dtype=object)])
+            sink.write([chunk["id"], chunk["region"], np.array(["{yes}"] * len(chunk["id"]), dtype=object)])
         sink.close()
     frame, back = _read_back(out)
     assert list(frame.columns) == names
@@ -239,7 +239,7 @@ def test_a_crash_of_the_reader_is_one_error_line(tmp_path, monkeypatch, capsys):
     it runs in a child process, so designer says which file and exits 2 instead of dying without a word."""
     import ctypes
 
-    from designer.estimation.stat_files import StatFile
+    from designer.tables.stat_files import StatFile
 
     pyreadstat.write_sav(_survey(10), tmp_path / "s.sav")
     monkeypatch.setattr(StatFile, "_metadata", lambda self: ctypes.string_at(0))  # reads address 0: SIGSEGV

@@ -58,11 +58,10 @@ def _summary(item: Bundled) -> dict[str, Any]:
         survey = load_survey(item.path)
         text = f"a questionnaire of {len(survey.questions)} questions ({', '.join(q.name for q in survey.questions)})"
     else:
-        import csv
+        from ..tables.csv_text import csv_tables, sniff
 
-        with open(item.path, encoding="utf-8-sig", newline="") as fh:
-            header = next(csv.reader(fh))
-            rows = sum(1 for _ in fh)
+        header, sep = sniff(item.path)
+        rows = sum(t.num_rows for _, t in csv_tables(item.path, header[:1], 1 << 20, header=header, sep=sep))
         text = f"{rows} rows; columns {', '.join(header)}"
     return {"name": item.name, "kind": KINDS[item.kind].word, "file": item.where,
             "bytes": os.path.getsize(item.path), "description": text}

@@ -119,7 +119,7 @@ def cmd_synthesize(args: argparse.Namespace) -> str:
     from .._internal.io import atomic_writer
     from ..estimation.covariates import draw_answers, draw_covariates, parse_covariate, parse_effect
     from ..estimation.sampling import as_rng, synthetic_answers
-    from ..estimation.survey_files import table_sink
+    from ..tables.writers import table_sink
 
     if args.source:  # a file that exists, else designer's own problem or mechanism of that name
         from .._internal.bundled import resolve

@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..exceptions import DataError, DesignerError
-from .survey_files import CHUNK_ROWS, answer_codes, dataset_parts, read_chunks
+from ..tables.inputs import CHUNK_ROWS, dataset_parts, read_chunks
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -73,7 +73,8 @@ class SurveySource:
         """Whether the source is a folder of Parquet parts (a partitioned dataset)."""
         return self.path is not None and os.path.isdir(self.path)
 
-    def chunks(self, columns: list[str], chunk_rows: int = CHUNK_ROWS) -> Iterator[tuple[int, pd.DataFrame]]:
+    def chunks(self, columns: list[str], chunk_rows: int = CHUNK_ROWS
+               ) -> Iterator[tuple[int, dict[str, NDArray[np.object_]]]]:
         """``(first_line, chunk)``: the named columns as text, at most ``chunk_rows`` rows a chunk."""
         if self.path is not None:
             yield from read_chunks(self.path, columns, chunk_rows=chunk_rows)
@@ -144,10 +145,8 @@ def _cell(v: Any) -> str:
 
 
 def _frame_chunks(name: str, frame: Any, columns: list[str], chunk_rows: int
-                  ) -> Iterator[tuple[int, pd.DataFrame]]:
+                  ) -> Iterator[tuple[int, dict[str, NDArray[np.object_]]]]:
     """A frame's columns as text chunks, rows numbered from 1."""
-    import pandas as pd
-
     header = [str(c) for c in frame.columns]
     for col in columns:
         if col not in header:
@@ -159,11 +158,11 @@ def _frame_chunks(name: str, frame: Any, columns: list[str], chunk_rows: int
     by_name = {str(c): c for c in frame.columns}
     for start in range(0, len(frame), chunk_rows):
         part = frame.iloc[start:start + chunk_rows]
-        yield start + 1, pd.DataFrame({col: [_cell(v) for v in part[by_name[col]].tolist()] for col in columns},
-                                      dtype=object)
+        yield start + 1, {col: np.array([_cell(v) for v in part[by_name[col]].tolist()], dtype=object)
+                          for col in columns}
 
 
-def absent_rows(source: SurveySource, line: int, chunk: pd.DataFrame, names: list[str], answers: str, missing: str
+def absent_rows(source: SurveySource, line: int, chunk: Mapping[str, Any], names: list[str], answers: str, missing: str
                 ) -> NDArray[np.bool_]:
     """The rows of a chunk (its first at ``line``) without a value in one of ``names``; with ``missing="error"``
     the first such row is an error naming its line and column (an answer, or a value).
@@ -182,15 +181,15 @@ def absent_rows(source: SurveySource, line: int, chunk: pd.DataFrame, names: lis
     ...     _ = file.write("response,w\\n{yes},1\\n{no},2\\n,1\\n{no},3\\n")
     >>> source = survey_reading.survey_source(path, "response")
     >>> words = AnswerVocabulary(designer.Q_2x3(0.6, 0.2))
-    >>> import pandas as pd
-    >>> chunk = pd.DataFrame({"response": ["{yes}", "", "{no}"]})
+    >>> import numpy as np
+    >>> chunk = {"response": np.array(["{yes}", "", "{no}"], dtype=object)}
     >>> survey_reading.absent_rows(source, 2, chunk, ["response"], "response", "drop").tolist()
     [False, True, False]
     >>> folder.cleanup()
     """
-    absent = np.zeros(len(chunk), dtype=bool)
+    absent = np.zeros(len(chunk[names[0]]), dtype=bool)
     for name in names:
-        gap = chunk[name].isin(MISSING_CELLS).to_numpy()
+        gap = np.isin(np.asarray(chunk[name], dtype=object), MISSING_CELLS)
         if gap.any() and missing == "error":
             what = "answer" if name == answers else "value"
             raise DataError(f"{source.name}: {source.unit} {line + int(np.flatnonzero(gap)[0])}: no {what} in column "
@@ -251,11 +250,12 @@ def partition_counts(path: str, column: str, mechanism: Mechanism, words: Mappin
 
     >>> import os, tempfile
     >>> import designer
-    >>> from designer.estimation import survey_files, survey_reading
+    >>> from designer.estimation import survey_reading
+    >>> from designer.tables import writers
     >>> folder = tempfile.TemporaryDirectory()
     >>> path = os.path.join(folder.name, "part.parquet")
     >>> with open(path, "wb") as binary:
-    ...     sink = survey_files.table_sink(path, binary, ["response"])
+    ...     sink = writers.table_sink(path, binary, ["response"])
     ...     sink.write([["{yes}", "{no}", "{no}"]])
     ...     sink.close()
     >>> counts, dropped = survey_reading.partition_counts(path, "response", designer.Q_2x3(0.6, 0.2), None, False,
@@ -300,23 +300,23 @@ def row_weights(source: SurveySource, values: Any, lines: NDArray[np.int64], nam
     ...     _ = file.write("response,w\\n{yes},1\\n{no},2\\n,1\\n{no},3\\n")
     >>> source = survey_reading.survey_source(path, "response")
     >>> words = AnswerVocabulary(designer.Q_2x3(0.6, 0.2))
-    >>> import numpy as np, pandas as pd
-    >>> survey_reading.row_weights(source, pd.Series(["1", "2.5"]), np.array([2, 3]), "w").tolist()
+    >>> import numpy as np
+    >>> survey_reading.row_weights(source, np.array(["1", "2.5"], dtype=object), np.array([2, 3]), "w").tolist()
     [1.0, 2.5]
-    >>> survey_reading.row_weights(source, pd.Series(["1", "-2"]), np.array([2, 3]), "w")
+    >>> survey_reading.row_weights(source, np.array(["1", "-2"], dtype=object), np.array([2, 3]), "w")
     Traceback (most recent call last):
     ...
     designer.exceptions.DataError: ...: line 3: weight '-2' in column 'w' is not a positive number; ...
     >>> folder.cleanup()
     """
-    import pandas as pd
-
+    from ..tables.inputs import numbers
     from .survey_design import first_bad_weight
 
-    out = np.asarray(pd.to_numeric(values, errors="coerce"), dtype=np.float64)
+    values = np.asarray(values, dtype=object)
+    out = numbers(values)
     bad = first_bad_weight(out)
     if bad is not None:
-        raise DataError(f"{source.name}: {source.unit} {lines[bad]}: weight {values.iloc[bad]!r} in column {name!r} "
+        raise DataError(f"{source.name}: {source.unit} {lines[bad]}: weight {values[bad]!r} in column {name!r} "
                         "is not a positive number; every weight must be > 0")
     return out
 
@@ -375,24 +375,24 @@ def read_survey(source: SurveySource, column: str, vocabularies: Mapping[str, An
     for line, chunk in source.chunks([column, *extra]):
         absent = absent_rows(source, line, chunk, [column, *extra], column, missing)
         dropped += int(absent.sum())
-        kept = chunk.loc[~absent].reset_index(drop=True)
+        kept = {name: values[~absent] for name, values in chunk.items()}
         lines = line + np.flatnonzero(~absent)
-        names = kept[group].to_numpy(dtype=object) if group else np.full(len(kept), first, dtype=object)
+        names = kept[group] if group else np.full(len(kept[column]), first, dtype=object)
         unknown = [i for i, g in enumerate(names) if g not in vocabularies]
         if unknown:
             raise DataError(f"{source.name}: {source.unit} {lines[unknown[0]]}: group {names[unknown[0]]!r} in column "
                             f"{group!r} has no mechanism; the groups are {list(vocabularies)}")
-        out = np.zeros(len(kept), dtype=np.int64)
+        out = np.zeros(len(kept[column]), dtype=np.int64)
         for name, vocabulary in vocabularies.items():
             rows = np.flatnonzero(names == name)
             if rows.size:
-                out[rows] = offset[name] + answer_codes(source.name, kept[column].iloc[rows], int(lines[rows[0]]),
+                out[rows] = offset[name] + answer_codes(source.name, kept[column][rows], int(lines[rows[0]]),
                                                         vocabulary, unit=source.unit)
         codes.append(out)
         if weights:
             weight_parts.append(row_weights(source, kept[weights], lines, weights))
         if cluster:
-            clusters.append(kept[cluster].to_numpy(dtype=object))
+            clusters.append(kept[cluster])
     all_codes = np.concatenate(codes) if codes else np.zeros(0, dtype=np.int64)
     if all_codes.size == 0:
         raise DataError(f"{source.name}: no answers to estimate from")
@@ -403,3 +403,44 @@ def read_survey(source: SurveySource, column: str, vocabularies: Mapping[str, An
                                       cluster=np.concatenate(clusters) if clusters else None), dropped
     except DesignerError as exc:
         raise DataError(f"{source.name}: {exc}") from None
+
+
+def answer_codes(path: str, values: Any, first_line: int, vocabulary: Any, skip: Any = None, *, unit: str = "line"
+                 ) -> NDArray[np.int64]:
+    """Columns of recorded answers by :class:`designer.estimation.answers.AnswerVocabulary`, the ``skip`` positions left
+    out; an unknown answer is one error line naming the file and its line (``first_line`` is the file line of
+    ``values[0]``; ``unit`` the word for it: ``row`` for a data frame's rows).
+
+    Examples
+    --------
+    A semicolon-separated answers file in a temporary folder:
+
+    >>> import os, tempfile
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(folder.name, "answers.csv")
+    >>> with open(path, "w") as file:
+    ...     _ = file.write("id;response\\n1;{yes}\\n2;{no}\\n3;I don't know\\n")
+    >>> import designer
+    >>> from designer.estimation.answers import AnswerVocabulary
+    >>> from designer.estimation.survey_reading import answer_codes
+    >>> words = AnswerVocabulary(designer.Q_2x3(0.6, 0.2))
+    >>> answer_codes(path, ["{yes}", "no", "I don't know"], 2, words).tolist()
+    [0, 1, 2]
+    >>> answer_codes(path, ["{yes}", "maybe"], 2, words)
+    Traceback (most recent call last):
+    ...
+    designer.exceptions.DataError: ...: line 3: 'maybe' is not an answer of the mechanism: ...
+    >>> folder.cleanup()
+    """
+    import numpy as np
+
+    from .answers import describe_unknown
+
+    values = np.asarray(values, dtype=object)
+    codes = vocabulary.columns(values)
+    if skip is not None:
+        codes[np.asarray(skip, dtype=bool)] = 0
+    if np.any(codes < 0):
+        pos, message = describe_unknown(values, codes, vocabulary)
+        raise DataError(f"{path}: {unit} {first_line + pos}: {message}")
+    return np.asarray(codes if skip is None else codes[~np.asarray(skip, dtype=bool)], dtype=np.int64)

@@ -162,8 +162,8 @@ def read_plain_table(path: str, answers: str, formula: str) -> PlainTable | None
     True
     >>> folder.cleanup()
     """
-    from ..estimation.csv_chunks import is_qualtrics_row
-    from ..estimation.survey_files import sniff
+    from ..tables.csv_text import is_qualtrics_row
+    from ..tables.inputs import sniff
     from .data import formula_columns, rewrite_formula, split_formula
     from .design import SPARSE_CELLS
     from .plain_terms import plain_design

@@ -2,7 +2,7 @@
 dataset fitted from sufficient statistics (:mod:`designer.regression.chunked`), the passes optionally run on a
 Dask cluster, one Parquet part a task (:mod:`designer.regression.remote`).
 
-Files are opened through :mod:`designer.estimation.survey_files`; every failure is one
+Files are opened through :mod:`designer.tables.inputs`; every failure is one
 :class:`~designer.exceptions.DataError` line naming the file.
 """
 
@@ -12,8 +12,8 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from ..estimation.survey_files import ColumnarFile
 from ..exceptions import DataError
+from ..tables.inputs import ColumnarFile
 
 __all__ = ["CHUNK_ROWS", "IN_MEMORY_BYTES", "IN_MEMORY_ROWS", "as_codes", "chunk_source", "cluster_plan", "columns_of",
            "in_chunks", "map_on_cluster", "numeric_labels", "part_chunks", "read_frame"]
@@ -32,7 +32,8 @@ def numeric_labels(path: str, formula: str, answers: str) -> dict[str, dict[str,
     ``C()``), each as ``{label: code}``: read back as their codes, as R's haven keeps a labelled number a number
     (the labels, alphabetically ordered categories, would silently change the model). ``C(col)`` asks for the
     labels as categories. Refused in one line when two codes share a label (the code cannot be told)."""
-    from ..estimation.survey_files import column_meta, is_stat
+    from ..tables.inputs import is_stat
+    from ..tables.writers import column_meta
     from .data import _categorical, formula_columns
 
     if os.path.isdir(path) or not is_stat(path) or "~" not in formula:
@@ -75,7 +76,7 @@ def read_frame(path: str, answers: str, formula: str = "") -> Any:
     import pandas as pd
 
     from .._internal.io import opening_errors
-    from ..estimation.survey_files import is_columnar, is_qualtrics_export, parquet_answers, sniff
+    from ..tables.inputs import is_columnar, is_qualtrics_export, parquet_answers, sniff
 
     if is_columnar(path):
         import pyarrow as pa
@@ -114,7 +115,7 @@ def read_frame(path: str, answers: str, formula: str = "") -> Any:
 
 def parquet_parts(path: str) -> list[str]:
     """The ``.parquet`` files of a dataset folder (sorted), or the file itself."""
-    from ..estimation.survey_files import dataset_parts
+    from ..tables.inputs import dataset_parts
 
     return dataset_parts(path) if os.path.isdir(path) else [path]
 
@@ -123,7 +124,7 @@ def in_chunks(path: str, chunk_rows: int | None, scheduler: str | None) -> bool:
     """Whether ``path`` is read in chunks: a folder, ``chunk_rows`` or ``scheduler`` given, a Parquet file above
     :data:`IN_MEMORY_ROWS` rows or a CSV file above :data:`IN_MEMORY_BYTES`."""
     from .._internal.io import opening_errors
-    from ..estimation.survey_files import is_columnar
+    from ..tables.inputs import is_columnar
 
     if os.path.isdir(path) or chunk_rows is not None or scheduler:
         return True
@@ -137,7 +138,7 @@ def in_chunks(path: str, chunk_rows: int | None, scheduler: str | None) -> bool:
 
 def columns_of(path: str) -> list[str]:
     """The column names of a CSV file, a Parquet file or the first part of a Parquet dataset."""
-    from ..estimation.survey_files import is_columnar, sniff
+    from ..tables.inputs import is_columnar, sniff
 
     parts = parquet_parts(path) if os.path.isdir(path) else [path]
     if is_columnar(parts[0]):
@@ -152,7 +153,7 @@ def part_chunks(path: str, needed: list[str], answers: str, chunk_rows: int, fir
     ``first_row`` counts data rows from ``first``."""
     import pandas as pd
 
-    from ..estimation.survey_files import is_columnar, is_qualtrics_export, parquet_answers, sniff
+    from ..tables.inputs import is_columnar, is_qualtrics_export, parquet_answers, sniff
 
     if is_columnar(path):
         source = ColumnarFile(path)
@@ -232,7 +233,7 @@ def cluster_plan(scheduler: str, path: str, needed: list[str], answers: str, chu
     ``scheduler``: one part a task, each read by :func:`part_chunks`."""
     import functools
 
-    from ..estimation.survey_files import is_columnar
+    from ..tables.inputs import is_columnar
     from .remote import ClusterPlan
 
     parts = parquet_parts(path)

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._internal.io import file_sha256 as sha256_of
-from ..estimation.survey_files import CHUNK_ROWS
+from ..tables.inputs import CHUNK_ROWS
 from .arrow_arrays import positions, strings
 
 #: Rows shuffled in memory; a larger input is shuffled through bucket files of about :data:`BUCKET_ROWS` rows.
@@ -54,7 +54,7 @@ def folder_out(args: Any) -> bool:
     """A dataset folder randomized into a new folder of parts (``--out`` without a CSV or Parquet suffix)."""
     import os
 
-    from ..estimation.survey_files import is_columnar
+    from ..tables.inputs import is_columnar
 
     return os.path.isdir(args.answers) and not (is_columnar(args.out) or args.out.lower().endswith(".csv"))
 
@@ -307,7 +307,7 @@ def write_dataset(inp: Any, folder: str, staging: Any, task: Task, *, seed: Any,
     nothing about the output's). With ``keep_order``, one output part per input part, rows in the input's order.
     On the Dask cluster at ``scheduler``, or here. Returns the rows, each part's record (name, rows, SHA-256) and
     the random source's name."""
-    from ..estimation.survey_files import ColumnarFile
+    from ..tables.inputs import ColumnarFile
     from .shuffle import bucket_count
 
     parts = inp.parts

@@ -248,8 +248,9 @@ def run(args: RandomizeRequest, frame: Any = None) -> Randomized:
     ``args.out`` with its manifest, all or nothing (nothing is ever replaced, no true value is written): see
     :func:`designer.verbs.randomize_verb.randomize` for the parameters."""
     from ..guarantees.exact_table import OsRandom, SeededRandom
+    from ..tables.inputs import regular_file
     from .randomize_priors import data_priors, stratified
-    from .rows import ReleaseInput, refuse_pipe
+    from .rows import ReleaseInput
     from .staging import Staging, clean_remains, output_lock
 
     _check_request(args)
@@ -261,7 +262,7 @@ def run(args: RandomizeRequest, frame: Any = None) -> Randomized:
     designs_dir = args.designs or f"{args.out}.designs"
     inputs = [*([args.answers] if frame is None else []), *(p for _, p in variables)]
     for path in [p for p in inputs if isinstance(p, str | os.PathLike)]:
-        refuse_pipe(os.fspath(path), "the input" if path == args.answers else "a design file")
+        regular_file(os.fspath(path), "the input" if path == args.answers else "a design file")
     for path in (args.out, manifest, *([designs_dir] if args.strata else [])):
         check_folder(path)
     randomized = [c for c, _ in variables]

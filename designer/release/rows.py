@@ -14,29 +14,31 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-import stat
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..estimation.stat_files import ColumnMeta, StatFile
-from ..estimation.survey_files import (
+from ..exceptions import DataError
+from ..tables.csv_text import csv_tables
+from ..tables.inputs import (
     CHUNK_ROWS,
     ColumnarFile,
     dataset_parts,
     is_columnar,
     is_stat,
     parquet_text,
+    regular_file,
     sniff,
+    stripped,
 )
-from ..exceptions import DataError
+from ..tables.stat_files import ColumnMeta, StatFile
 
 
 class Chunk(NamedTuple):
     """Rows of the input: the file line of the first (the header is line 1), the text columns (stripped text, as
-    :func:`designer.estimation.survey_files.read_chunks` reads them), the kept columns as stored, and (a DataFrame)
+    :func:`designer.tables.inputs.read_chunks` reads them), the kept columns as stored, and (a DataFrame)
     the rows' positions in the frame."""
 
     line: int
@@ -52,7 +54,7 @@ class Chunk(NamedTuple):
 @dataclasses.dataclass(frozen=True)
 class KeptMeta(ColumnMeta):
     """What an input says about its kept columns beyond their values: value labels and descriptions
-    (:class:`~designer.estimation.stat_files.ColumnMeta`), and, from a statistics package's file, its kind
+    (:class:`~designer.tables.stat_files.ColumnMeta`), and, from a statistics package's file, its kind
     (``SPSS``, ``Stata``, ``SAS``), the display formats (``F8.2``, ``DATE11``, ``%td``) and SPSS's user-missing
     values, written back to a file of the same kind."""
 
@@ -70,19 +72,6 @@ class KeptMeta(ColumnMeta):
             formats={c: v for c, v in self.formats.items() if c in keep},
             missing_ranges={c: v for c, v in self.missing_ranges.items() if c in keep},
             measures={c: v for c, v in self.measures.items() if c in keep})
-
-
-def refuse_pipe(path: str, what: str = "the input") -> None:
-    """Refuse, without opening it, a path that is not a regular file or a folder: a FIFO would block until a writer
-    comes (a named pipe) or could be read only once (process substitution), and randomize reads its input more than
-    once."""
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return  # the reader's own message names a missing file
-    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-        kind = "a pipe" if stat.S_ISFIFO(mode) else "not a regular file"
-        raise DataError(f"{path}: {kind}; {what} is read more than once: save it to a file first")
 
 
 def _is_date_format(fmt: str) -> bool:
@@ -142,7 +131,7 @@ def _labelled_text(array: Any, labels: Mapping[float, str], missing: list[Any]) 
     """A labelled column's codes as the words designer reads (its labels; a user-missing code as missing)."""
     import pyarrow as pa
 
-    from ..estimation.stat_files import _labelled
+    from ..tables.stat_files import _labelled
 
     if pa.types.is_floating(array.type) or pa.types.is_integer(array.type):
         codes = array.cast(pa.float64()).to_numpy(zero_copy_only=False)
@@ -169,12 +158,6 @@ def _user_missing(codes: NDArray[np.float64], missing: list[Any]) -> NDArray[np.
         elif isinstance(spec, (int, float)):
             out |= codes == float(spec)
     return out
-
-
-def _stripped(values: Any) -> NDArray[np.object_]:
-    """Each cell as text without surrounding spaces; a missing cell (None, NaN) as ``""`` (no pandas: a small file's
-    release imports none, benchmarks/startup.py)."""
-    return np.array(["" if v is None or v != v else str(v).strip() for v in values], dtype=object)
 
 
 class ReleaseInput:
@@ -209,7 +192,7 @@ class ReleaseInput:
                 raise DataError(f"{name}: a table without rows")
             return
         path = data
-        refuse_pipe(path)
+        regular_file(path)
         if os.path.isdir(path):
             self.parts = dataset_parts(path)
             return
@@ -326,78 +309,10 @@ class ReleaseInput:
             raise DataError(f"{path}: a schema but no rows")
 
     def _csv_chunks(self, chunk_rows: int) -> Iterator[Chunk]:
-        import pyarrow as pa
-        import pyarrow.csv as pcsv
-
-        path = self.data
-        header = self._header
-        try:
-            reader = pcsv.open_csv(
-                path, read_options=pcsv.ReadOptions(column_names=header, skip_rows=1, block_size=1 << 22),
-                parse_options=pcsv.ParseOptions(delimiter=self._sep, newlines_in_values=True),
-                convert_options=pcsv.ConvertOptions(column_types={c: pa.string() for c in header},
-                                                    include_columns=self.columns, strings_can_be_null=False,
-                                                    quoted_strings_can_be_null=False))
-        except (pa.ArrowInvalid, OSError) as exc:
-            raise self._csv_error(exc) from None
-        line, seen, pending, checked = 2, 0, None, False
-        try:
-            for batch in _batches(reader):
-                table = pa.Table.from_batches([batch])
-                if pending is not None:
-                    table = pa.concat_tables([pending, table])
-                if not checked and table.num_rows >= 2:
-                    checked = True
-                    if self._qualtrics(table):  # two rows of question texts and import ids
-                        table, line = table.slice(2), line + 2
-                while checked and table.num_rows >= chunk_rows:
-                    yield self._csv_chunk(table.slice(0, chunk_rows), line)
-                    line, seen, table = line + chunk_rows, seen + chunk_rows, table.slice(chunk_rows)
-                pending = table
-        except (pa.ArrowInvalid, OSError) as exc:
-            raise self._csv_error(exc) from None
-        if pending is not None and pending.num_rows:
-            yield self._csv_chunk(pending, line)
-            seen += pending.num_rows
-        if seen == 0:
-            raise DataError(f"{path}: a header but no rows")
-
-    def _qualtrics(self, table: Any) -> bool:
-        from ..estimation.csv_chunks import is_qualtrics_row
-
-        return is_qualtrics_row([_stripped(table.column(c).slice(1, 1).to_pylist())[0] for c in self.columns])
-
-    def _csv_chunk(self, table: Any, line: int) -> Chunk:
-        text = {c: _stripped(table.column(c).to_pylist()) for c in self.text}
-        kept = table.select(self.kept) if self.kept else _no_columns(table.num_rows)
-        return Chunk(line, text, kept)
-
-    def _csv_error(self, exc: BaseException) -> DataError:
-        """A CSV file the reader refused, in one line: a row with the wrong number of cells by its line."""
-        import csv
-
-        message = " ".join(str(exc).split())
-        if "columns" in message and "Expected" in message:
-            with open(self.data, encoding="utf-8-sig", newline="") as f:
-                reader = csv.reader(f, delimiter=self._sep)
-                width = len(next(reader, []))
-                for row in reader:
-                    if row and len(row) != width:
-                        return DataError(f"{self.data}: line {reader.line_num}: {len(row)} cells where the header "
-                                         f"has {width}; every row needs one cell per column (a separator too many "
-                                         "or too few?)")
-        if "UTF8" in message or "UTF-8" in message:
-            return DataError(f"{self.data}: not UTF-8 text; save the file as UTF-8")
-        return DataError(f"{self.data}: not a valid CSV table ({message[:200]})")
-
-
-def _batches(reader: Any) -> Iterator[Any]:
-    while True:
-        try:
-            batch = reader.read_next_batch()
-        except StopIteration:
-            return
-        yield batch
+        for line, table in csv_tables(self.data, self.columns, chunk_rows, header=self._header, sep=self._sep):
+            text = {c: stripped(table.column(c)) for c in self.text}
+            kept = table.select(self.kept) if self.kept else _no_columns(table.num_rows)
+            yield Chunk(line, text, kept)
 
 
 def _no_columns(n: int) -> Any:

@@ -29,8 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from ..estimation.survey_files import CsvSink, is_arrow, is_columnar, is_stat
 from ..exceptions import DataError
+from ..tables.inputs import is_arrow, is_columnar, is_stat
+from ..tables.writers import CsvSink
 from .rows import KeptMeta
 
 #: Stata's largest double (larger ones are its missing values).
@@ -112,7 +113,7 @@ class ReleaseSink:
     ``path`` (the staged file), its format given by ``name`` (the output's name)."""
 
     def __init__(self, name: str, path: str, names: list[str], meta: KeptMeta, kept: list[str]) -> None:
-        from ..estimation.survey_files import column_names
+        from ..tables.inputs import column_names
 
         column_names(name, names)
         self.name, self.path, self.names, self.meta, self.kept = name, path, list(names), meta, set(kept)
@@ -217,7 +218,7 @@ class ReleaseSink:
         import pandas as pd
         import pyarrow as pa
 
-        from ..estimation.stat_files import WRITERS, _pyreadstat
+        from ..tables.stat_files import WRITERS, _pyreadstat
 
         suffix = os.path.splitext(self.name.lower())[1]
         if suffix not in WRITERS:
@@ -261,7 +262,7 @@ class ReleaseSink:
 
 
 def _check_stat_names(name: str, names: list[str]) -> None:
-    from ..estimation.stat_files import _NAMES, _SPSS_RESERVED, WRITERS
+    from ..tables.stat_files import _NAMES, _SPSS_RESERVED, WRITERS
 
     package = WRITERS.get(os.path.splitext(name.lower())[1])
     if package is None:
@@ -359,7 +360,7 @@ def _same(a: Any, b: Any) -> bool:
 
 def _read_back(out: str, path: str, frame: Any, kept: list[str], package: str) -> None:
     """Read the written file and refuse it when a kept column does not read back as it was meant."""
-    from ..estimation.stat_files import _pyreadstat
+    from ..tables.stat_files import _pyreadstat
 
     reader = _pyreadstat(out)
     if not kept:

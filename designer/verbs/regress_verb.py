@@ -208,8 +208,8 @@ def _is_frame(data: Any) -> bool:
 def _plain(path: str, lhs: str, formula: str) -> Any:
     """A small CSV file whose columns need no pandas to be read exactly as pandas reads them
     (:mod:`designer.regression.plain_table`), or None."""
-    from ..estimation.survey_files import is_columnar
     from ..regression.plain_table import read_plain_table
+    from ..tables.inputs import is_columnar
 
     if is_columnar(path) or not os.path.isfile(path):
         return None

@@ -63,7 +63,7 @@ class ColumnMeta:
 
     Examples
     --------
-    >>> from designer.estimation.stat_files import ColumnMeta
+    >>> from designer.tables.stat_files import ColumnMeta
     >>> meta = ColumnMeta(value_labels={"smoke": {1.0: "yes", 2.0: "no"}}, column_labels={"smoke": "Do you smoke?"})
     >>> meta.only(["smoke"]).column_labels, meta.only(["id"]).value_labels
     ({'smoke': 'Do you smoke?'}, {})
@@ -95,7 +95,7 @@ class StatFile:
     Examples
     --------
     >>> import os, tempfile
-    >>> from designer.estimation.stat_files import ColumnMeta, StatFile, StatSink
+    >>> from designer.tables.stat_files import ColumnMeta, StatFile, StatSink
     >>> meta = ColumnMeta(value_labels={"smoke": {1.0: "yes", 2.0: "no"}}, column_labels={"smoke": "Do you smoke?"})
     >>> folder = tempfile.TemporaryDirectory()
     >>> path = os.path.join(folder.name, "survey.sav")
@@ -297,7 +297,7 @@ class StatSink:
     names : list of str
         The columns, in order; refused in one line when the format does not accept one.
     meta : ColumnMeta, optional
-        Labels, descriptions and numeric columns to keep (:func:`~.survey_files.column_meta` of the input).
+        Labels, descriptions and numeric columns to keep (:func:`~.writers.column_meta` of the input).
     typed : bool
         Columns as their arrays' own types (numbers as numbers), as ``synthesize`` writes.
 
@@ -306,7 +306,7 @@ class StatSink:
     An SPSS file of two columns, the answers stored as labelled codes (read back by :class:`StatFile`):
 
     >>> import os, tempfile
-    >>> from designer.estimation.stat_files import ColumnMeta, StatFile, StatSink
+    >>> from designer.tables.stat_files import ColumnMeta, StatFile, StatSink
     >>> meta = ColumnMeta(value_labels={"smoke": {1.0: "yes", 2.0: "no"}}, column_labels={"smoke": "Do you smoke?"})
     >>> folder = tempfile.TemporaryDirectory()
     >>> path = os.path.join(folder.name, "survey.sav")
