@@ -290,7 +290,8 @@ def _preview_part(study: Study, lab: Lab) -> list[str]:
 
     return ["<h2>Preview: a simulated survey of the planned size</h2>",
             "<p>True answers drawn from the expected shares, randomized with the design and estimated as the real "
-            "answers will be (reproducible by its seed).</p>", preview_html(preview, "report_preview")]
+            "answers will be (reproducible by its seed).</p>",
+            preview_html(preview, "report_preview").replace(' xmlns="http://www.w3.org/2000/svg"', "")]  # inline SVG
 
 
 GLOSSARY_WORDS = {
