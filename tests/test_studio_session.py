@@ -311,7 +311,8 @@ def test_the_command_lines_run_next_to_the_downloads_and_give_the_screens_number
     lab, study, downloads = full
     lines = [li for li in commands(study, lab).splitlines() if li.startswith("designer ")]
     kinds = [li.split()[1] for li in lines]
-    assert kinds.count("plan") == 2 and "estimate" in kinds  # --width with --n: the screen's two numbers and "export" in kinds and "--device die" in " ".join(lines)
+    # --width with --n: one plan gives the screen's two numbers
+    assert kinds.count("plan") == 2 and "estimate" in kinds and "export" in kinds and "--device die" in " ".join(lines)
     outputs = {}
     for line in lines:
         args = shlex.split(line)[1:]
