@@ -133,3 +133,12 @@ def test_the_studio_does_not_import_the_command_line():
                 assert not name.startswith(("..cli", "designer.cli")), f"{path.name} imports {name}"
             elif isinstance(node, ast.Import):
                 assert not any(a.name.startswith("designer.cli") for a in node.names), path.name
+
+
+def test_the_report_in_a_german_browser_writes_decimal_commas(session):
+    lab, study, _ = session
+    page = report(study, lab, decimal=",", group=".")
+    mech = lab.released(study).mechanism
+    assert g(mech.matrix[0][0], 8).replace(".", ",") in page
+    assert f"{lab.plan_width(study).n:,}".replace(",", ".") in page
+    assert "--width 0.03" in page  # the command lines as a terminal takes them

@@ -203,7 +203,8 @@ def answers_server(ctx: Ctx) -> None:
     @output(id="download_report")
     @render.download(filename="report.html")
     def _download_report() -> Any:
-        yield guard.text(lambda: report(ctx.study(), lab), "the report").encode()
+        decimal, group = _marks(input)
+        yield guard.text(lambda: report(ctx.study(), lab, decimal=decimal, group=group), "the report").encode()
 
     @output(id="download_script")
     @render.download(filename="studio_session.py")
@@ -231,3 +232,13 @@ def _e(text: str) -> str:
     import html
 
     return html.escape(text)
+
+
+def _marks(input: Any) -> tuple[str, str]:
+    """The browser's decimal mark and thousands group (``"."`` and ``","`` until the page has said)."""
+    try:
+        decimal, group = str(input.client_decimal()), str(input.client_group())
+    except Exception:  # not reported yet
+        return ".", ","
+    return ("," if decimal == "," else "."), (group if group in (",", ".", " ", "\u00a0", "\u202f", "'", "\u2019")
+                                              else ",")

@@ -19,7 +19,7 @@ from .answers_page import answers_server, answers_ui
 from .assets import CSS, SCRIPT
 from .budget_page import budget_server, budget_ui
 from .field_page import field_server, field_ui
-from .fields import Form, apply_fields, fields_of, num, read_count, read_number, toml_text
+from .fields import Form, apply_fields, fields_of, loaded_words, num, read_count, read_number, toml_text
 from .question_page import (
     DEFAULT_PROBLEM,
     form_of,
@@ -55,7 +55,8 @@ def initial(file: str | None) -> tuple[dict[str, Any], str, Any]:
                                        "bundled question or a file."), None
     shown = os.path.basename(file)
     if file.lower().endswith(".toml"):
-        return read_problem(file, shown), f"Loaded the question {shown}.", None
+        data = read_problem(file, shown)
+        return data, loaded_words(data, shown), None
     loaded = read_mechanism(Upload.of(file, shown))
     data = mechanism_fields(loaded.mechanism)
     if loaded.release is not None:

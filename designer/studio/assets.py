@@ -94,6 +94,7 @@ SCRIPT = r"""
   }
   $(document).on('shiny:connected', function () {
     Shiny.setInputValue('client_decimal', mark);
+    Shiny.setInputValue('client_group', group);
     if (mark === ',') {  // the fields' starting values in the locale too (0,95), read as typed
       document.querySelectorAll('input[inputmode=decimal]').forEach(function (el) {
         if (/^\d+\.\d+$/.test(el.value)) {

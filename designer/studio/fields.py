@@ -21,8 +21,8 @@ import numpy as np
 from .._internal.validation import check_prior
 from ..exceptions import FieldError, InvalidArgumentError
 
-__all__ = ["Form", "apply_fields", "carried", "default_objective", "fields_of", "fresh_question", "num", "read_count",
-           "read_number", "read_numbers", "toml_text"]
+__all__ = ["Form", "apply_fields", "carried", "default_objective", "fields_of", "fresh_question", "loaded_words", "num",
+           "read_count", "read_number", "read_numbers", "toml_text"]
 
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 _PLAIN = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
@@ -249,6 +249,17 @@ def carried(base: dict[str, Any], inputs: list[str]) -> list[str]:
         if key in base:
             out.append(words)
     return out
+
+
+def loaded_words(data: dict[str, Any], shown: str) -> str:
+    """The line saying a question was loaded and what it carries beyond the defaults (cleared when other true
+    answers are typed)."""
+    kept = [re.sub(r" \(now [^)]*\)$", "", c) for c in carried(data, list(data["inputs"]))]
+    kept = [c for c in kept if not c.startswith("the title")]
+    if not kept:
+        return f"Loaded the question {shown}."
+    return (f"Loaded the question {shown}. Beyond the defaults it sets " + "; ".join(kept) + ". Typing other true "
+            "answers starts a new question without them.")
 
 
 def default_objective() -> str:

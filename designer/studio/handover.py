@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import html
+import re
 import shlex
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -21,9 +22,11 @@ from .fields import FieldError, num
 from .phrases import NAMES, SEMANTICS_WORDS, certificate_words, eps_words, high_loss_warning, objective_words
 from .session import CURVE_GRID, Lab, Study
 
-__all__ = ["GLOSSARY_WORDS", "commands", "plan_assumptions", "report", "script"]
+__all__ = ["GLOSSARY_WORDS", "commands", "localized", "plan_assumptions", "report", "script"]
 
 T = TypeVar("T")
+#: A number the studio writes (grouped thousands or a decimal point; 4.49x too), not part of a name or a version.
+_NUMBER = re.compile(r"(^|[^\w.,])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+(?:e[+-]?\d+)?)(?![A-Za-wyz0-9_]|[.,]\d)")
 EXPORTS = {"html": "page.html", "qualtrics": "qualtrics.txt", "limesurvey": "limesurvey.txt"}
 
 
@@ -99,10 +102,32 @@ dl.glossary dt { font-weight: 600; margin-top: 0.4em; } dl.glossary dd { margin-
 """
 
 
-def report(study: Study, lab: Lab) -> str:
+def localized(page: str, decimal: str = ".", group: str = ",") -> str:
+    """``page`` (HTML) with the numbers of its text written with the locale's ``decimal`` mark and thousands
+    ``group`` (as the studio's page shows them); tags, styles and command lines (``<pre>``) are left as they are.
+
+    Examples
+    --------
+    >>> from designer.studio.handover import localized
+    >>> localized("<p>6,247 respondents; 0.5848 (designer 0.2.0)</p><pre>--width 0.03</pre>", ",", ".")
+    '<p>6.247 respondents; 0,5848 (designer 0.2.0)</p><pre>--width 0.03</pre>'
+    """
+    if decimal == "." and group == ",":
+        return page
+    table = str.maketrans({".": decimal, ",": group})
+    pieces = re.split(r"(<pre>.*?</pre>|<style>.*?</style>|<[^>]*>)", page, flags=re.S)
+    return "".join(p if p.startswith("<") else _NUMBER.sub(lambda m: m.group(1) + m.group(2).translate(table), p)
+                   for p in pieces)
+
+
+def report(study: Study, lab: Lab, *, decimal: str = ".", group: str = ",") -> str:
     """The session as one self-contained HTML page, printable to PDF: the question, the budget in words, the
     design and its certificate, the plan, the field instructions, the estimates with intervals, and how to
-    reproduce them."""
+    reproduce them; its numbers written with the browser's ``decimal`` mark and thousands ``group``."""
+    return localized(_report(study, lab), decimal, group)
+
+
+def _report(study: Study, lab: Lab) -> str:
     from .._version import __version__
     from ..planning.report import html_page, html_table
 
@@ -290,7 +315,8 @@ def _preview_part(study: Study, lab: Lab) -> list[str]:
 
     return ["<h2>Preview: a simulated survey of the planned size</h2>",
             "<p>True answers drawn from the expected shares, randomized with the design and estimated as the real "
-            "answers will be (reproducible by its seed).</p>", preview_html(preview, "report_preview")]
+            "answers will be (reproducible by its seed).</p>",
+            preview_html(preview, "report_preview").replace(' xmlns="http://www.w3.org/2000/svg"', "")]  # inline SVG
 
 
 GLOSSARY_WORDS = {

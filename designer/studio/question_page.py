@@ -9,7 +9,7 @@ from typing import Any
 from shiny import reactive, render, ui
 
 from ..exceptions import DesignerError
-from .fields import Form, carried, fields_of, fresh_question
+from .fields import Form, carried, fields_of, fresh_question, loaded_words
 from .phrases import OBJECTIVE_CHOICES, SEMANTICS_WORDS, objective_words, term
 from .state import Loaded, Upload
 from .widgets import Ctx, field_box, file_box, message, note, text_area
@@ -164,7 +164,7 @@ def question_server(ctx: Ctx) -> None:
     def load(path: str, shown: str) -> None:
         if path.lower().endswith(".toml"):
             data = read_problem(path, shown)
-            start(data, None, f"Loaded the question {shown}.", float(data["epsilon"]) if "epsilon" in data else None)
+            start(data, None, loaded_words(data, shown), float(data["epsilon"]) if "epsilon" in data else None)
             return
         loaded = read_mechanism(Upload.of(path, shown))
         eps = float(loaded.release.epsilon) if loaded.release is not None else None
