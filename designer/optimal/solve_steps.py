@@ -249,7 +249,7 @@ def _variance_route(problem: DesignProblem, settings: Settings) -> Solved:
         for name, parts, sets, value in assigned_seeds(problem):
             if value < outcome.objective * (1 - 1e-12):
                 outcome = SolverOutcome(Status.OPTIMAL, value, None, solution.solver)
-                path = f"{name}, answer sets assigned to the structure (better than the variance program's {path})"
+                path = f"{name}, answer sets assigned to the structure (better than the {path})"
                 solution = VarianceSolution(parts, sets, value, bound, solution.rounds, solution.priced)
     return Solved(outcome, solution.columns, solution.sets, path, bound)
 
