@@ -124,7 +124,7 @@ def critical_value(m: NDArray[np.float64], counts: NDArray[np.float64], point: N
     """The critical value an interval end ``v = point[s]`` is held to: :func:`unified_critical` at ``v``'s distance
     from the nearer end of [0, 1] in standard errors (the Fisher information of ``counts.sum()`` answers at the
     constrained maximum ``point``): ``chi2_1(2 level - 1)`` (2.7055 at 0.95) at the edge, ``chi2_1(level)``
-    (3.8415) from ``z`` standard errors inside (docs/theory.md section 8.6).
+    (3.8415) from ``z`` standard errors inside (docs/theory.md section 8.4).
 
     Examples
     --------
@@ -142,7 +142,7 @@ def critical_value(m: NDArray[np.float64], counts: NDArray[np.float64], point: N
 def profile_intervals(m: NDArray[np.float64], counts: NDArray[np.float64], pi: NDArray[np.float64], level: float,
                       shares: NDArray[np.bool_] | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Profile-likelihood intervals of the ``shares`` (bool ``(k,)``, default all; the others' entries are ``pi``),
-    ``(k,)`` each, ``pi`` the verified maximum (docs/fits.md, "On the boundary"; docs/theory.md section 8.6):
+    ``(k,)`` each, ``pi`` the verified maximum (docs/fits.md, "On the boundary"; docs/theory.md section 8.4):
     ``{v : LR(v) <= c(v)}`` with ``LR(v)`` the likelihood-ratio statistic of ``pi_s = v``
     (:func:`profile_statistic`) and ``c(v)`` the unified approach's critical value there (:func:`critical_value`).
 

@@ -313,7 +313,8 @@ def _mean_loglik(a: NDArray[np.float64], freq: NDArray[np.float64], pi: NDArray[
 def _loglik(m: NDArray[np.float64], counts: NDArray[np.float64], pi: NDArray[np.float64]) -> float:
     q = pi @ m
     used = counts > 0
-    return float(np.sum(counts[used] * np.log(q[used])))
+    with np.errstate(divide="ignore"):  # an observed answer of probability 0: -inf
+        return float(np.sum(counts[used] * np.log(q[used])))
 
 
 def em(m: NDArray[np.float64], counts: NDArray[np.float64], *, tol: float = 1e-13, max_iter: int = 200_000,

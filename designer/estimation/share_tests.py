@@ -83,7 +83,7 @@ def constrained_shares(m: NDArray[np.float64], counts: NDArray[np.float64], shar
     unconstrained maximum of the mechanism whose rows are ``null m[share] + (1 - null) m[x]`` (each still a
     distribution over the answers), found by the same fit as the estimate
     (:func:`~designer.estimation.mle.mle_newton`). ``converged`` is that fit's verdict, its KKT conditions and
-    log-likelihood gap checked at the returned point (docs/theory.md section 8.6); ``start`` only changes the
+    log-likelihood gap checked at the returned point (docs/theory.md section 8.4); ``start`` only changes the
     work. Some ``sigma`` may be 0 (the constrained maximum on the simplex's edge). Where an observed answer has
     probability 0 under every such ``pi`` the likelihood is 0 there: the returned point then has log-likelihood
     ``-inf`` and ``converged`` is True (every point is a maximum).

@@ -282,7 +282,7 @@ def face_covariance(m: NDArray[np.float64], counts: SurveyCounts, pi: NDArray[np
                     ) -> NDArray[np.float64] | None:
     """The ``(k, k)`` covariance under ``cov`` of the free shares (those above 0) of a maximum on the simplex's
     edge, the shares at 0 held there (their rows and columns 0), or None where fewer than two shares are free (a
-    vertex: no free coordinate) or the free shares' information is singular (docs/theory.md section 8.6).
+    vertex: no free coordinate) or the free shares' information is singular (docs/theory.md section 8.4).
 
     The shares at 0 are where the constraint holds them, so the estimating equations are those of the face
     ``{pi_x > 0}``: in its tangent coordinates (the last free share follows from the others) the score of an answer
