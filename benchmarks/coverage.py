@@ -19,6 +19,7 @@ import sys
 import time
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -28,7 +29,8 @@ import designer
 from designer.estimation.shares import estimate_sldp
 from designer.estimation.survey_design import SurveyCounts, estimate_survey
 
-FULL = {"k": [2, 4, 8], "eps": [0.25, 1.0, 4.0], "share": [0.001, 0.01, 0.1, 0.5, 0.999], "n": [50, 2_000, 100_000],
+FULL: dict[str, list[Any]] = {"k": [2, 4, 8], "eps": [0.25, 1.0, 4.0], "share": [0.001, 0.01, 0.1, 0.5, 0.999],
+                              "n": [50, 2_000, 100_000],
         "variant": ["plain", "weights", "clusters"]}
 QUICK = [  # (k, eps, share, n, variant): the cells first, then edges and survey variants
     (4, 1.0, 0.002, 20_000, "plain"), (4, 1.0, 0.01, 20_000, "plain"), (3, 0.5, 0.988, 2_000, "plain"),
@@ -40,7 +42,9 @@ QUICK = [  # (k, eps, share, n, variant): the issue's cells first, then edges an
 
 @functools.cache
 def _mechanism(k: int, eps: float) -> designer.Mechanism:
-    return designer.design(designer.DesignProblem(inputs=tuple(f"x{j}" for j in range(k)), epsilon=eps)).mechanism
+    mech = designer.design(designer.DesignProblem(inputs=tuple(f"x{j}" for j in range(k)), epsilon=eps)).mechanism
+    assert mech is not None
+    return mech
 
 
 def run_cell(k: int, eps: float, share: float, n: int, variant: str, reps: int, rng: np.random.Generator
@@ -109,12 +113,14 @@ def main() -> int:
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     rng = np.random.default_rng(args.seed)
-    cells = QUICK if args.quick else list(itertools.product(*FULL.values()))
+    cells: list[tuple[int, float, float, int, str]] = QUICK if args.quick else [
+        (int(k), float(e), float(s), int(n), str(v)) for k, e, s, n, v in itertools.product(
+            FULL["k"], FULL["eps"], FULL["share"], FULL["n"], FULL["variant"])]
     rows = []
     print("k,eps,share,n,variant,replications,reported,reported_mc,wald,wald_mc,seconds")
     for cell in cells:
         start = time.perf_counter()
-        row = run_cell(*cell, args.replications, rng)  # type: ignore[arg-type]
+        row = run_cell(*cell, args.replications, rng)
         rows.append(row)
         print(",".join(str(row[c]) if isinstance(row[c], str) else f"{row[c]:g}" for c in
                        ("k", "eps", "share", "n", "variant", "replications", "reported", "reported_mc", "wald",

@@ -34,7 +34,9 @@ OBJECTIVES = ("variance", "chi2", "truthful", "max_variance")
 @functools.lru_cache(maxsize=64)
 def _mechanism(k: int, eps: float, objective: str) -> designer.Mechanism:
     labels = tuple(f"x{j}" for j in range(k))
-    return designer.design(designer.DesignProblem(inputs=labels, epsilon=eps, objective=objective)).mechanism
+    mech = designer.design(designer.DesignProblem(inputs=labels, epsilon=eps), objective=objective).mechanism
+    assert mech is not None
+    return mech
 
 
 def draw_case(rng: np.random.Generator, k: int, eps: float, objective: str, log_n: float, kind: str

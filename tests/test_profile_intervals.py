@@ -135,6 +135,7 @@ def _reproduction() -> tuple[designer.Mechanism, np.ndarray]:
     problem = designer.DesignProblem(inputs=("v00", "v01", "v02", "v03"), epsilon=0.5,
                                      prior=np.array([0.6, 0.4 / 3, 0.4 / 3, 0.4 / 3]))
     mech = designer.design(problem).mechanism
+    assert mech is not None
     wanted = {"{v00,v01}": 1906, "{v00,v02}": 1841, "{v01,v02}": 1510, "{v00,v03}": 1898, "{v01,v03}": 1422,
               "{v02,v03}": 1423}
     counts = np.array([float(wanted.get(c.replace(" ", ""), 0)) for c in mech.columns])
@@ -179,6 +180,7 @@ def test_random_designs_with_a_rare_share(seed: int) -> None:
     eps = float(rng.uniform(0.3, 3.0))
     labels = tuple(f"x{j}" for j in range(k))
     mech = designer.design(designer.DesignProblem(inputs=labels, epsilon=eps)).mechanism
+    assert mech is not None
     truth = rng.dirichlet(np.ones(k))
     truth[0] = 0.003
     truth /= truth.sum()
