@@ -17,8 +17,8 @@ from numpy.typing import NDArray
 from .._internal.numeric import two_sided_z
 from .mle import share_functionals, tangent_form
 
-__all__ = ["BOUNDARY_TOL", "NEAR_EDGE", "at_boundary", "boundary_warning", "near_edge_intervals", "profile_intervals",
-           "unified_critical"]
+__all__ = ["BOUNDARY_TOL", "NEAR_EDGE", "at_boundary", "boundary_warning", "critical_value", "near_edge_intervals",
+           "profile_intervals", "profile_statistic", "unified_critical"]
 
 
 #: A share at 0 whose KKT multiplier ``1 - g_x`` exceeds this is on the boundary: the likelihood would rise by
@@ -90,18 +90,68 @@ def _share_variance(m: NDArray[np.float64], n: float, pi: NDArray[np.float64], s
         return math.inf
 
 
+def profile_statistic(m: NDArray[np.float64], counts: NDArray[np.float64], best: float, s: int, v: float, *,
+                      fallback: NDArray[np.float64] | None = None) -> tuple[float, NDArray[np.float64], bool]:
+    """``2 (best - max_{pi_s = v} l)`` (at least 0), the constrained maximum and its verdict: the likelihood-ratio
+    statistic of ``pi_s = v`` given the maximum log-likelihood ``best``. The constrained maximum is the verified
+    fit of :func:`~designer.estimation.share_tests.constrained_shares`, started cold (equal shares) and, when
+    that fit is not verified, from ``fallback`` (the maximum's shares); the higher of the two is kept (a lower
+    log-likelihood only makes the statistic larger) and its verdict returned.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> warner = np.array([[0.75, 0.25], [0.25, 0.75]])
+    >>> lr, point, verified = profile_statistic(warner, np.array([60.0, 40.0]), 60 * np.log(0.6) + 40 * np.log(0.4),
+    ...                                         0, 0.5)
+    >>> round(float(lr), 6), verified  # 2 (60 log 0.6 + 40 log 0.4 - 100 log 0.5)
+    (4.027103, True)
+    """
+    from .mle import _loglik
+    from .share_tests import constrained_shares
+
+    point, verified = constrained_shares(m, counts, s, v)
+    if not verified and fallback is not None:
+        other, other_verified = constrained_shares(m, counts, s, v, start=fallback)
+        if _loglik(m, counts, other) > _loglik(m, counts, point):
+            point, verified = other, other_verified
+    value = _loglik(m, counts, point)
+    return (max(2.0 * (best - value), 0.0) if math.isfinite(value) else math.inf), point, bool(verified)
+
+
+def critical_value(m: NDArray[np.float64], counts: NDArray[np.float64], point: NDArray[np.float64], s: int,
+                   level: float) -> float:
+    """The critical value an interval end ``v = point[s]`` is held to: :func:`unified_critical` at ``v``'s distance
+    from the nearer end of [0, 1] in standard errors (the Fisher information of ``counts.sum()`` answers at the
+    constrained maximum ``point``): ``chi2_1(2 level - 1)`` (2.7055 at 0.95) at the edge, ``chi2_1(level)``
+    (3.8415) from ``z`` standard errors inside (docs/theory.md section 8.4).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> warner = np.array([[0.75, 0.25], [0.25, 0.75]])
+    >>> round(critical_value(warner, np.array([60.0, 40.0]), np.array([0.5, 0.5]), 0, 0.95), 4)
+    3.8415
+    """
+    v = float(point[s])
+    se = math.sqrt(max(_share_variance(m, float(counts.sum()), point, s), 0.0))
+    distance = min(v, 1.0 - v) / se if se > 0 else math.inf
+    return unified_critical(distance, level)
+
+
 def profile_intervals(m: NDArray[np.float64], counts: NDArray[np.float64], pi: NDArray[np.float64], level: float,
                       shares: NDArray[np.bool_] | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Profile-likelihood intervals of the ``shares`` (bool ``(k,)``, default all; the others' entries are ``pi``),
-    ``(k,)`` each, ``pi`` the maximum (docs/fits.md, "On the boundary"): ``{v : 2 (l(pi) - max_{pi_s = v} l) <= c(v)}``
-    with ``c(v)`` the unified approach's critical value (:func:`unified_critical`) at ``v``'s distance from the
-    nearer end of [0, 1] in standard errors (the Fisher information at the constrained maximum): a one-sided
-    interval's at the edge, ``chi2_1(level)``'s inside.
+    ``(k,)`` each, ``pi`` the verified maximum (docs/fits.md, "On the boundary"; docs/theory.md section 8.4):
+    ``{v : LR(v) <= c(v)}`` with ``LR(v)`` the likelihood-ratio statistic of ``pi_s = v``
+    (:func:`profile_statistic`) and ``c(v)`` the unified approach's critical value there (:func:`critical_value`).
 
-    The profile log-likelihood of a share is concave (the maximum of a concave function over the slices of a convex
-    set), so the set is an interval around ``pi_s``; each end inside [0, 1] is found by Brent's method to 1e-10,
-    the constrained maxima by EM from the last one. Unlike a Wald interval it needs no curvature at the maximum,
-    so it holds on the boundary, where the likelihood keeps falling into the simplex.
+    Each end is bracketed by two points whose statistics come from verified constrained maxima: ``pi_s`` itself
+    (``LR = 0 < c``) and the end of [0, 1] (kept as the end when ``LR <= c`` there); between them Brent's method
+    finds ``LR(v) = c(v)`` to 1e-12 in ``v``. Every evaluation is a fresh fit, so the two bracket values Brent's
+    method starts from are the values computed here. The profile log-likelihood of a share is concave (the maximum
+    of a concave function over the slices of a convex set), so ``LR`` rises away from ``pi_s``. Unlike a Wald
+    interval it needs no curvature at the maximum, so it holds on the boundary.
 
     Examples
     --------
@@ -114,29 +164,28 @@ def profile_intervals(m: NDArray[np.float64], counts: NDArray[np.float64], pi: N
     from scipy.optimize import brentq
 
     from .mle import _loglik
-    from .share_tests import constrained_shares
 
-    n = float(counts.sum())
     best = _loglik(m, counts, pi)
     k = m.shape[0]
     low, high = pi.astype(np.float64).copy(), pi.astype(np.float64).copy()
     chosen = np.ones(k, dtype=bool) if shares is None else shares
-    warm = [pi]  # the last constrained maximum: the next one starts there
 
     def excess(v: float, s: int) -> float:
-        point = constrained_shares(m, counts, s, v, start=warm[-1])[0]
-        warm.append(point)
-        se = math.sqrt(max(_share_variance(m, n, point, s), 0.0))
-        distance = min(v, 1.0 - v) / se if se > 0 else math.inf
-        return 2 * (best - _loglik(m, counts, point)) - unified_critical(distance, level)
+        if v == float(pi[s]):
+            return -unified_critical(0.0, level)  # LR = 0 at the maximum, below every critical value
+        lr, point, _ = profile_statistic(m, counts, best, s, v, fallback=pi)
+        return min(lr - critical_value(m, counts, point, s, level), 1e6)  # finite for Brent's interpolation
 
     for s in np.flatnonzero(chosen):
         for end, target in ((low, 0.0), (high, 1.0)):
-            warm[:] = [pi]
-            if pi[s] == target or excess(target, int(s)) <= 0:
+            if pi[s] == target:
                 end[s] = target
                 continue
-            end[s] = brentq(excess, float(pi[s]), target, args=(int(s),), xtol=1e-10)
+            at_target = excess(target, int(s))
+            if at_target <= 0:
+                end[s] = target
+                continue
+            end[s] = brentq(excess, float(pi[s]), target, args=(int(s),), xtol=1e-12, rtol=1e-12)
     return low, high
 
 

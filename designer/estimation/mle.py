@@ -143,12 +143,14 @@ def kkt_violation(m: NDArray[np.float64], counts: NDArray[np.float64], pi: NDArr
     return float(max(np.abs(g[on] - 1).max(initial=0.0), np.clip(g[~on] - 1, 0, None).max(initial=0.0)))
 
 
-def mle_newton(m: NDArray[np.float64], counts: NDArray[np.float64], *, tol: float = KKT_TOL, max_iter: int = 500
-               ) -> tuple[NDArray[np.float64], int, bool]:
+def mle_newton(m: NDArray[np.float64], counts: NDArray[np.float64], *, tol: float = KKT_TOL, max_iter: int = 500,
+               start: NDArray[np.float64] | None = None) -> tuple[NDArray[np.float64], int, bool]:
     """The MLE by Newton steps on the active face of the simplex, stopping on the KKT conditions.
 
     Returns ``(pi, iterations, converged)``; ``converged`` means :func:`kkt_violation` ``<= tol`` and
-    :func:`loglik_gap` within :func:`gap_tolerance` (:func:`at_maximum`).
+    :func:`loglik_gap` within :func:`gap_tolerance` (:func:`at_maximum`), both computed at the returned ``pi``
+    (never carried over from ``start``). ``start`` (default: uniform) is where the first EM iterations begin: the
+    verdict does not depend on it, only the work done.
 
     Every step raises the log-likelihood. On the face ``{pi_x > 0}`` the step solves the reduced Newton system
     with a Levenberg term proportional to the reduced gradient, so it is defined and ascending also where the
@@ -172,8 +174,9 @@ def mle_newton(m: NDArray[np.float64], counts: NDArray[np.float64], *, tol: floa
     used = counts > 0
     freq = counts[used] / counts[used].sum()
     a = np.ascontiguousarray(m[:, used])
-    start = em(m, counts, tol=1e-3, max_iter=30)[0]  # a positive, well-placed start
-    start = np.clip(start, 1e-12, None)
+    first = None if start is None else np.clip(np.asarray(start, dtype=np.float64), 1e-9, None)
+    start = em(m, counts, tol=1e-3, max_iter=30, start=None if first is None else first / first.sum())[0]
+    start = np.clip(start, 1e-12, None)  # a positive, well-placed start
     total = float(counts[used].sum())
     pi, iterations, converged = _active_newton(a, freq, start / start.sum(), tol, max_iter, total)
     if converged:
@@ -310,7 +313,8 @@ def _mean_loglik(a: NDArray[np.float64], freq: NDArray[np.float64], pi: NDArray[
 def _loglik(m: NDArray[np.float64], counts: NDArray[np.float64], pi: NDArray[np.float64]) -> float:
     q = pi @ m
     used = counts > 0
-    return float(np.sum(counts[used] * np.log(q[used])))
+    with np.errstate(divide="ignore"):  # an observed answer of probability 0: -inf
+        return float(np.sum(counts[used] * np.log(q[used])))
 
 
 def em(m: NDArray[np.float64], counts: NDArray[np.float64], *, tol: float = 1e-13, max_iter: int = 200_000,

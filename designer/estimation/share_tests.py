@@ -22,12 +22,6 @@ from .mle import _loglik
 
 __all__ = ["ShareTest", "constrained_mle", "constrained_shares", "share_test", "wald_test"]
 
-#: EM for the constrained maximum stops when the log-likelihood gains less than this (relative) in a step.
-EM_TOL = 1e-14
-#: ... or after this many steps (the result then says it did not converge).
-EM_MAX_STEPS = 200_000
-
-
 @dataclass(frozen=True, kw_only=True)
 class ShareTest:
     """The Wald and likelihood-ratio tests of ``pi[share] = null``.
@@ -43,7 +37,7 @@ class ShareTest:
     constrained : (k,) ndarray
         ``pi~``, the maximum of the likelihood with the share held at ``null``.
     converged : bool
-        Whether the constrained maximum was reached (EM's gain below :data:`EM_TOL`).
+        Whether the constrained maximum was reached (its KKT conditions checked at ``constrained``).
 
     Examples
     --------
@@ -81,11 +75,18 @@ def constrained_mle(mech: Mechanism, counts: ArrayLike, share: int, null: float)
 
 def constrained_shares(m: NDArray[np.float64], counts: NDArray[np.float64], share: int, null: float, *,
                        start: NDArray[np.float64] | None = None) -> tuple[NDArray[np.float64], bool]:
-    """The shares maximising ``sum_E c_E log (pi m)_E`` over the simplex with ``pi[share] = null``, ``m`` ``(k, F)``:
-    the other shares are ``(1 - null) sigma`` with ``sigma`` on the simplex, fitted by EM (the share's input is a
-    component of fixed weight), accelerated by SQUAREM's extrapolation (each extrapolation followed by an EM step and
-    kept only when it fits no worse than two plain EM steps, so every iteration raises the likelihood), from
-    ``start``'s other shares (default: equal). Returns ``(pi, converged)``.
+    """The shares maximising ``sum_E c_E log (pi m)_E`` over the simplex with ``pi[share] = null``, ``m`` ``(k, F)``.
+    Returns ``(pi, converged)``.
+
+    The other shares are ``(1 - null) sigma`` with ``sigma`` on the simplex of the other inputs, and
+    ``pi m = sigma (null m[share] + (1 - null) m[others])`` since ``sum sigma = 1``: the constrained maximum is the
+    unconstrained maximum of the mechanism whose rows are ``null m[share] + (1 - null) m[x]`` (each still a
+    distribution over the answers), found by the same fit as the estimate
+    (:func:`~designer.estimation.mle.mle_newton`). ``converged`` is that fit's verdict, its KKT conditions and
+    log-likelihood gap checked at the returned point (docs/theory.md section 8.4); ``start`` only changes the
+    work. Some ``sigma`` may be 0 (the constrained maximum on the simplex's edge). Where an observed answer has
+    probability 0 under every such ``pi`` the likelihood is 0 there: the returned point then has log-likelihood
+    ``-inf`` and ``converged`` is True (every point is a maximum).
 
     Examples
     --------
@@ -95,6 +96,8 @@ def constrained_shares(m: NDArray[np.float64], counts: NDArray[np.float64], shar
     >>> pi.tolist(), converged
     ([0.5, 0.5], True)
     """
+    from .mle import mle_newton
+
     c = np.asarray(counts, dtype=np.float64)
     k = m.shape[0]
     others = [j for j in range(k) if j != share]
@@ -102,47 +105,20 @@ def constrained_shares(m: NDArray[np.float64], counts: NDArray[np.float64], shar
     pi[share] = null
     if k == 1 or null >= 1.0:
         return pi, True
-    sigma = np.full(len(others), 1.0 / len(others))
-    if start is not None and float(np.sum(start[others])) > 0:
-        sigma = np.clip(np.asarray(start, dtype=np.float64)[others], 1e-12, None)
-        sigma /= sigma.sum()
-    fixed = null * m[share]
-    rest = m[others]
+    if len(others) == 1:
+        pi[others[0]] = 1.0 - null
+        return pi, True
+    reduced = null * m[share][None, :] + (1.0 - null) * m[others]
     used = c > 0
-
-    def value_of(sig: NDArray[np.float64]) -> float:
-        p = fixed[used] + (1.0 - null) * (sig @ rest[:, used])
-        return float(np.sum(c[used] * np.log(p))) if np.all(p > 0) else -math.inf
-
-    def em_step(sig: NDArray[np.float64]) -> NDArray[np.float64] | None:
-        p = fixed + (1.0 - null) * (sig @ rest)
-        weights = np.where(p > 0, c / np.where(p > 0, p, 1.0), 0.0)
-        expected = sig * (rest @ weights)  # expected respondents of each other input, up to (1 - null)
-        total = expected.sum()
-        return expected / total if total > 0 else None
-
-    last = value_of(sigma)
-    for _ in range(EM_MAX_STEPS // 3):  # SQUAREM (Varadhan and Roland 2008): two EM steps and an extrapolation
-        one = em_step(sigma)
-        if one is None:
-            break
-        two = em_step(one)
-        if two is None:
-            break
-        r, v = one - sigma, two - 2 * one + sigma
-        alpha = -math.sqrt(float(r @ r) / float(v @ v)) if float(v @ v) > 0 else -1.0
-        jump = np.clip(sigma - 2 * alpha * r + alpha * alpha * v, 0.0, None) if alpha < -1 else two
-        jump = jump / jump.sum() if jump.sum() > 0 else two
-        settled = em_step(jump)  # one EM step from the extrapolation keeps it stable
-        candidate = settled if settled is not None and value_of(settled) >= value_of(two) else two
-        value = value_of(candidate)
-        sigma = candidate
-        if math.isfinite(last) and value - last <= EM_TOL * max(1.0, abs(value)):
-            pi[others] = (1.0 - null) * sigma
-            return pi, True
-        last = value
+    if np.any(reduced[:, used].max(axis=0) <= 0):  # an observed answer impossible whatever the others are
+        pi[others] = (1.0 - null) / len(others)
+        return pi, True
+    first = None
+    if start is not None and float(np.sum(np.asarray(start)[others])) > 0:
+        first = np.asarray(start, dtype=np.float64)[others]
+    sigma, _, converged = mle_newton(reduced, c, start=first)
     pi[others] = (1.0 - null) * sigma
-    return pi, False
+    return pi, bool(converged)
 
 
 def wald_test(estimate: float, stderr: float, null: float) -> tuple[float, float]:

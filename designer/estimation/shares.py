@@ -426,7 +426,10 @@ def estimate_sldp(mech: Mechanism, counts: ArrayLike, *, method: str = "newton",
         Number of answers per focal set (``mech.columns`` order); see :func:`response_counts`.
     method : {"newton", "em", "convex"}
         Newton steps on the active face of the simplex (default; stops on the KKT conditions, relative
-        violation <= ``KKT_TOL``), EM iterations, or the concave likelihood program.
+        violation <= ``KKT_TOL``), EM iterations, or the concave likelihood program. Where EM or the program
+        stops short of the KKT conditions (EM crawls towards a share at 0), the active-set Newton steps finish from
+        its point; every method's ``status`` is the verdict of the same test at the returned point
+        (:func:`~designer.estimation.mle.at_maximum`), so the three agree at one maximum.
     level : float, default 0.95
         Confidence level of the intervals.
 
@@ -459,10 +462,12 @@ def estimate_sldp(mech: Mechanism, counts: ArrayLike, *, method: str = "newton",
     m = mech.matrix
     if method == "newton":
         pi, iterations, _ = mle_newton(m, c)
-    elif method == "em":
-        pi, iterations = em(m, c)
-    elif method == "convex":
-        pi, iterations = mle_convex(m, c), 0
+    elif method in ("em", "convex"):
+        pi, iterations = em(m, c) if method == "em" else (mle_convex(m, c), 0)
+        if not at_maximum(m, c, pi):  # stopped short (EM's crawl to a share at 0): finished by the active set
+            finished, more, verified = mle_newton(m, c, start=pi)
+            if verified or _loglik(m, c, finished) >= _loglik(m, c, pi):
+                pi, iterations = finished, iterations + more
     else:
         raise InvalidArgumentError(f"method must be 'newton', 'em' or 'convex', got {method!r}")
     violation = kkt_violation(m, c, pi)

@@ -35,7 +35,7 @@ from .identification import _identified_by
 from .mle import share_functionals
 from .shares import Estimate, estimate_sldp
 
-__all__ = ["SurveyCounts", "cluster_correction", "estimate_survey", "first_bad_weight", "fit_survey",
+__all__ = ["SurveyCounts", "cluster_correction", "estimate_survey", "face_covariance", "first_bad_weight", "fit_survey",
            "normalized_weights", "share_covariance", "variance_words"]
 
 
@@ -262,11 +262,10 @@ def fit_survey(mech: Mechanism, counts: SurveyCounts, *, cov: Any = None, level:
     frequency = counts.weight_kind is WeightKind.FREQUENCY
     n = round(float(counts.weighted.sum())) if frequency else counts.rows
     words = variance_words(chosen, 0 if counts.clusters is None else counts.clusters.shape[0], counts.weight_kind)
-    if est.status is FitStatus.BOUNDARY:  # no curvature to build a variance on: the profile intervals stand
-        survey = counts.weight_kind is WeightKind.SAMPLING or counts.clusters is not None
-        extra = (("the profile intervals are the weighted pseudo-likelihood's (no sandwich on the boundary): "
-                  "approximate",) if survey else ())
-        return dataclasses.replace(est, n=n, variance=words, warnings=(*est.warnings, *extra)), None
+    if est.status is FitStatus.BOUNDARY and chosen is Covariance.OIM:  # estimate_sldp's own fit stands
+        return dataclasses.replace(est, n=n, variance=words), None
+    if est.status is FitStatus.BOUNDARY:  # the sandwich on the face of the free shares, or a refusal
+        return _boundary_survey(mech, counts, est, chosen, words, n, level), None
     cov_shares = share_covariance(mech.matrix, counts, est.estimate, chosen)
     if cov_shares is None:
         note = ("the shares are not all identified: no standard errors under a survey variance; the intervals "
@@ -277,6 +276,82 @@ def fit_survey(mech: Mechanism, counts: SurveyCounts, *, cov: Any = None, level:
         return dataclasses.replace(est, n=n, stderr=se, variance=words), cov_shares
     ci_low, ci_high = wald_interval(est.estimate, se, level, low=0.0, high=1.0)
     return dataclasses.replace(est, n=n, stderr=se, ci_low=ci_low, ci_high=ci_high, variance=words), cov_shares
+
+
+def face_covariance(m: NDArray[np.float64], counts: SurveyCounts, pi: NDArray[np.float64], cov: Covariance
+                    ) -> NDArray[np.float64] | None:
+    """The ``(k, k)`` covariance under ``cov`` of the free shares (those above 0) of a maximum on the simplex's
+    edge, the shares at 0 held there (their rows and columns 0), or None where fewer than two shares are free (a
+    vertex: no free coordinate) or the free shares' information is singular (docs/theory.md section 8.4).
+
+    The shares at 0 are where the constraint holds them, so the estimating equations are those of the face
+    ``{pi_x > 0}``: in its tangent coordinates (the last free share follows from the others) the score of an answer
+    ``E`` is ``(m_x(E) - m_r(E)) / p_E`` over the free ``x`` but the last, ``r``, and the module's ``oim``, ``opg``
+    and ``robust`` are built from it as in the interior.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from designer.estimation.survey_design import SurveyCounts, face_covariance
+    >>> from designer.vocabulary import Covariance
+    >>> m = np.array([[0.8, 0.1, 0.1], [0.1, 0.8, 0.1], [0.1, 0.1, 0.8]])
+    >>> counts = SurveyCounts.from_rows(3, [0] * 5 + [1] * 60 + [2] * 35)
+    >>> cov = face_covariance(m, counts, np.array([0.0, 0.6, 0.4]), Covariance.ROBUST)
+    >>> bool(cov[0, 0] == 0.0 and cov[1, 1] > 0 and abs(cov[1, 1] - cov[2, 2]) < 1e-15)
+    True
+    """
+    k = m.shape[0]
+    free = np.flatnonzero(pi > 0)
+    if free.size < 2:
+        return None
+    p = pi @ m
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g = np.where(p[:, None] > 0, (m[free[:-1]] - m[free[-1]]).T / p[:, None], 0.0)
+    info = (g * counts.weighted[:, None]).T @ g
+    if np.linalg.matrix_rank(info) < free.size - 1:
+        return None
+    bread = np.linalg.inv(info)
+    if counts.clusters is not None:
+        sums = counts.clusters @ g
+        meat = sums.T @ sums * cluster_correction(counts.clusters.shape[0], counts.respondents, free.size - 1)
+    else:
+        meat = (g * counts.squared[:, None]).T @ g
+    if cov is Covariance.OIM:
+        cov_t = bread
+    elif cov is Covariance.OPG:
+        cov_t = np.linalg.inv(meat)
+    else:
+        cov_t = bread @ meat @ bread
+    functionals = np.zeros((free.size - 1, k))
+    functionals[:, free] = share_functionals(free.size)
+    return np.asarray(functionals.T @ cov_t @ functionals)
+
+
+def _boundary_survey(mech: Mechanism, counts: SurveyCounts, est: Estimate, chosen: Covariance, words: str, n: int,
+                     level: float) -> Estimate:
+    """A boundary fit under a survey variance: the free shares' standard errors and Wald intervals from
+    :func:`face_covariance`, the shares at 0 without a standard error and with the weighted pseudo-likelihood's
+    profile interval (approximate); or, where the face has no covariance, no standard errors and a warning that
+    says why."""
+    at_zero = [x for x, v in zip(mech.inputs, est.estimate) if v <= 0]
+    cov_face = face_covariance(mech.matrix, counts, est.estimate, chosen)
+    if cov_face is None:
+        why = ("the maximum is a vertex of the simplex (no free share to vary)" if np.sum(est.estimate > 0) < 2
+               else "the free shares' information is singular")
+        note = (f"no {words} variance on the boundary: {why}; the intervals are the profile likelihood's of the "
+                "weighted counts (approximate under weights or clusters)")
+        return dataclasses.replace(est, n=n, stderr=np.full(mech.k, np.nan), variance=f"none ({why})",
+                                   warnings=(*est.warnings, note))
+    free = est.estimate > 0
+    se = np.where(free, np.sqrt(np.maximum(np.diag(cov_face), 0.0)), np.nan)
+    wald_low, wald_high = wald_interval(est.estimate, np.where(free, se, 0.0), level, low=0.0, high=1.0)
+    ci_low = np.where(free, wald_low, est.ci_low)
+    ci_high = np.where(free, wald_high, est.ci_high)
+    note = (f"on the boundary ({', '.join(map(repr, at_zero))} at 0): the {words} variance is computed on the free "
+            "shares, those at 0 held there; their intervals are the weighted pseudo-likelihood's profile intervals "
+            "(approximate)")
+    return dataclasses.replace(est, n=n, stderr=se, ci_low=ci_low, ci_high=ci_high,
+                               variance=f"{words}, on the free shares (boundary)", warnings=(*est.warnings, note))
 
 
 def share_covariance(m: NDArray[np.float64], counts: SurveyCounts, pi: NDArray[np.float64], cov: Covariance

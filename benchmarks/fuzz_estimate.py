@@ -1,0 +1,61 @@
+"""The estimate verifier's full run (issue 55 item 5): random problems, designer's designs, multinomial data; every
+fit checked by tests/test_estimate_fuzz.py's independent oracles. Prints the statuses, the broken invariants and
+the exceptions outside designer's error classes; exits 1 when any invariant broke.
+
+    .venv/bin/python benchmarks/fuzz_estimate.py --fits 100000 --seconds 3600 --ends 0.05
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.test_estimate_fuzz import OBJECTIVES, draw_case, verify
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--fits", type=int, default=100_000)
+    parser.add_argument("--seconds", type=float, default=3600.0, help="stop after this long (the count run is printed)")
+    parser.add_argument("--ends", type=float, default=0.05, help="fraction of fits whose profile ends are recomputed")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    rng = np.random.default_rng(args.seed)
+    statuses: collections.Counter[str] = collections.Counter()
+    broken: list[str] = []
+    start = time.perf_counter()
+    done = 0
+    while done < args.fits:
+        done += 1
+        k = int(rng.integers(2, 9))
+        eps = float(rng.choice([0.1, 0.25, 0.5, 1.0, 2.0, 5.0]))
+        objective = str(rng.choice(OBJECTIVES))
+        log_n = float(rng.uniform(1.0, 6.0))
+        kind = str(rng.choice(["plain", "plain", "single", "weights"]))
+        case = (k, eps, objective, round(log_n, 3), kind)
+        try:
+            mech, counts = draw_case(rng, k, eps, objective, log_n, kind)
+            statuses[verify(mech, counts, rng, ends=bool(rng.random() < args.ends))] += 1
+        except AssertionError as error:
+            broken.append(f"{case}: invariant {error!r}")
+        except Exception:  # what the run counts
+            broken.append(f"{case}: exception {traceback.format_exc(limit=3)}")
+        if time.perf_counter() - start > args.seconds:
+            break
+    elapsed = time.perf_counter() - start
+    print(f"fits {done} in {elapsed:.0f} s; statuses {dict(statuses)}; broken {len(broken)}")
+    for line in broken[:20]:
+        print(line)
+    return 1 if broken else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
