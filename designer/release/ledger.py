@@ -27,7 +27,7 @@ from typing import Any
 from ..exceptions import DataError
 from ..exceptions import InvalidArgumentError as CommandError
 
-__all__ = ["Ledger", "LedgerEntry", "Scan", "nats", "default_ledger_path", "ledger_history", "scan_input", "settle"]
+__all__ = ["Ledger", "LedgerEntry", "Scan", "default_ledger_path", "ledger_history", "nats", "scan_input", "settle"]
 
 #: The name of the ledger randomize keeps beside its input by default.
 LEDGER_NAME = "designer-ledger.json"
@@ -80,7 +80,7 @@ def scan_input(inp: Any, randomized: list[str], kept: list[str], key: bytes | No
     >>> scan_input(ReleaseInput(frame, "data", ["answer"], ["id", "copy"]), ["answer"], ["id", "copy"], None)
     Traceback (most recent call last):
     ...
-    designer.exceptions.InvalidArgumentError: --keep copies the randomized column 'answer' verbatim as 'copy' (every row holds its true answer): drop 'copy' from --keep
+    designer.exceptions.InvalidArgumentError: --keep copies the randomized column 'answer' verbatim as 'copy' ...
     """
     from .._internal.canonical import cell_text
 
@@ -340,7 +340,7 @@ def settle(path: str, inp: Any, randomized: list[str], kept: list[str], designs:
     >>> settle(path, inp, ["answer"], [], {}, {}, Fraction(1), Fraction(3, 2))
     Traceback (most recent call last):
     ...
-    designer.exceptions.InvalidArgumentError: --budget-cap 1.5: this release (1 nats) would bring its data's composed loss to 2 nats with release #1 in .../ledger.json; the data has no budget left for it
+    designer.exceptions.InvalidArgumentError: --budget-cap 1.5: this release (1 nats) would bring its data's ...
     >>> folder.cleanup()
     """
     ledger = Ledger.open(path)
