@@ -160,7 +160,8 @@ def _budget_cap(scratch: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> int:
 SCENARIOS: dict[str, Scenario] = {
     "done": _done, "bad flag": _bad_flag, "bad problem file": _bad_problem_file, "infeasible": _infeasible,
     "solver failed": _solver_failed, "not certified": _not_certified, "tampered release": _tampered_release,
-    "off the device's grid": _off_grid, "seed 0 without --simulation": _seed_zero, "estimate not converged": _estimate_not_converged,
+    "off the device's grid": _off_grid, "seed 0 without --simulation": _seed_zero,
+    "estimate not converged": _estimate_not_converged,
     "regress separation": _regress_separation, "internal error": _internal_error, "Ctrl-C": _interrupted,
     "SIGTERM": _terminated, "studio without Shiny": _studio_without_shiny,
     "manifest not a file": _manifest_not_a_file, "budget cap": _budget_cap,
