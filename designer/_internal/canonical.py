@@ -11,6 +11,10 @@ The serialization is defined cell by cell, so it is the same however the rows ar
 - per column, the bytes ``len(name) || name`` and, for every row in order, ``0xFFFFFFFFFFFFFFFF`` for null or the
   cell's UTF-8 length (8 bytes, little-endian) followed by the cell's bytes;
 - the SHA-256 of ``"designer-table-v1" || rows (8 bytes) || columns (8 bytes)`` followed by each column's SHA-256.
+
+A released file is serialized as pandas' reader of its format reads it (:func:`released_sha256`): a CSV column is
+typed as ``read_csv`` types it by default (whole numbers, numbers, ``true``/``false``, text; its default missing
+cells such as ``NA`` and the empty cell), so a DataFrame read back from the release has the release's SHA-256.
 """
 
 from __future__ import annotations
