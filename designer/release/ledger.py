@@ -41,7 +41,14 @@ _TAG = b"designer-fingerprint-v1"
 @dataclass(frozen=True)
 class Scan:
     """What one pass over a release's input found: each randomized column's fingerprint (keyed by the ledger's
-    key; empty without a key) and the rows read."""
+    key; empty without a key) and the rows read.
+
+    Examples
+    --------
+    >>> from designer.release.ledger import Scan
+    >>> Scan({"answer": "ab" * 32}, 2).rows
+    2
+    """
 
     fingerprints: dict[str, str]
     rows: int
@@ -284,7 +291,20 @@ def ledger_history(path: str) -> str:
 class LedgerEntry:
     """A release's place in its ledger, settled before its files are written: the ledger, the columns'
     fingerprints, designs and losses, the release's loss and the composed loss of its data with the earlier
-    releases it shares data with."""
+    releases it shares data with.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from fractions import Fraction
+    >>> from designer.release.ledger import Ledger, LedgerEntry
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> entry = LedgerEntry(Ledger.open(os.path.join(folder.name, "l.json")), {"answer": "f"}, {}, {},
+    ...                     Fraction(1), Fraction(1), [])
+    >>> entry.warning() is None, entry.manifest_record()["composed_epsilon_exact"]
+    (True, '1')
+    >>> folder.cleanup()
+    """
 
     ledger: Ledger
     fingerprints: dict[str, str]
