@@ -287,7 +287,7 @@ def test_randomize_writes_the_table_it_read_or_nothing(table, presentation, suff
 
         before = set(os.listdir(folder))
         code, _, err = run(argv_of(data, out))
-        check_contract(code, err, folder, before, [out.name, out.name + ".manifest.json"])
+        check_contract(code, err, folder, before, [out.name, out.name + ".manifest.json", "designer-ledger.json"])
         if code == 0:
             ref_code, _, ref_bytes = reference(argv_of, header, rows)
             assert ref_code == 0, "released from this file, refused as plain CSV"

@@ -56,7 +56,9 @@ def test_a_part_added_after_a_folder_release_and_an_empty_parts_list_are_refused
     frame = pd.DataFrame({"id": range(300), "answer": ["yes" if i % 3 == 0 else "no" for i in range(300)]})
     frame.iloc[:150].to_parquet(tmp_path / "ds" / "a.parquet")
     frame.iloc[150:].to_parquet(tmp_path / "ds" / "b.parquet")
-    assert _run(capsys, "randomize", tmp_path / "ds", "--variable", f"answer={WARNER}", "--out", tmp_path / "out")[0] == 0
+    code, _, err = _run(capsys, "randomize", tmp_path / "ds", "--variable", f"answer={WARNER}", "--out",
+                        tmp_path / "out")
+    assert code == 0, err
     manifest = tmp_path / "out.manifest.json"
     record = json.loads(manifest.read_text())
     parts = sorted(p.name for p in (tmp_path / "out").iterdir())

@@ -27,7 +27,7 @@ from typing import Any
 from ..exceptions import DataError
 from ..exceptions import InvalidArgumentError as CommandError
 
-__all__ = ["Ledger", "LedgerEntry", "Scan", "nats", "default_ledger_path", "ledger_history", "scan_input", "settle"]
+__all__ = ["Ledger", "LedgerEntry", "Scan", "default_ledger_path", "ledger_history", "nats", "scan_input", "settle"]
 
 #: The name of the ledger randomize keeps beside its input by default.
 LEDGER_NAME = "designer-ledger.json"
@@ -41,7 +41,14 @@ _TAG = b"designer-fingerprint-v1"
 @dataclass(frozen=True)
 class Scan:
     """What one pass over a release's input found: each randomized column's fingerprint (keyed by the ledger's
-    key; empty without a key) and the rows read."""
+    key; empty without a key) and the rows read.
+
+    Examples
+    --------
+    >>> from designer.release.ledger import Scan
+    >>> Scan({"answer": "ab" * 32}, 2).rows
+    2
+    """
 
     fingerprints: dict[str, str]
     rows: int
@@ -80,7 +87,7 @@ def scan_input(inp: Any, randomized: list[str], kept: list[str], key: bytes | No
     >>> scan_input(ReleaseInput(frame, "data", ["answer"], ["id", "copy"]), ["answer"], ["id", "copy"], None)
     Traceback (most recent call last):
     ...
-    designer.exceptions.InvalidArgumentError: --keep copies the randomized column 'answer' verbatim as 'copy' (every row holds its true answer): drop 'copy' from --keep
+    designer.exceptions.InvalidArgumentError: --keep copies the randomized column 'answer' verbatim as 'copy' ...
     """
     from .._internal.canonical import cell_text
 
@@ -284,7 +291,20 @@ def ledger_history(path: str) -> str:
 class LedgerEntry:
     """A release's place in its ledger, settled before its files are written: the ledger, the columns'
     fingerprints, designs and losses, the release's loss and the composed loss of its data with the earlier
-    releases it shares data with."""
+    releases it shares data with.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from fractions import Fraction
+    >>> from designer.release.ledger import Ledger, LedgerEntry
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> entry = LedgerEntry(Ledger.open(os.path.join(folder.name, "l.json")), {"answer": "f"}, {}, {},
+    ...                     Fraction(1), Fraction(1), [])
+    >>> entry.warning() is None, entry.manifest_record()["composed_epsilon_exact"]
+    (True, '1')
+    >>> folder.cleanup()
+    """
 
     ledger: Ledger
     fingerprints: dict[str, str]
@@ -340,7 +360,7 @@ def settle(path: str, inp: Any, randomized: list[str], kept: list[str], designs:
     >>> settle(path, inp, ["answer"], [], {}, {}, Fraction(1), Fraction(3, 2))
     Traceback (most recent call last):
     ...
-    designer.exceptions.InvalidArgumentError: --budget-cap 1.5: this release (1 nats) would bring its data's composed loss to 2 nats with release #1 in .../ledger.json; the data has no budget left for it
+    designer.exceptions.InvalidArgumentError: --budget-cap 1.5: this release (1 nats) would bring its data's ...
     >>> folder.cleanup()
     """
     ledger = Ledger.open(path)

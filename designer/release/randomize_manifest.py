@@ -88,15 +88,11 @@ def frame_record(files: list[str]) -> dict[str, Any]:
     """The canonical SHA-256 of the released rows (``frame_sha256``, :mod:`designer._internal.canonical`) read back
     from the staged files as pandas reads their format, by which a DataFrame is checked against the manifest; null
     with a reason when the rows cannot be read back so."""
-    from .._internal.canonical import chunks_sha256, file_chunks
-
-    def chunks() -> Any:
-        for file in files:
-            yield from file_chunks(file)
+    from .._internal.canonical import released_sha256
 
     try:
-        return {"frame_sha256": chunks_sha256(chunks()), "frame_sha256_of": FRAME_SHA256_OF}
-    except Exception as exc:  # noqa: BLE001 - a figure for the reader: null with its reason (house style 20)
+        return {"frame_sha256": released_sha256(files), "frame_sha256_of": FRAME_SHA256_OF}
+    except Exception as exc:  # a figure for the reader: null with its reason (house style 20)
         return {"frame_sha256": None, "frame_sha256_of": f"not computed: {' '.join(str(exc).split())[:160]}"}
 
 
