@@ -18,13 +18,14 @@ samples"); at large ``n`` the two agree to ``O(1/n)``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..exceptions import InvalidArgumentError
 
-__all__ = ["POSTERIOR_BURN", "POSTERIOR_DRAWS", "Posterior", "posterior_shares"]
+__all__ = ["POSTERIOR_BURN", "POSTERIOR_DRAWS", "Posterior", "posterior_estimate", "posterior_shares"]
 
 #: Draws of the data-augmentation chain kept, and discarded first (the chain starts at the prior's centre).
 POSTERIOR_DRAWS = 4000
@@ -195,3 +196,32 @@ def _laplace(mu: NDArray[np.float64], cu: NDArray[np.float64], prior: float
     values, vectors = np.linalg.eigh(info)
     values = np.maximum(values, 1e-8 * max(float(values.max()), 1e-300))
     return mode, (vectors / values) @ vectors.T
+
+
+def posterior_estimate(mech: Any, counts: ArrayLike, *, level: float = 0.95, prior: float = 1.0,
+                       seed: int = 0) -> Any:
+    """``estimate --method posterior``: an :class:`~designer.estimation.shares.Estimate` whose ``estimate`` is the
+    posterior mean under the ``Dirichlet(prior)`` prior, ``stderr`` the posterior standard deviation and
+    ``ci_low``, ``ci_high`` the equal-tailed credible interval (:func:`posterior_shares`); the maximum
+    likelihood fit's status, log-likelihood and identified set are kept beside them.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.estimation.posterior import posterior_estimate
+    >>> fit = posterior_estimate(designer.Q_2x3(0.6, 0.2), [3, 5, 2])
+    >>> fit.method, fit.variance
+    ('posterior', 'posterior standard deviation, Dirichlet(1) prior')
+    """
+    import dataclasses
+
+    from .shares import estimate_sldp
+
+    mle = estimate_sldp(mech, counts, level=level)
+    post = posterior_shares(mech.matrix, counts, prior=prior, level=level, seed=seed)
+    note = (f"posterior mean under the Dirichlet({prior:g}) prior, its standard deviation and {level:g} equal-tailed "
+            f"credible intervals (acceptance {post.acceptance:.2f}); the maximum likelihood estimate is "
+            + ", ".join(f"{x}={v:.6g}" for x, v in zip(mle.inputs, mle.estimate)))
+    return dataclasses.replace(mle, estimate=post.mean, stderr=post.sd, ci_low=post.ci_low, ci_high=post.ci_high,
+                               method="posterior", variance=f"posterior standard deviation, Dirichlet({prior:g}) prior",
+                               warnings=(*mle.warnings, note))
