@@ -55,7 +55,7 @@ def test_three_inputs_with_a_dont_know_equal_the_quadrature():
 
 def test_no_answers_give_the_prior_and_bad_counts_are_refused():
     post = posterior_shares(THREE, [0, 0, 0, 0], prior=2.0, draws=2000)
-    assert np.allclose(post.mean, 1 / 3)
+    assert np.all(np.abs(post.mean - 1 / 3) < 5 * post.mcse + 3e-3)
     with pytest.raises(InvalidArgumentError, match="whole"):
         posterior_shares(WARNER, [1.5, 2])
     with pytest.raises(InvalidArgumentError, match="prior"):

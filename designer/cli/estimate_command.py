@@ -56,9 +56,10 @@ def _configure_estimate(p: argparse.ArgumentParser) -> None:
     p.add_argument("--missing", choices=("error", "drop"), default="error",
                    help="a row without an answer (empty, NA): error (default, naming the line) or drop (counted)")
     add_survey_arguments(p)
-    p.add_argument("--method", choices=("newton", "em", "convex"), default="newton",
+    p.add_argument("--method", choices=("newton", "em", "convex", "posterior"), default="newton",
                    help="how the likelihood is maximised with one mechanism: newton (default; active-set Newton "
-                        "steps), em (EM iterations) or convex (the concave program)")
+                        "steps), em (EM iterations) or convex (the concave program); posterior: the posterior "
+                        "mean under the uniform Dirichlet prior with credible intervals (small samples)")
     p.add_argument("--test", metavar="SHARE=VALUE",
                    help="test a share against a null value: the Wald test and the likelihood-ratio test (better "
                         "with few respondents), e.g. --test yes=0.3")

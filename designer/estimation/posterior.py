@@ -2,11 +2,13 @@
 posterior mean for small samples").
 
 The answers' likelihood is a mixture, ``L(pi) = prod_E (sum_x pi_x M[x, E])^c_E`` (Def 3.1; Shafer semantics,
-Remark 3.8). Under the prior ``pi ~ Dirichlet(alpha, ..., alpha)`` the posterior is sampled by data augmentation
-(Tanner and Wong 1987): given ``pi``, the ``c_E`` respondents who gave answer ``E`` are allotted to the inputs by a
-multinomial draw with probabilities ``pi_x M[x, E] / sum_y pi_y M[y, E]``; given the allotment ``a``, ``pi ~
-Dirichlet(alpha + a)``. The estimate is the posterior mean (Rao-Blackwellised: the mean over the draws of
-``(alpha + a) / (k alpha + n)``), the interval the equal-tailed credible interval of the draws of ``pi``.
+Remark 3.8). Under the prior ``pi ~ Dirichlet(alpha, ..., alpha)`` the posterior of the additive log-ratios
+``theta_x = log(pi_x / pi_k)`` has the log density ``sum_E c_E log (sum_x pi_x M[x, E]) + alpha sum_x log pi_x``
+(the prior's ``alpha - 1`` and the Jacobian of the map). It is sampled by an independence Metropolis-Hastings
+sampler whose proposal is a multivariate t (4 degrees of freedom) about the posterior mode, scaled by the inverse
+of the negative Hessian there (inflated by 1.5). The estimate is the mean of the draws of ``pi``, the interval their
+equal-tailed credible interval. (Data augmentation, allotting the answers to the inputs given ``pi``, mixes too
+slowly where the answers carry little information: at k-RR, k = 16, eps 0.5 its intervals covered 0.81.)
 
 Where the MLE sits on the boundary of the simplex or the answers carry little information, the posterior mean
 shrinks toward the prior's centre and its mean squared error is below the MLE's (benchmarks/README.md, "Finite
@@ -16,13 +18,14 @@ samples"); at large ``n`` the two agree to ``O(1/n)``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..exceptions import InvalidArgumentError
 
-__all__ = ["POSTERIOR_BURN", "POSTERIOR_DRAWS", "Posterior", "posterior_shares"]
+__all__ = ["POSTERIOR_BURN", "POSTERIOR_DRAWS", "Posterior", "posterior_estimate", "posterior_shares"]
 
 #: Draws of the data-augmentation chain kept, and discarded first (the chain starts at the prior's centre).
 POSTERIOR_DRAWS = 4000
@@ -44,6 +47,8 @@ class Posterior:
         Draws of the chain kept.
     mcse : (k,) ndarray
         Monte Carlo standard error of ``mean`` (batch means over 20 batches).
+    acceptance : float
+        The share of the kept proposals the sampler accepted.
     """
 
     mean: NDArray[np.float64]
@@ -54,6 +59,7 @@ class Posterior:
     level: float
     draws: int
     mcse: NDArray[np.float64]
+    acceptance: float
 
 
 def posterior_shares(matrix: ArrayLike, counts: ArrayLike, *, prior: float = 1.0, level: float = 0.95,
@@ -110,26 +116,112 @@ def posterior_shares(matrix: ArrayLike, counts: ArrayLike, *, prior: float = 1.0
         raise InvalidArgumentError(f"draws must be at least 20 and burn at least 0, got {draws}, {burn}")
     k = m.shape[0]
     used = np.flatnonzero(c > 0)
-    mu, cu = m[:, used], c[used].astype(np.int64)
-    n = int(cu.sum())
+    mu, cu = m[:, used], c[used]
     rng = np.random.default_rng(seed)
-    pi = np.full(k, 1.0 / k)
-    kept = np.empty((draws, k))
-    means = np.empty((draws, k))
-    for step in range(burn + draws):
-        weights = pi[:, None] * mu  # (k, m'): P(x, E)
-        probs = weights / weights.sum(axis=0)
-        allotted = rng.multinomial(cu, probs.T).sum(axis=0) if used.size else np.zeros(k)
-        shape = prior + allotted
-        if step >= burn:
-            means[step - burn] = shape / (k * prior + n)
-        pi = rng.dirichlet(shape)
-        pi = np.maximum(pi, 1e-300)
-        if step >= burn:
-            kept[step - burn] = pi
+    mode, cov = _laplace(mu, cu, float(prior))
+    total = burn + draws
+    # proposals: multivariate t (4 df) about the mode, the Laplace covariance inflated by 1.5
+    chol = np.linalg.cholesky(1.5 * cov + 1e-12 * np.eye(k - 1))
+    z = rng.standard_normal((total, k - 1)) @ chol.T
+    scale = np.sqrt(rng.chisquare(PROPOSAL_DF, total) / PROPOSAL_DF)
+    theta = mode + z / scale[:, None]
+    log_target = _log_target(theta, mu, cu, float(prior))
+    quad = np.einsum("ij,ij->i", np.linalg.solve(1.5 * cov + 1e-12 * np.eye(k - 1), (theta - mode).T).T,
+                     theta - mode)
+    log_proposal = -(PROPOSAL_DF + k - 1) / 2 * np.log1p(quad / PROPOSAL_DF)
+    log_weight = log_target - log_proposal
+    uniforms = np.log(rng.random(total))
+    current, accepted = 0, 0
+    chain = np.empty(total, dtype=np.int64)
+    for step in range(total):  # the independence sampler's accept step on the precomputed weights
+        if uniforms[step] <= log_weight[step] - log_weight[current]:
+            current = step
+            accepted += step >= burn
+        chain[step] = current
+    kept = _shares(theta[chain[burn:]])
     alpha = (1 - level) / 2
-    batches = means[: draws - draws % 20].reshape(20, -1, k).mean(axis=1)
-    return Posterior(mean=means.mean(axis=0), sd=kept.std(axis=0, ddof=1),
+    batches = kept[: draws - draws % 20].reshape(20, -1, k).mean(axis=1)
+    return Posterior(mean=kept.mean(axis=0), sd=kept.std(axis=0, ddof=1),
                      ci_low=np.quantile(kept, alpha, axis=0), ci_high=np.quantile(kept, 1 - alpha, axis=0),
                      prior=float(prior), level=float(level), draws=int(draws),
-                     mcse=batches.std(axis=0, ddof=1) / np.sqrt(20))
+                     mcse=batches.std(axis=0, ddof=1) / np.sqrt(20), acceptance=accepted / draws)
+
+
+#: Degrees of freedom of the proposal's t distribution (heavier tails than the posterior's).
+PROPOSAL_DF = 4.0
+
+
+def _shares(theta: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``pi = softmax(theta, 0)``: the shares of additive log-ratios ``theta`` ``(..., k - 1)`` against the last."""
+    full = np.concatenate([theta, np.zeros((*theta.shape[:-1], 1))], axis=-1)
+    full -= full.max(axis=-1, keepdims=True)
+    e = np.exp(full)
+    return np.asarray(e / e.sum(axis=-1, keepdims=True))
+
+
+def _log_target(theta: NDArray[np.float64], mu: NDArray[np.float64], cu: NDArray[np.float64],
+                prior: float) -> NDArray[np.float64]:
+    """The log posterior density of the log-ratios: ``sum_E c_E log (pi' M)_E + alpha sum_x log pi_x`` (the
+    Dirichlet's ``alpha - 1`` plus the Jacobian ``prod_x pi_x`` of the map to the simplex)."""
+    pi = _shares(np.atleast_2d(theta))
+    with np.errstate(divide="ignore"):
+        return np.asarray(np.log(np.maximum(pi @ mu, 1e-300)) @ cu + prior * np.log(np.maximum(pi, 1e-300)).sum(axis=1))
+
+
+def _laplace(mu: NDArray[np.float64], cu: NDArray[np.float64], prior: float
+             ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The posterior mode of the log-ratios and the inverse of the negative Hessian there (analytic gradient,
+    central differences of it)."""
+    from scipy.optimize import minimize
+
+    k = mu.shape[0]
+
+    def gradient(theta: NDArray[np.float64]) -> NDArray[np.float64]:
+        pi = _shares(theta)
+        g_pi = mu @ (cu / np.maximum(pi @ mu, 1e-300)) + prior / pi
+        g = pi * (g_pi - pi @ g_pi)
+        return np.asarray(g[:-1])
+
+    start = np.zeros(k - 1)
+    opt = minimize(lambda t: -float(_log_target(t, mu, cu, prior)[0]), start, jac=lambda t: -gradient(t),
+                   method="BFGS", options={"gtol": 1e-10, "maxiter": 2000})
+    mode = np.asarray(opt.x, dtype=np.float64)
+    hessian = np.empty((k - 1, k - 1))
+    for j in range(k - 1):
+        h = 1e-5 * max(1.0, abs(float(mode[j])))
+        e = np.zeros(k - 1)
+        e[j] = h
+        hessian[:, j] = (gradient(mode + e) - gradient(mode - e)) / (2 * h)
+    info = -(hessian + hessian.T) / 2
+    values, vectors = np.linalg.eigh(info)
+    values = np.maximum(values, 1e-8 * max(float(values.max()), 1e-300))
+    return mode, (vectors / values) @ vectors.T
+
+
+def posterior_estimate(mech: Any, counts: ArrayLike, *, level: float = 0.95, prior: float = 1.0,
+                       seed: int = 0) -> Any:
+    """``estimate --method posterior``: an :class:`~designer.estimation.shares.Estimate` whose ``estimate`` is the
+    posterior mean under the ``Dirichlet(prior)`` prior, ``stderr`` the posterior standard deviation and
+    ``ci_low``, ``ci_high`` the equal-tailed credible interval (:func:`posterior_shares`); the maximum
+    likelihood fit's status, log-likelihood and identified set are kept beside them.
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.estimation.posterior import posterior_estimate
+    >>> fit = posterior_estimate(designer.Q_2x3(0.6, 0.2), [3, 5, 2])
+    >>> fit.method, fit.variance
+    ('posterior', 'posterior standard deviation, Dirichlet(1) prior')
+    """
+    import dataclasses
+
+    from .shares import estimate_sldp
+
+    mle = estimate_sldp(mech, counts, level=level)
+    post = posterior_shares(mech.matrix, counts, prior=prior, level=level, seed=seed)
+    note = (f"posterior mean under the Dirichlet({prior:g}) prior, its standard deviation and {level:g} equal-tailed "
+            f"credible intervals (acceptance {post.acceptance:.2f}); the maximum likelihood estimate is "
+            + ", ".join(f"{x}={v:.6g}" for x, v in zip(mle.inputs, mle.estimate)))
+    return dataclasses.replace(mle, estimate=post.mean, stderr=post.sd, ci_low=post.ci_low, ci_high=post.ci_high,
+                               method="posterior", variance=f"posterior standard deviation, Dirichlet({prior:g}) prior",
+                               warnings=(*mle.warnings, note))

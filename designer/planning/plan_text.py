@@ -66,7 +66,7 @@ def report_rows(out: dict[str, Any]) -> list[list[Any]]:
         c = out["check"]
         rows.append(["simulation check", f"{int(c['reps'])} surveys of n = {out['n']}: coverage {c['coverage']:.3f}, "
                      f"mean half-width {c['mean_half_width']:.4g}"
-                     + (f", power {c['power']:.3f}" if "power" in c else "")])
+                     + (f", power {c['power']:.3f}" if "power" in c else "") + _asymptotic_words(c)])
     if out.get("convex"):
         rows.append(["variance curves convex", "every question" if all(out["convex"]) else "not every question: "
                      + ", ".join(r["question"] for r, ok in zip(out["allocation"], out["convex"]) if not ok)])
@@ -138,7 +138,7 @@ def plan_lines(out: dict[str, Any], level: float | None, notes: tuple[str, ...] 
         c = out["check"]
         lines.append(f"simulation check ({int(c['reps'])} surveys of n = {out['n']}): coverage {c['coverage']:.3f} "
                      f"(level {level:g}), mean half-width {c['mean_half_width']:.4g}"
-                     + (f", power {c['power']:.3f}" if "power" in c else ""))
+                     + (f", power {c['power']:.3f}" if "power" in c else "") + _asymptotic_words(c))
     return "\n".join(lines + list(notes))
 
 
@@ -191,3 +191,18 @@ def split_lines(out: dict[str, Any], files: dict[str, str]) -> str:
         lines.append(f"the unknown share ({share['scope']}:{share['answer']}, assumed {share['assumed']:g}, groups "
                      f"{', '.join(share['groups'])}) is estimated with the prevalence")
     return "\n".join([*lines, render_table(*split_table(out, files))])
+
+
+def _asymptotic_words(check: dict[str, float]) -> str:
+    """The simulated mean squared error beside the asymptotic one, and a warning where they differ by more than
+    :data:`~designer.planning.simulation_check.ASYMPTOTIC_TOL`."""
+    from .simulation_check import ASYMPTOTIC_TOL
+
+    ratio = check.get("mse_ratio")
+    if ratio is None or ratio != ratio:
+        return ""
+    words = f"; MSE {check['mse']:.4g} per respondent against the asymptotic {check['asymptotic']:.4g}"
+    if abs(ratio - 1) > ASYMPTOTIC_TOL:
+        words += (f" (ratio {ratio:.3f}: the asymptotic n is off by more than {ASYMPTOTIC_TOL:.0%} at this n; "
+                  f"about {ratio:.2f} times the planned n gives the planned variance)")
+    return words

@@ -97,7 +97,8 @@ def in_covariates(fit: RegressionResult, std: Standardization, plan: DesignPlan,
     cov[~good, :] = np.nan
     cov[:, ~good] = np.nan
     table = fit_statistics(beta, cov, names, outcomes, fit.level, shown, loglik=fit.loglik, null_loglik=0.0,
-                           n=max(fit.n, 1), k=o + 1, sandwich=True, stderr=_stderr(rows, kernel, good)
+                           n=max(fit.n, 1), k=o + 1, sandwich=True,
+                           stderr=_stderr(np.asarray(rows, dtype=np.float64), kernel, good)
                            ).coefficient_columns
     labels = [f"{x}:{t}" if o > 1 else t for x in outcomes for t in names]
     warnings = [w for w in fit.warnings if not w.startswith("separation: the estimates of")]

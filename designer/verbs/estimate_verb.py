@@ -205,8 +205,12 @@ def estimate(data: Any, mechanism: Any = None, *, column: str = "response", sema
     wldp = str(semantics).lower() == "wldp"
     if missing not in ("error", "drop"):
         raise InvalidArgumentError(f"missing must be 'error' or 'drop', not {missing!r}")
-    if method not in ("newton", "em", "convex"):
-        raise InvalidArgumentError(f"method must be 'newton', 'em' or 'convex', not {method!r}")
+    if method not in ("newton", "em", "convex", "posterior"):
+        raise InvalidArgumentError(f"method must be 'newton', 'em', 'convex' or 'posterior', not {method!r}")
+    if method == "posterior" and (isinstance(mechanism, Mapping) or group or noncompliance or unrelated is not None
+                                  or share_groups or weights or cluster or cov or test or semantics == "wldp"):
+        raise InvalidArgumentError(say("{method=posterior} takes one mechanism's unweighted set answers, without "
+                                       "{test}: drop the other options, or use {method=newton}"))
     if manifest is not None:
         from ..estimation.manifest_channel import manifest_mechanism
 
@@ -272,6 +276,12 @@ def estimate(data: Any, mechanism: Any = None, *, column: str = "response", sema
     counts, dropped = _counts(source, column, design, precise=False, missing=missing, parts_map=parts_map)
     if not counts.sum() > 0:
         raise DataError(f"{source.name}: no answers to estimate from")
+    if method == "posterior":
+        from ..estimation.posterior import posterior_estimate
+
+        post = posterior_estimate(mech, counts, level=level)
+        return ShareEstimates(fit=post, dropped=dropped, mechanisms=files, status=post.status, warnings=post.warnings,
+                              refit=lambda lv: posterior_estimate(mech, counts, level=lv))
     est = estimate_sldp(mech, counts, level=level, method=method)
     report = None if tested is None else _share_test(mech, *tested, counts, est)
     return ShareEstimates(fit=est, dropped=dropped, mechanisms=files, test=report, status=est.status,
