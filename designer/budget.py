@@ -32,6 +32,8 @@ class Budget:
 
     Examples
     --------
+    >>> import math
+    >>> from designer import Budget
     >>> Budget(1.0).lp_factor == math.e
     True
     >>> Budget(1.0).admits(271, 100), Budget(1.0).admits(272, 100)

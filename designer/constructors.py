@@ -259,6 +259,7 @@ def Q_subset_selection(eps: float, k: int | Sequence[str], d: int) -> Mechanism:
 
     Examples
     --------
+    >>> from designer import Q_subset_selection
     >>> from designer import is_private
     >>> from designer.estimation.shares import estimator_variance
     >>> q = Q_subset_selection(0.5, 6, 2)

@@ -18,6 +18,7 @@ __all__ = [
     "NotReadyError",
     "PlanningError",
     "RegressionError",
+    "ShadowedNameWarning",
     "SolverError",
 ]
 
@@ -155,6 +156,31 @@ class DesignWarning(UserWarning):
     ...     result = designer.design(problem)
     >>> [w.category.__name__ for w in caught], "inputs b, c answer alike" in result.warnings[0]
     (['DesignWarning'], True)
+    """
+
+
+class ShadowedNameWarning(UserWarning):
+    """A file in the current folder has the bare name of a file that comes with designer, and is read instead.
+
+    ``designer randomize answers`` reads ``./answers.csv`` when there is one, not designer's own ``answers``; the
+    command line says so on one line (``designer: note: ...``) so that a file left in the folder does not silently
+    change what an example does.
+
+    Examples
+    --------
+    >>> import os, tempfile, warnings
+    >>> from designer._internal.bundled import resolve
+    >>> from designer.exceptions import ShadowedNameWarning
+    >>> here = os.getcwd()
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     os.chdir(folder)
+    ...     _ = open("warner.toml", "w").close()
+    ...     with warnings.catch_warnings(record=True) as caught:
+    ...         warnings.simplefilter("always")
+    ...         path = resolve("warner", "problem")
+    ...     os.chdir(here)
+    >>> path, [w.category.__name__ for w in caught]
+    ('warner.toml', ['ShadowedNameWarning'])
     """
 
 

@@ -75,6 +75,7 @@ class Mechanism:
 
     Examples
     --------
+    >>> from designer import Mechanism
     >>> q = Mechanism([[0, 0.6, 0.2, 0.2], [0, 0.2, 0.6, 0.2]], inputs=["yes", "no"], frame=["yes", "no"])
     >>> q.focal_sets
     [('yes',), ('no',), ('yes', 'no')]
@@ -286,6 +287,7 @@ class Mechanism:
 
         Examples
         --------
+        >>> from designer import Mechanism
         >>> q = Mechanism.from_dict({"yes": {"yes": 0.75, "no": 0.25}, "no": {"yes": 0.25, "no": 0.75}})
         >>> q.frame
         ('yes', 'no')

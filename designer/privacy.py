@@ -434,6 +434,7 @@ def is_private(
 
     Examples
     --------
+    >>> from designer import is_private
     >>> from designer import Q_GWRR
     >>> is_private(Q_GWRR(1.0, 0.8), 1.0)  # GWRR meets its budget with equality (Cor 3.12)
     True

@@ -93,6 +93,7 @@ def subset_mask(subset: Iterable[str], frame: Sequence[str]) -> int:
 
     Examples
     --------
+    >>> from designer.setfunctions import subset_mask
     >>> subset_mask(["no"], ["yes", "no"])
     2
     >>> subset_mask(["yes", "no"], ["yes", "no"])
@@ -112,6 +113,7 @@ def mask_labels(mask: int, frame: Sequence[str]) -> tuple[str, ...]:
 
     Examples
     --------
+    >>> from designer.setfunctions import mask_labels
     >>> mask_labels(3, ["yes", "no"])
     ('yes', 'no')
     """

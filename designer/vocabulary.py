@@ -3,6 +3,7 @@
 Every public function accepts these enums or their string values (``"sldp"``, ``"walley"``, ...); the
 parsers below turn a string into the enum once, at the edge, with one message for every caller.
 
+>>> from designer import Semantics, Loss
 >>> Semantics.parse("WLDP").losses
 (<Loss.WALLEY: 'walley'>,)
 >>> Loss.parse("wldp")  # a semantics names the loss it bounds

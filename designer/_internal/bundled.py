@@ -11,6 +11,9 @@ file), :func:`resolve` decides what a name means:
    ``gwrr-dont-know`` is ``problems/gwrr-dont-know.toml``, ``three-by-four`` is
    ``examples/mechanisms/three-by-four.csv``, ``sex2-answers`` is ``examples/data/sex2-answers.csv``;
 3. else one error line naming what was given and the closest bundled names.
+
+A bare name read from the current folder while designer has a file of that name is said with a
+:class:`~designer.exceptions.ShadowedNameWarning` (the command line prints it as one ``designer: note:`` line).
 """
 
 from __future__ import annotations
@@ -19,11 +22,12 @@ import atexit
 import contextlib
 import difflib
 import os
+import warnings
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path, PurePath
 
-from ..exceptions import DesignerError
+from ..exceptions import DesignerError, ShadowedNameWarning
 
 __all__ = ["KINDS", "Bundled", "bundled", "find", "resolve", "unknown"]
 
@@ -150,17 +154,30 @@ def resolve(path: str | os.PathLike[str], kind: str | tuple[str, ...], *,
     """
     kinds = (kind,) if isinstance(kind, str) else tuple(kind)
     text = os.fspath(path)
-    if not text or os.path.exists(text):
-        return path
     base = os.path.basename(text.rstrip("/" + os.sep))
+    if not text or os.path.exists(text):
+        if text and base == text:
+            _say_if_shadowed(text, text, kinds)
+        return path
     if base == text:  # a bare name: a file here with the kind's extension, else the package's file of that name
         for suffix in dict.fromkeys(x for k in kinds for x in KINDS[k].suffixes):
             if os.path.isfile(text + suffix):
+                _say_if_shadowed(text, text + suffix, kinds)
                 return text + suffix
         hit = find(text, kinds)
         if hit is not None:
             return hit.path
     raise error(unknown(text, kinds))
+
+
+def _say_if_shadowed(text: str, local: str, kinds: tuple[str, ...]) -> None:
+    """Warn (:class:`ShadowedNameWarning`) when the bare name ``text``, read as the local file ``local``, is also
+    the name of a file designer carries."""
+    hit = find(text, kinds)
+    if hit is not None:
+        warnings.warn(f"{local} in this folder is read, not designer's own {KINDS[hit.kind].word} {hit.name} "
+                      f"(rename the local file, or give its path as ./{local}, to keep this note away)",
+                      ShadowedNameWarning, stacklevel=3)
 
 
 def unknown(text: str, kinds: tuple[str, ...]) -> str:

@@ -18,7 +18,14 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from .._internal.keywords import flag_names
-from ..exceptions import CertificationError, DataError, DesignerError, DesignWarning, SolverError
+from ..exceptions import (
+    CertificationError,
+    DataError,
+    DesignerError,
+    DesignWarning,
+    ShadowedNameWarning,
+    SolverError,
+)
 from ._common import show_progress
 
 __all__ = ["COMMANDS", "build_parser", "main", "show_progress"]
@@ -33,7 +40,31 @@ class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors: ``designer: error: argument --epsilon: ...`` (exit status 2)."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"designer: error: {' '.join(message.split())} (see '{self.prog} --help')\n")
+        message = " ".join(message.split())
+        self.exit(EXIT_USAGE, f"designer: error: {message}{self._did_you_mean(message)} (see '{self.prog} --help')\n")
+
+    def _did_you_mean(self, message: str) -> str:
+        """``; did you mean --epsilon?`` for a mistyped flag, command or choice (closest by difflib), or ``""``."""
+        import difflib
+        import re
+
+        choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+        if choice:
+            given, options = choice.group(1), re.findall(r"'([^']*)'", choice.group(2))
+        elif message.startswith("unrecognized arguments: "):
+            given = next((w.split("=")[0] for w in message.split()[2:] if w.startswith(("-", "\u2013", "\u2014"))), "")
+            options = [o for parser in self._parsers() for a in parser._actions for o in a.option_strings]
+        else:
+            return ""
+        close = difflib.get_close_matches(given.replace("\u2013", "--").replace("\u2014", "--"), options, n=1,
+                                          cutoff=0.6) if given else []
+        dash = " (a dash pasted for two hyphens)" if given[:1] in ("\u2013", "\u2014") else ""
+        return f"; did you mean {close[0]}?{dash}" if close else ""
+
+    def _parsers(self) -> list[argparse.ArgumentParser]:
+        """This parser and the commands' parsers (only the running command's has its options)."""
+        subs = [a for a in self._actions if isinstance(a, argparse._SubParsersAction)]
+        return [self, *(parser for a in subs for parser in a.choices.values())]
 
 
 class _Lazy:
@@ -208,6 +239,19 @@ def _one_line(exc: BaseException, args: argparse.Namespace) -> str:
     return message
 
 
+_PYTHON_SHOWWARNING = warnings.showwarning
+
+
+def _note(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: Any = None,
+          line: str | None = None) -> None:
+    """Print a :class:`ShadowedNameWarning` (a local file read for a bundled name) as one ``designer: note:``
+    line; any other warning as Python prints it."""
+    if issubclass(category, ShadowedNameWarning):
+        print(f"designer: note: {' '.join(str(message).split())}", file=sys.stderr)
+    else:
+        _PYTHON_SHOWWARNING(message, category, filename, lineno, file, line)
+
+
 def _command_of(argv: Sequence[str]) -> str:
     """The command ``argv`` names: its first word that is not an option (``designer``'s own options take no value);
     ``""`` when there is none (``designer --help``)."""
@@ -235,7 +279,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     try:
-        with flag_names(args.command != "studio"):  # errors name the command's flags, not the front doors' keywords
+        with flag_names(args.command != "studio"), warnings.catch_warnings():  # errors name the command's flags
+            warnings.showwarning = _note
             text = args.func(args)
     except (CertificationError, SolverError) as exc:  # the work failed, not the input: exit status 1
         print(f"designer: error: {' '.join(str(exc).split())}", file=sys.stderr)

@@ -342,6 +342,7 @@ def gwrr_variance(eps: float, c: float, pi: float, n: int = 1) -> float:
 
     Examples
     --------
+    >>> from designer.closed_forms import gwrr_variance, warner_variance
     >>> round(gwrr_variance(1.0, 1.0, 0.3), 6) == round(warner_variance(0.7310585786300049, 0.3), 6)
     True
     >>> round(gwrr_variance(1.0, 0.5, 0.3) / gwrr_variance(1.0, 1.0, 0.3), 12)

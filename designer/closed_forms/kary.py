@@ -90,6 +90,7 @@ def mle_share_variances(probabilities: ArrayLike, prior: ArrayLike | None = None
 
     Examples
     --------
+    >>> from designer.closed_forms.kary import mle_share_variances
     >>> import numpy as np
     >>> e = np.exp(1.0)
     >>> warner = np.array([[e, 1], [1, e]]) / (e + 1)
@@ -160,6 +161,7 @@ def krr_variance(eps: float, k: int, n: int = 1, prior: ArrayLike | None = None,
 
     Examples
     --------
+    >>> from designer.closed_forms.kary import krr_variance
     >>> round(krr_variance(0.5, 6), 4)
     14.5891
     >>> round(krr_variance(2.0, 5, prior=[0.4, 0.3, 0.15, 0.1, 0.05], reduce="max"), 6)
@@ -233,6 +235,7 @@ def subset_selection_variance(eps: float, k: int, d: int | None = None, n: int =
 
     Examples
     --------
+    >>> from designer.closed_forms.kary import subset_selection_variance, subset_selection_best_d
     >>> round(subset_selection_variance(0.5, 6), 4)
     10.9843
     >>> subset_selection_best_d(0.5, 6)
@@ -289,6 +292,7 @@ def subset_selection_best_d(eps: float, k: int, prior: ArrayLike | None = None, 
 
     Examples
     --------
+    >>> from designer.closed_forms.kary import subset_selection_best_d
     >>> subset_selection_best_d(0.5, 8), subset_selection_best_d(4.0, 8)
     (3, 1)
     """
@@ -323,6 +327,7 @@ def oue_probabilities(eps: float, k: int) -> NDArray[np.float64]:
 
     Examples
     --------
+    >>> from designer.closed_forms.kary import oue_probabilities
     >>> m = oue_probabilities(1.0, 3)
     >>> m.shape, bool(abs(m.sum(axis=1) - 1).max() < 1e-15)
     ((3, 8), True)
@@ -380,6 +385,7 @@ def oue_variance(eps: float, k: int, n: int = 1, prior: ArrayLike | None = None,
 
     Examples
     --------
+    >>> from designer.closed_forms.kary import oue_variance
     >>> round(oue_variance(0.5, 6), 4), round(oue_variance(0.5, 6, estimator="mle"), 4)
     (15.9763, 13.2471)
     """

@@ -34,6 +34,7 @@ def at_boundary(m: NDArray[np.float64], counts: NDArray[np.float64], pi: NDArray
 
     Examples
     --------
+    >>> from designer.estimation.boundary import at_boundary
     >>> import numpy as np
     >>> warner = np.array([[0.75, 0.25], [0.25, 0.75]])  # Warner's design, p = 0.75
     >>> at_boundary(warner, np.array([20.0, 80.0]), np.array([0.0, 1.0])).tolist()  # 20% 'yes' is below 1 - p
@@ -58,6 +59,7 @@ def unified_critical(distance: float, level: float) -> float:
 
     Examples
     --------
+    >>> from designer.estimation.boundary import unified_critical
     >>> round(unified_critical(0.0, 0.95), 4), round(unified_critical(3.0, 0.95), 4)  # chi2_1(0.90), chi2_1(0.95)
     (2.7055, 3.8415)
     """
@@ -155,6 +157,7 @@ def profile_intervals(m: NDArray[np.float64], counts: NDArray[np.float64], pi: N
 
     Examples
     --------
+    >>> from designer.estimation.boundary import profile_intervals
     >>> import numpy as np
     >>> warner = np.array([[0.75, 0.25], [0.25, 0.75]])  # Warner's design, p = 0.75
     >>> low, high = profile_intervals(warner, np.array([20.0, 80.0]), np.array([0.0, 1.0]), 0.95)
@@ -201,6 +204,7 @@ def boundary_warning(names: list[str], level: float) -> str:
 
     Examples
     --------
+    >>> from designer.estimation.boundary import boundary_warning
     >>> boundary_warning(["no"], 0.95)[:45]
     "the maximum lies on the boundary: 'no' at 0 ("
     """
@@ -219,6 +223,7 @@ def near_edge_intervals(m: NDArray[np.float64], counts: NDArray[np.float64], pi:
 
     Examples
     --------
+    >>> from designer.estimation.boundary import at_boundary, near_edge_intervals
     >>> import numpy as np
     >>> warner = np.array([[0.75, 0.25], [0.25, 0.75]])
     >>> counts, pi = np.array([20.0, 80.0]), np.array([0.0, 1.0])

@@ -104,6 +104,7 @@ def observed_variance(m: NDArray[np.float64], counts: NDArray[np.float64], pi: N
 
     Examples
     --------
+    >>> from designer.estimation.identification import observed_variance
     >>> import numpy as np
     >>> warner = np.array([[0.75, 0.25], [0.25, 0.75]])  # Warner's design, p = 0.75
     >>> observed_variance(warner, np.array([60.0, 40.0]), np.array([0.7, 0.3])).round(6).tolist()  # q(1-q)/(n (2p-1)^2)
@@ -128,6 +129,7 @@ def share_verdict(m: NDArray[np.float64], counts: NDArray[np.float64], pi: NDArr
 
     Examples
     --------
+    >>> from designer.estimation.identification import share_verdict
     >>> import numpy as np
     >>> warner = np.array([[0.75, 0.25], [0.25, 0.75]])  # Warner's design, p = 0.75
     >>> share_verdict(warner, np.array([60.0, 40.0]), np.array([0.7, 0.3])).tolist()

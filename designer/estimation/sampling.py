@@ -241,6 +241,7 @@ def synthetic_answers(labels: Sequence[str], prior: ArrayLike, n: int,
 
     Examples
     --------
+    >>> from designer.estimation.sampling import synthetic_answers
     >>> synthetic_answers(["yes", "no"], [0.3, 0.7], 5, rng=1).tolist()
     ['no', 'no', 'yes', 'no', 'no']
     """

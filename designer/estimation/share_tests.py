@@ -90,6 +90,7 @@ def constrained_shares(m: NDArray[np.float64], counts: NDArray[np.float64], shar
 
     Examples
     --------
+    >>> from designer.estimation.share_tests import constrained_shares
     >>> import numpy as np
     >>> warner = np.array([[0.75, 0.25], [0.25, 0.75]])  # Warner's design, p = 0.75
     >>> pi, converged = constrained_shares(warner, np.array([60.0, 40.0]), 0, 0.5)

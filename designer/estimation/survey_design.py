@@ -62,6 +62,7 @@ def normalized_weights(weights: NDArray[np.float64]) -> NDArray[np.float64]:
 
     Examples
     --------
+    >>> from designer.estimation.survey_design import normalized_weights
     >>> import numpy as np
     >>> normalized_weights(np.array([1e300, 3e300])).tolist()  # the fit of weights 1 and 3
     [0.5, 1.5]

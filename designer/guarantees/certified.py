@@ -202,6 +202,7 @@ class CertifiedMechanism:
 
     Examples
     --------
+    >>> from designer import CertifiedMechanism
     >>> from designer import Q_GWRR
     >>> q = CertifiedMechanism.certify(Q_GWRR(0.5, 0.8), 0.5)
     >>> q.power(3).budget

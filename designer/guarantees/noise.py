@@ -83,6 +83,7 @@ def simplest_fraction(x: float) -> Fraction:
 
     Examples
     --------
+    >>> from designer.guarantees.noise import simplest_fraction
     >>> simplest_fraction(7 / 3), simplest_fraction(0.1)
     (Fraction(7, 3), Fraction(1, 10))
     """
@@ -160,6 +161,8 @@ def mean_noise(epsilon: Fraction) -> float:
 
     Examples
     --------
+    >>> from fractions import Fraction
+    >>> from designer.guarantees.noise import mean_noise
     >>> round(mean_noise(Fraction(1, 1000)))
     2000
     """

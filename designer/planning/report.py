@@ -38,6 +38,7 @@ def html_table(headers: list[str], rows: list[list[Any]]) -> str:
 
     Examples
     --------
+    >>> from designer.planning.report import html_table
     >>> html_table(["share", "value"], [["yes", 0.25]])
     '<table><tr><th>share</th><th>value</th></tr><tr><td>yes</td><td class="num">0.25</td></tr></table>'
     """
@@ -197,6 +198,7 @@ def html_page(title: str, parts: list[str], *, style: str = "") -> str:
 
     Examples
     --------
+    >>> from designer.planning.report import html_page
     >>> html_page("plan", ["<p>n = 100</p>"]).startswith("<!DOCTYPE html>")
     True
     """

@@ -34,6 +34,7 @@ def damped_newton(lik: Any, params: NDArray[np.float64], tolerance: Callable[[fl
 
     Examples
     --------
+    >>> from designer.regression.damped_newton import damped_newton
     >>> import numpy as np
     >>> from designer.regression.likelihood import Likelihood, decrement_tolerance
     >>> z = np.column_stack([np.ones(4), [0.0, 1.0, 2.0, 3.0]])

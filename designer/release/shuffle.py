@@ -65,6 +65,7 @@ def uniform_permutation(n: int, keys: KeySource) -> NDArray[np.int64]:
 
     Examples
     --------
+    >>> from designer.release.shuffle import uniform_permutation, os_keys, keys_for
     >>> sorted(uniform_permutation(5, os_keys()).tolist())
     [0, 1, 2, 3, 4]
     >>> uniform_permutation(5, keys_for(7)).tolist() == uniform_permutation(5, keys_for(7)).tolist()

@@ -115,6 +115,7 @@ def randomize(data: str | os.PathLike[str] | pd.DataFrame, mechanism: Any = None
     A DataFrame drawn in memory (a seeded simulation: a release leaves ``seed`` out), its rows in a uniformly
     random order, each keeping its index:
 
+    >>> from designer import randomize
     >>> import pandas as pd
     >>> from designer import Q_WRR
     >>> frame = pd.DataFrame({"answer": ["yes", "no", "yes", "no"]}, index=["a", "b", "c", "d"])

@@ -7,6 +7,7 @@ the script wrote there, in the order it wrote them.
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -23,10 +24,12 @@ def reset_argv(gallery_conf: dict[str, Any], script_vars: dict[str, Any]) -> lis
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     text = source.read_text()
+    # Relative to the folder the gallery runs the script in (its own): the page prints no absolute build path.
+    shown = Path(os.path.relpath(out, source.parent))
     if '"--out"' in text:
-        return ["--out", str(out)]
+        return ["--out", str(shown)]
     if '"--plot"' in text:
-        return ["--plot", str(out / f"{source.stem}.png")]
+        return ["--plot", str(shown / f"{source.stem}.png")]
     return []
 
 
