@@ -44,7 +44,7 @@ def _mle_variance(Q: np.ndarray, prior: np.ndarray) -> float:
     return float(np.trace(B @ np.linalg.solve(J, B.T))) / k
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(k=st.integers(3, 7), eps=st.sampled_from([0.3, 0.7, 1.0, 2.0, 3.5]), seed=st.integers(0, 10**6),
        alpha=st.sampled_from([0.2, 0.5, 2.0, 50.0]))
 def test_never_worse_than_krr_subset_selection_or_oue(k, eps, seed, alpha):
