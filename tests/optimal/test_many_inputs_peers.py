@@ -74,3 +74,27 @@ def test_balanced_blocks_cover_inputs_and_pairs_equally(k, data):
     off = ~np.eye(k, dtype=bool)
     np.testing.assert_allclose(np.diag(pairs), m / k, atol=1e-12)
     np.testing.assert_allclose(pairs[off], m * (m - 1) / (k * (k - 1)), atol=1e-12)
+
+
+def test_sixty_four_inputs_masks_and_peers():
+    # the answer sets of 64 inputs need bit 63 (past int64's sign); one round, then the better of the search and
+    # the seeds
+    k, eps = 64, 1.0
+    raw = 0.9 ** np.arange(k)
+    prior = raw / raw.sum()
+    problem = designer.DesignProblem(inputs=tuple(f"v{i:02d}" for i in range(k)), epsilon=eps, prior=prior)
+    sol = solve_many_inputs(problem, time_budget=0.0)
+    sets = [int(s) for s in sol.sets]
+    assert all(0 < s < 1 << k for s in sets) and max(sets) >= 1 << 63
+    assert len(set(sets)) == len(sets)
+    cols = sol.columns
+    np.testing.assert_allclose(cols.sum(axis=1), 1.0, atol=1e-9)
+    assert np.all(cols.max(axis=0) <= math.exp(eps) * cols.min(axis=0) * (1 + 1e-12))
+    # each column is high exactly on the inputs its set holds (the truth of input x is answer x)
+    high = np.array([[(s >> x) & 1 for s in sets] for x in range(k)], dtype=bool)
+    np.testing.assert_allclose(cols * np.where(high, 1.0, math.exp(eps)), np.broadcast_to(cols.max(axis=0), cols.shape), rtol=1e-9)
+    mine = _mle_variance(cols, prior)
+    assert abs(mine - sol.value) <= 1e-7 * mine
+    peers = _peers(prior, eps)
+    assert mine <= min(peers.values()) * (1 + 1e-9)
+    assert sol.bound <= mine
