@@ -92,7 +92,8 @@ def test_sixty_four_inputs_masks_and_peers():
     assert np.all(cols.max(axis=0) <= math.exp(eps) * cols.min(axis=0) * (1 + 1e-12))
     # each column is high exactly on the inputs its set holds (the truth of input x is answer x)
     high = np.array([[(s >> x) & 1 for s in sets] for x in range(k)], dtype=bool)
-    np.testing.assert_allclose(cols * np.where(high, 1.0, math.exp(eps)), np.broadcast_to(cols.max(axis=0), cols.shape), rtol=1e-9)
+    np.testing.assert_allclose(cols * np.where(high, 1.0, math.exp(eps)), np.broadcast_to(cols.max(axis=0), cols.shape),
+                               rtol=1e-9)
     mine = _mle_variance(cols, prior)
     assert abs(mine - sol.value) <= 1e-7 * mine
     peers = _peers(prior, eps)
