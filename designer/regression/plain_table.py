@@ -19,7 +19,6 @@ which also words every error:
 
 from __future__ import annotations
 
-import csv
 import os
 import re
 from dataclasses import dataclass
@@ -127,20 +126,18 @@ def _text(cells: list[str]) -> NDArray[Any]:
     return column
 
 
-def _rows(path: str, sep: str, width: int) -> list[list[str]] | None:
-    """The data rows of the file, cells as written; ``None`` when a row's width differs from the header's or a line
-    holds only spaces."""
-    rows: list[list[str]] = []
-    with open(path, encoding="utf-8-sig", newline="") as fh:
-        reader = csv.reader(fh, delimiter=sep)
-        next(reader, None)
-        for row in reader:
-            if not row:
-                continue  # an empty line
-            if len(row) != width:
-                return None
-            rows.append(row)
-    return rows
+def _rows(path: str, header: list[str], sep: str) -> tuple[int, dict[str, list[str]]]:
+    """The first data row's line and the cells of every column as written (:mod:`designer.tables.csv_text`)."""
+    import pyarrow as pa
+
+    from ..tables.csv_text import csv_tables
+
+    first, tables = 2, list[Any]()
+    for line, table in csv_tables(path, header, 1 << 62, header=header, sep=sep):
+        first = line if not tables else first
+        tables.append(table)
+    table = pa.concat_tables(tables)
+    return first, {name: table.column(name).to_pylist() for name in header}
 
 
 def read_plain_table(path: str, answers: str, formula: str) -> PlainTable | None:
@@ -162,7 +159,6 @@ def read_plain_table(path: str, answers: str, formula: str) -> PlainTable | None
     True
     >>> folder.cleanup()
     """
-    from ..tables.csv_text import is_qualtrics_row
     from ..tables.inputs import sniff
     from .data import formula_columns, rewrite_formula, split_formula
     from .design import SPARSE_CELLS
@@ -173,23 +169,16 @@ def read_plain_table(path: str, answers: str, formula: str) -> PlainTable | None
         if os.path.getsize(path) > PLAIN_BYTES:
             return None
         header, sep = sniff(path, WHAT)
-        header = [str(c).strip() for c in header]
         lhs, rhs = split_formula(formula, header)
-        rows = _rows(path, sep, len(header))
-    except (DataError, RegressionError, OSError, UnicodeDecodeError, csv.Error):
-        return None  # the pandas path words the error
-    if rows is None or len(set(header)) != len(header) or lhs != answers:
-        return None
-    first = 2
-    if len(rows) >= 2 and is_qualtrics_row([c.strip() for c in rows[1]]):
-        rows, first = rows[2:], 4
-    if not rows:
+        first, rows = _rows(path, header, sep)
+    except (DataError, RegressionError, OSError):
+        return None  # the full reading words the error
+    if lhs != answers:
         return None
     needed = [answers, *(c for c in formula_columns(rhs, header) if c != answers)]
     data: dict[str, NDArray[Any]] = {}
     for name in needed:
-        j = header.index(name)
-        cells = [row[j] for row in rows]
+        cells = rows[name]
         if name == answers:
             if any(c in MISSING_WORDS or c != c.strip() for c in cells):
                 return None  # a missing answer: pandas' path names it

@@ -69,18 +69,19 @@ def as_codes(data: Any, labels: dict[str, dict[str, float]]) -> Any:
 
 
 def read_frame(path: str, answers: str, formula: str = "") -> Any:
-    """The whole data file as a pandas DataFrame (a small one, see :func:`in_chunks`): the separator sniffed, the
-    ``answers`` column as text, empty cells and R's ``NA`` missing, value-labelled numbers as numbers
+    """The whole data file as a pandas DataFrame (a small one, see :func:`in_chunks`), the cells typed by
+    :mod:`designer.tables.cells`: the ``answers`` column as text, empty cells and R's ``NA`` missing, value-labelled
+    numbers as numbers
     (:func:`numeric_labels`, from the ``formula``); ``attrs["first_line"]`` is the file's line of the first data row
     (a Qualtrics export's two extra header rows skipped)."""
     import pandas as pd
+    import pyarrow as pa
 
-    from .._internal.io import opening_errors
-    from ..tables.inputs import is_columnar, is_qualtrics_export, parquet_answers, sniff
+    from ..tables.cells import typed_columns
+    from ..tables.csv_text import csv_tables
+    from ..tables.inputs import is_columnar, parquet_answers
 
     if is_columnar(path):
-        import pyarrow as pa
-
         try:
             table = ColumnarFile(path).read_table()
         except (pa.ArrowInvalid, OSError, ValueError) as exc:
@@ -93,24 +94,13 @@ def read_frame(path: str, answers: str, formula: str = "") -> Any:
         if len(data) == 0:
             raise DataError(f"{path}: no rows")
         return as_codes(data, numeric_labels(path, formula, answers))
-    _, sep = sniff(path, WHAT)
-    try:
-        with opening_errors(path, DataError):
-            head = pd.read_csv(path, sep=sep, dtype=str, encoding="utf-8-sig", nrows=2, keep_default_na=False)
-            skip = [1, 2] if is_qualtrics_export(head) else None  # a Qualtrics export's two extra header rows
-            data = pd.read_csv(path, sep=sep, dtype={answers: str}, encoding="utf-8-sig", skipinitialspace=True,
-                               skiprows=skip)
-            data.attrs["first_line"] = 4 if skip else 2
-    except pd.errors.EmptyDataError:
-        raise DataError(f"{path}: the file is empty; expected a header row and one row per respondent") from None
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
-        raise DataError(f"{path}: not a readable CSV file ({' '.join(str(exc).split())[:200]})") from None
-    data.columns = [str(c).strip() for c in data.columns]
-    if len(data) == 0:
-        raise DataError(f"{path}: no rows after the header")
-    if answers in data.columns:
-        data[answers] = data[answers].str.strip()
-    return data
+    first, data = None, []
+    for line, table in csv_tables(path, columns_of(path), 1 << 62):
+        first = line if first is None else first
+        data.append(table)
+    frame = pd.DataFrame(typed_columns(pa.concat_tables(data), {answers}))
+    frame.attrs["first_line"] = first
+    return frame
 
 
 def parquet_parts(path: str) -> list[str]:
@@ -153,7 +143,9 @@ def part_chunks(path: str, needed: list[str], answers: str, chunk_rows: int, fir
     ``first_row`` counts data rows from ``first``."""
     import pandas as pd
 
-    from ..tables.inputs import is_columnar, is_qualtrics_export, parquet_answers, sniff
+    from ..tables.cells import typed_columns
+    from ..tables.csv_text import csv_tables
+    from ..tables.inputs import is_columnar, parquet_answers
 
     if is_columnar(path):
         source = ColumnarFile(path)
@@ -168,21 +160,10 @@ def part_chunks(path: str, needed: list[str], answers: str, chunk_rows: int, fir
             yield first, as_codes(chunk, labels or {})
             first += len(chunk)
         return
-    _, sep = sniff(path, WHAT)
-    try:
-        head = pd.read_csv(path, sep=sep, dtype=str, encoding="utf-8-sig", nrows=2, keep_default_na=False)
-        skip = [1, 2] if is_qualtrics_export(head) else None
-        reader = pd.read_csv(path, sep=sep, dtype={answers: str}, encoding="utf-8-sig", skipinitialspace=True,
-                             skiprows=skip, chunksize=chunk_rows, usecols=lambda c: str(c).strip() in needed)
-        with reader:
-            for chunk in reader:
-                chunk.columns = [str(c).strip() for c in chunk.columns]
-                if answers in chunk.columns:
-                    chunk[answers] = chunk[answers].str.strip()
-                yield first, chunk.reset_index(drop=True)
-                first += len(chunk)
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
-        raise DataError(f"{path}: not a readable CSV file ({' '.join(str(exc).split())[:200]})") from None
+    for _, table in csv_tables(path, needed, chunk_rows):
+        chunk = pd.DataFrame(typed_columns(table, {answers}))
+        yield first, chunk
+        first += len(chunk)
 
 
 def chunk_source(path: str, needed: list[str], answers: str, chunk_rows: int,

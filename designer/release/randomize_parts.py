@@ -274,6 +274,7 @@ def _write_part(bucket: int, files: list[str], target: str, seed: Any, keep_orde
     import pyarrow.parquet as pq
 
     from .shuffle import keys_for, uniform_permutation
+    from .sinks import order_free
 
     writer: Any = None
     rows = 0
@@ -283,6 +284,7 @@ def _write_part(bucket: int, files: list[str], target: str, seed: Any, keep_orde
             for table in pieces:
                 if not keep_order:
                     table = table.take(positions(uniform_permutation(table.num_rows, keys_for(seed, 1, bucket))))
+                table = order_free(table)
                 if writer is None:
                     writer = pq.ParquetWriter(f, table.schema)
                 writer.write_table(table.cast(writer.schema) if table.schema != writer.schema else table)

@@ -356,7 +356,8 @@ def kept_columns(keep: str | None, randomized: list[str]) -> list[str]:
 def draw_frame(args: RandomizeRequest, frame: Any) -> Randomized:
     """The rows of the DataFrame ``frame`` randomized in memory (nothing written): the kept columns and each
     variable's drawn answers, in :attr:`Randomized.frame`, in a uniformly random order (the frame's order with
-    ``keep_order``), every row keeping its index. Stratified and data-prior releases need files."""
+    ``keep_order``), with a fresh index (with ``keep_order``, every row keeping its own). Stratified and
+    data-prior releases need files."""
     from ..guarantees.exact_table import OsRandom, SeededRandom
     from .randomize_parts import Task, draw_in_memory
     from .rows import ReleaseInput
@@ -387,11 +388,30 @@ def draw_frame(args: RandomizeRequest, frame: Any) -> Randomized:
     out = frame[[by_name[k] for k in keep]].take(order)
     for name, values in zip(names, drawn):
         out[name] = values[order]
+    if not args.keep_order:
+        out = _order_free_frame(out)
     return Randomized(n=len(frame), out=None, manifest=None, random_source=source.name, totals=totals,
                       semantics=args.semantics, prior_budget=None,
                       variables=tuple((c, source_name(p), t) for (c, p), t in zip(variables, tables)), drawn={},
                       strata_column=None, files={}, certificate=certificate, warnings=tuple(warnings), frame=out,
                       row_order="kept" if args.keep_order else "shuffled")
+
+
+def _order_free_frame(out: Any) -> Any:
+    """A shuffled release's frame with nothing that carries the input's order (issue 56): a fresh index (each
+    row's index was its input position: sorting by it would undo the shuffle) and an unordered categorical's
+    categories sorted (their order may be the input's order of first appearance)."""
+    import pandas as pd
+
+    out = out.reset_index(drop=True)
+    for name in out.columns:
+        column = out[name]
+        if isinstance(column.dtype, pd.CategoricalDtype) and not column.dtype.ordered:
+            try:
+                out[name] = column.cat.reorder_categories(sorted(column.cat.categories))
+            except TypeError:  # categories that do not sort: as text
+                out[name] = column.cat.reorder_categories(sorted(column.cat.categories, key=str))
+    return out
 
 
 @dataclass(frozen=True)
@@ -427,7 +447,8 @@ class Randomized(Result):
     warnings : tuple of str
     frame : pandas.DataFrame or None
         A DataFrame randomized in memory: the kept columns and the randomized ones, rows in the released order,
-        each row with its index.
+        with a fresh index (0, 1, ...: the input's index would give each row's input position); with
+        ``keep_order``, each row with its own index.
     row_order : {"shuffled", "kept"}
         The rows were released in a uniformly random order, or (``keep_order``) in the input's.
 

@@ -22,6 +22,7 @@ temporary folder.
 
 from __future__ import annotations
 
+import datetime
 import math
 import os
 import sys
@@ -36,6 +37,10 @@ from .rows import KeptMeta
 
 #: Stata's largest double (larger ones are its missing values).
 STATA_LARGEST = 8.98846567431158e307
+
+#: The last time an SPSS or Stata file gives back (their times are doubles, which round a later one past year
+#: 9999, where a reader's dates end).
+LAST_TIME = datetime.datetime(9999, 12, 31, 23, 59, 59)
 
 #: Largest integer every double holds exactly (and every one below it): SPSS and Stata store numbers as doubles.
 EXACT_INTEGERS = 2**53
@@ -76,6 +81,32 @@ def _both_missing_and_empty(array: Any) -> bool:
     return bool(pc.any(pc.equal(array, "")).as_py())
 
 
+def order_free(table: Any) -> Any:
+    """``table`` with nothing in its encoding that could carry the input's order (issue 56): a dictionary column
+    as its values (its dictionary, built in the input's order of first appearance, would give each row's input
+    position; Parquet builds its own from the released rows), no schema or field metadata (a pandas index, a
+    writer's notes). Row groups and statistics are written from the released rows.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from designer.release.sinks import order_free
+    >>> table = pa.table({"city": pa.array(["b", "a", "b"]).dictionary_encode()}).replace_schema_metadata({"k": "v"})
+    >>> released = order_free(table)
+    >>> released.schema.field("city").type, released.schema.metadata, released.column("city").to_pylist()
+    (DataType(string), None, ['b', 'a', 'b'])
+    """
+    import pyarrow as pa
+
+    columns, fields = [], []
+    for field, column in zip(table.schema, table.columns):
+        if pa.types.is_dictionary(field.type):
+            column = _decoded(column)
+        columns.append(column)
+        fields.append(pa.field(field.name, column.type, field.nullable))
+    return pa.Table.from_arrays(columns, schema=pa.schema(fields))
+
+
 def csv_text(out: str, name: str, array: Any, meta: KeptMeta) -> list[str]:
     """One kept column as CSV cells: Arrow's text of each value, a missing value empty."""
     import pyarrow as pa
@@ -114,8 +145,10 @@ class ReleaseSink:
 
     def __init__(self, name: str, path: str, names: list[str], meta: KeptMeta, kept: list[str]) -> None:
         from ..tables.inputs import column_names
+        from ..tables.writers import check_output
 
         column_names(name, names)
+        check_output(name)
         self.name, self.path, self.names, self.meta, self.kept = name, path, list(names), meta, set(kept)
         self.rows = 0
         self._file: Any = None
@@ -133,7 +166,9 @@ class ReleaseSink:
             self._csv = CsvSink(self._file, self.names)
 
     def write(self, table: Any) -> None:
-        """Append ``table`` (columns in the order of ``names``)."""
+        """Append ``table`` (columns in the order of ``names``), re-encoded from the released order
+        (:func:`order_free`)."""
+        table = order_free(table)
         self.rows += table.num_rows
         if self.kind == "csv":
             self._csv.write([csv_text(self.name, n, table.column(n), self.meta) if n in self.kept
@@ -333,6 +368,9 @@ def stat_column(out: str, name: str, array: Any, meta: KeptMeta, package: str) -
         if kind.tz is not None:
             raise _refuse(out, name, f"holds timestamps with a time zone ({kind.tz}), which {package} has no place "
                           "for", "write CSV, Parquet or Arrow, or convert it to local times first")
+        last = pc.max(array).as_py()
+        if last is not None and last > LAST_TIME:
+            raise _refuse(out, name, f"holds {last}, past the last time a {package} file gives back ({LAST_TIME})")
         return pd.Series(array.to_pandas(), dtype=f"datetime64[{kind.unit}]"), None
     raise _refuse(out, name, f"holds {kind}, which {package} cannot hold")
 
@@ -365,10 +403,14 @@ def _read_back(out: str, path: str, frame: Any, kept: list[str], package: str) -
     reader = _pyreadstat(out)
     if not kept:
         return
-    if package == "SPSS":
-        back, _ = reader.read_sav(path, user_missing=True, usecols=kept)
-    else:
-        back, _ = reader.read_dta(path, usecols=kept)
+    try:
+        if package == "SPSS":
+            back, _ = reader.read_sav(path, user_missing=True, usecols=kept)
+        else:
+            back, _ = reader.read_dta(path, usecols=kept)
+    except (OverflowError, ValueError) as exc:  # a value the file holds that its reader cannot give back
+        raise DataError(f"{out}: a kept column cannot be read back from the {package} file "
+                        f"({' '.join(str(exc).split())[:160]}); write CSV, Parquet or Arrow") from None
     for name in kept:
         meant = frame[name].tolist()
         got = back[name].tolist()

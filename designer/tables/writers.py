@@ -16,7 +16,29 @@ from .inputs import ColumnarFile, column_names, dataset_parts, is_arrow, is_colu
 if TYPE_CHECKING:
     from .stat_files import StatSink
 
-__all__ = ["CsvSink", "ParquetSink", "column_meta", "table_sink", "text_writer"]
+__all__ = ["WRITTEN", "CsvSink", "ParquetSink", "check_output", "column_meta", "table_sink", "text_writer"]
+
+#: The suffixes of the files designer writes (a name without a suffix is written as CSV).
+WRITTEN = (".csv", ".txt", ".parquet", ".pq", ".arrow", ".feather", ".ipc", ".sav", ".zsav", ".dta")
+
+
+def check_output(path: str) -> None:
+    """Refuse, in one line, an output name whose suffix designer does not write (``.xlsx``, ``.tsv``, a SAS
+    file): its text would not be what the name says.
+
+    Examples
+    --------
+    >>> from designer.tables.writers import check_output
+    >>> check_output("released.parquet")
+    >>> check_output("released.xlsx")
+    Traceback (most recent call last):
+    ...
+    designer.exceptions.DataError: released.xlsx: designer does not write .xlsx files; write .csv, .parquet, ...
+    """
+    suffix = os.path.splitext(os.path.basename(str(path)).lower())[1]
+    if suffix and suffix not in WRITTEN:
+        does = "reads this format but does not write it" if is_stat(str(path)) else f"does not write {suffix} files"
+        raise DataError(f"{path}: designer {does}; write .csv, .parquet, .arrow, .sav, .zsav or .dta")
 
 
 def text_writer(binary: BinaryIO) -> io.TextIOWrapper:
@@ -224,6 +246,7 @@ def table_sink(path: str, binary: BinaryIO, names: list[str], *, typed: bool = F
     >>> folder.cleanup()
     """
     column_names(path, names)
+    check_output(path)
     if is_stat(path):
         from .stat_files import WRITERS, StatSink
 
