@@ -37,7 +37,8 @@ extensions = [
     "designer_docs",
 ]
 
-# Flags and code as typed: no "--kind" turned into an en dash, no curly quotes (tests/test_site_offline.py checks the built site).
+# Flags and code as typed: no "--kind" turned into an en dash, no curly quotes (tests/test_site_offline.py
+# checks the built site).
 smartquotes = False
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}

@@ -46,10 +46,11 @@ def fit_both(epsilon: float = 2.0, seed: int = 1) -> tuple[pd.DataFrame, dict[st
     result = designer.design(HERE.parent / "problems" / "gwrr-dont-know.toml", epsilon=epsilon)
     mech = result.mechanism
     assert mech is not None, result.status
-    drawn = designer.randomize(data, result, column="had_affair", seed=seed, simulation=True)
-    # the release is in a random order (docs/theory.md section 7.8); each row keeps its index, so align by it
-    data["response"] = drawn.frame["response"].reindex(data.index)
-    private = designer.regress("response " + FORMULA, data, result, reference="no")
+    # the release is in a random order under a fresh index (docs/theory.md section 7.8): the covariates travel
+    # with it as kept columns, the only way to pair a randomized answer with its respondent's covariates
+    covariates = ["age", "yrs_married", "religious", "educ", "rate_marriage"]
+    drawn = designer.randomize(data, result, column="had_affair", keep=covariates, seed=seed, simulation=True)
+    private = designer.regress("response " + FORMULA, drawn.frame, result, reference="no")
     truth = smf.logit("y " + FORMULA, data.assign(y=(data["had_affair"] == "yes").astype(float))).fit(disp=0)
     ci = truth.conf_int()
     table = pd.DataFrame({

@@ -105,11 +105,6 @@ def test_no_import_circle():
             visit(module, [])
 
 
-#: Package circles known and temporary: the studio's session writes a mechanism file with the command line's
-#: writer (the studio's own fix moves that writer down; this entry goes with that merge).
-KNOWN_PACKAGE_CIRCLES = {("cli", "studio"), ("studio", "cli")}
-
-
 def test_no_circle_between_packages():
     """Between top-level names (a package is one node), no name reaches itself: ``_internal`` never imports
     ``budget`` (which imports ``_internal``), nor ``studio`` ``cli``."""
@@ -131,7 +126,7 @@ def test_no_circle_between_packages():
         return seen
 
     circles = {(a, b) for a in graph for b in graph[a] if a in reaches(b)}
-    assert circles - KNOWN_PACKAGE_CIRCLES == set(), f"package circles: {sorted(circles - KNOWN_PACKAGE_CIRCLES)}"
+    assert circles == set(), f"package circles: {sorted(circles)}"
 
 
 def _docstring_lines(text: str) -> int:

@@ -15,9 +15,9 @@ import pytest
 pytest.importorskip("shiny", reason="the studio needs Shiny for Python (pip install shiny)")
 
 from designer.optimal.problem_toml import parse_problem, read_toml
-from designer.studio.cells import notebook, script
 from designer.studio.fields import apply_fields, carried, fields_of, fresh_question, toml_text
 from designer.studio.handover import commands, report
+from designer.studio.notebook_cells import notebook, script
 from designer.studio.session import Lab
 from designer.studio.state import PlanAsk, Study
 

@@ -12,21 +12,21 @@ The serialization is defined cell by cell, so it is the same however the rows ar
   cell's UTF-8 length (8 bytes, little-endian) followed by the cell's bytes;
 - the SHA-256 of ``"designer-table-v1" || rows (8 bytes) || columns (8 bytes)`` followed by each column's SHA-256.
 
-A released file is serialized as pandas' reader of its format reads it (:func:`released_sha256`): a CSV column is
-typed as ``read_csv`` types it by default (whole numbers, numbers, ``true``/``false``, text; its default missing
-cells such as ``NA`` and the empty cell), so a DataFrame read back from the release has the release's SHA-256.
+A released file is serialized as pandas' reader of its format reads it
+(:func:`designer.tables.digests.released_sha256`): a CSV column is typed as ``read_csv`` types it by default (whole
+numbers, numbers, ``true``/``false``, text; its default missing cells such as ``NA`` and the empty cell), so a
+DataFrame read back from the release has the release's SHA-256.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-import re
 import struct
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["TableDigest", "cell_text", "chunks_sha256", "frame_sha256", "released_sha256"]
+__all__ = ["TableDigest", "cell_text", "chunks_sha256", "frame_sha256"]
 
 _NULL = b"\xff" * 8
 _TAG = b"designer-table-v1"
@@ -161,110 +161,3 @@ def chunks_sha256(chunks: Iterable[Any]) -> str:
 #: The cells pandas' ``read_csv`` reads as missing by default.
 PANDAS_NA = frozenset(["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
                        "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"])
-_INT = re.compile(r"[+-]?[0-9]+")
-_FLOAT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?(inf|Inf|INF|infinity|Infinity)")
-_TRUE, _FALSE = frozenset(["True", "TRUE", "true"]), frozenset(["False", "FALSE", "false"])
-
-
-def _csv_kind(values: list[str | None]) -> str:
-    """How pandas' ``read_csv`` types a column of these cells (missing ones None): ``int``, ``float``, ``bool`` or
-    ``text``."""
-    present = [v for v in values if v is not None]
-    if present and all(_INT.fullmatch(v) for v in present):
-        return "int" if len(present) == len(values) else "float"
-    if present and all(_FLOAT.fullmatch(v) for v in present):
-        return "float"
-    if present and len(present) == len(values) and all(v in _TRUE or v in _FALSE for v in present):
-        return "bool"
-    return "text"
-
-
-def _csv_cell(v: str | None, kind: str) -> str | None:
-    if v is None:
-        return None
-    if kind == "int":
-        return str(int(v))
-    if kind == "float":
-        return cell_text(float(v))
-    if kind == "bool":
-        return str(v in _TRUE)
-    return v.strip()
-
-
-def _csv_columns(path: str) -> tuple[list[str], list[list[str | None]]]:
-    """A CSV file's header and columns as text, pandas' default missing cells as None."""
-    import pyarrow as pa
-    import pyarrow.csv as pacsv
-
-    parse = pacsv.ParseOptions(newlines_in_values=True)
-    with open(path, "rb") as f:
-        names = pacsv.open_csv(f, parse_options=parse).schema.names
-    convert = pacsv.ConvertOptions(column_types={n: pa.string() for n in names}, strings_can_be_null=False,
-                                   quoted_strings_can_be_null=False)
-    columns: list[list[str | None]] = [[] for _ in names]
-    with open(path, "rb") as f:
-        for batch in pacsv.open_csv(f, parse_options=parse, convert_options=convert):
-            for i in range(len(names)):
-                cells = batch.column(i).to_pylist()
-                columns[i].extend(None if c is None or c in PANDAS_NA else c for c in cells)
-    return names, columns
-
-
-def released_sha256(files: list[str]) -> str:
-    """The canonical SHA-256 of the rows of released files (one file, or a folder's parts in order) as pandas'
-    reader of their format reads them (``read_csv`` with its default types and missing cells, ``read_parquet``,
-    Arrow IPC, ``read_spss``, ``read_stata``): CSV, Parquet and Arrow computed with Arrow alone.
-
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> import pandas as pd
-    >>> from designer._internal.canonical import frame_sha256, released_sha256
-    >>> folder = tempfile.TemporaryDirectory()
-    >>> path = os.path.join(folder.name, "r.csv")
-    >>> with open(path, "w") as f:
-    ...     _ = f.write("id,response,w\\n007,{yes},1.50\\n8,{no},\\n")
-    >>> released_sha256([path]) == frame_sha256(pd.read_csv(path))
-    True
-    >>> folder.cleanup()
-    """
-    digest = TableDigest()
-    for path in files:
-        for names, columns in _file_columns(path):
-            digest.update_columns(names, columns)
-    return digest.hexdigest()
-
-
-def _file_columns(path: str) -> Iterator[tuple[list[str], list[list[str | None]]]]:
-    import os
-
-    suffix = os.path.splitext(path)[1].lower()
-    if suffix == ".csv":
-        names, raw = _csv_columns(path)
-        yield names, [[_csv_cell(v, kind) for v in column] for column, kind in
-                      ((column, _csv_kind(column)) for column in raw)]
-    elif suffix in (".parquet", ".pq", ".arrow", ".feather", ".ipc"):
-        import pyarrow as pa
-
-        if suffix in (".parquet", ".pq"):
-            import pyarrow.parquet as pq
-
-            batches: Any = pq.ParquetFile(path).iter_batches(batch_size=65536)
-        else:
-            source = pa.memory_map(path)
-            try:
-                reader: Any = pa.ipc.open_file(source)
-                batches = (reader.get_batch(i) for i in range(reader.num_record_batches))
-            except pa.ArrowInvalid:
-                source.seek(0)
-                batches = iter(pa.ipc.open_stream(source))
-        for batch in batches:
-            yield batch.schema.names, [[cell_text(v) for v in batch.column(i).to_pylist()]
-                                       for i in range(batch.num_columns)]
-    elif suffix in (".sav", ".dta"):
-        import pandas as pd
-
-        frame = pd.read_spss(path) if suffix == ".sav" else pd.read_stata(path)
-        yield [str(c) for c in frame.columns], [[cell_text(v) for v in frame[c].tolist()] for c in frame.columns]
-    else:
-        raise ValueError(f"{path}: no canonical reader for {suffix or 'a file without a suffix'}")

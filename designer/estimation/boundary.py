@@ -103,6 +103,7 @@ def profile_statistic(m: NDArray[np.float64], counts: NDArray[np.float64], best:
     Examples
     --------
     >>> import numpy as np
+    >>> from designer.estimation.boundary import profile_statistic
     >>> warner = np.array([[0.75, 0.25], [0.25, 0.75]])
     >>> lr, point, verified = profile_statistic(warner, np.array([60.0, 40.0]), 60 * np.log(0.6) + 40 * np.log(0.4),
     ...                                         0, 0.5)
@@ -131,6 +132,7 @@ def critical_value(m: NDArray[np.float64], counts: NDArray[np.float64], point: N
     Examples
     --------
     >>> import numpy as np
+    >>> from designer.estimation.boundary import critical_value
     >>> warner = np.array([[0.75, 0.25], [0.25, 0.75]])
     >>> round(critical_value(warner, np.array([60.0, 40.0]), np.array([0.5, 0.5]), 0, 0.95), 4)
     3.8415

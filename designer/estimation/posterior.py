@@ -49,6 +49,14 @@ class Posterior:
         Monte Carlo standard error of ``mean`` (batch means over 20 batches).
     acceptance : float
         The share of the kept proposals the sampler accepted.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from designer.estimation.posterior import posterior_shares
+    >>> post = posterior_shares(np.array([[0.75, 0.25], [0.25, 0.75]]), [60, 40], draws=1000)
+    >>> post.level, post.draws, bool(post.ci_low[0] < post.mean[0] < post.ci_high[0])
+    (0.95, 1000, True)
     """
 
     mean: NDArray[np.float64]

@@ -325,8 +325,9 @@ class LedgerEntry:
                 f"{terms} + {float(self.loss):.6g} (the losses of releases of the same answers add, Lemma 3.3)")
 
     def manifest_record(self) -> dict[str, Any]:
-        """What the manifest records of the ledger."""
-        return {"path": os.path.abspath(self.ledger.path), "fingerprints": dict(self.fingerprints),
+        """What the manifest records of the ledger: its file name only (the ledger stays with the data, and the
+        folder it is in is nobody's business once the release is published)."""
+        return {"path": os.path.basename(self.ledger.path), "fingerprints": dict(self.fingerprints),
                 "earlier_releases": list(self.earlier), "release_epsilon_exact": str(self.loss),
                 "composed_epsilon_exact": str(self.composed), "composed_epsilon": float(self.composed),
                 "note": "sequential composition: the losses of every release of the same data add; the ledger sees "

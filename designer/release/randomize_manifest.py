@@ -88,7 +88,7 @@ def frame_record(files: list[str]) -> dict[str, Any]:
     """The canonical SHA-256 of the released rows (``frame_sha256``, :mod:`designer._internal.canonical`) read back
     from the staged files as pandas reads their format, by which a DataFrame is checked against the manifest; null
     with a reason when the rows cannot be read back so."""
-    from .._internal.canonical import released_sha256
+    from ..tables.digests import released_sha256
 
     try:
         return {"frame_sha256": released_sha256(files), "frame_sha256_of": FRAME_SHA256_OF}

@@ -14,9 +14,9 @@ from shiny import reactive, render, ui
 
 from .._internal.render import fmt
 from ..exceptions import DesignerError, NotReadyError
-from .cells import notebook
 from .figures import estimate_figure, scroll_table
 from .handover import commands, estimate_rows, report, script, status_words
+from .notebook_cells import notebook
 from .state import Upload, internal_error
 from .widgets import Ctx, field_box, file_box, number_box
 

@@ -17,8 +17,8 @@ from typing import Any, TypeVar
 
 from .._internal.render import fmt
 from ..exceptions import DesignerError, NotReadyError
-from .cells import script
 from .fields import FieldError, num
+from .notebook_cells import script
 from .phrases import NAMES, SEMANTICS_WORDS, certificate_words, eps_words, high_loss_warning, objective_words
 from .session import CURVE_GRID, Lab, Study
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..exceptions import DataError
 
-__all__ = ["BLOCK_BYTES", "SEPARATORS", "csv_tables", "is_qualtrics_row", "sniff"]
+__all__ = ["BLOCK_BYTES", "SEPARATORS", "csv_tables", "csv_text_columns", "is_qualtrics_row", "sniff"]
 
 #: Separators a data file may use (the one that splits the header into the most cells; ties in this order).
 SEPARATORS = (",", ";", "\t", "|")
@@ -237,3 +237,36 @@ def _batches(reader: Any) -> Iterator[Any]:
         except StopIteration:
             return
         yield batch
+
+
+def csv_text_columns(path: str, missing: frozenset[str]) -> tuple[list[str], list[list[str | None]]]:
+    """A comma-separated file's header and whole columns as text, the cells in ``missing`` as None: how the
+    canonical digest of a released CSV file reads it (:func:`designer.tables.digests.released_sha256`).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from designer.tables.csv_text import csv_text_columns
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(folder.name, "r.csv")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("id,response\\n007,\\"{yes,no}\\"\\n8,NA\\n")
+    >>> csv_text_columns(path, frozenset(["NA"]))
+    (['id', 'response'], [['007', '8'], ['{yes,no}', None]])
+    >>> folder.cleanup()
+    """
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    parse = pacsv.ParseOptions(newlines_in_values=True)
+    with open(path, "rb") as f:
+        names = pacsv.open_csv(f, parse_options=parse).schema.names
+    convert = pacsv.ConvertOptions(column_types={n: pa.string() for n in names}, strings_can_be_null=False,
+                                   quoted_strings_can_be_null=False)
+    columns: list[list[str | None]] = [[] for _ in names]
+    with open(path, "rb") as f:
+        for batch in pacsv.open_csv(f, parse_options=parse, convert_options=convert):
+            for i in range(len(names)):
+                cells = batch.column(i).to_pylist()
+                columns[i].extend(None if c is None or c in missing else c for c in cells)
+    return names, columns

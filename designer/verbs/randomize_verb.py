@@ -101,8 +101,9 @@ def randomize(data: str | os.PathLike[str] | pd.DataFrame, mechanism: Any = None
     Randomized
         ``to_dict()`` is the ``--format json`` object; ``totals`` the composed loss exactly; ``certificate`` the
         variables' composed certificate; ``frame`` the randomized DataFrame when a DataFrame was drawn in memory
-        (rows in the released order, each keeping its index); ``warnings`` what the CLI prints on stderr (a seeded
-        simulation, kept order, a loss above 5 nats, a published prior).
+        (rows in the released order, under a fresh index 0..n-1: the input's index would give their order back);
+        ``warnings`` what the CLI prints on stderr (a seeded simulation, kept order, a loss above 5 nats, a
+        published prior).
 
     Raises
     ------
@@ -113,7 +114,7 @@ def randomize(data: str | os.PathLike[str] | pd.DataFrame, mechanism: Any = None
     Examples
     --------
     A DataFrame drawn in memory (a seeded simulation: a release leaves ``seed`` out), its rows in a uniformly
-    random order, each keeping its index:
+    random order under a fresh index (the input's labels would undo the shuffle):
 
     >>> from designer import randomize
     >>> import pandas as pd
@@ -121,7 +122,7 @@ def randomize(data: str | os.PathLike[str] | pd.DataFrame, mechanism: Any = None
     >>> frame = pd.DataFrame({"answer": ["yes", "no", "yes", "no"]}, index=["a", "b", "c", "d"])
     >>> result = randomize(frame, Q_WRR(1.0), column="answer", seed=1, simulation=True)
     >>> sorted(result.frame.index), result.row_order, list(result.frame.columns)
-    (['a', 'b', 'c', 'd'], 'shuffled', ['response'])
+    ([0, 1, 2, 3], 'shuffled', ['response'])
     >>> result.warnings[0][:40]
     '--seed makes this draw reproducible: any'
     """
