@@ -164,6 +164,15 @@ def _budget_cap(scratch: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> int:
     return _main([*release, "--out", "second.csv"])
 
 
+def _not_a_ledger(scratch: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> int:
+    # docs/guide/release.md: a file at the ledger's path that is not a ledger is refused, never replaced
+    (scratch / "notes.json").write_text('{"kind": "notes"}')
+    status = _main(["randomize", "examples/answers.csv", "--mechanism", "examples/mechanisms/q2x3.csv", "--column",
+                    "answer", "--out", "r.csv", "--ledger", "notes.json"])
+    assert (scratch / "notes.json").read_text() == '{"kind": "notes"}' and not (scratch / "r.csv").exists()
+    return status
+
+
 SCENARIOS: dict[str, Scenario] = {
     "done": _done, "bad flag": _bad_flag, "bad problem file": _bad_problem_file, "infeasible": _infeasible,
     "solver failed": _solver_failed, "not certified": _not_certified, "tampered release": _tampered_release,
@@ -172,13 +181,13 @@ SCENARIOS: dict[str, Scenario] = {
     "regress separation": _regress_separation, "regress not identified": _regress_not_identified,
     "internal error": _internal_error, "Ctrl-C": _interrupted,
     "SIGTERM": _terminated, "studio without Shiny": _studio_without_shiny,
-    "manifest not a file": _manifest_not_a_file, "budget cap": _budget_cap,
+    "manifest not a file": _manifest_not_a_file, "budget cap": _budget_cap, "not a ledger": _not_a_ledger,
 }
 
 #: The conventions page's table: each status and the scenarios that end with it.
 CONVENTIONS = {0: ["done"], 1: ["solver failed", "not certified"],
                2: ["bad flag", "bad problem file", "infeasible", "tampered release", "off the device's grid",
-                   "seed 0 without --simulation", "manifest not a file", "budget cap"],
+                   "seed 0 without --simulation", "manifest not a file", "budget cap", "not a ledger"],
                3: ["estimate not converged", "regress separation", "regress not identified"],
                70: ["internal error"], 130: ["Ctrl-C"],
                143: ["SIGTERM"]}
@@ -203,6 +212,7 @@ STATEMENTS: list[tuple[str, str, str | None]] = [
     ("docs/studio.md", "a SIGTERM gives", None),
     ("docs/guide/release.md", "refused in one line without being waited on (exit status", "manifest not a file"),
     ("docs/guide/release.md", "nothing is written, and the command ends with exit status", "budget cap"),
+    ("docs/guide/release.md", "is never replaced: the refusal is one line with exit status", "not a ledger"),
 ]
 _STATUS = re.compile(r"\b(?:exit(?:s|ed)?(?: with)?(?: status)?|gives) (\d+)\b")
 

@@ -44,6 +44,10 @@ def test_a_second_release_states_the_composed_loss_and_the_cap_refuses_a_third(t
     manifest = json.loads((tmp_path / "r2.csv.manifest.json").read_text())
     assert Fraction(manifest["ledger"]["composed_epsilon_exact"]) == 2 * eps
     assert manifest["ledger"]["earlier_releases"] == [1]
+    # a published manifest names its ledger by file name only, never the local folder it is in
+    assert manifest["ledger"]["path"] == "designer-ledger.json"
+    assert os.sep not in manifest["ledger"]["path"] and "/" not in manifest["ledger"]["path"]
+    assert str(tmp_path) not in json.dumps(manifest["ledger"])
     # another file's answers under the same column name: not the same data, nothing composed
     (tmp_path / "other.csv").write_text("id,answer\n" + "".join(f"{i},no\n" for i in range(150)))
     code, _, err = _run(capsys, "randomize", tmp_path / "other.csv", "--mechanism", WARNER, "--column", "answer",
@@ -59,6 +63,17 @@ def test_a_second_release_states_the_composed_loss_and_the_cap_refuses_a_third(t
     assert code == 0 and err == ""
     lines = out.splitlines()
     assert len(lines) == 4 and lines[1].startswith("#1 ") and lines[2].startswith("#2 ") and "r2.csv" in lines[2]
+    # --format json: one JSON object (the releases, the composed loss per data fingerprint), nothing on stderr
+    code, out, err = _run(capsys, "audit", "--ledger", ledger, "--format", "json")
+    assert code == 0 and err == ""
+    history = json.loads(out)
+    assert [r["release"] for r in history["releases"]] == [1, 2, 3] and "key" not in out
+    data = {d["fingerprint"]: d for d in history["data"]}
+    truth = history["releases"][0]["variables"][0]["fingerprint"]
+    assert data[truth]["releases"] == [1, 2] and data[truth]["columns"] == ["answer"]
+    assert Fraction(data[truth]["composed_exact"]) == 2 * eps and data[truth]["composed"] == float(2 * eps)
+    other = history["releases"][2]["variables"][0]["fingerprint"]
+    assert other != truth and Fraction(data[other]["composed_exact"]) == eps and data[other]["releases"] == [3]
     # a cap the third release fits under passes, and a separate ledger does not see the others
     assert _run(capsys, *release, "--out", tmp_path / "r4.csv", "--budget-cap", f"{float(3 * eps) + 1e-9:.12f}")[0] == 0
     code, _, err = _run(capsys, *release, "--out", tmp_path / "r5.csv", "--ledger", tmp_path / "elsewhere.json")
@@ -104,3 +119,43 @@ def test_bad_ledgers_are_one_line(tmp_path, capsys):
     assert code == 2 and "no such budget ledger" in err
     code, out, err = _run(capsys, "audit")
     assert code == 2 and "--ledger" in err
+
+
+def test_the_ledger_is_owner_only_whatever_the_umask_and_never_replaces_another_file(tmp_path, capsys, monkeypatch):
+    """The ledger holds its key: 0600 under umask 022 (and on a rewrite of a ledger left 0644); a file that stopped
+    being a ledger is not replaced; an interrupted write leaves the old ledger and no temporary file."""
+    from designer.exceptions import DataError
+    from designer.release.ledger import Ledger
+
+    (tmp_path / "t.csv").write_text("answer\n" + "".join(f"{'yes' if i % 3 else 'no'}\n" for i in range(30)))
+    ledger = tmp_path / "designer-ledger.json"
+    old = os.umask(0o022)
+    try:
+        for out in ("r1.csv", "r2.csv"):
+            assert _run(capsys, "randomize", tmp_path / "t.csv", "--mechanism", WARNER, "--column", "answer",
+                        "--out", tmp_path / out)[0] == 0
+            assert stat.S_IMODE(os.stat(ledger).st_mode) == 0o600
+            os.chmod(ledger, 0o644)  # as an earlier designer left it: the next write makes it owner-only again
+        assert stat.S_IMODE(os.stat(ledger).st_mode) == 0o644
+        Ledger.open(str(ledger)).record({"answer": "f"}, {}, {"answer": Fraction(1)}, Fraction(1), "r.csv", "m")
+        assert stat.S_IMODE(os.stat(ledger).st_mode) == 0o600
+    finally:
+        os.umask(old)
+    before = ledger.read_bytes()
+    listing = sorted(p.name for p in tmp_path.iterdir())
+    # interrupted at the rename: the old ledger, and nothing else, is left
+    opened = Ledger.open(str(ledger))
+
+    def interrupted(src, dst):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:
+        m.setattr(os, "replace", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            opened.record({"answer": "g"}, {}, {"answer": Fraction(1)}, Fraction(1), "r.csv", "m")
+    assert ledger.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == listing
+    # the file became something else between the release's start and its record: refused, left as it is
+    ledger.write_text('{"kind": "a colleague\'s notes"}')
+    with pytest.raises(DataError, match="no longer a budget ledger"):
+        opened.record({"answer": "g"}, {}, {"answer": Fraction(1)}, Fraction(1), "r.csv", "m")
+    assert ledger.read_text() == '{"kind": "a colleague\'s notes"}'

@@ -17,7 +17,7 @@ def cmd_audit(args: argparse.Namespace) -> str:
             raise CommandError("give a mechanism file or --ledger PATH, not both")
         from ..release.ledger import ledger_history
 
-        return ledger_history(args.ledger)
+        return render(ledger_history(args.ledger), args.format)
     if args.mechanism is None:
         raise CommandError("give a mechanism file to audit, or --ledger PATH (a budget ledger's history)")
     return render(audit(args.mechanism), args.format)

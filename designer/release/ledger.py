@@ -26,8 +26,10 @@ from typing import Any
 
 from ..exceptions import DataError
 from ..exceptions import InvalidArgumentError as CommandError
+from ..results import FitStatus, Result, TableData
 
-__all__ = ["Ledger", "LedgerEntry", "Scan", "default_ledger_path", "ledger_history", "nats", "scan_input", "settle"]
+__all__ = ["Ledger", "LedgerEntry", "LedgerHistory", "Scan", "default_ledger_path", "ledger_history", "nats",
+           "scan_input", "settle"]
 
 #: The name of the ledger randomize keeps beside its input by default.
 LEDGER_NAME = "designer-ledger.json"
@@ -189,10 +191,8 @@ class Ledger:
 
     def record(self, fingerprints: dict[str, str], designs: dict[str, str], epsilons: dict[str, Fraction],
                loss: Fraction, out: str, manifest: str) -> None:
-        """Append a release and write the ledger (atomically, honouring the umask; an interrupted write leaves the
-        old ledger and no temporary file)."""
-        from .._internal.io import atomic_write_text
-
+        """Append a release and write the ledger (:func:`_write`: owner-only, atomically; an interrupted write
+        leaves the old ledger and no temporary file)."""
         composed, _ = self.composed(fingerprints, loss)
         self.releases.append({
             "release": len(self.releases) + 1,
@@ -207,11 +207,7 @@ class Ledger:
                            "note": "fingerprints are HMAC-SHA256 under this key of each randomized column and its "
                                    "rows' positions, never the values; keep this file as private as the data",
                            "releases": self.releases}, indent=2) + "\n"
-        try:
-            atomic_write_text(self.path, text)
-        except OSError as exc:
-            raise DataError(f"{self.path}: the budget ledger cannot be written ({exc.strerror or exc}); give "
-                            "--ledger PATH in a folder you can write") from None
+        _write(self.path, text)
 
 
 def nats(loss: Fraction) -> str:
@@ -225,6 +221,35 @@ def nats(loss: Fraction) -> str:
     ('2 nats', '2.33333 nats (exactly 7/3)')
     """
     return f"{loss} nats" if loss.denominator == 1 else f"{float(loss):.6g} nats (exactly {loss})"
+
+
+#: The permissions of a ledger file whatever the umask: read and written by its owner only (it holds the key).
+LEDGER_MODE = 0o600
+
+
+def _write(path: str, text: str) -> None:
+    """Write a ledger: owner-only (:data:`LEDGER_MODE`, whatever the umask: the file holds the key), atomically (a
+    file in the same folder, synced and renamed into place by :func:`designer._internal.io.atomic_writer`; an
+    interrupted write leaves the old ledger and no temporary file). What is at ``path`` is replaced only when it is
+    a ledger (a regular file whose ``kind`` is :data:`LEDGER_KIND`); a link to a ledger is kept and the ledger it
+    names replaced."""
+    import stat
+
+    from .._internal.io import atomic_writer
+
+    target = os.path.realpath(path)
+    if os.path.lexists(target) and _read(target).get("kind") != LEDGER_KIND:  # _read: regular files only
+        raise DataError(f"{path}: no longer a budget ledger designer wrote (replaced during the release); the "
+                        "release is written but not recorded: give --ledger PATH")
+    try:
+        with atomic_writer(target) as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                raise DataError(f"{path}: is not a regular file; a budget ledger is a JSON file (--ledger)")
+            os.fchmod(fh.fileno(), LEDGER_MODE)
+            fh.write(text.encode("utf-8"))
+    except OSError as exc:
+        raise DataError(f"{path}: the budget ledger cannot be written ({exc.strerror or exc}); give "
+                        "--ledger PATH in a folder you can write") from None
 
 
 def _read(path: str) -> dict[str, Any]:
@@ -257,9 +282,22 @@ def _read(path: str) -> dict[str, Any]:
     return record
 
 
-def ledger_history(path: str) -> str:
-    """The releases a ledger records, one line each (``designer audit --ledger PATH``): date, output, each column's
-    fingerprint (its first 12 digits), design and loss, the release's loss and the composed loss of its data.
+@dataclass(frozen=True)
+class LedgerHistory(Result):
+    """The releases a budget ledger records (``designer audit --ledger PATH``), and for each data fingerprint the
+    composed loss of the releases that hold it (Lemma 3.3: the losses add), exactly and as a float.
+
+    Attributes
+    ----------
+    path : str
+        The ledger read.
+    releases : tuple of dict
+        The releases as recorded: number, date, output and manifest, ``loss_exact`` and ``loss``, ``composed_exact``
+        and ``composed`` (the data's composed loss when it was released), and each variable's column,
+        fingerprint, design and ``epsilon_exact``.
+    status : FitStatus
+        ``EXACT``: read and summed in rational arithmetic.
+    warnings : tuple of str
 
     Examples
     --------
@@ -268,23 +306,84 @@ def ledger_history(path: str) -> str:
     >>> from designer.release.ledger import Ledger, ledger_history
     >>> folder = tempfile.TemporaryDirectory()
     >>> path = os.path.join(folder.name, "ledger.json")
-    >>> Ledger.open(path).record({"answer": "ab" * 32}, {"answer": "warner.json"}, {"answer": Fraction(1)},
-    ...                          Fraction(1), "r.csv", "r.csv.manifest.json")
-    >>> print(ledger_history(path).splitlines()[1].split(" ", 2)[2])  # after the release's number and date
-    column 'answer' (data ababababab..., design warner.json, 1 nats); release loss 1 nats, composed loss 1 nats -> r.csv
+    >>> for out in ("r1.csv", "r2.csv"):
+    ...     Ledger.open(path).record({"answer": "ab" * 32}, {"answer": "warner.json"}, {"answer": Fraction(1, 3)},
+    ...                              Fraction(1, 3), out, out + ".manifest.json")
+    >>> history = ledger_history(path)
+    >>> history.to_dict()["data"][0]["composed_exact"], history.to_dict()["data"][0]["releases"]
+    ('2/3', [1, 2])
+    >>> print(history.summary().splitlines()[2].split("; ")[1])  # the second release's line, after its columns
+    release loss 0.333333 nats (exactly 1/3), composed loss 0.666667 nats (exactly 2/3) -> r2.csv
     >>> folder.cleanup()
     """
-    ledger = Ledger.open(path) if os.path.lexists(path) else None
-    if ledger is None:
+
+    path: str
+    releases: tuple[dict[str, Any], ...]
+    status: FitStatus = FitStatus.EXACT
+    warnings: tuple[str, ...] = ()
+    title = "Budget ledger"
+
+    def __post_init__(self) -> None:
+        self._check_status()
+
+    def data(self) -> list[dict[str, Any]]:
+        """Per data fingerprint, in order of first release: its columns, the releases that hold it and their
+        composed loss (the sum of those releases' losses, exactly as a fraction's text and as a float)."""
+        seen: dict[str, dict[str, Any]] = {}
+        for i, r in enumerate(self.releases):
+            for v in r["variables"]:
+                entry = seen.setdefault(str(v["fingerprint"]), {"columns": [], "releases": [], "sum": Fraction(0)})
+                if v["column"] not in entry["columns"]:
+                    entry["columns"].append(str(v["column"]))
+                number = int(r.get("release", i + 1))
+                if number not in entry["releases"]:
+                    entry["releases"].append(number)
+                    entry["sum"] += Fraction(str(r["loss_exact"]))
+        return [{"fingerprint": f, "columns": e["columns"], "releases": e["releases"],
+                 "composed_exact": str(e["sum"]), "composed": float(e["sum"])} for f, e in seen.items()]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``designer audit --ledger PATH --format json`` object: the ledger, its releases as recorded and the
+        composed loss per data fingerprint (never the key)."""
+        return {"ledger": self.path, "releases": [dict(r) for r in self.releases], "data": self.data(),
+                "note": "losses of releases of the same data add (Lemma 3.3); the ledger sees only the releases "
+                        "recorded in it"}
+
+    def table(self) -> TableData:
+        """The ``--format csv`` rows: one per release and column."""
+        return (["release", "date", "output", "column", "fingerprint", "design", "epsilon_exact", "loss_exact",
+                 "composed_exact"],
+                [[r.get("release"), r.get("date"), os.path.basename(str(r.get("output"))), v["column"],
+                  v["fingerprint"], v["design"], str(v["epsilon_exact"]), str(r["loss_exact"]),
+                  str(r["composed_exact"])] for r in self.releases for v in r["variables"]])
+
+    def summary(self) -> str:
+        """The ``--format table`` text: a line on the ledger, then one line per release (date, each column's
+        fingerprint (its first 10 digits), design and loss, the release's loss and its data's composed loss)."""
+        lines = [f"{self.path}: {len(self.releases)} release(s); losses of releases of the same data add (Lemma 3.3)"]
+        for r in self.releases:
+            columns = ", ".join(f"column {v['column']!r} (data {str(v['fingerprint'])[:10]}..., design "
+                                f"{v['design']}, {nats(Fraction(str(v['epsilon_exact'])))})" for v in r["variables"])
+            lines.append(f"#{r.get('release')} {r.get('date')} {columns}; release loss "
+                         f"{nats(Fraction(str(r['loss_exact'])))}, composed loss "
+                         f"{nats(Fraction(str(r['composed_exact'])))} -> {os.path.basename(str(r.get('output')))}")
+        return "\n".join(lines)
+
+
+def ledger_history(path: str) -> LedgerHistory:
+    """The history of the ledger at ``path`` (``designer audit --ledger PATH``; :class:`LedgerHistory`).
+
+    Examples
+    --------
+    >>> from designer.release.ledger import ledger_history
+    >>> ledger_history("no-such-ledger.json")
+    Traceback (most recent call last):
+    ...
+    designer.exceptions.DataError: no-such-ledger.json: no such budget ledger (--ledger: the designer-ledger.json ...
+    """
+    if not os.path.lexists(path):
         raise DataError(f"{path}: no such budget ledger (--ledger: the designer-ledger.json randomize wrote)")
-    lines = [f"{path}: {len(ledger.releases)} release(s); losses of releases of the same data add (Lemma 3.3)"]
-    for r in ledger.releases:
-        columns = ", ".join(f"column {v['column']!r} (data {str(v['fingerprint'])[:10]}..., design {v['design']}, "
-                            f"{nats(Fraction(str(v['epsilon_exact'])))})" for v in r["variables"])
-        lines.append(f"#{r.get('release')} {r.get('date')} {columns}; release loss "
-                     f"{nats(Fraction(str(r['loss_exact'])))}, composed loss {nats(Fraction(str(r['composed_exact'])))}"
-                     f" -> {os.path.basename(str(r.get('output')))}")
-    return "\n".join(lines)
+    return LedgerHistory(path, tuple(Ledger.open(path).releases))
 
 
 @dataclass(frozen=True)
