@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -96,6 +97,12 @@ def test_a_deleted_drawn_channel_is_refused(tmp_path, capsys):
     assert _run(capsys, "estimate", tmp_path / "r.csv", "--manifest", path)[0] == 0
     manifest = json.loads(path.read_text())
     assert manifest["variables"][0]["drawn_from"] == "drawn_mechanism"
+    # the repaired channel's certificate in the words of every other certificate, then why it was repaired
+    summary = manifest["variables"][0]["certificate"]["summary"]
+    assert re.match(r"\d[\d.]*-private \((Shafer|Walley)( and Walley)? loss(es)?\), checked exactly \(integer "
+                    r"counts over [^;]*\); .*, so [\d.e-]+ of the .* was mixed in: the drawn channel is not the design",
+                    summary)
+    assert "loss <=" not in summary
     del manifest["variables"][0]["drawn_mechanism"]
     path.write_text(json.dumps(manifest))
     for command, extra in (("estimate", []), ("regress", ["--formula", "response ~ 1"])):

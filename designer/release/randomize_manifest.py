@@ -186,12 +186,11 @@ def _certificate(table: Any, detail: dict[str, Any] | None, repair: dict[str, An
     when the table is the design (an invariant design's exact counts, or the design rounded without a mix), and
     state the violation the mix repaired when it is a repaired channel."""
     record = table.certificate_record()
-    if repair is not None:
-        losses = " and ".join(str(loss).capitalize() for loss in record["losses"])
+    if repair is not None:  # the table's own line (Certificate.describe), then why and how it was repaired
         record.update(violation_before_repair=repair["violation"],
-                      summary=f"{losses} loss <= {table.epsilon:g}, checked exactly ({table.arithmetic}); "
-                              f"{repair['why']}, so {table.mix_weight:.3g} of the {record['reference']} was mixed "
-                              "in: the drawn channel is not the design (drawn_mechanism)")
+                      summary=f"{table.certificate.describe()}; {repair['why']}, so {table.mix_weight:.3g} of the "
+                              f"{record['reference']} was mixed in: the drawn channel is not the design "
+                              "(drawn_mechanism)")
     elif table.mix_weight == 0 and detail:
         record.update({k: detail[k] for k in REPAIR_FIELDS if k in detail})
         record["summary"] = f"{detail.get('summary', '')} (the design's certificate; the table: {table.arithmetic})"
