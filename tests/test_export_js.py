@@ -134,7 +134,7 @@ def test_export_cli(tmp_path, capsys):
     assert main(["export", "examples/mechanisms/q2x3.csv", "--out", str(out)]) == 2
     assert "already exists" in capsys.readouterr().err
     assert main(["export", "problems/gwrr-dont-know.toml", "--out", str(tmp_path / "g.js")]) == 0
-    assert "certified within eps = 1" in capsys.readouterr().out
+    assert "\ncertified: 1-private (Shafer loss), checked exactly (" in capsys.readouterr().out
 
 
 def test_export_of_a_device_design_keeps_its_fractions(tmp_path, capsys):

@@ -95,8 +95,8 @@ class Exported(Result):
         what = {"html": "a self-contained page", "js": "an ES module"}.get(
             self.to, f"{self.to} set-up text with the question's HTML and JavaScript,")
         where = f"wrote {self.out}" if self.out is not None else "exported"
-        lines = [f"{where} ({self.bytes} bytes): {what} drawing exactly from {table.arithmetic}, certified within "
-                 f"eps = {table.epsilon:.6g} ({table.semantics.value}); SHA-256 {table.sha256}"]
+        lines = [f"{where} ({self.bytes} bytes): {what} drawing exactly from its table; SHA-256 {table.sha256}",
+                 *table.certificate.lines()]  # 'certified: ...', the line every certificate prints
         if self.randomizer.objective is not None:
             name, designed, drawn = self.randomizer.objective
             change = abs(drawn - designed) / abs(designed) if designed else abs(drawn - designed)
