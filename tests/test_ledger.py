@@ -5,13 +5,19 @@ ledger holds keyed fingerprints, never the values. The expected sums are compute
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import math
 import os
 import stat
+import tempfile
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from designer.cli import main
 
@@ -159,3 +165,57 @@ def test_the_ledger_is_owner_only_whatever_the_umask_and_never_replaces_another_
     with pytest.raises(DataError, match="no longer a budget ledger"):
         opened.record({"answer": "g"}, {}, {"answer": Fraction(1)}, Fraction(1), "r.csv", "m")
     assert ledger.read_text() == '{"kind": "a colleague\'s notes"}'
+
+
+_LOSSES = {"warner-80.csv": math.log(4), "q2x3.csv": math.log(3)}  # Shafer losses: ln(0.8/0.2), ln(0.6/0.2)
+
+
+def _quiet(argv: list) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([*map(str, argv), "--quiet"])
+    return code, out.getvalue(), err.getvalue()
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.lists(st.sampled_from(["yes", "no"]), min_size=1, max_size=50),
+       st.lists(st.sampled_from(sorted(_LOSSES)), min_size=1, max_size=3),
+       st.integers(1, 40), st.integers(1, 9))
+def test_the_composed_loss_is_the_exact_sum_and_the_cap_refuses_past_it(answers, designs, tenths, denominator):
+    """Random small frames (one answer throughout: zero counts), released 1 to 3 times under a random cap: each
+    release's composed loss is the exact sum of the losses of the releases recorded so far, and a release past the
+    cap is one line, exit status 2, with no output file."""
+    cap = Fraction(tenths * 3, denominator * 4)  # 0.08 to 30 nats: from below one release to above three
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        (root / "t.csv").write_text("id,answer\n" + "".join(f"{i},{a}\n" for i, a in enumerate(answers)))
+        recorded: list[Fraction] = []
+        for i, design in enumerate(designs):
+            out = root / f"r{i}.csv"
+            code, stdout, err = _quiet(["randomize", root / "t.csv", "--mechanism", ROOT / "examples" / "mechanisms" /
+                                        design, "--column", "answer", "--keep", "id", "--out", out, "--budget-cap",
+                                        f"{cap.numerator}/{cap.denominator}"])
+            if code == 2:
+                assert stdout == "" and err.count("\n") == 1 and "--budget-cap" in err, err
+                assert not out.exists() and not Path(f"{out}.manifest.json").exists()
+                # refused only when past the cap: this design's loss (as an earlier release recorded it, or its
+                # closed form) brings the sum above it
+                assert sum(recorded, Fraction(0)) + Fraction(_LOSSES[design]) > cap - Fraction(1, 10**9)
+                continue
+            assert code == 0, err
+            ledger = json.loads(Path(f"{out}.manifest.json").read_text())["ledger"]
+            loss = Fraction(ledger["release_epsilon_exact"])
+            assert float(loss) == pytest.approx(_LOSSES[design], rel=1e-12)
+            recorded.append(loss)
+            assert Fraction(ledger["composed_epsilon_exact"]) == sum(recorded, Fraction(0)) <= cap
+            assert ledger["earlier_releases"] == list(range(1, len(recorded)))
+            assert ("released before" in err) == (len(recorded) > 1)
+        # a refused release is not recorded: no ledger at all when every release was refused
+        assert (root / "designer-ledger.json").exists() == bool(recorded)
+        if recorded:
+            record = json.loads((root / "designer-ledger.json").read_text())
+            assert [Fraction(r["loss_exact"]) for r in record["releases"]] == recorded
+            code, stdout, err = _quiet(["audit", "--ledger", root / "designer-ledger.json", "--format", "json"])
+            assert code == 0 and err == ""
+            (data,) = json.loads(stdout)["data"]
+            assert Fraction(data["composed_exact"]) == sum(recorded, Fraction(0))
