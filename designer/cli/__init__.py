@@ -245,13 +245,27 @@ def _inputs(args: argparse.Namespace) -> list[str]:
 
 def _one_line(exc: BaseException, args: argparse.Namespace) -> str:
     """The error's message on one line. A :class:`DesignerError` that names neither a flag nor an input is about
-    the command's first input and gets its name in front; a :class:`DataError` names its file (and line) itself."""
-    message = " ".join(str(exc).split()) or type(exc).__name__
+    the command's first input and gets its name in front; a :class:`DataError` names its file (and line) itself.
+    A file that comes with designer is named by its bare name, not by where it was installed."""
+    message = _bare_names(" ".join(str(exc).split()) or type(exc).__name__)
     if not isinstance(exc, DesignerError) or isinstance(exc, DataError) or message.startswith("--"):
         return message
     inputs = _inputs(args)
     if inputs and not any(p in message for p in inputs):
         return f"{inputs[0]}: {message}"  # a problem found while working on this input
+    return message
+
+
+def _bare_names(message: str) -> str:
+    """``message`` with the path of every file that comes with designer (``.../site-packages/designer/examples/
+    regress.csv``) replaced by that file's bare name (``regress``), the name a user gives for it."""
+    if os.sep not in message:
+        return message
+    from .._internal.bundled import KINDS, bundled
+
+    files = {hit.path: hit.name for kind in KINDS for hit in bundled(kind).values()}
+    for path in sorted(files, key=len, reverse=True):  # a longer path first: never a prefix of one replaced
+        message = message.replace(path, files[path])
     return message
 
 
@@ -334,7 +348,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             warnings.showwarning = _note
             text = args.func(args)
     except (CertificationError, SolverError) as exc:  # the work failed, not the input: exit status 1
-        print(f"designer: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        print(f"designer: error: {_bare_names(' '.join(str(exc).split()))}", file=sys.stderr)
         return 1
     except (DesignerError, OSError) as exc:  # every error of the input, caught here once: one line, exit 2
         print(f"designer: error: {_one_line(exc, args)}", file=sys.stderr)
