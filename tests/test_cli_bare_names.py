@@ -3,7 +3,9 @@ folder designer was installed in (``.../site-packages/designer/examples/regress.
 
 from __future__ import annotations
 
+import json
 import pathlib
+from importlib import resources
 
 import pytest
 
@@ -36,3 +38,13 @@ def test_a_path_the_user_gave_is_kept(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main(["estimate", str(data), "--mechanism", "q2x3", "--column", "nope"]) == 2
     assert capsys.readouterr().err.startswith(f"designer: error: {data}: no column 'nope'")
+
+
+def test_a_plan_of_a_bundled_file_names_it_bare(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["plan", "warner", "--prior", "yes=0.3,no=0.7", "--width", "0.02", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["source"] == "warner"
+    assert designer.plan("two-questions", width=0.05).source == "two-questions"
+    mine = tmp_path / "mine.toml"
+    mine.write_text(resources.files("designer.problems").joinpath("warner.toml").read_text())
+    assert designer.plan(str(mine), prior=[0.3, 0.7], width=0.02).source == str(mine)  # a path given stays
