@@ -64,8 +64,10 @@ docs: $(DOCS_STAMP)
 	$(BIN)/sphinx-build -W --keep-going -E -b html -j 2 docs docs/_build/html
 	@echo "built docs/_build/html/index.html"
 
-# The sdist and the wheel into dist/ (an isolated build: setuptools from pyproject.toml's [build-system]).
-dist: $(STAMP)
+# The sdist and the wheel into dist/ (an isolated build: setuptools from pyproject.toml's [build-system]). It needs
+# `build` and nothing else: neither the runtime nor the test toolchain is installed for it.
+dist:
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check 'build>=1.2'
 	rm -rf dist
 	$(BIN)/python -m build --outdir dist

@@ -22,6 +22,7 @@ __doc__ = f"{__doc__}\nDocumentation: {_DOCS_URL}\n"  # help(designer) names the
 #: The one table of public names: module (under ``designer``) -> the names it gives ``import designer``. The
 #: ``TYPE_CHECKING`` imports below say the same for type checkers and IDEs (a test checks that they agree).
 _PUBLIC: dict[str, tuple[str, ...]] = {
+    "_version": ("show_versions",),
     "budget": ("Budget",),
     "composition": ("image", "power", "product"),
     "constructors": ("Q_GWRR", "Q_WRR", "Q_2x3", "Q_kRR", "Q_lambda", "Q_subset_selection"),
@@ -69,6 +70,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - the same names for type checkers and IDEs (explicit re-exports)
+    from ._version import show_versions as show_versions
     from .budget import Budget as Budget
     from .composition import image as image
     from .composition import power as power

@@ -226,7 +226,8 @@ def test_help_examples_run(scratch, capsys):
         assert code == 0, (example, capsys.readouterr().err)
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["--version"], ["audit", "examples/mechanisms/q2x3.csv"]])
+@pytest.mark.parametrize("argv", [["--help"], ["--version"], ["--version", "--verbose"],
+                                  ["audit", "examples/mechanisms/q2x3.csv"]])
 def test_fast_commands_do_not_import_heavy_libraries(argv):
     """The CLI starts fast: help, version and an audit never load cvxpy, matplotlib, scipy or pandas."""
     code = (f"import sys\nfrom designer.cli import main\nmain({argv!r})\n"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -24,7 +25,7 @@ PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 
 
 def test_the_distribution_name_is_not_the_unrelated_designer():
-    assert PROJECT["name"] == "designer-ldp"
+    assert PROJECT["name"] == "designer-ldp" == _version.DISTRIBUTION  # show_versions reads its metadata
     assert PROJECT["scripts"] == {"designer": "designer.cli:main"}
 
 
@@ -184,3 +185,17 @@ def test_the_runtime_lock_is_the_full_lock_without_the_toolchain():
     assert re.search(r"^demo: \$\(RUNTIME_STAMP\)$", makefile, flags=re.M)
     assert re.search(r"^test: \$\(STAMP\)$", makefile, flags=re.M)
     assert "--constraint $(LOCK)" in makefile and "-o $(RUNTIME_LOCK)" in makefile  # make lock writes both
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="no make on this machine")
+def test_make_dist_installs_build_alone(tmp_path):
+    """``make dist`` builds in an isolated environment: it installs ``build`` and neither the runtime lock nor the
+    test toolchain (issue 58). Run dry (``make -n``) with the Makefile alone: a prerequisite on the locks or on
+    pyproject.toml would have no rule here and fail."""
+    (tmp_path / "Makefile").write_text((ROOT / "Makefile").read_text())
+    out = subprocess.run(["make", "-n", "dist"], cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    installs = [line for line in out.stdout.splitlines() if "pip install" in line]
+    assert installs and all("'build>=1.2'" in line and " -r " not in line and " -e " not in line
+                            for line in installs), out.stdout
+    assert "python -m build --outdir dist" in out.stdout

@@ -223,21 +223,3 @@ def atomic_writer(path: str | os.PathLike[str], *, overwrite: bool = True) -> It
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
-
-
-@contextlib.contextmanager
-def atomic_folder(path: str | os.PathLike[str], *, prefix: str = ".folder-") -> Iterator[str]:
-    """A new folder that becomes ``path`` only when the ``with`` block ends without an exception: the block fills
-    a temporary folder beside it (given the permissions the umask allows, ``0755`` under umask ``022``), which is
-    then renamed into place; an interrupted block leaves nothing behind."""
-    import shutil
-
-    parent = os.path.dirname(os.path.abspath(path))
-    work = tempfile.mkdtemp(prefix=prefix, dir=parent)
-    try:
-        os.chmod(work, 0o777 & ~_umask())
-        yield work
-        os.rename(work, path)
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise

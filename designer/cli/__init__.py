@@ -33,7 +33,8 @@ __all__ = ["COMMANDS", "build_parser", "main", "show_progress"]
 EXIT_USAGE = 2
 #: An internal error (sysexits.h ``EX_SOFTWARE``): not the user's input, a bug to report.
 EXIT_INTERNAL = 70
-REPORT = "please report it with the command line and input files (run again with --debug for the traceback)"
+REPORT = ("please report it with the command line, the input files and what 'designer --version --verbose' prints "
+          "(run again with --debug for the traceback)")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -56,6 +57,10 @@ class _Parser(argparse.ArgumentParser):
             options = [o for parser in self._parsers() for a in parser._actions for o in a.option_strings]
         else:
             return ""
+        own = {"--version": "; --version takes no command: 'designer --version'",
+               "--verbose": "; --verbose goes with --version: 'designer --version --verbose'"}
+        if given in own:  # designer's own options, given after a command
+            return own[given]
         close = difflib.get_close_matches(given.replace("\u2013", "--").replace("\u2014", "--"), options, n=1,
                                           cutoff=0.6) if given else []
         dash = " (a dash pasted for two hyphens)" if given[:1] in ("\u2013", "\u2014") else ""
@@ -128,9 +133,15 @@ COMMANDS: list[tuple[str, str, str, Callable[[argparse.ArgumentParser], None], C
 ]
 
 
+#: Said under ``designer studio --help``: the studio runs on Shiny for Python, which designer does not install.
+STUDIO_EXTRA = ("The studio needs its extra, Shiny for Python (the rest of designer does not):\n"
+                "  pip install 'designer-ldp[studio]'     (from a clone: pip install '.[studio]')")
+
+
 def _configure_studio(p: argparse.ArgumentParser) -> None:
     from ._common import int_arg
 
+    p.description = f"{p.description}\n\n{STUDIO_EXTRA}"
     p.add_argument("file", nargs="?", help="a problem (TOML) or mechanism file (JSON, CSV) to start from, or the bare "
                                           "name of one that comes with designer")
     p.add_argument("--port", type=int_arg(0, 65535), default=8000,
@@ -158,7 +169,8 @@ def cmd_studio(args: argparse.Namespace) -> str:
 
 
 #: The studio serves until stopped, so it stays out of COMMANDS, whose examples run to completion (a test runs them).
-STUDIO = ("studio", "the whole design in a local web app (question, budget, survey, field, answers)",
+STUDIO = ("studio", "the whole design in a local web app (question, budget, survey, field, answers); needs the studio "
+                    "extra",
           "designer studio gwrr-dont-know", _configure_studio, cmd_studio)
 
 
@@ -182,7 +194,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         epilog="commands:\n" + "\n".join(lines) + "\n\nRun 'designer COMMAND --help' for the options of one command; "
                f"'designer problems' lists the problems that come with designer.\nDocumentation: {DOCS_URL}",
     )
-    parser.add_argument("--version", action="version", version=f"designer {__version__}")
+    parser.add_argument("--version", action="store_true",
+                        help=f"print designer's version ({__version__}) and exit; with --verbose, also Python's, the "
+                             "platform's and every dependency's, for a bug report")
+    parser.add_argument("--verbose", action="store_true", dest="verbose_version",
+                        help="with --version: the versions of Python, the platform and every dependency")
     parser.add_argument("--debug", action="store_true",
                         help="on an internal error, print the traceback (give it before the command)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -229,13 +245,27 @@ def _inputs(args: argparse.Namespace) -> list[str]:
 
 def _one_line(exc: BaseException, args: argparse.Namespace) -> str:
     """The error's message on one line. A :class:`DesignerError` that names neither a flag nor an input is about
-    the command's first input and gets its name in front; a :class:`DataError` names its file (and line) itself."""
-    message = " ".join(str(exc).split()) or type(exc).__name__
+    the command's first input and gets its name in front; a :class:`DataError` names its file (and line) itself.
+    A file that comes with designer is named by its bare name, not by where it was installed."""
+    message = _bare_names(" ".join(str(exc).split()) or type(exc).__name__)
     if not isinstance(exc, DesignerError) or isinstance(exc, DataError) or message.startswith("--"):
         return message
     inputs = _inputs(args)
     if inputs and not any(p in message for p in inputs):
         return f"{inputs[0]}: {message}"  # a problem found while working on this input
+    return message
+
+
+def _bare_names(message: str) -> str:
+    """``message`` with the path of every file that comes with designer (``.../site-packages/designer/examples/
+    regress.csv``) replaced by that file's bare name (``regress``), the name a user gives for it."""
+    if os.sep not in message:
+        return message
+    from .._internal.bundled import KINDS, bundled
+
+    files = {hit.path: hit.name for kind in KINDS for hit in bundled(kind).values()}
+    for path in sorted(files, key=len, reverse=True):  # a longer path first: never a prefix of one replaced
+        message = message.replace(path, files[path])
     return message
 
 
@@ -258,6 +288,35 @@ def _command_of(argv: Sequence[str]) -> str:
     return next((a for a in argv if not a.startswith("-")), "")
 
 
+def _version_text(parser: argparse.ArgumentParser, args: argparse.Namespace) -> str:
+    """What ``designer --version`` prints (one line) or ``designer --version --verbose`` (that of
+    :func:`designer.show_versions`); ``--verbose`` alone, or either with a command, is a usage error."""
+    if not args.version:
+        parser.error("argument --verbose: goes with --version ('designer --version --verbose')")
+    if getattr(args, "command", None):
+        parser.error(f"argument --version: takes no command ('designer --version', then 'designer {args.command} "
+                     "...')")
+    from .._version import __version__, show_versions
+
+    if not args.verbose_version:
+        return f"designer {__version__}"
+    import io
+
+    text = io.StringIO()
+    show_versions(text)
+    return text.getvalue().rstrip("\n")
+
+
+def _write(text: str) -> None:
+    """``text`` and a newline on standard output; a reader gone away (``| head``) is not an error of ours."""
+    try:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status (0 ok, 1 the work failed, 2 bad input or usage, 3 the output was
     written but a fit did not reach a maximum (separation, not converged), 70 an internal error of designer's,
@@ -273,6 +332,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, or a usage error already printed on one line
         return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_USAGE
+    if args.version or args.verbose_version:  # designer's version, and with --verbose every dependency's: exit 0
+        try:
+            _write(_version_text(parser, args))
+        except SystemExit as exc:  # misplaced: a usage error already printed on one line
+            return int(exc.code or 0)
+        return 0
     # Commands render the library's DesignWarnings themselves (result.warnings), not as Python warnings.
     warnings.filterwarnings("ignore", category=DesignWarning)
     if not getattr(args, "command", None):
@@ -283,7 +348,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             warnings.showwarning = _note
             text = args.func(args)
     except (CertificationError, SolverError) as exc:  # the work failed, not the input: exit status 1
-        print(f"designer: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        print(f"designer: error: {_bare_names(' '.join(str(exc).split()))}", file=sys.stderr)
         return 1
     except (DesignerError, OSError) as exc:  # every error of the input, caught here once: one line, exit 2
         print(f"designer: error: {_one_line(exc, args)}", file=sys.stderr)
@@ -310,11 +375,5 @@ def main(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr)
         return EXIT_INTERNAL
     if text:
-        try:
-            sys.stdout.write(text + "\n")
-            sys.stdout.flush()
-        except BrokenPipeError:
-            # The reader went away (e.g. `| head`): not an error of ours.
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
+        _write(text)
     return int(getattr(text, "exit_status", 0))

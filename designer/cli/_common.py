@@ -80,13 +80,6 @@ def open_mechanism(path: str) -> Any:
     return open_mechanism_file(path)
 
 
-def vocabulary_of(file: Any, *, precise: bool = False) -> Any:
-    """The answers vocabulary of a read mechanism file (its ``answers`` words when it has them)."""
-    from ..estimation.answers import AnswerVocabulary
-
-    return AnswerVocabulary(file.mechanism, file.words, precise=precise)
-
-
 def add_prior_override(p: argparse.ArgumentParser) -> None:
     """``--prior``: the prior a problem is designed at, instead of the file's."""
     p.add_argument("--prior", dest="prior_value",

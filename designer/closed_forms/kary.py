@@ -30,8 +30,6 @@ __all__ = [
     "subset_selection_variance",
 ]
 
-Reduce = Literal["mean", "max", "none"]
-
 
 def _prior(prior: ArrayLike | None, k: int) -> NDArray[np.float64]:
     return check_prior(prior, k)

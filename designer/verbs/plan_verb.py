@@ -228,17 +228,19 @@ def _source(source: Any, epsilon: float | None, dont_know: float | None) -> tupl
         from .._internal.bundled import resolve
 
         path = os.fspath(resolve(source, ("problem", "survey", "mechanism")))  # or designer's own by name
+        # the plan names designer's own file by its bare name, never by the folder designer was installed in
+        shown = os.fspath(source) if os.path.isabs(path) and path != os.fspath(source) else path
         if path.lower().endswith(".toml"):
             from ..optimal.problem_toml import parse_problem, read_toml
             from ..planning.survey_plan import is_survey, parse_survey
 
             data = read_toml(path)
             if is_survey(data):
-                return PlanSource.SURVEY, parse_survey(data, source=path), path
-            return PlanSource.PROBLEM, _override(parse_problem(data, source=path), epsilon, dont_know), path
+                return PlanSource.SURVEY, parse_survey(data, source=path), shown
+            return PlanSource.PROBLEM, _override(parse_problem(data, source=path), epsilon, dont_know), shown
         from ..release.files import open_mechanism_file
 
-        return PlanSource.MECHANISM, open_mechanism_file(path).mechanism, path
+        return PlanSource.MECHANISM, open_mechanism_file(path).mechanism, shown
     if isinstance(source, Survey):
         return PlanSource.SURVEY, source, source.name or "questionnaire"
     if isinstance(source, DesignProblem):
