@@ -17,6 +17,7 @@ from ..exceptions import DesignerError, NotReadyError
 from .figures import estimate_figure, scroll_table
 from .handover import commands, estimate_rows, report, script, status_words
 from .notebook_cells import notebook
+from .session import mechanism_name
 from .state import Upload, internal_error
 from .widgets import Ctx, field_box, file_box, number_box
 
@@ -194,7 +195,7 @@ def answers_server(ctx: Ctx) -> None:
             _, folder = lab.release(ctx.study())
             buffer = io.BytesIO()
             with zipfile.ZipFile(buffer, "w") as z:
-                for name in ("released.csv", "released.csv.manifest.json", "mechanism.json"):
+                for name in ("released.csv", "released.csv.manifest.json", mechanism_name(ctx.study())):
                     z.write(os.path.join(folder, name), name)
             yield buffer.getvalue()
         except Exception as exc:
