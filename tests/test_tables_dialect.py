@@ -156,3 +156,26 @@ def test_a_dataframe_reads_as_its_csv_file(tmp_path):
     by_frame = designer.regress("response ~ age", frame, MECH, reference="no").to_dict()
     by_file = designer.regress("response ~ age", str(path), MECH, reference="no").to_dict()
     assert _without_files(by_frame) == _without_files(by_file)
+
+
+def test_the_studio_takes_every_file_the_layer_reads(tmp_path):
+    """The studio's answer boxes accept every suffix designer reads, and an upload of each gives the shares its
+    CSV file gives (Arrow IPC through pyarrow, SPSS and Stata through pyreadstat: writers that are not designer's)."""
+    import pyarrow.feather as feather
+    import pyreadstat
+
+    from designer.studio.answers_page import ACCEPT
+    from designer.tables.inputs import ARROW_SUFFIXES, STAT_SUFFIXES
+
+    assert {".csv", ".tsv", ".parquet", *ARROW_SUFFIXES, *STAT_SUFFIXES} <= set(ACCEPT)
+    rows = [[i + 1, "yes" if i % 3 else "no", ["{yes}", "{no}", "{yes,no}"][i % 4 % 3], 20 + 7 * i % 50, "x"]
+            for i in range(15)]
+    frame = pd.DataFrame(rows, columns=HEADER)
+    write_csv(tmp_path / "data.csv", rows, {"sep": "\t", "bom": False, "end": "\n", "last_end": True,
+                                            "quoting": csv.QUOTE_MINIMAL, "blank": set(), "qualtrics": False})
+    feather.write_feather(pa.Table.from_pandas(frame, preserve_index=False), tmp_path / "data.feather")
+    pyreadstat.write_sav(frame, str(tmp_path / "data.sav"))
+    pyreadstat.write_dta(frame, str(tmp_path / "data.dta"))
+    expected = studio(tmp_path / "data.csv", tmp_path / "csv")
+    for suffix in (".feather", ".sav", ".dta"):
+        assert studio(tmp_path / f"data{suffix}", tmp_path / suffix[1:]) == expected, suffix
