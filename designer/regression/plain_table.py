@@ -1,12 +1,12 @@
 """A small, complete CSV file of plain columns read for a regression without pandas (importing pandas takes a
 fifth of a second, more than the fit of a few thousand rows).
 
-:func:`read_plain_table` reads the answers column and the formula's covariates with the standard library's
-``csv`` module and types each covariate as pandas' reader would: whole numbers as ``int64``, decimals as
-``float64``, text as an object array of ``str``. It only says yes to a file whose reading leaves no doubt, so that
-the fit is the one of the pandas path (:func:`designer.regression.regress_input.read_frame`) number for number
-(``tests/test_plain_table.py`` compares them); anything else returns ``None`` and the file goes the pandas way,
-which also words every error:
+:func:`read_plain_table` reads the answers column and the formula's covariates through designer's one CSV reader
+(:mod:`designer.tables.csv_text`) and types each covariate as pandas' reader would: whole numbers as ``int64``,
+decimals as ``float64``, text as an object array of ``str``. It only says yes to a file whose reading leaves no
+doubt, so that the fit is the one of the pandas path (:func:`designer.regression.regress_input.read_frame`) number
+for number (``tests/test_plain_table.py`` compares them); anything else returns ``None`` and the file goes the
+pandas way, which also words every error:
 
 * a cell that is empty, a missing-value word (``NA``, ``NULL``, ``nan``, ...), a true/false word, or padded with
   spaces; a row shorter or longer than the header; a line holding only spaces; a repeated column name;
