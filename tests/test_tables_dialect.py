@@ -186,3 +186,28 @@ def test_the_studio_takes_every_file_the_layer_reads(tmp_path):
     expected = studio(tmp_path / "data.csv", tmp_path / "csv")
     for suffix in (".feather", ".sav", ".dta"):
         assert studio(tmp_path / f"data{suffix}", tmp_path / suffix[1:]) == expected, suffix
+
+
+def test_a_cell_not_utf8_matters_only_where_a_command_reads_it(tmp_path, capsys):
+    """The same bytes, the same answer: a latin-1 cell in a column no command here uses is never decoded (regress
+    in memory as in chunks, estimate, randomize); once a command uses the column, every one refuses it in the same
+    one line naming the file, the line and the column, exit 2."""
+    data = tmp_path / "data.csv"
+    data.write_bytes(b"id,answer,response,age,note\n" + b"".join(
+        f"{i},{'yes' if i % 2 else 'no'},\"{['{yes}', '{no}', '{yes,no}'][i % 3]}\",{20 + i},".encode()
+        + (b"caf\xe9" if i == 4 else b"ok") + b"\n" for i in range(1, 13)))
+    regress = ["regress", str(data), "--mechanism", MECH, "--reference", "no", "--formula"]
+    fits = [run(capsys, *regress, "response ~ age"), run(capsys, *regress, "response ~ age", "--chunk-rows", "1000")]
+    assert fits[0][0] == 0 and fits[0] == fits[1]
+    assert run(capsys, "estimate", str(data), "--mechanism", MECH)[0] == 0
+    out = tmp_path / "out.csv"
+    assert run(capsys, "randomize", str(data), "--mechanism", MECH, "--column", "answer", "--out", str(out),
+               "--keep", "id")[0] == 0
+    refusals = [run(capsys, *regress, "response ~ age + note"),
+                run(capsys, *regress, "response ~ age + note", "--chunk-rows", "1000"),
+                run(capsys, "estimate", str(data), "--mechanism", MECH, "--column", "note"),
+                run(capsys, "randomize", str(data), "--mechanism", MECH, "--column", "answer", "--out",
+                    str(tmp_path / "out2.csv"), "--keep", "note")]
+    said = "designer: error: FILE: line 5, column 'note': not UTF-8 text; save the file as UTF-8\n"
+    assert refusals == [(2, said)] * 4
+    assert not (tmp_path / "out2.csv").exists()

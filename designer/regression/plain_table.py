@@ -126,18 +126,18 @@ def _text(cells: list[str]) -> NDArray[Any]:
     return column
 
 
-def _rows(path: str, header: list[str], sep: str) -> tuple[int, dict[str, list[str]]]:
-    """The first data row's line and the cells of every column as written (:mod:`designer.tables.csv_text`)."""
+def _rows(path: str, columns: list[str], header: list[str], sep: str) -> tuple[int, dict[str, list[str]]]:
+    """The first data row's line and the cells of the named columns as written (:mod:`designer.tables.csv_text`)."""
     import pyarrow as pa
 
     from ..tables.csv_text import csv_tables
 
     first, tables = 2, list[Any]()
-    for line, table in csv_tables(path, header, 1 << 62, header=header, sep=sep):
+    for line, table in csv_tables(path, columns, 1 << 62, header=header, sep=sep):
         first = line if not tables else first
         tables.append(table)
     table = pa.concat_tables(tables)
-    return first, {name: table.column(name).to_pylist() for name in header}
+    return first, {name: table.column(name).to_pylist() for name in columns}
 
 
 def read_plain_table(path: str, answers: str, formula: str) -> PlainTable | None:
@@ -170,12 +170,12 @@ def read_plain_table(path: str, answers: str, formula: str) -> PlainTable | None
             return None
         header, sep = sniff(path, WHAT)
         lhs, rhs = split_formula(formula, header)
-        first, rows = _rows(path, header, sep)
+        if lhs != answers:
+            return None
+        needed = [answers, *(c for c in formula_columns(rhs, header) if c != answers)]
+        first, rows = _rows(path, needed, header, sep)  # only the fit's columns: another's cells are not read
     except (DataError, RegressionError, OSError):
         return None  # the full reading words the error
-    if lhs != answers:
-        return None
-    needed = [answers, *(c for c in formula_columns(rhs, header) if c != answers)]
     data: dict[str, NDArray[Any]] = {}
     for name in needed:
         cells = rows[name]
