@@ -211,3 +211,22 @@ def test_a_cell_not_utf8_matters_only_where_a_command_reads_it(tmp_path, capsys)
     said = "designer: error: FILE: line 5, column 'note': not UTF-8 text; save the file as UTF-8\n"
     assert refusals == [(2, said)] * 4
     assert not (tmp_path / "out2.csv").exists()
+
+
+def test_a_ragged_row_is_the_same_line_through_every_command(tmp_path, capsys):
+    """A row with a cell too many, after a blank line and a quoted line break: every command refuses it in the
+    same one line naming the file's line (blank lines not counted), exit 2, and writes nothing."""
+    data = tmp_path / "data.csv"
+    rows = [f'{i},{"yes" if i % 2 else "no"},"{["{yes}", "{no}", "{yes,no}"][i % 3]}",{20 + i},"a\nb"'
+            for i in range(1, 9)]
+    rows[5] += ",extra"
+    data.write_text("id,answer,response,age,note\n\n" + "\n".join(rows) + "\n", newline="")
+    regress = ["regress", str(data), "--mechanism", MECH, "--reference", "no", "--formula", "response ~ age"]
+    said = [run(capsys, *regress), run(capsys, *regress, "--chunk-rows", "1000"),
+            run(capsys, "estimate", str(data), "--mechanism", MECH),
+            run(capsys, "randomize", str(data), "--mechanism", MECH, "--column", "answer", "--out",
+                str(tmp_path / "out.csv"))]
+    assert said == [(2, "designer: error: FILE: line 7: 6 cells where the header has 5; every row needs one cell per "
+                        "column (a separator too many or too few, or a cell holding the separator that is not "
+                        "quoted?)\n")] * 4
+    assert not (tmp_path / "out.csv").exists()
