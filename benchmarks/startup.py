@@ -9,9 +9,9 @@ each command runs in a fresh process (``python -m designer ...``) on a bundled p
 
 Every time is the median of ``--repeats`` runs; beside it the difference from the baseline's median and the
 ratio. Goal (issues 41 and 51): every command within 0.4 s of the baseline on files under 10 MB; the script exits
-with status 1 naming the commands that miss it. estimate, randomize and regress read a small CSV with the csv
-module, not pandas (designer/estimation/csv_chunks.py, designer/regression/plain_table.py), and regress builds a
-plain formula's matrix without patsy.
+with status 1 naming the commands that miss it. estimate, randomize and regress read a CSV file through
+designer's one reader, ``pyarrow.csv`` (designer/tables/csv_text.py), not pandas (regress reads a small file of
+plain columns in designer/regression/plain_table.py), and regress builds a plain formula's matrix without patsy.
 Timings on a shared, loaded machine say little: compare the ratios of one run.
 
 The commands run with their bytecode caches, as an installed designer does (pip writes them at install, an

@@ -1,12 +1,12 @@
 """A small, complete CSV file of plain columns read for a regression without pandas (importing pandas takes a
 fifth of a second, more than the fit of a few thousand rows).
 
-:func:`read_plain_table` reads the answers column and the formula's covariates with the standard library's
-``csv`` module and types each covariate as pandas' reader would: whole numbers as ``int64``, decimals as
-``float64``, text as an object array of ``str``. It only says yes to a file whose reading leaves no doubt, so that
-the fit is the one of the pandas path (:func:`designer.regression.regress_input.read_frame`) number for number
-(``tests/test_plain_table.py`` compares them); anything else returns ``None`` and the file goes the pandas way,
-which also words every error:
+:func:`read_plain_table` reads the answers column and the formula's covariates through designer's one CSV reader
+(:mod:`designer.tables.csv_text`) and types each covariate as pandas' reader would: whole numbers as ``int64``,
+decimals as ``float64``, text as an object array of ``str``. It only says yes to a file whose reading leaves no
+doubt, so that the fit is the one of the pandas path (:func:`designer.regression.regress_input.read_frame`) number
+for number (``tests/test_plain_table.py`` compares them); anything else returns ``None`` and the file goes the
+pandas way, which also words every error:
 
 * a cell that is empty, a missing-value word (``NA``, ``NULL``, ``nan``, ...), a true/false word, or padded with
   spaces; a row shorter or longer than the header; a line holding only spaces; a repeated column name;
@@ -126,18 +126,18 @@ def _text(cells: list[str]) -> NDArray[Any]:
     return column
 
 
-def _rows(path: str, header: list[str], sep: str) -> tuple[int, dict[str, list[str]]]:
-    """The first data row's line and the cells of every column as written (:mod:`designer.tables.csv_text`)."""
+def _rows(path: str, columns: list[str], header: list[str], sep: str) -> tuple[int, dict[str, list[str]]]:
+    """The first data row's line and the cells of the named columns as written (:mod:`designer.tables.csv_text`)."""
     import pyarrow as pa
 
     from ..tables.csv_text import csv_tables
 
     first, tables = 2, list[Any]()
-    for line, table in csv_tables(path, header, 1 << 62, header=header, sep=sep):
+    for line, table in csv_tables(path, columns, 1 << 62, header=header, sep=sep):
         first = line if not tables else first
         tables.append(table)
     table = pa.concat_tables(tables)
-    return first, {name: table.column(name).to_pylist() for name in header}
+    return first, {name: table.column(name).to_pylist() for name in columns}
 
 
 def read_plain_table(path: str, answers: str, formula: str) -> PlainTable | None:
@@ -170,12 +170,12 @@ def read_plain_table(path: str, answers: str, formula: str) -> PlainTable | None
             return None
         header, sep = sniff(path, WHAT)
         lhs, rhs = split_formula(formula, header)
-        first, rows = _rows(path, header, sep)
+        if lhs != answers:
+            return None
+        needed = [answers, *(c for c in formula_columns(rhs, header) if c != answers)]
+        first, rows = _rows(path, needed, header, sep)  # only the fit's columns: another's cells are not read
     except (DataError, RegressionError, OSError):
         return None  # the full reading words the error
-    if lhs != answers:
-        return None
-    needed = [answers, *(c for c in formula_columns(rhs, header) if c != answers)]
     data: dict[str, NDArray[Any]] = {}
     for name in needed:
         cells = rows[name]

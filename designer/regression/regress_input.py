@@ -68,12 +68,13 @@ def as_codes(data: Any, labels: dict[str, dict[str, float]]) -> Any:
     return data
 
 
-def read_frame(path: str, answers: str, formula: str = "") -> Any:
-    """The whole data file as a pandas DataFrame (a small one, see :func:`in_chunks`), the cells typed by
+def read_frame(path: str, answers: str, formula: str = "", extra: Sequence[str | None] = ()) -> Any:
+    """The data file as a pandas DataFrame (a small one, see :func:`in_chunks`), the cells typed by
     :mod:`designer.tables.cells`: the ``answers`` column as text, empty cells and R's ``NA`` missing, value-labelled
-    numbers as numbers
-    (:func:`numeric_labels`, from the ``formula``); ``attrs["first_line"]`` is the file's line of the first data row
-    (a Qualtrics export's two extra header rows skipped)."""
+    numbers as numbers (:func:`numeric_labels`, from the ``formula``); ``attrs["first_line"]`` is the file's line of
+    the first data row (a Qualtrics export's two extra header rows skipped). Of a CSV file, with a ``formula``, only
+    the columns the fit uses are read (the answers, the formula's, the ``extra`` ones: weights, clusters, groups), as
+    :func:`part_chunks` reads a large one: the cells of another column are never decoded."""
     import pandas as pd
     import pyarrow as pa
 
@@ -94,8 +95,20 @@ def read_frame(path: str, answers: str, formula: str = "") -> Any:
         if len(data) == 0:
             raise DataError(f"{path}: no rows")
         return as_codes(data, numeric_labels(path, formula, answers))
+    header = columns_of(path)
+    if formula:
+        from ..exceptions import RegressionError
+        from .data import formula_columns, split_formula
+
+        try:
+            rhs = split_formula(formula, header)[1]
+        except RegressionError:
+            rhs = None  # every column read: the fit words the formula's error
+        if rhs is not None:
+            named = {answers, *formula_columns(rhs, header), *(c for c in extra if c)}
+            header = [c for c in header if c in named]
     first, data = None, []
-    for line, table in csv_tables(path, columns_of(path), 1 << 62):
+    for line, table in csv_tables(path, header, 1 << 62):
         first = line if first is None else first
         data.append(table)
     frame = pd.DataFrame(typed_columns(pa.concat_tables(data), {answers}))

@@ -14,15 +14,19 @@ from shiny import reactive, render, ui
 
 from .._internal.render import fmt
 from ..exceptions import DesignerError, NotReadyError
+from ..tables.inputs import ARROW_SUFFIXES, STAT_SUFFIXES
 from .figures import estimate_figure, scroll_table
 from .handover import commands, estimate_rows, report, script, status_words
 from .notebook_cells import notebook
+from .session import mechanism_name
 from .state import Upload, internal_error
 from .widgets import Ctx, field_box, file_box, number_box
 
 __all__ = ["answers_server", "answers_ui"]
 
-ACCEPT = [".csv", ".tsv", ".txt", ".parquet", ".json"]
+#: What the answer boxes take: every file designer's reading layer reads (:mod:`designer.tables.inputs`), and a
+#: JSON file so that a mechanism given here by mistake is named as such.
+ACCEPT = [".csv", ".tsv", ".txt", ".parquet", ".pq", *ARROW_SUFFIXES, *STAT_SUFFIXES, ".json"]
 
 
 def answers_ui() -> Any:
@@ -194,7 +198,7 @@ def answers_server(ctx: Ctx) -> None:
             _, folder = lab.release(ctx.study())
             buffer = io.BytesIO()
             with zipfile.ZipFile(buffer, "w") as z:
-                for name in ("released.csv", "released.csv.manifest.json", "mechanism.json"):
+                for name in ("released.csv", "released.csv.manifest.json", mechanism_name(ctx.study())):
                     z.write(os.path.join(folder, name), name)
             yield buffer.getvalue()
         except Exception as exc:

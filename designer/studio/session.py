@@ -27,7 +27,7 @@ from .estimable import Identification, identify
 from .fields import toml_text
 from .state import Loaded, Released, Study, Upload, internal_error, plain_error
 
-__all__ = ["CURVE_GRID", "Lab", "Loaded", "Released", "Study", "Upload", "internal_error"]
+__all__ = ["CURVE_GRID", "Lab", "Loaded", "Released", "Study", "Upload", "internal_error", "mechanism_name"]
 
 #: The budgets of the privacy/accuracy curve (nats).
 CURVE_GRID = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0)
@@ -35,6 +35,14 @@ CURVE_GRID = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0)
 CACHE_SIZE = 256
 
 T = TypeVar("T")
+
+
+def mechanism_name(study: Study) -> str:
+    """The name the studio gives the design's file next to the downloads: ``mechanism.json``, or ``mechanism.csv``
+    when the question is a loaded CSV mechanism file (used as it is, so it keeps its kind)."""
+    loaded = study.loaded
+    return "mechanism.csv" if loaded is not None and not loaded.upload.name.lower().endswith(".json") else (
+        "mechanism.json")
 
 
 class Lab:
@@ -103,8 +111,7 @@ class Lab:
             eps = float(release.epsilon) if release is not None else math.nan
             semantics = "wldp" if release is not None and str(release.semantics) == "wldp" else "sldp"
             prior = np.full(mech.k, 1.0 / mech.k)
-            self.names[loaded.upload.path] = "mechanism.json" if loaded.upload.name.endswith(".json") else (
-                "mechanism.csv")
+            self.names[loaded.upload.path] = mechanism_name(study)
             return Released(mech, loaded.upload.path, eps, semantics, prior, loaded=loaded)
         result = self.design(study)
         return self.cached(("released", study.problem_text), lambda: self._write(result))
@@ -309,7 +316,8 @@ class Lab:
     def release(self, study: Study, *, draw: bool = False) -> tuple[Any, str]:
         """The microdata release of the uploaded true answers (:func:`designer.randomize`): drawn when ``draw``,
         else the one drawn before for this very state (:class:`NotReadyError` when none was). Returns the result and
-        the folder holding ``released.csv``, its manifest and ``mechanism.json``."""
+        the folder holding ``released.csv``, its manifest and the mechanism file (``mechanism.json``, or
+        ``mechanism.csv`` for a loaded CSV mechanism: a file keeps its kind, the manifest names it)."""
         key = self.release_key(study)
         if key is None:
             raise NotReadyError("")
@@ -324,10 +332,11 @@ class Lab:
         self.names[truth.path] = truth.name
         folder = os.path.join(self.workdir, f"release-{len(self._releases) + 1}")
         os.makedirs(folder)
-        shutil.copyfile(released.path, os.path.join(folder, "mechanism.json"))
+        mech = mechanism_name(study)
+        shutil.copyfile(released.path, os.path.join(folder, mech))
         # relative names, as the command line run next to the downloads writes them into the manifest
         with contextlib.chdir(folder):
-            result = _quiet(lambda: _front().randomize(truth.path, "mechanism.json", out="released.csv",
+            result = _quiet(lambda: _front().randomize(truth.path, mech, out="released.csv",
                                                        column=study.truth_column))
         self._releases = {key: (result, folder)}  # only the release of the current state is kept
         return result, folder

@@ -1,7 +1,9 @@
 """designer's one CSV reader: ``pyarrow.csv`` (Arrow's C++ parser), the same rules for every command.
 
-Every command that takes a CSV or TSV file (estimate, regress, randomize, export, synthesize, the studio's uploads)
-reads it here, so the same bytes give the same cells everywhere:
+Every command that takes a data table as a CSV or TSV file (estimate, regress, randomize, the studio's uploads, which
+call designer.estimate and designer.randomize) reads it here, so the same bytes give the same cells everywhere
+(tests/test_tables_dialect.py); export, synthesize and audit read a mechanism or a problem, not a data table (a
+mechanism's CSV file is read by :mod:`designer._internal.formats`):
 
 * the separator is the one of :data:`SEPARATORS` that splits the first line into the most cells (commas win ties);
 * a UTF-8 byte order mark is skipped; a file that is not UTF-8 is refused naming the line and the column;

@@ -168,7 +168,8 @@ def regress(formula: str, data: str | os.PathLike[str] | pd.DataFrame, mechanism
     if path is not None:
         simple = not ranges and not isinstance(opened, Mapping) and all(
             v is None for v in (weights, cluster, group, noncompliance, unrelated, share_groups))
-        frame = (_plain(path, lhs, formula) if simple else None) or _read(path, lhs, formula)
+        frame = (_plain(path, lhs, formula) if simple else None) or _read(path, lhs, formula,
+                                                                          [weights, cluster, group])
     try:
         if ranges:
             table = model.sensitivity(formula, frame, opened, **options)
@@ -216,10 +217,10 @@ def _plain(path: str, lhs: str, formula: str) -> Any:
     return read_plain_table(path, lhs, formula)
 
 
-def _read(path: str, lhs: str, formula: str) -> Any:
+def _read(path: str, lhs: str, formula: str, extra: list[str | None]) -> Any:
     from ..regression.regress_input import read_frame
 
-    return read_frame(path, lhs, formula)
+    return read_frame(path, lhs, formula, extra)
 
 
 def _labelled(fit: RegressionResult, label: str) -> RegressionResult:
