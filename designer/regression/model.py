@@ -80,8 +80,9 @@ def _design_matrix(rhs: str, data: Any) -> tuple[Any, list[str], Any]:
             raise
         unknown = re.search(r"name '([^']+)' is not defined", str(exc))
         if unknown:
+            every = list(getattr(data, "attrs", {}).get("file_columns", columns))  # a file read in part: all
             raise RegressionError(f"formula names {unknown.group(1)!r}, which is not a column of the data; "
-                                  f"the columns are {columns}") from None
+                                  f"the columns are {every}") from None
         raise RegressionError(f"formula {rhs!r}: {_first_line(exc)}") from None
     one = _one_level(info)
     if one is not None:

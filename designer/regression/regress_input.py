@@ -72,9 +72,10 @@ def read_frame(path: str, answers: str, formula: str = "", extra: Sequence[str |
     """The data file as a pandas DataFrame (a small one, see :func:`in_chunks`), the cells typed by
     :mod:`designer.tables.cells`: the ``answers`` column as text, empty cells and R's ``NA`` missing, value-labelled
     numbers as numbers (:func:`numeric_labels`, from the ``formula``); ``attrs["first_line"]`` is the file's line of
-    the first data row (a Qualtrics export's two extra header rows skipped). Of a CSV file, with a ``formula``, only
-    the columns the fit uses are read (the answers, the formula's, the ``extra`` ones: weights, clusters, groups), as
-    :func:`part_chunks` reads a large one: the cells of another column are never decoded."""
+    the first data row (a Qualtrics export's two extra header rows skipped), ``attrs["file_columns"]`` the file's
+    header. Of a CSV file, with a ``formula``, only the columns the fit uses are read (the answers, the formula's, the
+    ``extra`` ones: weights, clusters, groups), as :func:`part_chunks` reads a large one: the cells of another column
+    are never decoded."""
     import pandas as pd
     import pyarrow as pa
 
@@ -95,7 +96,7 @@ def read_frame(path: str, answers: str, formula: str = "", extra: Sequence[str |
         if len(data) == 0:
             raise DataError(f"{path}: no rows")
         return as_codes(data, numeric_labels(path, formula, answers))
-    header = columns_of(path)
+    header = every = columns_of(path)
     if formula:
         from ..exceptions import RegressionError
         from .data import formula_columns, split_formula
@@ -113,6 +114,7 @@ def read_frame(path: str, answers: str, formula: str = "", extra: Sequence[str |
         data.append(table)
     frame = pd.DataFrame(typed_columns(pa.concat_tables(data), {answers}))
     frame.attrs["first_line"] = first
+    frame.attrs["file_columns"] = list(every)  # what an error names: the file's columns, not only those read
     return frame
 
 
