@@ -446,6 +446,30 @@ def test_a_refused_budget_is_shown_as_written(value, shown) -> None:
     assert str(info.value) == f"--epsilon must be a finite number > 0, got {shown}"
 
 
+def test_check_epsilon_refuses_a_non_number_by_type_and_a_bad_number_by_the_budget_rule() -> None:
+    """A library function's ``eps`` (designer._internal.validation.check_epsilon): a bool, a string or None is a
+    TypeError naming the type; a real number outside the rule is the budget rule's ValueError; both say ``eps``
+    unless told another name, and a budget that passes comes back as its float."""
+    from designer._internal.validation import check_epsilon
+
+    for value, kind in ((True, "bool"), ("1", "str"), (None, "NoneType")):
+        with pytest.raises(InvalidArgumentTypeError) as info:
+            check_epsilon(value)
+        assert str(info.value) == f"eps must be a real number, got {kind}"
+    with pytest.raises(InvalidArgumentTypeError) as info:
+        check_epsilon("1", "delta")
+    assert str(info.value) == "delta must be a real number, got str"
+    for value, shown in ((0, "0"), (-1.5, "-1.5"), (math.nan, "nan")):
+        with pytest.raises(InvalidArgumentError) as refused:
+            check_epsilon(value)
+        assert not isinstance(refused.value, TypeError)
+        assert str(refused.value) == f"eps must be a finite number > 0, got {shown}"
+    with pytest.raises(InvalidArgumentError) as refused:
+        check_epsilon(0, "delta")
+    assert str(refused.value) == "delta must be a finite number > 0, got 0"
+    assert check_epsilon(Fraction(1, 4)) == 0.25 and type(check_epsilon(np.int64(3))) is float
+
+
 # ---------------------------------------------------------------- the certificate's words and fields
 
 def test_a_certificate_describes_what_was_checked_and_any_repair() -> None:
@@ -496,3 +520,63 @@ def test_certificate_fields_hold_every_detail_and_the_composition() -> None:
     assert "composition" not in certificate_fields(_cert(1.0))["certificate_detail"]
     plain = certificate_fields(Certificate(epsilon=1.0, losses=(Loss.SHAFER,)))["certificate_detail"]
     assert plain["violation_before_repair"] is None and plain["repair"] is None
+
+
+# ---------------------------------------------------------------- exact tables: rounding rows, keeping a prior
+
+@pytest.mark.parametrize("row, expected", [
+    ([0.7, 0.3], [11, 5]),  # 11.2, 4.8: floors 11, 4; the one left goes to the larger remainder, .8
+    ([0.2, 0.8], [3, 13]),  # 3.2, 12.8
+    ([0.05, 0.95], [1, 15]),  # 0.8, 15.2: a mass below one count still gets its largest remainder
+    ([0.0, 0.9375], [0, 16]),  # 0, 15 (no remainder anywhere): a zero mass stays zero, the positive one takes it
+    ([-1e-18, 0.5, 0.5], [0, 8, 8]),  # a solver's negative rounding residue is a zero mass
+    ([0.125, 0.125, 0.5625], [3, 2, 11]),  # 2, 2, 9: three short, as many as the columns: in proportion first
+])
+def test_rows_are_rounded_by_their_largest_remainders(row, expected) -> None:
+    """Counts over D = 16 (a power of two: every mass times D is exact): the floors of ``mass * D``, negative
+    masses as 0, then the rows that fall short by fewer units than they have columns give one more to the
+    largest remainders (ties to the first column); a row short by at least its number of columns is first moved
+    towards D in proportion to its masses (floors of ``short * mass / total``): 2, 2, 9 short by 3 gets 0, 0, 2,
+    then the one left goes to the first column. Worked out here in Fractions."""
+    from designer.guarantees.exact_table import round_rows
+
+    got = round_rows(np.array([row]), 16)
+    assert got.tolist() == [expected] and got.dtype == np.int64
+    assert sum(expected) == 16
+    exact = [max(Fraction(m), Fraction(0)) * 16 for m in row]
+    if sum(exact) == 16:  # a row that sums to 1: every count within one unit of its mass
+        assert all(abs(c - e) < 1 for c, e in zip(expected, exact))
+
+
+def test_exact_masses_are_rounded_as_their_doubles() -> None:
+    """Masses given as Fractions (an object array) are read as doubles: a quarter and three quarters over 16 are
+    4 and 12, as integers."""
+    from designer.guarantees.exact_table import round_rows
+
+    got = round_rows(np.array([[Fraction(1, 4), Fraction(3, 4)]], dtype=object), 16)
+    assert got.tolist() == [[4, 12]] and got.dtype == np.int64
+
+
+@pytest.mark.parametrize("counts, dens, prior, column, holds", [
+    ([[3, 1], [1, 3]], [4, 4], (Fraction(1, 2), Fraction(1, 2)), [0, 1], True),
+    ([[1, 3], [3, 1]], [4, 4], (Fraction(1, 2), Fraction(1, 2)), [1, 0], True),  # each input's category column
+    ([[1, 3], [3, 1]], [4, 4], (Fraction(1, 2), Fraction(1, 2)), [0, 1], True),  # 1/2 * 1/4 + 1/2 * 3/4 = 1/2
+    ([[2, 2], [1, 3]], [4, 4], (Fraction(1, 3), Fraction(2, 3)), [0, 1], True),  # 1/3 * 2/4 + 2/3 * 1/4 = 1/3
+    ([[3, 1], [1, 3]], [4, 4], (Fraction(1, 3), Fraction(2, 3)), [0, 1], False),  # 1/3 * 3/4 + 2/3 * 1/4 = 5/12
+    ([[1, 1], [2, 6]], [2, 8], (Fraction(1, 3), Fraction(2, 3)), [0, 1], True),  # rows over their own d_x
+    ([[1, 1], [2, 6]], [8, 2], (Fraction(1, 3), Fraction(2, 3)), [0, 1], False),  # read over the other's
+    ([[2, 2], [2, 2]], [4, 4], (Fraction(1, 3), Fraction(2, 3)), [0, 1], False),  # 1/2 for a share of 1/3
+    ([[2**52 + 1, 2**52 - 1], [2**52 - 1, 2**52 + 1]], [2**53, 2**53], (Fraction(1, 2), Fraction(1, 2)),
+     [0, 1], True),
+    ([[2**52 + 1, 2**52 - 1], [2**52, 2**52]], [2**53, 2**53], (Fraction(1, 2), Fraction(1, 2)), [0, 1], False),
+])
+def test_a_table_keeps_a_prior_invariant_exactly(counts, dens, prior, column, holds) -> None:
+    """An invariant design's table keeps the prior: ``sum_x pi_x C[x, y(z)] / d_x == pi_z`` for every input z, in
+    rational arithmetic (one count in 2**53 off is not invariant); the sums are worked out in the comments."""
+    from designer.guarantees.exact_table import invariance_holds
+
+    expected = all(sum((p * Fraction(row[column[z]], d) for p, row, d in zip(prior, counts, dens)), Fraction(0))
+                   == prior[z] for z in range(len(prior)))
+    assert expected is holds
+    assert invariance_holds(np.array(counts, dtype=np.int64), np.array(dens, dtype=np.int64), list(prior),
+                            column) is holds
