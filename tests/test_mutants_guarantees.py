@@ -14,6 +14,7 @@ import pytest
 
 from designer import Q_WRR, Mechanism, Q_kRR
 from designer.certificate import Certificate
+from designer.constructors import Q_2x3
 from designer.exceptions import CertificationError, InvalidArgumentError, InvalidArgumentTypeError
 from designer.guarantees.certified import (
     ROUNDING_ALLOWANCE,
@@ -548,6 +549,37 @@ def test_rows_are_rounded_by_their_largest_remainders(row, expected) -> None:
         assert all(abs(c - e) < 1 for c, e in zip(expected, exact))
 
 
+@pytest.mark.parametrize("row, expected", [
+    ([0.375, 0.375, 0.3125], [5, 6, 5]),  # 6, 6, 5: one over; the largest counts tie, the first gives one
+    ([0.25, 0.4375, 0.375], [4, 6, 6]),  # 4, 7, 6: the largest count gives one
+    ([0.4375, 0.375, 0.3125], [6, 5, 5]),  # 7, 6, 5: two over, one from each of the two largest
+])
+def test_a_row_over_one_gives_back_from_its_largest_counts(row, expected) -> None:
+    """A row whose masses sum above 1 by fewer units of 1/16 than it has columns: one count less for each unit
+    over, from the largest counts down (ties to the first column); the counts sum to 16."""
+    from designer.guarantees.exact_table import round_rows
+
+    assert sum(int(Fraction(m) * 16) for m in row) > 16
+    assert round_rows(np.array([row]), 16).tolist() == [expected] and sum(expected) == 16
+
+
+def test_ties_go_to_the_first_columns_in_a_wide_row() -> None:
+    """Forty columns over 64 with ties among remainders and among counts: the units short go to the largest
+    remainders and the units over come from the largest counts, ties always to the first column (a stable order,
+    so a table and its digest are the same on every machine); worked out with Python's stable sort."""
+    from designer.guarantees.exact_table import round_rows
+
+    remainders = [(j * 5 % 3 + 1) / 4 for j in range(40)]  # 1/4, 3/4, 1/2, ...: mass (1 + r) / 64, 24 short
+    short = 64 - 40
+    taking = sorted(range(40), key=lambda j: -remainders[j])[:short]
+    expected = [1 + (j in taking) for j in range(40)]
+    assert round_rows(np.array([[(1 + r) / 64 for r in remainders]]), 64).tolist() == [expected]
+    counts = [j * 7 % 3 + 1 for j in range(40)]  # 1, 2, 3, ...: 79 over 64, 15 over
+    giving = sorted(range(40), key=lambda j: -counts[j])[:sum(counts) - 64]
+    expected = [c - (j in giving) for j, c in enumerate(counts)]
+    assert round_rows(np.array([[c / 64 for c in counts]]), 64).tolist() == [expected] and sum(expected) == 64
+
+
 def test_exact_masses_are_rounded_as_their_doubles() -> None:
     """Masses given as Fractions (an object array) are read as doubles: a quarter and three quarters over 16 are
     4 and 12, as integers."""
@@ -580,3 +612,151 @@ def test_a_table_keeps_a_prior_invariant_exactly(counts, dens, prior, column, ho
     assert expected is holds
     assert invariance_holds(np.array(counts, dtype=np.int64), np.array(dens, dtype=np.int64), list(prior),
                             column) is holds
+
+
+@pytest.mark.parametrize("matrix, counts, denominator", [
+    ([[0.5, 0.5, 0.0], [0.25, 0.75, 0.0]], [[2, 2, 0], [1, 3, 0]], 4),  # an answer never given: a zero count
+    ([[0.5, 0.5], [1 / 3, 2 / 3]], [[3, 3], [2, 4]], 6),  # halves and thirds: the least common denominator
+    ([[1 / 3, 2 / 3], [0.5, 0.5]], [[2, 4], [3, 3]], 6),
+    ([[1e-5, 1 - 1e-5], [1 - 1e-5, 1e-5]], [[1, 99_999], [99_999, 1]], 100_000),  # MAX_GRID itself is a grid
+])
+def test_a_design_on_a_grid_keeps_its_exact_fractions(matrix, counts, denominator) -> None:
+    """Masses that are the doubles nearest c / D for one D up to 100,000 (zero masses included) are read back as
+    those counts over the least such D, as int64."""
+    from designer.guarantees.exact_table import MAX_GRID, grid_counts
+
+    assert MAX_GRID == 100_000
+    for row, exact in zip(matrix, counts):
+        assert [float(Fraction(c, denominator)) for c in exact] == row
+    got = grid_counts(np.array(matrix))
+    assert got is not None and got[1] == denominator
+    assert got[0].tolist() == counts and got[0].dtype == np.int64
+
+
+def test_masses_beyond_the_largest_grid_or_negative_are_no_grid() -> None:
+    """Thirds and 1/100,003 (a prime): their least common denominator passes 100,000, no grid; neither is a
+    negative mass (a row still summing to 1)."""
+    from designer.guarantees.exact_table import grid_counts
+
+    assert grid_counts(np.array([[1 / 100_003, 1 - 1 / 100_003], [0.5, 0.5]])) is None
+    assert grid_counts(np.array([[1 / 3, 2 / 3], [1 / 49_999, 1 - 1 / 49_999]])) is None  # lcm 149,997
+    assert grid_counts(np.array([[-0.25, 1.25], [0.5, 0.5]])) is None
+
+
+def test_an_unknown_semantics_is_refused_in_words() -> None:
+    from designer.guarantees.exact_table import exact_table
+
+    with pytest.raises(InvalidArgumentError) as info:
+        exact_table(Q_WRR(1.0), semantics="bogus")
+    assert str(info.value) == "semantics must be one of 'sldp', 'wldp', 'both', got 'bogus'"
+
+
+def test_a_table_is_certified_within_the_loss_of_its_semantics() -> None:
+    """Q_2x3(0.6, 0.2) (rows 0.6, 0.2, 0.2 over {yes}, {no}, {yes,no}): Shafer loss ln(0.6 / 0.2) = ln 3, Walley
+    loss ln((0.6 + 0.2) / 0.2) = ln 4 (pl of {yes} against its bel); a table without a stated budget takes the
+    loss of its semantics, the larger for both."""
+    from designer.guarantees.exact_table import exact_table
+
+    q = Q_2x3(0.6, 0.2)
+    assert exact_table(q, semantics="sldp").epsilon == pytest.approx(math.log(3), abs=1e-12)
+    assert exact_table(q, semantics="wldp").epsilon == pytest.approx(math.log(4), abs=1e-12)
+    assert exact_table(q, semantics="both").epsilon == pytest.approx(math.log(4), abs=1e-12)
+
+
+def test_a_walley_table_is_mixed_with_a_row_over_the_singletons_only() -> None:
+    """At a budget a hair below Q_2x3(0.6, 0.2)'s Walley loss ln 4, the rounded table needs a mix; the row mixed
+    in is uniform over the singleton answers (its plausibility equals its belief, so no Walley ratio grows), so
+    the set answer {yes,no} only loses the weight: its count is (1 - w) 0.2 D to one unit, and each singleton's is
+    ((1 - w) m + w / 2) D (worked out in Fractions from the doubles)."""
+    from designer.guarantees.exact_table import WIDE_DENOMINATOR, exact_table
+
+    q = Q_2x3(0.6, 0.2)
+    table = exact_table(q, semantics="wldp", epsilon=math.log(4) * (1 - 1e-15))
+    w = Fraction(table.mix_weight)
+    assert 0 < w < Fraction(1, 2**40)
+    d = WIDE_DENOMINATOR
+    for x in range(2):
+        masses = [Fraction(float(m)) for m in q.matrix[x]]
+        assert abs(int(table.counts[x, 2]) - (1 - w) * masses[2] * d) <= 1
+        for j in (0, 1):
+            assert abs(int(table.counts[x, j]) - ((1 - w) * masses[j] + w / 2) * d) <= 1
+
+
+@pytest.mark.parametrize("epsilon", [0.0, 0, -1.0, math.inf, math.nan, "1", Fraction(1)])
+def test_a_table_budget_must_be_a_finite_positive_number(epsilon) -> None:
+    """A stated budget of a table is a float or an int, finite and > 0; anything else is refused in words."""
+    from designer.guarantees.exact_table import exact_table
+
+    with pytest.raises(InvalidArgumentError) as info:
+        exact_table(Q_WRR(1.0), epsilon=epsilon)
+    assert str(info.value) == f"epsilon must be a finite number > 0, got {epsilon!r}"
+
+
+def test_a_shafer_table_is_mixed_with_a_row_over_every_answer() -> None:
+    """At a budget a hair below Q_2x3(0.6, 0.2)'s Shafer loss ln 3 the rounded table needs a mix; for a Shafer
+    loss the row mixed in is uniform over every answer, the set answer included: each count is ((1 - w) m + w / 3)
+    D to one unit (worked out in Fractions from the doubles)."""
+    from designer.guarantees.exact_table import WIDE_DENOMINATOR, exact_table
+
+    q = Q_2x3(0.6, 0.2)
+    table = exact_table(q, semantics="sldp", epsilon=math.log(3) * (1 - 1e-15))
+    w = Fraction(table.mix_weight)
+    assert 0 < w < Fraction(1, 2**40)
+    for x in range(2):
+        for j in range(3):
+            mass = Fraction(float(q.matrix[x, j]))
+            assert abs(int(table.counts[x, j]) - ((1 - w) * mass + w / 3) * WIDE_DENOMINATOR) <= 1
+
+
+_BAD_EXACT = ("exact: counts must match the mechanism's shape, be >= 0 and sum per row to that row's denominator "
+              "(at most 2^53)")
+
+
+def test_an_invariant_designs_own_table_is_used_as_it_is() -> None:
+    """The design's own integer table (rows over their own denominators) within the budget is the table: its counts
+    as int64, its denominators, no mix, and its largest change from the float masses (0 here: quarters and
+    eighths are doubles exactly). Rows over 4 and 8 compare as 6 : 2 and 2 : 6 over 8, ratio 3 < e^1.1."""
+    from designer.guarantees.exact_table import exact_table
+
+    mech = Mechanism([[0.75, 0.25], [0.25, 0.75]], inputs=["a", "b"], frame=["a", "b"], focal=[1, 2])
+    table = exact_table(mech, epsilon=1.1, exact=(np.array([[3, 1], [2, 6]], dtype=np.uint32), np.array([4, 8])))
+    assert table.counts.tolist() == [[3, 1], [2, 6]] and table.counts.dtype == np.int64
+    assert (table.denominator, table.denominators, table.mix_weight, table.max_change) == (4, (4, 8), 0.0, 0.0)
+    same = exact_table(mech, epsilon=1.1, exact=([[3, 1], [1, 3]], [4, 4]))
+    assert (same.denominator, same.denominators) == (4, ())  # one denominator: none per row
+    near = exact_table(mech, epsilon=1.1, exact=([[6, 2], [3, 5]], [8, 8]))  # 5/8 for a mass of 3/4
+    assert near.max_change == 0.125
+    with pytest.raises(CertificationError, match=r"^the design's exact table is not within eps = 1$"):
+        exact_table(mech, epsilon=1.0, exact=([[3, 1], [2, 6]], [4, 8]))  # ratio 3 > e
+
+
+def test_an_exact_table_with_a_zero_count_is_judged_not_refused() -> None:
+    """Zero counts are counts: a set answer one input never gives keeps a finite Walley loss (pl 1/2 against
+    bel 1/4: ln 2), so the table is certified within 0.7; a zero singleton against a positive one is no
+    refusal of the input but a table over the budget. A row over 1 is a denominator like any other."""
+    from designer.guarantees.exact_table import exact_table
+
+    mech = Mechanism([[0.5, 0.5, 0.0], [0.25, 0.25, 0.5]], inputs=["yes", "no"], frame=["yes", "no"],
+                     focal=[1, 2, 3])
+    table = exact_table(mech, epsilon=0.7, semantics="wldp", exact=([[2, 2, 0], [1, 1, 2]], [4, 4]))
+    assert table.counts.tolist() == [[2, 2, 0], [1, 1, 2]]
+    plain = Mechanism([[1.0, 0.0], [0.5, 0.5]], inputs=["a", "b"], frame=["a", "b"], focal=[1, 2])
+    with pytest.raises(CertificationError, match=r"not within eps = 1$"):
+        exact_table(plain, epsilon=1.0, exact=([[1, 0], [1, 1]], [1, 2]))
+
+
+@pytest.mark.parametrize("counts, dens", [
+    ([[3, 1, 0], [1, 3, 0]], [4, 4]),  # three columns for a mechanism of two answers
+    ([[5, -1], [1, 3]], [4, 4]),  # a negative count (the row still sums to 4)
+    ([[3, 2], [1, 3]], [4, 4]),  # a row summing to 5 over 4
+    ([[3, 1], [1, 3]], [4, 5]),
+    ([[0, 0], [1, 3]], [0, 4]),  # a denominator of 0
+    ([[2**53, 2**53], [2**53, 2**53]], [2**54, 2**54]),  # beyond 2^53
+])
+def test_an_exact_table_that_is_not_a_table_is_refused_in_words(counts, dens) -> None:
+    from designer.guarantees.exact_table import exact_table
+
+    mech = Mechanism([[0.75, 0.25], [0.25, 0.75]], inputs=["a", "b"], frame=["a", "b"], focal=[1, 2])
+    with pytest.raises(InvalidArgumentError) as info:
+        exact_table(mech, epsilon=1.1, exact=(np.array(counts, dtype=np.int64), np.array(dens, dtype=np.int64)))
+    assert str(info.value) == _BAD_EXACT
