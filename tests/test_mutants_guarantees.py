@@ -760,3 +760,11 @@ def test_an_exact_table_that_is_not_a_table_is_refused_in_words(counts, dens) ->
     with pytest.raises(InvalidArgumentError) as info:
         exact_table(mech, epsilon=1.1, exact=(np.array(counts, dtype=np.int64), np.array(dens, dtype=np.int64)))
     assert str(info.value) == _BAD_EXACT
+
+
+def test_a_one_input_design_has_its_own_table() -> None:
+    """One input: nothing to compare, any table of it is within any budget; its one denominator is the table's."""
+    from designer.guarantees.exact_table import exact_table
+
+    table = exact_table(Mechanism([[0.5, 0.5]], focal=[1, 2]), epsilon=1.0, exact=([[1, 1]], [2]))
+    assert (table.counts.tolist(), table.denominator, table.denominators) == ([[1, 1]], 2, ())
