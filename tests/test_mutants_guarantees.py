@@ -768,3 +768,33 @@ def test_a_one_input_design_has_its_own_table() -> None:
 
     table = exact_table(Mechanism([[0.5, 0.5]], focal=[1, 2]), epsilon=1.0, exact=([[1, 1]], [2]))
     assert (table.counts.tolist(), table.denominator, table.denominators) == ([[1, 1]], 2, ())
+
+
+def test_rows_over_large_different_denominators_are_compared_exactly() -> None:
+    """Rows over d1 = 2**53 - 1 and d2 = (d1 + 3) / 2 (coprime) with a d2 - b d1 = 1: brought to d1 d2 (about
+    2**105) each column's two counts differ by one unit, a ratio of 1 + about 2**-104, which doubles cannot see
+    (the products round to one double) but which exceeds e**(1e-40) < 1 + 2e-40; a budget of 1e-30 admits it."""
+    from designer.guarantees.exact_table import counts_private
+
+    d1 = 2**53 - 1
+    d2 = (d1 + 3) // 2
+    a = (d1 + 2) // 3
+    b = (a * d2 - 1) // d1
+    assert a * d2 - b * d1 == 1 and (d1 - a) * d2 - (d2 - b) * d1 == -1
+    assert float(a) * float(d2) == float(b) * float(d1)  # as doubles the two rows agree
+    worst = max(Fraction(a * d2, b * d1), Fraction((d2 - b) * d1, (d1 - a) * d2))
+    assert 1 + Fraction(2, 10**40) < worst < 1 + Fraction(1, 10**30)
+    counts, dens = np.array([[a, d1 - a], [b, d2 - b]]), np.array([d1, d2])
+    assert counts_private(counts, [1, 2], 1e-40, "sldp", dens) is False
+    assert counts_private(counts, [1, 2], 1e-30, "sldp", dens) is True
+
+
+def test_the_shafer_check_answers_to_both_of_its_names() -> None:
+    """Q_2x3(0.6, 0.2)'s counts 3, 1, 1 over 5 (columns {yes}, {no}, {yes,no}): Shafer ratio 3, Walley ratio
+    (3 + 1) / 1 = 4, so at ln 3.5 the Shafer check ('sldp' or 'shafer') passes and the Walley one does not."""
+    from designer.guarantees.exact_table import counts_private
+
+    counts = np.array([[3, 1, 1], [1, 3, 1]])
+    eps = math.log(3.5)
+    assert counts_private(counts, [1, 2, 3], eps, "sldp") and counts_private(counts, [1, 2, 3], eps, "shafer")
+    assert not counts_private(counts, [1, 2, 3], eps, "wldp") and not counts_private(counts, [1, 2, 3], eps, "walley")
