@@ -785,8 +785,9 @@ def test_rows_over_large_different_denominators_are_compared_exactly() -> None:
     worst = max(Fraction(a * d2, b * d1), Fraction((d2 - b) * d1, (d1 - a) * d2))
     assert 1 + Fraction(2, 10**40) < worst < 1 + Fraction(1, 10**30)
     counts, dens = np.array([[a, d1 - a], [b, d2 - b]]), np.array([d1, d2])
-    assert counts_private(counts, [1, 2], 1e-40, "sldp", dens) is False
-    assert counts_private(counts, [1, 2], 1e-30, "sldp", dens) is True
+    for loss in ("sldp", "wldp"):  # singleton answers: Walley's events are their masses, across rows
+        assert counts_private(counts, [1, 2], 1e-40, loss, dens) is False
+        assert counts_private(counts, [1, 2], 1e-30, loss, dens) is True
 
 
 def test_the_shafer_check_answers_to_both_of_its_names() -> None:
@@ -798,3 +799,34 @@ def test_the_shafer_check_answers_to_both_of_its_names() -> None:
     eps = math.log(3.5)
     assert counts_private(counts, [1, 2, 3], eps, "sldp") and counts_private(counts, [1, 2, 3], eps, "shafer")
     assert not counts_private(counts, [1, 2, 3], eps, "wldp") and not counts_private(counts, [1, 2, 3], eps, "walley")
+
+
+def _walley_loss(counts: list[list[int]], focal: list[int], size: int) -> Fraction:
+    """The largest pl_x(E) / bel_x'(E) over proper events E and rows x != x' (bel > 0), by enumeration."""
+    worst = Fraction(0)
+    for event in range(1, 2**size - 1):
+        pl = [sum(c for c, b in zip(row, focal) if b & event) for row in counts]
+        bel = [sum(c for c, b in zip(row, focal) if b & ~event == 0) for row in counts]
+        worst = max([worst] + [Fraction(pl[x], bel[y]) for x in range(len(counts)) for y in range(len(counts))
+                               if x != y and bel[y] > 0])
+    return worst
+
+
+@pytest.mark.parametrize("counts", [
+    [[1, 1, 1, 5], [2, 2, 3, 1]],
+    [[4, 1, 2, 1], [1, 3, 1, 3]],
+    [[2, 2, 2, 2], [1, 1, 5, 1], [3, 2, 1, 2]],
+])
+def test_walley_counts_over_three_labels_sum_the_subsets_of_each_event(counts) -> None:
+    """Answers {a}, {b}, {c}, {a,b}: an event's belief sums the masses of every answer inside it ({a,b}: three
+    answers), its plausibility those meeting it; the check passes just above the largest ratio and fails just
+    below (ratios worked out by enumerating the events in Fractions)."""
+    from designer.guarantees.exact_table import counts_private
+
+    focal = [1, 2, 4, 3]
+    worst = _walley_loss(counts, focal, 3)
+    assert worst > 1
+    eps = math.log(float(worst))
+    table = np.array(counts)
+    assert counts_private(table, focal, eps * (1 + 1e-9), "wldp") is True
+    assert counts_private(table, focal, eps * (1 - 1e-9), "wldp") is False
