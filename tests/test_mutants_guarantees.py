@@ -830,3 +830,90 @@ def test_walley_counts_over_three_labels_sum_the_subsets_of_each_event(counts) -
     table = np.array(counts)
     assert counts_private(table, focal, eps * (1 + 1e-9), "wldp") is True
     assert counts_private(table, focal, eps * (1 - 1e-9), "wldp") is False
+
+
+def test_rows_whose_common_denominator_passes_int64_are_compared_exactly() -> None:
+    """Rows over 2**53 - 1 and 2047 (coprime): their least common multiple lies between 2**63 and 2**64, where
+    doubles are 2048 apart; with a d2 - b d1 = 1 each column's two counts differ by one unit there, a ratio above
+    e**(1e-30) that doubles would round to 1, below e**(1e-15)."""
+    from designer.guarantees.exact_table import counts_private
+
+    d1, d2 = 2**53 - 1, 2047
+    a = pow(d2, -1, d1)
+    b = (a * d2 - 1) // d1
+    assert 2**63 < d1 * d2 < 2**64 and a * d2 - b * d1 == 1 and 0 < b < d2
+    assert float(a * d2) == float(b * d1) and float((d1 - a) * d2) == float((d2 - b) * d1)
+    worst = max(Fraction(a * d2, b * d1), Fraction((d2 - b) * d1, (d1 - a) * d2))
+    assert 1 + Fraction(2, 10**30) < worst < 1 + Fraction(1, 10**15)
+    counts, dens = np.array([[a, d1 - a], [b, d2 - b]]), np.array([d1, d2])
+    for loss in ("sldp", "wldp"):
+        assert counts_private(counts, [1, 2], 1e-30, loss, dens) is False
+        assert counts_private(counts, [1, 2], 1e-15, loss, dens) is True
+
+
+def test_a_design_table_over_2_53_and_a_shafer_table_with_a_set_answer_are_accepted() -> None:
+    """The design's own table may be over 2**53 itself; a Shafer table is checked for Shafer's loss only:
+    counts 3, 1, 1 over 5 (Shafer ratio 3, Walley ratio 4) are within ln 3.5 for sldp, not for wldp."""
+    from designer.guarantees.exact_table import exact_table
+    from designer.vocabulary import Semantics
+
+    mech = Mechanism([[0.75, 0.25], [0.25, 0.75]], inputs=["a", "b"], frame=["a", "b"], focal=[1, 2])
+    big = exact_table(mech, epsilon=1.1, exact=([[3 * 2**51, 2**51], [2**51, 3 * 2**51]], [2**53, 2**53]))
+    assert big.denominator == 2**53 and big.max_change == 0.0
+    q = Q_2x3(0.6, 0.2)
+    eps = math.log(3.5)
+    table = exact_table(q, epsilon=eps, exact=([[3, 1, 1], [1, 3, 1]], [5, 5]))
+    assert (table.inputs, table.outputs) == (("yes", "no"), ("{yes}", "{no}", "{yes,no}"))
+    assert (table.epsilon, table.semantics, table.denominator) == (eps, Semantics.SLDP, 5)
+    with pytest.raises(CertificationError):
+        exact_table(q, epsilon=eps, semantics="wldp", exact=([[3, 1, 1], [1, 3, 1]], [5, 5]))
+
+
+def test_a_grid_design_keeps_its_denominator_and_a_power_of_two_grid_is_over_2_32() -> None:
+    """Q_2x3(0.6, 0.2) is fifths: within ln 3.5 for Shafer (ratio 3) it keeps 3, 1, 1 over 5, unmixed, with its
+    labels, budget and semantics; quarters, a power of two's grid, are written over 2**32 (one word a draw)."""
+    from designer.guarantees.exact_table import exact_table
+    from designer.vocabulary import Semantics
+
+    eps = math.log(3.5)
+    table = exact_table(Q_2x3(0.6, 0.2), epsilon=eps)
+    assert (table.denominator, table.counts.tolist(), table.mix_weight) == (5, [[3, 1, 1], [1, 3, 1]], 0.0)
+    assert (table.inputs, table.outputs) == (("yes", "no"), ("{yes}", "{no}", "{yes,no}"))
+    assert (table.epsilon, table.semantics) == (eps, Semantics.SLDP)
+    quarters = Mechanism([[0.75, 0.25], [0.25, 0.75]], inputs=["a", "b"], frame=["a", "b"], focal=[1, 2])
+    wide = exact_table(quarters, epsilon=1.1)
+    assert wide.denominator == 2**32 and wide.counts.dtype == np.int64
+    assert wide.counts.tolist() == [[3 * 2**30, 2**30], [2**30, 3 * 2**30]]
+
+
+def test_the_mix_doubles_from_2_to_the_minus_48_until_the_table_certifies() -> None:
+    """Warner at 1.2 nats (p = e^1.2 / (1 + e^1.2)) within 1 nat: the mix (1 - w) p + w / 2 needs w = 1/4
+    (at 1/8 the ratio is about 2.77 > e, at 1/4 about 2.35), reached by doubling 2**-48 46 times; each count is
+    the mix times 2**53 to one unit. Over 2 nats, Warner at 2 cannot be mixed below 1/2 within 1 nat."""
+    from designer.guarantees.exact_table import WIDE_DENOMINATOR, exact_table
+    from designer.vocabulary import Semantics
+
+    mech = Q_WRR(1.2)
+    table = exact_table(mech, epsilon=1.0)
+    assert table.mix_weight == 0.25 == 2.0**-48 * 2**46
+    assert (table.inputs, table.outputs, table.epsilon, table.semantics) == (
+        ("yes", "no"), ("{yes}", "{no}"), 1.0, Semantics.SLDP)
+    w = Fraction(1, 4)
+    for x in range(2):
+        for j in range(2):
+            mass = Fraction(float(mech.matrix[x, j]))
+            assert abs(int(table.counts[x, j]) - ((1 - w) * mass + w / 2) * WIDE_DENOMINATOR) <= 1
+    with pytest.raises(CertificationError) as info:
+        exact_table(Q_WRR(2.0), epsilon=1.0)
+    assert str(info.value) == ("no table over 2^53 of this mechanism is within eps = 1 even mixed half with the "
+                               "uniform row: the mechanism is not within that budget")
+
+
+def test_masses_are_read_as_doubles_before_rounding() -> None:
+    """3/32 - 1e-30 and 3/32 + 1e-30 are the double 3/32: over 16 both are 1.5, a tie the first column wins
+    (exact Fractions would give it to the second)."""
+    from designer.guarantees.exact_table import round_rows
+
+    tiny = Fraction(1, 10**30)
+    row = [Fraction(3, 32) - tiny, Fraction(3, 32) + tiny, Fraction(13, 16)]
+    assert round_rows(np.array([row], dtype=object), 16).tolist() == [[2, 1, 13]]
