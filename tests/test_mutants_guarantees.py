@@ -14,6 +14,7 @@ import pytest
 
 from designer import Q_WRR, Mechanism, Q_kRR
 from designer.certificate import Certificate
+from designer.constructors import Q_2x3
 from designer.exceptions import CertificationError, InvalidArgumentError, InvalidArgumentTypeError
 from designer.guarantees.certified import (
     ROUNDING_ALLOWANCE,
@@ -446,6 +447,30 @@ def test_a_refused_budget_is_shown_as_written(value, shown) -> None:
     assert str(info.value) == f"--epsilon must be a finite number > 0, got {shown}"
 
 
+def test_check_epsilon_refuses_a_non_number_by_type_and_a_bad_number_by_the_budget_rule() -> None:
+    """A library function's ``eps`` (designer._internal.validation.check_epsilon): a bool, a string or None is a
+    TypeError naming the type; a real number outside the rule is the budget rule's ValueError; both say ``eps``
+    unless told another name, and a budget that passes comes back as its float."""
+    from designer._internal.validation import check_epsilon
+
+    for value, kind in ((True, "bool"), ("1", "str"), (None, "NoneType")):
+        with pytest.raises(InvalidArgumentTypeError) as info:
+            check_epsilon(value)
+        assert str(info.value) == f"eps must be a real number, got {kind}"
+    with pytest.raises(InvalidArgumentTypeError) as info:
+        check_epsilon("1", "delta")
+    assert str(info.value) == "delta must be a real number, got str"
+    for value, shown in ((0, "0"), (-1.5, "-1.5"), (math.nan, "nan")):
+        with pytest.raises(InvalidArgumentError) as refused:
+            check_epsilon(value)
+        assert not isinstance(refused.value, TypeError)
+        assert str(refused.value) == f"eps must be a finite number > 0, got {shown}"
+    with pytest.raises(InvalidArgumentError) as refused:
+        check_epsilon(0, "delta")
+    assert str(refused.value) == "delta must be a finite number > 0, got 0"
+    assert check_epsilon(Fraction(1, 4)) == 0.25 and type(check_epsilon(np.int64(3))) is float
+
+
 # ---------------------------------------------------------------- the certificate's words and fields
 
 def test_a_certificate_describes_what_was_checked_and_any_repair() -> None:
@@ -496,3 +521,399 @@ def test_certificate_fields_hold_every_detail_and_the_composition() -> None:
     assert "composition" not in certificate_fields(_cert(1.0))["certificate_detail"]
     plain = certificate_fields(Certificate(epsilon=1.0, losses=(Loss.SHAFER,)))["certificate_detail"]
     assert plain["violation_before_repair"] is None and plain["repair"] is None
+
+
+# ---------------------------------------------------------------- exact tables: rounding rows, keeping a prior
+
+@pytest.mark.parametrize("row, expected", [
+    ([0.7, 0.3], [11, 5]),  # 11.2, 4.8: floors 11, 4; the one left goes to the larger remainder, .8
+    ([0.2, 0.8], [3, 13]),  # 3.2, 12.8
+    ([0.05, 0.95], [1, 15]),  # 0.8, 15.2: a mass below one count still gets its largest remainder
+    ([0.0, 0.9375], [0, 16]),  # 0, 15 (no remainder anywhere): a zero mass stays zero, the positive one takes it
+    ([-1e-18, 0.5, 0.5], [0, 8, 8]),  # a solver's negative rounding residue is a zero mass
+    ([0.125, 0.125, 0.5625], [3, 2, 11]),  # 2, 2, 9: three short, as many as the columns: in proportion first
+])
+def test_rows_are_rounded_by_their_largest_remainders(row, expected) -> None:
+    """Counts over D = 16 (a power of two: every mass times D is exact): the floors of ``mass * D``, negative
+    masses as 0, then the rows that fall short by fewer units than they have columns give one more to the
+    largest remainders (ties to the first column); a row short by at least its number of columns is first moved
+    towards D in proportion to its masses (floors of ``short * mass / total``): 2, 2, 9 short by 3 gets 0, 0, 2,
+    then the one left goes to the first column. Worked out here in Fractions."""
+    from designer.guarantees.exact_table import round_rows
+
+    got = round_rows(np.array([row]), 16)
+    assert got.tolist() == [expected] and got.dtype == np.int64
+    assert sum(expected) == 16
+    exact = [max(Fraction(m), Fraction(0)) * 16 for m in row]
+    if sum(exact) == 16:  # a row that sums to 1: every count within one unit of its mass
+        assert all(abs(c - e) < 1 for c, e in zip(expected, exact))
+
+
+@pytest.mark.parametrize("row, expected", [
+    ([0.375, 0.375, 0.3125], [5, 6, 5]),  # 6, 6, 5: one over; the largest counts tie, the first gives one
+    ([0.25, 0.4375, 0.375], [4, 6, 6]),  # 4, 7, 6: the largest count gives one
+    ([0.4375, 0.375, 0.3125], [6, 5, 5]),  # 7, 6, 5: two over, one from each of the two largest
+])
+def test_a_row_over_one_gives_back_from_its_largest_counts(row, expected) -> None:
+    """A row whose masses sum above 1 by fewer units of 1/16 than it has columns: one count less for each unit
+    over, from the largest counts down (ties to the first column); the counts sum to 16."""
+    from designer.guarantees.exact_table import round_rows
+
+    assert sum(int(Fraction(m) * 16) for m in row) > 16
+    assert round_rows(np.array([row]), 16).tolist() == [expected] and sum(expected) == 16
+
+
+def test_ties_go_to_the_first_columns_in_a_wide_row() -> None:
+    """Forty columns over 64 with ties among remainders and among counts: the units short go to the largest
+    remainders and the units over come from the largest counts, ties always to the first column (a stable order,
+    so a table and its digest are the same on every machine); worked out with Python's stable sort."""
+    from designer.guarantees.exact_table import round_rows
+
+    remainders = [(j * 5 % 3 + 1) / 4 for j in range(40)]  # 1/4, 3/4, 1/2, ...: mass (1 + r) / 64, 24 short
+    short = 64 - 40
+    taking = sorted(range(40), key=lambda j: -remainders[j])[:short]
+    expected = [1 + (j in taking) for j in range(40)]
+    assert round_rows(np.array([[(1 + r) / 64 for r in remainders]]), 64).tolist() == [expected]
+    counts = [j * 7 % 3 + 1 for j in range(40)]  # 1, 2, 3, ...: 79 over 64, 15 over
+    giving = sorted(range(40), key=lambda j: -counts[j])[:sum(counts) - 64]
+    expected = [c - (j in giving) for j, c in enumerate(counts)]
+    assert round_rows(np.array([[c / 64 for c in counts]]), 64).tolist() == [expected] and sum(expected) == 64
+
+
+def test_exact_masses_are_rounded_as_their_doubles() -> None:
+    """Masses given as Fractions (an object array) are read as doubles: a quarter and three quarters over 16 are
+    4 and 12, as integers."""
+    from designer.guarantees.exact_table import round_rows
+
+    got = round_rows(np.array([[Fraction(1, 4), Fraction(3, 4)]], dtype=object), 16)
+    assert got.tolist() == [[4, 12]] and got.dtype == np.int64
+
+
+@pytest.mark.parametrize("counts, dens, prior, column, holds", [
+    ([[3, 1], [1, 3]], [4, 4], (Fraction(1, 2), Fraction(1, 2)), [0, 1], True),
+    ([[1, 3], [3, 1]], [4, 4], (Fraction(1, 2), Fraction(1, 2)), [1, 0], True),  # each input's category column
+    ([[1, 3], [3, 1]], [4, 4], (Fraction(1, 2), Fraction(1, 2)), [0, 1], True),  # 1/2 * 1/4 + 1/2 * 3/4 = 1/2
+    ([[2, 2], [1, 3]], [4, 4], (Fraction(1, 3), Fraction(2, 3)), [0, 1], True),  # 1/3 * 2/4 + 2/3 * 1/4 = 1/3
+    ([[3, 1], [1, 3]], [4, 4], (Fraction(1, 3), Fraction(2, 3)), [0, 1], False),  # 1/3 * 3/4 + 2/3 * 1/4 = 5/12
+    ([[1, 1], [2, 6]], [2, 8], (Fraction(1, 3), Fraction(2, 3)), [0, 1], True),  # rows over their own d_x
+    ([[1, 1], [2, 6]], [8, 2], (Fraction(1, 3), Fraction(2, 3)), [0, 1], False),  # read over the other's
+    ([[2, 2], [2, 2]], [4, 4], (Fraction(1, 3), Fraction(2, 3)), [0, 1], False),  # 1/2 for a share of 1/3
+    ([[2**52 + 1, 2**52 - 1], [2**52 - 1, 2**52 + 1]], [2**53, 2**53], (Fraction(1, 2), Fraction(1, 2)),
+     [0, 1], True),
+    ([[2**52 + 1, 2**52 - 1], [2**52, 2**52]], [2**53, 2**53], (Fraction(1, 2), Fraction(1, 2)), [0, 1], False),
+])
+def test_a_table_keeps_a_prior_invariant_exactly(counts, dens, prior, column, holds) -> None:
+    """An invariant design's table keeps the prior: ``sum_x pi_x C[x, y(z)] / d_x == pi_z`` for every input z, in
+    rational arithmetic (one count in 2**53 off is not invariant); the sums are worked out in the comments."""
+    from designer.guarantees.exact_table import invariance_holds
+
+    expected = all(sum((p * Fraction(row[column[z]], d) for p, row, d in zip(prior, counts, dens)), Fraction(0))
+                   == prior[z] for z in range(len(prior)))
+    assert expected is holds
+    assert invariance_holds(np.array(counts, dtype=np.int64), np.array(dens, dtype=np.int64), list(prior),
+                            column) is holds
+
+
+@pytest.mark.parametrize("matrix, counts, denominator", [
+    ([[0.5, 0.5, 0.0], [0.25, 0.75, 0.0]], [[2, 2, 0], [1, 3, 0]], 4),  # an answer never given: a zero count
+    ([[0.5, 0.5], [1 / 3, 2 / 3]], [[3, 3], [2, 4]], 6),  # halves and thirds: the least common denominator
+    ([[1 / 3, 2 / 3], [0.5, 0.5]], [[2, 4], [3, 3]], 6),
+    ([[1e-5, 1 - 1e-5], [1 - 1e-5, 1e-5]], [[1, 99_999], [99_999, 1]], 100_000),  # MAX_GRID itself is a grid
+])
+def test_a_design_on_a_grid_keeps_its_exact_fractions(matrix, counts, denominator) -> None:
+    """Masses that are the doubles nearest c / D for one D up to 100,000 (zero masses included) are read back as
+    those counts over the least such D, as int64."""
+    from designer.guarantees.exact_table import MAX_GRID, grid_counts
+
+    assert MAX_GRID == 100_000
+    for row, exact in zip(matrix, counts):
+        assert [float(Fraction(c, denominator)) for c in exact] == row
+    got = grid_counts(np.array(matrix))
+    assert got is not None and got[1] == denominator
+    assert got[0].tolist() == counts and got[0].dtype == np.int64
+
+
+def test_masses_beyond_the_largest_grid_or_negative_are_no_grid() -> None:
+    """Thirds and 1/100,003 (a prime): their least common denominator passes 100,000, no grid; neither is a
+    negative mass (a row still summing to 1)."""
+    from designer.guarantees.exact_table import grid_counts
+
+    assert grid_counts(np.array([[1 / 100_003, 1 - 1 / 100_003], [0.5, 0.5]])) is None
+    assert grid_counts(np.array([[1 / 3, 2 / 3], [1 / 49_999, 1 - 1 / 49_999]])) is None  # lcm 149,997
+    assert grid_counts(np.array([[-0.25, 1.25], [0.5, 0.5]])) is None
+
+
+def test_an_unknown_semantics_is_refused_in_words() -> None:
+    from designer.guarantees.exact_table import exact_table
+
+    with pytest.raises(InvalidArgumentError) as info:
+        exact_table(Q_WRR(1.0), semantics="bogus")
+    assert str(info.value) == "semantics must be one of 'sldp', 'wldp', 'both', got 'bogus'"
+
+
+def test_a_table_is_certified_within_the_loss_of_its_semantics() -> None:
+    """Q_2x3(0.6, 0.2) (rows 0.6, 0.2, 0.2 over {yes}, {no}, {yes,no}): Shafer loss ln(0.6 / 0.2) = ln 3, Walley
+    loss ln((0.6 + 0.2) / 0.2) = ln 4 (pl of {yes} against its bel); a table without a stated budget takes the
+    loss of its semantics, the larger for both."""
+    from designer.guarantees.exact_table import exact_table
+
+    q = Q_2x3(0.6, 0.2)
+    assert exact_table(q, semantics="sldp").epsilon == pytest.approx(math.log(3), abs=1e-12)
+    assert exact_table(q, semantics="wldp").epsilon == pytest.approx(math.log(4), abs=1e-12)
+    assert exact_table(q, semantics="both").epsilon == pytest.approx(math.log(4), abs=1e-12)
+
+
+def test_a_walley_table_is_mixed_with_a_row_over_the_singletons_only() -> None:
+    """At a budget a hair below Q_2x3(0.6, 0.2)'s Walley loss ln 4, the rounded table needs a mix; the row mixed
+    in is uniform over the singleton answers (its plausibility equals its belief, so no Walley ratio grows), so
+    the set answer {yes,no} only loses the weight: its count is (1 - w) 0.2 D to one unit, and each singleton's is
+    ((1 - w) m + w / 2) D (worked out in Fractions from the doubles)."""
+    from designer.guarantees.exact_table import WIDE_DENOMINATOR, exact_table
+
+    q = Q_2x3(0.6, 0.2)
+    table = exact_table(q, semantics="wldp", epsilon=math.log(4) * (1 - 1e-15))
+    w = Fraction(table.mix_weight)
+    assert 0 < w < Fraction(1, 2**40)
+    d = WIDE_DENOMINATOR
+    for x in range(2):
+        masses = [Fraction(float(m)) for m in q.matrix[x]]
+        assert abs(int(table.counts[x, 2]) - (1 - w) * masses[2] * d) <= 1
+        for j in (0, 1):
+            assert abs(int(table.counts[x, j]) - ((1 - w) * masses[j] + w / 2) * d) <= 1
+
+
+@pytest.mark.parametrize("epsilon", [0.0, 0, -1.0, math.inf, math.nan, "1", Fraction(1)])
+def test_a_table_budget_must_be_a_finite_positive_number(epsilon) -> None:
+    """A stated budget of a table is a float or an int, finite and > 0; anything else is refused in words."""
+    from designer.guarantees.exact_table import exact_table
+
+    with pytest.raises(InvalidArgumentError) as info:
+        exact_table(Q_WRR(1.0), epsilon=epsilon)
+    assert str(info.value) == f"epsilon must be a finite number > 0, got {epsilon!r}"
+
+
+def test_a_shafer_table_is_mixed_with_a_row_over_every_answer() -> None:
+    """At a budget a hair below Q_2x3(0.6, 0.2)'s Shafer loss ln 3 the rounded table needs a mix; for a Shafer
+    loss the row mixed in is uniform over every answer, the set answer included: each count is ((1 - w) m + w / 3)
+    D to one unit (worked out in Fractions from the doubles)."""
+    from designer.guarantees.exact_table import WIDE_DENOMINATOR, exact_table
+
+    q = Q_2x3(0.6, 0.2)
+    table = exact_table(q, semantics="sldp", epsilon=math.log(3) * (1 - 1e-15))
+    w = Fraction(table.mix_weight)
+    assert 0 < w < Fraction(1, 2**40)
+    for x in range(2):
+        for j in range(3):
+            mass = Fraction(float(q.matrix[x, j]))
+            assert abs(int(table.counts[x, j]) - ((1 - w) * mass + w / 3) * WIDE_DENOMINATOR) <= 1
+
+
+_BAD_EXACT = ("exact: counts must match the mechanism's shape, be >= 0 and sum per row to that row's denominator "
+              "(at most 2^53)")
+
+
+def test_an_invariant_designs_own_table_is_used_as_it_is() -> None:
+    """The design's own integer table (rows over their own denominators) within the budget is the table: its counts
+    as int64, its denominators, no mix, and its largest change from the float masses (0 here: quarters and
+    eighths are doubles exactly). Rows over 4 and 8 compare as 6 : 2 and 2 : 6 over 8, ratio 3 < e^1.1."""
+    from designer.guarantees.exact_table import exact_table
+
+    mech = Mechanism([[0.75, 0.25], [0.25, 0.75]], inputs=["a", "b"], frame=["a", "b"], focal=[1, 2])
+    table = exact_table(mech, epsilon=1.1, exact=(np.array([[3, 1], [2, 6]], dtype=np.uint32), np.array([4, 8])))
+    assert table.counts.tolist() == [[3, 1], [2, 6]] and table.counts.dtype == np.int64
+    assert (table.denominator, table.denominators, table.mix_weight, table.max_change) == (4, (4, 8), 0.0, 0.0)
+    same = exact_table(mech, epsilon=1.1, exact=([[3, 1], [1, 3]], [4, 4]))
+    assert (same.denominator, same.denominators) == (4, ())  # one denominator: none per row
+    near = exact_table(mech, epsilon=1.1, exact=([[6, 2], [3, 5]], [8, 8]))  # 5/8 for a mass of 3/4
+    assert near.max_change == 0.125
+    with pytest.raises(CertificationError, match=r"^the design's exact table is not within eps = 1$"):
+        exact_table(mech, epsilon=1.0, exact=([[3, 1], [2, 6]], [4, 8]))  # ratio 3 > e
+
+
+def test_an_exact_table_with_a_zero_count_is_judged_not_refused() -> None:
+    """Zero counts are counts: a set answer one input never gives keeps a finite Walley loss (pl 1/2 against
+    bel 1/4: ln 2), so the table is certified within 0.7; a zero singleton against a positive one is no
+    refusal of the input but a table over the budget. A row over 1 is a denominator like any other."""
+    from designer.guarantees.exact_table import exact_table
+
+    mech = Mechanism([[0.5, 0.5, 0.0], [0.25, 0.25, 0.5]], inputs=["yes", "no"], frame=["yes", "no"],
+                     focal=[1, 2, 3])
+    table = exact_table(mech, epsilon=0.7, semantics="wldp", exact=([[2, 2, 0], [1, 1, 2]], [4, 4]))
+    assert table.counts.tolist() == [[2, 2, 0], [1, 1, 2]]
+    plain = Mechanism([[1.0, 0.0], [0.5, 0.5]], inputs=["a", "b"], frame=["a", "b"], focal=[1, 2])
+    with pytest.raises(CertificationError, match=r"not within eps = 1$"):
+        exact_table(plain, epsilon=1.0, exact=([[1, 0], [1, 1]], [1, 2]))
+
+
+@pytest.mark.parametrize("counts, dens", [
+    ([[3, 1, 0], [1, 3, 0]], [4, 4]),  # three columns for a mechanism of two answers
+    ([[5, -1], [1, 3]], [4, 4]),  # a negative count (the row still sums to 4)
+    ([[3, 2], [1, 3]], [4, 4]),  # a row summing to 5 over 4
+    ([[3, 1], [1, 3]], [4, 5]),
+    ([[0, 0], [1, 3]], [0, 4]),  # a denominator of 0
+    ([[2**53, 2**53], [2**53, 2**53]], [2**54, 2**54]),  # beyond 2^53
+])
+def test_an_exact_table_that_is_not_a_table_is_refused_in_words(counts, dens) -> None:
+    from designer.guarantees.exact_table import exact_table
+
+    mech = Mechanism([[0.75, 0.25], [0.25, 0.75]], inputs=["a", "b"], frame=["a", "b"], focal=[1, 2])
+    with pytest.raises(InvalidArgumentError) as info:
+        exact_table(mech, epsilon=1.1, exact=(np.array(counts, dtype=np.int64), np.array(dens, dtype=np.int64)))
+    assert str(info.value) == _BAD_EXACT
+
+
+def test_a_one_input_design_has_its_own_table() -> None:
+    """One input: nothing to compare, any table of it is within any budget; its one denominator is the table's."""
+    from designer.guarantees.exact_table import exact_table
+
+    table = exact_table(Mechanism([[0.5, 0.5]], focal=[1, 2]), epsilon=1.0, exact=([[1, 1]], [2]))
+    assert (table.counts.tolist(), table.denominator, table.denominators) == ([[1, 1]], 2, ())
+
+
+def test_rows_over_large_different_denominators_are_compared_exactly() -> None:
+    """Rows over d1 = 2**53 - 1 and d2 = (d1 + 3) / 2 (coprime) with a d2 - b d1 = 1: brought to d1 d2 (about
+    2**105) each column's two counts differ by one unit, a ratio of 1 + about 2**-104, which doubles cannot see
+    (the products round to one double) but which exceeds e**(1e-40) < 1 + 2e-40; a budget of 1e-30 admits it."""
+    from designer.guarantees.exact_table import counts_private
+
+    d1 = 2**53 - 1
+    d2 = (d1 + 3) // 2
+    a = (d1 + 2) // 3
+    b = (a * d2 - 1) // d1
+    assert a * d2 - b * d1 == 1 and (d1 - a) * d2 - (d2 - b) * d1 == -1
+    assert float(a) * float(d2) == float(b) * float(d1)  # as doubles the two rows agree
+    worst = max(Fraction(a * d2, b * d1), Fraction((d2 - b) * d1, (d1 - a) * d2))
+    assert 1 + Fraction(2, 10**40) < worst < 1 + Fraction(1, 10**30)
+    counts, dens = np.array([[a, d1 - a], [b, d2 - b]]), np.array([d1, d2])
+    for loss in ("sldp", "wldp"):  # singleton answers: Walley's events are their masses, across rows
+        assert counts_private(counts, [1, 2], 1e-40, loss, dens) is False
+        assert counts_private(counts, [1, 2], 1e-30, loss, dens) is True
+
+
+def test_the_shafer_check_answers_to_both_of_its_names() -> None:
+    """Q_2x3(0.6, 0.2)'s counts 3, 1, 1 over 5 (columns {yes}, {no}, {yes,no}): Shafer ratio 3, Walley ratio
+    (3 + 1) / 1 = 4, so at ln 3.5 the Shafer check ('sldp' or 'shafer') passes and the Walley one does not."""
+    from designer.guarantees.exact_table import counts_private
+
+    counts = np.array([[3, 1, 1], [1, 3, 1]])
+    eps = math.log(3.5)
+    assert counts_private(counts, [1, 2, 3], eps, "sldp") and counts_private(counts, [1, 2, 3], eps, "shafer")
+    assert not counts_private(counts, [1, 2, 3], eps, "wldp") and not counts_private(counts, [1, 2, 3], eps, "walley")
+
+
+def _walley_loss(counts: list[list[int]], focal: list[int], size: int) -> Fraction:
+    """The largest pl_x(E) / bel_x'(E) over proper events E and rows x != x' (bel > 0), by enumeration."""
+    worst = Fraction(0)
+    for event in range(1, 2**size - 1):
+        pl = [sum(c for c, b in zip(row, focal) if b & event) for row in counts]
+        bel = [sum(c for c, b in zip(row, focal) if b & ~event == 0) for row in counts]
+        worst = max([worst] + [Fraction(pl[x], bel[y]) for x in range(len(counts)) for y in range(len(counts))
+                               if x != y and bel[y] > 0])
+    return worst
+
+
+@pytest.mark.parametrize("counts", [
+    [[1, 1, 1, 5], [2, 2, 3, 1]],
+    [[4, 1, 2, 1], [1, 3, 1, 3]],
+    [[2, 2, 2, 2], [1, 1, 5, 1], [3, 2, 1, 2]],
+])
+def test_walley_counts_over_three_labels_sum_the_subsets_of_each_event(counts) -> None:
+    """Answers {a}, {b}, {c}, {a,b}: an event's belief sums the masses of every answer inside it ({a,b}: three
+    answers), its plausibility those meeting it; the check passes just above the largest ratio and fails just
+    below (ratios worked out by enumerating the events in Fractions)."""
+    from designer.guarantees.exact_table import counts_private
+
+    focal = [1, 2, 4, 3]
+    worst = _walley_loss(counts, focal, 3)
+    assert worst > 1
+    eps = math.log(float(worst))
+    table = np.array(counts)
+    assert counts_private(table, focal, eps * (1 + 1e-9), "wldp") is True
+    assert counts_private(table, focal, eps * (1 - 1e-9), "wldp") is False
+
+
+def test_rows_whose_common_denominator_passes_int64_are_compared_exactly() -> None:
+    """Rows over 2**53 - 1 and 2047 (coprime): their least common multiple lies between 2**63 and 2**64, where
+    doubles are 2048 apart; with a d2 - b d1 = 1 each column's two counts differ by one unit there, a ratio above
+    e**(1e-30) that doubles would round to 1, below e**(1e-15)."""
+    from designer.guarantees.exact_table import counts_private
+
+    d1, d2 = 2**53 - 1, 2047
+    a = pow(d2, -1, d1)
+    b = (a * d2 - 1) // d1
+    assert 2**63 < d1 * d2 < 2**64 and a * d2 - b * d1 == 1 and 0 < b < d2
+    assert float(a * d2) == float(b * d1) and float((d1 - a) * d2) == float((d2 - b) * d1)
+    worst = max(Fraction(a * d2, b * d1), Fraction((d2 - b) * d1, (d1 - a) * d2))
+    assert 1 + Fraction(2, 10**30) < worst < 1 + Fraction(1, 10**15)
+    counts, dens = np.array([[a, d1 - a], [b, d2 - b]]), np.array([d1, d2])
+    for loss in ("sldp", "wldp"):
+        assert counts_private(counts, [1, 2], 1e-30, loss, dens) is False
+        assert counts_private(counts, [1, 2], 1e-15, loss, dens) is True
+
+
+def test_a_design_table_over_2_53_and_a_shafer_table_with_a_set_answer_are_accepted() -> None:
+    """The design's own table may be over 2**53 itself; a Shafer table is checked for Shafer's loss only:
+    counts 3, 1, 1 over 5 (Shafer ratio 3, Walley ratio 4) are within ln 3.5 for sldp, not for wldp."""
+    from designer.guarantees.exact_table import exact_table
+    from designer.vocabulary import Semantics
+
+    mech = Mechanism([[0.75, 0.25], [0.25, 0.75]], inputs=["a", "b"], frame=["a", "b"], focal=[1, 2])
+    big = exact_table(mech, epsilon=1.1, exact=([[3 * 2**51, 2**51], [2**51, 3 * 2**51]], [2**53, 2**53]))
+    assert big.denominator == 2**53 and big.max_change == 0.0
+    q = Q_2x3(0.6, 0.2)
+    eps = math.log(3.5)
+    table = exact_table(q, epsilon=eps, exact=([[3, 1, 1], [1, 3, 1]], [5, 5]))
+    assert (table.inputs, table.outputs) == (("yes", "no"), ("{yes}", "{no}", "{yes,no}"))
+    assert (table.epsilon, table.semantics, table.denominator) == (eps, Semantics.SLDP, 5)
+    with pytest.raises(CertificationError):
+        exact_table(q, epsilon=eps, semantics="wldp", exact=([[3, 1, 1], [1, 3, 1]], [5, 5]))
+
+
+def test_a_grid_design_keeps_its_denominator_and_a_power_of_two_grid_is_over_2_32() -> None:
+    """Q_2x3(0.6, 0.2) is fifths: within ln 3.5 for Shafer (ratio 3) it keeps 3, 1, 1 over 5, unmixed, with its
+    labels, budget and semantics; quarters, a power of two's grid, are written over 2**32 (one word a draw)."""
+    from designer.guarantees.exact_table import exact_table
+    from designer.vocabulary import Semantics
+
+    eps = math.log(3.5)
+    table = exact_table(Q_2x3(0.6, 0.2), epsilon=eps)
+    assert (table.denominator, table.counts.tolist(), table.mix_weight) == (5, [[3, 1, 1], [1, 3, 1]], 0.0)
+    assert (table.inputs, table.outputs) == (("yes", "no"), ("{yes}", "{no}", "{yes,no}"))
+    assert (table.epsilon, table.semantics) == (eps, Semantics.SLDP)
+    quarters = Mechanism([[0.75, 0.25], [0.25, 0.75]], inputs=["a", "b"], frame=["a", "b"], focal=[1, 2])
+    wide = exact_table(quarters, epsilon=1.1)
+    assert wide.denominator == 2**32 and wide.counts.dtype == np.int64
+    assert wide.counts.tolist() == [[3 * 2**30, 2**30], [2**30, 3 * 2**30]]
+
+
+def test_the_mix_doubles_from_2_to_the_minus_48_until_the_table_certifies() -> None:
+    """Warner at 1.2 nats (p = e^1.2 / (1 + e^1.2)) within 1 nat: the mix (1 - w) p + w / 2 needs w = 1/4
+    (at 1/8 the ratio is about 2.77 > e, at 1/4 about 2.35), reached by doubling 2**-48 46 times; each count is
+    the mix times 2**53 to one unit. Over 2 nats, Warner at 2 cannot be mixed below 1/2 within 1 nat."""
+    from designer.guarantees.exact_table import WIDE_DENOMINATOR, exact_table
+    from designer.vocabulary import Semantics
+
+    mech = Q_WRR(1.2)
+    table = exact_table(mech, epsilon=1.0)
+    assert table.mix_weight == 0.25 == 2.0**-48 * 2**46
+    assert (table.inputs, table.outputs, table.epsilon, table.semantics) == (
+        ("yes", "no"), ("{yes}", "{no}"), 1.0, Semantics.SLDP)
+    w = Fraction(1, 4)
+    for x in range(2):
+        for j in range(2):
+            mass = Fraction(float(mech.matrix[x, j]))
+            assert abs(int(table.counts[x, j]) - ((1 - w) * mass + w / 2) * WIDE_DENOMINATOR) <= 1
+    with pytest.raises(CertificationError) as info:
+        exact_table(Q_WRR(2.0), epsilon=1.0)
+    assert str(info.value) == ("no table over 2^53 of this mechanism is within eps = 1 even mixed half with the "
+                               "uniform row: the mechanism is not within that budget")
+
+
+def test_masses_are_read_as_doubles_before_rounding() -> None:
+    """3/32 - 1e-30 and 3/32 + 1e-30 are the double 3/32: over 16 both are 1.5, a tie the first column wins
+    (exact Fractions would give it to the second)."""
+    from designer.guarantees.exact_table import round_rows
+
+    tiny = Fraction(1, 10**30)
+    row = [Fraction(3, 32) - tiny, Fraction(3, 32) + tiny, Fraction(13, 16)]
+    assert round_rows(np.array([row], dtype=object), 16).tolist() == [[2, 1, 13]]
