@@ -79,6 +79,8 @@ def in_covariates(fit: RegressionResult, std: Standardization, plan: DesignPlan,
             hit = (np.abs(move) >= DIRECTION_SHARE * np.abs(move).max()) & (running == 0)
             running[hit] = np.sign(move[hit])
         good = diagnosis.spectrum.identified(np.asarray(rows, dtype=np.float64)) & (running == 0) & ~blank & ~dropped
+        far = [t for t in diagnosis.far if t < rows.shape[1]]
+        good &= ~(np.abs(rows[:, far]) > 0).any(axis=1)  # leans on a term flat out to infinity: no standard error
         kernel = np.asarray(variance, dtype=np.float64)
         with np.errstate(over="ignore", invalid="ignore"):
             cov = rows @ variance @ rows.T

@@ -24,7 +24,7 @@ run off are conditioned on (their information vanishes in the limit).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,8 +33,8 @@ from numpy.typing import NDArray
 from ..results import FitStatus
 from .design import COLLINEAR_TOL as DESIGN_COLLINEAR_TOL
 
-__all__ = ["ABS_TOL", "COLLINEAR_TOL", "FIT_STATUSES", "RCOND_TOL", "WEAK_SHARE", "Diagnosis", "Spectrum",
-           "design_blind", "diagnose", "separation_warning"]
+__all__ = ["ABS_TOL", "COLLINEAR_TOL", "FAR_DROP", "FAR_PROFILE", "FAR_TERMS", "FIT_STATUSES", "RCOND_TOL",
+           "WEAK_SHARE", "Diagnosis", "Spectrum", "design_blind", "diagnose", "separation_warning"]
 
 #: The statuses a regression fit may end with (the words of the fit members of :class:`~designer.results.FitStatus`).
 FIT_STATUSES: tuple[str, ...] = tuple(s.value for s in (FitStatus.CONVERGED, FitStatus.SEPARATION,
@@ -53,6 +53,14 @@ PROBE = 10.0
 #: eigenvalue is near-collinearity of the covariates (``not_identified``), not separation.
 COLLINEAR_TOL = DESIGN_COLLINEAR_TOL
 
+
+#: A term's log-likelihood that falls less than this far out (half the 0.999 quantile of chi-square with 1 degree of
+#: freedom) has an unbounded likelihood-ratio interval at every level up to 0.999: no standard error (:func:`diagnose`).
+FAR_DROP = 5.4138
+#: Fits of more parameters than this are not probed for a likelihood flat out to infinity (2 to 6 evaluations a term).
+FAR_TERMS = 200
+#: Up to this many parameters the far point is also maximised over the other parameters (the profile itself).
+FAR_PROFILE = 12
 
 #: A term keeps its standard error beside weak directions only while they add at most this share to its variance:
 #: the standard error then comes from the well-conditioned part of the information (docs/fits.md).
@@ -129,7 +137,9 @@ class Diagnosis:
     log-likelihood is flat, the last term in it, which a refit without it (held at 0, R's ``glm``) identifies
     the others. ``spectrum``: the information on the identified subspace (:class:`Spectrum`), for the variance of
     functions of the parameters (the covariates' coefficients of a standardized fit); ``runs``: the directions the
-    estimate runs off along, each pointing the way it runs (in the scaled coordinates of :class:`Spectrum`)."""
+    estimate runs off along, each pointing the way it runs (in the scaled coordinates of :class:`Spectrum`); ``far``:
+    the parameters whose log-likelihood stays near its maximum out to infinity (:func:`_far_flat`; no function that
+    leans on them has a standard error)."""
 
     status: FitStatus
     warnings: tuple[str, ...]
@@ -139,6 +149,7 @@ class Diagnosis:
     aliased: tuple[int, ...] = ()
     spectrum: Spectrum | None = None
     runs: tuple[NDArray[np.float64], ...] = ()
+    far: tuple[int, ...] = ()
 
 
 def diagnose(loglike: Callable[[NDArray[np.float64]], float], params: NDArray[np.float64],
@@ -179,8 +190,13 @@ def diagnose(loglike: Callable[[NDArray[np.float64]], float], params: NDArray[np
             return Diagnosis(FitStatus.NOT_CONVERGED, ("the optimizer stopped before the maximum (Newton decrement "
                                                "above tolerance); estimates are the last iterate, without "
                                                "standard errors",), {}, (), nan)
+        spectrum = Spectrum.of(information, norms)
+        far = _far_flat(loglike, params, spectrum.inverse(), range(p))
+        if far:
+            return _conclude(spectrum, {}, set(far), labels, decrement_ok, lead=(_far_warning(labels, far),),
+                             named=frozenset(far), far=tuple(far))
         return Diagnosis(FitStatus.CONVERGED, (), {}, (), np.asarray(np.linalg.inv(information), dtype=np.float64),
-                         spectrum=Spectrum.of(information, norms))
+                         spectrum=spectrum)
     diverging: dict[int, float] = {}
     runs: list[NDArray[np.float64]] = []
     flat: set[int] = set()
@@ -235,13 +251,82 @@ def diagnose(loglike: Callable[[NDArray[np.float64]], float], params: NDArray[np
         flat.update(collinear)
     if not diverging:
         runs = []
-    return _conclude(Spectrum.of(information, norms, runs), diverging, flat, labels, decrement_ok, lead=lead,
-                     named=frozenset(collinear), aliased=aliased - set(diverging), runs=tuple(runs))
+    spectrum = Spectrum.of(information, norms, runs)
+    good = spectrum.identified(np.eye(p))
+    far = _far_flat(loglike, params, spectrum.inverse(),
+                    [j for j in range(p) if good[j] and j not in flat and j not in diverging])
+    if far:
+        lead = (*lead, _far_warning(labels, far))
+        flat.update(far)
+    return _conclude(spectrum, diverging, flat, labels, decrement_ok, lead=lead,
+                     named=frozenset(collinear) | frozenset(far), aliased=aliased - set(diverging), runs=tuple(runs),
+                     far=tuple(far))
+
+
+def _far_flat(loglike: Callable[[NDArray[np.float64]], float], params: NDArray[np.float64],
+              covariance: NDArray[np.float64], terms: Iterable[int]) -> list[int]:
+    """The ``terms`` whose log-likelihood stays within :data:`FAR_DROP` of its value at ``params`` out to infinity
+    on one side: along the direction ``covariance e_j`` (the path the quadratic model's profile of term ``j``
+    follows; scaled so that term ``j`` moves by 1), at 1, 10 and 100 times ``PROBE max(1, |params|)`` all, on
+    either side. The profile log-likelihood of the term is at least as high on that path, so its
+    likelihood-ratio interval is unbounded there (at any level up to 0.999) and a standard error from the
+    curvature at the maximum would be finite where the likelihood says nothing (docs/theory.md section 9). Up to
+    :data:`FAR_PROFILE` parameters the farthest point is also maximised over the other parameters (the profile
+    may saturate off the path).
+    Fits of more than :data:`FAR_TERMS` parameters are not probed (2 to 6 likelihood evaluations a term)."""
+    p = params.size
+    if p > FAR_TERMS:
+        return []
+    base = loglike(params)
+    reach = PROBE * max(1.0, float(np.abs(params).max()))
+    out = []
+    for j in terms:
+        column = covariance[:, j]
+        if not (np.all(np.isfinite(column)) and column[j] > 0):
+            continue
+        direction = column / column[j]  # the term itself moves by t reach
+        for side in (1.0, -1.0):
+            if all(loglike(params + side * t * reach * direction) >= base - FAR_DROP for t in (100.0, 10.0, 1.0)):
+                out.append(j)
+                break
+            if p <= FAR_PROFILE and _profile_at(loglike, params + side * 100.0 * reach * direction, j) >= (
+                    base - FAR_DROP):
+                out.append(j)
+                break
+    return out
+
+
+def _profile_at(loglike: Callable[[NDArray[np.float64]], float], start: NDArray[np.float64], j: int) -> float:
+    """The largest log-likelihood with parameter ``j`` held at ``start[j]`` (Powell's method over the others from
+    ``start``, at most 100 p evaluations: a lower bound of the profile log-likelihood there)."""
+    from scipy.optimize import minimize
+
+    others = [i for i in range(start.size) if i != j]
+    if not others:
+        return float(loglike(start))
+
+    def minus(rest: NDArray[np.float64]) -> float:
+        point = start.copy()
+        point[others] = rest
+        value = float(loglike(point))
+        return -value if np.isfinite(value) else np.inf
+
+    found = minimize(minus, start[others], method="Powell", options={"maxfev": 100 * start.size, "xtol": 1e-3,
+                                                                      "ftol": 1e-6})
+    return max(-float(found.fun), float(loglike(start)))
+
+
+def _far_warning(labels: list[str], far: list[int]) -> str:
+    return ("not identified: the log-likelihood stays within " + f"{FAR_DROP:.3g}" + " of its maximum out to "
+            "infinity along " + ", ".join(repr(labels[j]) for j in far) + " (a likelihood-ratio interval of any "
+            "level up to 0.999 is unbounded: too little data for these terms, or the randomized answers saturate): "
+            "no standard errors for them; more respondents, a less noisy design, or --penalty firth")
 
 
 def _conclude(spectrum: Spectrum, diverging: dict[int, float], flat: set[int], labels: list[str],
               decrement_ok: bool, *, lead: tuple[str, ...] = (), named: frozenset[int] = frozenset(),
-              aliased: set[int] | None = None, runs: tuple[NDArray[np.float64], ...] = ()) -> Diagnosis:
+              aliased: set[int] | None = None, runs: tuple[NDArray[np.float64], ...] = (),
+              far: tuple[int, ...] = ()) -> Diagnosis:
     """The status, warnings and covariance of a fit whose problem terms are known: ``diverging`` (run off) and
     ``flat`` (not identified). The others' covariance is the inverse of the information on the subspace the
     estimate does not run off along (:class:`Spectrum`: conditional on the runs, whose information vanishes in the
@@ -269,7 +354,7 @@ def _conclude(spectrum: Spectrum, diverging: dict[int, float], flat: set[int], l
     if not decrement_ok and status is FitStatus.NOT_IDENTIFIED:
         warnings.append("the optimizer also stopped before its tolerance")
     return Diagnosis(status, tuple(warnings), diverging, tuple(sorted(flat)), cov, tuple(sorted(aliased or ())),
-                     spectrum, runs)
+                     spectrum, runs, tuple(sorted(far)))
 
 
 def separation_warning(names: list[str]) -> str:
@@ -298,4 +383,5 @@ def design_blind(fit: Diagnosis, information: NDArray[np.float64], terms: list[i
     if spectrum is None or len(runs) != len(fit.runs):  # runs along the blind terms are the design's flat likelihood
         spectrum = Spectrum.of(information, np.ones(information.shape[0]) if norms is None else norms, list(runs))
     return _conclude(spectrum, diverging, set(fit.unidentified) | blind, labels, decrement_ok, lead=lead,
-                     named=blind, aliased=set(fit.aliased) - blind, runs=runs)
+                     named=blind, aliased=set(fit.aliased) - blind, runs=runs,
+                     far=tuple(j for j in fit.far if j not in blind))
