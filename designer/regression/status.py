@@ -289,21 +289,35 @@ def _far_flat(loglike: Callable[[NDArray[np.float64]], float], params: NDArray[n
             if all(loglike(params + side * t * reach * direction) >= base - FAR_DROP for t in (100.0, 10.0, 1.0)):
                 out.append(j)
                 break
-            if p <= FAR_PROFILE and _profile_at(loglike, params + side * 100.0 * reach * direction, j) >= (
-                    base - FAR_DROP):
+            if p <= FAR_PROFILE and _profile_out(loglike, params, side * reach * direction, j) >= base - FAR_DROP:
                 out.append(j)
                 break
     return out
 
 
-def _profile_at(loglike: Callable[[NDArray[np.float64]], float], start: NDArray[np.float64], j: int) -> float:
-    """The largest log-likelihood with parameter ``j`` held at ``start[j]`` (Powell's method over the others from
-    ``start``, at most 100 p evaluations: a lower bound of the profile log-likelihood there)."""
+def _profile_out(loglike: Callable[[NDArray[np.float64]], float], params: NDArray[np.float64],
+                 step: NDArray[np.float64], j: int) -> float:
+    """A lower bound of the profile log-likelihood of parameter ``j`` at ``params[j] + 100 step[j]``: the profile's
+    ridge followed outward from ``params`` (maxima at 1, 10 and 100 steps, each started from the last one moved by
+    the step's growth)."""
+    point, last = params, 0.0
+    for t in (1.0, 10.0, 100.0):
+        start = point + (t - last) * step
+        start[j] = params[j] + t * step[j]
+        point = _profile_point(loglike, start, j)
+        last = t
+    return float(loglike(point))
+
+
+def _profile_point(loglike: Callable[[NDArray[np.float64]], float], start: NDArray[np.float64], j: int
+                   ) -> NDArray[np.float64]:
+    """The point of largest log-likelihood with parameter ``j`` held at ``start[j]`` (Powell's method over the others
+    from ``start``, at most 100 p evaluations; ``start`` itself when that is higher)."""
     from scipy.optimize import minimize
 
     others = [i for i in range(start.size) if i != j]
     if not others:
-        return float(loglike(start))
+        return start
 
     def minus(rest: NDArray[np.float64]) -> float:
         point = start.copy()
@@ -313,7 +327,11 @@ def _profile_at(loglike: Callable[[NDArray[np.float64]], float], start: NDArray[
 
     found = minimize(minus, start[others], method="Powell", options={"maxfev": 100 * start.size, "xtol": 1e-3,
                                                                       "ftol": 1e-6})
-    return max(-float(found.fun), float(loglike(start)))
+    if not -float(found.fun) > float(loglike(start)):
+        return start
+    out = start.copy()
+    out[others] = found.x
+    return out
 
 
 def _far_warning(labels: list[str], far: list[int]) -> str:
