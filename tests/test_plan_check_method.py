@@ -37,7 +37,7 @@ def test_the_check_simulates_with_the_posterior_when_asked():
     assert posterior.n == mle.n == N
     post, ml = posterior.to_dict()["check"], mle.to_dict()["check"]
     assert post["method"] == "posterior" and ml["method"] == "mle"
-    # the credible interval's mean half-width is the posterior's (exactly 0.0697 here), not the Wald interval's 0.100
+    # the credible interval's mean half-width is the posterior's (0.0699 exactly), not the Wald interval's 0.100
     exact = _exact_posterior_half_width()
     assert post["mean_half_width"] == pytest.approx(exact, rel=0.05)
     assert ml["mean_half_width"] > 1.25 * exact
