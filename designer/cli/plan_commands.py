@@ -31,7 +31,8 @@ def _width(text: str) -> float:
 
 #: Flags passed to the front door as they are (argparse's ``dest`` and the keyword are the same word).
 _SAME = ("prior", "epsilon", "width", "level", "n", "detect", "power", "alpha", "alternative", "null_variance",
-         "null_difference", "groups", "share", "null", "semantics", "grid", "check", "seed", "curve", "curve_detect",
+         "null_difference", "groups", "share", "null", "semantics", "grid", "check", "seed", "method", "curve",
+         "curve_detect",
          "report", "plot", "curve_plot", "force", "split", "noncompliance", "unrelated", "unknown_share",
          "share_groups")
 
@@ -78,6 +79,10 @@ def _configure_plan(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plot", help="PNG of respondents against eps (written where you say; the path is printed)")
     p.add_argument("--check", type=int_arg(2, 10**6), help="simulate this many surveys at the planned n")
     p.add_argument("--seed", type=seed_arg, help="seed of --check")
+    p.add_argument("--method", choices=("mle", "newton", "em", "convex", "posterior"),
+                   help="estimator --check analyses the simulated surveys with, as 'designer estimate --method' will "
+                        "analyse the survey: mle (default; newton, em and convex reach the same maximum) or "
+                        "posterior (posterior mean, credible interval)")
     p.add_argument("--curve", metavar="N1:N2:COUNT",
                    help="power mode: the power at COUNT respondent numbers from N1 to N2 (or a list 100,500,1000), "
                         "per group with --groups 2")

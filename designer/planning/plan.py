@@ -59,6 +59,9 @@ class PlanRequest:
         Budgets of a respondents-against-epsilon table (problems only; needs ``width``).
     check, seed : int or None
         Simulate ``check`` surveys at the planned ``n``, seeded.
+    method : {"mle", "posterior"}
+        The estimator of the simulated surveys (:func:`~designer.planning.simulation_check.check_by_simulation`'s
+        ``estimator``).
     curve, curve_detect : tuple of int, tuple of float
         Power mode: the power at each ``n`` of ``curve`` (per group with two) for ``detect`` and each difference of
         ``curve_detect`` (:attr:`Plan.power_curve`).
@@ -88,6 +91,7 @@ class PlanRequest:
     grid: tuple[float, ...] | None = None
     check: int | None = None
     seed: int | None = None
+    method: str = "mle"
     curve: tuple[int, ...] | None = None
     curve_detect: tuple[float, ...] = ()
 
@@ -247,7 +251,7 @@ class Plan(Result):
         if self.by_epsilon is not None:
             out["by_epsilon"] = self.by_epsilon
         if self.check is not None:
-            out["check"] = self.check
+            out["check"] = {**self.check, "method": r.method}
         if self.power_curve is not None:
             out["power_curve"] = self.power_curve
         return out
@@ -349,7 +353,8 @@ def make_plan(source: Any, request: PlanRequest, *, name: str = "", table: bool 
                                                 request.level, prior=[float(v) for v in acc.prior])
     if request.check is not None:
         fields["check"] = check_by_simulation(acc, n, request.check, request.level, seed=request.seed,
-                                              detect=request.detect, alpha=request.alpha, share=share)
+                                              detect=request.detect, alpha=request.alpha, share=share,
+                                              estimator=request.method)
     warned = (basis.words,) if basis is not None and basis is not DesignBasis.FILE else ()
     return Plan(source=name, mode=mode, request=request, accuracy=acc, n=n, formula=formula, epsilon=eps,
                 design=design, basis=basis, designs_solved=solved, warnings=warned, **fields)

@@ -19,7 +19,8 @@ from ..exceptions import InvalidArgumentError
 from ..mechanism import Mechanism
 from ..vocabulary import PlanMode, PlanSource
 
-__all__ = ["DEFAULTS", "GROUP_ONLY", "check_values", "curve_ns", "plan_mode", "refuse_unused", "split_fractions"]
+__all__ = ["CHECK_METHODS", "DEFAULTS", "GROUP_ONLY", "check_method", "check_values", "curve_ns", "plan_mode",
+           "refuse_unused", "split_fractions"]
 
 #: Defaults of the keywords whose use is checked against the mode (``None`` when not given, so a keyword given
 #: explicitly can be told from one left out).
@@ -28,17 +29,17 @@ DEFAULTS: dict[str, Any] = {"level": 0.95, "power": 0.8, "alpha": 0.05, "groups"
 #: Keywords only a plan with several mechanisms reads.
 GROUP_ONLY = ("split", "noncompliance", "unrelated", "unknown_share", "share_groups")
 #: Keywords of a plan with one source that a plan with several mechanisms does not read.
-NOT_FOR_GROUPS = ("epsilon", "dont_know", "grid", "plot", "check", "seed", "report", "curve_plot")
+NOT_FOR_GROUPS = ("epsilon", "dont_know", "grid", "plot", "check", "seed", "method", "report", "curve_plot")
 
 #: Keywords each plan reads; any other keyword given is refused with the reason.
 USES: dict[PlanMode, set[str]] = {
     PlanMode.ALLOCATION: {"width", "level", "report", "force"},
-    PlanMode.SAMPLE_SIZE: {"prior", "width", "level", "n", "grid", "plot", "check", "seed", "report", "force",
-                           "semantics", "epsilon", "dont_know"},
-    PlanMode.SMALLEST_BUDGET: {"prior", "width", "level", "n", "grid", "plot", "check", "seed", "report", "force",
-                               "dont_know"},
+    PlanMode.SAMPLE_SIZE: {"prior", "width", "level", "n", "grid", "plot", "check", "seed", "method", "report",
+                           "force", "semantics", "epsilon", "dont_know"},
+    PlanMode.SMALLEST_BUDGET: {"prior", "width", "level", "n", "grid", "plot", "check", "seed", "method", "report",
+                               "force", "dont_know"},
     PlanMode.POWER: {"prior", "detect", "power", "alpha", "groups", "share", "null", "n", "width", "level", "grid",
-                     "plot", "check", "seed", "report", "force", "semantics", "epsilon", "dont_know",
+                     "plot", "check", "seed", "method", "report", "force", "semantics", "epsilon", "dont_know",
                      "alternative", "null_variance", "null_difference", "curve", "curve_detect", "curve_plot"},
 }
 #: Why a keyword is refused, by plan (templates of :func:`~designer._internal.keywords.say`).
@@ -90,6 +91,9 @@ def refuse_unused(given: set[str], kind: PlanSource, mode: PlanMode, name: str) 
                                        "{width=W}"))
     if "seed" in given and "check" not in given:
         raise InvalidArgumentError(say("{seed} seeds the simulation of {check}; add {check=REPS} or drop {seed}"))
+    if "method" in given and "check" not in given:
+        raise InvalidArgumentError(say("{method} names the estimator {check} simulates with; add {check=REPS} or "
+                                       "drop {method}"))
     if "force" in given and not ({"report", "plot", "curve_plot"} & given):
         raise InvalidArgumentError(say("{force} lets {report}, {plot} or {curve_plot} replace a file; none was given"))
     if ({"curve_detect", "curve_plot"} & given) and "curve" not in given:
@@ -123,6 +127,27 @@ def check_values(given: dict[str, Any]) -> dict[str, Any]:
         if out.get(key) is not None:
             out[key] = read_whole(out[key], shown(key), low, high)
     return out
+
+
+#: The estimators ``check`` simulates with, by the word ``designer estimate --method`` uses: Newton, EM and the
+#: convex path reach the same maximum-likelihood estimate.
+CHECK_METHODS: dict[str, str] = {"mle": "mle", "newton": "mle", "em": "mle", "convex": "mle", "posterior": "posterior"}
+
+
+def check_method(method: str | None) -> str:
+    """The estimator (``"mle"`` or ``"posterior"``) a plan's simulation check uses for ``method`` (None: the MLE).
+
+    Examples
+    --------
+    >>> from designer.planning.plan_request import check_method
+    >>> check_method(None), check_method("em"), check_method("posterior")
+    ('mle', 'mle', 'posterior')
+    """
+    if method is None:
+        return "mle"
+    if method not in CHECK_METHODS:
+        raise InvalidArgumentError(f"{shown('method')} must be one of {', '.join(CHECK_METHODS)}, not {method!r}")
+    return CHECK_METHODS[method]
 
 
 def curve_ns(curve: str | Sequence[int]) -> list[int]:

@@ -64,7 +64,8 @@ def report_rows(out: dict[str, Any]) -> list[list[Any]]:
         rows.append(["half-width at n", f"{w['width']:.4g} with n = {w['n']} (level {w['level']:g})"])
     if out.get("check"):
         c = out["check"]
-        rows.append(["simulation check", f"{int(c['reps'])} surveys of n = {out['n']}: coverage {c['coverage']:.3f}, "
+        rows.append(["simulation check", f"{int(c['reps'])} surveys of n = {out['n']}, {_method_words(c)}: "
+                     f"coverage {c['coverage']:.3f}, "
                      f"mean half-width {c['mean_half_width']:.4g}"
                      + (f", power {c['power']:.3f}" if "power" in c else "") + _asymptotic_words(c)])
     if out.get("convex"):
@@ -136,7 +137,8 @@ def plan_lines(out: dict[str, Any], level: float | None, notes: tuple[str, ...] 
              r["reason"] or ("" if r["basis"] is None else DesignBasis(r["basis"]).words)] for r in by_epsilon]))
     if "check" in out:
         c = out["check"]
-        lines.append(f"simulation check ({int(c['reps'])} surveys of n = {out['n']}): coverage {c['coverage']:.3f} "
+        lines.append(f"simulation check ({int(c['reps'])} surveys of n = {out['n']}, {_method_words(c)}): "
+                     f"coverage {c['coverage']:.3f} "
                      f"(level {level:g}), mean half-width {c['mean_half_width']:.4g}"
                      + (f", power {c['power']:.3f}" if "power" in c else "") + _asymptotic_words(c))
     return "\n".join(lines + list(notes))
@@ -191,6 +193,13 @@ def split_lines(out: dict[str, Any], files: dict[str, str]) -> str:
         lines.append(f"the unknown share ({share['scope']}:{share['answer']}, assumed {share['assumed']:g}, groups "
                      f"{', '.join(share['groups'])}) is estimated with the prevalence")
     return "\n".join([*lines, render_table(*split_table(out, files))])
+
+
+def _method_words(check: dict[str, Any]) -> str:
+    """The estimator the simulated surveys were analysed with, in words."""
+    if check.get("method") == "posterior":
+        return "posterior mean and credible interval"
+    return "MLE and Wald interval"
 
 
 def _asymptotic_words(check: dict[str, float]) -> str:

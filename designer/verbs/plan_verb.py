@@ -15,6 +15,7 @@ from ..planning.plan_request import (
     DEFAULTS,
     GROUP_ONLY,
     NOT_FOR_GROUPS,
+    check_method,
     check_values,
     curve_ns,
     plan_mode,
@@ -40,7 +41,8 @@ def plan(source: Any = None, *, prior: str | Mapping[str, float] | Sequence[floa
          alpha: float | None = None, alternative: str | None = None, null_variance: str | None = None,
          null_difference: float | None = None, groups: int | None = None, share: str | None = None,
          null: float | None = None, semantics: str | None = None, grid: str | Sequence[float] | None = None,
-         check: int | None = None, seed: int | None = None, curve: str | Sequence[int] | None = None,
+         check: int | None = None, seed: int | None = None, method: str | None = None,
+         curve: str | Sequence[int] | None = None,
          curve_detect: str | Sequence[float] | None = None, report: PathLike | None = None,
          plot: PathLike | None = None, curve_plot: PathLike | None = None, force: bool = False,
          mechanism: Mapping[str, Any] | Sequence[str] | None = None, split: str | Mapping[str, float] | None = None,
@@ -95,6 +97,11 @@ def plan(source: Any = None, *, prior: str | Mapping[str, float] | Sequence[floa
         Budgets (nats) for a respondents-against-eps table, ``"0.5:3:6"`` or a list (problems, with ``width``).
     check, seed : int, optional
         Simulate ``check`` surveys at the planned ``n``, seeded by ``seed``.
+    method : {"mle", "newton", "em", "convex", "posterior"}, optional
+        With ``check``: the estimator the simulated surveys are analysed with, as ``designer estimate --method``
+        will analyse the survey: the maximum-likelihood estimate and its Wald interval (``"mle"``, the default;
+        ``"newton"``, ``"em"`` and ``"convex"`` reach the same maximum), or the posterior mean and its credible
+        interval (``"posterior"``; docs/theory.md section 8.5).
     curve : str or sequence of int, optional
         Power mode: the power at these respondent numbers (``"100:2000:20"`` or a list).
     curve_detect : str or sequence of float, optional
@@ -146,7 +153,8 @@ def plan(source: Any = None, *, prior: str | Mapping[str, float] | Sequence[floa
     keywords = {"prior": prior, "epsilon": epsilon, "dont_know": dont_know, "width": width, "level": level, "n": n,
                 "detect": detect, "power": power, "alpha": alpha, "alternative": alternative,
                 "null_variance": null_variance, "null_difference": null_difference, "groups": groups, "share": share,
-                "null": null, "semantics": semantics, "grid": grid, "check": check, "seed": seed, "curve": curve,
+                "null": null, "semantics": semantics, "grid": grid, "check": check, "seed": seed, "method": method,
+                "curve": curve,
                 "curve_detect": curve_detect, "report": report, "plot": plot, "curve_plot": curve_plot,
                 "force": force or None, "split": split, "noncompliance": noncompliance, "unrelated": unrelated,
                 "unknown_share": unknown_share, "share_groups": share_groups}
@@ -201,7 +209,7 @@ def _request(kw: dict[str, Any], prior: Sequence[float] | None) -> PlanRequest:
                        null_difference=kw["null_difference"], prior=None if prior is None else tuple(prior),
                        semantics=Semantics.parse(kw.get("semantics") or "sldp", shown("semantics")),
                        grid=None if kw.get("grid") is None else tuple(read_budgets(kw["grid"], shown("grid"))),
-                       check=kw.get("check"), seed=kw.get("seed"),
+                       check=kw.get("check"), seed=kw.get("seed"), method=check_method(kw.get("method")),
                        curve=None if kw.get("curve") is None else tuple(curve_ns(kw["curve"])),
                        curve_detect=tuple(read_values(kw["curve_detect"], shown("curve_detect"), low=0.0, high=1.0))
                        if kw.get("curve_detect") else ())
