@@ -61,7 +61,7 @@ $(DOCS_STAMP): $(STAMP) pyproject.toml
 	touch $(DOCS_STAMP)
 
 docs: $(DOCS_STAMP)
-	$(BIN)/sphinx-build -W --keep-going -E -b html -j 2 docs docs/_build/html
+	$(BIN)/sphinx-build -W --keep-going -E -b html -j 1 docs docs/_build/html  # sphinx-mathjax-offline is not parallel-safe
 	@echo "built docs/_build/html/index.html"
 
 # The sdist and the wheel into dist/ (an isolated build: setuptools from pyproject.toml's [build-system]). It needs

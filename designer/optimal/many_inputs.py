@@ -115,6 +115,18 @@ def balanced_blocks(k: int, m: int, seed: int = 0) -> tuple[NDArray[np.bool_], N
     """
     if not 1 <= m <= k - 1:
         raise ValueError(f"a subset size m in 1..{k - 1}, not {m}")
+    if 2 * m > k:  # the complements of a balanced family of (k - m)-subsets are balanced m-subsets
+        smaller = balanced_blocks(k, k - m, seed)
+        return None if smaller is None else (~smaller[0], smaller[1])
+    for attempt in range(8):  # fresh random base blocks when a draw of them cannot be weighted
+        out = _balanced_blocks(k, m, seed + 7919 * attempt)
+        if out is not None:
+            return out
+    return None
+
+
+def _balanced_blocks(k: int, m: int, seed: int) -> tuple[NDArray[np.bool_], NDArray[np.float64]] | None:
+    """:func:`balanced_blocks` from one draw of random base blocks (``None`` when the draw cannot be weighted)."""
     rng = np.random.default_rng(seed)
     interval = np.zeros(k, dtype=bool)
     interval[:m] = True
