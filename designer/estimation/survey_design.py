@@ -311,18 +311,7 @@ def face_covariance(m: NDArray[np.float64], counts: SurveyCounts, pi: NDArray[np
     info = (g * counts.weighted[:, None]).T @ g
     if np.linalg.matrix_rank(info) < free.size - 1:
         return None
-    bread = np.linalg.inv(info)
-    if counts.clusters is not None:
-        sums = counts.clusters @ g
-        meat = sums.T @ sums * cluster_correction(counts.clusters.shape[0], counts.respondents, free.size - 1)
-    else:
-        meat = (g * counts.squared[:, None]).T @ g
-    if cov is Covariance.OIM:
-        cov_t = bread
-    elif cov is Covariance.OPG:
-        cov_t = np.linalg.inv(meat)
-    else:
-        cov_t = bread @ meat @ bread
+    cov_t = _tangent_covariance(np.linalg.inv(info), g, counts, cov)
     functionals = np.zeros((free.size - 1, k))
     functionals[:, free] = share_functionals(free.size)
     return np.asarray(functionals.T @ cov_t @ functionals)
@@ -355,6 +344,23 @@ def _boundary_survey(mech: Mechanism, counts: SurveyCounts, est: Estimate, chose
                                variance=f"{words}, on the free shares (boundary)", warnings=(*est.warnings, note))
 
 
+def _tangent_covariance(bread: NDArray[np.floating[Any]], g: NDArray[np.float64], counts: SurveyCounts,
+                        cov: Covariance) -> NDArray[np.float64]:
+    """The covariance in tangent coordinates from the inverse information ``bread`` and the answers' scores ``g``
+    (``(answers, d)``): ``oim`` the bread, ``opg`` the inverse of the scores' outer products (the meat), ``robust``
+    the sandwich; with clusters the meat sums the scores within each cluster (module docstring)."""
+    if counts.clusters is not None:
+        sums = counts.clusters @ g  # (G, d)
+        meat = sums.T @ sums * cluster_correction(counts.clusters.shape[0], counts.respondents, g.shape[1])
+    else:
+        meat = (g * counts.squared[:, None]).T @ g
+    if cov is Covariance.OIM:
+        return np.asarray(bread, dtype=np.float64)
+    if cov is Covariance.OPG:
+        return np.asarray(np.linalg.inv(meat))
+    return np.asarray(bread @ meat @ bread)
+
+
 def share_covariance(m: NDArray[np.float64], counts: SurveyCounts, pi: NDArray[np.float64], cov: Covariance
                      ) -> NDArray[np.float64] | None:
     """The ``(k, k)`` covariance of the shares' estimate ``pi`` under ``cov`` (module docstring), or None when
@@ -375,18 +381,6 @@ def share_covariance(m: NDArray[np.float64], counts: SurveyCounts, pi: NDArray[n
     if k < 2 or not _identified_by(m, counts.weighted, pi):
         return None
     g = _answer_scores(m, pi)
-    bread = np.linalg.inv((g * counts.weighted[:, None]).T @ g)
-    if counts.clusters is not None:
-        sums = counts.clusters @ g  # (G, k-1)
-        groups = counts.clusters.shape[0]
-        meat = sums.T @ sums * cluster_correction(groups, counts.respondents, k - 1)
-    else:
-        meat = (g * counts.squared[:, None]).T @ g
-    if cov is Covariance.OIM:
-        cov_t = bread
-    elif cov is Covariance.OPG:
-        cov_t = np.linalg.inv(meat)
-    else:
-        cov_t = bread @ meat @ bread
+    cov_t = _tangent_covariance(np.linalg.inv((g * counts.weighted[:, None]).T @ g), g, counts, cov)
     functionals = share_functionals(k)
     return np.asarray(functionals.T @ cov_t @ functionals)
