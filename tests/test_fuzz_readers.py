@@ -214,6 +214,8 @@ def _same_fit(got: str, expected: str) -> None:
          ("csv", "utf-8", False, "\n", ",", csv.QUOTE_MINIMAL))
 @example((["id", "smoke", " smoke", "response"], [["1", "yes", "no", "{yes}"], ["2", "no", "yes", "{no}"]]),
          ("parquet", "", False, "", "", "text"))
+@example((["", "id", "smoke", "re\nsponse", "é", "age"], [["yes", "1", "yes", "yes", "yes", "30"]] * 3),
+         ("csv", "latin-1", False, "\n", ",", 0))  # a quoted name's line break, then a latin-1 name: exit 70 once
 def test_estimate_reads_any_table_or_refuses_it(table, presentation):
     header, rows = table
     with workspace() as folder:

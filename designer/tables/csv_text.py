@@ -111,6 +111,8 @@ def sniff(path: str, what: str = "a CSV table (a header row, then one row per re
         names = pcsv.open_csv(path, read_options=pcsv.ReadOptions(use_threads=False, block_size=BLOCK_BYTES),
                               parse_options=_parse_options(sep, lambda row: "skip"),
                               convert_options=pcsv.ConvertOptions(include_columns=[])).schema.names
+    except UnicodeDecodeError:  # a quoted name holding a line break, the header's next line not UTF-8
+        raise DataError(f"{path}: line 1: the header is not UTF-8 text; save the file as UTF-8") from None
     except (pa.ArrowInvalid, OSError) as exc:
         raise DataError(f"{path}: line 1: not a valid CSV header ({_said(exc)})") from None
     return column_names(path, names), sep
