@@ -151,3 +151,23 @@ def test_the_printed_regress_command_quotes_every_stratum(tmp_path, capsys):
     assert words[:2] == ["designer", "regress"] and "--formula" in words
     assert {w.split("=", 1)[0] for w, before in zip(words[1:], words) if before == "--mechanism"} == set(regions)
     assert not (tmp_path / "pwned").exists()
+
+
+def test_a_bundled_design_is_recorded_by_its_name_not_where_designer_is_installed(tmp_path, capsys, monkeypatch):
+    """A design named as a bundled file (``--mechanism warner-80``) is recorded as that name and the file's SHA-256:
+    no absolute path of this installation (a user name, a virtual environment) goes into a published manifest, and
+    estimate --manifest finds the bundled file again; another name is refused in one line."""
+    monkeypatch.chdir(tmp_path)
+    _truth(tmp_path / "truth.csv", 60)
+    assert _run(capsys, "randomize", "truth.csv", "--mechanism", "warner-80", "--column", "answer",
+                "--out", "r.csv")[0] == 0
+    text = (tmp_path / "r.csv.manifest.json").read_text()
+    record = json.loads(text)["variables"][0]
+    assert record["design"] == "warner-80" and record["design_sha256"] == _sha(WARNER)
+    assert str(ROOT) not in text and "site-packages" not in text and "/designer/" not in text
+    code, out, err = _run(capsys, "estimate", "r.csv", "--manifest", "r.csv.manifest.json", "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["n"] == 60
+    (tmp_path / "m2.json").write_text(text.replace('"warner-80"', '"warner-90"'))
+    code, _, err = _run(capsys, "estimate", "r.csv", "--manifest", "m2.json")
+    assert code == 2 and "warner-90" in err and len(err.strip().splitlines()) == 1

@@ -279,6 +279,13 @@ def manifest_mechanism(manifest: str | os.PathLike[str], column: str, data: Any 
                         "design given in memory, or a manifest edited or written by an older designer); give "
                         "--mechanism")
     path = _resolve(manifest, design)
+    if not os.path.isfile(path) and os.sep not in design and "/" not in design:  # a bundled design, by name
+        from .._internal.bundled import resolve
+
+        try:
+            path = os.fspath(resolve(design, ("mechanism", "problem"), error=DataError))
+        except DataError:
+            pass
     if not os.path.isfile(path):
         raise DataError(f"{manifest}: the design {path} it names is missing; keep it beside the release, or give "
                         "--mechanism")

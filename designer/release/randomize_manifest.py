@@ -214,6 +214,8 @@ def _manifest(release: Release, source: str, n: int, files: dict[str, dict[str, 
         from .._internal.bundled import resolve
 
         file = os.fspath(resolve(path, ("mechanism", "problem")))  # a bare name: designer's own file
+        if not os.path.exists(path):  # recorded as named, not where this installation keeps it
+            return {"design": os.fspath(path), "design_sha256": sha256_of(file)}
         return {"design": _relative(file, manifest), "design_sha256": sha256_of(file)}
 
     def output(column: str) -> str:
