@@ -50,6 +50,8 @@ TABLES = {
     "two-own": ([[2, 1, 0, 0], [2**40, 1, 0, 0], [0, 0, 1, 0], [2**62 - 1, 0, 0, 1]], [3, 2**40 + 1, 1, 2**62]),
     # Python-integer counts (a denominator above 2^62): 2^64 (nothing drawn again) and 2^63 + 5 (rejection)
     "python": ([[2**63, 0, 2**63 - 1, 1], [5, 2**63, 0, 0], [1, 1, 1, 0]], [2**64, 2**63 + 5, 3]),
+    # a denominator above 2^63 beside small ones and no 2^64: numpy would read such a list as floats
+    "mixed": ([[2**63 + 4, 1, 0], [1, 1, 1]], [2**63 + 5, 3]),
     # exactly 2^63: past int64 (the plan must take Python integers)
     "half": ([[2**62, 2**62], [1, 2**63 - 1]], [2**63, 2**63]),
     # 40 columns (more than FEW_COLUMNS = 32: the thresholds are counted row by row), one word, zero-ending rows
@@ -91,15 +93,16 @@ class Stream:
 
     name = "injected words"
 
-    def __init__(self, words):
+    def __init__(self, words, kind=np.uint64):
         self.left = [int(v) for v in words]
         self.calls = []
+        self.kind = kind  # how the words are served: uint64 (a WordSource's), uint32 or a Python list
 
     def words(self, n):
         self.calls.append(n)
         taken, self.left = self.left[:n], self.left[n:]
         assert len(taken) == n, "the sampler asked for more words than given"
-        return np.asarray(taken, dtype=np.uint64)
+        return taken if self.kind is list else np.asarray(taken, dtype=self.kind)
 
 
 def _column(row, d, number, w):
@@ -191,6 +194,10 @@ def test_a_plan_is_the_thresholds_and_limits_worked_out_by_hand(name):
     assert plan.ends.dtype == np.int64 and plan.ends.tolist() == [len(c) for c in cuts]
     assert [[int(v) for v in row] for row in plan.cuts] == [
         c + [0] * (counts.shape[1] - 1 - len(c)) for c in cuts]
+    # the same plan from Python lists of counts and denominators, and from counts as Python integers
+    for same in (DrawPlan.of(TABLES[name][0], dens), DrawPlan.of(np.array(TABLES[name][0], dtype=object), dens)):
+        assert same.words == w and same.limits == plan.limits and same.ends.tolist() == plan.ends.tolist()
+        assert same.cuts.dtype == np.uint64 and same.cuts.tolist() == plan.cuts.tolist()
     # the record the exports carry: every integer as 32-bit halves, a limit of 2^64 as [2^32, 0]
     assert plan.record() == {"words": w, "limits": [[v // 2**32, v % 2**32] for v in limits],
                              "cuts": [[[v // 2**32, v % 2**32] for v in row] for row in cuts]}
@@ -211,7 +218,8 @@ def test_words_per_draw_is_one_up_to_2_32_and_two_up_to_2_64():
     assert words_per_draw([1]) == 1 and words_per_draw([6, 2**32]) == 1 and words_per_draw(np.array([2**32])) == 1
     assert words_per_draw([2**32 + 1]) == 2 and words_per_draw([3, 2**64]) == 2
     assert words_per_draw(np.array([[2, 2**40]], dtype=object)) == 2
-    for bad, low, high in (([0], 0, 0), ([5, 0, 7], 0, 7), ([2**64 + 1, 3], 3, 2**64 + 1), ([-1], -1, -1)):
+    for bad, low, high in (([0], 0, 0), ([5, 0, 7], 0, 7), ([2**64 + 1, 3], 3, 2**64 + 1), ([-1], -1, -1),
+                           ([0, 2**63 + 5], 0, 2**63 + 5)):
         with pytest.raises(InvalidArgumentError) as caught:
             words_per_draw(bad)
         assert str(caught.value) == f"a table's denominators must lie in [1, 2^64], got {low} to {high}"
@@ -238,6 +246,10 @@ def test_every_boundary_number_gives_its_column_and_uses_exactly_its_words(name,
         stream = Stream(words)
         assert sample_grid(counts, np.array(dens, dtype=object), np.array([x]), stream.words).tolist() == expected
         assert stream.left == [] and stream.calls == [w] * (used // w), (x, words)
+        # counts and denominators as Python lists, words as a list or as uint32: the same draw
+        for kind in (list, np.uint32):
+            stream = Stream(words, kind)
+            assert sample_grid(rows, dens, [x], stream.words).tolist() == expected and stream.left == []
         if max(dens) <= 2**53:  # designer's own tables (an ExactTable's denominators are int64)
             stream = Stream(words)
             got = table.sample([x], stream)
@@ -276,6 +288,17 @@ def test_many_respondents_draw_in_order_and_the_rejected_again_in_order(name):
     assert sample_grid(counts, np.array(dens, dtype=object), np.array(rows), stream.words).tolist() == expected
     assert stream.left == []
     assert stream.calls == [w * len(rows)] + ([len(refill_1)] * 2 if refill_1 else [])
+
+
+def test_no_respondents_draw_nothing():
+    """An empty list of respondents gives an empty int64 array of columns and reads no word."""
+    for name in ("die", "wide"):
+        counts, dens = _counts(name)
+        stream = Stream([])
+        got = sample_grid(counts, dens[0], [], stream.words)
+        assert got.dtype == np.int64 and got.shape == (0,) and stream.calls == [0]
+        got = _table(name).sample([], Stream([]))
+        assert got.dtype == np.int64 and got.shape == (0,)
 
 
 def test_sample_counts_counts_the_thresholds_at_or_below_each_number():
@@ -359,6 +382,18 @@ def test_a_seed_sequence_or_bit_generator_is_used_as_it_is():
     source = SeededRandom(bits)
     assert source.words(6).tolist() == expected.tolist()
     assert source._rng.bit_generator is bits  # the caller's generator itself, not a copy
+
+
+def test_a_seeded_source_gives_every_word_from_0_to_2_32_minus_1():
+    """The words are the generator's 32-bit outputs as they are: a PCG64 whose next 32-bit output is 0 (or
+    2^32 - 1) gives that word, then the outputs that follow."""
+    for word in (0, 2**32 - 1):
+        bits = np.random.PCG64(0)
+        state = bits.state
+        state["has_uint32"], state["uinteger"] = 1, word  # the buffered half of the last 64-bit output
+        bits.state = state
+        following = np.random.default_rng(np.random.PCG64(0)).integers(0, 2**32, size=2, dtype=np.uint64)
+        assert SeededRandom(bits).words(3).tolist() == [word, *following.tolist()]
 
 
 @pytest.mark.parametrize("bad", [-1, True, False, np.bool_(True), 1.5, 2.0, "3", "", None, [], (), [1, -2],
