@@ -474,3 +474,45 @@ def test_certificate_record_is_the_certificate_with_the_tables_denominators_chan
     record = own.certificate_record()
     assert record["denominators"] == [3, 5] and record["repaired"] is False and record["reference"] == ""
     assert record["sha256"] == hashlib.sha256(text.encode()).hexdigest() and record["max_change"] == 0.0
+
+
+# ---------------------------------------------------------------- a table that is not one: refused, never drawn from
+
+def _stream(n: int) -> np.ndarray:
+    return np.arange(n, dtype=np.uint64)
+
+
+@pytest.mark.parametrize(("counts", "denominator", "bad"), [
+    ([[1, 1]], 4, "row 0"),  # sums to 2 of 4: drawn as it stood, column 1 had probability 3/4
+    ([[5, 1], [1, 5]], [6, 7], "row 1"),  # the second row short of its own denominator
+    ([[7, -1]], 6, "row 0"),  # the right sum through a negative count
+    ([[0, 0]], 0, "row 0"),  # no denominator at all
+    ([[2**63, 1]], 2**64, "row 0"),  # past int64: the exact check in Python integers
+    ([[2**63, 2**63], [2**63, 2**63 - 1]], 2**64, "row 1"),
+    ([[2**40, 2**40 - 1]], 2**41, "row 0"),  # two-word draws, counts in int64
+])
+def test_a_row_that_does_not_sum_to_its_denominator_is_refused(counts, denominator, bad):
+    """Every row's counts are >= 0 and add up to its denominator, exactly, or nothing is drawn (the row named)."""
+    table = np.array(counts, dtype=object) if max(map(max, counts)) >= 2**63 else np.array(counts, dtype=np.int64)
+    with pytest.raises(InvalidArgumentError, match=bad):
+        sample_grid(table, denominator, np.array([0]), _stream)
+
+
+@pytest.mark.parametrize("rows", [[-1], [2], [0, 1, 5], [-3, 0]])
+def test_a_respondent_outside_the_table_is_refused_not_wrapped(rows):
+    """A row index outside 0..k-1 is refused (numpy would read -1 as the last row)."""
+    with pytest.raises(InvalidArgumentError, match="rows must index the table's 2 rows"):
+        sample_grid(np.array([[5, 1], [1, 5]]), 6, np.array(rows), _stream)
+
+
+@pytest.mark.parametrize(("counts", "denominator"), [
+    ([[5, 1], [1, 5]], 6), ([[6, 0], [0, 6]], [6, 6]), ([[2**63, 2**63]], 2**64), ([[2**40, 2**40]], 2**41),
+    ([[1, 0, 0], [0, 3, 1]], [1, 4]),
+])
+def test_a_valid_table_is_drawn_from_and_no_respondent_is_drawn_from_none(counts, denominator):
+    """The check passes every valid table (the columns drawn are those with a count), and no respondent is none."""
+    table = np.array(counts, dtype=object) if max(map(max, counts)) >= 2**63 else np.array(counts, dtype=np.int64)
+    rows = np.array([x % len(counts) for x in range(40)])
+    got = sample_grid(table, denominator, rows, SeededRandom(3).words)
+    assert all(counts[x][j] > 0 for x, j in zip(rows.tolist(), got.tolist()))
+    assert sample_grid(table, denominator, np.array([], dtype=np.int64), _stream).tolist() == []

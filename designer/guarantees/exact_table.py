@@ -229,7 +229,31 @@ def sample_grid(counts: NDArray[np.int64], denominator: int | NDArray[np.int64],
     ((3,), True)
     """
     dens = np.broadcast_to(np.asarray(denominator, dtype=object), (np.shape(counts)[0],))
-    return _draw(DrawPlan.of(counts, dens), np.asarray(rows, dtype=np.int64), words)
+    rows = np.asarray(rows, dtype=np.int64)
+    _check_grid(counts, dens, rows)
+    return _draw(DrawPlan.of(counts, dens), rows, words)
+
+
+def _check_grid(counts: Any, dens: Any, rows: NDArray[np.int64]) -> None:
+    """Refuse a table :func:`sample_grid` would draw from with other probabilities than it states: a negative count,
+    a row not summing to its denominator, a respondent's row outside the table (numpy would wrap ``-1``)."""
+    k = int(np.shape(counts)[0])
+    top = max(int(d) for d in dens)
+    if top <= 2**32 and np.shape(counts)[1] < 2**30 and np.asarray(counts).dtype.kind in "iu":  # int64 sums suffice
+        grid = np.asarray(counts, dtype=np.int64)
+        d64 = np.array([int(d) for d in dens], dtype=np.int64)
+        fits = bool(((grid >= 0) & (grid <= d64[:, None])).all())  # then each row's sum is below 2^62
+        bad = np.flatnonzero((grid.sum(axis=1) != d64) | (d64 < 1)) if fits else np.arange(k)
+    else:
+        bad = np.arange(k)
+    for x in bad.tolist():  # exactly, in Python integers: the fast test above passes every valid table
+        row, d = [int(c) for c in np.asarray(counts, dtype=object)[x]], int(dens[x])
+        if min(row) < 0 or sum(row) != d or d < 1:
+            raise InvalidArgumentError(f"row {x} of the table has counts {row} summing to {sum(row)}; every row "
+                                       f"must hold counts >= 0 summing to its denominator {d}")
+    if rows.size and (int(rows.min()) < 0 or int(rows.max()) >= k):
+        raise InvalidArgumentError(f"rows must index the table's {k} rows (0 to {k - 1}); got "
+                                   f"{int(rows.min())} to {int(rows.max())}")
 
 
 def _draw(plan: DrawPlan, rows: NDArray[np.int64], words: Callable[[int], NDArray[np.uint64]]) -> NDArray[np.int64]:
