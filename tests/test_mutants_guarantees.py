@@ -730,6 +730,24 @@ def test_an_invariant_designs_own_table_is_used_as_it_is() -> None:
         exact_table(mech, epsilon=1.0, exact=([[3, 1], [2, 6]], [4, 8]))  # ratio 3 > e
 
 
+@pytest.mark.parametrize("exact", [
+    ([[3.5, 0.5], [1, 3]], [4, 4]),  # fractional counts summing to the denominator: 3.5 was cast to 3
+    ([[3, 1], [1, 3]], [4.5, 4]),  # a fractional denominator: 4.5 was cast to 4 and the row then summed to it
+    ([[True, False], [False, True]], [1, 1]),  # booleans are not counts
+    ([[3, 1], [1, 3]], ["4", "4"]),
+])
+def test_an_exact_table_of_non_whole_numbers_is_refused_not_truncated(exact) -> None:
+    """The design's own table holds whole numbers; anything else is refused in one line, never cast to int64 (which
+    truncates 4.5 to 4 and certifies a table that is not the one given). Floats holding whole numbers are counts."""
+    from designer.guarantees.exact_table import exact_table
+
+    mech = Mechanism([[0.75, 0.25], [0.25, 0.75]], inputs=["a", "b"], frame=["a", "b"], focal=[1, 2])
+    with pytest.raises(InvalidArgumentError, match=r"^exact: counts and denominators must be whole numbers \("):
+        exact_table(mech, epsilon=1.1, exact=exact)
+    assert exact_table(mech, epsilon=1.1, exact=([[3.0, 1.0], [1.0, 3.0]], [4.0, 4.0])).counts.tolist() == [
+        [3, 1], [1, 3]]
+
+
 def test_an_exact_table_with_a_zero_count_is_judged_not_refused() -> None:
     """Zero counts are counts: a set answer one input never gives keeps a finite Walley loss (pl 1/2 against
     bel 1/4: ln 2), so the table is certified within 0.7; a zero singleton against a positive one is no

@@ -618,6 +618,12 @@ def exact_table(mech: Mechanism, *, epsilon: float | None = None, semantics: Any
     else:
         uniform[:] = 1.0 / matrix.shape[1]
     if exact is not None:
+        given = [np.asarray(part, dtype=object).ravel() for part in exact]
+        if not all((isinstance(v, int | np.integer) and not isinstance(v, bool | np.bool_))
+                   or (isinstance(v, float | np.floating) and v.is_integer())
+                   for part in given for v in part):  # 4.5 is not cast to 4, nor True to 1
+            raise InvalidArgumentError("exact: counts and denominators must be whole numbers (integers, or floats "
+                                       "holding one)")
         counts, dens = np.asarray(exact[0], dtype=np.int64), np.asarray(exact[1], dtype=np.int64)
         if not (counts.shape == matrix.shape and np.all(counts >= 0) and np.array_equal(counts.sum(axis=1), dens)
                 and np.all((dens >= 1) & (dens <= MAX_DENOMINATOR))):
