@@ -18,7 +18,8 @@ What "the data" is, so that the count can be repeated:
   data, or is a list, tuple, set or dict directly holding it (a dict by its values).
 * What a frame that received the data returns or yields becomes the data too (any Python frame, of designer or
   not: ``Path(data)``, a reader, its record batches, the answer codes, the counts, the design matrix), unless it
-  is a scalar (``None``, a bool, a number, a string or bytes). Objects are compared by identity (the tracer keeps
+  is a scalar (``None``, a bool, a number, a string or bytes) other than a string naming the same file (a
+  resolved path). Objects are compared by identity (the tracer keeps
   them alive, so an identity is never reused). An object made by calling a class with the data among its fields
   (a request, a ``ReleaseInput``) is not the data (its ``__init__`` returns nothing): a frame that receives only
   such an object does not receive the data.
@@ -135,6 +136,7 @@ class _Tracer:
         self.kept: dict[int, Any] = {}  # id -> object: the data by identity (kept alive)
         self.holding: dict[int, types.FrameType] = {}  # frames that received the data
         self.last: types.FrameType | None = None
+        self.file = ""  # the real path of the file the command reads
         self._rooms: dict[str, str | None] = {}
 
     def room(self, filename: str) -> str | None:
@@ -147,8 +149,11 @@ class _Tracer:
         return self._rooms[filename]
 
     def mark(self, obj: Any, *, scalar: bool = False) -> None:
-        if scalar or not isinstance(obj, _SCALARS):
+        if scalar or not isinstance(obj, _SCALARS) or self._same_file(obj):
             self.kept[id(obj)] = obj
+
+    def _same_file(self, obj: Any) -> bool:
+        return isinstance(obj, str) and bool(obj) and os.path.realpath(obj) == self.file
 
     def is_data(self, obj: Any) -> bool:
         if id(obj) in self.kept and self.kept[id(obj)] is obj:
@@ -230,6 +235,7 @@ class _Tracer:
                 if value is None:
                     return
                 self.started = True
+                self.file = os.path.realpath(os.fspath(value))
                 self.mark(value, scalar=True)
                 self.holding[id(frame)] = frame
                 self._step(frame, room)
