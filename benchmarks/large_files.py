@@ -14,10 +14,11 @@ step in a fresh process (one at a time, at low priority) so that its peak memory
 * the reference for it: ``pyarrow.csv.read_csv`` of the column and ``pyarrow.csv.write_csv`` of it (a copy, no
   draw).
 
-Each line gives the seconds of the step's work (imports done before the clock starts), the ratios to the step's
-references (``estimate`` to the pyarrow and pandas counts, ``randomize`` to the pyarrow copy and the pandas
-count) and the process's peak resident memory (``resource.getrusage``). Compare the ratios, not the seconds,
-between runs on a shared machine.
+Each line gives the seconds of the step's work (imports done before the clock starts) on the wall clock and in
+CPU time (``time.process_time``, every thread of the process: on a loaded machine the wall clock of a process at
+low priority says little), the ratios of CPU times to the step's references (``estimate`` to the pyarrow and
+pandas counts, ``randomize`` to the pyarrow copy and the pandas count) and the process's peak resident memory
+(``resource.getrusage``). Compare the ratios, not the seconds, between runs on a shared machine.
 
 Run: ``python benchmarks/large_files.py [--rows 10000000] [--folder DIR]``
 """
@@ -85,7 +86,7 @@ def run_step(step: str, csv: pathlib.Path, parquet: pathlib.Path, work: pathlib.
     import designer
 
     data = parquet if step.endswith("parquet") else csv
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     if step.startswith("pyarrow-count"):
         table = (pq.read_table(data, columns=["response"]) if data == parquet else
                  pacsv.read_csv(data, convert_options=pacsv.ConvertOptions(include_columns=["response"])))
@@ -104,9 +105,9 @@ def run_step(step: str, csv: pathlib.Path, parquet: pathlib.Path, work: pathlib.
                                    simulation=True, ledger=str(work / "ledger.json")).n)
     else:
         raise SystemExit(f"unknown step {step!r}")
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kB on Linux
-    return {"step": step, "seconds": seconds, "rows": n, "peak_mb": peak}
+    return {"step": step, "seconds": seconds, "cpu": cpu, "rows": n, "peak_mb": peak}
 
 
 def main() -> None:
@@ -137,10 +138,10 @@ def main() -> None:
             print(f"{step:24} failed: {child.stderr.strip().splitlines()[-1:]}")
             continue
         result = json.loads(child.stdout.strip().splitlines()[-1])
-        seconds[step] = result["seconds"]
-        ratio = ", ".join(f"{result['seconds'] / seconds[r]:.1f} x {r}" for r in STEPS[step] if r in seconds)
-        print(f"{step:24} {result['seconds']:8.2f} s  {ratio:48} peak {result['peak_mb']:7.0f} MB  "
-              f"({result['rows']:,} rows)")
+        seconds[step] = result["cpu"]
+        ratio = ", ".join(f"{result['cpu'] / seconds[r]:.1f} x {r}" for r in STEPS[step] if r in seconds)
+        print(f"{step:22} {result['seconds']:7.2f} s {result['cpu']:7.2f} s cpu  {ratio:50} "
+              f"peak {result['peak_mb']:5.0f} MB  ({result['rows']:,} rows)")
 
 
 if __name__ == "__main__":

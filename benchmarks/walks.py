@@ -35,7 +35,7 @@ room are one *visit*: ``moves`` is the number of visits less one, ``rooms`` the 
 receives the data is not called (directly or not) from the frame of the step before it: the data had come back
 up the stack. The walk ends at the first step in the end room, which is the last step counted.
 
-Run: ``python benchmarks/walks.py``
+Run: ``python benchmarks/walks.py [--markdown]``; tests/test_walks.py checks docs/architecture.md against it.
 """
 
 from __future__ import annotations
@@ -106,6 +106,25 @@ class Walk:
             seen.add(visit[0].room)
         climbs = sum(visit[0].climb for visit in visits[1:])
         return {"rooms": len(seen), "moves": max(len(visits) - 1, 0), "returns": returns, "climbs": climbs}
+
+    def markdown(self) -> str:
+        """The walk as docs/architecture.md lists it: one numbered line per visit, ``file:function`` of its steps,
+        then the counts."""
+        lines = []
+        for i, visit in enumerate(self.visits(), 1):
+            names: list[str] = []
+            for step in visit:
+                if step.function not in names:
+                    names.append(step.function)
+            first = f"`designer/{visit[0].room}:{names[0]}`"
+            rest = "".join(f", `{n}`" for n in names[1:])
+            up = " (back up)" if i > 1 and visit[0].climb else ""
+            lines.append(f"{i}. {first}{rest}{up}")
+        c = self.counts()
+        lines.append("")
+        lines.append(f"**{self.command}: rooms {c['rooms']}, moves {c['moves']}, returns {c['returns']}, "
+                     f"climbs {c['climbs']}**")
+        return "\n".join(lines)
 
     def text(self) -> str:
         """The walk as numbered visits, ``file:function`` of each step in the visit."""
@@ -317,8 +336,9 @@ def walks() -> list[Walk]:
 
 
 def main() -> None:
+    markdown = "--markdown" in sys.argv[1:]  # as docs/architecture.md lists the walks
     for walk in walks():
-        print(walk.text())
+        print(walk.markdown() if markdown else walk.text())
         print()
 
 
