@@ -166,3 +166,173 @@ def test_keeping_the_order_is_warned_about() -> None:
     assert [w for w in kept.warnings if "writes the rows in the input's order" in w and "gives its true values "
             "away" in w]
     assert not [w for w in randomize(FRAME, Q2X3, column="answer").warnings if "input's order" in w]
+
+
+# ---------------------------------------------------------------- the table each variable is drawn from (_table)
+#
+# Each test states what a release draws from; the expected counts are worked out in Fractions from the masses and
+# the mixing weight (the smallest 2^-48 * 2^j that certifies), never read from designer.
+
+import math  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import designer  # noqa: E402
+from designer.guarantees.certified import CertifiedMechanism  # noqa: E402
+from designer.release import randomize_run  # noqa: E402
+from designer.release.randomize_run import _table  # noqa: E402
+from designer.release.sources import Design  # noqa: E402
+from designer.vocabulary import Semantics  # noqa: E402
+
+W = 2**53
+Q = designer.Q_2x3(0.6, 0.2)  # {yes} .6, {no} .2, {yes,no} .2 for yes; Shafer loss ln 3
+TAIL = (", or pass --repair to release the mixed channel (written beside the output; estimate and regress use it "
+        "with --manifest)")
+
+
+def _near(counts, masses) -> bool:
+    """Counts over 2^53 within two units of ``masses`` (Fractions) times 2^53, each row summing to 2^53."""
+    want = [[m * W for m in row] for row in masses]
+    return all(int(s) == W for s in np.asarray(counts).sum(axis=1)) and all(
+        abs(int(c) - w) <= 2 for crow, wrow in zip(counts.tolist(), want) for c, w in zip(crow, wrow))
+
+
+def _stated(monkeypatch, mech, epsilon) -> None:
+    """A design stating ``epsilon`` below its mechanism's loss (what no designer output does, but a table must
+    still not draw from it unseen)."""
+    monkeypatch.setattr(randomize_run, "design_of",
+                        lambda source, prior=None: Design(mech, epsilon, "the stated budget (test)"))
+
+
+def test_a_wldp_release_draws_its_allocations_precise_answers_and_refuses_a_mix_by_default() -> None:
+    """Under wldp the table is the chosen member's precise answers (allocation 1: "don't know" goes to the truth,
+    .8/.2), over the frame's labels; at the certificate's budget ln 3 < ln 4 it needs a quarter of the uniform
+    Bayesian row (1/8 gives 0.8 - 0.3/8 over 0.2 + 0.3/8 > 3), so without --repair (the default) it is refused in
+    words naming the member's own loss and the budget."""
+    cert = CertifiedMechanism.certify(Q, epsilon=math.log(3))
+    source = "the CertifiedMechanism given"
+    with pytest.raises(DesignerError) as refused:
+        _table(cert, "wldp", "1")
+    assert str(refused.value) == (
+        f"{source}: its 1 allocation's precise answers have Shafer loss 1.38629 > the budget 1.09861: drawing within "
+        "the budget would mix in 0.25 of a uniform row (masses moving by up to 0.075), so the answers would not "
+        f"follow {source} and estimates made with it would be biased; design the mechanism for WLDP (designer design "
+        "PROBLEM --semantics wldp), choose an --allocation within the budget" + TAIL)
+    drawn = _table(cert, "wldp", "1", repair=True)
+    mixed = Fraction(3, 4) * Fraction(4, 5) + Fraction(1, 4) * Fraction(1, 2)  # 29/40
+    assert drawn.table.outputs == ("yes", "no") and drawn.table.semantics is Semantics.WLDP
+    assert _near(drawn.table.counts, [[mixed, 1 - mixed], [1 - mixed, mixed]])
+    assert drawn.table.mix_weight == 0.25 and abs(drawn.table.max_change - 0.075) < 1e-15
+    assert drawn.table.epsilon == float(cert.epsilon) and drawn.mechanism is Q and drawn.prior is None
+    assert drawn.basis == "the certificate's budget (the CertifiedMechanism given)"
+    assert drawn.certificate is not None and drawn.certificate["summary"].startswith("1.09861-private")
+    assert set(drawn.repair) == {"why", "violation"}
+    assert drawn.repair["why"] == "its 1 allocation's precise answers have Shafer loss 1.38629 > the budget 1.09861"
+    assert abs(drawn.repair["violation"] - (math.log(4) - math.log(3))) < 1e-12
+
+
+def test_a_wldp_release_within_its_budget_draws_the_member_unmixed() -> None:
+    """The uniform allocation of Q_2x3 is .7/.3 (Shafer loss ln 7/3 < ln 3): drawn as it is, with the design's
+    basis and certificate, no repair."""
+    cert = CertifiedMechanism.certify(Q, epsilon=math.log(3))
+    drawn = _table(cert, "wldp", "uniform")
+    assert _near(drawn.table.counts, [[Fraction(7, 10), Fraction(3, 10)], [Fraction(3, 10), Fraction(7, 10)]])
+    assert drawn.table.outputs == ("yes", "no") and drawn.repair is None and drawn.prior is None
+    assert drawn.basis == "the certificate's budget (the CertifiedMechanism given)"
+    assert drawn.certificate is not None and drawn.certificate["summary"].startswith("1.09861-private")
+
+
+def test_an_allocation_that_is_not_a_number_is_refused_by_its_name() -> None:
+    with pytest.raises(DesignerError, match=r"^allocation must be 'uniform' or a number in \[0, 1\], got 'half'$"):
+        _table(Q, "wldp", "half", repair=False)
+
+
+def test_an_sldp_design_over_its_stated_budget_is_refused_or_repaired_with_its_violation(monkeypatch) -> None:
+    """A design stating eps = 1 for Q_2x3 (loss ln 3): a mix of 1/16 of the uniform row over the three answers
+    leaves (.5625 + 1/48) / (.1875 + 1/48) = 2.8 > e, 1/8 certifies (17/30 over 13/60 = 2.62); refused without
+    --repair, else drawn mixed with the violation ln 3 - 1."""
+    _stated(monkeypatch, Q, 1.0)
+    source = "the Mechanism given"
+    with pytest.raises(DesignerError) as refused:
+        _table(Q, "sldp", "uniform")
+    assert str(refused.value) == (
+        f"{source}: its masses exceed eps = 1 once written as integer counts over 2^53: drawing within the budget "
+        "would mix in 0.125 of a uniform row (masses moving by up to 0.0333), so the answers would not follow "
+        f"{source} and estimates made with it would be biased; design it again (designer design)" + TAIL)
+    drawn = _table(Q, "sldp", "uniform", repair=True)
+    big, small = Fraction(7, 8) * Fraction(3, 5) + Fraction(1, 24), Fraction(7, 8) * Fraction(1, 5) + Fraction(1, 24)
+    assert (big, small) == (Fraction(17, 30), Fraction(13, 60))
+    assert _near(drawn.table.counts, [[big, small, small], [small, big, small]])
+    assert drawn.table.mix_weight == 0.125 and drawn.table.semantics is Semantics.SLDP
+    assert drawn.repair == {"why": "its masses exceed eps = 1 once written as integer counts over 2^53",
+                            "violation": drawn.repair["violation"]}
+    assert abs(drawn.repair["violation"] - (math.log(3) - 1)) < 1e-12
+    assert drawn.basis == "the stated budget (test)" and drawn.mechanism is Q and drawn.certificate is None
+
+
+def test_a_design_no_mix_can_certify_is_refused_naming_it(monkeypatch) -> None:
+    """At eps = 0.1 even half the uniform row leaves (.3 + 1/6) / (.1 + 1/6) = 1.75 > e^0.1."""
+    _stated(monkeypatch, Q, 0.1)
+    with pytest.raises(DesignerError) as refused:
+        _table(Q, "sldp", "uniform", repair=True)
+    assert str(refused.value) == ("the Mechanism given: no table over 2^53 of this mechanism is within eps = 0.1 even "
+                                  "mixed half with the uniform row: the mechanism is not within that budget")
+
+
+def test_a_loss_no_budget_covers_is_refused_for_the_design_and_for_its_member() -> None:
+    """A mass of 0 for one input where another has a positive one, with no stated budget: refused in words naming
+    the ratio (for wldp, the member's: allocation 1 puts yes's "don't know" on {yes}, leaving m_yes({no}) = 0)."""
+    zero = designer.Mechanism(np.array([[0.8, 0.0, 0.2], [0.2, 0.6, 0.2]]), inputs=["yes", "no"],
+                              frame=["yes", "no"], focal=[1, 2, 3])
+    tail = (" is infinite (a mass of 0 for one input where another has a positive one): no budget covers it; give "
+            "every answer a positive mass for every input, or design the mechanism (designer design)")
+    with pytest.raises(DesignerError) as refused:
+        _table(zero, "sldp", "uniform")
+    assert str(refused.value) == "the Mechanism given: m_no({no}) / m_yes({no})" + tail
+    member = designer.Mechanism(np.array([[0.9, 0.0, 0.1], [0.2, 0.6, 0.2]]), inputs=["yes", "no"],
+                                frame=["yes", "no"], focal=[1, 2, 3])  # the member's ratio, in the frame's labels
+    with pytest.raises(DesignerError) as refused:
+        _table(member, "wldp", "1")
+    assert str(refused.value) == "the Mechanism given: m_no({no}) / m_yes({no})" + tail
+    with pytest.raises(DesignerError, match=r"^examples/mechanisms/q2x3\.csv: its 1 allocation's precise answers "):
+        with_path = Design(Q, math.log(3), "the file's release")
+        randomize_run.design_of, saved = (lambda source, prior=None: with_path), randomize_run.design_of
+        try:
+            _table(Q2X3, "wldp", "1")
+        finally:
+            randomize_run.design_of = saved
+
+
+def test_an_invariant_design_draws_its_own_integer_table_and_keeps_the_data_prior() -> None:
+    """An invariant design (PRAM) is drawn from its own counts over a_x M per row, releasing the categories
+    themselves; a prior read from the data (1/2, 1/3, 1/6) is the one the design keeps, and its rows' denominators
+    are in the prior's proportions 3 : 2 : 1."""
+    problem = designer.DesignProblem(inputs=["a", "b", "c"], epsilon=1.0, invariant=True)
+    prior = [Fraction(1, 2), Fraction(1, 3), Fraction(1, 6)]
+    drawn = _table(problem, "sldp", "uniform", prior)
+    assert drawn.table.outputs == ("a", "b", "c") and tuple(drawn.prior) == tuple(prior)
+    dens = drawn.table.denominators
+    assert len(dens) == 3 and dens[0] == 3 * dens[2] and dens[1] == 2 * dens[2]
+    assert [int(s) for s in drawn.table.counts.sum(axis=1)] == list(dens) and drawn.table.mix_weight == 0.0
+    assert drawn.basis == "the problem's budget (the DesignProblem given)" and drawn.repair is None
+    assert drawn.certificate is not None and drawn.certificate["summary"].startswith("1-private")
+    plain = _table(problem, "sldp", "uniform")
+    assert tuple(plain.prior) == (Fraction(1, 3),) * 3 and plain.table.outputs == ("a", "b", "c")
+
+
+def test_a_table_is_the_design_up_to_the_drawn_tolerance_and_whenever_it_is_unmixed(monkeypatch) -> None:
+    """The design's own loss needs a mix of 2^-48 doubled a few times (Q_2x3's member under allocation 1): drawn
+    when its largest change is at most DRAWN_TOLERANCE (at it exactly, too), refused one step below; a table
+    rounded with no mix at all (Q_2x3 under sldp at its own loss) is the design whatever the tolerance."""
+    plain = _table(Q, "wldp", "1")
+    assert 0 < plain.table.mix_weight < 1e-12 and plain.repair is None
+    assert plain.basis == "the mechanism's own loss" and plain.certificate is None
+    monkeypatch.setattr(randomize_run, "DRAWN_TOLERANCE", plain.table.max_change)
+    assert _table(Q, "wldp", "1").repair is None
+    monkeypatch.setattr(randomize_run, "DRAWN_TOLERANCE", math.nextafter(plain.table.max_change, 0))
+    with pytest.raises(DesignerError, match=r"^the Mechanism given: its 1 allocation's precise answers have Shafer "
+                                            r"loss 1\.38629 > the budget 1\.38629: "):
+        _table(Q, "wldp", "1")
+    monkeypatch.setattr(randomize_run, "DRAWN_TOLERANCE", -1.0)
+    unmixed = _table(Q, "sldp", "uniform")
+    assert unmixed.table.mix_weight == 0.0 and unmixed.repair is None
