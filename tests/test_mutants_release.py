@@ -336,3 +336,97 @@ def test_a_table_is_the_design_up_to_the_drawn_tolerance_and_whenever_it_is_unmi
     monkeypatch.setattr(randomize_run, "DRAWN_TOLERANCE", -1.0)
     unmixed = _table(Q, "sldp", "uniform")
     assert unmixed.table.mix_weight == 0.0 and unmixed.repair is None
+
+
+# ---------------------------------------------------------------- the budget of a prior read from the file
+
+import argparse  # noqa: E402
+from types import SimpleNamespace  # noqa: E402
+
+from designer.release.randomize_priors import exact_budget_arg, noisy_priors  # noqa: E402
+from designer.release.rows import ReleaseInput  # noqa: E402
+
+ABC = designer.DesignProblem(inputs=["a", "b", "c"], epsilon=1.0, invariant=True)
+# 20 rows, categories a b c; strata n (lines 2-13, 12 rows) and s (lines 14-21, 8 rows)
+ROWS = pd.DataFrame({"x": list("aabbcabcaa") * 2, "y": list("abcabcabca") * 2, "r": ["n"] * 12 + ["s"] * 8})
+SEEDED = "seeded simulation (Python's Mersenne twister; never a release)"
+
+
+def _priors(budget, *, strata=None, min_stratum=5, seed=1, wanted=("x", "y")):
+    args = SimpleNamespace(strata=strata, prior_budget=budget, min_stratum=min_stratum, seed=seed)
+    inp = ReleaseInput(ROWS, "the DataFrame given", [*wanted, *([strata] if strata else [])], [])
+    return noisy_priors(args, {c: ABC for c in wanted}, inp)
+
+
+def test_a_budget_flag_is_the_rational_written_and_refused_in_words() -> None:
+    """--prior-budget, --budget and --budget-cap: kept as the rational written; refused with the reason (stated_budget's,
+    without its 'a budget ' prefix), as not a number, or as no budget when a number's digits cannot be read."""
+    assert exact_budget_arg("0.1") == Fraction(1, 10) and exact_budget_arg(" 7/3 ") == Fraction(7, 3)
+    for text, words in [("0", "must be > 0, got '0'"), ("1/0", "its denominator must not be 0, got '1/0'"),
+                        ("inf", "must be between 1e-300 and 1.798e+308 nats, got 'inf'"),
+                        ("abc", "'abc' is not a number (e.g. 0.5 or 1/2)"),
+                        ("1/x", "'1/x' is not a number (e.g. 0.5 or 1/2)")]:
+        with pytest.raises(argparse.ArgumentTypeError) as refused:
+            exact_budget_arg(text)
+        assert str(refused.value) == words
+    long = "1." + "0" * 5000  # a number, but more digits than Python reads into an integer (4,300)
+    with pytest.raises(argparse.ArgumentTypeError) as refused:
+        exact_budget_arg(long)
+    assert str(refused.value) == f"must be a budget > 0 in nats, got {long!r}"
+
+
+def test_the_prior_budget_is_split_evenly_over_the_columns_and_seeded_only_in_a_simulation() -> None:
+    """Two columns share --prior-budget 2 (1 each, the noise's scale 2 / 1); with a seed the noise is a simulation's
+    (the same seed, the same noisy counts; each column and stratum its own), without one the OS's CSPRNG."""
+    first, release = _priors(Fraction(2))
+    assert first == {"": 2} and release.epsilon == 2 and release.per_column == 1 and release.columns == ("x", "y")
+    assert release.source == SEEDED and set(release.noisy) == {("x", ""), ("y", "")}
+    assert _priors(Fraction(2))[1].noisy == release.noisy
+    first, strata = _priors(Fraction(2), strata="r", seed=5)
+    assert first == {"n": 2, "s": 14}
+    assert set(strata.noisy) == {("x", "n"), ("x", "s"), ("y", "n"), ("y", "s")}
+    assert _priors(Fraction(2), strata="r", seed=5)[1].noisy == strata.noisy
+    assert all(len(v) == 3 for v in strata.noisy.values())
+    unseeded = _priors(Fraction(2), seed=None)[1]
+    assert unseeded.source == "secrets.randbelow (the operating system's CSPRNG)"
+    assert set(unseeded.noisy) == {("x", ""), ("y", "")} and all(len(v) == 3 for v in unseeded.noisy.values())
+
+
+def test_too_few_rows_for_a_prior_are_refused_naming_the_file_or_the_stratum() -> None:
+    """--min-stratum is a least number of rows: exactly that many are enough, one fewer is refused."""
+    assert _priors(Fraction(2), min_stratum=20)[1].per_column == 1
+    tail = (": a prior read from so few rows says too much about each of them and too little about the population; "
+            "merge strata, give the priors in the problem's [strata] table, or lower --min-stratum")
+    with pytest.raises(DesignerError) as refused:
+        _priors(Fraction(2), min_stratum=21)
+    assert str(refused.value) == "the DataFrame given: the file has 20 rows, fewer than --min-stratum 21" + tail
+    assert _priors(Fraction(2), strata="r", min_stratum=8)[1].per_column == 1
+    with pytest.raises(DesignerError) as refused:
+        _priors(Fraction(2), strata="r", min_stratum=9)
+    assert str(refused.value) == ("the DataFrame given: stratum 's' (column 'r', from line 14) has 8 rows, fewer than "
+                                  "--min-stratum 9" + tail)
+
+
+def test_a_prior_budget_whose_noise_would_drown_the_counts_is_refused_at_its_exact_edge() -> None:
+    """The mean noise 1 / sinh(share / 2) may not exceed the mean count rows / k: refused when share / 2 < asinh(k /
+    rows), accepted at equality (the budget 2 columns x 2 asinh(3/20) exactly), with the least budget that passes
+    rounded up to three digits."""
+    edge = 2 * Fraction(2 * math.asinh(3 / 20))  # two columns
+    assert _priors(edge)[1].per_column == edge / 2
+    with pytest.raises(DesignerError, match=r"^prior_budget=0\.597772: the noise on each count"):
+        _priors(edge - Fraction(1, 10**30))
+    with pytest.raises(DesignerError) as refused:
+        _priors(Fraction(1, 10))
+    assert f"{1 / math.sinh(0.025):.3g}" == "40" and f"{20 / 3:.3g}" == "6.67"
+    assert f"{4 * math.asinh(0.15):.6f}" == "0.597772"  # given as 0.598, rounded up
+    assert str(refused.value) == (
+        "prior_budget=0.1: the noise on each count of column 'x' would have mean size 40, more than the mean count "
+        "6.67 of the file (20 rows, 3 categories): the published prior would be mostly noise; give prior_budget at "
+        "least 0.598 or use the problem's prior (invariant_prior=problem)")
+    with pytest.raises(DesignerError) as refused:
+        _priors(Fraction(1, 10), strata="r")
+    assert f"{4 * math.asinh(3 / 12):.6f}" == "0.989866"  # given as 0.99, rounded up
+    assert str(refused.value) == (
+        "prior_budget=0.1: the noise on each count of column 'x' would have mean size 40, more than the mean count "
+        "4 of stratum 'n' (column 'r', from line 2) (12 rows, 3 categories): the published prior would be mostly "
+        "noise; give prior_budget at least 0.99 or use the problem's prior (invariant_prior=problem)")
