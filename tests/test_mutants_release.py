@@ -359,8 +359,9 @@ def _priors(budget, *, strata=None, min_stratum=5, seed=1, wanted=("x", "y")):
 
 
 def test_a_budget_flag_is_the_rational_written_and_refused_in_words() -> None:
-    """--prior-budget, --budget and --budget-cap: kept as the rational written; refused with the reason (stated_budget's,
-    without its 'a budget ' prefix), as not a number, or as no budget when a number's digits cannot be read."""
+    """--prior-budget, --budget and --budget-cap: kept as the rational written; refused with the reason
+    (stated_budget's, without its 'a budget ' prefix), as not a number, or as no budget when a number's digits
+    cannot be read."""
     assert exact_budget_arg("0.1") == Fraction(1, 10) and exact_budget_arg(" 7/3 ") == Fraction(7, 3)
     for text, words in [("0", "must be > 0, got '0'"), ("1/0", "its denominator must not be 0, got '1/0'"),
                         ("inf", "must be between 1e-300 and 1.798e+308 nats, got 'inf'"),
