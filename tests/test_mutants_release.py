@@ -279,7 +279,7 @@ def test_a_design_no_mix_can_certify_is_refused_naming_it(monkeypatch) -> None:
                                   "mixed half with the uniform row: the mechanism is not within that budget")
 
 
-def test_a_loss_no_budget_covers_is_refused_for_the_design_and_for_its_member() -> None:
+def test_a_loss_no_budget_covers_is_refused_for_the_design_and_for_its_member(monkeypatch) -> None:
     """A mass of 0 for one input where another has a positive one, with no stated budget: refused in words naming
     the ratio (for wldp, the member's: allocation 1 puts yes's "don't know" on {yes}, leaving m_yes({no}) = 0)."""
     zero = designer.Mechanism(np.array([[0.8, 0.0, 0.2], [0.2, 0.6, 0.2]]), inputs=["yes", "no"],
@@ -294,13 +294,9 @@ def test_a_loss_no_budget_covers_is_refused_for_the_design_and_for_its_member() 
     with pytest.raises(DesignerError) as refused:
         _table(member, "wldp", "1")
     assert str(refused.value) == "the Mechanism given: m_no({no}) / m_yes({no})" + tail
+    _stated(monkeypatch, Q, math.log(3))  # a file's path names the design in the refusal
     with pytest.raises(DesignerError, match=r"^examples/mechanisms/q2x3\.csv: its 1 allocation's precise answers "):
-        with_path = Design(Q, math.log(3), "the file's release")
-        randomize_run.design_of, saved = (lambda source, prior=None: with_path), randomize_run.design_of
-        try:
-            _table(Q2X3, "wldp", "1")
-        finally:
-            randomize_run.design_of = saved
+        _table(Q2X3, "wldp", "1")
 
 
 def test_an_invariant_design_draws_its_own_integer_table_and_keeps_the_data_prior() -> None:
