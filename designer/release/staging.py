@@ -45,24 +45,34 @@ def output_lock(out: str) -> Iterator[None]:
     in one line. The lock file is removed when the block ends (a killed process leaves it unlocked, and the next
     holder removes it)."""
     import fcntl
+    import signal
 
     path = _hidden(out, "lock")
-    while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise InvalidArgumentError(f"{out}: another randomize is writing it now (it holds {path}); wait for it "
-                                       "to finish, or choose another --out") from None
-        try:
-            same = os.stat(path).st_ino == os.fstat(fd).st_ino
-        except FileNotFoundError:
-            same = False
-        if same:
-            break
-        os.close(fd)  # the previous holder removed the file between our open and our lock: take the new one
+    # SIGTERM and SIGINT wait while the lock is taken: delivered between the file's creation and the block below,
+    # they would leave the lock file behind; delivered once the block is entered, its finally removes it
+    stopping = {signal.SIGTERM, signal.SIGINT}
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, stopping)
     try:
+        while True:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                raise InvalidArgumentError(f"{out}: another randomize is writing it now (it holds {path}); wait for "
+                                           "it to finish, or choose another --out") from None
+            try:
+                same = os.stat(path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)  # the previous holder removed the file between our open and our lock: take the new one
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        raise
+    try:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a signal that waited is raised here, inside the block
         yield
     finally:
         with contextlib.suppress(OSError):
