@@ -734,6 +734,7 @@ def test_an_invariant_designs_own_table_is_used_as_it_is() -> None:
     ([[3.5, 0.5], [1, 3]], [4, 4]),  # fractional counts summing to the denominator: 3.5 was cast to 3
     ([[3, 1], [1, 3]], [4.5, 4]),  # a fractional denominator: 4.5 was cast to 4 and the row then summed to it
     ([[True, False], [False, True]], [1, 1]),  # booleans are not counts
+    ([[True, 3], [1, 3]], [4, 4]),  # nor is one among integers (as an array of ints it would read as 1)
     ([[3, 1], [1, 3]], ["4", "4"]),
 ])
 def test_an_exact_table_of_non_whole_numbers_is_refused_not_truncated(exact) -> None:
@@ -742,7 +743,7 @@ def test_an_exact_table_of_non_whole_numbers_is_refused_not_truncated(exact) -> 
     from designer.guarantees.exact_table import exact_table
 
     mech = Mechanism([[0.75, 0.25], [0.25, 0.75]], inputs=["a", "b"], frame=["a", "b"], focal=[1, 2])
-    with pytest.raises(InvalidArgumentError, match=r"^exact: counts and denominators must be whole numbers \("):
+    with pytest.raises(InvalidArgumentError, match=r"^exact: counts and denominators must be whole numbers \(integers, or floats holding one\)$"):
         exact_table(mech, epsilon=1.1, exact=exact)
     assert exact_table(mech, epsilon=1.1, exact=([[3.0, 1.0], [1.0, 3.0]], [4.0, 4.0])).counts.tolist() == [
         [3, 1], [1, 3]]
