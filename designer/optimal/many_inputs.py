@@ -43,6 +43,11 @@ NEW_PER_INPUT = 4
 CERTIFY_EVERY = 4
 #: Random starts of the local search per round.
 STARTS = 96
+#: Newton steps of a round's restricted program at most (column generation needs its direction, not its last
+#: digits; the last program is solved to its optimum).
+ROUND_STEPS = 3
+#: Weights below this share of the largest are the Newton steps' interior-point residue: dropped from the next pool.
+PRUNE = 1e-6
 #: Patterns of the seeds (subset selection, OUE) in the first pool, per input.
 SEED_PATTERNS = 4
 _TRACE = False
@@ -301,7 +306,9 @@ def certified_bound(problem: DesignProblem, parts: Pieces, pool: PatternPool, ma
     For row multipliers ``y' = y + rho u`` (``u >= 0``) under which no pattern has a positive reduced price,
     ``f >= 2 tr(Y'R) - 1 . y' - (don't-know term)`` (section 5.7). The smallest ``rho`` whose semidefinite bound
     (:func:`~designer.optimal.pattern_bound.binary_quadratic_bound`) on the largest price is at most 0 is found by
-    bisection, for ``u`` the positive part of ``y`` and for ``u = 1``; the better bound is returned.
+    bisection, for ``u`` the positive part of ``y`` and for ``u = 1``. The price being homogeneous of degree 2 in
+    ``(Y, y')``, the multipliers ``(t Y, t^2 y')`` prove ``2 t tr(Y'R) - t^2 (1 . y' + ...)`` for every ``t > 0``;
+    the best ``t`` (:func:`_scaled`) is taken, and the better of the two bounds is returned (never below 0).
     """
     Z, y = _point(problem, master)
     prior = parts.priors[0]
@@ -325,6 +332,7 @@ def certified_bound(problem: DesignProblem, parts: Pieces, pool: PatternPool, ma
         # a margin for the rounding of the bound's float evaluation (relative 1e-12 of L's size)
         return binary_quadratic_bound(L) + 1e-12 * float(np.abs(L).sum())
 
+    extra = dk_fixed + dk_cap
     for u in (np.clip(y, 1e-3 * float(np.abs(y).mean()), None), np.ones(problem.k)):
         need = max(0.0, -constant) / float(u.sum())
         lo, hi = need, max(need, scale / float(u.sum()))
@@ -340,8 +348,18 @@ def certified_bound(problem: DesignProblem, parts: Pieces, pool: PatternPool, ma
                     break
                 mid = (lo + hi) / 2
                 lo, hi = (lo, mid) if worst(mid * u) <= 0.0 else (mid, hi)
-        best = max(best, head - float((y + hi * u).sum()) - dk_fixed - dk_cap)
-    return best / pool.kappa
+        best = max(best, _scaled(head, float((y + hi * u).sum()) + extra))
+    return max(best, 0.0) / pool.kappa  # a variance is never negative
+
+
+def _scaled(head: float, cost: float) -> float:
+    """The best of the bounds ``2 t a - t^2 c`` over ``t > 0`` (``head = 2a``, ``cost = c``): the multipliers
+    ``(t Y, t^2 y')`` price every pattern out whenever ``(Y, y')`` do, since the reduced price is homogeneous of
+    degree 2 (docs/theory.md, 5.11). ``a^2 / c`` at ``t = a / c``; 0 (``t -> 0``) when ``a <= 0``."""
+    a = head / 2
+    if cost <= 0.0:  # cannot happen for multipliers that price every column out (f would be unbounded below)
+        return head - cost
+    return a * a / cost if a > 0 else 0.0
 
 
 def check_many_inputs(problem: DesignProblem) -> None:
@@ -428,7 +446,7 @@ def solve_many_inputs(problem: DesignProblem, *, target_gap: float = TARGET_GAP,
     while rounds < MAX_ROUNDS:
         rounds += 1
         index = np.arange(pool.size)
-        solved = _solve_master_newton(problem, parts, pool, index, w)
+        solved = _solve_master_newton(problem, parts, pool, index, w, ROUND_STEPS)
         if solved is None:
             break
         master, solved_pool = solved, pool
@@ -445,6 +463,7 @@ def solve_many_inputs(problem: DesignProblem, *, target_gap: float = TARGET_GAP,
         late = time.process_time() - t0 > time_budget
         if _TRACE:
             print(f"round {rounds}: value {value:.8g} pool {pool.size} support {(w > 1e-9 * w.max()).sum()} "
+                  f"{(w > 1e-6 * w.max()).sum()} {(w > 1e-4 * w.max()).sum()} "
                   f"new {len(cand)} best {price.max(initial=0) / scale:.3g} bound {bound:.8g} "
                   f"t {time.process_time() - t0:.1f}")
         if not cand.size or rounds % CERTIFY_EVERY == 0 or late:
@@ -452,10 +471,7 @@ def solve_many_inputs(problem: DesignProblem, *, target_gap: float = TARGET_GAP,
             if value - bound <= target_gap * value or not cand.size or late:
                 break
         top = cand[np.argsort(-price)[:NEW_PER_INPUT * problem.k]]
-        # a vertex with the same information (at most about k^2 / 2 patterns) keeps the next program small
-        kept, weights = _support(problem, parts, pool, np.arange(pool.size), w)
-        w = np.zeros(pool.size)
-        w[kept] = weights
+        w = _pruned(problem, parts, pool, w)
         constant = float(w[0]) if pool.bits[0] == 0 else 0.0
         keep = (w > 0) & (pool.members.any(axis=0))
         kept_rows = pool.members[:, keep].T
@@ -464,6 +480,10 @@ def solve_many_inputs(problem: DesignProblem, *, target_gap: float = TARGET_GAP,
     if master is None:
         raise InvalidProblemError(f"'{problem.name or 'the problem'}': no design found from k-RR's start")
     pool = solved_pool  # the pool of the last program solved (a later one may have failed)
+    final = _solve_master_newton(problem, parts, pool, np.arange(pool.size), master.w)  # its optimum, to rounding
+    if final is not None and _value(pool, parts, final.w) <= _value(pool, parts, master.w):
+        master = final
+        bound = max(bound, certified_bound(problem, parts, pool, master))
     if not math.isfinite(bound):
         bound = certified_bound(problem, parts, pool, master)
     w = master.w
@@ -473,6 +493,29 @@ def solve_many_inputs(problem: DesignProblem, *, target_gap: float = TARGET_GAP,
     used = w > 1e-12 * float(w.max())
     cols = pool.columns()[:, used] * w[used][None, :]
     return VarianceSolution(cols, pool.sets[used], value, bound, rounds, pool.size, pool.bits[used], "NEWTON")
+
+
+def _pruned(problem: DesignProblem, parts: Pieces, pool: PatternPool, w: NDArray[np.float64]
+            ) -> NDArray[np.float64]:
+    """``w`` without the weights below :data:`PRUNE` of the largest, moved back onto the row sums by the
+    least-norm correction on the rest (the linear program to a vertex of the same information when that fails)."""
+    keep = w > PRUNE * float(w.max())
+    out = np.where(keep, w, 0.0)
+    if problem.dont_know_max is None or problem.dont_know_max == 0.0 or pool.bits[0] != 0:
+        A = pool.columns()[:, keep]
+        if problem.dont_know and pool.bits[0] == 0:
+            A = np.vstack([A, (pool.bits[keep] == 0).astype(np.float64)[None, :]])
+            target = np.r_[np.ones(problem.k), problem.dont_know]
+        else:
+            target = np.ones(problem.k)
+        fixed = out[keep] + A.T @ np.linalg.lstsq(A @ A.T, target - A @ out[keep], rcond=None)[0]
+        if np.all(fixed >= 0) and np.max(np.abs(A @ fixed - target)) <= 1e-13:
+            out[keep] = fixed
+            return out
+    kept, weights = _support(problem, parts, pool, np.arange(pool.size), w)
+    out = np.zeros(pool.size)
+    out[kept] = weights
+    return out
 
 
 def _value(pool: PatternPool, parts: Pieces, w: NDArray[np.float64]) -> float:
