@@ -45,7 +45,7 @@ CERTIFY_EVERY = 4
 STARTS = 96
 #: Newton steps of a round's restricted program at most (column generation needs its direction, not its last
 #: digits; the last program is solved to its optimum).
-ROUND_STEPS = 3
+ROUND_STEPS = 1
 #: Weights below this share of the largest are the Newton steps' interior-point residue: dropped from the next pool.
 PRUNE = 1e-6
 #: Patterns of the seeds (subset selection, OUE) in the first pool, per input.
