@@ -314,12 +314,7 @@ def certified_bound(problem: DesignProblem, parts: Pieces, pool: PatternPool, ma
     prior = parts.priors[0]
     a, b = 1.0 / pool.e, 1.0 - 1.0 / pool.e
     Q = Z @ Z.T
-    head = 2.0 * float(np.sum(master.Y[0] * parts.R[0])) - master.mu[0] * float(parts.const[0])
-    dk_fixed = float(master.y_eq[problem.k]) * float(problem.dont_know or 0.0) if master.y_eq.size > problem.k else 0.0
-    dk_cap = max(master.y_dk_max, 0.0) * float(problem.dont_know_max or 0.0)
-    # the constant column (price 1 . y' plus its don't-know multipliers) must price out too
-    constant = float(y.sum()) + (float(master.y_eq[problem.k]) if master.y_eq.size > problem.k else 0.0) + max(
-        master.y_dk_max, 0.0)
+    head, extra, constant = _terms(problem, parts, master)
     best = -math.inf
     scale = max(abs(head), 1e-300)
 
@@ -332,7 +327,6 @@ def certified_bound(problem: DesignProblem, parts: Pieces, pool: PatternPool, ma
         # a margin for the rounding of the bound's float evaluation (relative 1e-12 of L's size)
         return binary_quadratic_bound(L) + 1e-12 * float(np.abs(L).sum())
 
-    extra = dk_fixed + dk_cap
     for u in (np.clip(y, 1e-3 * float(np.abs(y).mean()), None), np.ones(problem.k)):
         need = max(0.0, -constant) / float(u.sum())
         lo, hi = need, max(need, scale / float(u.sum()))
@@ -350,6 +344,30 @@ def certified_bound(problem: DesignProblem, parts: Pieces, pool: PatternPool, ma
                 lo, hi = (lo, mid) if worst(mid * u) <= 0.0 else (mid, hi)
         best = max(best, _scaled(head, float((y + hi * u).sum()) + extra))
     return max(best, 0.0) / pool.kappa  # a variance is never negative
+
+
+def _terms(problem: DesignProblem, parts: Pieces, master: Master) -> tuple[float, float, float]:
+    """``2 tr(Y'R)``, the don't-know terms of the bound, and the constant column's price ``1 . y`` plus its
+    don't-know multipliers (which must not be negative)."""
+    head = 2.0 * float(np.sum(master.Y[0] * parts.R[0])) - master.mu[0] * float(parts.const[0])
+    fixed = float(master.y_eq[problem.k]) if master.y_eq.size > problem.k else 0.0
+    extra = fixed * float(problem.dont_know or 0.0) + max(master.y_dk_max, 0.0) * float(problem.dont_know_max or 0.0)
+    constant = float(master.y_eq[:problem.k].sum()) + fixed + max(master.y_dk_max, 0.0)
+    return head, extra, constant
+
+
+def _optimistic(problem: DesignProblem, parts: Pieces, pool: PatternPool, master: Master, V: NDArray[np.bool_],
+                price: NDArray[np.float64]) -> float:
+    """The bound :func:`certified_bound` would reach if the patterns ``V`` (reduced prices ``price``) were the
+    most expensive ones: at least the certified bound, so a gap it leaves cannot be closed by certifying now."""
+    head, extra, constant = _terms(problem, parts, master)
+    y = master.y_eq[:problem.k]
+    a, b = 1.0 / pool.e, 1.0 - 1.0 / pool.e
+    best = 0.0
+    for u in (np.clip(y, 1e-3 * float(np.abs(y).mean()), None), np.ones(problem.k)):
+        rho = max(0.0, -constant / float(u.sum()), float(np.max(price / (a * u.sum() + b * (V @ u)), initial=0.0)))
+        best = max(best, _scaled(head, float((y + rho * u).sum()) + extra))
+    return best / pool.kappa
 
 
 def _scaled(head: float, cost: float) -> float:
@@ -454,6 +472,7 @@ def solve_many_inputs(problem: DesignProblem, *, target_gap: float = TARGET_GAP,
         value = _value(pool, parts, w)
         Z, y = _point(problem, master)
         cand, price = _local_search(pool, prior, Z, y, _starts(pool, w, Z, prior, y, rng))
+        hope = _optimistic(problem, parts, pool, master, cand, price)
         scale = value * pool.kappa / problem.k
         known = {r.tobytes() for r in pool.members.T}
         fresh = np.array([price[i] > 1e-9 * scale and cand[i].tobytes() not in known for i in range(len(cand))])
@@ -464,11 +483,13 @@ def solve_many_inputs(problem: DesignProblem, *, target_gap: float = TARGET_GAP,
         if _TRACE:
             print(f"round {rounds}: value {value:.8g} pool {pool.size} support {(w > 1e-9 * w.max()).sum()} "
                   f"{(w > 1e-6 * w.max()).sum()} {(w > 1e-4 * w.max()).sum()} "
-                  f"new {len(cand)} best {price.max(initial=0) / scale:.3g} bound {bound:.8g} "
+                  f"new {len(cand)} best {price.max(initial=0) / scale:.3g} bound {bound:.8g} hope {hope:.8g} "
                   f"t {time.process_time() - t0:.1f}")
-        if not cand.size or rounds % CERTIFY_EVERY == 0 or late:
+        if late:
+            break  # the last program is solved to its optimum and certified below
+        if not cand.size or (rounds % CERTIFY_EVERY == 0 and value - hope <= target_gap * value):
             bound = max(bound, certified_bound(problem, parts, pool, master))
-            if value - bound <= target_gap * value or not cand.size or late:
+            if value - bound <= target_gap * value or not cand.size:
                 break
         top = cand[np.argsort(-price)[:NEW_PER_INPUT * problem.k]]
         w = _pruned(problem, parts, pool, w)
