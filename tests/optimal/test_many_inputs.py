@@ -150,3 +150,54 @@ def test_past_twenty_inputs_what_is_not_designed_is_refused(kw):
     raw = np.arange(1, 23, dtype=float)
     with pytest.raises(InvalidProblemError, match="past 20 inputs"):
         designer.design(_problem(raw / raw.sum(), 1.0, **kw))
+
+
+# ---------------------------------------------------------------------------- the bound's scaling, the seeds
+def test_bound_is_invariant_to_rescaling_the_point_and_never_negative():
+    # the reduced price is homogeneous of degree 2 in (Y, y'): the bound maximised over t of 2 t tr(Y'R) - t^2 c
+    # is the same from (Y, y) as from (s Y, s^2 y); the plain bound 2 tr(Y'R) - c from the rescaled point is not
+    # (at s = 3 it is negative, below the trivial 0)
+    import designer.optimal.many_inputs as many
+
+    k, eps = 22, 1.0
+    raw = 1.0 / np.arange(1, k + 1)
+    problem = _problem(raw / raw.sum(), eps)
+    seen = []
+    real = many.certified_bound
+
+    def spy(problem, parts, pool, master):
+        seen.append((parts, pool, master))
+        return real(problem, parts, pool, master)
+
+    many.certified_bound = spy
+    try:
+        solve_many_inputs(problem, target_gap=0.05, time_budget=2)
+    finally:
+        many.certified_bound = real
+    parts, pool, master = seen[-1]
+    reference = real(problem, parts, pool, master)
+    assert reference > 0
+    for s in (0.25, 3.0):
+        moved = type(master)(master.w, master.y_eq * s * s, master.y_dk_max * s * s, master.y_lie, master.mu,
+                             master.status, [master.Y[0] * s])
+        assert real(problem, parts, pool, moved) == pytest.approx(reference, rel=1e-3)
+    # the unscaled bound at s = 3: 2 s tr(Y'R) - s^2 c, with c from the reference point (c >= tr(Y'R) > 0)
+    a = float(np.sum(master.Y[0] * parts.R[0]))
+    assert 6 * a - 9 * (a * a / (reference * pool.kappa)) < 0 < reference
+
+
+@pytest.mark.parametrize("kind", ["zipf", "one-large"])
+def test_twenty_four_inputs_never_worse_than_the_best_subset_selection(kind):
+    # the design past 20 inputs starts no worse than subset selection at its best size (and OUE, k-RR), and a short
+    # run already improves on it with a positive bound below every closed form
+    k, eps = 24, 1.0
+    raw = 1.0 / np.arange(1, k + 1) if kind == "zipf" else np.r_[0.6 * (k - 1) / 0.4, np.ones(k - 1)]
+    prior = raw / raw.sum()
+    sol = solve_many_inputs(_problem(prior, eps), target_gap=0.01, time_budget=1.5)
+    figures = [_krr_mle(prior, eps), _oue_textbook(prior, eps), *(_subset_textbook(prior, eps, d) for d in range(1, k))]
+    assert sol.value <= min(figures) * (1 - 1e-3)
+    assert 0 < sol.bound <= sol.value
+    assert all(sol.bound <= f for f in figures)
+    cols = sol.columns
+    np.testing.assert_allclose(cols.sum(axis=1), 1.0, atol=1e-9)
+    assert np.all(cols.max(axis=0) <= math.exp(eps) * cols.min(axis=0) * (1 + 1e-12))
