@@ -5,10 +5,10 @@ Up to 20 inputs every one of the ``2**k`` patterns is priced each round (:mod:`d
 Past that the pool starts from structured designs (k-RR's singletons and their complements, the prefixes of the
 inputs sorted by share, and cyclic blocks of the sizes near subset selection's best), the restricted program takes
 one Newton step a round from the previous weights (the last one is solved to its optimum), and new patterns are
-found by a batched one-flip local search of the reduced price from many starts. Nothing in that search is needed
-for the bound: the certificate (:func:`certified_bound`) proves that under shifted row multipliers no pattern at all has a positive reduced price
-(:mod:`designer.optimal.pattern_bound`), which bounds the optimum over every eps-SLDP mechanism exactly as in
-section 5.7.
+found by a batched one-flip local search of the reduced price from many starts. Nothing in that search is needed for
+the bound: the certificate (:func:`certified_bound`) proves that under shifted row multipliers no pattern at all has
+a positive reduced price (:mod:`designer.optimal.pattern_bound`), which bounds the optimum over every eps-SLDP
+mechanism exactly as in section 5.7.
 """
 
 from __future__ import annotations
