@@ -464,7 +464,7 @@ def solve_many_inputs(problem: DesignProblem, *, target_gap: float = TARGET_GAP,
     while rounds < MAX_ROUNDS:
         rounds += 1
         index = np.arange(pool.size)
-        solved = _solve_master_newton(problem, parts, pool, index, w, ROUND_STEPS)
+        solved = _solve_master_newton(problem, parts, pool, index, w, ROUND_STEPS, warm=True)
         if solved is None:
             break
         master, solved_pool = solved, pool

@@ -57,6 +57,32 @@ def test_dense_qp_against_the_kkt_conditions():
     assert res.x @ res.z + (h - G @ res.x) @ res.lam <= 1e-8
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_warm_newton_step_reaches_the_cold_steps_minimum(seed):
+    # the warm start (near w) changes the interior-point path, not the quadratic program it solves
+    from designer.optimal.dense_qp import newton_step
+
+    rng = np.random.default_rng(seed)
+    n, p = 60, 6
+    J = rng.normal(size=(15, n))  # rank 15 < n: a degenerate Hessian, as the steps' are
+    hess, grad = J.T @ J, rng.normal(size=n)
+    w = np.where(rng.random(n) < 0.5, rng.random(n), 0.0)
+    E = rng.random((p, n))
+    e = E @ w
+    none = np.zeros((0, n))
+    cold = newton_step(hess, grad, w, E, e, none, np.zeros(0))
+    warm = newton_step(hess, grad, w, E, e, none, np.zeros(0), warm=True)
+    assert cold.status == warm.status == "Solved"
+
+    def model(d):
+        return float(grad @ d + d @ hess @ d / 2)
+
+    for step in (cold, warm):
+        np.testing.assert_allclose(E @ (w + step.x), e, atol=1e-9)
+        assert np.all(w + step.x >= -1e-10)
+    assert model(warm.x) == pytest.approx(model(cold.x), rel=1e-7, abs=1e-9)
+
+
 # ---------------------------------------------------------------------------- against an independent optimum
 def _problem(prior, eps, **kw):
     k = len(prior)
