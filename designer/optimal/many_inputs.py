@@ -27,7 +27,7 @@ from .pattern_bound import binary_quadratic_bound, lift
 from .problem import DesignProblem
 from .share_variance import Pieces, pieces
 from .variance_master import MIN_VARIANCE_EPSILON, Master, Patterns, _solve_master_newton
-from .variance_program import VarianceSolution, _support
+from .variance_program import MIN_MASS, VarianceSolution, _support
 
 __all__ = ["TARGET_GAP", "TIME_BUDGET", "certified_bound", "check_many_inputs", "solve_many_inputs"]
 
@@ -511,7 +511,9 @@ def solve_many_inputs(problem: DesignProblem, *, target_gap: float = TARGET_GAP,
     value = _value(pool, parts, w)
     if not value <= start[0]:  # never worse than the start (k-RR, subset selection or OUE)
         value, _, pool, w = start
-    used = w > 1e-12 * float(w.max())
+    # a column whose largest mass is below MIN_MASS is residue (the interior-point method's): its low entries would
+    # fall under the release's cleaning zero and leave an infinite ratio (a repair, then re-solves, at k = 32)
+    used = w > max(1e-12 * float(w.max()), MIN_MASS)
     cols = pool.columns()[:, used] * w[used][None, :]
     return VarianceSolution(cols, pool.sets[used], value, bound, rounds, pool.size, pool.bits[used], "NEWTON")
 
