@@ -227,3 +227,31 @@ def test_twenty_four_inputs_never_worse_than_the_best_subset_selection(kind):
     cols = sol.columns
     np.testing.assert_allclose(cols.sum(axis=1), 1.0, atol=1e-9)
     assert np.all(cols.max(axis=0) <= math.exp(eps) * cols.min(axis=0) * (1 + 1e-12))
+
+
+def test_design_past_twenty_inputs_certifies_its_first_solve():
+    # no column of residue mass (its low entries would be cleaned to 0, an infinite ratio): the first answer is
+    # released (at most a repair within the objective's tolerance), not re-solved inside the budget
+    import designer.optimal.many_inputs as many
+    import designer.optimal.solve_steps as steps
+
+    k = 32
+    raw = 1.0 / np.arange(1, k + 1)
+    problem = _problem(raw / raw.sum(), 1.0, name="zipf-32")
+    calls = []
+    real = steps.solve_many_inputs
+
+    def counted(p, **kw):
+        calls.append(p.epsilon)
+        return real(p, **kw)
+
+    budget, many.TIME_BUDGET = many.TIME_BUDGET, 20.0
+    steps.solve_many_inputs = counted
+    try:
+        result = designer.design(problem)
+    finally:
+        steps.solve_many_inputs, many.TIME_BUDGET = real, budget
+    assert calls == [1.0]
+    assert result.certificate.arithmetic == "rational arithmetic"
+    assert result.variance <= 3.4573  # the best subset selection's textbook variance
+    assert result.bound is not None and 0 < result.bound <= result.variance
