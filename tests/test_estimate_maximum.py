@@ -154,6 +154,7 @@ def test_identified_intervals_match_a_null_space_program():
         checked += 1
 
 
+@pytest.mark.simulation
 def test_projected_bands_cover_the_population_identified_interval():
     """200 surveys of 1,500 answers through FOUR: each share's interval covers its whole identified interval
     at the true answer distribution in at least 95% of them (Bonferroni bands: conservative)."""

@@ -209,6 +209,7 @@ def test_intervals_at_and_near_the_boundary_cover_at_their_level(p_no, n):
     assert 0.93 <= _coverage_estimate(p_no, n, 400, seed=7) <= 0.97
 
 
+@pytest.mark.simulation
 def test_aliased_terms_are_dropped_and_the_others_intervals_cover():
     """x2 = x1 + 1e-5 noise: x2 dropped (named), and the 95% intervals of the intercept, x1 and x3 cover the truth
     in 0.93-0.97 of 300 seeded fits (before: x1 had no interval, coverage 0)."""

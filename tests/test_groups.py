@@ -100,6 +100,7 @@ def test_cheater_detection_is_the_closed_form_of_two_groups():
     assert any("hide their inputs" in w for w in est.warnings)
 
 
+@pytest.mark.simulation
 def test_lie_detector_intervals_cover_in_simulation():
     """500 surveys of 6,000 respondents a group, 30% carriers of whom 25% answer no regardless: the 95% intervals
     of the prevalence and of the non-compliant share cover within Monte Carlo error (3 standard errors)."""

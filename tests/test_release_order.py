@@ -131,6 +131,7 @@ def test_equal_keys_are_drawn_again():
     assert uniform_permutation(3, keys).tolist() == [1, 2, 0] and keys.calls == 2
 
 
+@pytest.mark.simulation
 def test_the_two_pass_shuffle_is_uniform_and_holds_released_values_only(tmp_path, monkeypatch):
     """Past MEMORY_ROWS the rows go through bucket files: every order of four rows is still equally likely, and the
     bucket files hold released values (kept columns and randomized answers), never a true answer."""

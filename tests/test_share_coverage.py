@@ -53,6 +53,7 @@ def _survey(rng: np.random.Generator, design: str) -> pd.DataFrame:
     return rows.groupby(["answer", "x", "arm"], as_index=False).size().rename(columns={"size": "count"})
 
 
+@pytest.mark.simulation
 @pytest.mark.parametrize("design", list(DESIGNS))
 def test_intervals_cover_at_their_level(design):
     mechanisms, options, share, _ = DESIGNS[design]

@@ -100,6 +100,7 @@ def test_frequency_weights_are_the_replicated_rows_under_randomization():
     assert weighted.lr_statistic == pytest.approx(replicated.lr_statistic, rel=1e-7)
 
 
+@pytest.mark.simulation
 def test_cluster_robust_intervals_cover_under_randomization():
     """300 surveys of 40 schools through Warner's design, answers correlated within a school. The model's
     pseudo-true slope comes from one survey of 4,000 schools. Cluster-robust 95% intervals cover it within

@@ -24,17 +24,22 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
     return digest.hexdigest()
 
 
+def unopened(path: str | os.PathLike[str], exc: OSError) -> str:
+    """The one line naming ``path`` for a failure ``exc`` to open or read it."""
+    if isinstance(exc, FileNotFoundError):
+        return f"{path}: no such file"
+    if isinstance(exc, IsADirectoryError):
+        return f"{path}: is a directory, expected a file"
+    return f"{path}: cannot read ({exc.strerror})"
+
+
 @contextlib.contextmanager
 def opening_errors(path: str | os.PathLike[str], error: type[Exception]) -> Iterator[None]:
-    """Turn a failure to open or read ``path`` into one ``error`` line naming the file."""
+    """Turn a failure to open or read ``path`` into one ``error`` line naming the file (:func:`unopened`)."""
     try:
         yield
-    except FileNotFoundError:
-        raise error(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise error(f"{path}: is a directory, expected a file") from None
     except OSError as exc:
-        raise error(f"{path}: cannot read ({exc.strerror})") from None
+        raise error(unopened(path, exc)) from None
 
 
 def read_text(path: str | os.PathLike[str], *, error: type[Exception] = ValueError,

@@ -24,10 +24,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._internal.validation import parse_set
-from ..exceptions import InvalidArgumentError
+from ..exceptions import DataError, InvalidArgumentError
 from ..mechanism import Mechanism
 
-__all__ = ["DONT_KNOW_WORDS", "AnswerVocabulary", "answer_words", "answer_words_of", "describe_unknown", "fold_word"]
+__all__ = ["DONT_KNOW_WORDS", "MISSING_CELLS", "AnswerVocabulary", "absent_rows", "answer_codes", "answer_words",
+           "answer_words_of", "describe_unknown", "fold_word"]
+
+#: Cells that mean "no answer" in an answers file (empty, R's NA, spreadsheet and database spellings).
+MISSING_CELLS = ("", "NA", "N/A", "NaN", "nan", "NULL", "null", "#N/A")
 
 #: Words for the whole frame (the "don't know" answer), besides the card's "I don't know".
 DONT_KNOW_WORDS = ("don't know", "dont know", "do not know", "dk")
@@ -201,3 +205,63 @@ def describe_unknown(values: Any, codes: NDArray[np.int64], vocabulary: AnswerVo
     split = isinstance(value, str) and value.count("{") != value.count("}")
     hint = "; in a CSV file a set answer with a comma needs quotes: \"{a,b}\"" if split else ""
     return pos, (f"{shown} is not {what}: write {vocabulary.describe()}; {bad.size} such row(s){hint}")
+
+
+def absent_rows(path: str, line: int, chunk: Mapping[str, Any], names: list[str], answers: str, missing: str, *,
+                unit: str = "line") -> NDArray[np.bool_]:
+    """The rows of a chunk (its first at ``line``) without a value in one of ``names``; with ``missing="error"``
+    the first such row is an error naming the file (``path``), its line (``unit`` the word for it: ``row`` for a
+    data frame's rows) and its column (an answer, or a value).
+
+    Examples
+    --------
+    Three answers, one of them empty (left out with ``missing="drop"``):
+
+    >>> import numpy as np
+    >>> from designer.estimation.answers import absent_rows
+    >>> chunk = {"response": np.array(["{yes}", "", "{no}"], dtype=object)}
+    >>> absent_rows("answers.csv", 2, chunk, ["response"], "response", "drop").tolist()
+    [False, True, False]
+    >>> absent_rows("answers.csv", 2, chunk, ["response"], "response", "error")
+    Traceback (most recent call last):
+    ...
+    designer.exceptions.DataError: answers.csv: line 3: no answer in column 'response' (1 such row(s) in this part ...
+    """
+    absent = np.zeros(len(chunk[names[0]]), dtype=bool)
+    for name in names:
+        gap = np.isin(np.asarray(chunk[name], dtype=object), MISSING_CELLS)
+        if gap.any() and missing == "error":
+            what = "answer" if name == answers else "value"
+            raise DataError(f"{path}: {unit} {line + int(np.flatnonzero(gap)[0])}: no {what} in column "
+                            f"{name!r} ({int(gap.sum())} such row(s) in this part of the file); fill them in, or "
+                            "drop them (--missing drop)")
+        absent |= gap
+    return absent
+
+
+def answer_codes(path: str, values: Any, first_line: int, vocabulary: Any, skip: Any = None, *, unit: str = "line"
+                 ) -> NDArray[np.int64]:
+    """Columns of recorded answers by :class:`AnswerVocabulary`, the ``skip`` positions left out; an unknown answer
+    is one error line naming the file and its line (``first_line`` is the file line of
+    ``values[0]``; ``unit`` the word for it: ``row`` for a data frame's rows).
+
+    Examples
+    --------
+    >>> import designer
+    >>> from designer.estimation.answers import AnswerVocabulary, answer_codes
+    >>> words = AnswerVocabulary(designer.Q_2x3(0.6, 0.2))
+    >>> answer_codes("answers.csv", ["{yes}", "no", "I don't know"], 2, words).tolist()
+    [0, 1, 2]
+    >>> answer_codes("answers.csv", ["{yes}", "maybe"], 2, words)
+    Traceback (most recent call last):
+    ...
+    designer.exceptions.DataError: answers.csv: line 3: 'maybe' is not an answer of the mechanism: ...
+    """
+    values = np.asarray(values, dtype=object)
+    codes = vocabulary.columns(values)
+    if skip is not None:
+        codes[np.asarray(skip, dtype=bool)] = 0
+    if np.any(codes < 0):
+        pos, message = describe_unknown(values, codes, vocabulary)
+        raise DataError(f"{path}: {unit} {first_line + pos}: {message}")
+    return np.asarray(codes if skip is None else codes[~np.asarray(skip, dtype=bool)], dtype=np.int64)

@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 
 from ..exceptions import DataError, DesignerError
 from ..tables.inputs import CHUNK_ROWS, dataset_parts, read_chunks
+from .answers import absent_rows, answer_codes
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -29,11 +30,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .answers import AnswerVocabulary
     from .survey_design import SurveyCounts
 
-__all__ = ["MISSING_CELLS", "SurveySource", "absent_rows", "count_answers", "partition_counts", "read_survey",
+__all__ = ["SurveySource", "count_answers", "partition_counts", "read_survey",
            "row_weights", "survey_source"]
-
-#: Cells that mean "no answer" in an answers file (empty, R's NA, spreadsheet and database spellings).
-MISSING_CELLS = ("", "NA", "N/A", "NaN", "nan", "NULL", "null", "#N/A")
 
 #: A function that runs ``function(*item)`` for every item and returns the results in order (one machine's loop, or
 #: a cluster's map).
@@ -95,10 +93,8 @@ def survey_source(data: Any, column: str, mechanism: Mechanism | None = None, *,
     >>> source.name, source.unit, source.frame["response"].tolist()
     ('data', 'row', ['{yes}', '{no}'])
     """
-    if isinstance(data, (str, os.PathLike)):
-        from .._internal.bundled import resolve
-
-        path = os.fspath(resolve(data, "data", error=DataError))  # a file that exists, else designer's own by name
+    if isinstance(data, (str, os.PathLike)):  # the caller has resolved a bundled file's name (verbs.estimate_verb)
+        path = os.fspath(data)
         return SurveySource(path, path=path)
     import pandas as pd  # a frame or a sequence (a file is read without pandas when it is small)
 
@@ -162,43 +158,6 @@ def _frame_chunks(name: str, frame: Any, columns: list[str], chunk_rows: int
                           for col in columns}
 
 
-def absent_rows(source: SurveySource, line: int, chunk: Mapping[str, Any], names: list[str], answers: str, missing: str
-                ) -> NDArray[np.bool_]:
-    """The rows of a chunk (its first at ``line``) without a value in one of ``names``; with ``missing="error"``
-    the first such row is an error naming its line and column (an answer, or a value).
-
-    Examples
-    --------
-    Four answers with a sampling-weight column (scaled to mean 1: 1, 2, 3 count as 0.5, 1, 1.5), one answer missing:
-
-    >>> import os, tempfile
-    >>> import designer
-    >>> from designer.estimation.answers import AnswerVocabulary
-    >>> from designer.estimation import survey_reading
-    >>> folder = tempfile.TemporaryDirectory()
-    >>> path = os.path.join(folder.name, "answers.csv")
-    >>> with open(path, "w") as file:
-    ...     _ = file.write("response,w\\n{yes},1\\n{no},2\\n,1\\n{no},3\\n")
-    >>> source = survey_reading.survey_source(path, "response")
-    >>> words = AnswerVocabulary(designer.Q_2x3(0.6, 0.2))
-    >>> import numpy as np
-    >>> chunk = {"response": np.array(["{yes}", "", "{no}"], dtype=object)}
-    >>> survey_reading.absent_rows(source, 2, chunk, ["response"], "response", "drop").tolist()
-    [False, True, False]
-    >>> folder.cleanup()
-    """
-    absent = np.zeros(len(chunk[names[0]]), dtype=bool)
-    for name in names:
-        gap = np.isin(np.asarray(chunk[name], dtype=object), MISSING_CELLS)
-        if gap.any() and missing == "error":
-            what = "answer" if name == answers else "value"
-            raise DataError(f"{source.name}: {source.unit} {line + int(np.flatnonzero(gap)[0])}: no {what} in column "
-                            f"{name!r} ({int(gap.sum())} such row(s) in this part of the file); fill them in, or "
-                            "drop them (--missing drop)")
-        absent |= gap
-    return absent
-
-
 def count_answers(source: SurveySource, column: str, vocabulary: AnswerVocabulary, *, missing: str = "error"
                   ) -> tuple[NDArray[np.float64], int]:
     """Answers per focal set (SLDP) or per frame label (WLDP, ``vocabulary.precise``), counted chunk by chunk,
@@ -232,7 +191,7 @@ def count_answers(source: SurveySource, column: str, vocabulary: AnswerVocabular
     counts = np.zeros(mech.l if vocabulary.precise else len(mech.focal))
     dropped = 0
     for line, chunk in source.chunks([column]):
-        absent = absent_rows(source, line, chunk, [column], column, missing)
+        absent = absent_rows(source.name, line, chunk, [column], column, missing, unit=source.unit)
         dropped += int(absent.sum())
         codes = answer_codes(source.name, chunk[column], line, vocabulary, absent, unit=source.unit)
         counts += np.bincount(codes, minlength=counts.size)
@@ -373,7 +332,7 @@ def read_survey(source: SurveySource, column: str, vocabularies: Mapping[str, An
     first = next(iter(vocabularies))
     codes, weight_parts, clusters, dropped = [], [], [], 0
     for line, chunk in source.chunks([column, *extra]):
-        absent = absent_rows(source, line, chunk, [column, *extra], column, missing)
+        absent = absent_rows(source.name, line, chunk, [column, *extra], column, missing, unit=source.unit)
         dropped += int(absent.sum())
         kept = {name: values[~absent] for name, values in chunk.items()}
         lines = line + np.flatnonzero(~absent)
@@ -403,44 +362,3 @@ def read_survey(source: SurveySource, column: str, vocabularies: Mapping[str, An
                                       cluster=np.concatenate(clusters) if clusters else None), dropped
     except DesignerError as exc:
         raise DataError(f"{source.name}: {exc}") from None
-
-
-def answer_codes(path: str, values: Any, first_line: int, vocabulary: Any, skip: Any = None, *, unit: str = "line"
-                 ) -> NDArray[np.int64]:
-    """Columns of recorded answers by :class:`designer.estimation.answers.AnswerVocabulary`, the ``skip`` positions left
-    out; an unknown answer is one error line naming the file and its line (``first_line`` is the file line of
-    ``values[0]``; ``unit`` the word for it: ``row`` for a data frame's rows).
-
-    Examples
-    --------
-    A semicolon-separated answers file in a temporary folder:
-
-    >>> import os, tempfile
-    >>> folder = tempfile.TemporaryDirectory()
-    >>> path = os.path.join(folder.name, "answers.csv")
-    >>> with open(path, "w") as file:
-    ...     _ = file.write("id;response\\n1;{yes}\\n2;{no}\\n3;I don't know\\n")
-    >>> import designer
-    >>> from designer.estimation.answers import AnswerVocabulary
-    >>> from designer.estimation.survey_reading import answer_codes
-    >>> words = AnswerVocabulary(designer.Q_2x3(0.6, 0.2))
-    >>> answer_codes(path, ["{yes}", "no", "I don't know"], 2, words).tolist()
-    [0, 1, 2]
-    >>> answer_codes(path, ["{yes}", "maybe"], 2, words)
-    Traceback (most recent call last):
-    ...
-    designer.exceptions.DataError: ...: line 3: 'maybe' is not an answer of the mechanism: ...
-    >>> folder.cleanup()
-    """
-    import numpy as np
-
-    from .answers import describe_unknown
-
-    values = np.asarray(values, dtype=object)
-    codes = vocabulary.columns(values)
-    if skip is not None:
-        codes[np.asarray(skip, dtype=bool)] = 0
-    if np.any(codes < 0):
-        pos, message = describe_unknown(values, codes, vocabulary)
-        raise DataError(f"{path}: {unit} {first_line + pos}: {message}")
-    return np.asarray(codes if skip is None else codes[~np.asarray(skip, dtype=bool)], dtype=np.int64)

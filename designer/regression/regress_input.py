@@ -128,13 +128,16 @@ def parquet_parts(path: str) -> list[str]:
 def in_chunks(path: str, chunk_rows: int | None, scheduler: str | None) -> bool:
     """Whether ``path`` is read in chunks: a folder, ``chunk_rows`` or ``scheduler`` given, a Parquet file above
     :data:`IN_MEMORY_ROWS` rows or a CSV file above :data:`IN_MEMORY_BYTES`."""
-    from .._internal.io import opening_errors
     from ..tables.inputs import is_columnar
 
     if os.path.isdir(path) or chunk_rows is not None or scheduler:
         return True
-    with opening_errors(path, DataError):
+    try:
         size = os.path.getsize(path)
+    except OSError as exc:  # the path goes to designer._internal.io only for the message
+        from .._internal.io import unopened
+
+        raise DataError(unopened(path, exc)) from None
     if is_columnar(path):
         rows = ColumnarFile(path).num_rows  # None: a file that does not say (SAS transport): by its size
         return bool(rows > IN_MEMORY_ROWS) if rows is not None else size > IN_MEMORY_BYTES

@@ -3,7 +3,8 @@
 ``pyarrow.array`` imports pandas (when it is installed) on its first call, to ask whether its argument is a
 pandas object: about 0.3 s of start-up that the release of a small CSV file does not need (issue 51; measured in
 benchmarks/startup.py). The two arrays a release builds itself, the randomized answers as text and a permutation
-of row positions, are made here from numpy buffers instead; what Arrow makes from the input stays Arrow's.
+of row positions, are made here from numpy buffers instead; what Arrow makes from the input stays Arrow's. The
+released chunks are joined here too (:func:`concat_tables`), so a release's rows pass through this module once.
 """
 
 from __future__ import annotations
@@ -55,3 +56,29 @@ def positions(order: NDArray[np.integer[Any]]) -> Any:
 
     flat = np.ascontiguousarray(order, dtype=np.int64).ravel()
     return pa.Array.from_buffers(pa.int64(), flat.size, [None, pa.py_buffer(flat)])
+
+
+def concat_tables(tables: list[Any]) -> Any:
+    """The released chunks (or a bucket's parts) as one table; parts whose columns are of types no common type
+    holds are one error line.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from designer.release.arrow_arrays import concat_tables
+    >>> concat_tables([pa.table({"id": [1]}), pa.table({"id": [2.5]})]).column("id").to_pylist()
+    [1.0, 2.5]
+    >>> concat_tables([pa.table({"id": [1]}), pa.table({"id": ["a"]})])
+    Traceback (most recent call last):
+    ...
+    designer.exceptions.DataError: the parts' columns are of different types (...); give the parts one type
+    """
+    import pyarrow as pa
+
+    try:
+        return pa.concat_tables(tables, promote_options="permissive")
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        from ..exceptions import DataError
+
+        raise DataError(f"the parts' columns are of different types ({' '.join(str(exc).split())[:200]}); give "
+                        "the parts one type") from None

@@ -18,7 +18,7 @@ import numpy as np
 
 from .._internal.io import file_sha256 as sha256_of
 from ..tables.inputs import CHUNK_ROWS
-from .arrow_arrays import positions, strings
+from .arrow_arrays import concat_tables, positions, strings
 
 #: Rows shuffled in memory; a larger input is shuffled through bucket files of about :data:`BUCKET_ROWS` rows.
 MEMORY_ROWS = 2_000_000
@@ -152,18 +152,6 @@ def released(chunk: Any, task: Task, source: Any) -> Any:
     return pa.table(columns, names=task.names)
 
 
-def _concat(tables: list[Any]) -> Any:
-    import pyarrow as pa
-
-    try:
-        return pa.concat_tables(tables, promote_options="permissive")
-    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-        from ..exceptions import DataError
-
-        raise DataError(f"the parts' columns are of different types ({' '.join(str(exc).split())[:200]}); give "
-                        "the parts one type") from None
-
-
 def _one_batch(table: Any) -> Any:
     import pyarrow as pa
 
@@ -202,7 +190,7 @@ def gather(files: list[str], bucket: int) -> Any:
     for path in files:
         with pa.memory_map(path) as source:
             batches.append(pa.Table.from_batches([pa.ipc.open_file(source).get_batch(bucket)]))
-    return _concat(batches).combine_chunks()
+    return concat_tables(batches).combine_chunks()
 
 
 def write_rows(inp: Any, sink: Any, staging: Any, task: Task, source: Any, *, seed: Any, keep_order: bool,
@@ -218,7 +206,7 @@ def write_rows(inp: Any, sink: Any, staging: Any, task: Task, source: Any, *, se
         return int(sink.rows)
     bound = inp.rows_bound()
     if bound <= MEMORY_ROWS:
-        table = _concat([released(chunk, task, source) for chunk in inp.chunks(chunk_rows)])
+        table = concat_tables([released(chunk, task, source) for chunk in inp.chunks(chunk_rows)])
         table = table.take(positions(uniform_permutation(table.num_rows, keys_for(seed))))
         for start in range(0, table.num_rows, chunk_rows):
             sink.write(table.slice(start, chunk_rows))

@@ -68,12 +68,6 @@ def check_folder(path: str) -> None:
     check_output(path, (), True)
 
 
-def check_out(path: str, inputs: list[Any], advice: str) -> None:
-    """Refuse, before any work, an output that is an input, exists, or has no folder (randomize never replaces a
-    file: :func:`designer._internal.keywords.check_output` without ``force``)."""
-    check_output(path, inputs, False, advice)
-
-
 def _variables(args: RandomizeRequest) -> list[tuple[str, Any]]:
     """``(column, mechanism file)`` of every variable to randomize."""
     if args.variable:
@@ -269,10 +263,11 @@ def run(args: RandomizeRequest, frame: Any = None) -> Randomized:
     keep = kept_columns(args.keep, randomized)
     with output_lock(args.out):
         notes = clean_remains(args.out)
-        check_out(args.out, inputs, advice="randomize never replaces a file (choose another name)")
-        check_out(manifest, [*inputs, args.out], advice="randomize never replaces a file (--manifest)")
+        check_output(args.out, inputs, False, advice="randomize never replaces a file (choose another name)")
+        check_output(manifest, [*inputs, args.out], False, advice="randomize never replaces a file (--manifest)")
         if args.strata:
-            check_out(designs_dir, [*inputs, args.out, manifest], advice="randomize never replaces a file (--designs)")
+            check_output(designs_dir, [*inputs, args.out, manifest], False,
+                         advice="randomize never replaces a file (--designs)")
         written = [*keep, *([args.strata] if args.strata and args.strata not in keep else [])]
         inp = ReleaseInput(frame if frame is not None else args.answers, args.answers,
                            [*randomized, *([args.strata] if args.strata else [])], written)
@@ -551,7 +546,7 @@ def _drawn_paths(args: RandomizeRequest, variables: list[tuple[str, Any]], table
         if isinstance(entry, Drawn) and entry.repair:
             stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", column).strip(".") or "column"
             path = f"{args.out}.{stem}.drawn.json"
-            check_out(path, [*taken, *out.values()], advice="randomize never replaces a file")
+            check_output(path, [*taken, *out.values()], False, advice="randomize never replaces a file")
             out[column] = path
     return out
 

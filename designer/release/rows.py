@@ -192,11 +192,11 @@ class ReleaseInput:
                 raise DataError(f"{name}: a table without rows")
             return
         path = data
-        regular_file(path)
         if os.path.isdir(path):
             self.parts = dataset_parts(path)
             return
         if is_stat(path):
+            regular_file(path)  # pyreadstat would wait on a FIFO; ColumnarFile and sniff refuse one themselves
             self._stat = RawStatFile(path)
             header = list(self._stat.names)
             self.meta = self._stat.meta.only(self.kept)

@@ -16,16 +16,28 @@ mechanism's CSV file is read by :mod:`designer._internal.formats`):
 
 A row's line number counts the header as line 1 and every row above it (blank lines are not counted, as pandas
 counts them). Errors are one :class:`~designer.exceptions.DataError` line naming the file, the line and the column.
+
+The limits every source of :mod:`designer.tables` shares (:func:`regular_file`: regular files and folders only;
+:func:`column_names`: names a reader can tell apart) and the text every command reads from a column
+(:func:`stripped`) are here too, so that a CSV file's path and its cells stay in this module from the first check
+to the last cell (docs/architecture.md, "The data, walked").
 """
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..exceptions import DataError
 
-__all__ = ["BLOCK_BYTES", "SEPARATORS", "csv_tables", "csv_text_columns", "is_qualtrics_row", "sniff"]
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+__all__ = ["BLOCK_BYTES", "SEPARATORS", "column_names", "csv_tables", "csv_text_columns", "is_qualtrics_row",
+           "regular_file", "sniff", "stripped"]
 
 #: Separators a data file may use (the one that splits the header into the most cells; ties in this order).
 SEPARATORS = (",", ";", "\t", "|")
@@ -49,6 +61,77 @@ def is_qualtrics_row(cells: Sequence[Any]) -> bool:
     """
     shown = [str(v).strip() for v in cells if v is not None and str(v).strip() not in ("", "nan", "None")]
     return bool(shown) and all(c.startswith('{"ImportId"') for c in shown)
+
+
+def regular_file(path: str, what: str = "the input") -> None:
+    """Refuse, without opening it, a path that is not a regular file or a folder: a FIFO would block until a writer
+    comes (a named pipe) or could be read only once (process substitution), a device never ends.
+
+    Examples
+    --------
+    >>> from designer.tables.csv_text import regular_file
+    >>> regular_file("/dev/zero")
+    Traceback (most recent call last):
+    ...
+    designer.exceptions.DataError: /dev/zero: not a regular file; the input must be a file or a folder: save it ...
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # the reader's own message names a missing file
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        kind = "a pipe" if stat.S_ISFIFO(mode) else "not a regular file"
+        raise DataError(f"{path}: {kind}; {what} must be a file or a folder: save it to a file first")
+
+
+def column_names(path: str, names: Sequence[object]) -> list[str]:
+    """A data file's column names as every reader uses them (surrounding spaces removed), refused in one error line
+    naming the file when one is blank or two are the same name once stripped (``smoke`` and `` smoke``): read as
+    one, their values would be interleaved row by row.
+
+    Examples
+    --------
+    >>> from designer.tables.csv_text import column_names
+    >>> column_names("answers.csv", [" id", "smoke "])
+    ['id', 'smoke']
+    >>> column_names("answers.csv", ["smoke", " smoke"])
+    Traceback (most recent call last):
+    ...
+    designer.exceptions.DataError: answers.csv: columns 1 ('smoke') and 2 (' smoke') have the same name 'smoke' ...
+    """
+    seen: dict[str, int] = {}
+    out = []
+    for i, raw in enumerate(names):
+        name = str(raw).strip()
+        if not name:
+            hint = " (an index column written by pandas' to_csv? write with index=False)" if i == 0 else ""
+            raise DataError(f"{path}: column {i + 1} of the header has no name{hint}; give every column a name")
+        if name in seen:
+            j = seen[name]
+            raise DataError(f"{path}: columns {j + 1} ({str(names[j])!r}) and {i + 1} ({str(raw)!r}) have the same "
+                               f"name {name!r} (surrounding spaces are ignored); rename one of them")
+        seen[name] = i
+        out.append(name)
+    return out
+
+
+def stripped(column: Any) -> NDArray[np.object_]:
+    """An Arrow column of text as an object array, each cell without surrounding space (the text every command
+    reads).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from designer.tables.csv_text import stripped
+    >>> stripped(pa.array([" {yes} ", ""])).tolist()
+    ['{yes}', '']
+    """
+    import numpy as np
+    import pyarrow.compute as pc
+
+    out = np.empty(len(column), dtype=object)  # to_pylist: Arrow's to_numpy would import pandas (+0.3 s)
+    out[:] = pc.utf8_trim_whitespace(column).to_pylist()
+    return out
 
 
 def _parse_options(sep: str, handler: Any = None) -> Any:
@@ -78,12 +161,14 @@ def sniff(path: str, what: str = "a CSV table (a header row, then one row per re
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
-    from .._internal.io import opening_errors
-    from .checks import column_names, regular_file
-
     regular_file(path)
-    with opening_errors(path, DataError), open(path, "rb") as fh:
-        raw = fh.readline(HEADER_BYTES)
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.readline(HEADER_BYTES)
+    except OSError as exc:  # the path goes to designer._internal.io only for the message
+        from .._internal.io import unopened
+
+        raise DataError(unopened(path, exc)) from None
     try:
         first = raw.decode("utf-8-sig")
     except UnicodeDecodeError:

@@ -15,8 +15,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..exceptions import DataError
-from .checks import MAX_DEPTH, column_names, regular_file
-from .csv_text import SEPARATORS, csv_tables, is_qualtrics_row, sniff
+from .csv_text import SEPARATORS, column_names, csv_tables, is_qualtrics_row, regular_file, sniff, stripped
 
 if TYPE_CHECKING:
     import numpy as np
@@ -26,6 +25,9 @@ if TYPE_CHECKING:
 __all__ = ["ARROW_SUFFIXES", "CHUNK_ROWS", "MAX_DEPTH", "SEPARATORS", "STAT_SUFFIXES", "ColumnarFile",
            "column_names", "dataset_parts", "is_arrow", "is_columnar", "is_parquet", "is_qualtrics_export",
            "is_stat", "numbers", "parquet_answers", "parquet_text", "read_chunks", "regular_file", "sniff", "stripped"]
+
+#: How deep a dataset folder's parts may lie below it.
+MAX_DEPTH = 16
 
 #: Respondents per chunk (about 100 MB of strings at most for a few short columns).
 CHUNK_ROWS = 500_000
@@ -276,25 +278,6 @@ def dataset_parts(path: str) -> list[str]:
     return parts
 
 
-def stripped(column: Any) -> NDArray[np.object_]:
-    """An Arrow column of text as an object array, each cell without surrounding space (the text every command
-    reads).
-
-    Examples
-    --------
-    >>> import pyarrow as pa
-    >>> from designer.tables.inputs import stripped
-    >>> stripped(pa.array([" {yes} ", ""])).tolist()
-    ['{yes}', '']
-    """
-    import numpy as np
-    import pyarrow.compute as pc
-
-    out = np.empty(len(column), dtype=object)  # to_pylist: Arrow's to_numpy would import pandas (+0.3 s)
-    out[:] = pc.utf8_trim_whitespace(column).to_pylist()
-    return out
-
-
 def numbers(values: Any) -> NDArray[np.float64]:
     """Cells of text as floats (surrounding space allowed), NaN where a cell is not a number.
 
@@ -362,8 +345,7 @@ def read_chunks(path: str, columns: list[str], *, chunk_rows: int = CHUNK_ROWS
     [(2, ['{yes}', '{no}', "I don't know"])]
     >>> folder.cleanup()
     """
-    regular_file(path)
-    if os.path.isdir(path):
+    if os.path.isdir(path):  # every branch refuses a FIFO or a device before opening it (regular_file)
         before = 0  # rows of the parts already read
         for part in dataset_parts(path):
             seen = 0

@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._internal.bundled import resolve
 from .._internal.keywords import read_number, say, shown
 from ..estimation.share_results import ShareEstimates, ShareTestReport
-from ..estimation.survey_reading import SurveySource, dataset_counts, read_survey, survey_source
+from ..estimation.survey_reading import dataset_counts, read_survey, survey_source
 from ..exceptions import DataError, DesignerError, InvalidArgumentError, InvalidArgumentTypeError
 from ..mechanism import Mechanism
 from ..results import check_level
@@ -237,7 +238,8 @@ def estimate(data: Any, mechanism: Any = None, *, column: str = "response", sema
                                 method=method)
     design = _design(mechanism)
     mech = design.mechanism
-    source = survey_source(data, column, mech, precise=wldp)
+    source = survey_source(resolve(data, "data", error=DataError) if isinstance(data, str | os.PathLike) else data,
+                           column, mech, precise=wldp)  # a file that exists, else designer's own by name
     files = {"": design.name}
     if wldp:
         if weights or cluster or cov:
@@ -248,7 +250,8 @@ def estimate(data: Any, mechanism: Any = None, *, column: str = "response", sema
                                            "a set of shares"))
         from ..estimation.shares import identified_set
 
-        counts, dropped = _counts(source, column, design, precise=True, missing=missing, parts_map=parts_map)
+        counts, dropped = dataset_counts(source, column, design.vocabulary(precise=True), design.words,
+                                         missing=missing, parts_map=parts_map)
         return ShareEstimates(fit=identified_set(mech, counts, level=level), semantics="wldp", dropped=dropped,
                               mechanisms=files, refit=lambda lv: identified_set(mech, counts, level=lv))
     tested = None if not test else _parse_test(test, mech)
@@ -273,7 +276,8 @@ def estimate(data: Any, mechanism: Any = None, *, column: str = "response", sema
                               refit=lambda lv: estimate_survey(mech, survey, cov=cov, level=lv, method=method))
     from ..estimation.shares import estimate_sldp
 
-    counts, dropped = _counts(source, column, design, precise=False, missing=missing, parts_map=parts_map)
+    counts, dropped = dataset_counts(source, column, design.vocabulary(), design.words, missing=missing,
+                                     parts_map=parts_map)
     if not counts.sum() > 0:
         raise DataError(f"{source.name}: no answers to estimate from")
     if method == "posterior":
@@ -286,12 +290,6 @@ def estimate(data: Any, mechanism: Any = None, *, column: str = "response", sema
     report = None if tested is None else _share_test(mech, *tested, counts, est)
     return ShareEstimates(fit=est, dropped=dropped, mechanisms=files, test=report, status=est.status,
                           warnings=est.warnings, refit=lambda lv: estimate_sldp(mech, counts, level=lv, method=method))
-
-
-def _counts(source: SurveySource, column: str, design: _Design, *, precise: bool, missing: str, parts_map: Any
-            ) -> tuple[NDArray[np.float64], int]:
-    return dataset_counts(source, column, design.vocabulary(precise=precise), design.words, missing=missing,
-                          parts_map=parts_map)
 
 
 def _estimate_groups(data: Any, mechanism: Any, *, column: str, wldp: bool, level: float, missing: str,
@@ -323,7 +321,8 @@ def _estimate_groups(data: Any, mechanism: Any, *, column: str, wldp: bool, leve
     designs = {str(name): _design(m) for name, m in given.items()}
     mechanisms = {name: d.mechanism for name, d in designs.items()}
     stacked, offsets = stack_mechanisms(mechanisms, None)
-    source = survey_source(data, column)
+    source = survey_source(resolve(data, "data", error=DataError) if isinstance(data, str | os.PathLike) else data,
+                           column)
     counts, dropped = read_survey(source, column, {name: d.vocabulary() for name, d in designs.items()}, offsets,
                                   len(stacked.focal), group=group, weights=weights, weight_kind=weight_kind,
                                   cluster=cluster, missing=missing)

@@ -150,9 +150,16 @@ def regress(formula: str, data: str | os.PathLike[str] | pd.DataFrame, mechanism
     if ranges:
         _check_ranges(opened, penalty=penalty, weights=weights, cluster=cluster, cov=cov, method=method,
                       noncompliance=noncompliance, unrelated=unrelated)
-    path = None if _is_frame(data) else os.fspath(resolve(data, "data", error=DataError))  # or designer's own data
-    if path is not None:
+    path = os.fspath(resolve(data, "data", error=DataError)) if isinstance(data, str | os.PathLike) else None
+    frame: Any = data  # a path (or designer's own data by name) is read below; else a DataFrame
+    if path is None:
+        _check_frame(data)
+        if chunk_rows is not None or scheduler is not None:
+            raise InvalidArgumentError("chunk_rows and scheduler read a file in chunks; data is a DataFrame already "
+                                       "in memory")
+    else:
         from ..regression.regress_input import in_chunks
+        from ..tables.inputs import is_columnar
 
         if in_chunks(path, chunk_rows, scheduler):
             if ranges:
@@ -161,15 +168,14 @@ def regress(formula: str, data: str | os.PathLike[str] | pd.DataFrame, mechanism
                                                "each)", path=path))
             fit = _in_chunks(formula, path, opened, lhs, chunk_rows, max_distinct, scheduler, options, fit_options)
             return _labelled(fit, label)
-    elif chunk_rows is not None or scheduler is not None:
-        raise InvalidArgumentError("chunk_rows and scheduler read a file in chunks; data is a DataFrame already in "
-                                   "memory")
-    frame: Any = data
-    if path is not None:
         simple = not ranges and not isinstance(opened, Mapping) and all(
             v is None for v in (weights, cluster, group, noncompliance, unrelated, share_groups))
-        frame = (_plain(path, lhs, formula) if simple else None) or _read(path, lhs, formula,
-                                                                          [weights, cluster, group])
+        plain = None
+        if simple and not is_columnar(path) and os.path.isfile(path):  # a small CSV file of plain columns
+            from ..regression.plain_table import read_plain_table
+
+            plain = read_plain_table(path, lhs, formula)  # None: not plain, read by pandas
+        frame = plain or _read(path, lhs, formula, [weights, cluster, group])
     try:
         if ranges:
             table = model.sensitivity(formula, frame, opened, **options)
@@ -196,25 +202,11 @@ def _check_ranges(mechanism: Any, *, method: str, **given: Any) -> None:
                                        "member", first=named[0]))
 
 
-def _is_frame(data: Any) -> bool:
-    if isinstance(data, (str, os.PathLike)):
-        return False
+def _check_frame(data: Any) -> None:
     import pandas as pd
 
-    if isinstance(data, pd.DataFrame):
-        return True
-    raise InvalidArgumentError(f"data must be a file's path or a pandas DataFrame, not {type(data).__name__}")
-
-
-def _plain(path: str, lhs: str, formula: str) -> Any:
-    """A small CSV file whose columns need no pandas to be read exactly as pandas reads them
-    (:mod:`designer.regression.plain_table`), or None."""
-    from ..regression.plain_table import read_plain_table
-    from ..tables.inputs import is_columnar
-
-    if is_columnar(path) or not os.path.isfile(path):
-        return None
-    return read_plain_table(path, lhs, formula)
+    if not isinstance(data, pd.DataFrame):
+        raise InvalidArgumentError(f"data must be a file's path or a pandas DataFrame, not {type(data).__name__}")
 
 
 def _read(path: str, lhs: str, formula: str, extra: list[str | None]) -> Any:
