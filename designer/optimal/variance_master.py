@@ -351,17 +351,20 @@ DENSE_STEPS = True
 
 
 def _solve_master_newton(problem: DesignProblem, parts: Pieces, pats: Patterns, index: NDArray[np.int64],
-                         start: NDArray[np.float64]) -> Master | None:
+                         start: NDArray[np.float64], steps: int = NEWTON_STEPS, warm: bool = False
+                         ) -> Master | None:
     """:func:`_newton_steps`, None where the information turns singular on the way (an optimum that leaves
-    directions the objective ignores unidentified: the conic program, which works on the range, decides)."""
+    directions the objective ignores unidentified: the conic program, which works on the range, decides). At most
+    ``steps`` Newton steps (fewer: an inexact restricted optimum, as column generation may use); ``warm``: their
+    quadratic programs start near the current weights (:func:`~designer.optimal.dense_qp.newton_step`)."""
     try:
-        return _newton_steps(problem, parts, pats, index, start)
+        return _newton_steps(problem, parts, pats, index, start, steps, warm)
     except np.linalg.LinAlgError:
         return None
 
 
 def _newton_steps(problem: DesignProblem, parts: Pieces, pats: Patterns, index: NDArray[np.int64],
-                  start: NDArray[np.float64]) -> Master | None:
+                  start: NDArray[np.float64], steps: int = NEWTON_STEPS, warm: bool = False) -> Master | None:
     """The restricted program of a one-piece objective by sequential quadratic programming from a feasible start.
 
     ``f(w) = tr(R' H(w)^-1 R)`` is smooth and convex where ``H(w)`` is nonsingular, with gradient
@@ -402,7 +405,7 @@ def _newton_steps(problem: DesignProblem, parts: Pieces, pats: Patterns, index: 
     cones = [clarabel.ZeroConeT(A_eq.shape[0]), clarabel.NonnegativeConeT(A_ub.shape[0] + n)]
     A = sp.vstack([A_eq, A_ub, -sp.eye(n)], format="csc")
     solution: Any = None
-    for _ in range(NEWTON_STEPS):
+    for _ in range(steps):
         Hinv = np.linalg.inv(H)
         X = Hinv @ R
         proj = X.T @ tang  # (m, n)
@@ -413,7 +416,7 @@ def _newton_steps(problem: DesignProblem, parts: Pieces, pats: Patterns, index: 
         # the step d: rows A_eq (w + d) = b_eq (a start off them by rounding is brought back), A_ub (w + d) <= b_ub,
         # w + d >= 0
         b = np.concatenate([b_eq - A_eq @ w, b_ub - A_ub @ w, w])
-        solution = (newton_step(hess, grad, w, A_eq, b_eq, A_ub, b_ub) if DENSE_STEPS else
+        solution = (newton_step(hess, grad, w, A_eq, b_eq, A_ub, b_ub, warm) if DENSE_STEPS else
                     clarabel.DefaultSolver(sp.csc_matrix(np.triu(hess)), grad, A, b, cones, config).solve())
         if "Solved" not in str(solution.status):
             return None
