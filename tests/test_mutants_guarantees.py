@@ -743,7 +743,8 @@ def test_an_exact_table_of_non_whole_numbers_is_refused_not_truncated(exact) -> 
     from designer.guarantees.exact_table import exact_table
 
     mech = Mechanism([[0.75, 0.25], [0.25, 0.75]], inputs=["a", "b"], frame=["a", "b"], focal=[1, 2])
-    with pytest.raises(InvalidArgumentError, match=r"^exact: counts and denominators must be whole numbers \(integers, or floats holding one\)$"):
+    words = r"^exact: counts and denominators must be whole numbers \(integers, or floats holding one\)$"
+    with pytest.raises(InvalidArgumentError, match=words):
         exact_table(mech, epsilon=1.1, exact=exact)
     assert exact_table(mech, epsilon=1.1, exact=([[3.0, 1.0], [1.0, 3.0]], [4.0, 4.0])).counts.tolist() == [
         [3, 1], [1, 3]]
