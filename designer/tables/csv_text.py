@@ -192,8 +192,13 @@ def sniff(path: str, what: str = "a CSV table (a header row, then one row per re
 
     counts = {sep: width(sep) for sep in SEPARATORS}
     sep = max(SEPARATORS, key=lambda s: (counts[s], -SEPARATORS.index(s)))
+    # A file that fits in one block is parsed from memory: a reader on the path reads ahead on Arrow's I/O thread,
+    # and a command that stops at the header (a refused name) could exit while that read runs (SIGABRT at exit)
+    with open(path, "rb") as fh:
+        block = fh.read(BLOCK_BYTES + 1)
+    source: Any = pa.BufferReader(block) if len(block) <= BLOCK_BYTES else path
     try:  # the header as the rows are read: a quoted name may hold a line break
-        names = pcsv.open_csv(path, read_options=pcsv.ReadOptions(use_threads=False, block_size=BLOCK_BYTES),
+        names = pcsv.open_csv(source, read_options=pcsv.ReadOptions(use_threads=False, block_size=BLOCK_BYTES),
                               parse_options=_parse_options(sep, lambda row: "skip"),
                               convert_options=pcsv.ConvertOptions(include_columns=[])).schema.names
     except UnicodeDecodeError:  # a quoted name holding a line break, the header's next line not UTF-8
