@@ -163,12 +163,14 @@ def sniff(path: str, what: str = "a CSV table (a header row, then one row per re
 
     regular_file(path)
     try:
-        with open(path, "rb") as fh:
-            raw = fh.readline(HEADER_BYTES)
+        with open(path, "rb") as fh:  # one read: the header's line, and the block the header is parsed from
+            block = fh.read(BLOCK_BYTES + 1)
     except OSError as exc:  # the path goes to designer._internal.io only for the message
         from .._internal.io import unopened
 
         raise DataError(unopened(path, exc)) from None
+    end = block.find(b"\n", 0, HEADER_BYTES)
+    raw = block[:end + 1] if end >= 0 else block[:HEADER_BYTES]  # as readline(HEADER_BYTES) reads it
     try:
         first = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -194,8 +196,6 @@ def sniff(path: str, what: str = "a CSV table (a header row, then one row per re
     sep = max(SEPARATORS, key=lambda s: (counts[s], -SEPARATORS.index(s)))
     # A file that fits in one block is parsed from memory: a reader on the path reads ahead on Arrow's I/O thread,
     # and a command that stops at the header (a refused name) could exit while that read runs (SIGABRT at exit)
-    with open(path, "rb") as fh:
-        block = fh.read(BLOCK_BYTES + 1)
     source: Any = pa.BufferReader(block) if len(block) <= BLOCK_BYTES else path
     try:  # the header as the rows are read: a quoted name may hold a line break
         names = pcsv.open_csv(source, read_options=pcsv.ReadOptions(use_threads=False, block_size=BLOCK_BYTES),
