@@ -273,7 +273,8 @@ def _csv_rows(text: str) -> list[list[str]]:
 def _read_output(path: Path) -> list[list[str]]:
     """An output table as text rows (header first), whatever its format."""
     if path.suffix == ".csv":
-        return _csv_rows(path.read_text(encoding="utf-8"))
+        with path.open(newline="", encoding="utf-8") as fh:  # no newline translation: a name may hold a CR
+            return _csv_rows(fh.read())
     if path.suffix in (".sav", ".zsav", ".dta"):
         import pyreadstat
 
@@ -332,6 +333,7 @@ def _number(text: str) -> str:
                                               ".feather", ".sas7bdat"]), st.integers(1, 30))
 @example("id", ".csv", 3)
 @example("answer", ".dta", 3)
+@example("0\r", ".csv", 1)
 def test_synthesize_writes_a_whole_table_or_nothing(column, suffix, n):
     with workspace() as folder:
         out = folder / f"synthetic{suffix}"
