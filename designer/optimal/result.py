@@ -21,6 +21,10 @@ from .objectives import VARIANCE_KINDS, share_variances, variance_note
 from .problem import DesignProblem
 from .symmetric import SymmetricMechanism
 
+#: What a design's status means, as the table output says it beside the status.
+STATUS_WORDS = {"optimal": "optimal to the stated tolerance, certified in exact arithmetic",
+                "local": "certified in exact arithmetic; optimal only within the stated gap"}
+
 __all__ = ["DesignResult", "certificate_fields", "identification_warnings", "with_warnings"]
 
 
@@ -213,8 +217,9 @@ class DesignResult(Result):
              + f": {VARIANCE_KINDS[self.variance_kind]} (divide by n for a survey of n)")
             if self.variance is not None else f"variance: {self.variance_note}",
             *self._variance_lines(),
+            f"status: {self.status.value} ({STATUS_WORDS.get(self.status.value, self.status.value)})",
             *self.certificate.lines(),
-            f"path: {self.path}; solver {self.solver} ({self.status}); {self.seconds:.2f} s",
+            f"path: {self.path}; solver {self.solver}; {self.seconds:.2f} s",
             *(f"warning: {w}" for w in self.warnings),
         ]
         return "\n".join(lines)

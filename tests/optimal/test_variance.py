@@ -266,3 +266,19 @@ def test_a_variance_design_has_an_exact_table_to_draw_from():
     assert any(bin(int(m)).count("1") > 1 for m in r.mechanism.focal)
     table = exact_table(r.mechanism, epsilon=2.0)
     assert table.max_change < 1e-9
+
+
+def test_the_table_output_states_the_design_status():
+    """The table output says the design's status on its own line (not beside the solver's name): `optimal` for a
+    design at its bound, `local` with its gap for a precise WLDP design (issue 57: the output prints the status
+    instead of asserting it)."""
+    at_bound = d.design(d.DesignProblem(inputs=("yes", "no"), epsilon=1.0))
+    weak = d.design(d.DesignProblem(inputs=("a", "b", "c", "d", "e"), epsilon=3.0, semantics="wldp",
+                                    prior=(0.45, 0.3, 0.15, 0.07, 0.03)), objective="max_variance")
+    assert (str(at_bound.status), str(weak.status)) == ("optimal", "local")
+    for result in (at_bound, weak):
+        lines = result.summary().splitlines()
+        stated = [line for line in lines if line.startswith("status: ")]
+        assert len(stated) == 1 and stated[0].split()[1] == str(result.status)
+        assert not any(f"({result.status})" in line for line in lines if line.startswith("path: "))
+    assert "within the stated gap" in weak.summary() and weak.optimality_gap > 0.01
