@@ -5,8 +5,8 @@ profile likelihood's near an edge: docs/theory.md section 8.4) and of the plain 
 Carlo error ``sqrt(p (1 - p) / R)``. Writes a CSV and a PNG (coverage per cell with its 2-MC-error bar and the
 0.94-0.96 band).
 
-    .venv/bin/python benchmarks/coverage.py --replications 2000 --out benchmarks/coverage
-    .venv/bin/python benchmarks/coverage.py --quick   # the smaller grid run for benchmarks/README.md
+    .venv/bin/python benchmarks/coverage_grid.py --replications 2000 --out benchmarks/coverage
+    .venv/bin/python benchmarks/coverage_grid.py --quick   # the smaller grid run for benchmarks/README.md
 """
 
 from __future__ import annotations
