@@ -26,9 +26,10 @@ from .identify import (
     plan_design,
     standardization,
 )
+from .flat import CRITICAL, FlatTerm, LimitSearch
 from .status import DIRECTION_SHARE, Diagnosis, separation_warning
 
-__all__ = ["design_plan", "in_covariates"]
+__all__ = ["design_plan", "flat_warning", "in_covariates"]
 
 
 def design_plan(z: Any, names: list[str], weights: NDArray[np.float64] | None,
@@ -47,7 +48,8 @@ def design_plan(z: Any, names: list[str], weights: NDArray[np.float64] | None,
 
 def in_covariates(fit: RegressionResult, std: Standardization, plan: DesignPlan, names: list[str],
                   outcomes: list[str], *, diagnosis: Diagnosis | None = None,
-                  variance: NDArray[np.float64] | None = None) -> RegressionResult:
+                  variance: NDArray[np.float64] | None = None, search: LimitSearch | None = None
+                  ) -> RegressionResult:
     """``fit`` (on the kept standardized columns ``plan.kept``) with its coefficients, their covariance and its table
     in the terms ``names`` of the covariates: ``beta = M theta`` per outcome (:meth:`Standardization.matrix`).
 
@@ -59,7 +61,12 @@ def in_covariates(fit: RegressionResult, std: Standardization, plan: DesignPlan,
     intercept beside a separated dummy keeps its own. Without them a coefficient leaning on a parameter without
     standard error has none. A dropped or unidentified term has no estimate. The fit statistics (log-likelihood, AIC,
     BIC and the likelihood-ratio test, counted over the kept terms) are kept; the plan's warnings lead, and a fit
-    that dropped terms is ``not_identified`` where it would be ``converged``."""
+    that dropped terms is ``not_identified`` where it would be ``converged``.
+
+    ``search``: the fit's :class:`~designer.regression.flat.LimitSearch`; a coefficient that would have a standard
+    error but whose likelihood-ratio interval it proves unbounded on one side (the log-likelihood at infinity
+    within :data:`~designer.regression.flat.CRITICAL` / 2 of the maximum) has none, no test and no interval; it is
+    named in a warning and in :attr:`RegressionResult.flat`, and a ``converged`` fit becomes ``not_identified``."""
     q, o = len(names), len(outcomes)
     kept = list(plan.kept)
     r = len(kept)
@@ -91,6 +98,11 @@ def in_covariates(fit: RegressionResult, std: Standardization, plan: DesignPlan,
         running = (rows[:, np.isinf(shown_theta)] @ np.sign(shown_theta[np.isinf(shown_theta)])).astype(float)
         running = np.sign(running) * ((np.abs(rows[:, np.isinf(shown_theta)]) > 0).any(axis=1))
         good = ~(np.abs(rows[:, bad]) > 0).any(axis=1) & ~dropped & ~blank
+    flat: list[FlatTerm] = []
+    if search is not None:
+        flat = search.terms(np.asarray(rows, dtype=np.float64), candidates=good.copy())
+        for term in flat:
+            good[term.index] = False
     shown = beta.copy()
     shown[running != 0] = running[running != 0] * np.inf
     shown[dropped | blank] = np.nan
@@ -104,9 +116,26 @@ def in_covariates(fit: RegressionResult, std: Standardization, plan: DesignPlan,
     warnings = [w for w in fit.warnings if not w.startswith("separation: the estimates of")]
     if (running != 0).any():
         warnings.insert(0, separation_warning([labels[i] for i in np.flatnonzero(running)]))
-    status = FitStatus.NOT_IDENTIFIED if plan.unidentified and fit.status is FitStatus.CONVERGED else fit.status
+    if flat:
+        warnings.insert(0, flat_warning([labels[t.index] for t in flat], [t.side for t in flat],
+                                        [search.loglik - t.limit for t in flat] if search else []))
+    status = fit.status
+    if (plan.unidentified or flat) and fit.status is FitStatus.CONVERGED:
+        status = FitStatus.NOT_IDENTIFIED
     return dataclasses.replace(fit, coefficient_columns=table, params=beta, covariance=cov, status=status,
-                               converged=status is FitStatus.CONVERGED, warnings=(*plan.warnings, *warnings))
+                               converged=status is FitStatus.CONVERGED, warnings=(*plan.warnings, *warnings),
+                               flat=tuple(flat))
+
+
+def flat_warning(labels: list[str], sides: list[float], drops: list[float]) -> str:
+    """The warning of a fit whose named coefficients have a likelihood-ratio interval unbounded on one side
+    (``sides``), the log-likelihood at infinity ``drops`` below its maximum."""
+    named = ", ".join(f"{label!r} (to {'+' if side > 0 else '-'}inf, {max(drop, 0.0):.3g} below)"
+                      for label, side, drop in zip(labels, sides, drops))
+    return ("not identified: the log-likelihood stays within " + f"{CRITICAL / 2:.3g}" + " of its maximum out to "
+            "infinity along " + named + ": their 0.95 likelihood-ratio intervals are unbounded on that side, so "
+            "they have no standard error, test or interval (too few respondents for them through this design); "
+            "more respondents, a less noisy design, fewer terms, or --penalty firth")
 
 
 def _stderr(rows: NDArray[np.float64], kernel: NDArray[np.float64], good: NDArray[np.bool_]) -> NDArray[np.float64]:
