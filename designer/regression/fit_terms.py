@@ -99,10 +99,14 @@ def in_covariates(fit: RegressionResult, std: Standardization, plan: DesignPlan,
         running = np.sign(running) * ((np.abs(rows[:, np.isinf(shown_theta)]) > 0).any(axis=1))
         good = ~(np.abs(rows[:, bad]) > 0).any(axis=1) & ~dropped & ~blank
     flat: list[FlatTerm] = []
+    above = False  # the log-likelihood at infinity exceeds the estimate's: not the maximum
     if search is not None:
         flat = search.terms(np.asarray(rows, dtype=np.float64), candidates=good.copy())
         for term in flat:
             good[term.index] = False
+        above = any(term.limit > search.loglik + 1e-9 * max(1.0, abs(search.loglik)) for term in flat)
+        if above:
+            good[:] = False
     shown = beta.copy()
     shown[running != 0] = running[running != 0] * np.inf
     shown[dropped | blank] = np.nan
@@ -116,12 +120,14 @@ def in_covariates(fit: RegressionResult, std: Standardization, plan: DesignPlan,
     warnings = [w for w in fit.warnings if not w.startswith("separation: the estimates of")]
     if (running != 0).any():
         warnings.insert(0, separation_warning([labels[i] for i in np.flatnonzero(running)]))
-    if flat:
+    if flat and search is not None:
         warnings.insert(0, flat_warning([labels[t.index] for t in flat], [t.side for t in flat],
-                                        [search.loglik - t.limit for t in flat] if search else []))
+                                        [search.loglik - t.limit for t in flat]))
     status = fit.status
     if (plan.unidentified or flat) and fit.status is FitStatus.CONVERGED:
         status = FitStatus.NOT_IDENTIFIED
+    if above and status is not FitStatus.SEPARATION:
+        status = FitStatus.NOT_CONVERGED
     return dataclasses.replace(fit, coefficient_columns=table, params=beta, covariance=cov, status=status,
                                converged=status is FitStatus.CONVERGED, warnings=(*plan.warnings, *warnings),
                                flat=tuple(flat))
@@ -130,8 +136,14 @@ def in_covariates(fit: RegressionResult, std: Standardization, plan: DesignPlan,
 def flat_warning(labels: list[str], sides: list[float], drops: list[float]) -> str:
     """The warning of a fit whose named coefficients have a likelihood-ratio interval unbounded on one side
     (``sides``), the log-likelihood at infinity ``drops`` below its maximum."""
-    named = ", ".join(f"{label!r} (to {'+' if side > 0 else '-'}inf, {max(drop, 0.0):.3g} below)"
+    named = ", ".join(f"{label!r} (to {'+' if side > 0 else '-'}inf, " + (f"{drop:.3g} below)" if drop >= 0 else
+                                                                            f"{-drop:.3g} above)")
                       for label, side, drop in zip(labels, sides, drops))
+    if min(drops) < 0:
+        return ("not converged: the log-likelihood out at infinity is higher than at the estimate along " + named
+                + ": the estimate is a local maximum, not the likelihood's; no standard errors, tests or intervals "
+                "(too few respondents for these terms through this design); more respondents, a less noisy design, "
+                "fewer terms, or --penalty firth")
     return ("not identified: the log-likelihood stays within " + f"{CRITICAL / 2:.3g}" + " of its maximum out to "
             "infinity along " + named + ": their 0.95 likelihood-ratio intervals are unbounded on that side, so "
             "they have no standard error, test or interval (too few respondents for them through this design); "

@@ -73,7 +73,7 @@ def _row_limits(a: NDArray[np.float64], eta0: NDArray[np.float64], delta: NDArra
     with np.errstate(divide="ignore", invalid="ignore"):
         loga = np.log(a)
         top = np.where(near, eta0, -np.inf).max(axis=0)
-        e = np.where(near, np.exp(eta0 - top[None, :]), 0.0)
+        e = np.exp(np.where(near, eta0 - top[None, :], -np.inf))
         mixed = np.log((a * e).sum(axis=0)) - np.log(e.sum(axis=0))
         worst = np.where(near, loga, np.inf).min(axis=0)
     return np.asarray(np.where(exact, mixed, worst), dtype=np.float64)
