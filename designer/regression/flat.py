@@ -163,10 +163,36 @@ class LimitSearch:
             top = self.eta0.max(axis=0)
             e = np.exp(self.eta0 - top[None, :])
             self.mid = np.log((lik.a * e).sum(axis=0)) - np.log(e.sum(axis=0))  # each row's log-likelihood at b0
+            self.loga = np.log(lik.a)
+        self.worst = self.loga.min(axis=0)
+        self._orders: dict[int, NDArray[np.int64]] = {}
+        self.size = np.asarray(abs(lik.z).sum(axis=1)).ravel()  # each row's sum of |z_ij|
+
+    def _rows(self, delta: NDArray[np.float64], tol: NDArray[np.float64], rows: Any = slice(None)
+              ) -> NDArray[np.float64]:
+        """:func:`_row_limits` of the ``rows``; for two inputs in one pass over the non-reference input's
+        ``delta``: its answer likelihood above its allowance, the reference's below, the estimate's row at an
+        exact 0, the smaller of the two within the allowance."""
+        lik = self.lik
+        if lik.k != 2:
+            return _row_limits(lik.a[:, rows], self.eta0[:, rows], delta, tol)
+        o, r = lik.others[0], lik.reference
+        d, t = delta[o], tol[o]
+        out = np.where(d > t, self.loga[o, rows], self.loga[r, rows])
+        unsure = np.abs(d) <= t
+        if unsure.any():
+            still = unsure & (d == 0) & (t == 0)
+            out = np.where(unsure, np.where(still, self.mid[rows], self.worst[rows]), out)
+        return np.asarray(out, dtype=np.float64)
 
     def _limit(self, direction: NDArray[np.float64]) -> float:
-        _, delta, tol = _predictors(self.lik, self.params, direction)
-        return _total(_row_limits(self.lik.a, self.eta0, delta, tol), self.lik.weights)
+        lik = self.lik
+        d = direction.reshape(lik.z.shape[1], lik.k - 1, order="F")
+        delta = np.zeros((lik.k, lik.z.shape[0]))
+        tol = np.zeros_like(delta)
+        delta[lik.others] = np.asarray(lik.z @ d).T
+        tol[lik.others] = (ROUNDING * self.size)[None, :] * np.abs(d).max(axis=0)[:, None]  # >= |z_i| |d| rounding
+        return _total(self._rows(delta, tol), lik.weights)
 
     def _axis(self, j: int) -> tuple[float, float]:
         """``L_inf`` along ``+e_j`` and ``-e_j``: only the rows where parameter ``j``'s column is non-zero move."""
@@ -186,7 +212,7 @@ class LimitSearch:
         for sign in (1.0, -1.0):
             delta = np.zeros((lik.k, rows.size))
             delta[lik.others[t]] = sign * values
-            moved = _row_limits(lik.a[:, rows], self.eta0[:, rows], delta, np.zeros_like(delta))
+            moved = self._rows(delta, np.zeros_like(delta), rows)
             w = None if lik.weights is None else lik.weights[rows]
             change = moved - self.mid[rows]
             out.append(self.loglik + _total(change, w))
@@ -199,16 +225,23 @@ class LimitSearch:
         lik = self.lik
         y = lik.others[t]
         u = np.asarray(lik.z[:, col], dtype=np.float64)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            hi = np.log(lik.a[y])
-            rest = np.delete(np.arange(lik.k), y)
-            eta = self.eta0[rest]
-            top = eta.max(axis=0)
-            e = np.exp(eta - top[None, :])
-            lo = np.log((lik.a[rest] * e).sum(axis=0)) - np.log(e.sum(axis=0))
+        hi = self.loga[y]
+        if lik.k == 2:
+            lo = self.loga[lik.reference]
+        else:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                rest = np.delete(np.arange(lik.k), y)
+                eta = self.eta0[rest]
+                top = eta.max(axis=0)
+                e = np.exp(eta - top[None, :])
+                lo = np.log((lik.a[rest] * e).sum(axis=0)) - np.log(e.sum(axis=0))
         w = np.ones(u.size) if lik.weights is None else lik.weights
-        order = np.argsort(u, kind="stable")
-        values, starts = np.unique(u[order], return_index=True)
+        if col not in self._orders:
+            self._orders[col] = np.argsort(u, kind="stable")
+        order = self._orders[col]
+        ranked = u[order]
+        starts = np.concatenate([[0], np.flatnonzero(ranked[1:] != ranked[:-1]) + 1])
+        values = ranked[starts]
         with np.errstate(invalid="ignore"):
             groups = [np.add.reduceat((part * w)[order], starts) for part in (hi, lo, self.mid)]
         g_hi, g_lo, g_mid = (np.where(np.isnan(g), -np.inf, g) for g in groups)
