@@ -95,9 +95,13 @@ def test_the_24_respondent_survey_has_no_standard_error_on_its_flat_slope(tmp_pa
     assert slope["stderr"] is None and slope["pvalue"] is None and slope["ci_high"] is None
 
 
+SMALL = st.integers(10, 200)
+STRENGTHS = st.sampled_from([0.5, 2.0, 6.0])
+DESIGNS = st.sampled_from([0.6, 0.7, 0.8, 0.9, 0.99, 1.0])
+
+
 @st.composite
-def surveys(draw, sizes=st.integers(10, 200), strengths=st.sampled_from([0.5, 2.0, 6.0]),
-            designs=st.sampled_from([0.6, 0.7, 0.8, 0.9, 0.99, 1.0])):
+def surveys(draw, sizes=SMALL, strengths=STRENGTHS, designs=DESIGNS):
     n = draw(sizes)
     covariates = draw(st.integers(1, 2))
     p = draw(designs)

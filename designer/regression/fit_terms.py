@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 
 from ..results import FitStatus
 from .fit_result import RegressionResult, fit_statistics
+from .flat import CRITICAL, FlatTerm, LimitSearch
 from .identify import (
     DesignPlan,
     Moments,
@@ -26,7 +27,6 @@ from .identify import (
     plan_design,
     standardization,
 )
-from .flat import CRITICAL, FlatTerm, LimitSearch
 from .status import DIRECTION_SHARE, Diagnosis, separation_warning
 
 __all__ = ["design_plan", "flat_warning", "in_covariates"]

@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 from .design import constant_columns
 from .likelihood import Likelihood
 
-__all__ = ["CRITICAL", "SEARCH_PARAMS", "SCAN_CELLS", "FlatTerm", "LimitSearch", "limit_loglik"]
+__all__ = ["CRITICAL", "SCAN_CELLS", "SEARCH_PARAMS", "FlatTerm", "LimitSearch", "limit_loglik"]
 
 #: The 0.95 quantile of chi-square with 1 degree of freedom: a function whose log-likelihood at infinity is within
 #: half of it of the maximum has an unbounded 0.95 likelihood-ratio interval on that side.
@@ -166,6 +166,7 @@ class LimitSearch:
             self.loga = np.log(lik.a)
         self.worst = self.loga.min(axis=0)
         self._orders: dict[int, NDArray[np.int64]] = {}
+        self._csc: Any = None
         self.size = np.asarray(abs(lik.z).sum(axis=1)).ravel()  # each row's sum of |z_ij|
 
     def _rows(self, delta: NDArray[np.float64], tol: NDArray[np.float64], rows: Any = slice(None)
@@ -200,9 +201,11 @@ class LimitSearch:
         q = lik.z.shape[1]
         t, col = divmod(j, q)
         if sp.issparse(lik.z):
-            column = lik.z.tocsc()[:, col] if not sp.isspmatrix_csc(lik.z) else lik.z[:, col]
-            rows = column.indices
-            values = column.data
+            if self._csc is None:
+                self._csc = sp.csc_matrix(lik.z)
+            span = slice(self._csc.indptr[col], self._csc.indptr[col + 1])
+            rows = self._csc.indices[span]
+            values = self._csc.data[span]
         else:
             values_all = np.asarray(lik.z[:, col])
             rows = np.flatnonzero(values_all)
@@ -273,11 +276,15 @@ class LimitSearch:
         witness: dict[tuple[int, int], NDArray[np.float64]] = {}
         floor = self.loglik - CRITICAL / 2
 
-        def offer(d: NDArray[np.float64], value: float) -> None:
+        magnitude = np.abs(functions)
+
+        def offer(d: NDArray[np.float64], value: float, axis: int | None = None) -> None:
             if not value > floor:
                 return
-            moves = functions @ d
-            size = np.abs(functions) @ np.abs(d)
+            if axis is None:
+                moves, size = functions @ d, magnitude @ np.abs(d)
+            else:  # d = +-e_axis
+                moves, size = functions[:, axis] * d[axis], magnitude[:, axis]
             for i in np.flatnonzero(candidates & (np.abs(moves) > 1e-9 * size)):
                 side = 0 if moves[i] > 0 else 1
                 if value > best[i, side]:
@@ -287,9 +294,10 @@ class LimitSearch:
         for j in range(p):
             plus, minus = self._axis(j)
             for sign, value in ((1.0, plus), (-1.0, minus)):
-                d = np.zeros(p)
-                d[j] = sign
-                offer(d, value)
+                if value > floor:
+                    d = np.zeros(p)
+                    d[j] = sign
+                    offer(d, value, axis=j)
         if p <= SEARCH_PARAMS:
             for i in np.flatnonzero(candidates):
                 d = self.covariance @ functions[i]
@@ -299,11 +307,11 @@ class LimitSearch:
                         offer(sign * d, self._limit(sign * d))
             self._scans(offer, p)
         out = []
-        for i in range(f):
-            side = int(np.argmax(best[i]))
-            if best[i, side] > floor:
-                d = witness[(i, side)]
-                out.append(FlatTerm(index=i, side=1.0 if side == 0 else -1.0, limit=float(best[i, side]),
+        for row in range(f):
+            side = int(np.argmax(best[row]))
+            if best[row, side] > floor:
+                d = witness[(row, side)]
+                out.append(FlatTerm(index=row, side=1.0 if side == 0 else -1.0, limit=float(best[row, side]),
                                     direction=np.asarray(back @ d, dtype=np.float64)))
         return out
 

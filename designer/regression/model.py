@@ -40,9 +40,9 @@ from .constant_share import regress_share
 from .data import answer_columns, check_missing, prepare, rewrite_formula, split_formula
 from .design import build_rows, column_norms, design_info, weighted_gram
 from .firth_multinomial import MultinomialFirthPenalty
-from .flat import LimitSearch
 from .fit_result import RegressionResult, _first_line, _shares, _start, answer_counts, fit_statistics, judge
 from .fit_terms import design_plan, in_covariates
+from .flat import LimitSearch
 from .group_fit import grouped_answers, noncompliance_summary
 from .identify import DesignPlan
 from .likelihood import FirthPenalty, Likelihood, fit_em, fit_firth_best, fit_newton
