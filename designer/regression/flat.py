@@ -98,7 +98,8 @@ def limit_loglik(lik: Likelihood, params: NDArray[np.float64], direction: NDArra
     Examples
     --------
     Three respondents through Warner's design at ``p = 0.75``: along the slope the likelihood tends to that of every
-    respondent with ``x > 0`` holding the trait and every one with ``x < 0`` not, the one at ``x = 0`` unchanged:
+    respondent with ``x > 0`` holding the trait (the one at ``x = 2``, whose answer says no: 0.25) and every one with
+    ``x < 0`` not (answer no: 0.75), the one at ``x = 0`` unchanged (0.5 at the start):
 
     >>> import numpy as np
     >>> from designer.regression.likelihood import Likelihood
@@ -106,7 +107,8 @@ def limit_loglik(lik: Likelihood, params: NDArray[np.float64], direction: NDArra
     >>> z = np.array([[1.0, -1.0], [1.0, 0.0], [1.0, 2.0]])
     >>> a = np.array([[0.75, 0.25, 0.75], [0.25, 0.75, 0.25]])  # rows: input 'no' (reference), 'yes'
     >>> lik = Likelihood(z, a, reference=0)
-    >>> round(limit_loglik(lik, np.zeros(2), np.array([0.0, 1.0])), 6) == round(2 * np.log(0.25) + np.log(0.5), 6)
+    >>> limit = limit_loglik(lik, np.zeros(2), np.array([0.0, 1.0]))
+    >>> bool(np.isclose(limit, np.log(0.75) + np.log(0.5) + np.log(0.25)))
     True
     """
     eta0, delta, tol = _predictors(lik, np.asarray(params, dtype=np.float64), np.asarray(direction, dtype=np.float64))
