@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 
 from ..results import FitStatus
 from .fit_result import RegressionResult, fit_statistics
-from .flat import CRITICAL, FlatTerm, LimitSearch
+from .flat import CRITICAL, FlatTerm, LimitSearch, PassedSearch
 from .identify import (
     DesignPlan,
     Moments,
@@ -48,7 +48,8 @@ def design_plan(z: Any, names: list[str], weights: NDArray[np.float64] | None,
 
 def in_covariates(fit: RegressionResult, std: Standardization, plan: DesignPlan, names: list[str],
                   outcomes: list[str], *, diagnosis: Diagnosis | None = None,
-                  variance: NDArray[np.float64] | None = None, search: LimitSearch | None = None
+                  variance: NDArray[np.float64] | None = None,
+                  search: LimitSearch | PassedSearch | None = None
                   ) -> RegressionResult:
     """``fit`` (on the kept standardized columns ``plan.kept``) with its coefficients, their covariance and its table
     in the terms ``names`` of the covariates: ``beta = M theta`` per outcome (:meth:`Standardization.matrix`).

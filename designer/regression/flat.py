@@ -16,6 +16,7 @@ directions; a witness is a proof, but a flat direction none of them finds may be
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -137,6 +138,86 @@ def _predictors(lik: Likelihood, params: NDArray[np.float64], direction: NDArray
     size = abs(lik.z) @ np.abs(d) if sp.issparse(lik.z) else np.abs(lik.z) @ np.abs(d)
     tol[lik.others] = ROUNDING * np.asarray(size).T
     return eta0, delta, tol
+
+
+class _Best:
+    """The best witness found so far of each function (rows of ``functions`` ``(f, P)``, only the ``candidates``)
+    and side, for a fit of log-likelihood ``loglik``."""
+
+    def __init__(self, functions: NDArray[np.float64], candidates: NDArray[np.bool_] | None, loglik: float) -> None:
+        self.functions = np.atleast_2d(np.asarray(functions, dtype=np.float64))
+        f = self.functions.shape[0]
+        self.candidates = np.ones(f, dtype=bool) if candidates is None else np.asarray(candidates, dtype=bool)
+        self.magnitude = np.abs(self.functions)
+        self.best = np.full((f, 2), -np.inf)  # columns: side +, side -
+        self.witness: dict[tuple[int, int], NDArray[np.float64]] = {}
+        self.floor = loglik - CRITICAL / 2
+
+    def offer(self, d: NDArray[np.float64], value: float, axis: int | None = None) -> None:
+        """A direction ``d`` (``+-e_axis`` when ``axis`` is given) whose ``L_inf`` is ``value``."""
+        if not value > self.floor:
+            return
+        if axis is None:
+            moves, size = self.functions @ d, self.magnitude @ np.abs(d)
+        else:
+            moves, size = self.functions[:, axis] * d[axis], self.magnitude[:, axis]
+        for i in np.flatnonzero(self.candidates & (np.abs(moves) > 1e-9 * size)):
+            side = 0 if moves[i] > 0 else 1
+            if value > self.best[i, side]:
+                self.best[i, side] = value
+                self.witness[(int(i), side)] = d
+
+    def found(self, back: NDArray[np.float64] | None) -> list[FlatTerm]:
+        """The functions with a witness, each on its better side (``back`` maps the direction, default
+        ``functions``)."""
+        back = self.functions if back is None else back
+        out = []
+        for row in range(self.functions.shape[0]):
+            side = int(np.argmax(self.best[row]))
+            if self.best[row, side] > self.floor:
+                d = self.witness[(row, side)]
+                out.append(FlatTerm(index=row, side=1.0 if side == 0 else -1.0, limit=float(self.best[row, side]),
+                                    direction=np.asarray(back @ d, dtype=np.float64)))
+        return out
+
+
+def covariance_directions(covariance: NDArray[np.float64], functions: NDArray[np.float64],
+                          candidates: NDArray[np.bool_]) -> list[NDArray[np.float64]]:
+    """``+-V c`` for each candidate function ``c`` (each scaled to a largest entry of 1; none where it is 0 or not
+    finite)."""
+    out = []
+    for i in np.flatnonzero(candidates):
+        d = covariance @ functions[i]
+        if np.any(d != 0) and np.all(np.isfinite(d)):
+            d = d / np.abs(d).max()
+            out += [d, -d]
+    return out
+
+
+class PassedSearch:
+    """:class:`LimitSearch` for a fit whose rows are read in passes (the streamed fit): ``limits`` evaluates
+    ``L_inf`` along every row of a ``(m, P)`` array of directions in one pass. Up to :data:`SEARCH_PARAMS`
+    parameters the axes ``+-e_j`` and the covariance directions ``+-V c`` are tried, in one pass (no threshold
+    scans: they need the rows sorted)."""
+
+    def __init__(self, loglik: float, covariance: NDArray[np.float64],
+                 limits: Callable[[NDArray[np.float64]], NDArray[np.float64]]) -> None:
+        self.loglik = loglik
+        self.covariance = np.nan_to_num(np.asarray(covariance, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0)
+        self.limits = limits
+
+    def terms(self, functions: NDArray[np.float64], candidates: NDArray[np.bool_] | None = None,
+              back: NDArray[np.float64] | None = None) -> list[FlatTerm]:
+        """As :meth:`LimitSearch.terms`."""
+        best = _Best(functions, candidates, self.loglik)
+        p = best.functions.shape[1]
+        if p > SEARCH_PARAMS or not best.candidates.any():
+            return []
+        directions = [sign * row for row in np.eye(p) for sign in (1.0, -1.0)]
+        directions += covariance_directions(self.covariance, best.functions, best.candidates)
+        for d, value in zip(directions, self.limits(np.array(directions))):
+            best.offer(d, float(value))
+        return best.found(back)
 
 
 class LimitSearch:
@@ -263,61 +344,32 @@ class LimitSearch:
             limits.append(np.nan_to_num(np.concatenate([at, between]), nan=-np.inf))
         return thresholds, np.concatenate(limits)
 
+    def limits(self, directions: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``L_inf`` along each row of ``directions`` ``(m, P)`` from the estimate (the sum over these rows)."""
+        return np.array([self._limit(np.asarray(d, dtype=np.float64)) for d in np.atleast_2d(directions)])
+
     def terms(self, functions: NDArray[np.float64], candidates: NDArray[np.bool_] | None = None,
               back: NDArray[np.float64] | None = None) -> list[FlatTerm]:
         """The functions (rows of ``functions`` ``(f, P)``, only the ``candidates``) that some direction tried
         proves unbounded: ``2 (l_hat - L_inf) <` :data:`CRITICAL` with ``c' d != 0``, each with its best witness
         (the highest ``L_inf``). ``back`` ``(f, P)`` maps a direction to the functions' own scale for
         :attr:`FlatTerm.direction` (default ``functions``)."""
-        functions = np.atleast_2d(np.asarray(functions, dtype=np.float64))
-        f, p = functions.shape
-        if candidates is None:
-            candidates = np.ones(f, dtype=bool)
-        back = functions if back is None else back
-        best = np.full((f, 2), -np.inf)  # columns: side +, side -
-        witness: dict[tuple[int, int], NDArray[np.float64]] = {}
-        floor = self.loglik - CRITICAL / 2
-
-        magnitude = np.abs(functions)
-
-        def offer(d: NDArray[np.float64], value: float, axis: int | None = None) -> None:
-            if not value > floor:
-                return
-            if axis is None:
-                moves, size = functions @ d, magnitude @ np.abs(d)
-            else:  # d = +-e_axis
-                moves, size = functions[:, axis] * d[axis], magnitude[:, axis]
-            for i in np.flatnonzero(candidates & (np.abs(moves) > 1e-9 * size)):
-                side = 0 if moves[i] > 0 else 1
-                if value > best[i, side]:
-                    best[i, side] = value
-                    witness[(int(i), side)] = d
-
+        best = _Best(functions, candidates, self.loglik)
+        p = best.functions.shape[1]
         for j in range(p):
             plus, minus = self._axis(j)
             for sign, value in ((1.0, plus), (-1.0, minus)):
-                if value > floor:
+                if value > best.floor:
                     d = np.zeros(p)
                     d[j] = sign
-                    offer(d, value, axis=j)
+                    best.offer(d, value, axis=j)
         if p <= SEARCH_PARAMS:
-            for i in np.flatnonzero(candidates):
-                d = self.covariance @ functions[i]
-                if np.any(d != 0) and np.all(np.isfinite(d)):
-                    d = d / np.abs(d).max()
-                    for sign in (1.0, -1.0):
-                        offer(sign * d, self._limit(sign * d))
-            self._scans(offer, p)
-        out = []
-        for row in range(f):
-            side = int(np.argmax(best[row]))
-            if best[row, side] > floor:
-                d = witness[(row, side)]
-                out.append(FlatTerm(index=row, side=1.0 if side == 0 else -1.0, limit=float(best[row, side]),
-                                    direction=np.asarray(back @ d, dtype=np.float64)))
-        return out
+            for d in covariance_directions(self.covariance, best.functions, best.candidates):
+                best.offer(d, self._limit(d))
+            self._scans(best.offer, p)
+        return best.found(back)
 
-    def _scans(self, offer: Any, p: int) -> None:
+    def _scans(self, offer: Callable[..., None], p: int) -> None:
         lik = self.lik
         q, n = lik.z.shape[1], lik.z.shape[0]
         if sp.issparse(lik.z) or n * p > SCAN_CELLS:
