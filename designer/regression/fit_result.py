@@ -96,8 +96,9 @@ class RegressionResult(Result):
         Rows left out for a missing value of the formula's variables (``missing="drop"``).
     status : FitStatus
         ``converged``, ``separation``, ``not_converged`` or ``not_identified`` (:mod:`designer.regression.status`):
-        diverging terms have estimate ``+-inf``, and a term without a well-conditioned information has
-        ``NaN`` standard error, z, p and interval.
+        diverging terms have estimate ``+-inf``, and a term without a well-conditioned information, or whose
+        likelihood-ratio interval is unbounded on one side (:attr:`flat`), has ``NaN`` standard error, z, p and
+        interval.
     warnings : tuple of str
         What went wrong, naming the terms, and what to do.
     penalty : str or None
