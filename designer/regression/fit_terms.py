@@ -106,8 +106,8 @@ def in_covariates(fit: RegressionResult, std: Standardization, plan: DesignPlan,
         for term in flat:
             good[term.index] = False
         above = any(term.limit > search.loglik + 1e-9 * max(1.0, abs(search.loglik)) for term in flat)
-        if above:
-            good[:] = False
+        if above and fit.status is not FitStatus.SEPARATION:  # a local maximum: no standard errors at all (a
+            good[:] = False  # separated fit is judged conditionally on its runs: only the flagged terms lose theirs
     shown = beta.copy()
     shown[running != 0] = running[running != 0] * np.inf
     shown[dropped | blank] = np.nan
