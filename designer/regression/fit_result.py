@@ -20,6 +20,7 @@ from ..estimation.identification import indistinguishable_inputs
 from ..exceptions import RegressionError
 from ..results import FitStatus, Result, TableData, check_level
 from .design import build_rows, constant_columns
+from .flat import FlatTerm
 from .likelihood import Likelihood
 from .status import design_blind, diagnose
 
@@ -95,8 +96,9 @@ class RegressionResult(Result):
         Rows left out for a missing value of the formula's variables (``missing="drop"``).
     status : FitStatus
         ``converged``, ``separation``, ``not_converged`` or ``not_identified`` (:mod:`designer.regression.status`):
-        diverging terms have estimate ``+-inf``, and a term without a well-conditioned information has
-        ``NaN`` standard error, z, p and interval.
+        diverging terms have estimate ``+-inf``, and a term without a well-conditioned information, or whose
+        likelihood-ratio interval is unbounded on one side (:attr:`flat`), has ``NaN`` standard error, z, p and
+        interval.
     warnings : tuple of str
         What went wrong, naming the terms, and what to do.
     penalty : str or None
@@ -111,6 +113,10 @@ class RegressionResult(Result):
         The mechanism(s) as the output names them: a file's path, ``NAME=FILE, ...`` for several designs.
     weights, weight_kind, cluster, group : str or None
         The survey's columns as given (``weight_kind`` is only reported with ``weights``).
+    flat : tuple of FlatTerm
+        The coefficients whose 0.95 likelihood-ratio interval is unbounded on one side (the log-likelihood at
+        infinity along a witness direction within 1.92 of the maximum, :mod:`designer.regression.flat`): no
+        standard error, test or interval; each with its side, the limit and the witness direction.
 
     Examples
     --------
@@ -165,6 +171,9 @@ class RegressionResult(Result):
     weight_kind: str = "sampling"
     cluster: str | None = None
     group: str | None = None
+    #: The coefficients whose likelihood-ratio interval is unbounded on one side, each with its witness
+    #: (:class:`~designer.regression.flat.FlatTerm`): they have no standard error.
+    flat: tuple[FlatTerm, ...] = field(default=(), repr=False, compare=False)
     #: Builds :attr:`statsmodels` when it is first read (None: there is none).
     statsmodels_factory: Callable[[], Any] | None = field(default=None, repr=False, compare=False)
 

@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 
 from ..results import FitStatus
 from .fit_result import RegressionResult, fit_statistics
+from .flat import CRITICAL, FlatTerm, LimitSearch, PassedSearch
 from .identify import (
     DesignPlan,
     Moments,
@@ -28,7 +29,7 @@ from .identify import (
 )
 from .status import DIRECTION_SHARE, Diagnosis, separation_warning
 
-__all__ = ["design_plan", "in_covariates"]
+__all__ = ["design_plan", "flat_warning", "in_covariates"]
 
 
 def design_plan(z: Any, names: list[str], weights: NDArray[np.float64] | None,
@@ -47,7 +48,9 @@ def design_plan(z: Any, names: list[str], weights: NDArray[np.float64] | None,
 
 def in_covariates(fit: RegressionResult, std: Standardization, plan: DesignPlan, names: list[str],
                   outcomes: list[str], *, diagnosis: Diagnosis | None = None,
-                  variance: NDArray[np.float64] | None = None) -> RegressionResult:
+                  variance: NDArray[np.float64] | None = None,
+                  search: LimitSearch | PassedSearch | None = None
+                  ) -> RegressionResult:
     """``fit`` (on the kept standardized columns ``plan.kept``) with its coefficients, their covariance and its table
     in the terms ``names`` of the covariates: ``beta = M theta`` per outcome (:meth:`Standardization.matrix`).
 
@@ -59,7 +62,12 @@ def in_covariates(fit: RegressionResult, std: Standardization, plan: DesignPlan,
     intercept beside a separated dummy keeps its own. Without them a coefficient leaning on a parameter without
     standard error has none. A dropped or unidentified term has no estimate. The fit statistics (log-likelihood, AIC,
     BIC and the likelihood-ratio test, counted over the kept terms) are kept; the plan's warnings lead, and a fit
-    that dropped terms is ``not_identified`` where it would be ``converged``."""
+    that dropped terms is ``not_identified`` where it would be ``converged``.
+
+    ``search``: the fit's :class:`~designer.regression.flat.LimitSearch`; a coefficient that would have a standard
+    error but whose likelihood-ratio interval it proves unbounded on one side (the log-likelihood at infinity
+    within :data:`~designer.regression.flat.CRITICAL` / 2 of the maximum) has none, no test and no interval; it is
+    named in a warning and in :attr:`RegressionResult.flat`, and a ``converged`` fit becomes ``not_identified``."""
     q, o = len(names), len(outcomes)
     kept = list(plan.kept)
     r = len(kept)
@@ -91,6 +99,15 @@ def in_covariates(fit: RegressionResult, std: Standardization, plan: DesignPlan,
         running = (rows[:, np.isinf(shown_theta)] @ np.sign(shown_theta[np.isinf(shown_theta)])).astype(float)
         running = np.sign(running) * ((np.abs(rows[:, np.isinf(shown_theta)]) > 0).any(axis=1))
         good = ~(np.abs(rows[:, bad]) > 0).any(axis=1) & ~dropped & ~blank
+    flat: list[FlatTerm] = []
+    above = False  # the log-likelihood at infinity exceeds the estimate's: not the maximum
+    if search is not None:
+        flat = search.terms(np.asarray(rows, dtype=np.float64), candidates=good.copy())
+        for term in flat:
+            good[term.index] = False
+        above = any(term.limit > search.loglik + 1e-9 * max(1.0, abs(search.loglik)) for term in flat)
+        if above and fit.status is not FitStatus.SEPARATION:  # a local maximum: no standard errors at all (a
+            good[:] = False  # separated fit is judged conditionally on its runs: only the flagged terms lose theirs
     shown = beta.copy()
     shown[running != 0] = running[running != 0] * np.inf
     shown[dropped | blank] = np.nan
@@ -104,9 +121,34 @@ def in_covariates(fit: RegressionResult, std: Standardization, plan: DesignPlan,
     warnings = [w for w in fit.warnings if not w.startswith("separation: the estimates of")]
     if (running != 0).any():
         warnings.insert(0, separation_warning([labels[i] for i in np.flatnonzero(running)]))
-    status = FitStatus.NOT_IDENTIFIED if plan.unidentified and fit.status is FitStatus.CONVERGED else fit.status
+    if flat and search is not None:
+        warnings.insert(0, flat_warning([labels[t.index] for t in flat], [t.side for t in flat],
+                                        [search.loglik - t.limit for t in flat]))
+    status = fit.status
+    if (plan.unidentified or flat) and fit.status is FitStatus.CONVERGED:
+        status = FitStatus.NOT_IDENTIFIED
+    if above and status is not FitStatus.SEPARATION:
+        status = FitStatus.NOT_CONVERGED
     return dataclasses.replace(fit, coefficient_columns=table, params=beta, covariance=cov, status=status,
-                               converged=status is FitStatus.CONVERGED, warnings=(*plan.warnings, *warnings))
+                               converged=status is FitStatus.CONVERGED, warnings=(*plan.warnings, *warnings),
+                               flat=tuple(flat))
+
+
+def flat_warning(labels: list[str], sides: list[float], drops: list[float]) -> str:
+    """The warning of a fit whose named coefficients have a likelihood-ratio interval unbounded on one side
+    (``sides``), the log-likelihood at infinity ``drops`` below its maximum."""
+    named = ", ".join(f"{label!r} (to {'+' if side > 0 else '-'}inf, " + (f"{drop:.3g} below)" if drop >= 0 else
+                                                                            f"{-drop:.3g} above)")
+                      for label, side, drop in zip(labels, sides, drops))
+    if min(drops) < 0:
+        return ("not converged: the log-likelihood out at infinity is higher than at the estimate along " + named
+                + ": the estimate is a local maximum, not the likelihood's; no standard errors, tests or intervals "
+                "(too few respondents for these terms through this design); more respondents, a less noisy design, "
+                "fewer terms, or --penalty firth")
+    return ("not identified: the log-likelihood stays within " + f"{CRITICAL / 2:.3g}" + " of its maximum out to "
+            "infinity along " + named + ": their 0.95 likelihood-ratio intervals are unbounded on that side, so "
+            "they have no standard error, test or interval (too few respondents for them through this design); "
+            "more respondents, a less noisy design, fewer terms, or --penalty firth")
 
 
 def _stderr(rows: NDArray[np.float64], kernel: NDArray[np.float64], good: NDArray[np.bool_]) -> NDArray[np.float64]:

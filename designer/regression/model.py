@@ -42,6 +42,7 @@ from .design import build_rows, column_norms, design_info, weighted_gram
 from .firth_multinomial import MultinomialFirthPenalty
 from .fit_result import RegressionResult, _first_line, _shares, _start, answer_counts, fit_statistics, judge
 from .fit_terms import design_plan, in_covariates
+from .flat import LimitSearch
 from .group_fit import grouped_answers, noncompliance_summary
 from .identify import DesignPlan
 from .likelihood import FirthPenalty, Likelihood, fit_em, fit_firth_best, fit_newton
@@ -304,7 +305,11 @@ def regress(formula: str, data: pd.DataFrame | PlainTable, mechanism: Mechanism 
                                          lik, params, cov_matrix, list(mechanism.inputs), rule, level))
     result = dataclasses.replace(result, status=fit.status,
                                  warnings=fit.warnings + ((cov_warning,) if cov_warning else ()))
-    result = in_covariates(result, std, plan, names, outcomes, diagnosis=fit, variance=full)
+    search = None
+    if penalty is None and (survey.weights is None or survey.frequency):  # a likelihood, not a pseudo-likelihood
+        inverse = fit.spectrum.inverse() if fit.spectrum is not None else np.asarray(fit.covariance)
+        search = LimitSearch(lik, params, inverse)
+    result = in_covariates(result, std, plan, names, outcomes, diagnosis=fit, variance=full, search=search)
     converged = result.status == "converged"
     # statsmodels keeps a dense copy of the design: not for a sparse one (many-level categoricals), nor for a fit
     # without some of its terms

@@ -17,6 +17,7 @@ from ..mechanism import Mechanism
 from ..vocabulary import WeightKind
 from .data import answer_columns, prepare
 from .design import build_rows, weighted_gram
+from .flat import LimitSearch
 from .identify import Moments, Standardization, column_range, informative_rows
 from .likelihood import Likelihood
 from .variance import score_meat
@@ -138,6 +139,19 @@ def local_sums(parts: Callable[[], Iterator[Part]], channel: NDArray[np.float64]
             hessian += lik.hessian(params)
         return Sums(loglik, score, hessian)
     return sums
+
+
+def local_limits(parts: Callable[[], Iterator[Part]], channel: NDArray[np.float64], reference: int,
+                 params: NDArray[np.float64], directions: NDArray[np.float64],
+                 transform: Callable[[Any], Any] | None = None) -> NDArray[np.float64]:
+    """The log-likelihood at infinity along each row of ``directions`` ``(m, P)`` from ``params``, summed over the
+    chunks of ``parts`` in one pass (:meth:`~designer.regression.flat.LimitSearch.limits`)."""
+    total = np.zeros(np.atleast_2d(directions).shape[0])
+    for z, codes, w, _ in parts():
+        lik = Likelihood(z if transform is None else transform(z), channel[:, codes], reference, w)
+        with np.errstate(invalid="ignore"):
+            total = total + LimitSearch(lik, params, np.zeros((params.size, params.size))).limits(directions)
+    return np.where(np.isnan(total), -np.inf, total)
 
 
 @dataclass

@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 
 from ..exceptions import RegressionError
 from .identify import Coordinates, Moments, Standardization
-from .passes import FinalParts, Part, RowSpec, Sums, design_moments, final_parts, local_sums, merge_final
+from .passes import FinalParts, Part, RowSpec, Sums, design_moments, final_parts, local_limits, local_sums, merge_final
 
 __all__ = ["ClusterPlan", "PartSpec", "RemotePasses", "part_final", "part_moments", "part_sums", "reference_frame",
            "remote_passes", "stateful"]
@@ -112,6 +112,12 @@ def part_sums(source: str, *, spec: PartSpec, params: NDArray[np.float64]) -> Su
     return local_sums(_part_rows(source, spec), spec.channel, spec.reference, spec.transform)(params)
 
 
+def part_limits(source: str, *, spec: PartSpec, params: NDArray[np.float64], directions: NDArray[np.float64]
+                ) -> NDArray[np.float64]:
+    """One part's log-likelihood at infinity along each direction (a worker's task)."""
+    return local_limits(_part_rows(source, spec), spec.channel, spec.reference, params, directions, spec.transform)
+
+
 def part_final(source: str, *, spec: PartSpec, params: NDArray[np.float64], frequency: bool, meat: bool,
                clustered: bool) -> FinalParts:
     """One part's last pass at the estimate (a worker's task)."""
@@ -155,6 +161,14 @@ class RemotePasses:
                                    clustered=clustered)
             return merge_final(pieces, meat=meat, clustered=clustered)
         return summer, finaler
+
+    def limits(self, transform: Coordinates, params: NDArray[np.float64], directions: NDArray[np.float64]
+               ) -> NDArray[np.float64]:
+        """The log-likelihood at infinity along each row of ``directions`` from ``params``, one round of tasks."""
+        spec = dataclasses.replace(self.spec, transform=transform)
+        pieces = self.plan.map(part_limits, [(part,) for part in self.plan.parts], spec=spec, params=params,
+                               directions=directions)
+        return np.asarray(np.sum(pieces, axis=0), dtype=np.float64)
 
 
 def remote_passes(plan: ClusterPlan, spec: PartSpec, frequency: bool) -> RemotePasses:

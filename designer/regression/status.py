@@ -16,6 +16,12 @@ section 9).
 ``not_converged``
     The information is well conditioned but the decrement is not below the tolerance: no standard errors.
 
+After the fit, :mod:`designer.regression.flat` looks for coefficients whose likelihood-ratio interval is unbounded
+on one side (the log-likelihood at infinity along a witness direction within 1.92 of the maximum): they lose their
+standard error and a ``converged`` fit becomes ``not_identified``; a witness whose limit is above the estimate's
+log-likelihood makes it ``not_converged`` (a local maximum), without standard errors
+(:func:`~designer.regression.fit_terms.in_covariates`).
+
 The other terms keep standard errors on the identified subspace: the inverse of the information over every term
 that does not run off, given to a term only while the weak directions add at most :data:`WEAK_SHARE` to its
 variance (so it comes from the well-conditioned part); a term that leans on a weak direction has none. Terms that

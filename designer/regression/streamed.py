@@ -22,9 +22,10 @@ from .data import answer_columns, prepare
 from .design import build_rows
 from .fit_result import RegressionResult, _shares, _start, fit_statistics, judge
 from .fit_terms import in_covariates
+from .flat import PassedSearch
 from .identify import Coordinates, Moments, Standardization, plan_design, standardization
 from .likelihood import Likelihood, decrement_tolerance, fit_newton
-from .passes import Final, Part, RowSpec, Sums, design_moments, final_parts, local_sums, merge_final
+from .passes import Final, Part, RowSpec, Sums, design_moments, final_parts, local_limits, local_sums, merge_final
 from .variance import identified_covariance, on_terms
 
 __all__ = ["MAX_PASSES", "START_LIMIT", "streamed_fit"]
@@ -153,6 +154,10 @@ class _LocalPasses:
             return merge_final([piece], meat=meat, clustered=clustered)
         return local_sums(self.parts, self.channel, self.ref, transform), finaler
 
+    def limits(self, transform: Coordinates, params: NDArray[np.float64], directions: NDArray[np.float64]
+               ) -> NDArray[np.float64]:
+        return local_limits(self.parts, self.channel, self.ref, params, directions, transform)
+
 
 class _PartCache:
     """The chunks' design rows, answer columns, weights and cluster labels, built once and kept on disk (a
@@ -238,7 +243,12 @@ def _streamed_passes(formula: str, source: Any, mechanism: Mechanism, small: Any
                             loglik=streamed.loglike(params), null_loglik=null_loglik, n=final.respondents,
                             k=channel.shape[0], sandwich=chosen is Covariance.ROBUST)
     result = dataclasses.replace(result, status=fit.status, warnings=fit.warnings + ((warning,) if warning else ()))
-    result = in_covariates(result, std, plan, names, outcomes, diagnosis=fit, variance=full)
+    search = None
+    if weights is None or frequency:  # a likelihood: its flat directions are searched in one more pass
+        inverse = fit.spectrum.inverse() if fit.spectrum is not None else np.asarray(fit.covariance)
+        search = PassedSearch(streamed.loglike(params), inverse,
+                              lambda directions: source.limits(coordinates, params, directions))
+    result = in_covariates(result, std, plan, names, outcomes, diagnosis=fit, variance=full, search=search)
     return dataclasses.replace(
         result, iterations=iterations, method="newton", reference=reference,
         outcomes=tuple(mechanism.inputs), semantics=sem.value, formula=formula, design_info=info,
