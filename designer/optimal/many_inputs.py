@@ -46,6 +46,10 @@ STARTS = 96
 #: Newton steps of a round's restricted program at most (column generation needs its direction, not its last
 #: digits; the last program is solved to its optimum).
 ROUND_STEPS = 1
+#: Relative tolerance of a round's Newton step (its quadratic program; the last program is solved to 1e-12): the
+#: step's direction and multipliers are what a round needs, and 1e-8 takes about 7 interior-point iterations where
+#: 1e-12 takes 11.
+ROUND_TOL = 1e-8
 #: Weights below this share of the largest are the Newton steps' interior-point residue: dropped from the next pool.
 PRUNE = 1e-6
 #: Patterns of the seeds (subset selection, OUE) in the first pool, per input.
@@ -71,14 +75,22 @@ def _pool(problem: DesignProblem, rows: NDArray[np.bool_]) -> PatternPool:
     k = problem.k
     truth = problem.truth().astype(np.int64)
     rows = np.unique(rows[(rows.sum(axis=1) > 0) & (rows.sum(axis=1) < k)], axis=0)
-    bits = [sum(1 << x for x in np.flatnonzero(r)) for r in rows]
-    sets = [sum(1 << int(truth[x]) for x in np.flatnonzero(r)) for r in rows]
+    answers = np.zeros((rows.shape[0], problem.l), dtype=bool)
+    for x in range(k):  # the answer set of a pattern: the truthful answers of its inputs
+        answers[:, truth[x]] |= rows[:, x]
+    bits, sets = _integers(rows), _integers(answers)
     members = rows.T
     if not (problem.dont_know_max == 0.0 or problem.dont_know == 0.0):
         bits, sets = [0, *bits], [(1 << problem.l) - 1, *sets]
         members = np.hstack([np.zeros((k, 1), dtype=bool), members])
     return PatternPool(k, problem.budget.lp_factor, np.array(bits, dtype=object), np.array(sets, dtype=object),
                        members=members)
+
+
+def _integers(rows: NDArray[np.bool_]) -> list[int]:
+    """Each row of bits as a Python integer (bit ``x`` is column ``x``)."""
+    packed = np.packbits(rows, axis=1, bitorder="little")
+    return [int.from_bytes(r.tobytes(), "little") for r in packed]
 
 
 def _structured(problem: DesignProblem) -> NDArray[np.bool_]:
@@ -464,7 +476,7 @@ def solve_many_inputs(problem: DesignProblem, *, target_gap: float = TARGET_GAP,
     while rounds < MAX_ROUNDS:
         rounds += 1
         index = np.arange(pool.size)
-        solved = _solve_master_newton(problem, parts, pool, index, w, ROUND_STEPS, warm=True)
+        solved = _solve_master_newton(problem, parts, pool, index, w, ROUND_STEPS, warm=True, tol=ROUND_TOL)
         if solved is None:
             break
         master, solved_pool = solved, pool
