@@ -35,7 +35,7 @@ __all__ = ["TARGET_GAP", "TIME_BUDGET", "certified_bound", "check_many_inputs", 
 TARGET_GAP = 5e-3
 #: ... or after this many seconds of the process's CPU time (the gap then proved is reported): one BLAS thread, so
 #: on an idle machine about the wall time, and on a shared one the same design whatever the load.
-TIME_BUDGET = 45.0
+TIME_BUDGET = 50.0
 #: Rounds at most, and new patterns per round at most (a multiple of k).
 MAX_ROUNDS = 200
 NEW_PER_INPUT = 4
