@@ -43,6 +43,9 @@ NEW_PER_INPUT = 4
 CERTIFY_EVERY = 4
 #: Random starts of the local search per round.
 STARTS = 96
+#: The support's patterns that start the search, at most, per input (a random sample of them each round: from all
+#: of them, 1,500-1,900 at k = 64, the search was a sixth of a round).
+SUPPORT_STARTS = 4
 #: Newton steps of a round's restricted program at most (column generation needs its direction, not its last
 #: digits; the last program is solved to its optimum).
 ROUND_STEPS = 1
@@ -287,6 +290,8 @@ def _starts(pool: PatternPool, master_w: NDArray[np.float64], Z: NDArray[np.floa
     """The support's patterns, the best prefix along random and principal directions of ``Z``, random subsets."""
     k, m = Z.shape
     support = pool.members[:, master_w > 0].T
+    if support.shape[0] > SUPPORT_STARTS * k:  # a random sample of them, fresh each round
+        support = support[rng.choice(support.shape[0], size=SUPPORT_STARTS * k, replace=False)]
     directions = np.hstack([rng.normal(size=(m, STARTS // 2)), np.linalg.svd(Z, full_matrices=False)[2][:8].T])
     directions = np.hstack([directions, -directions[:, -8:]])
     order = np.argsort(-(Z @ directions), axis=0)
