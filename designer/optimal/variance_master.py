@@ -357,7 +357,8 @@ def _solve_master_newton(problem: DesignProblem, parts: Pieces, pats: Patterns, 
     directions the objective ignores unidentified: the conic program, which works on the range, decides). At most
     ``steps`` Newton steps (fewer: an inexact restricted optimum, as column generation may use); ``warm``: their
     quadratic programs start near the current weights (:func:`~designer.optimal.dense_qp.newton_step`); ``tol``:
-    their tolerance (a looser one: the weights are then brought back onto the rows exactly, on their support)."""
+    their tolerance (a looser one: the weights are then brought back onto the equality rows exactly, on their
+    support; with inequality rows the steps are solved to 1e-12 whatever ``tol`` says)."""
     try:
         return _newton_steps(problem, parts, pats, index, start, steps, warm, tol)
     except np.linalg.LinAlgError:
@@ -387,6 +388,8 @@ def _newton_steps(problem: DesignProblem, parts: Pieces, pats: Patterns, index: 
     A_eq, b_eq, A_ub, b_ub, _ = _linear_rows(problem, pats, index)
     n = index.size
     w = np.clip(start, 0.0, None)
+    if A_ub.shape[0]:
+        tol = 1e-12  # inequality rows (a don't-know cap, a lying bound): no correction puts the steps back on them
 
     def value(weights: NDArray[np.float64]) -> tuple[float, NDArray[np.float64] | None]:
         H = (tang * (weights / q)) @ tang.T
@@ -436,7 +439,7 @@ def _newton_steps(problem: DesignProblem, parts: Pieces, pats: Patterns, index: 
             step /= 2
         else:
             break
-    if tol > 1e-12 and A_ub.shape[0] == 0 and np.any(w > 0):
+    if tol > 1e-12 and np.any(w > 0):
         # an inexact step leaves the rows off by about tol: the least-norm correction on the support (weights above
         # 1e-6 of the largest, which a correction of that size cannot make negative) puts them back to rounding
         on = np.flatnonzero(w > 1e-6 * float(w.max()))
