@@ -1,6 +1,7 @@
 """Column generation's rounds past 20 inputs (designer/optimal/many_inputs.py, docs/theory.md 5.11): a round's
 Newton step solved to a loose tolerance (designer/optimal/dense_qp.py) against an independent quadratic program
-(cvxpy), its weights back on the rows exactly, and the patterns of designs past 63 inputs read off the columns.
+(cvxpy), its weights back on the rows exactly (and a don't-know cap kept), the proved gap after a fixed number of
+rounds, and the patterns of designs past 63 inputs read off the columns.
 """
 
 from __future__ import annotations
@@ -113,3 +114,21 @@ def test_twenty_rounds_at_forty_inputs_prove_a_gap_of_four_percent():
     assert 0 < sol.bound <= sol.value <= min(figures)
     assert sol.bound <= min(figures)
     assert (sol.value - sol.bound) / sol.value <= 0.04
+
+
+def test_loose_rounds_keep_a_dont_know_cap():
+    # with an inequality row (at most 0.1 of don't-know) the rounds' steps are solved strictly: the design stays
+    # under the cap, its rows sum to 1, and it is no worse than k-RR's MLE (written out in test_many_inputs.py)
+    from tests.optimal.test_many_inputs import _krr_mle
+
+    k, eps = 22, 1.0
+    raw = 0.8 ** np.arange(k)
+    prior = raw / raw.sum()
+    problem = designer.DesignProblem(inputs=[f"v{i}" for i in range(k)], epsilon=eps, prior=prior,
+                                     dont_know_max=0.1)
+    sol = solve_many_inputs(problem, target_gap=0.01, time_budget=3)
+    cols = sol.columns
+    np.testing.assert_allclose(cols.sum(axis=1), 1.0, atol=1e-9)
+    constant = np.ptp(cols, axis=0) <= 1e-12 * cols.max(axis=0)  # the don't-know column: the same for every input
+    assert float(cols[0, constant].sum()) <= 0.1 + 1e-12
+    assert 0 < sol.bound <= sol.value <= _krr_mle(prior, eps) * (1 + 1e-9)
