@@ -3,10 +3,10 @@
 * k = l = 8, 12, 16 at a skewed prior (a Dirichlet(0.5) draw, every share at least 0.005), eps = 1: the
   ``variance`` design (convex program over staircase patterns, priced; docs/theory.md 5.7) against the
   ``truthful`` design of the same problem (the full or priced linear program), with the variance each reaches;
-* past 20 inputs (docs/theory.md 5.11): k = 24, 32, 64 at a geometric (0.8^i), a Zipf (1/i) and a one-large
-  (0.6, the rest equal) prior, eps = 1, with the proved gap and the designs the issue names computed here: k-RR
-  (its MLE), the best d-subset selection and OUE (their textbook per-item estimators, which bound their MLE
-  from above: the bound must stay below them all);
+* past 20 inputs (docs/theory.md 5.11): k = 24, 32, 64 at a geometric (0.8^i), a Zipf (1/i), a one-large
+  (0.6, the rest equal) and two Dirichlet(0.5) priors (seeds 11 and 12, as above), eps = 1, with the proved gap
+  and the designs the issue names computed here: k-RR (its MLE), the best d-subset selection and OUE (their
+  textbook per-item estimators, which bound their MLE from above: the bound must stay below them all);
 * the uniform prior at k = 1000 (the size-class route: subset selection with the best size) against the truthful
   size-class design of the same size.
 
@@ -16,7 +16,7 @@ time), the truthful program's wall time and the ratio. Goals (2 cores): k = 8 un
 OUE; uniform k = 1000 under 2 s. The script exits with status 1 naming the rows that miss them (a loaded machine
 misses the time goals too: compare the CPU column, and rerun on a quiet one).
 
-Run: ``python benchmarks/variance.py [--large] [--only-large]``
+Run: ``python benchmarks/variance.py [--large] [--only-large] [--ks 24,32,64] [--priors geometric,zipf,...]``
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ import warnings
 import numpy as np
 
 GOALS = {8: 2.0, 12: 1.0, 16: 5.0, 24: 60.0, 32: 60.0, 64: 60.0, 1000: 2.0}
+#: The priors of the rows past 20 inputs: the skewed shapes and two Dirichlet(0.5) draws (seeds 11 and 12).
+LARGE_PRIORS = ("geometric", "zipf", "one-large", "dirichlet-11", "dirichlet-12")
 #: The proved gap past 20 inputs must be at most this.
 LARGE_GAP = 0.01
 
@@ -42,6 +44,9 @@ def skewed_prior(k: int, seed: int = 1) -> np.ndarray:
 
 
 def large_prior(kind: str, k: int) -> np.ndarray:
+    """The prior ``kind`` over ``k`` inputs: geometric, zipf, one-large, or dirichlet-SEED (:func:`skewed_prior`)."""
+    if kind.startswith("dirichlet-"):
+        return skewed_prior(k, int(kind.removeprefix("dirichlet-")))
     raw = {"geometric": 0.8 ** np.arange(k), "zipf": 1.0 / np.arange(1, k + 1),
            "one-large": np.r_[0.6 * (k - 1) / 0.4, np.ones(k - 1)]}[kind]
     return raw / raw.sum()
@@ -73,6 +78,8 @@ def main() -> int:
     parser.add_argument("--large", action="store_true", help="also k = 24, 32, 64 past 20 inputs")
     parser.add_argument("--only-large", action="store_true", help="only the rows past 20 inputs")
     parser.add_argument("--ks", default="24,32,64", help="the k of the rows past 20 inputs")
+    parser.add_argument("--priors", default=",".join(LARGE_PRIORS),
+                        help="the priors of the rows past 20 inputs (dirichlet-SEED: a Dirichlet(0.5) draw)")
     args = parser.parse_args()
     from designer.optimal import DesignProblem
 
@@ -101,7 +108,7 @@ def main() -> int:
               f"{var.variance:11.5g} {tru.variance:12.5g} {var.optimality_gap:8.1e}  {'<=' if ok else 'MISSED'} "
               f"{GOALS[k]:g} s")
     if args.large or args.only_large:
-        missed += large_rows([int(k) for k in args.ks.split(",")])
+        missed += large_rows([int(k) for k in args.ks.split(",")], args.priors.split(","))
     if missed:
         print("missed: " + ", ".join(missed), file=sys.stderr)
         return 1
@@ -117,15 +124,15 @@ def truthful_seconds(problem) -> float:
     return timed(small)[1]
 
 
-def large_rows(ks: list[int]) -> list[str]:
+def large_rows(ks: list[int], kinds: list[str]) -> list[str]:
     """Past 20 inputs: time, proved gap, and the design against k-RR, subset selection and OUE."""
     from designer.optimal import DesignProblem
 
     missed = []
-    print(f"\n{'k':>3} {'prior':<10} {'eps':>4} {'wall (s)':>9} {'CPU (s)':>8} {'truthful (s)':>12} {'ratio':>7} "
+    print(f"\n{'k':>3} {'prior':<12} {'eps':>4} {'wall (s)':>9} {'CPU (s)':>8} {'truthful (s)':>12} {'ratio':>7} "
           f"{'variance':>10} {'bound':>10} {'gap':>8} {'k-RR':>9} {'SS':>9} {'OUE':>9}  status, goal")
     for k in ks:
-        for kind in ("geometric", "zipf", "one-large"):
+        for kind in kinds:
             eps = 1.0
             problem = DesignProblem(inputs=tuple(f"x{i:02d}" for i in range(k)), epsilon=eps,
                                     prior=large_prior(kind, k), name=f"{kind}-{k}")
@@ -138,7 +145,7 @@ def large_rows(ks: list[int]) -> list[str]:
             ok = t_var <= GOALS[k] and gap <= LARGE_GAP and not worse and below
             if not ok:
                 missed.append(f"{kind} k = {k}")
-            print(f"{k:>3} {kind:<10} {eps:>4g} {t_var:9.1f} {c_var:8.1f} {t_tru:12.2f} {t_var / t_tru:6.0f}x "
+            print(f"{k:>3} {kind:<12} {eps:>4g} {t_var:9.1f} {c_var:8.1f} {t_tru:12.2f} {t_var / t_tru:6.0f}x "
                   f"{var.variance:10.6g} {var.bound or math.nan:10.6g} {gap:8.1e} {figures['k-RR']:9.5g} "
                   f"{figures['SS']:9.5g} {figures['OUE']:9.5g}  {var.status}"
                   f"{'' if ok else ', MISSED'}{', worse than ' + '/'.join(worse) if worse else ''}")

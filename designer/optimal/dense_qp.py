@@ -146,9 +146,10 @@ def solve_dense_qp(K: NDArray[np.float64], c: NDArray[np.float64], E: NDArray[np
             converged = True
             break
         d_x, d_s = z / x, lam / s
-        M = K + np.diag(d_x + ridge) + (G.T * d_s) @ G
+        M = K + (G.T * d_s) @ G if r_ineq else K.copy()
+        M.flat[::n + 1] += d_x + ridge  # the diagonal in place (np.diag would build a second n x n matrix)
         try:
-            factor = sla.cho_factor(M, lower=True, check_finite=False)
+            factor = sla.cho_factor(M, lower=True, check_finite=False, overwrite_a=True)
         except np.linalg.LinAlgError:
             break
         Mi_Et = sla.cho_solve(factor, E.T, check_finite=False)
@@ -181,12 +182,15 @@ class NewtonStep:
 
 
 def newton_step(hess: NDArray[np.float64], grad: NDArray[np.float64], w: NDArray[np.float64], A_eq: Any,
-                b_eq: NDArray[np.float64], A_ub: Any, b_ub: NDArray[np.float64], warm: bool = False) -> NewtonStep:
+                b_eq: NDArray[np.float64], A_ub: Any, b_ub: NDArray[np.float64], warm: bool = False,
+                tol: float = 1e-12) -> NewtonStep:
     """The step ``d`` minimising ``grad . d + d' hess d / 2`` subject to ``A_eq (w + d) = b_eq``,
     ``A_ub (w + d) <= b_ub`` and ``w + d >= 0``, solved densely in ``x = w + d`` (:func:`solve_dense_qp`).
     ``warm``: the interior-point method starts near ``w`` (``x = w`` plus a tenth of its mean positive entry, the
     multipliers of ``x >= 0`` the positive part of the gradient's component off the rows' span plus a tenth of its
-    mean size) instead of at ones: about 10 iterations instead of 14 on the steps of column generation.
+    mean size) instead of at ones: about 10 iterations instead of 14 on the steps of column generation. ``tol``:
+    the interior-point method's relative tolerance (:func:`solve_dense_qp`); a looser one serves a step whose
+    direction is all that is needed (column generation's rounds: 7 iterations at 1e-8 instead of 11).
 
     Examples
     --------
@@ -207,6 +211,6 @@ def newton_step(hess: NDArray[np.float64], grad: NDArray[np.float64], w: NDArray
         x0 = w + 0.1 * float(w[w > 0].mean())
         z0 = np.maximum(reduced, 0.0) + 0.1 * max(float(np.abs(reduced).mean()), 1e-300)
     with one_blas_thread():  # small dense factorizations: BLAS threads cost more than they save, worst when loaded
-        res = solve_dense_qp(hess, c, E, b_eq, G, b_ub, x0=x0, z0=z0)
+        res = solve_dense_qp(hess, c, E, b_eq, G, b_ub, tol=tol, x0=x0, z0=z0)
     return NewtonStep(res.x - w, np.concatenate([res.y, res.lam, res.z]),
                       "Solved" if res.converged else "NotConverged")

@@ -35,7 +35,7 @@ __all__ = ["TARGET_GAP", "TIME_BUDGET", "certified_bound", "check_many_inputs", 
 TARGET_GAP = 5e-3
 #: ... or after this many seconds of the process's CPU time (the gap then proved is reported): one BLAS thread, so
 #: on an idle machine about the wall time, and on a shared one the same design whatever the load.
-TIME_BUDGET = 45.0
+TIME_BUDGET = 50.0
 #: Rounds at most, and new patterns per round at most (a multiple of k).
 MAX_ROUNDS = 200
 NEW_PER_INPUT = 4
@@ -43,9 +43,16 @@ NEW_PER_INPUT = 4
 CERTIFY_EVERY = 4
 #: Random starts of the local search per round.
 STARTS = 96
+#: The support's patterns that start the search, at most, per input (a random sample of them each round: from all
+#: of them, 1,500-1,900 at k = 64, the search was a sixth of a round).
+SUPPORT_STARTS = 4
 #: Newton steps of a round's restricted program at most (column generation needs its direction, not its last
 #: digits; the last program is solved to its optimum).
 ROUND_STEPS = 1
+#: Relative tolerance of a round's Newton step (its quadratic program; the last program is solved to 1e-12): the
+#: step's direction and multipliers are what a round needs, and 1e-8 takes about 7 interior-point iterations where
+#: 1e-12 takes 11.
+ROUND_TOL = 1e-8
 #: Weights below this share of the largest are the Newton steps' interior-point residue: dropped from the next pool.
 PRUNE = 1e-6
 #: Patterns of the seeds (subset selection, OUE) in the first pool, per input.
@@ -71,14 +78,22 @@ def _pool(problem: DesignProblem, rows: NDArray[np.bool_]) -> PatternPool:
     k = problem.k
     truth = problem.truth().astype(np.int64)
     rows = np.unique(rows[(rows.sum(axis=1) > 0) & (rows.sum(axis=1) < k)], axis=0)
-    bits = [sum(1 << x for x in np.flatnonzero(r)) for r in rows]
-    sets = [sum(1 << int(truth[x]) for x in np.flatnonzero(r)) for r in rows]
+    answers = np.zeros((rows.shape[0], problem.l), dtype=bool)
+    for x in range(k):  # the answer set of a pattern: the truthful answers of its inputs
+        answers[:, truth[x]] |= rows[:, x]
+    bits, sets = _integers(rows), _integers(answers)
     members = rows.T
     if not (problem.dont_know_max == 0.0 or problem.dont_know == 0.0):
         bits, sets = [0, *bits], [(1 << problem.l) - 1, *sets]
         members = np.hstack([np.zeros((k, 1), dtype=bool), members])
     return PatternPool(k, problem.budget.lp_factor, np.array(bits, dtype=object), np.array(sets, dtype=object),
                        members=members)
+
+
+def _integers(rows: NDArray[np.bool_]) -> list[int]:
+    """Each row of bits as a Python integer (bit ``x`` is column ``x``)."""
+    packed = np.packbits(rows, axis=1, bitorder="little")
+    return [int.from_bytes(r.tobytes(), "little") for r in packed]
 
 
 def _structured(problem: DesignProblem) -> NDArray[np.bool_]:
@@ -275,6 +290,8 @@ def _starts(pool: PatternPool, master_w: NDArray[np.float64], Z: NDArray[np.floa
     """The support's patterns, the best prefix along random and principal directions of ``Z``, random subsets."""
     k, m = Z.shape
     support = pool.members[:, master_w > 0].T
+    if support.shape[0] > SUPPORT_STARTS * k:  # a random sample of them, fresh each round
+        support = support[rng.choice(support.shape[0], size=SUPPORT_STARTS * k, replace=False)]
     directions = np.hstack([rng.normal(size=(m, STARTS // 2)), np.linalg.svd(Z, full_matrices=False)[2][:8].T])
     directions = np.hstack([directions, -directions[:, -8:]])
     order = np.argsort(-(Z @ directions), axis=0)
@@ -464,7 +481,7 @@ def solve_many_inputs(problem: DesignProblem, *, target_gap: float = TARGET_GAP,
     while rounds < MAX_ROUNDS:
         rounds += 1
         index = np.arange(pool.size)
-        solved = _solve_master_newton(problem, parts, pool, index, w, ROUND_STEPS, warm=True)
+        solved = _solve_master_newton(problem, parts, pool, index, w, ROUND_STEPS, warm=True, tol=ROUND_TOL)
         if solved is None:
             break
         master, solved_pool = solved, pool

@@ -351,20 +351,23 @@ DENSE_STEPS = True
 
 
 def _solve_master_newton(problem: DesignProblem, parts: Pieces, pats: Patterns, index: NDArray[np.int64],
-                         start: NDArray[np.float64], steps: int = NEWTON_STEPS, warm: bool = False
-                         ) -> Master | None:
+                         start: NDArray[np.float64], steps: int = NEWTON_STEPS, warm: bool = False,
+                         tol: float = 1e-12) -> Master | None:
     """:func:`_newton_steps`, None where the information turns singular on the way (an optimum that leaves
     directions the objective ignores unidentified: the conic program, which works on the range, decides). At most
     ``steps`` Newton steps (fewer: an inexact restricted optimum, as column generation may use); ``warm``: their
-    quadratic programs start near the current weights (:func:`~designer.optimal.dense_qp.newton_step`)."""
+    quadratic programs start near the current weights (:func:`~designer.optimal.dense_qp.newton_step`); ``tol``:
+    their tolerance (a looser one: the weights are then brought back onto the equality rows exactly, on their
+    support; with inequality rows the steps are solved to 1e-12 whatever ``tol`` says)."""
     try:
-        return _newton_steps(problem, parts, pats, index, start, steps, warm)
+        return _newton_steps(problem, parts, pats, index, start, steps, warm, tol)
     except np.linalg.LinAlgError:
         return None
 
 
 def _newton_steps(problem: DesignProblem, parts: Pieces, pats: Patterns, index: NDArray[np.int64],
-                  start: NDArray[np.float64], steps: int = NEWTON_STEPS, warm: bool = False) -> Master | None:
+                  start: NDArray[np.float64], steps: int = NEWTON_STEPS, warm: bool = False,
+                  tol: float = 1e-12) -> Master | None:
     """The restricted program of a one-piece objective by sequential quadratic programming from a feasible start.
 
     ``f(w) = tr(R' H(w)^-1 R)`` is smooth and convex where ``H(w)`` is nonsingular, with gradient
@@ -385,6 +388,8 @@ def _newton_steps(problem: DesignProblem, parts: Pieces, pats: Patterns, index: 
     A_eq, b_eq, A_ub, b_ub, _ = _linear_rows(problem, pats, index)
     n = index.size
     w = np.clip(start, 0.0, None)
+    if A_ub.shape[0]:
+        tol = 1e-12  # inequality rows (a don't-know cap, a lying bound): no correction puts the steps back on them
 
     def value(weights: NDArray[np.float64]) -> tuple[float, NDArray[np.float64] | None]:
         H = (tang * (weights / q)) @ tang.T
@@ -416,7 +421,7 @@ def _newton_steps(problem: DesignProblem, parts: Pieces, pats: Patterns, index: 
         # the step d: rows A_eq (w + d) = b_eq (a start off them by rounding is brought back), A_ub (w + d) <= b_ub,
         # w + d >= 0
         b = np.concatenate([b_eq - A_eq @ w, b_ub - A_ub @ w, w])
-        solution = (newton_step(hess, grad, w, A_eq, b_eq, A_ub, b_ub, warm) if DENSE_STEPS else
+        solution = (newton_step(hess, grad, w, A_eq, b_eq, A_ub, b_ub, warm, tol) if DENSE_STEPS else
                     clarabel.DefaultSolver(sp.csc_matrix(np.triu(hess)), grad, A, b, cones, config).solve())
         if "Solved" not in str(solution.status):
             return None
@@ -434,6 +439,18 @@ def _newton_steps(problem: DesignProblem, parts: Pieces, pats: Patterns, index: 
             step /= 2
         else:
             break
+    if tol > 1e-12 and np.any(w > 0):
+        # an inexact step leaves the rows off by about tol: the least-norm correction on the support (weights above
+        # 1e-6 of the largest, which a correction of that size cannot make negative) puts them back to rounding
+        on = np.flatnonzero(w > 1e-6 * float(w.max()))
+        E = A_eq[:, on].toarray() if hasattr(A_eq, "toarray") else np.asarray(A_eq)[:, on]
+        moved = w[on] + E.T @ np.linalg.solve(E @ E.T, b_eq - A_eq @ w)
+        if np.all(moved >= 0):
+            w = w.copy()
+            w[on] = moved
+            f, H = value(w)
+            if H is None:
+                return None
     if solution is None or np.max(np.abs(A_eq @ w - b_eq)) > 1e-12 or (
             A_ub.shape[0] and np.max(A_ub @ w - b_ub) > 1e-12):
         return None  # not back on the rows: the conic program decides
