@@ -46,6 +46,7 @@ from .flat import LimitSearch
 from .group_fit import grouped_answers, noncompliance_summary
 from .identify import DesignPlan
 from .likelihood import FirthPenalty, Likelihood, fit_em, fit_firth_best, fit_newton
+from .modes import higher_mode
 from .variance import covariance, on_terms, survey_design
 
 if TYPE_CHECKING:
@@ -361,7 +362,8 @@ def _fit_kept(u: Any, names: list[str], plan: DesignPlan, channel: NDArray[np.fl
                 return lik.loglike(b) + firth.value(b)
             objective = penalized
         else:
-            found = (fit_newton if method == "newton" else fit_em)(lik, start)
+            maximise = fit_newton if method == "newton" else fit_em
+            found = higher_mode(lik, maximise(lik, start), maximise)  # not concave: the highest mode found
         params, iterations, decrement_ok = found
         fit, shown = judge(objective, params, -lik.hessian(params), decrement_ok, column_norms(ufit, row_counts),
                            channel, inputs, reference, [names[j] for j in kept],
