@@ -198,7 +198,7 @@ def test_a_cell_not_utf8_matters_only_where_a_command_reads_it(tmp_path, capsys)
         + (b"caf\xe9" if i == 4 else b"ok") + b"\n" for i in range(1, 13)))
     regress = ["regress", str(data), "--mechanism", MECH, "--reference", "no", "--formula"]
     fits = [run(capsys, *regress, "response ~ age"), run(capsys, *regress, "response ~ age", "--chunk-rows", "1000")]
-    assert fits[0][0] == 0 and fits[0] == fits[1]
+    assert fits[0][0] in (0, 3) and fits[0] == fits[1]  # written (3: 12 respondents leave the slope unbounded)
     assert run(capsys, "estimate", str(data), "--mechanism", MECH)[0] == 0
     out = tmp_path / "out.csv"
     assert run(capsys, "randomize", str(data), "--mechanism", MECH, "--column", "answer", "--out", str(out),
