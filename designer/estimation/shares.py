@@ -48,6 +48,9 @@ from .mle import (
     tangent_form,
 )
 
+EM_ITERATIONS = 20_000
+"""EM steps before the active-set Newton method finishes the fit (EM crawls sublinearly towards a share at 0)."""
+
 __all__ = [
     "Estimate",
     "IdentifiedSet",
@@ -463,7 +466,7 @@ def estimate_sldp(mech: Mechanism, counts: ArrayLike, *, method: str = "newton",
     if method == "newton":
         pi, iterations, _ = mle_newton(m, c)
     elif method in ("em", "convex"):
-        pi, iterations = em(m, c) if method == "em" else (mle_convex(m, c), 0)
+        pi, iterations = em(m, c, max_iter=EM_ITERATIONS) if method == "em" else (mle_convex(m, c), 0)
         if not at_maximum(m, c, pi):  # stopped short (EM's crawl to a share at 0): finished by the active set
             finished, more, verified = mle_newton(m, c, start=pi)
             if verified or _loglik(m, c, finished) >= _loglik(m, c, pi):

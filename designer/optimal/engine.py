@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._internal.solvers import SolverError, WarmStart
-from ..exceptions import InfeasibleDesignError, InvalidArgumentError, InvalidArgumentTypeError
+from ..exceptions import InfeasibleDesignError, InvalidArgumentError, InvalidArgumentTypeError, InvalidProblemError
 from ..mechanism import MAX_DENSE_CELLS, Mechanism
 from ..privacy import eps_shafer, eps_walley
 from ..results import FitStatus
@@ -60,6 +60,9 @@ WALLEY_MAX_FRAME = 20
 EXPAND_INPUTS = 16
 #: A released design's objective may fall short of the solver's optimum by at most this (relative).
 OBJECTIVE_RTOL = 1e-6
+#: A repair that costs up to this much objective (relative) is released when none within ``OBJECTIVE_RTOL`` is found,
+#: with the gap its bound proves (:func:`_release_with_gap`; minimised objectives only).
+FALLBACK_RTOL = 1e-3
 #: Budget reductions (nats) of the re-solves tried when a repair would cost too much objective.
 RESOLVE_STEPS = (1e-13, 1e-11, 1e-9, 1e-7)
 #: Shares of the budget at which repair references are designed (the first feasible one that passes is used).
@@ -211,17 +214,18 @@ def _settings(problem: DesignProblem, solver: str | None, options: dict[str, Any
 
 # ---------------------------------------------------------------------------- the release loop (every route)
 def _references(problem: DesignProblem, solve: Solve) -> Iterator[tuple[str, Any]]:
-    """Designs strictly inside the budget and the inequality bounds: repair references of last resort."""
-    tighter: dict[str, Any] = {}
-    for key in ("lie_max", "dont_know_max"):
-        value = getattr(problem, key)
-        if value:
-            tighter[key] = value * (1 - 1e-6)
+    """Designs strictly inside the budget and the inequality bounds: repair references of last resort.
+
+    The bounds shrink with the budget (``lie_max`` and ``dont_know_max`` times the same share): a solver's answer
+    overshoots a bound by about its tolerance (1e-9), and a reference only ``1e-6`` inside it would need a mixing
+    weight of about 1e-3 to absorb that, too much objective for a tightly bounded design."""
+    bounded = [key for key in ("lie_max", "dont_know_max") if getattr(problem, key)]
     for share in REFERENCE_SHARES:
+        tighter = {key: getattr(problem, key) * share for key in bounded}
         try:
             inner = solve(problem.replace(epsilon=share * problem.epsilon, **tighter), explain=False)
-        except (InfeasibleDesignError, SolverError, CertificationError):
-            continue
+        except (InfeasibleDesignError, InvalidProblemError, SolverError, CertificationError):
+            continue  # the tightened problem has no design of its own: no reference from it
         yield f"design at {share:g} of the budget", inner.candidate
 
 
@@ -243,15 +247,38 @@ def _release(problem: DesignProblem, first: Answer, solve: Solve, steps: Steps, 
             error = error or exc
             continue
         return released, certificate, note
+    fallback = _release_with_gap(problem, first, solve, steps)
+    if fallback is not None:
+        return fallback
     raise CertificationError(steps.refusal(problem, error))
 
 
-def within_tolerance(problem: DesignProblem, value: float, optimum: float) -> bool:
-    """Whether ``value`` is within ``OBJECTIVE_RTOL`` of ``optimum`` on the objective's good side (below a
-    minimised objective's optimum plus the tolerance, above a maximised one's minus it)."""
+def _release_with_gap(problem: DesignProblem, first: Answer, solve: Solve, steps: Steps
+                      ) -> tuple[Any, Certificate, str] | None:
+    """A minimised objective with a proved bound whose solver's answer no repair brings within ``OBJECTIVE_RTOL``:
+    its answer meets a bound (a lying bound, a don't-know cap) only to the conic solver's feasibility tolerance, on a
+    nearly flat objective where that tolerance is worth more than ``OBJECTIVE_RTOL``. The best repair within
+    ``FALLBACK_RTOL`` is certified like any other and released with the gap its bound proves (``local`` beyond
+    ``OPTIMALITY_GAP``), never called optimal on the solver's word. None when there is no such repair."""
+    bound = first.bound
+    if not (problem.objective.minimised and steps.certify is _certify_candidate and bound is not None
+            and math.isfinite(bound) and math.isfinite(first.value)):
+        return None
+    try:
+        released, certificate = certify(
+            first.candidate, problem, references=_references(problem, solve),
+            accept=lambda c: within_tolerance(problem, candidate_value(problem, c), first.value, rtol=FALLBACK_RTOL))
+    except CertificationError:
+        return None
+    return released, certificate, " (repaired beyond the solver's tolerance; the gap to the bound says how far)"
+
+
+def within_tolerance(problem: DesignProblem, value: float, optimum: float, *, rtol: float = OBJECTIVE_RTOL) -> bool:
+    """Whether ``value`` is within ``rtol`` (default ``OBJECTIVE_RTOL``) of ``optimum`` on the objective's good side
+    (below a minimised objective's optimum plus the tolerance, above a maximised one's minus it)."""
     if not math.isfinite(optimum):
         return not problem.objective.minimised or math.isfinite(value) or optimum == value
-    slack = OBJECTIVE_RTOL * abs(optimum) + 1e-12
+    slack = rtol * abs(optimum) + 1e-12
     return value <= optimum + slack if problem.objective.minimised else value >= optimum - slack
 
 
@@ -276,7 +303,8 @@ def _certify_table(problem: DesignProblem, answer: Answer, first: Answer, refere
 def _no_certified(problem: DesignProblem, error: CertificationError | None) -> str:
     return (f"no certified design of '{problem.name or 'the problem'}' was found within {OBJECTIVE_RTOL:g} of the "
             "solver's optimum (the solver's answers break the budget or the structure by more than a repair can "
-            "mend); nothing is released: try solver='CLARABEL' or tighter solver tolerances")
+            "mend); nothing is released: try another solver (in Python, design(..., solver='CLARABEL')) or a "
+            "budget or bound slightly inside this one")
 
 
 def _table_refusal(problem: DesignProblem, error: CertificationError | None) -> str:

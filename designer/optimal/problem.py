@@ -78,6 +78,23 @@ def _real(value: object, where: str, key: str, expected: str, *, low: float | No
     return x
 
 
+def _label_mask(given: Any, frame: tuple[str, ...]) -> int | None:
+    """A focal set as a bitmask of the frame: an integer as it is, a set of frame labels (or one label) as its
+    mask; None for anything else (a label outside the frame, an empty set, a bool)."""
+    if isinstance(given, bool):
+        return None
+    if isinstance(given, numbers.Integral):
+        return int(given)
+    labels = (given,) if isinstance(given, str) else given
+    try:
+        members = [frame.index(str(x)) if isinstance(x, str) else -1 for x in labels]
+    except (TypeError, ValueError):
+        return None
+    if not members or min(members) < 0:
+        return None
+    return sum(1 << j for j in set(members))
+
+
 @dataclass(frozen=True, eq=False)
 class DesignProblem:
     """What to design: find a mechanism ``M`` (inputs x focal sets) maximising an objective under a budget.
@@ -107,8 +124,9 @@ class DesignProblem:
         Exact, or largest, mass on the whole frame ("don't know") for every input.
     lie_max : float, optional
         Largest mass, per input, on sets that do not contain the true answer.
-    focal_sets : sequence of sequence of str, optional
-        Allowed focal sets (default: every nonempty subset of the frame).
+    focal_sets : sequence of (sequence of str, or int), optional
+        Allowed focal sets (default: every nonempty subset of the frame): each a set of frame labels
+        (``["b", "c"]``; one label alone is its singleton) or the bitmask of one (bit ``j`` for ``frame[j]``).
     gain : mapping {input: {set: value}} or (k, 2**l) array, optional
         For ``objective="gain"``; sets not listed gain 0.
     utility : mapping {input: {frame label: value}} or (k, l) array, optional
@@ -273,10 +291,11 @@ class DesignProblem:
         if self.focal_sets is None:
             return
         full = (1 << len(self.frame)) - 1
-        if any(isinstance(m, bool) or not isinstance(m, numbers.Integral) for m in self.focal_sets):
-            raise _fail(where, "structure.focal_sets", "bitmasks (integers) of nonempty subsets of the frame",
-                        list(self.focal_sets))
-        masks = tuple(dict.fromkeys(int(m) for m in self.focal_sets))
+        given = [_label_mask(m, self.frame) for m in self.focal_sets]
+        if any(m is None for m in given):
+            raise _fail(where, "structure.focal_sets", "sets of frame labels, or bitmasks (integers) of nonempty "
+                        "subsets of the frame", list(self.focal_sets))
+        masks = tuple(dict.fromkeys(int(m) for m in given if m is not None))
         if not masks or any(m <= 0 or m > full for m in masks):
             raise _fail(where, "structure.focal_sets", "nonempty subsets of the frame", list(self.focal_sets))
         set_(self, "focal_sets", tuple(sorted(masks)))

@@ -317,6 +317,11 @@ def staircase_program(problem: DesignProblem) -> Staircase:
     allowed = set(problem.family().tolist())
     keep = np.array([s in allowed for s in sets.tolist()], dtype=bool)
     patterns, sets, bits = patterns[keep], sets[keep], bits[:, keep]
+    if patterns.size == 0:  # only the whole frame (or sets no pattern reports): every design is constant
+        raise InvalidProblemError(
+            f"'{problem.name or 'the problem'}': no allowed answer set separates any two inputs (the focal sets leave "
+            f"only the whole frame), so every design answers alike whatever the truth and objective "
+            f"'{problem.objective}' is 0; allow more answer sets (structure.focal_sets)")
     e = problem.budget.lp_factor
     values = np.where(bits == 1, e, 1.0)
     S = patterns.size

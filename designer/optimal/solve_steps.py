@@ -238,7 +238,18 @@ def _variance_route(problem: DesignProblem, settings: Settings) -> Solved:
             path = (f"variance program over staircase patterns ({free.priced} of {(1 << problem.k) - 1} priced, "
                     f"{free.rounds} rounds), answer sets assigned to the structure")
             return Solved(outcome, parts, sets, path, free.bound)
-    solution = _variance_solution(problem, settings)
+    try:
+        solution = _variance_solution(problem, settings)
+    except SolverError:
+        # the restricted program defeated both conic solvers (a nearly singular information at a small budget):
+        # the textbook designs assigned to the structure, when one fits, with the unrestricted bound
+        seeds = assigned_seeds(problem) if restricted else []
+        if not seeds:
+            raise
+        name, parts, sets, value = min(seeds, key=lambda seed: seed[3])
+        outcome = SolverOutcome(Status.OPTIMAL, value, None, "CLARABEL")
+        return Solved(outcome, parts, sets, f"{name}, answer sets assigned to the structure (the restricted variance "
+                      "program stopped in both conic solvers)", free.bound)
     bound = solution.bound
     outcome = SolverOutcome(Status.OPTIMAL, solution.value, None, solution.solver)
     path = (f"variance program over staircase patterns ({solution.priced} of {(1 << problem.k) - 1} priced, "

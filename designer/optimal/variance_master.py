@@ -342,6 +342,35 @@ def _solve_master_cvxpy(problem: DesignProblem, parts: Pieces, pats: Patterns, i
     return Master(np.clip(np.asarray(w.value), 0.0, None), y_eq, y_dk_max, y_lie, mu, program.status, Y)
 
 
+#: The conic solver a restricted program falls back on when Clarabel stops on it (through cvxpy), and its options.
+FALLBACK_SOLVER = "SCS"
+FALLBACK_OPTIONS: dict[str, Any] = {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 200_000}
+
+
+def solve_master(problem: DesignProblem, parts: Pieces, pats: Patterns, index: NDArray[np.int64], solver: str | None,
+                 settings: dict[str, Any], options: dict[str, Any], *, fallback: bool = True) -> Master:
+    """The restricted program by the solver asked for: Clarabel directly (``settings`` added to its own), or any
+    other conic solver through cvxpy (``options``). When Clarabel stops (a numerical error or its iteration limit on
+    a nearly singular information matrix), the same program is solved through cvxpy by ``FALLBACK_SOLVER``; the
+    design that results is certified and bounded like any other, so a less accurate master costs optimality, not
+    privacy. ``fallback=False`` raises Clarabel's failure instead (a search that skips a candidate it cannot solve)."""
+    if solver is not None and solver.upper() != "CLARABEL":
+        return _solve_master_cvxpy(problem, parts, pats, index, solver, options)
+    try:
+        return _solve_master_clarabel(problem, parts, pats, index, settings)
+    except SolverError as first:
+        if not fallback:
+            raise
+        import warnings
+
+        try:
+            with warnings.catch_warnings():  # cvxpy's "may be inaccurate": the design is certified and bounded anyway
+                warnings.simplefilter("ignore", UserWarning)
+                return _solve_master_cvxpy(problem, parts, pats, index, FALLBACK_SOLVER, FALLBACK_OPTIONS)
+        except SolverError:
+            raise first from None
+
+
 #: Newton steps of :func:`_solve_master_newton` at most, and its stopping rule (the Newton decrement, relative).
 NEWTON_STEPS = 60
 NEWTON_TOL = 1e-15

@@ -15,7 +15,7 @@ from .._internal.solvers import SolverError
 from ..exceptions import InfeasibleDesignError
 from .problem import DesignProblem
 from .share_variance import pieces
-from .variance_master import Master, _solve_master_clarabel, _solve_master_cvxpy, candidate_patterns
+from .variance_master import Master, candidate_patterns, solve_master
 from .variance_program import _piece_values, _prices, _row_prices, solve_variance
 
 __all__ = ["PreciseVariance", "seed_pattern_classes", "solve_precise_variance"]
@@ -73,13 +73,11 @@ def solve_precise_variance(problem: DesignProblem, *, solver: str | None = None,
     if sol.patterns.size <= l:
         return PreciseVariance(sol.columns, sol.value, sol.bound,
                                f"the SLDP optimum uses {sol.patterns.size} patterns, one output each")
-    use_clarabel = solver is None or solver.upper() == "CLARABEL"
 
     def solve(index: NDArray[np.int64]) -> tuple[float, Master | None]:
         try:
-            master = (_solve_master_clarabel(relaxed, parts, pats, index, options) if use_clarabel
-                      else _solve_master_cvxpy(relaxed, parts, pats, index, solver or "CLARABEL", options))
-        except SolverError:
+            master = solve_master(relaxed, parts, pats, index, solver, options, options, fallback=False)
+        except SolverError:  # a candidate the solver cannot settle is passed over
             return math.inf, None
         return float(np.max(_piece_values(parts, pats, index, master.w))), master
 

@@ -37,17 +37,16 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from .._internal.solvers import LinearProgram, SolverError, Status, solve_lp
-from ..exceptions import InfeasibleDesignError, InvalidProblemError
+from ..exceptions import InvalidProblemError
 from .problem import DesignProblem
 from .share_variance import Pieces, pieces
 from .variance_master import (
     Master,
     Patterns,
     _linear_rows,
-    _solve_master_clarabel,
-    _solve_master_cvxpy,
     _solve_master_newton,
     candidate_patterns,
+    solve_master,
 )
 
 __all__ = ["OPTIMALITY_GAP", "VarianceSolution", "solve_variance"]
@@ -218,25 +217,29 @@ def solve_variance(problem: DesignProblem, *, solver: str | None = None, options
     Raises
     ------
     InfeasibleDesignError
-        When no weights meet the rows (e.g. a don't-know mass and a lying bound that exclude each other).
+        When no eps-SLDP design meets the structure (e.g. a don't-know mass and a lying bound that exclude each
+        other at this budget; :func:`~designer.optimal.infeasible.class_refusal`).
+    InvalidProblemError
+        When designs exist but none identifies what the objective asks (too few answer sets, only "don't know")
+        or none lies in the class solved over.
     SolverError
         When the conic solver stops without an answer.
     """
     parts = pieces(problem)
     pats = candidate_patterns(problem) if patterns is None else patterns
-    if (problem.dont_know or 0.0) >= 1.0:
-        raise InfeasibleDesignError(
+    if (problem.dont_know or 0.0) >= 1.0:  # designs exist (all "don't know"); none estimates: the problem's fault
+        raise InvalidProblemError(
             f"'{problem.name or 'the problem'}' fixes the don't-know mass at 1: those answers carry no information, "
             "and no design estimates the shares; lower dont_know")
     if pats.size == 0 or not np.any(pats.bits != 0):
-        raise InfeasibleDesignError(
+        raise InvalidProblemError(
             f"no answer set of '{problem.name or 'the problem'}' separates any two inputs (the focal sets or the "
             "lying bound leave only \"don't know\"): no design estimates the shares; allow more answer sets")
     _check_separates(problem, parts, pats)
     use_clarabel = solver is None or solver.upper() == "CLARABEL"
     options = dict(options or {})
     index = _start(problem, pats, warm)
-    _check_feasible(problem, pats)
+    index = np.union1d(index, _check_feasible(problem, pats))
     final, rounds, bound, previous, tol, final_rounds = False, 0, -math.inf, math.inf, 1e-4, 0
     start: NDArray[np.float64] | None = None
     while True:
@@ -247,9 +250,8 @@ def solve_variance(problem: DesignProblem, *, solver: str | None = None, options
         master = (_solve_master_newton(problem, parts, pats, index, start)
                   if use_clarabel and start is not None and len(parts.R) == 1 else None)
         if master is None:
-            master = (_solve_master_clarabel(problem, parts, pats, index, {**({} if final else loose), **options})
-                      if use_clarabel else
-                      _solve_master_cvxpy(problem, parts, pats, index, solver or "CLARABEL", options))
+            master = solve_master(problem, parts, pats, index, solver, {**({} if final else loose), **options},
+                                  options)
         value = float(np.max(_piece_values(parts, pats, index, master.w)))
         if not math.isfinite(value):
             break
@@ -366,21 +368,24 @@ def _check_separates(problem: DesignProblem, parts: Pieces, pats: Patterns) -> N
         "that separate them (structure.focal_sets), or weight only shares they leave identified")
 
 
-def _check_feasible(problem: DesignProblem, pats: Patterns) -> None:
-    """Refuse, with the reason, structure that no pattern weights meet (an LP over every candidate). Without
-    structure rows k-RR's singletons meet the row sums: nothing to check."""
+def _check_feasible(problem: DesignProblem, pats: Patterns) -> NDArray[np.int64]:
+    """Refuse, with the reason, structure that no pattern weights meet (an LP over every candidate); otherwise the
+    patterns of a feasible point, which the first restricted program takes in (the start's columns alone may meet
+    no row sums under focal sets). Without structure rows k-RR's singletons meet the row sums: nothing to check."""
     if (problem.dont_know is None and problem.dont_know_max is None and problem.lie_max is None
             and np.count_nonzero(np.bitwise_count(pats.bits) == 1) == problem.k):
-        return
+        return np.zeros(0, dtype=np.int64)
     index = np.arange(pats.size)
     A_eq, b_eq, A_ub, b_ub, _ = _linear_rows(problem, pats, index)
     out = solve_lp(LinearProgram(c=np.zeros(pats.size), A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq,
                                  lb=np.zeros(pats.size), ub=np.full(pats.size, np.inf)))
     if out.status is Status.INFEASIBLE:
-        raise InfeasibleDesignError(
-            f"no eps-SLDP design of '{problem.name or 'the problem'}' meets its structure at epsilon = "
-            f"{problem.epsilon:g} with staircase answers (don't-know {problem.dont_know or problem.dont_know_max}, "
-            f"lying bound {problem.lie_max}); raise epsilon, the lying bound or the don't-know mass")
+        from .infeasible import class_refusal  # the general program's explanation (infeasible imports programs)
+
+        raise class_refusal(problem, "staircase answers assigned to the allowed sets")
+    if out.z is None:
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(out.z > 0)
 
 
 
@@ -400,7 +405,13 @@ def _support(problem: DesignProblem, parts: Pieces, pats: Patterns, index: NDArr
     lp = LinearProgram(c=np.zeros(index.size), A_ub=A_ub, b_ub=b_ub, A_eq=A, b_eq=A @ w, lb=np.zeros(index.size),
                        ub=np.full(index.size, np.inf), maximize=True, warm_start=False)
     out = solve_lp(lp, options={"solver": "simplex", "presolve": "off"})
-    if out.status is not Status.OPTIMAL or out.z is None:
+
+    def excess(v: NDArray[np.float64]) -> float:  # how far ``v`` breaks the bounds (lying, don't-know cap)
+        return float(np.max(A_ub @ v - b_ub, initial=0.0)) if A_ub.shape[0] else 0.0
+
+    # the simplex meets its rows to its feasibility tolerance (1e-7), coarser than the conic program's: a vertex
+    # that breaks a bound by more than the conic point did is not taken (its repair would cost objective)
+    if out.status is not Status.OPTIMAL or out.z is None or excess(np.clip(out.z, 0.0, None)) > excess(w) + 1e-13:
         keep = w > 1e-12 * max(1.0, float(w.max()))
         return index[keep], w[keep]
     keep = out.z > 1e-12 * max(1.0, float(out.z.max()))
@@ -427,8 +438,7 @@ def _polish(problem: DesignProblem, parts: Pieces, pats: Patterns, index: NDArra
         return index, master, value
     small = index[keep]
     try:
-        again = (_solve_master_clarabel(problem, parts, pats, small, options) if solver is None
-                 or solver.upper() == "CLARABEL" else _solve_master_cvxpy(problem, parts, pats, small, solver, options))
+        again = solve_master(problem, parts, pats, small, solver, options, options)
     except SolverError:
         return index, master, value
     polished = float(np.max(_piece_values(parts, pats, small, again.w)))

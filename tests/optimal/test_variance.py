@@ -17,7 +17,7 @@ import pytest
 
 import designer as d
 from designer.closed_forms import krr_variance, subset_selection_variance
-from designer.exceptions import DesignWarning, InfeasibleDesignError, InvalidProblemError
+from designer.exceptions import DesignWarning, InvalidProblemError
 from designer.optimal import DesignProblem, design, parse_problem
 from designer.optimal.share_variance import target_variances
 from designer.optimal.variance_program import OPTIMALITY_GAP
@@ -218,7 +218,8 @@ def test_bad_input_is_one_line(changes, message):
 
 
 def test_structure_no_design_can_meet_is_refused():
-    with pytest.raises(InfeasibleDesignError, match="don't-know mass at 1"):
+    # every design answers "don't know": private, but none estimates the shares (the problem's, not the budget's)
+    with pytest.raises(InvalidProblemError, match="don't-know mass at 1"):
         design(DesignProblem(inputs=("yes", "no"), epsilon=1.0, dont_know=1.0))
     with pytest.raises(InvalidProblemError, match="epsilon >= 1e-06"):
         design(DesignProblem(inputs=("yes", "no"), epsilon=1e-9))
