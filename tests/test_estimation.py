@@ -8,6 +8,7 @@ import designer as d
 from designer import closed_forms as cf
 from designer.estimation.sampling import precise_distributions, randomize, randomize_precise
 from designer.estimation.shares import (
+    EM_ITERATIONS,
     em,
     estimate_sldp,
     identified_set,
@@ -55,6 +56,19 @@ def test_em_and_convex_mle_agree():
     # Q_2x3: the MLE is Eq 2 when it lies inside [0, 1]
     counts = np.array([3100.0, 4900.0, 2000.0])
     assert em(d.Q_2x3(0.6, 0.2).matrix, counts)[0][0] == pytest.approx(cf.q2x3_mle(3100, 4900, 0.6, 0.2), abs=1e-9)
+
+
+def test_em_hands_a_crawl_to_the_active_set_after_its_step_limit():
+    """Answers in exactly the proportions of (0.6, 0.4, 0): the maximum lies on the simplex's edge with a zero
+    multiplier, where EM's steps shrink like 1/t. After EM_ITERATIONS steps the active-set Newton method finishes:
+    the exact maximum, in Newton's verdict, and no 200,000-step crawl."""
+    m = d.Q_kRR(1.0, 3)
+    counts = np.array([0.6, 0.4, 0.0]) @ m.matrix * 1000
+    newton, crawl = estimate_sldp(m, counts), estimate_sldp(m, counts, method="em")
+    assert EM_ITERATIONS < crawl.iterations <= EM_ITERATIONS + 500
+    assert crawl.converged and str(crawl.status) == str(newton.status)
+    np.testing.assert_allclose(crawl.estimate, [0.6, 0.4, 0.0], atol=1e-9)
+    np.testing.assert_allclose(crawl.stderr, newton.stderr, rtol=1e-6)
 
 
 def test_round_trip_recovers_the_prior_within_three_standard_errors():
