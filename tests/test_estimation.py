@@ -69,6 +69,9 @@ def test_em_hands_a_crawl_to_the_active_set_after_its_step_limit():
     assert crawl.converged and str(crawl.status) == str(newton.status)
     np.testing.assert_allclose(crawl.estimate, [0.6, 0.4, 0.0], atol=1e-9)
     np.testing.assert_allclose(crawl.stderr, newton.stderr, rtol=1e-6)
+    convex = estimate_sldp(m, counts, method="convex")  # the conic solver's own steps are not counted
+    assert convex.iterations == 0 and convex.converged
+    np.testing.assert_allclose(convex.estimate, [0.6, 0.4, 0.0], atol=1e-9)
 
 
 def test_round_trip_recovers_the_prior_within_three_standard_errors():
