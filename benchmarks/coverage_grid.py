@@ -88,15 +88,15 @@ def figure(rows: list[dict[str, float]], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.55 * len(rows)), 4.0))
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.8 * len(rows)), 4.4))
     xs = np.arange(len(rows))
     for offset, name, colour in ((-0.15, "reported", "C0"), (0.15, "wald", "C3")):
         ax.errorbar(xs + offset, [r[name] for r in rows], yerr=[2 * r[f"{name}_mc"] for r in rows], fmt="o",
                     color=colour, label=f"{name} interval (2 MC errors)")
     ax.axhspan(0.94, 0.96, color="0.85", label="0.94-0.96")
     ax.axhline(0.95, color="0.4", lw=0.8)
-    ax.set_xticks(xs, [f"k{r['k']:g} e{r['eps']:g}\ns{r['share']:g} n{r['n']:g}\n{r['variant']}" for r in rows],
-                  fontsize=6)
+    ax.set_xticks(xs, [f"k {r['k']:g}, eps {r['eps']:g}\nshare {r['share']:g}\nn {r['n']:,.0f}\n{r['variant']}"
+                       for r in rows], fontsize=6)
     ax.set_ylabel("coverage of the first share")
     ax.set_ylim(max(0.0, min(min(r["reported"], r["wald"]) for r in rows) - 0.05), 1.0)
     ax.legend(fontsize=7, loc="lower left")

@@ -381,7 +381,11 @@ def mle_convex(m: NDArray[np.float64], counts: NDArray[np.float64]) -> NDArray[n
     pi = cp.Variable(m.shape[0], nonneg=True)
     objective = cp.Maximize(freq @ cp.log(m[:, used].T @ pi))
     prob = cp.Problem(objective, [cp.sum(pi) == 1])
-    with native_output_silenced():
+    import warnings
+
+    with native_output_silenced(), warnings.catch_warnings():
+        # cvxpy's "may be inaccurate": the point is polished below and its verdict read from the KKT conditions
+        warnings.simplefilter("ignore", UserWarning)
         prob.solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
     if pi.value is None:
         raise InvalidMechanismError(f"the likelihood program failed ({prob.status})")
