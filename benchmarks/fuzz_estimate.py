@@ -8,15 +8,15 @@ the exceptions outside designer's error classes; exits 1 when any invariant brok
 from __future__ import annotations
 
 import argparse
-import collections
 import sys
-import time
-import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import fuzz_loop  # benchmarks/, beside this script
 
 from tests.test_estimate_fuzz import OBJECTIVES, draw_case, verify
 
@@ -29,28 +29,20 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
-    statuses: collections.Counter[str] = collections.Counter()
-    broken: list[str] = []
-    start = time.perf_counter()
-    done = 0
-    while done < args.fits:
-        done += 1
+
+    def one() -> tuple[object, Callable[[], str]]:
         k = int(rng.integers(2, 9))
         eps = float(rng.choice([0.1, 0.25, 0.5, 1.0, 2.0, 5.0]))
         objective = str(rng.choice(OBJECTIVES))
         log_n = float(rng.uniform(1.0, 6.0))
         kind = str(rng.choice(["plain", "plain", "single", "weights"]))
-        case = (k, eps, objective, round(log_n, 3), kind)
-        try:
+
+        def check() -> str:
             mech, counts = draw_case(rng, k, eps, objective, log_n, kind)
-            statuses[verify(mech, counts, rng, ends=bool(rng.random() < args.ends))] += 1
-        except AssertionError as error:
-            broken.append(f"{case}: invariant {error!r}")
-        except Exception:  # what the run counts
-            broken.append(f"{case}: exception {traceback.format_exc(limit=3)}")
-        if time.perf_counter() - start > args.seconds:
-            break
-    elapsed = time.perf_counter() - start
+            return verify(mech, counts, rng, ends=bool(rng.random() < args.ends))
+        return (k, eps, objective, round(log_n, 3), kind), check
+
+    done, elapsed, statuses, broken = fuzz_loop.run(one, args.fits, args.seconds)
     print(f"fits {done} in {elapsed:.0f} s; statuses {dict(statuses)}; broken {len(broken)}")
     for line in broken[:20]:
         print(line)

@@ -10,16 +10,16 @@ test's independent oracle. Prints what happened to the fits, the broken invarian
 from __future__ import annotations
 
 import argparse
-import collections
 import sys
-import time
-import traceback
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import fuzz_loop  # benchmarks/, beside this script
 
 from tests.test_regress_verifier import DESIGNS, check
 
@@ -41,23 +41,12 @@ def main() -> int:
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     rng = np.random.default_rng(args.seed)
-    outcomes: collections.Counter[str] = collections.Counter()
-    broken: list[str] = []
-    start = time.perf_counter()
-    done = 0
-    while done < args.fits:
-        done += 1
+
+    def one() -> tuple[object, Callable[[], str]]:
         problem = draw(rng)
-        case = (problem[0], *problem[3:])
-        try:
-            outcomes[check(problem)] += 1
-        except AssertionError as error:
-            broken.append(f"{case}: invariant {error!r}")
-        except Exception:  # what the run counts: anything outside RegressionError
-            broken.append(f"{case}: exception {traceback.format_exc(limit=3)}")
-        if time.perf_counter() - start > args.seconds:
-            break
-    elapsed = time.perf_counter() - start
+        return (problem[0], *problem[3:]), lambda: str(check(problem))
+
+    done, elapsed, outcomes, broken = fuzz_loop.run(one, args.fits, args.seconds)
     print(f"fits {done} in {elapsed:.0f} s; {dict(outcomes)}; broken {len(broken)}")
     for line in broken[:20]:
         print(line)
