@@ -73,6 +73,7 @@ def main() -> int:
     slow.sort(reverse=True)
     print(f"problems {args.problems} in {time.perf_counter() - start:.0f} s; {dict(outcomes)}; broken {len(broken)}")
     print("slowest: " + "; ".join(f"{s:.1f} s" for s, _ in slow[:5]))
+    print(f"the slowest: {slow[0][1]}" if slow else "")
     for line in broken[:20]:
         print(line)
     return 1 if broken else 0

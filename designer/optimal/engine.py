@@ -21,12 +21,21 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from .._internal.solvers import SolverError, WarmStart
-from ..exceptions import InfeasibleDesignError, InvalidArgumentError, InvalidArgumentTypeError, InvalidProblemError
+from ..exceptions import (
+    DesignerError,
+    InfeasibleDesignError,
+    InvalidArgumentError,
+    InvalidArgumentTypeError,
+    InvalidProblemError,
+)
 from ..mechanism import MAX_DENSE_CELLS, Mechanism
 from ..privacy import eps_shafer, eps_walley
 from ..results import FitStatus
-from .certify import Certificate, CertificationError, certify
+from ..vocabulary import Semantics
+from .certify import Certificate, CertificationError, certify, float_loss
 from .invariant_exact import InvariantRelease, certify_table
 from .objectives import objective_value, variance_figure
 from .problem import DesignProblem
@@ -60,9 +69,14 @@ WALLEY_MAX_FRAME = 20
 EXPAND_INPUTS = 16
 #: A released design's objective may fall short of the solver's optimum by at most this (relative).
 OBJECTIVE_RTOL = 1e-6
-#: A repair that costs up to this much objective (relative) is released when none within ``OBJECTIVE_RTOL`` is found,
-#: with the gap its bound proves (:func:`_release_with_gap`; minimised objectives only).
-FALLBACK_RTOL = 1e-3
+#: Up to this many inputs a constant design within the structure is the first repair reference (a linear program
+#: over the allowed sets).
+CONSTANT_REFERENCE_INPUTS = 12
+#: The shares of the budget and of the bounds the linear references are designed at (:func:`_linear_references`).
+LINEAR_REFERENCE_SHARES = (0.9, 0.99, 0.999)
+#: A first answer over the budget by more than this (nats, floats) is not re-solved a hair inside it
+#: (``RESOLVE_STEPS``): the repairs and the release with its gap follow at once.
+FAR_EXCESS = 1e-6
 #: Budget reductions (nats) of the re-solves tried when a repair would cost too much objective.
 RESOLVE_STEPS = (1e-13, 1e-11, 1e-9, 1e-7)
 #: Shares of the budget at which repair references are designed (the first feasible one that passes is used).
@@ -213,6 +227,59 @@ def _settings(problem: DesignProblem, solver: str | None, options: dict[str, Any
 
 
 # ---------------------------------------------------------------------------- the release loop (every route)
+def _constant_reference(problem: DesignProblem) -> Mechanism | None:
+    """The constant design (one row for every input: loss 0) over the allowed sets whose largest lie mass is least,
+    with the don't-know mass fixed or capped as the problem says; None when it breaks the lying bound. A reference
+    that meets the structure whatever the solver's answer looks like (the row average of an answer inherits its
+    lies; the uniform mechanism needs the singletons)."""
+    from scipy.optimize import linprog
+
+    family = [int(a) for a in problem.family()]
+    full = (1 << problem.l) - 1
+    truth = problem.truth()
+    n = len(family) + 1  # the masses, then the largest lie mass t
+    cost = np.zeros(n)
+    cost[-1] = 1.0
+    a_ub = [[float(t >= 0 and not (a >> int(t)) & 1) for a in family] + [-1.0] for t in truth]
+    b_ub = [0.0] * len(truth)
+    a_eq, b_eq = [[1.0] * len(family) + [0.0]], [1.0]
+    bounds: list[tuple[float, float | None]] = [(0.0, None)] * n
+    if full in family and problem.dont_know is not None:
+        bounds[family.index(full)] = (problem.dont_know, problem.dont_know)
+    elif full in family and problem.dont_know_max is not None:
+        bounds[family.index(full)] = (0.0, problem.dont_know_max)
+    elif problem.dont_know:
+        return None
+    out = linprog(cost, A_ub=np.array(a_ub), b_ub=b_ub, A_eq=np.array(a_eq), b_eq=b_eq, bounds=bounds, method="highs")
+    if out.status != 0 or (problem.lie_max is not None and out.x[-1] > problem.lie_max):
+        return None
+    row = np.clip(out.x[:-1], 0.0, None)
+    keep = row > 0
+    row = row[keep] / row[keep].sum()
+    return Mechanism(np.tile(row, (problem.k, 1)), inputs=problem.inputs, frame=problem.frame,
+                     focal=[a for a, k in zip(family, keep) if k])
+
+
+def _linear_references(problem: DesignProblem) -> Iterator[tuple[str, Mechanism]]:
+    """For a variance objective under structure (a lying bound, a don't-know mass, focal sets): the most truthful
+    designs (a linear program over every design, certified by its own route) at ``LINEAR_REFERENCE_SHARES`` of the
+    budget and of the bounds, strictly inside both; none where the share leaves no design (a structure near its
+    feasibility threshold), nor for other objectives (no recursion)."""
+    if not problem.objective.minimised or np.any(problem.truth() < 0):
+        return
+    bounded = [key for key in ("lie_max", "dont_know_max") if getattr(problem, key)]
+    structured = bounded or problem.dont_know is not None or problem.focal_sets is not None
+    for share in LINEAR_REFERENCE_SHARES if structured else ():
+        try:
+            result = design(problem.replace(objective="truthful", epsilon=share * problem.epsilon,
+                                            variance_weights=None, contrasts=None, priors=None,
+                                            **{key: getattr(problem, key) * share for key in bounded}))
+        except DesignerError:
+            continue
+        if result.mechanism is not None:
+            yield f"most truthful design at {share:g} of the budget and the bounds", result.mechanism
+
+
 def _references(problem: DesignProblem, solve: Solve) -> Iterator[tuple[str, Any]]:
     """Designs strictly inside the budget and the inequality bounds: repair references of last resort.
 
@@ -220,6 +287,11 @@ def _references(problem: DesignProblem, solve: Solve) -> Iterator[tuple[str, Any
     overshoots a bound by about its tolerance (1e-9), and a reference only ``1e-6`` inside it would need a mixing
     weight of about 1e-3 to absorb that, too much objective for a tightly bounded design."""
     bounded = [key for key in ("lie_max", "dont_know_max") if getattr(problem, key)]
+    if problem.semantics is Semantics.SLDP and problem.k <= CONSTANT_REFERENCE_INPUTS:
+        constant = _constant_reference(problem)
+        if constant is not None:
+            yield "constant design within the structure", constant
+        yield from _linear_references(problem)
     for share in REFERENCE_SHARES:
         tighter = {key: getattr(problem, key) * share for key in bounded}
         try:
@@ -234,7 +306,10 @@ def _release(problem: DesignProblem, first: Answer, solve: Solve, steps: Steps, 
     """Certify ``first`` under the route's release rule; when that fails, solve again slightly inside the budget."""
     answer, note = first, ""
     error: CertificationError | None = None
-    for step in (None, *(s for s in RESOLVE_STEPS if s < problem.epsilon / 4)):
+    references = _Replay(_references(problem, solve))  # each reference designed once, however often it is tried
+    # re-solving a hair inside the budget mends an answer over it by rounding, not one over it by more
+    far = _loss_excess(problem, first.candidate) > FAR_EXCESS
+    for step in (None, *(s for s in RESOLVE_STEPS if s < problem.epsilon / 4 and not far)):
         if step is not None:
             try:
                 answer = solve(problem.replace(epsilon=problem.epsilon - step), explain=False)
@@ -242,32 +317,73 @@ def _release(problem: DesignProblem, first: Answer, solve: Solve, steps: Steps, 
                 continue
             note = f" (re-solved at epsilon - {step:g} to certify)"
         try:
-            released, certificate = steps.certify(problem, answer, first, _references(problem, solve), decision)
+            released, certificate = steps.certify(problem, answer, first, iter(references), decision)
         except CertificationError as exc:
             error = error or exc
             continue
         return released, certificate, note
-    fallback = _release_with_gap(problem, first, solve, steps)
+    fallback = _release_with_gap(problem, first, references, steps)
     if fallback is not None:
         return fallback
     raise CertificationError(steps.refusal(problem, error))
 
 
-def _release_with_gap(problem: DesignProblem, first: Answer, solve: Solve, steps: Steps
+class _Replay:
+    """An iterable over a generator's items that generates each once: later iterations replay what earlier ones
+    produced, then go on (references are designs, solved only when a repair needs them)."""
+
+    def __init__(self, items: Iterator[tuple[str, Any]]) -> None:
+        self._items, self._seen = items, []  # type: ignore[var-annotated]
+
+    def __iter__(self) -> Iterator[tuple[str, Any]]:
+        yield from self._seen
+        for item in self._items:
+            self._seen.append(item)
+            yield item
+
+
+def _of_form(references: _Replay, candidate: Any) -> Iterator[tuple[str, Any]]:
+    """The references of ``candidate``'s form (full or compact)."""
+    return ((name, ref) for name, ref in references if type(ref) is type(candidate))
+
+
+def _loss_excess(problem: DesignProblem, candidate: Any) -> float:
+    """How far ``candidate``'s largest loss (floats) exceeds the budget; 0 for forms without a float loss."""
+    try:
+        return float(float_loss(candidate, problem.semantics.losses)) - problem.epsilon
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def _release_with_gap(problem: DesignProblem, first: Answer, references: _Replay, steps: Steps
                       ) -> tuple[Any, Certificate, str] | None:
     """A minimised objective with a proved bound whose solver's answer no repair brings within ``OBJECTIVE_RTOL``:
-    its answer meets a bound (a lying bound, a don't-know cap) only to the conic solver's feasibility tolerance, on a
-    nearly flat objective where that tolerance is worth more than ``OBJECTIVE_RTOL``. The best repair within
-    ``FALLBACK_RTOL`` is certified like any other and released with the gap its bound proves (``local`` beyond
-    ``OPTIMALITY_GAP``), never called optimal on the solver's word. None when there is no such repair."""
+    its answer meets the budget or a bound only to the conic solver's tolerance (up to a few percent on a nearly
+    singular program), on an objective where that is worth more than ``OBJECTIVE_RTOL``. Every repair is tried
+    once; the best is certified like any other and released with the gap its bound proves (``local`` beyond
+    ``OPTIMALITY_GAP``), never called optimal on the solver's word. None when no repair passes."""
     bound = first.bound
     if not (problem.objective.minimised and steps.certify is _certify_candidate and bound is not None
             and math.isfinite(bound) and math.isfinite(first.value)):
         return None
+    values: list[float] = []
+
+    def record(candidate: Any) -> bool:  # the first pass: every repair's objective, none accepted
+        value = candidate_value(problem, candidate)
+        if math.isfinite(value):
+            values.append(value)
+        return False
+
     try:
-        released, certificate = certify(
-            first.candidate, problem, references=_references(problem, solve),
-            accept=lambda c: within_tolerance(problem, candidate_value(problem, c), first.value, rtol=FALLBACK_RTOL))
+        certify(first.candidate, problem, references=_of_form(references, first.candidate), accept=record)
+    except CertificationError:
+        pass
+    if not values:
+        return None
+    best = min(values)
+    try:
+        released, certificate = certify(first.candidate, problem, references=_of_form(references, first.candidate),
+                                        accept=lambda c: candidate_value(problem, c) <= best)
     except CertificationError:
         return None
     return released, certificate, " (repaired beyond the solver's tolerance; the gap to the bound says how far)"
@@ -285,10 +401,12 @@ def within_tolerance(problem: DesignProblem, value: float, optimum: float, *, rt
 def _certify_candidate(problem: DesignProblem, answer: Answer, first: Answer, references: Iterator[tuple[str, Any]],
                        decision: Decision) -> tuple[Any, Certificate]:
     """A full or compact candidate certified (:func:`~designer.optimal.certify.certify`), repaired only when the
-    repair keeps the objective within ``OBJECTIVE_RTOL`` of the first optimum."""
+    repair keeps the objective within ``OBJECTIVE_RTOL`` of the first optimum; references of the candidate's form
+    only (the structure's constant and linear references are full mechanisms)."""
+    form = type(answer.candidate)
     return certify(answer.candidate, problem,
                    accept=lambda c: within_tolerance(problem, candidate_value(problem, c), first.value),
-                   references=references)
+                   references=((name, ref) for name, ref in references if type(ref) is form))
 
 
 def _certify_table(problem: DesignProblem, answer: Answer, first: Answer, references: Iterator[tuple[str, Any]],

@@ -10,6 +10,7 @@ steps re-solve a problem inside the budget and design the repair references.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -240,16 +241,19 @@ def _variance_route(problem: DesignProblem, settings: Settings) -> Solved:
             return Solved(outcome, parts, sets, path, free.bound)
     try:
         solution = _variance_solution(problem, settings)
-    except SolverError:
-        # the restricted program defeated both conic solvers (a nearly singular information at a small budget):
-        # the textbook designs assigned to the structure, when one fits, with the unrestricted bound
-        seeds = assigned_seeds(problem) if restricted else []
+    except (SolverError, InvalidProblemError) as error:
+        # the restricted program defeated both conic solvers (a nearly singular information at a small budget), or
+        # its class holds no design that tells inputs apart: the textbook designs assigned to the structure, when
+        # one fits and identifies what the objective asks, with the unrestricted bound
+        seeds = [seed for seed in assigned_seeds(problem) if math.isfinite(seed[3])] if restricted else []
         if not seeds:
             raise
         name, parts, sets, value = min(seeds, key=lambda seed: seed[3])
         outcome = SolverOutcome(Status.OPTIMAL, value, None, "CLARABEL")
+        why = ("stopped in both conic solvers" if isinstance(error, SolverError)
+               else "holds no design that identifies the shares")
         return Solved(outcome, parts, sets, f"{name}, answer sets assigned to the structure (the restricted variance "
-                      "program stopped in both conic solvers)", free.bound)
+                      f"program {why})", free.bound)
     bound = solution.bound
     outcome = SolverOutcome(Status.OPTIMAL, solution.value, None, solution.solver)
     path = (f"variance program over staircase patterns ({solution.priced} of {(1 << problem.k) - 1} priced, "
@@ -320,13 +324,19 @@ def full_candidate(problem: DesignProblem, solved: Solved, settings: Settings, d
     if solved.outcome.status is Status.INFEASIBLE or solved.cols is None:
         raise _infeasible(problem, settings, explain, options_for(settings, None))
     masks = [int(m) for m in solved.masks]
+    cols = solved.cols
+    if len(set(masks)) < len(masks):  # two columns report one set (a restricted variance program's patterns): their
+        # sum is that set's mass, as private as its parts (a ratio of sums lies between the parts' ratios)
+        distinct = sorted(set(masks))
+        cols = np.column_stack([cols[:, [j for j, m in enumerate(masks) if m == d]].sum(axis=1) for d in distinct])
+        masks = distinct
     full = (1 << problem.l) - 1
     truth = problem.truth()
     forbidden = None
     if problem.lie_max == 0.0:
         forbidden = np.array([[not (m >> int(t)) & 1 for m in masks] for t in truth])
     fixed = problem.dont_know if (problem.dont_know is not None and full in masks) else None
-    cleaned = clean_solution(solved.cols, fixed_full=fixed, full_index=masks.index(full) if fixed is not None else None,
+    cleaned = clean_solution(cols, fixed_full=fixed, full_index=masks.index(full) if fixed is not None else None,
                              forbidden=forbidden)
     mech = Mechanism(cleaned, inputs=problem.inputs, frame=problem.frame, focal=masks)
     path = solved.path

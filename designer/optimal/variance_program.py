@@ -377,12 +377,22 @@ def _check_feasible(problem: DesignProblem, pats: Patterns) -> NDArray[np.int64]
         return np.zeros(0, dtype=np.int64)
     index = np.arange(pats.size)
     A_eq, b_eq, A_ub, b_ub, _ = _linear_rows(problem, pats, index)
-    out = solve_lp(LinearProgram(c=np.zeros(pats.size), A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq,
-                                 lb=np.zeros(pats.size), ub=np.full(pats.size, np.inf)))
+    # the most weight the rows leave to columns that tell inputs apart (not the constant "don't know" column)
+    informative = ((pats.bits != 0) & (pats.bits != (1 << problem.k) - 1)).astype(float)
+    out = solve_lp(LinearProgram(c=informative, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, lb=np.zeros(pats.size),
+                                 ub=np.full(pats.size, np.inf), maximize=True))
     if out.status is Status.INFEASIBLE:
         from .infeasible import class_refusal  # the general program's explanation (infeasible imports programs)
 
         raise class_refusal(problem, "staircase answers assigned to the allowed sets")
+    if out.status is Status.OPTIMAL and out.objective is not None and out.objective <= 1e-9:
+        raise InvalidProblemError(
+            f"'{problem.name or 'the problem'}': its lying bound, don't-know mass and focal sets leave the staircase "
+            f"answers objective '{problem.objective}' is solved over (docs/theory.md 5.7-5.8) only the constant "
+            f"\"don't know\" column at epsilon = {problem.epsilon:g}: every such design answers alike whatever the "
+            "truth and identifies no share, and no assignment of the unrestricted optimum's columns meets the "
+            "structure; relax lie_max or the focal sets, or use objective 'truthful' or 'gain', which are solved "
+            "over every design")
     if out.z is None:
         return np.zeros(0, dtype=np.int64)
     return np.flatnonzero(out.z > 0)

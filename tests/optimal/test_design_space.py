@@ -166,7 +166,9 @@ def problems(draw: st.DrawFn) -> tuple[DesignProblem, str]:
     return DesignProblem(**kw), objective
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# derandomized: the same 30 problems on every run (the suite must not fail by the draw); the benchmark
+# (benchmarks/design_space.py) draws new ones at scale, and what it finds becomes a case below
+@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(case=problems())
 def test_every_problem_is_released_certified_or_refused_with_its_reason(case: tuple[DesignProblem, str]) -> None:
     problem, objective = case
@@ -188,7 +190,13 @@ RELEASED = [
     # the first restricted program's columns met no row sums under the focal sets (PrimalInfeasible)
     (dict(inputs=_labels(5), epsilon=0.5, prior=(0.023, 0.255, 0.01, 0.44, 0.272), focal_sets=(7, 12, 13, 19, 29)),
      "variance"),
-    # the restricted program defeated Clarabel and SCS: k-RR's columns assigned to the allowed sets (gap 1e-4)
+    # near the lying bound's feasibility threshold (0.285): the answer broke the bound by 6e-4 and the budget by
+    # 0.0085 nats and no reference met the structure (found by the hypothesis test above)
+    (dict(inputs=_labels(4), epsilon=0.25, lie_max=0.3, focal_sets=(1, 7, 10, 13)), "variance"),
+    # two of a restricted program's columns reported one set ("a focal set appears twice": an internal error)
+    (dict(inputs=_labels(4), epsilon=0.5, dont_know_max=0.6, focal_sets=(1, 3, 5, 7, 10, 11)), "max_variance"),
+    # the restricted program's class holds only "don't know" (Clarabel and SCS failed on it): k-RR's columns assigned
+    # to the allowed sets (gap 1e-4)
     (dict(inputs=_labels(3), epsilon=0.1, prior=(0.114, 0.874, 0.012), focal_sets=(5, 6, 7)), "variance"),
 ]
 
@@ -196,6 +204,15 @@ RELEASED = [
 @pytest.mark.parametrize(("fields", "objective"), RELEASED)
 def test_found_failures_are_released_and_certified(fields: dict, objective: str) -> None:
     assert check_design(DesignProblem(**fields), objective) == "released"
+
+
+@pytest.mark.xfail(raises=designer.CertificationError, strict=True,
+                   reason="known defect (stop 66 notes): near the lying bound's feasibility threshold the conic answer "
+                          "breaks the bound and no reference (constant, most truthful, shares of the budget) meets it")
+def test_a_structure_at_its_feasibility_threshold_is_released() -> None:
+    problem = DesignProblem(inputs=_labels(4), epsilon=0.25, lie_max=0.3, focal_sets=(1, 2, 5, 11, 14))
+    assert general_feasible(problem)
+    assert check_design(problem, "variance") == "released"
 
 
 REFUSED = [
@@ -212,6 +229,10 @@ REFUSED = [
     # refusal said "infeasible")
     (dict(inputs=_labels(3), epsilon=5.0, focal_sets=(7,)), "chi2", "only the whole frame"),
     (dict(inputs=_labels(2), epsilon=5.0, lie_max=0.6, focal_sets=(3,)), "variance", "separates any two inputs"),
+    # the lying bound and the focal sets leave the staircase answers only "don't know": Clarabel and SCS both
+    # failed on the restricted program (exit 1), or a solver's row residue of 1e-4 was released as a design
+    (dict(inputs=_labels(3), epsilon=0.5, prior=(0.0258, 0.7637, 0.2105), lie_max=0.1, focal_sets=(1, 3, 5, 7)),
+     "max_variance", "only the constant"),
 ]
 
 
