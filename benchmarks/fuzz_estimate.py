@@ -1,6 +1,7 @@
 """The estimate verifier's full run (issue 55 item 5): random problems, designer's designs, multinomial data; every
-fit checked by tests/test_estimate_fuzz.py's independent oracles. Prints the statuses, the broken invariants and
-the exceptions outside designer's error classes; exits 1 when any invariant broke.
+fit checked by tests/test_estimate_fuzz.py's independent oracles and invariants (`not_converged` on valid data is one).
+Prints the statuses, the broken invariants and the exceptions outside designer's error classes, each with the case
+(k, eps, objective, log10 n, kind, seed) that reproduces it; exits 1 when any invariant broke.
 
     .venv/bin/python benchmarks/fuzz_estimate.py --fits 100000 --seconds 3600 --ends 0.05
 """
@@ -36,11 +37,16 @@ def main() -> int:
         objective = str(rng.choice(OBJECTIVES))
         log_n = float(rng.uniform(1.0, 6.0))
         kind = str(rng.choice(["plain", "plain", "single", "weights"]))
+        seed = int(rng.integers(2**32))  # the case's own draws: printed with a failure, to run it again
 
         def check() -> str:
-            mech, counts = draw_case(rng, k, eps, objective, log_n, kind)
-            return verify(mech, counts, rng, ends=bool(rng.random() < args.ends))
-        return (k, eps, objective, round(log_n, 3), kind), check
+            own = np.random.default_rng(seed)
+            mech, counts = draw_case(own, k, eps, objective, log_n, kind)
+            status = verify(mech, counts, own, ends=bool(own.random() < args.ends))
+            # tests/test_estimate_fuzz.py's invariant: valid data always reaches the maximum
+            assert status != "not_converged", "not_converged on valid data"
+            return status
+        return (k, eps, objective, round(log_n, 15), kind, seed), check
 
     done, elapsed, statuses, broken = fuzz_loop.run(one, args.fits, args.seconds)
     print(f"fits {done} in {elapsed:.0f} s; statuses {dict(statuses)}; broken {len(broken)}")

@@ -262,3 +262,63 @@ def test_closed_words_are_read_case_insensitively_as_design_problems_read_them()
     assert firth.penalty == "firth"
     with pytest.raises(RegressionError, match="semantics must be 'sldp' or 'wldp'"):
         regress("response ~ age", data, IDENTITY, semantics="ldp")
+
+
+def _ray_surface(kind: str, r=(1.0, 1.0, 0.01)):
+    """A log-likelihood in three parameters (offset by -10) that saturates along the ray ``r`` ('rising': it keeps
+    rising along r to -10 at infinity; 'peaked': it has a finite maximum on r at t = 40; 'flat': constant along r),
+    with a curvature across r that vanishes far out, as a separation by a combination of covariates has."""
+    r = np.asarray(r) / np.linalg.norm(r)
+
+    def loglike(b):
+        t = float(b @ r)
+        across = b - t * r
+        along = {"rising": -math.exp(-max(t, -700.0)), "peaked": -1e-3 * (t - 40.0) ** 2, "flat": 0.0}[kind]
+        return -10.0 + along - 1e3 * float(across @ across) / (1.0 + t * t)
+    return loglike, r
+
+
+WEAK = np.diag([1e-14, 1e-14, 1e-14])  # every direction weak: each is probed
+
+
+@pytest.mark.parametrize("kind", ["rising", "peaked", "flat"])
+def test_a_separation_along_a_mixed_ray_is_found_by_probing_the_ray(kind):
+    """Far out along a ray that mixes terms, each weak eigenvector probed alone is lower both ways; the estimate's
+    own ray decides: rising beyond the estimate and lower at the origin is separation of the terms with a share of
+    the ray (not the third, 0.01 of it), a finite peak or a flat ray is not. The run is reported in the scaled
+    coordinates (the columns' norms 2, 3, 4)."""
+    from designer.regression.status import diagnose
+
+    loglike, r = _ray_surface(kind)
+    params = 40.0 * r
+    norms = np.array([2.0, 3.0, 4.0])
+    d = diagnose(loglike, params, WEAK, True, ["a", "b", "c"], norms)
+    if kind == "rising":
+        assert d.status == "separation" and d.diverging == {0: 1.0, 1: 1.0}
+        assert len(d.runs) == 1 and np.allclose(d.runs[0], r * norms / np.linalg.norm(r * norms), atol=1e-12)
+        assert any("'a', 'b' run off" in w for w in d.warnings)
+    else:
+        assert d.status == "not_identified" and not d.diverging and not d.runs
+
+
+def test_a_term_at_the_share_runs_off_with_the_ray():
+    """A term whose share of the ray is exactly 0.05 of the largest runs off with it (the share the weak
+    directions use)."""
+    from designer.regression.status import diagnose
+
+    loglike, _ = _ray_surface("rising", r=(1.0, 1.0, 0.05))
+    d = diagnose(loglike, np.array([1000.0, 1000.0, 50.0]), WEAK, True, ["a", "b", "c"], np.ones(3))
+    assert d.status == "separation" and d.diverging == {0: 1.0, 1: 1.0, 2: 1.0}
+
+
+def test_the_ray_is_probed_only_when_no_direction_runs_off():
+    """An axis that runs off by itself decides: the ray, along which a second term also rises, is not probed."""
+    from designer.regression.status import diagnose
+
+    def loglike(b):
+        with np.errstate(over="ignore"):
+            return float(-np.exp(-b[0]) - np.exp(-b[1]) - 1e-3 * b[2] ** 2)
+
+    d = diagnose(loglike, np.array([40.0, 5.0, 0.0]), np.diag([1e-14, 1.0, 1.0]), True, ["a", "b", "c"],
+                 np.ones(3))
+    assert d.status == "separation" and d.diverging == {0: 1.0}

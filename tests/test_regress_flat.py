@@ -25,7 +25,8 @@ from designer.regression import regress
 
 CRITICAL = 3.841458820694124  # chi-square with 1 degree of freedom, 0.95 quantile
 
-# a survey of 24 where 'x1' is flat out to infinity above (its fit said converged with a standard error of 109)
+# a survey of 24 separated by a line in (x0, x1) (its fit said converged with a standard error of 109, then stopped at
+# a finite mode with 'x1' flat above)
 X0 = [-1.0, -2.9, 1.2, 0.5, -0.9, -0.9, 2.7, 0.1, 0.3, -0.6, 0.2, 0.4, 0.2, -1.7, -0.7, -0.0, -0.1, 1.0, 0.9, 1.6,
       1.4, -1.1, -0.5, 1.4]
 X1 = [-1.6, -0.4, 0.0, 1.0, 2.7, 0.4, -0.1, -0.5, -2.1, 1.7, -0.2, 0.4, 0.6, 0.6, 0.8, -1.0, -1.0, -0.0, -1.1, -0.3,
@@ -73,27 +74,60 @@ def _frame(x, answers, names=("x0", "x1")):
     return pd.DataFrame(data)
 
 
-def test_the_24_respondent_survey_has_no_standard_error_on_its_flat_slope(tmp_path, capsys):
+def _best_split(points, answers, matrix):
+    """The highest log-likelihood at infinity of a binary logit on two covariates (and an intercept), by brute
+    force: every split of the points by a line (the lines through two points, turned a hair either way, and every
+    threshold of the projection on their normal) and the two constant splits."""
+    gain_b, gain_a = np.log(matrix[1, answers]), np.log(matrix[0, answers])
+    best = max(gain_b.sum(), gain_a.sum())
+    n = len(points)
+    for i in range(n):
+        for j in range(i + 1, n):
+            along = points[j] - points[i]
+            for turn in (-1e-7, 0.0, 1e-7):
+                c, s_ = np.cos(turn), np.sin(turn)
+                normal = np.array([-along[1] * c - along[0] * s_, along[0] * c - along[1] * s_])
+                u = points @ normal
+                order = np.argsort(u)
+                for sign in (1.0, -1.0):
+                    g = (gain_b - gain_a)[order] * sign
+                    base = (gain_a if sign > 0 else gain_b).sum()
+                    above = np.concatenate([np.cumsum(g[::-1])[::-1], [0.0]])  # rows order[m:] above the cut
+                    us = u[order]
+                    distinct = np.ones(n + 1, dtype=bool)
+                    distinct[1:n] = us[1:] > us[:-1] + 1e-12
+                    best = max(best, float(base + above[distinct].max()))
+    return best
+
+
+def test_the_24_respondent_survey_is_separated_by_a_line_in_both_covariates():
+    """Its fit used to stop at a finite mode (-13.455, 'x1' flat above); a line in (x0, x1) puts 19 of the 24
+    answers on their likelier side, a log-likelihood at infinity of -12.397: the fit reaches it and says separation
+    (exit 3, no standard error), the brute-force oracle above confirming the value."""
     x = np.column_stack([np.ones(24), X0, X1])
     answers = np.asarray(ANSWERS)
     mech = Mechanism(_warner(0.75), inputs=["a", "b"], frame=["a", "b"], focal=[1, 2])
     fit = regress("r ~ x0 + x1", _frame(x, answers), mech, reference="a")
-    assert fit.status == "not_identified"
-    flagged = {fit.coefficients["term"][t.index]: t for t in fit.flat}
-    assert flagged["x1"].side == 1.0
-    assert any("out to infinity" in w and "'x1' (to +inf" in w for w in fit.warnings)
-    _check_flags(fit, x, answers, _warner(0.75))
-    top, limit = _oracle(x, answers, _warner(0.75), np.asarray(fit.params), flagged["x1"].direction)
-    assert 2 * (top - limit) < 0.1  # -13.455 at the maximum, -13.496 at infinity
-    # the command line: written, exit 3, the slope's standard error, test and interval null
+    supremum = _best_split(x[:, 1:], answers, _warner(0.75))
+    assert supremum == pytest.approx(19 * np.log(0.75) + 5 * np.log(0.25))
+    assert supremum > -13.455 + 1.0  # above the finite mode the fit used to stop at
+    assert fit.status == "separation"
+    assert fit.loglik == pytest.approx(supremum, abs=1e-6)
+    assert fit.coefficients["stderr"].isna().all()
+    assert any("separation" in w for w in fit.warnings)
+
+
+def test_the_24_respondent_survey_on_the_command_line(tmp_path, capsys):
+    x = np.column_stack([np.ones(24), X0, X1])
+    answers = np.asarray(ANSWERS)
     (tmp_path / "m.csv").write_text("input,{a},{b}\na,0.75,0.25\nb,0.25,0.75\n")
     _frame(x, answers).to_csv(tmp_path / "d.csv", index=False)
     code = main(["regress", str(tmp_path / "d.csv"), "--mechanism", str(tmp_path / "m.csv"), "--formula",
                  "r ~ x0 + x1", "--reference", "a", "--format", "json"])
     out = json.loads(capsys.readouterr().out)
-    assert code == 3 and out["status"] == "not_identified"
+    assert code == 3 and out["status"] == "separation"
     slope = next(c for c in out["coefficients"] if c["term"] == "x1")
-    assert slope["stderr"] is None and slope["pvalue"] is None and slope["ci_high"] is None
+    assert slope["stderr"] is None and slope["pvalue"] is None
 
 
 SMALL = st.integers(10, 200)
@@ -183,9 +217,11 @@ def test_a_multinomial_flag_is_proved_by_its_limit(seed, n):
         assert fit.status in ("not_identified", "separation")
 
 
-def test_the_streamed_fit_gives_the_same_verdict():
+def test_the_streamed_fit_flags_the_separations_sides():
     """The 24 respondents read in chunks of 10 and fitted by passes (more distinct rows than the counted fit keeps):
-    the same flagged coefficients and sides, the limits found in one more pass."""
+    the limits found in one more pass flag 'x1' (above), each on the side the separation runs to. The passes do not
+    search for a higher mode (the in-memory fit finds the separation above it): the streamed verdict is
+    `not_identified`, exit 3 all the same, never `converged`."""
     from designer.regression.chunked import regress_chunks
 
     x = np.column_stack([np.ones(24), X0, X1])
@@ -195,6 +231,9 @@ def test_the_streamed_fit_gives_the_same_verdict():
     streamed = regress_chunks("r ~ x0 + x1", chunks, mech, columns=list(data.columns), reference="a",
                               max_patterns=5)
     whole = regress("r ~ x0 + x1", data, mech, reference="a")
-    assert streamed.status == whole.status == "not_identified"
-    assert [(t.index, t.side) for t in streamed.flat] == [(t.index, t.side) for t in whole.flat]
+    assert streamed.status == "not_identified" and whole.status == "separation"
+    assert whole.loglik >= streamed.loglik
+    flags = [(t.index, t.side) for t in streamed.flat]
+    assert (2, 1.0) in flags  # and every flag on the side the separation runs to
+    assert all(np.sign(whole.coefficients["estimate"].iloc[i]) == side for i, side in flags)
     _check_flags(streamed, x, np.asarray(ANSWERS), _warner(0.75))

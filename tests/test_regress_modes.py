@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import minimize
 from scipy.special import expit
@@ -36,14 +36,15 @@ def _loglik_of(x: np.ndarray, answers: np.ndarray, w: np.ndarray):
     return loglik
 
 
-def oracle_max(x: np.ndarray, answers: np.ndarray, w: np.ndarray, starts: int = 12) -> tuple[float, np.ndarray]:
+def oracle_max(x: np.ndarray, answers: np.ndarray, w: np.ndarray, starts: int = 12, seed: int = 0,
+               spread: float = 3.0) -> tuple[float, np.ndarray]:
     """The highest log-likelihood BFGS reaches from the origin and ``starts`` random points (a supremum at
     infinity is approached, not reached), and its slopes on the covariates' own scale."""
     loglik = _loglik_of(x, answers, w)
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(seed)
     best, where = -np.inf, np.zeros(x.shape[1] + 1)
     for s in range(starts + 1):
-        x0 = np.zeros(x.shape[1] + 1) if s == 0 else rng.normal(0, 3, x.shape[1] + 1)
+        x0 = np.zeros(x.shape[1] + 1) if s == 0 else rng.normal(0, spread, x.shape[1] + 1)
         run = minimize(lambda b: -loglik(b), x0, method="BFGS", options={"gtol": 1e-10})
         if -run.fun > best:
             best, where = -run.fun, run.x
@@ -84,7 +85,13 @@ def test_the_higher_of_two_finite_modes():
     assert slope == pytest.approx(slopes[0], rel=1e-4)
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# derandomized (the same draws on every run: the suite must not fail by the draw; a finite mode none of the search's
+# four random starts reaches is still missed about once in 200 converged fits, docs/theory.md section 9)
+@settings(max_examples=20, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+# found by the draw: a separation by a combination of two covariates, and a threshold split whose witness point,
+# at the first distance along it, stayed below the fit (both `converged` at a lower mode before)
+@example(n=60, kinds=["normal", "normal"], size=3.0, weighted=True, seed=153983716)
+@example(n=200, kinds=["normal"], size=3.0, weighted=True, seed=1140122395)
 @given(n=st.sampled_from([15, 30, 60, 200]), kinds=st.lists(st.sampled_from(["normal", "binary", "heavy"]),
                                                              min_size=1, max_size=2),
        size=st.sampled_from([0.5, 3.0]), weighted=st.booleans(), seed=st.integers(0, 2**32 - 1))
@@ -113,5 +120,6 @@ def test_a_converged_fit_is_the_highest_mode_found(n, kinds, size, weighted, see
         return
     assert fit.status in ("converged", "separation", "not_converged", "not_identified")
     if fit.status == "converged":
-        best = oracle_max(x, answers, w, starts=8)[0]
+        # starts of its own (designer's search draws its starts from seed 0 at spread 3)
+        best = oracle_max(x, answers, w, starts=12, seed=987, spread=4.0)[0]
         assert fit.loglik >= best - 1e-6 * max(1.0, abs(best)), (fit.loglik, best)

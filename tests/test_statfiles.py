@@ -59,21 +59,30 @@ def _write_all(folder: Path, codes: pd.DataFrame) -> dict[str, Path]:
     return paths
 
 
-def _json(argv: list[str], capsys) -> dict:
+def _json(argv: list[str], capsys, codes: tuple[int, ...] = (0,)) -> dict:
     code = main([*argv, "--format", "json"])
     out, err = capsys.readouterr()
-    assert code == 0, err
+    assert code in codes, err
     return json.loads(out)
+
+
+def _same(a, b, tol: float) -> bool:
+    """Two JSON numbers equal to ``tol`` (an infinite one written "inf"/"-inf", a missing one null)."""
+    if a is None or b is None or isinstance(a, str) or isinstance(b, str):
+        return a == b
+    return a == pytest.approx(b, abs=tol)
 
 
 def test_labelled_files_give_the_csv_estimates(tmp_path, capsys):
     paths = _write_all(tmp_path, _survey())
     estimate = {k: _json(["estimate", str(p), "--mechanism", MECH, "--column", "smoke"], capsys)
                 for k, p in paths.items()}
-    regress = {k: _json(["regress", str(p), "--mechanism", MECH, "--formula", "smoke ~ age + C(region)"], capsys)
-               for k, p in paths.items()}
+    # the answers are not drawn through the mechanism: the logit's likelihood rises to infinity along a split in
+    # age (`separation`, exit 3, above the finite mode at -379.408): every format gives that verdict
+    regress = {k: _json(["regress", str(p), "--mechanism", MECH, "--formula", "smoke ~ age + C(region)"], capsys,
+                        (0, 3)) for k, p in paths.items()}
     chunks = {k: _json(["regress", str(p), "--mechanism", MECH, "--formula", "smoke ~ age + C(region)",
-                        "--chunk-rows", "1000"], capsys) for k, p in paths.items()}
+                        "--chunk-rows", "1000"], capsys, (0, 3)) for k, p in paths.items()}
     reference = estimate.pop("csv")
     assert reference["status"] == "converged" and 0.05 < reference["estimate"]["yes"] < 0.95
     for obj in estimate.values():
@@ -85,12 +94,14 @@ def test_labelled_files_give_the_csv_estimates(tmp_path, capsys):
         first = fits.pop("csv")
         terms = [c["term"] for c in first["coefficients"]]
         assert len(terms) == 4 and terms[0] == "Intercept" and terms[-1] == "age"
+        assert first["status"] in ("converged", "separation")
         for fit in fits.values():
             assert fit["n"] == first["n"] and fit["status"] == first["status"]
+            assert fit["loglik"] == pytest.approx(first["loglik"], abs=1e-8)
             assert [c["term"] for c in fit["coefficients"]] == terms
             for a, b in zip(fit["coefficients"], first["coefficients"]):
-                assert a["estimate"] == pytest.approx(b["estimate"], abs=1e-8)
-                assert a["stderr"] == pytest.approx(b["stderr"], abs=1e-8)
+                assert _same(a["estimate"], b["estimate"], 1e-6 * max(1.0, abs(float(b["estimate"]))))
+                assert _same(a["stderr"], b["stderr"], 1e-8)
 
 
 def test_chunks_of_a_labelled_file_are_the_csv_rows(tmp_path):

@@ -10,9 +10,10 @@ its start leads to: with heavy-tailed covariates and a few hundred respondents t
 
 - **Witnesses** (:class:`~designer.regression.flat.LimitSearch`): along ``b0 + s d`` with ``s -> inf`` each
   respondent's probabilities tend to a vertex decided by the signs of ``z_i' d``, so the limit of the
-  log-likelihood is computed exactly; the axes, the covariance directions and every one-covariate threshold split
-  are tried. A limit above the fit's value proves that the fit is not the maximum; the fit is run again from a
-  point far along that direction.
+  log-likelihood is computed exactly; the axes, the covariance directions, every one-covariate threshold split and
+  the best threshold split of the rows projected on the fit's slopes and on :data:`PROJECTIONS` random directions
+  (a separation by a combination of covariates) are tried. A limit above the fit's value proves that the fit is not
+  the maximum; the fit is run again from a point far enough along that direction to be above the fit.
 - **Quasi-Newton runs** (scipy's BFGS, 100 iterations) from the origin and from :data:`STARTS` points drawn with a
   fixed seed (the same data give the same fit), in the fit's standardized coordinates.
 
@@ -45,6 +46,16 @@ SEARCH_WORK = 500_000
 #: How far along a witness direction its refit starts: the linear predictors of most rows (nine in ten of those
 #: the direction moves) change by at least this much (probabilities within ``e^-30`` of their limits).
 FAR = 30.0
+#: Random projections of the covariates whose thresholds are scanned for a separation (besides the fit's slopes).
+PROJECTIONS = 32
+#: The best projections improved by a random local search (while the rows are at most :data:`CLIMB_ROWS`), with
+#: this many tries at each of three radii; the best :data:`OFFERS` splits are offered with their exact limits.
+CLIMBS = 4
+CLIMB_STEPS = 12
+CLIMB_ROWS = 20_000
+OFFERS = 4
+#: Points tried along a witness direction, each 4 times farther than the last (from :data:`FAR`).
+REACH = 8
 #: Refits at most (each from a higher point than the last).
 ROUNDS = 3
 
@@ -111,6 +122,9 @@ def higher_mode(lik: Likelihood, found: Fit, refit: Callable[[Likelihood, NDArra
         else:  # the refit fell below its start (it should not): keep the higher point, not converged
             best = (point, best[1] + iterations, False)
         ends = [(w, b) for w, b in ends if b is not point]
+        again = _witness_point(lik, best[0])  # the new mode may have a witness of its own
+        if again is not None:
+            ends.append(again)
     return best
 
 
@@ -125,19 +139,104 @@ def _witness_point(lik: Likelihood, params: NDArray[np.float64]) -> tuple[float,
     except np.linalg.LinAlgError:
         covariance = np.eye(params.size)
     search = LimitSearch(lik, params, np.asarray(covariance, dtype=np.float64))
-    terms = search.terms(np.eye(params.size))
-    if not terms:
+    offers = [(t.limit, np.asarray(t.direction, dtype=np.float64)) for t in search.terms(np.eye(params.size))]
+    offers += _projection_witnesses(lik, search, params)
+    if not offers:
         return None
-    best = max(terms, key=lambda t: t.limit)
-    if not best.limit > search.loglik:
+    limit, d = max(offers, key=lambda t: t[0])
+    if not limit > search.loglik:
         return None
-    d = np.asarray(best.direction, dtype=np.float64)
     moves = np.abs(np.asarray(lik.z @ d.reshape(lik.z.shape[1], lik.k - 1, order="F"))).ravel()
     moves = moves[moves > 0]
     if moves.size == 0:
         return None
-    point = params + FAR / float(np.quantile(moves, 0.1)) * d
-    return lik.loglike(point), point
+    # params + s d tends to the limit as s grows, but rows between the witness's threshold and the one params
+    # shift it to take the wrong side at a moderate s: step out until the point is above the fit (or stop)
+    step = FAR / float(np.quantile(moves, 0.1))
+    best: tuple[float, NDArray[np.float64]] | None = None
+    with np.errstate(all="ignore"):
+        for _ in range(REACH):
+            point = params + step * d
+            value = float(lik.loglike(point))
+            if best is None or value > best[0]:
+                best = (value, point)
+            if limit - value <= 1e-3 * (limit - search.loglik):  # near the limit (a refit from a point merely
+                break                                               # above the fit can stop at a mode below it)
+            step *= 4.0
+    return best
+
+
+def _projection_witnesses(lik: Likelihood, search: LimitSearch, params: NDArray[np.float64], seed: int = 0
+                          ) -> list[tuple[float, NDArray[np.float64]]]:
+    """Witnesses of a separation by a combination of two or more covariates (one covariate's thresholds are
+    :class:`~designer.regression.flat.LimitSearch`'s): the rows are projected on the fit's own slopes and on
+    :data:`PROJECTIONS` random directions of the standardized covariates (a fixed seed), and every threshold of each
+    projection is scanned in ``O(n log n)`` (rows above it towards a non-reference input, rows below towards the
+    reference, and the reverse). The best split of each projection is offered with its exact limit
+    (``search``'s); the scan only ranks the splits. Empty without an intercept column, with fewer than two other
+    columns, for sparse designs and past :data:`SEARCH_WORK` rows times parameters."""
+    import scipy.sparse as sp
+
+    z = lik.z
+    n, q = z.shape
+    if sp.issparse(z) or n * q * (lik.k - 1) > SEARCH_WORK:
+        return []
+    z = np.asarray(z, dtype=np.float64)
+    ones = [j for j in range(q) if np.all(z[:, j] == 1.0)]
+    rest = [j for j in range(q) if j not in ones[:1]]
+    spread = z[:, rest].std(axis=0) if rest else np.zeros(0)
+    rest = [j for j, s in zip(rest, spread) if s > 0]
+    if not ones or len(rest) < 2:
+        return []
+    scale = z[:, rest].std(axis=0)
+    rng = np.random.default_rng(seed)
+    w = np.ones(n) if lik.weights is None else np.asarray(lik.weights, dtype=np.float64)
+    b = np.asarray(params, dtype=np.float64).reshape(q, lik.k - 1, order="F")
+    with np.errstate(invalid="ignore"):
+        rows = np.where(np.isfinite(search.loga), search.loga * w[None, :], -1e6 * n)
+    out: list[tuple[float, NDArray[np.float64]]] = []
+    zr = z[:, rest]
+
+    def scan(v: NDArray[np.float64], to: NDArray[np.float64], away: NDArray[np.float64]
+             ) -> tuple[float, float, float]:
+        """The best split of the rows projected on ``v``: its scanned value, orientation and threshold."""
+        u = zr @ v
+        order = np.argsort(u, kind="stable")
+        us = u[order]
+        below_away = np.concatenate([[0.0], np.cumsum(away[order])])  # rows [0, m) below the split
+        below_to = np.concatenate([[0.0], np.cumsum(to[order])])
+        distinct = np.ones(n + 1, dtype=bool)
+        distinct[1:n] = us[1:] > us[:-1]
+        top = (-np.inf, 1.0, 0.0)
+        for sign, total in ((1.0, below_away + (to.sum() - below_to)), (-1.0, below_to + (away.sum() - below_away))):
+            m = int(np.argmax(np.where(distinct, total, -np.inf)))
+            if total[m] > top[0]:
+                cut = us[0] - 1.0 if m == 0 else us[-1] + 1.0 if m == n else 0.5 * (us[m - 1] + us[m])
+                top = (float(total[m]), sign, cut)
+        return top
+
+    for t, o in enumerate(lik.others):
+        to, away = rows[o], rows[lik.reference]
+        tried = []
+        for v in [b[rest, t], *(rng.normal(size=len(rest)) / scale for _ in range(PROJECTIONS))]:
+            if np.any(v) and np.all(np.isfinite(v)):
+                tried.append((*scan(v, to, away), v))
+        tried.sort(key=lambda r: -r[0])
+        for value, sign, cut, v in tried[:CLIMBS] if n <= CLIMB_ROWS else []:  # a random local search
+            for radius in (0.3, 0.1, 0.03):
+                for _ in range(CLIMB_STEPS):
+                    moved = v + radius * np.linalg.norm(v * scale) * rng.normal(size=len(rest)) / scale
+                    found = scan(moved, to, away)
+                    if found[0] > value:
+                        value, sign, cut, v = (*found, moved)
+            tried.append((value, sign, cut, v))
+        for _value, sign, cut, v in sorted(tried, key=lambda r: -r[0])[:OFFERS]:
+            direction = np.zeros((q, lik.k - 1))
+            direction[rest, t] = sign * v
+            direction[ones[0], t] = -sign * cut
+            flat = direction.ravel(order="F")
+            out.append((search._limit(flat), flat))
+    return out
 
 
 def _concave(lik: Likelihood) -> bool:

@@ -228,6 +228,19 @@ def diagnose(loglike: Callable[[NDArray[np.float64]], float], params: NDArray[np
                 diverging[j] = float(np.sign(params[j]) or np.sign(way * direction[j]) or 1.0)
         else:
             flat.update(terms)  # lower both ways: a finite maximum, curved too little to trust
+    if not diverging and not collinear and np.any(params):
+        # far out along a separation that mixes terms, each weak eigenvector, probed alone, moves the separating
+        # hyperplane and is lower both ways: probe the estimate's own ray as well (no lower further out along it,
+        # lower at the origin: the estimate runs off along it)
+        direction = params / np.abs(params).max()
+        ahead = loglike(params + reach * direction) - base
+        back = loglike(np.zeros(p)) - base
+        if ahead >= -tol and back < -tol:
+            unit = direction / scale
+            runs.append(unit / np.linalg.norm(unit))
+            for j in range(p):
+                if abs(direction[j]) >= DIRECTION_SHARE:  # (a flat term that runs off is dropped from flat below)
+                    diverging[j] = float(np.sign(params[j]))
     lead: tuple[str, ...] = ()
     if collinear:
         named = sorted(collinear)
