@@ -74,6 +74,9 @@ def problems(draw):
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problems())
 @example(("warner", DESIGNS["warner"], 2, 25, 25, 1e-150, 0.0, True, True))  # a higher mode than the oracle's
+# benchmarks/fuzz_regress.py: the refit from a point far along a witness overflowed in the trust region (exit 70)
+@example(("krr3", DESIGNS["krr3"], 3, 111, 799887517, 1.0, 1e6, True, False))
+@example(("krr3", DESIGNS["krr3"], 3, 102, 1663975032, 1000.0, 0.0, True, True))
 def test_regress_reaches_an_independent_maximum_at_any_scale(problem):
     event(check(problem))
 

@@ -66,7 +66,9 @@ def test_another_releases_manifest_is_refused(two_releases, capsys, command):
     assert "is not the release" in err and "200 rows" in err
     code, out, err = _run(capsys, command, two_releases / "a.csv", "--manifest", two_releases / "a.csv.manifest.json",
                           *extra, "--format", "json")
-    assert code == 0, err
+    # the release's own manifest is accepted: the fit runs (an unseeded release of 200 answers leaves the intercept's
+    # likelihood-ratio interval unbounded about 1 time in 750: `not_identified`, exit 3)
+    assert code in (0, 3) and json.loads(out)["status"], err
     with pytest.raises(DesignerError, match="a release of 200 rows, not these 400"):
         from designer import estimate
 

@@ -116,7 +116,12 @@ def higher_mode(lik: Likelihood, found: Fit, refit: Callable[[Likelihood, NDArra
         if not higher:
             break
         v, point = max(higher, key=lambda t: t[0])
-        params, iterations, ok = refit(lik, point)
+        try:
+            params, iterations, ok = refit(lik, point)
+        except (ArithmeticError, np.linalg.LinAlgError, ValueError):
+            # far out along a witness the trust region's arithmetic can overflow: keep the higher point, not
+            # converged (the diagnosis judges it, as any fit)
+            params, iterations, ok = point, 0, False
         if lik.loglike(params) >= v - tol:
             best = (params, best[1] + iterations, ok)
         else:  # the refit fell below its start (it should not): keep the higher point, not converged
