@@ -15,8 +15,10 @@ structure in exact arithmetic and its objective is within ``OBJECTIVE_RTOL`` of 
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +28,7 @@ import numpy as np
 from .._internal.solvers import SolverError, WarmStart
 from ..exceptions import (
     DesignerError,
+    DesignWarning,
     InfeasibleDesignError,
     InvalidArgumentError,
     InvalidArgumentTypeError,
@@ -74,6 +77,9 @@ OBJECTIVE_RTOL = 1e-6
 CONSTANT_REFERENCE_INPUTS = 12
 #: The shares of the budget and of the bounds the linear references are designed at (:func:`_linear_references`).
 LINEAR_REFERENCE_SHARES = (0.9, 0.99, 0.999)
+#: Most linear programs averaged into one separating reference (:func:`_separating_reference`): every pair of
+#: inputs, answer set and sign up to this many, a seeded draw of them beyond (k = 4 with 5 sets: 60).
+SEPARATING_PROGRAMS = 240
 #: A first answer over the budget by more than this (nats, floats) is not re-solved a hair inside it
 #: (``RESOLVE_STEPS``): the repairs and the release with its gap follow at once.
 FAR_EXCESS = 1e-6
@@ -271,13 +277,73 @@ def _linear_references(problem: DesignProblem) -> Iterator[tuple[str, Mechanism]
     structured = bounded or problem.dont_know is not None or problem.focal_sets is not None
     for share in LINEAR_REFERENCE_SHARES if structured else ():
         try:
-            result = design(problem.replace(objective="truthful", epsilon=share * problem.epsilon,
-                                            variance_weights=None, contrasts=None, priors=None,
-                                            **{key: getattr(problem, key) * share for key in bounded}))
+            with warnings.catch_warnings():  # a reference's own warnings are not the user's design's
+                warnings.simplefilter("ignore", DesignWarning)
+                result = design(problem.replace(objective="truthful", epsilon=share * problem.epsilon,
+                                                variance_weights=None, contrasts=None, priors=None,
+                                                **{key: getattr(problem, key) * share for key in bounded}))
         except DesignerError:
             continue
         if result.mechanism is not None:
             yield f"most truthful design at {share:g} of the budget and the bounds", result.mechanism
+
+
+def _separating_references(problem: DesignProblem) -> Iterator[tuple[str, Mechanism]]:
+    """The separating designs (:func:`_separating_reference`) at ``LINEAR_REFERENCE_SHARES`` of the budget and the
+    bounds, for a variance objective under structure: the last references tried (a repair with them spreads a
+    residue over every set their programs use)."""
+    if not problem.objective.minimised or np.any(problem.truth() < 0):
+        return
+    bounded = [key for key in ("lie_max", "dont_know_max") if getattr(problem, key)]
+    if not (bounded or problem.dont_know is not None or problem.focal_sets is not None):
+        return
+    for share in LINEAR_REFERENCE_SHARES:
+        separating = _separating_reference(problem, share)
+        if separating is not None:
+            yield f"separating design at {share:g} of the budget and the bounds", separating
+
+
+def _separating_reference(problem: DesignProblem, share: float) -> Mechanism | None:
+    """A random (seeded) convex combination of the linear program's designs that pull two inputs' masses on one
+    answer set apart (each pair, each set, both ways; at most ``SEPARATING_PROGRAMS`` of them, drawn with the same
+    seed), at ``share`` of the budget and the bounds; None when that leaves no design or the combination does not
+    identify every share. Its weights are unequal because a symmetric program's two pulls of a pair are mirror
+    images, whose plain average answers alike for the two inputs.
+
+    Near a structure's feasibility threshold the most truthful design can answer alike for two inputs (``x3``'s
+    allowed sets among ``x1``'s), and the conic answer breaks the budget by more than a repair of it can mend: an
+    average of feasible designs is feasible (the program is convex), and one that separates every pair in every
+    way it can is, but for a coincidence the rank check catches, a design of full rank: a reference the variance
+    objective can be finite at."""
+    from dataclasses import replace
+
+    from .._internal.solvers import Status, solve_lp
+    from .programs import linear_program
+
+    bounded = {key: getattr(problem, key) * share for key in ("lie_max", "dont_know_max") if getattr(problem, key)}
+    program = linear_program(problem.replace(epsilon=share * problem.epsilon, **bounded))
+    k, width = program.k, program.family.size
+    pulls = [(i, j, s, sign) for i in range(k) for j in range(i + 1, k) for s in range(width) for sign in (1.0, -1.0)]
+    rng = np.random.default_rng(0)
+    if len(pulls) > SEPARATING_PROGRAMS:
+        chosen = rng.choice(len(pulls), SEPARATING_PROGRAMS, replace=False)
+        pulls = [pulls[c] for c in sorted(chosen)]
+    designs = []
+    for i, j, s, sign in pulls:
+        gain = np.zeros_like(program.c)
+        gain[i * width + s], gain[j * width + s] = -sign, sign  # minimised: sign (M[i, s] - M[j, s]) maximised
+        outcome = solve_lp(replace(program, c=gain))
+        if outcome.status is not Status.OPTIMAL or outcome.z is None:
+            return None  # no design at this share (or the solver failed on it): no reference
+        designs.append(program.mechanism(np.asarray(outcome.z, dtype=float)))
+    weights = rng.dirichlet(np.ones(len(designs)))  # unequal: the two signs' mirror designs do not cancel
+    matrix = np.clip(np.tensordot(weights, np.asarray(designs), axes=1), 0.0, None)
+    keep = matrix.sum(axis=0) > 0
+    matrix = matrix[:, keep] / matrix[:, keep].sum(axis=1, keepdims=True)
+    if np.linalg.matrix_rank(matrix) < k:
+        return None
+    return Mechanism(matrix, inputs=problem.inputs, frame=problem.frame,
+                     focal=[int(a) for a, kept in zip(program.family, keep) if kept])
 
 
 def _references(problem: DesignProblem, solve: Solve) -> Iterator[tuple[str, Any]]:
@@ -299,6 +365,8 @@ def _references(problem: DesignProblem, solve: Solve) -> Iterator[tuple[str, Any
         except (InfeasibleDesignError, InvalidProblemError, SolverError, CertificationError):
             continue  # the tightened problem has no design of its own: no reference from it
         yield f"design at {share:g} of the budget", inner.candidate
+    if problem.semantics is Semantics.SLDP and problem.k <= CONSTANT_REFERENCE_INPUTS:
+        yield from _separating_references(problem)
 
 
 def _release(problem: DesignProblem, first: Answer, solve: Solve, steps: Steps, decision: Decision
@@ -321,6 +389,11 @@ def _release(problem: DesignProblem, first: Answer, solve: Solve, steps: Steps, 
         except CertificationError as exc:
             error = error or exc
             continue
+        if certificate.repaired and problem.objective.minimised and steps.certify is _certify_candidate:
+            own = _best_reference(problem, references, first, candidate_value(problem, released),
+                                  why="its repair's objective is above a reference's")
+            if own is not None:
+                return own
         return released, certificate, note
     fallback = _release_with_gap(problem, first, references, steps)
     if fallback is not None:
@@ -334,6 +407,11 @@ class _Replay:
 
     def __init__(self, items: Iterator[tuple[str, Any]]) -> None:
         self._items, self._seen = items, []  # type: ignore[var-annotated]
+
+    @property
+    def seen(self) -> list[tuple[str, Any]]:
+        """The items generated so far (none is generated by asking)."""
+        return list(self._seen)
 
     def __iter__(self) -> Iterator[tuple[str, Any]]:
         yield from self._seen
@@ -378,6 +456,10 @@ def _release_with_gap(problem: DesignProblem, first: Answer, references: _Replay
         certify(first.candidate, problem, references=_of_form(references, first.candidate), accept=record)
     except CertificationError:
         pass
+    own = _best_reference(problem, references, first, min(values, default=math.inf),
+                          why="no repair brings it within the solver's tolerance")
+    if own is not None:
+        return own
     if not values:
         return None
     best = min(values)
@@ -389,13 +471,41 @@ def _release_with_gap(problem: DesignProblem, first: Answer, references: _Replay
     return released, certificate, " (repaired beyond the solver's tolerance; the gap to the bound says how far)"
 
 
+def _best_reference(problem: DesignProblem, references: _Replay, first: Answer, repaired: float, *, why: str
+                    ) -> tuple[Any, Certificate, str] | None:
+    """The reference already designed (of the answer's form) whose objective is least, when it is below
+    ``repaired`` (the best repair's) and it is certified as it is: a repair mixes as little of a reference as it
+    can, and where the solver's answer is far outside the budget (a structure near its feasibility threshold) that
+    mix can be worse than the reference itself. None when no reference beats the repairs."""
+    form = type(first.candidate)
+    scored = sorted(((candidate_value(problem, ref), index, name, ref)
+                     for index, (name, ref) in enumerate(references.seen) if type(ref) is form),
+                    key=lambda item: (item[0], item[1]))
+    for value, _, name, ref in scored:
+        if not (math.isfinite(value) and value < repaired):
+            return None
+        try:
+            released, certificate = certify(ref, problem)
+        except CertificationError:
+            continue
+        if certificate.repaired:
+            continue  # only a reference that meets the budget and the structure as it stands
+        return released, certificate, (f" (the solver's answer breaks the budget or the structure and {why}: the "
+                                       f"{name} released; the gap to the bound says how far)")
+    return None
+
+
 def within_tolerance(problem: DesignProblem, value: float, optimum: float, *, rtol: float = OBJECTIVE_RTOL) -> bool:
     """Whether ``value`` is within ``rtol`` (default ``OBJECTIVE_RTOL``) of ``optimum`` on the objective's good side
     (below a minimised objective's optimum plus the tolerance, above a maximised one's minus it)."""
     if not math.isfinite(optimum):
         return not problem.objective.minimised or math.isfinite(value) or optimum == value
-    slack = rtol * abs(optimum) + 1e-12
-    return value <= optimum + slack if problem.objective.minimised else value >= optimum - slack
+    shortfall = value - optimum if problem.objective.minimised else optimum - value
+    if shortfall <= 0:
+        return True
+    # relative, computed as the reported gap is (a slack of rtol |optimum| + 1e-12 let a maximised objective's gap
+    # read 1.00000000008e-6 beside `optimal` at 1e-6); absolute only for an optimum of 0
+    return shortfall / abs(optimum) <= rtol if optimum else shortfall <= 1e-12
 
 
 def _certify_candidate(problem: DesignProblem, answer: Answer, first: Answer, references: Iterator[tuple[str, Any]],
@@ -404,9 +514,37 @@ def _certify_candidate(problem: DesignProblem, answer: Answer, first: Answer, re
     repair keeps the objective within ``OBJECTIVE_RTOL`` of the first optimum; references of the candidate's form
     only (the structure's constant and linear references are full mechanisms)."""
     form = type(answer.candidate)
+    own = _support_references(problem, answer.candidate)
     return certify(answer.candidate, problem,
                    accept=lambda c: within_tolerance(problem, candidate_value(problem, c), first.value),
-                   references=((name, ref) for name, ref in references if type(ref) is form))
+                   references=itertools.chain(own, ((name, ref) for name, ref in references if type(ref) is form)))
+
+
+def _support_references(problem: DesignProblem, candidate: Any) -> Iterator[tuple[str, Mechanism]]:
+    """The most truthful designs on the answer's own sets, at ``LINEAR_REFERENCE_SHARES`` of the budget and the
+    bounds, for a structured SLDP problem (a lying bound, a don't-know mass or cap, focal sets): the first references
+    its repair tries. A repair with a reference of other sets gives the released design those sets at the mixing
+    weight (survey-5-options: 12 answer sets of mass 1e-9 to 4e-8 beside its 7, sets no respondent should be offered
+    and no device can draw); one on the answer's sets keeps them. Designed lazily, each only when the one before
+    did not serve."""
+    if not isinstance(candidate, Mechanism) or problem.semantics is not Semantics.SLDP or problem.k > EXPAND_INPUTS:
+        return
+    bounded = [key for key in ("lie_max", "dont_know_max") if getattr(problem, key)]
+    if not (bounded or problem.dont_know is not None or problem.focal_sets is not None):
+        return
+    support = tuple(sorted(int(a) for a in candidate.focal))
+    for share in LINEAR_REFERENCE_SHARES:
+        try:
+            with warnings.catch_warnings():  # a reference's own warnings are not the user's design's
+                warnings.simplefilter("ignore", DesignWarning)
+                result = design(problem.replace(objective="truthful", epsilon=share * problem.epsilon,
+                                                focal_sets=support, variance_weights=None, contrasts=None,
+                                                priors=None, **{key: getattr(problem, key) * share for key in bounded}))
+        except DesignerError:
+            continue
+        if result.mechanism is not None:
+            yield (f"most truthful design on the answer's sets at {share:g} of the budget and the bounds",
+                   result.mechanism)
 
 
 def _certify_table(problem: DesignProblem, answer: Answer, first: Answer, references: Iterator[tuple[str, Any]],
