@@ -522,12 +522,13 @@ def _certify_candidate(problem: DesignProblem, answer: Answer, first: Answer, re
 
 def _support_references(problem: DesignProblem, candidate: Any) -> Iterator[tuple[str, Mechanism]]:
     """The most truthful designs on the answer's own sets, at ``LINEAR_REFERENCE_SHARES`` of the budget and the
-    bounds, for a structured SLDP problem (a lying bound, a don't-know mass or cap, focal sets): the first references
-    its repair tries. A repair with a reference of other sets gives the released design those sets at the mixing
-    weight (survey-5-options: 12 answer sets of mass 1e-9 to 4e-8 beside its 7, sets no respondent should be offered
-    and no device can draw); one on the answer's sets keeps them. Designed lazily, each only when the one before
-    did not serve."""
-    if not isinstance(candidate, Mechanism) or problem.semantics is not Semantics.SLDP or problem.k > EXPAND_INPUTS:
+    bounds, for a variance objective of a structured SLDP problem (a lying bound, a don't-know mass or cap, focal
+    sets): the first references its repair tries. A repair with a reference of other sets gives the released design
+    those sets at the mixing weight (survey-5-options: 12 answer sets of mass 1e-9 to 4e-8 beside its 7, sets no
+    respondent should be offered and no device can draw); one on the answer's sets keeps them. Designed lazily, each
+    only when the one before did not serve."""
+    if (not isinstance(candidate, Mechanism) or problem.semantics is not Semantics.SLDP or problem.k > EXPAND_INPUTS
+            or not problem.objective.minimised):  # (a truthful design's repair would design truthful ones again)
         return
     bounded = [key for key in ("lie_max", "dont_know_max") if getattr(problem, key)]
     if not (bounded or problem.dont_know is not None or problem.focal_sets is not None):
