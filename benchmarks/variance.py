@@ -22,6 +22,7 @@ Run: ``python benchmarks/variance.py [--large] [--only-large] [--ks 24,32,64] [-
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import sys
 import time
@@ -80,6 +81,7 @@ def main() -> int:
     parser.add_argument("--ks", default="24,32,64", help="the k of the rows past 20 inputs")
     parser.add_argument("--priors", default=",".join(LARGE_PRIORS),
                         help="the priors of the rows past 20 inputs (dirichlet-SEED: a Dirichlet(0.5) draw)")
+    parser.add_argument("--eps", default="1", help="the budgets of the rows past 20 inputs (comma-separated)")
     args = parser.parse_args()
     from designer.optimal import DesignProblem
 
@@ -108,7 +110,8 @@ def main() -> int:
               f"{var.variance:11.5g} {tru.variance:12.5g} {var.optimality_gap:8.1e}  {'<=' if ok else 'MISSED'} "
               f"{GOALS[k]:g} s")
     if args.large or args.only_large:
-        missed += large_rows([int(k) for k in args.ks.split(",")], args.priors.split(","))
+        missed += large_rows([int(k) for k in args.ks.split(",")], args.priors.split(","),
+                             [float(e) for e in args.eps.split(",")])
     if missed:
         print("missed: " + ", ".join(missed), file=sys.stderr)
         return 1
@@ -124,31 +127,29 @@ def truthful_seconds(problem) -> float:
     return timed(small)[1]
 
 
-def large_rows(ks: list[int], kinds: list[str]) -> list[str]:
+def large_rows(ks: list[int], kinds: list[str], budgets: list[float]) -> list[str]:
     """Past 20 inputs: time, proved gap, and the design against k-RR, subset selection and OUE."""
     from designer.optimal import DesignProblem
 
     missed = []
     print(f"\n{'k':>3} {'prior':<12} {'eps':>4} {'wall (s)':>9} {'CPU (s)':>8} {'truthful (s)':>12} {'ratio':>7} "
           f"{'variance':>10} {'bound':>10} {'gap':>8} {'k-RR':>9} {'SS':>9} {'OUE':>9}  status, goal")
-    for k in ks:
-        for kind in kinds:
-            eps = 1.0
-            problem = DesignProblem(inputs=tuple(f"x{i:02d}" for i in range(k)), epsilon=eps,
-                                    prior=large_prior(kind, k), name=f"{kind}-{k}")
-            var, t_var, c_var = timed(problem)
-            t_tru = truthful_seconds(problem)
-            figures = peers(problem.prior, eps)
-            gap = var.optimality_gap if var.optimality_gap is not None else math.inf
-            worse = [name for name, v in figures.items() if var.variance > v]
-            below = all((var.bound or -math.inf) <= v for v in figures.values())
-            ok = t_var <= GOALS[k] and gap <= LARGE_GAP and not worse and below
-            if not ok:
-                missed.append(f"{kind} k = {k}")
-            print(f"{k:>3} {kind:<12} {eps:>4g} {t_var:9.1f} {c_var:8.1f} {t_tru:12.2f} {t_var / t_tru:6.0f}x "
-                  f"{var.variance:10.6g} {var.bound or math.nan:10.6g} {gap:8.1e} {figures['k-RR']:9.5g} "
-                  f"{figures['SS']:9.5g} {figures['OUE']:9.5g}  {var.status}"
-                  f"{'' if ok else ', MISSED'}{', worse than ' + '/'.join(worse) if worse else ''}")
+    for k, kind, eps in itertools.product(ks, kinds, budgets):
+        problem = DesignProblem(inputs=tuple(f"x{i:02d}" for i in range(k)), epsilon=eps,
+                                prior=large_prior(kind, k), name=f"{kind}-{k}")
+        var, t_var, c_var = timed(problem)
+        t_tru = truthful_seconds(problem)
+        figures = peers(problem.prior, eps)
+        gap = var.optimality_gap if var.optimality_gap is not None else math.inf
+        worse = [name for name, v in figures.items() if var.variance > v]
+        below = all((var.bound or -math.inf) <= v for v in figures.values())
+        ok = t_var <= GOALS[k] and gap <= LARGE_GAP and not worse and below
+        if not ok:
+            missed.append(f"{kind} k = {k} eps {eps:g}")
+        print(f"{k:>3} {kind:<12} {eps:>4g} {t_var:9.1f} {c_var:8.1f} {t_tru:12.2f} {t_var / t_tru:6.0f}x "
+              f"{var.variance:10.6g} {var.bound or math.nan:10.6g} {gap:8.1e} {figures['k-RR']:9.5g} "
+              f"{figures['SS']:9.5g} {figures['OUE']:9.5g}  {var.status}"
+              f"{'' if ok else ', MISSED'}{', worse than ' + '/'.join(worse) if worse else ''}")
     return missed
 
 

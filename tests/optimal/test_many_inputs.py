@@ -16,9 +16,39 @@ from hypothesis import strategies as st
 import designer
 from designer.exceptions import InvalidProblemError
 from designer.optimal.dense_qp import solve_dense_qp
-from designer.optimal.many_inputs import solve_many_inputs
+from designer.optimal.many_inputs import exact_shift, solve_many_inputs
 from designer.optimal.pattern_bound import binary_quadratic_bound, lift
 from tests.optimal.variance_reference import optimal_variance
+
+
+# ---------------------------------------------------------------------------- the exact largest price, by brute force
+@settings(max_examples=60, deadline=None)
+@given(k=st.integers(1, 9), seed=st.integers(0, 10**6), eps=st.sampled_from([0.1, 1.0, 2.0, 5.0]),
+       scale=st.sampled_from([1e-6, 1.0, 1e4]), ones=st.booleans())
+def test_exact_shift_is_the_least_that_prices_every_pattern_out(k, seed, eps, scale, ones):
+    """Every pattern's price ``v'Qv - (a + b pi.v)(a 1.y' + b y'.v)`` at ``y' = y + rho u`` is at most 0 (brute force
+    over the 2**k patterns, written here), and ``rho`` is the least such shift but for its rounding margin."""
+    rng = np.random.default_rng(seed)
+    Z = rng.normal(size=(k, max(k - 1, 1))) * scale
+    Q = Z @ Z.T
+    prior = rng.dirichlet(np.ones(k))
+    y = rng.normal(size=k) * scale * scale
+    u = np.ones(k) if ones else rng.uniform(0.01, 1.0, k)
+    a = math.exp(-eps)
+    b = 1.0 - a
+    rho = exact_shift(Q, prior, y, u, a, b)
+
+    def largest(shift: float) -> float:
+        ys = y + shift * u
+        return max(float(v @ Q @ v - (a + b * prior @ v) * (a * ys.sum() + b * ys @ v))
+                   for v in map(np.array, itertools.product([0.0, 1.0], repeat=k)))
+
+    assert largest(rho) <= 0.0
+    tight = max(0.0, max(float((v @ Q @ v - (a + b * prior @ v) * (a * y.sum() + b * y @ v))
+                               / ((a + b * prior @ v) * (a * u.sum() + b * u @ v)))
+                         for v in map(np.array, itertools.product([0.0, 1.0], repeat=k))))
+    assert rho >= tight
+    assert rho - tight <= 1e-9 * max(tight, 1.0) + 1e-9 * (np.abs(Q).sum() + np.abs(y).sum()) / (a * a * u.sum())
 
 
 # ---------------------------------------------------------------------------- the relaxation, by brute force
