@@ -77,6 +77,8 @@ def problems(draw):
 # benchmarks/fuzz_regress.py: the refit from a point far along a witness overflowed in the trust region (exit 70)
 @example(("krr3", DESIGNS["krr3"], 3, 111, 799887517, 1.0, 1e6, True, False))
 @example(("krr3", DESIGNS["krr3"], 3, 102, 1663975032, 1000.0, 0.0, True, True))
+# fuzz_regress --seed 15: the first fit's trust region overflowed (a covariate at 1e-150, weights; exit 70)
+@example(("krr3", DESIGNS["krr3"], 3, 115, 1783677905, 1e-150, 0.0, True, True))
 def test_regress_reaches_an_independent_maximum_at_any_scale(problem):
     event(check(problem))
 

@@ -212,8 +212,15 @@ def fit_newton(lik: Likelihood, start: NDArray[np.float64]) -> tuple[NDArray[np.
     if start.size > MANY_PARAMS:
         return damped_newton(lik, start, decrement_tolerance)
     n = lik.z.shape[0]
-    opt = minimize(lambda b: -lik.loglike(b) / n, start, jac=lambda b: -lik.score(b) / n,
-                   hess=lambda b: -lik.hessian(b) / n, method="trust-exact", options={"gtol": 1e-9, "maxiter": 500})
+    try:
+        opt = minimize(lambda b: -lik.loglike(b) / n, start, jac=lambda b: -lik.score(b) / n,
+                       hess=lambda b: -lik.hessian(b) / n, method="trust-exact",
+                       options={"gtol": 1e-9, "maxiter": 500})
+    except (ArithmeticError, np.linalg.LinAlgError, ValueError):
+        # the trust region's own arithmetic overflowed (its eigenvalue bounds on a Hessian of 1e300: a covariate
+        # at 1e-150 with weights; fuzz_regress seed 15, exit 70): Levenberg-damped Newton steps from the same start,
+        # which stop, not converged, where they cannot go on (the diagnosis judges the point, as any fit)
+        return damped_newton(lik, start, decrement_tolerance)
     return _polish(lik, np.asarray(opt.x, dtype=np.float64), int(opt.nit))
 
 
