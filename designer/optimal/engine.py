@@ -18,17 +18,12 @@ from __future__ import annotations
 import itertools
 import math
 import time
-import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from .._internal.solvers import SolverError, WarmStart
 from ..exceptions import (
-    DesignerError,
-    DesignWarning,
     InfeasibleDesignError,
     InvalidArgumentError,
     InvalidArgumentTypeError,
@@ -43,6 +38,13 @@ from .invariant_exact import InvariantRelease, certify_table
 from .objectives import objective_value, variance_figure
 from .problem import DesignProblem
 from .programs import Solved
+from .references import (
+    CONSTANT_REFERENCE_INPUTS,
+    constant_reference,
+    linear_references,
+    separating_references,
+    support_references,
+)
 from .result import DesignResult, with_warnings
 from .route import Decision, Route, check_size, decide
 from .solve_steps import (
@@ -72,14 +74,6 @@ WALLEY_MAX_FRAME = 20
 EXPAND_INPUTS = 16
 #: A released design's objective may fall short of the solver's optimum by at most this (relative).
 OBJECTIVE_RTOL = 1e-6
-#: Up to this many inputs a constant design within the structure is the first repair reference (a linear program
-#: over the allowed sets).
-CONSTANT_REFERENCE_INPUTS = 12
-#: The shares of the budget and of the bounds the linear references are designed at (:func:`_linear_references`).
-LINEAR_REFERENCE_SHARES = (0.9, 0.99, 0.999)
-#: Most linear programs averaged into one separating reference (:func:`_separating_reference`): every pair of
-#: inputs, answer set and sign up to this many, a seeded draw of them beyond (k = 4 with 5 sets: 60).
-SEPARATING_PROGRAMS = 240
 #: A first answer over the budget by more than this (nats, floats) is not re-solved a hair inside it
 #: (``RESOLVE_STEPS``): the repairs and the release with its gap follow at once.
 FAR_EXCESS = 1e-6
@@ -233,119 +227,6 @@ def _settings(problem: DesignProblem, solver: str | None, options: dict[str, Any
 
 
 # ---------------------------------------------------------------------------- the release loop (every route)
-def _constant_reference(problem: DesignProblem) -> Mechanism | None:
-    """The constant design (one row for every input: loss 0) over the allowed sets whose largest lie mass is least,
-    with the don't-know mass fixed or capped as the problem says; None when it breaks the lying bound. A reference
-    that meets the structure whatever the solver's answer looks like (the row average of an answer inherits its
-    lies; the uniform mechanism needs the singletons)."""
-    from scipy.optimize import linprog
-
-    family = [int(a) for a in problem.family()]
-    full = (1 << problem.l) - 1
-    truth = problem.truth()
-    n = len(family) + 1  # the masses, then the largest lie mass t
-    cost = np.zeros(n)
-    cost[-1] = 1.0
-    a_ub = [[float(t >= 0 and not (a >> int(t)) & 1) for a in family] + [-1.0] for t in truth]
-    b_ub = [0.0] * len(truth)
-    a_eq, b_eq = [[1.0] * len(family) + [0.0]], [1.0]
-    bounds: list[tuple[float, float | None]] = [(0.0, None)] * n
-    if full in family and problem.dont_know is not None:
-        bounds[family.index(full)] = (problem.dont_know, problem.dont_know)
-    elif full in family and problem.dont_know_max is not None:
-        bounds[family.index(full)] = (0.0, problem.dont_know_max)
-    elif problem.dont_know:
-        return None
-    out = linprog(cost, A_ub=np.array(a_ub), b_ub=b_ub, A_eq=np.array(a_eq), b_eq=b_eq, bounds=bounds, method="highs")
-    if out.status != 0 or (problem.lie_max is not None and out.x[-1] > problem.lie_max):
-        return None
-    row = np.clip(out.x[:-1], 0.0, None)
-    keep = row > 0
-    row = row[keep] / row[keep].sum()
-    return Mechanism(np.tile(row, (problem.k, 1)), inputs=problem.inputs, frame=problem.frame,
-                     focal=[a for a, k in zip(family, keep) if k])
-
-
-def _linear_references(problem: DesignProblem) -> Iterator[tuple[str, Mechanism]]:
-    """For a variance objective under structure (a lying bound, a don't-know mass, focal sets): the most truthful
-    designs (a linear program over every design, certified by its own route) at ``LINEAR_REFERENCE_SHARES`` of the
-    budget and of the bounds, strictly inside both; none where the share leaves no design (a structure near its
-    feasibility threshold), nor for other objectives (no recursion)."""
-    if not problem.objective.minimised or np.any(problem.truth() < 0):
-        return
-    bounded = [key for key in ("lie_max", "dont_know_max") if getattr(problem, key)]
-    structured = bounded or problem.dont_know is not None or problem.focal_sets is not None
-    for share in LINEAR_REFERENCE_SHARES if structured else ():
-        try:
-            with warnings.catch_warnings():  # a reference's own warnings are not the user's design's
-                warnings.simplefilter("ignore", DesignWarning)
-                result = design(problem.replace(objective="truthful", epsilon=share * problem.epsilon,
-                                                variance_weights=None, contrasts=None, priors=None,
-                                                **{key: getattr(problem, key) * share for key in bounded}))
-        except DesignerError:
-            continue
-        if result.mechanism is not None:
-            yield f"most truthful design at {share:g} of the budget and the bounds", result.mechanism
-
-
-def _separating_references(problem: DesignProblem) -> Iterator[tuple[str, Mechanism]]:
-    """The separating designs (:func:`_separating_reference`) at ``LINEAR_REFERENCE_SHARES`` of the budget and the
-    bounds, for a variance objective under structure: the last references tried (a repair with them spreads a
-    residue over every set their programs use)."""
-    if not problem.objective.minimised or np.any(problem.truth() < 0):
-        return
-    bounded = [key for key in ("lie_max", "dont_know_max") if getattr(problem, key)]
-    if not (bounded or problem.dont_know is not None or problem.focal_sets is not None):
-        return
-    for share in LINEAR_REFERENCE_SHARES:
-        separating = _separating_reference(problem, share)
-        if separating is not None:
-            yield f"separating design at {share:g} of the budget and the bounds", separating
-
-
-def _separating_reference(problem: DesignProblem, share: float) -> Mechanism | None:
-    """A random (seeded) convex combination of the linear program's designs that pull two inputs' masses on one
-    answer set apart (each pair, each set, both ways; at most ``SEPARATING_PROGRAMS`` of them, drawn with the same
-    seed), at ``share`` of the budget and the bounds; None when that leaves no design or the combination does not
-    identify every share. Its weights are unequal because a symmetric program's two pulls of a pair are mirror
-    images, whose plain average answers alike for the two inputs.
-
-    Near a structure's feasibility threshold the most truthful design can answer alike for two inputs (``x3``'s
-    allowed sets among ``x1``'s), and the conic answer breaks the budget by more than a repair of it can mend: an
-    average of feasible designs is feasible (the program is convex), and one that separates every pair in every
-    way it can is, but for a coincidence the rank check catches, a design of full rank: a reference the variance
-    objective can be finite at."""
-    from dataclasses import replace
-
-    from .._internal.solvers import Status, solve_lp
-    from .programs import linear_program
-
-    bounded = {key: getattr(problem, key) * share for key in ("lie_max", "dont_know_max") if getattr(problem, key)}
-    program = linear_program(problem.replace(epsilon=share * problem.epsilon, **bounded))
-    k, width = program.k, program.family.size
-    pulls = [(i, j, s, sign) for i in range(k) for j in range(i + 1, k) for s in range(width) for sign in (1.0, -1.0)]
-    rng = np.random.default_rng(0)
-    if len(pulls) > SEPARATING_PROGRAMS:
-        chosen = rng.choice(len(pulls), SEPARATING_PROGRAMS, replace=False)
-        pulls = [pulls[c] for c in sorted(chosen)]
-    designs = []
-    for i, j, s, sign in pulls:
-        gain = np.zeros_like(program.c)
-        gain[i * width + s], gain[j * width + s] = -sign, sign  # minimised: sign (M[i, s] - M[j, s]) maximised
-        outcome = solve_lp(replace(program, c=gain))
-        if outcome.status is not Status.OPTIMAL or outcome.z is None:
-            return None  # no design at this share (or the solver failed on it): no reference
-        designs.append(program.mechanism(np.asarray(outcome.z, dtype=float)))
-    weights = rng.dirichlet(np.ones(len(designs)))  # unequal: the two signs' mirror designs do not cancel
-    matrix = np.clip(np.tensordot(weights, np.asarray(designs), axes=1), 0.0, None)
-    keep = matrix.sum(axis=0) > 0
-    matrix = matrix[:, keep] / matrix[:, keep].sum(axis=1, keepdims=True)
-    if np.linalg.matrix_rank(matrix) < k:
-        return None
-    return Mechanism(matrix, inputs=problem.inputs, frame=problem.frame,
-                     focal=[int(a) for a, kept in zip(program.family, keep) if kept])
-
-
 def _references(problem: DesignProblem, solve: Solve) -> Iterator[tuple[str, Any]]:
     """Designs strictly inside the budget and the inequality bounds: repair references of last resort.
 
@@ -354,10 +235,10 @@ def _references(problem: DesignProblem, solve: Solve) -> Iterator[tuple[str, Any
     weight of about 1e-3 to absorb that, too much objective for a tightly bounded design."""
     bounded = [key for key in ("lie_max", "dont_know_max") if getattr(problem, key)]
     if problem.semantics is Semantics.SLDP and problem.k <= CONSTANT_REFERENCE_INPUTS:
-        constant = _constant_reference(problem)
+        constant = constant_reference(problem)
         if constant is not None:
             yield "constant design within the structure", constant
-        yield from _linear_references(problem)
+        yield from linear_references(problem, design)
     for share in REFERENCE_SHARES:
         tighter = {key: getattr(problem, key) * share for key in bounded}
         try:
@@ -366,7 +247,7 @@ def _references(problem: DesignProblem, solve: Solve) -> Iterator[tuple[str, Any
             continue  # the tightened problem has no design of its own: no reference from it
         yield f"design at {share:g} of the budget", inner.candidate
     if problem.semantics is Semantics.SLDP and problem.k <= CONSTANT_REFERENCE_INPUTS:
-        yield from _separating_references(problem)
+        yield from separating_references(problem)
 
 
 def _release(problem: DesignProblem, first: Answer, solve: Solve, steps: Steps, decision: Decision
@@ -514,38 +395,10 @@ def _certify_candidate(problem: DesignProblem, answer: Answer, first: Answer, re
     repair keeps the objective within ``OBJECTIVE_RTOL`` of the first optimum; references of the candidate's form
     only (the structure's constant and linear references are full mechanisms)."""
     form = type(answer.candidate)
-    own = _support_references(problem, answer.candidate)
+    own = support_references(problem, answer.candidate, design)
     return certify(answer.candidate, problem,
                    accept=lambda c: within_tolerance(problem, candidate_value(problem, c), first.value),
                    references=itertools.chain(own, ((name, ref) for name, ref in references if type(ref) is form)))
-
-
-def _support_references(problem: DesignProblem, candidate: Any) -> Iterator[tuple[str, Mechanism]]:
-    """The most truthful designs on the answer's own sets, at ``LINEAR_REFERENCE_SHARES`` of the budget and the
-    bounds, for a variance objective of a structured SLDP problem (a lying bound, a don't-know mass or cap, focal
-    sets): the first references its repair tries. A repair with a reference of other sets gives the released design
-    those sets at the mixing weight (survey-5-options: 12 answer sets of mass 1e-9 to 4e-8 beside its 7, sets no
-    respondent should be offered and no device can draw); one on the answer's sets keeps them. Designed lazily, each
-    only when the one before did not serve."""
-    if (not isinstance(candidate, Mechanism) or problem.semantics is not Semantics.SLDP or problem.k > EXPAND_INPUTS
-            or not problem.objective.minimised):  # (a truthful design's repair would design truthful ones again)
-        return
-    bounded = [key for key in ("lie_max", "dont_know_max") if getattr(problem, key)]
-    if not (bounded or problem.dont_know is not None or problem.focal_sets is not None):
-        return
-    support = tuple(sorted(int(a) for a in candidate.focal))
-    for share in LINEAR_REFERENCE_SHARES:
-        try:
-            with warnings.catch_warnings():  # a reference's own warnings are not the user's design's
-                warnings.simplefilter("ignore", DesignWarning)
-                result = design(problem.replace(objective="truthful", epsilon=share * problem.epsilon,
-                                                focal_sets=support, variance_weights=None, contrasts=None,
-                                                priors=None, **{key: getattr(problem, key) * share for key in bounded}))
-        except DesignerError:
-            continue
-        if result.mechanism is not None:
-            yield (f"most truthful design on the answer's sets at {share:g} of the budget and the bounds",
-                   result.mechanism)
 
 
 def _certify_table(problem: DesignProblem, answer: Answer, first: Answer, references: Iterator[tuple[str, Any]],

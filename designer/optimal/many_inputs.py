@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 from scipy.optimize import linprog
 
 from ..exceptions import InvalidProblemError
-from .pattern_bound import binary_quadratic_bound, lift
+from .pattern_bound import binary_quadratic_bound, exact_shift, lift
 from .problem import DesignProblem
 from .share_variance import Pieces, pieces
 from .variance_master import MIN_VARIANCE_EPSILON, Master, Patterns, _solve_master_newton
@@ -60,8 +60,6 @@ SEED_PATTERNS = 4
 #: Up to this many inputs the bound's largest price is found exactly, over all ``2**k`` patterns (:func:`exact_shift`),
 #: instead of bounded by the semidefinite relaxation (loose at large budgets: k = 24 at eps 2, a gap of 8.8%).
 EXACT_PRICING_INPUTS = 24
-#: Patterns of the upper half priced at once by :func:`exact_shift` (memory: this times ``2**(k // 2)`` floats).
-EXACT_CHUNK = 256
 _TRACE = False
 
 
@@ -370,57 +368,6 @@ def certified_bound(problem: DesignProblem, parts: Pieces, pool: PatternPool, ma
                 lo, hi = (lo, mid) if worst(mid * u) <= 0.0 else (mid, hi)
         best = max(best, _scaled(head, float((y + hi * u).sum()) + extra))
     return max(best, 0.0) / pool.kappa  # a variance is never negative
-
-
-def _bits(n: int) -> NDArray[np.float64]:
-    """Every ``v in {0, 1}^n`` as the rows of a ``(2**n, n)`` array (row ``i`` holds the bits of ``i``)."""
-    return ((np.arange(1 << n)[:, None] >> np.arange(n)) & 1).astype(np.float64)
-
-
-def exact_shift(Q: NDArray[np.float64], prior: NDArray[np.float64], y: NDArray[np.float64], u: NDArray[np.float64],
-                a: float, b: float) -> float:
-    """The least ``rho >= 0`` under which no pattern has a positive price for the row multipliers ``y + rho u``
-    (``u > 0``), found over all ``2**k`` patterns (docs/theory.md 5.11), with a margin for the float evaluation.
-
-    The price times ``q(v)`` is ``phi(v) = v'Qv - p(v) (a 1.y + b y.v)`` with ``p(v) = a + b pi.v > 0``, and
-    ``y + rho u`` subtracts ``rho g(v)``, ``g(v) = p(v) (a 1.u + b u.v) >= a^2 1.u > 0``: so ``rho`` must be at least
-    ``max_v phi(v) / g(v)``. The patterns are split into two halves of the inputs; the quadratic's cross term of
-    every pair of halves is one matrix product per chunk of the upper half. The margin covers the rounding of each
-    ``phi`` (at most ``1e-12`` of the sum of its terms' sizes, for k <= 24) divided by the least ``g``.
-
-    Examples
-    --------
-    >>> import itertools
-    >>> import numpy as np
-    >>> from designer.optimal.many_inputs import exact_shift
-    >>> rng = np.random.default_rng(0)
-    >>> Z = rng.normal(size=(6, 5)); Q = Z @ Z.T
-    >>> prior, y, u = np.full(6, 1 / 6), rng.normal(size=6), np.ones(6)
-    >>> rho = exact_shift(Q, prior, y, u, 0.5, 0.5)
-    >>> prices = [v @ Q @ v - (0.5 + 0.5 * prior @ v) * (0.5 * (y + rho * u).sum() + 0.5 * (y + rho * u) @ v)
-    ...           for v in map(np.array, itertools.product([0.0, 1.0], repeat=6))]
-    >>> bool(max(prices) <= 0.0)
-    True
-    """
-    k = Q.shape[0]
-    low_n = k // 2
-    low, high = np.arange(low_n), np.arange(low_n, k)
-    V_low, V_high = _bits(low_n), _bits(k - low_n)
-    quad_low = np.einsum("ij,jk,ik->i", V_low, Q[np.ix_(low, low)], V_low)
-    quad_high = np.einsum("ij,jk,ik->i", V_high, Q[np.ix_(high, high)], V_high)
-    cross = 2.0 * (V_high @ Q[np.ix_(high, low)])  # (2**(k - low_n), low_n): times V_low' per chunk
-    p_low, p_high = b * (V_low @ prior[low]), a + b * (V_high @ prior[high])
-    y_low, y_high = b * (V_low @ y[low]), a * float(y.sum()) + b * (V_high @ y[high])
-    u_low, u_high = b * (V_low @ u[low]), a * float(u.sum()) + b * (V_high @ u[high])
-    worst = 0.0
-    for start in range(0, V_high.shape[0], EXACT_CHUNK):
-        rows = slice(start, start + EXACT_CHUNK)
-        p = p_high[rows, None] + p_low[None, :]
-        phi = (quad_high[rows, None] + quad_low[None, :] + cross[rows] @ V_low.T
-               - p * (y_high[rows, None] + y_low[None, :]))
-        worst = max(worst, float(np.max(phi / (p * (u_high[rows, None] + u_low[None, :])))))
-    size = float(np.abs(Q).sum()) + (a + b * float(np.abs(prior).sum())) * (a + b) * float(np.abs(y).sum())
-    return worst + 2e-12 * size / (a * a * float(u.sum()))
 
 
 def _terms(problem: DesignProblem, parts: Pieces, master: Master) -> tuple[float, float, float]:

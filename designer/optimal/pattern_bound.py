@@ -10,7 +10,8 @@ quadratic ``phi(v) = v'Qv - (a + b pi . v)(a 1 . y + b y . v)`` with ``Q = Z Z'`
 ``d``, ``s'Ls <= sum(d) + (k + 1) max(0, lambda_max(L - Diag d))`` (the eigenvalue form of Shor's relaxation, exact
 for any ``d``: no solver accuracy enters the bound). :func:`binary_quadratic_bound` minimises it over ``d`` by a
 primal-dual interior-point method for the max-cut relaxation (Helmberg, Rendl, Vanderbei and Wolkowicz 1996) and
-returns the value at its last ``d``.
+returns the value at its last ``d``. Up to 24 inputs no relaxation is needed: :func:`exact_shift` prices all
+``2**k`` patterns in one pass and returns the least shift of the row multipliers that prices every one out.
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["binary_quadratic_bound", "lift"]
+__all__ = ["binary_quadratic_bound", "exact_shift", "lift"]
 
 #: Iterations of the interior-point method at most, and its relative stopping gap.
 MAX_ITER = 60
 GAP = 1e-9
+#: Patterns of the upper half priced at once by :func:`exact_shift` (memory: this times ``2**(k // 2)`` floats).
+EXACT_CHUNK = 256
 
 
 def lift(A: NDArray[np.float64], a: NDArray[np.float64], a0: float) -> NDArray[np.float64]:
@@ -112,3 +115,54 @@ def _psd_step(M: NDArray[np.float64], dM: NDArray[np.float64]) -> float:
         except np.linalg.LinAlgError:
             a *= 0.8
     return a * 0.95 if a < 1.0 else a
+
+
+def _bits(n: int) -> NDArray[np.float64]:
+    """Every ``v in {0, 1}^n`` as the rows of a ``(2**n, n)`` array (row ``i`` holds the bits of ``i``)."""
+    return ((np.arange(1 << n)[:, None] >> np.arange(n)) & 1).astype(np.float64)
+
+
+def exact_shift(Q: NDArray[np.float64], prior: NDArray[np.float64], y: NDArray[np.float64], u: NDArray[np.float64],
+                a: float, b: float) -> float:
+    """The least ``rho >= 0`` under which no pattern has a positive price for the row multipliers ``y + rho u``
+    (``u > 0``), found over all ``2**k`` patterns (docs/theory.md 5.11), with a margin for the float evaluation.
+
+    The price times ``q(v)`` is ``phi(v) = v'Qv - p(v) (a 1.y + b y.v)`` with ``p(v) = a + b pi.v > 0``, and
+    ``y + rho u`` subtracts ``rho g(v)``, ``g(v) = p(v) (a 1.u + b u.v) >= a^2 1.u > 0``: so ``rho`` must be at least
+    ``max_v phi(v) / g(v)``. The patterns are split into two halves of the inputs; the quadratic's cross term of
+    every pair of halves is one matrix product per chunk of the upper half. The margin covers the rounding of each
+    ``phi`` (at most ``1e-12`` of the sum of its terms' sizes, for k <= 24) divided by the least ``g``.
+
+    Examples
+    --------
+    >>> import itertools
+    >>> import numpy as np
+    >>> from designer.optimal.pattern_bound import exact_shift
+    >>> rng = np.random.default_rng(0)
+    >>> Z = rng.normal(size=(6, 5)); Q = Z @ Z.T
+    >>> prior, y, u = np.full(6, 1 / 6), rng.normal(size=6), np.ones(6)
+    >>> rho = exact_shift(Q, prior, y, u, 0.5, 0.5)
+    >>> prices = [v @ Q @ v - (0.5 + 0.5 * prior @ v) * (0.5 * (y + rho * u).sum() + 0.5 * (y + rho * u) @ v)
+    ...           for v in map(np.array, itertools.product([0.0, 1.0], repeat=6))]
+    >>> bool(max(prices) <= 0.0)
+    True
+    """
+    k = Q.shape[0]
+    low_n = k // 2
+    low, high = np.arange(low_n), np.arange(low_n, k)
+    V_low, V_high = _bits(low_n), _bits(k - low_n)
+    quad_low = np.einsum("ij,jk,ik->i", V_low, Q[np.ix_(low, low)], V_low)
+    quad_high = np.einsum("ij,jk,ik->i", V_high, Q[np.ix_(high, high)], V_high)
+    cross = 2.0 * (V_high @ Q[np.ix_(high, low)])  # (2**(k - low_n), low_n): times V_low' per chunk
+    p_low, p_high = b * (V_low @ prior[low]), a + b * (V_high @ prior[high])
+    y_low, y_high = b * (V_low @ y[low]), a * float(y.sum()) + b * (V_high @ y[high])
+    u_low, u_high = b * (V_low @ u[low]), a * float(u.sum()) + b * (V_high @ u[high])
+    worst = 0.0
+    for start in range(0, V_high.shape[0], EXACT_CHUNK):
+        rows = slice(start, start + EXACT_CHUNK)
+        p = p_high[rows, None] + p_low[None, :]
+        phi = (quad_high[rows, None] + quad_low[None, :] + cross[rows] @ V_low.T
+               - p * (y_high[rows, None] + y_low[None, :]))
+        worst = max(worst, float(np.max(phi / (p * (u_high[rows, None] + u_low[None, :])))))
+    size = float(np.abs(Q).sum()) + (a + b * float(np.abs(prior).sum())) * (a + b) * float(np.abs(y).sum())
+    return worst + 2e-12 * size / (a * a * float(u.sum()))

@@ -279,10 +279,10 @@ def test_focal_sets_may_be_given_as_label_sets() -> None:
 @given(case=problems(), share=st.sampled_from([0.9, 0.99, 0.999]))
 def test_a_separating_reference_is_private_within_the_structure_and_of_full_rank(
         case: tuple[DesignProblem, str], share: float) -> None:
-    from designer.optimal.engine import _separating_reference
+    from designer.optimal.references import separating_reference
 
     problem, _ = case
-    reference = _separating_reference(problem, share)
+    reference = separating_reference(problem, share)
     if reference is None:  # no design at this share, or the average does not identify every share
         return
     matrix = np.asarray(reference.matrix, dtype=float)

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 import designer
 from designer.exceptions import InvalidProblemError
 from designer.optimal.dense_qp import solve_dense_qp
-from designer.optimal.many_inputs import exact_shift, solve_many_inputs
-from designer.optimal.pattern_bound import binary_quadratic_bound, lift
+from designer.optimal.many_inputs import solve_many_inputs
+from designer.optimal.pattern_bound import binary_quadratic_bound, exact_shift, lift
 from tests.optimal.variance_reference import optimal_variance
 
 
