@@ -144,6 +144,7 @@ TABLES = {
 }
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("name", list(TABLES))
 @pytest.mark.parametrize("few", [32, 0, 10**6])
 def test_every_boundary_number_gives_the_reference_column(name, few, monkeypatch):

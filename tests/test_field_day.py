@@ -260,6 +260,7 @@ def test_prevalence_groups_come_sorted():
     assert groups == ["b", "m", "z"]
 
 
+@pytest.mark.heavy
 def test_a_device_that_multiplies_the_variance_says_so(capsys):
     """A proxy objective (chi2) loses little on the cards but the variance a lot: a note says so. With the variance
     objective the loss is the objective's own (objective_cost) and needs no note."""

@@ -126,6 +126,7 @@ def repo(tmp_path: Path) -> Path:
     return repo
 
 
+@pytest.mark.heavy
 @pytest.mark.timeout(600)  # two mutmut runs in child processes: about 15 s on an idle machine
 def test_a_surviving_mutant_on_a_changed_line_fails_the_step_and_a_test_that_kills_it_passes(repo: Path) -> None:
     _commit(repo, {"pkg/rules.py": ADULT, "tests/test_rules.py": ADULT_TESTS}, "adult, tested away from 18")

@@ -90,6 +90,7 @@ def test_bad_requests_are_refused():
             design_for_noncompliance(**kwargs, starts=1)
 
 
+@pytest.mark.heavy
 def test_readme_table_is_the_scripts_output():
     import importlib.util
     from pathlib import Path

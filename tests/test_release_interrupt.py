@@ -75,6 +75,7 @@ def _holding_truth(*folders: Path) -> list[str]:
     return found
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("kind", ["cli", "frame", "buckets"])
 def test_no_true_value_on_disk_and_outputs_together_after_any_kill(tmp_path, truth, kind):
     out_dir, tmp_dir = tmp_path / "out", tmp_path / "tmp"

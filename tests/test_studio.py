@@ -254,6 +254,7 @@ def test_a_question_written_in_the_form(visit):
     visit.page.wait_for_selector(".studio-ok")
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("width", [1280, 420])
 def test_every_step_is_accessible_and_fits(browser, server, width, tmp_path):
     axe = axe_script(tmp_path)
@@ -279,6 +280,7 @@ def test_every_step_is_accessible_and_fits(browser, server, width, tmp_path):
     assert v.outside == []
 
 
+@pytest.mark.heavy
 def test_the_whole_path_by_keyboard_only(browser, tmp_path):
     """From the page's load to the report, nothing but the keyboard: the question's prior, the budget by the box and
     the slider, Next through the steps, an upload through the file chooser (opened with Enter) and the downloads."""
@@ -351,6 +353,7 @@ def test_the_whole_path_by_keyboard_only(browser, tmp_path):
     assert v.outside == []
 
 
+@pytest.mark.heavy
 def test_no_request_leaves_the_machine(browser, tmp_path):
     """Every step, the exported page used in its frame, the device card, an upload and every download: each request
     is on 127.0.0.1 (the page's own, data: or blob:)."""

@@ -32,6 +32,10 @@ from tests.studio_browser import (
     tab_to,
 )
 
+#: Browser walks of the studio's findings: the locked run of .ci/run runs them, the newest and lowest runs leave them
+#: out (tests/test_studio.py drives the studio under every version).
+pytestmark = pytest.mark.heavy
+
 browser = studio_browser.browser  # the module's Chromium and studio server (fixtures, used by name)
 server = studio_browser.server
 STEPS = ("question", "budget", "survey", "field", "answers")

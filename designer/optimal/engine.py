@@ -43,6 +43,7 @@ from .references import (
     constant_reference,
     linear_references,
     separating_references,
+    shrunk,
     support_references,
 )
 from .result import DesignResult, with_warnings
@@ -230,23 +231,22 @@ def _settings(problem: DesignProblem, solver: str | None, options: dict[str, Any
 def _references(problem: DesignProblem, solve: Solve) -> Iterator[tuple[str, Any]]:
     """Designs strictly inside the budget and the inequality bounds: repair references of last resort.
 
-    The bounds shrink with the budget (``lie_max`` and ``dont_know_max`` times the same share): a solver's answer
-    overshoots a bound by about its tolerance (1e-9), and a reference only ``1e-6`` inside it would need a mixing
-    weight of about 1e-3 to absorb that, too much objective for a tightly bounded design."""
-    bounded = [key for key in ("lie_max", "dont_know_max") if getattr(problem, key)]
-    if problem.semantics is Semantics.SLDP and problem.k <= CONSTANT_REFERENCE_INPUTS:
+    The bounds shrink with the budget (:func:`~designer.optimal.references.shrunk`): a solver's answer overshoots a
+    bound by about its tolerance (1e-9), and a reference only ``1e-6`` inside it would need a mixing weight of about
+    1e-3 to absorb that, too much objective for a tightly bounded design."""
+    small = problem.semantics is Semantics.SLDP and problem.k <= CONSTANT_REFERENCE_INPUTS
+    if small:
         constant = constant_reference(problem)
         if constant is not None:
             yield "constant design within the structure", constant
         yield from linear_references(problem, design)
     for share in REFERENCE_SHARES:
-        tighter = {key: getattr(problem, key) * share for key in bounded}
         try:
-            inner = solve(problem.replace(epsilon=share * problem.epsilon, **tighter), explain=False)
+            inner = solve(shrunk(problem, share), explain=False)
         except (InfeasibleDesignError, InvalidProblemError, SolverError, CertificationError):
             continue  # the tightened problem has no design of its own: no reference from it
         yield f"design at {share:g} of the budget", inner.candidate
-    if problem.semantics is Semantics.SLDP and problem.k <= CONSTANT_REFERENCE_INPUTS:
+    if small:
         yield from separating_references(problem)
 
 
@@ -384,9 +384,15 @@ def within_tolerance(problem: DesignProblem, value: float, optimum: float, *, rt
     shortfall = value - optimum if problem.objective.minimised else optimum - value
     if shortfall <= 0:
         return True
-    # relative, computed as the reported gap is (a slack of rtol |optimum| + 1e-12 let a maximised objective's gap
-    # read 1.00000000008e-6 beside `optimal` at 1e-6); absolute only for an optimum of 0
-    return shortfall / abs(optimum) <= rtol if optimum else shortfall <= 1e-12
+    # relative, the reported gap itself (a slack of rtol |optimum| + 1e-12 let a maximised objective's gap read
+    # 1.00000000008e-6 beside `optimal` at 1e-6); absolute only for an optimum of 0
+    return _relative_gap(optimum, value) <= rtol if optimum else shortfall <= 1e-12
+
+
+def _relative_gap(optimum: float, value: float) -> float:
+    """``|optimum - value| / |optimum|``: the gap a maximised objective's design reports, and the one its repair is
+    accepted within (:func:`within_tolerance`)."""
+    return abs(optimum - value) / abs(optimum)
 
 
 def _certify_candidate(problem: DesignProblem, answer: Answer, first: Answer, references: Iterator[tuple[str, Any]],
@@ -461,7 +467,7 @@ def _optimality(problem: DesignProblem, first: Answer, value: float) -> dict[str
         status = FitStatus.OPTIMAL if gap <= OPTIMALITY_GAP else FitStatus.LOCAL
         return {"status": status, "optimality_gap": gap if math.isfinite(gap) else None, "bound": _finite(bound)}
     optimum = first.value
-    gap = abs(optimum - value) / abs(optimum) if optimum and math.isfinite(optimum) else 0.0
+    gap = _relative_gap(optimum, value) if optimum and math.isfinite(optimum) else 0.0
     return {"status": FitStatus.OPTIMAL, "optimality_gap": gap, "bound": None}
 
 

@@ -26,7 +26,7 @@ from ..vocabulary import Semantics
 from .problem import DesignProblem
 
 __all__ = ["CONSTANT_REFERENCE_INPUTS", "LINEAR_REFERENCE_SHARES", "SEPARATING_PROGRAMS", "constant_reference",
-           "linear_references", "separating_reference", "separating_references", "support_references"]
+           "linear_references", "separating_reference", "separating_references", "shrunk", "support_references"]
 
 #: Up to this many inputs a constant design within the structure is the first repair reference (a linear program
 #: over the allowed sets).
@@ -44,16 +44,32 @@ SUPPORT_REFERENCE_INPUTS = 16
 Design = Callable[[DesignProblem], Any]
 
 
+def shrunk(problem: DesignProblem, share: float, **fields: Any) -> DesignProblem:
+    """``problem`` (with ``fields``) at ``share`` of its budget and of its inequality bounds (``lie_max`` and
+    ``dont_know_max`` shrink with the budget: a solver's answer overshoots a bound by about its tolerance, and a
+    reference only a hair inside it would need a large mixing weight to absorb that).
+
+    Examples
+    --------
+    >>> from designer import DesignProblem
+    >>> from designer.optimal.references import shrunk
+    >>> problem = DesignProblem(inputs=("a", "b", "c"), epsilon=1.0, dont_know_max=0.2)
+    >>> inner = shrunk(problem, 0.9)
+    >>> round(inner.epsilon, 3), round(inner.dont_know_max, 3)
+    (0.9, 0.18)
+    """
+    bounded = {key: getattr(problem, key) * share for key in ("lie_max", "dont_know_max") if getattr(problem, key)}
+    return problem.replace(epsilon=share * problem.epsilon, **{**bounded, **fields})
+
+
 def _truthful(problem: DesignProblem, share: float, design: Design, **fields: Any) -> Mechanism | None:
     """The most truthful design of ``problem`` (with ``fields``) at ``share`` of its budget and bounds, by
     ``design``; None when there is none. A reference's own warnings are not the user's design's."""
-    bounded = {key: getattr(problem, key) * share for key in ("lie_max", "dont_know_max") if getattr(problem, key)}
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DesignWarning)
-            result = design(problem.replace(objective="truthful", epsilon=share * problem.epsilon,
-                                            variance_weights=None, contrasts=None, priors=None,
-                                            **{**bounded, **fields}))
+            result = design(shrunk(problem, share, objective="truthful", variance_weights=None, contrasts=None,
+                                   priors=None, **fields))
     except DesignerError:
         return None
     return result.mechanism
@@ -139,8 +155,7 @@ def separating_reference(problem: DesignProblem, share: float) -> Mechanism | No
     from .._internal.solvers import Status, solve_lp
     from .programs import linear_program
 
-    bounded = {key: getattr(problem, key) * share for key in ("lie_max", "dont_know_max") if getattr(problem, key)}
-    program = linear_program(problem.replace(epsilon=share * problem.epsilon, **bounded))
+    program = linear_program(shrunk(problem, share))
     k, width = program.k, program.family.size
     pulls = [(i, j, s, sign) for i in range(k) for j in range(i + 1, k) for s in range(width) for sign in (1.0, -1.0)]
     rng = np.random.default_rng(0)

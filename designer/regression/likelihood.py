@@ -16,7 +16,8 @@ from .damped_newton import MANY_PARAMS, damped_newton
 from .design import leverages, weighted_gram
 
 __all__ = ["DECREMENT_TOL", "FIRTH_DECREMENT_TOL", "FIRTH_START_SCALES", "FirthPenalty", "Likelihood",
-           "curvature", "decrement_tolerance", "fit_em", "fit_firth", "fit_firth_best", "fit_newton", "softmax_columns"]
+           "curvature", "decrement_tolerance", "fit_em", "fit_firth", "fit_firth_best", "fit_newton", "or_start",
+           "softmax_columns"]
 
 def softmax_columns(eta: NDArray[np.float64]) -> NDArray[np.float64]:
     """Softmax over the first axis of a ``(k, n)`` array (rows contiguous: fast for small k)."""
@@ -222,6 +223,30 @@ def fit_newton(lik: Likelihood, start: NDArray[np.float64]) -> tuple[NDArray[np.
         # which stop, not converged, where they cannot go on (the diagnosis judges the point, as any fit)
         return damped_newton(lik, start, decrement_tolerance)
     return _polish(lik, np.asarray(opt.x, dtype=np.float64), int(opt.nit))
+
+
+def or_start(maximise: Callable[[Likelihood, NDArray[np.float64]], tuple[NDArray[np.float64], int, bool]]
+             ) -> Callable[[Likelihood, NDArray[np.float64]], tuple[NDArray[np.float64], int, bool]]:
+    """``maximise`` (a fit from a start), except that a fit whose arithmetic fails (an overflow far out along a
+    direction of separation, a singular step) returns its start, not converged: the diagnosis then judges that point,
+    as any fit, instead of the command exiting 70. Every fit of :mod:`~designer.regression.model` (the first and the
+    refits of :func:`~designer.regression.modes.higher_mode`) goes through it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from designer.regression.likelihood import or_start
+    >>> def overflows(lik, start):
+    ...     raise OverflowError("math range error")
+    >>> or_start(overflows)(None, np.zeros(2))
+    (array([0., 0.]), 0, False)
+    """
+    def guarded(lik: Likelihood, start: NDArray[np.float64]) -> tuple[NDArray[np.float64], int, bool]:
+        try:
+            return maximise(lik, start)
+        except (ArithmeticError, np.linalg.LinAlgError, ValueError):
+            return np.asarray(start, dtype=np.float64), 0, False
+    return guarded
 
 
 def _polish(lik: Likelihood, params: NDArray[np.float64], iterations: int) -> tuple[NDArray[np.float64], int, bool]:

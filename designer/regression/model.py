@@ -45,7 +45,7 @@ from .fit_terms import design_plan, in_covariates
 from .flat import LimitSearch
 from .group_fit import grouped_answers, noncompliance_summary
 from .identify import DesignPlan
-from .likelihood import FirthPenalty, Likelihood, fit_em, fit_firth_best, fit_newton
+from .likelihood import FirthPenalty, Likelihood, fit_em, fit_firth_best, fit_newton, or_start
 from .modes import higher_mode
 from .variance import covariance, on_terms, survey_design
 
@@ -362,7 +362,7 @@ def _fit_kept(u: Any, names: list[str], plan: DesignPlan, channel: NDArray[np.fl
                 return lik.loglike(b) + firth.value(b)
             objective = penalized
         else:
-            maximise = fit_newton if method == "newton" else fit_em
+            maximise = or_start(fit_newton if method == "newton" else fit_em)
             found = higher_mode(lik, maximise(lik, start), maximise)  # not concave: the highest mode found
         params, iterations, decrement_ok = found
         fit, shown = judge(objective, params, -lik.hessian(params), decrement_ok, column_norms(ufit, row_counts),

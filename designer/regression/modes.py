@@ -67,7 +67,9 @@ def higher_mode(lik: Likelihood, found: Fit, refit: Callable[[Likelihood, NDArra
     """``found`` (a fit of ``lik``), or the fit ``refit`` reaches from a point whose log-likelihood is higher.
 
     See the module's docstring for the starts; up to :data:`ROUNDS` refits, each from a point higher than the last
-    fit. The log-likelihood never goes down.
+    fit. The log-likelihood never goes down. ``refit`` returns, never raises: far out along a witness a fit's
+    arithmetic can overflow, and :func:`~designer.regression.likelihood.or_start` turns that into its start, not
+    converged (the regression's fits all go through it).
 
     Examples
     --------
@@ -116,12 +118,7 @@ def higher_mode(lik: Likelihood, found: Fit, refit: Callable[[Likelihood, NDArra
         if not higher:
             break
         v, point = max(higher, key=lambda t: t[0])
-        try:
-            params, iterations, ok = refit(lik, point)
-        except (ArithmeticError, np.linalg.LinAlgError, ValueError):
-            # far out along a witness the trust region's arithmetic can overflow: keep the higher point, not
-            # converged (the diagnosis judges it, as any fit)
-            params, iterations, ok = point, 0, False
+        params, iterations, ok = refit(lik, point)
         if lik.loglike(params) >= v - tol:
             best = (params, best[1] + iterations, ok)
         else:  # the refit fell below its start (it should not): keep the higher point, not converged
