@@ -57,9 +57,10 @@ ROUND_TOL = 1e-8
 PRUNE = 1e-6
 #: Patterns of the seeds (subset selection, OUE) in the first pool, per input.
 SEED_PATTERNS = 4
-#: Up to this many inputs the bound's largest price is found exactly, over all ``2**k`` patterns (:func:`exact_shift`),
-#: instead of bounded by the semidefinite relaxation (loose at large budgets: k = 24 at eps 2, a gap of 8.8%).
-EXACT_PRICING_INPUTS = 24
+#: Up to this many inputs the bound's largest price is found exactly, over all ``2**k`` patterns (:func:`exact_shift`,
+#: branch and bound), instead of bounded by the semidefinite relaxation (loose at large budgets: k = 24 at eps 2, a
+#: gap of 8.8%; k = 32, 13%). Past it the tree's leaves (``2**(k - 13)``) no longer fit in memory.
+EXACT_PRICING_INPUTS = 32
 _TRACE = False
 
 
@@ -349,8 +350,9 @@ def certified_bound(problem: DesignProblem, parts: Pieces, pool: PatternPool, ma
 
     for u in (np.clip(y, 1e-3 * float(np.abs(y).mean()), None), np.ones(problem.k)):
         need = max(0.0, -constant) / float(u.sum())
-        if problem.k <= EXACT_PRICING_INPUTS:
-            rho = max(need, exact_shift(Q, prior, y, u, a, b))
+        shift = exact_shift(Q, prior, y, u, a, b) if problem.k <= EXACT_PRICING_INPUTS else None
+        if shift is not None:
+            rho = max(need, shift)
             best = max(best, _scaled(head, float((y + rho * u).sum()) + extra))
             continue
         lo, hi = need, max(need, scale / float(u.sum()))

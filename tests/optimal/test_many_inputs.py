@@ -51,6 +51,48 @@ def test_exact_shift_is_the_least_that_prices_every_pattern_out(k, seed, eps, sc
     assert rho - tight <= 1e-9 * max(tight, 1.0) + 1e-9 * (np.abs(Q).sum() + np.abs(y).sum()) / (a * a * u.sum())
 
 
+@settings(max_examples=25, deadline=None)
+@given(k=st.integers(10, 16), seed=st.integers(0, 10**6), eps=st.sampled_from([0.5, 1.0, 2.0, 4.0]),
+       prior_kind=st.sampled_from(["flat", "geometric", "dirichlet"]), ones=st.booleans())
+def test_the_tree_finds_the_least_shift_of_every_pattern_at_sixteen_inputs(k, seed, eps, prior_kind, ones):
+    """Past the tree's first levels (13 inputs enumerated whole, the rest branched on, likeliest first): the shift is
+    the largest ratio over all 2**k patterns, computed here by enumerating them as the rows of one matrix."""
+    rng = np.random.default_rng(seed)
+    Z = rng.normal(size=(k, k - 1)) * (0.8 ** np.arange(k))[:, None]
+    Q = Z @ Z.T
+    prior = {"flat": np.full(k, 1.0 / k), "geometric": 0.8 ** np.arange(k) / (0.8 ** np.arange(k)).sum(),
+             "dirichlet": rng.dirichlet(np.full(k, 0.5))}[prior_kind]
+    perm = rng.permutation(k)  # the function sorts the inputs itself: hand them over in any order
+    Q, prior = Q[np.ix_(perm, perm)], prior[perm]
+    y = rng.normal(size=k) * 0.1
+    u = np.ones(k) if ones else rng.uniform(0.01, 1.0, k)
+    a = math.exp(-eps)
+    b = 1.0 - a
+    rho = exact_shift(Q, prior, y, u, a, b)
+    assert rho is not None
+    V = ((np.arange(1 << k)[:, None] >> np.arange(k)) & 1).astype(float)
+    p = a + b * V @ prior
+    phi = np.einsum("ij,jk,ik->i", V, Q, V) - p * (a * y.sum() + b * V @ y)
+    tight = max(0.0, float(np.max(phi / (p * (a * u.sum() + b * V @ u)))))
+    margin = 1e-9 * max(tight, 1.0) + 1e-9 * (np.abs(Q).sum() + np.abs(y).sum()) / (a * a * u.sum())
+    assert tight <= rho <= tight + margin
+
+
+def test_a_tree_past_its_work_hands_over_to_the_relaxation(monkeypatch):
+    """With no work allowed the tree gives no shift (None) and the certified bound is the relaxation's: still below
+    the design's value and above 0."""
+    import designer.optimal.pattern_bound as pattern_bound
+
+    rng = np.random.default_rng(3)
+    Z = rng.normal(size=(8, 7))
+    assert exact_shift(Z @ Z.T, np.full(8, 1 / 8), rng.normal(size=8), np.ones(8), 0.3, 0.7) is not None
+    monkeypatch.setattr(pattern_bound, "EXACT_WORK", 0.0)
+    assert exact_shift(Z @ Z.T, np.full(8, 1 / 8), rng.normal(size=8), np.ones(8), 0.3, 0.7) is None
+    raw = 0.8 ** np.arange(22)
+    sol = solve_many_inputs(_problem(raw / raw.sum(), 2.0, name="geometric-22"), time_budget=5)
+    assert 0 < sol.bound <= sol.value
+
+
 # ---------------------------------------------------------------------------- the relaxation, by brute force
 @settings(max_examples=40, deadline=None)
 @given(n=st.integers(1, 8), seed=st.integers(0, 10**6), scale=st.sampled_from([1e-6, 1.0, 1e4]))
