@@ -132,7 +132,7 @@ def _bits(n: int) -> NDArray[np.float64]:
 
 
 def exact_shift(Q: NDArray[np.float64], prior: NDArray[np.float64], y: NDArray[np.float64], u: NDArray[np.float64],
-                a: float, b: float, *, start: float = 0.0) -> float | None:
+                a: float, b: float) -> float | None:
     """The least ``rho >= 0`` under which no pattern has a positive price for the row multipliers ``y + rho u``
     (``u > 0``), over all ``2**k`` patterns (docs/theory.md 5.11) by branch and bound, with a margin for the float
     evaluation.
@@ -143,7 +143,7 @@ def exact_shift(Q: NDArray[np.float64], prior: NDArray[np.float64], y: NDArray[n
     ``f(v) = phi(v) - rho g(v)``; while some pattern has ``f(v)`` above the rounding tolerance, ``rho`` becomes
     ``rho + f(v) / g(v)`` (that pattern's ratio), and it stops when none has. Whether one has is decided by
     :func:`_positive_leaves`. The margin covers the rounding of each ``f`` (at most ``1e-12`` of the sum of its
-    terms' sizes) divided by the least ``g``. ``start`` is a shift known to be at most the least one.
+    terms' sizes) divided by the least ``g``.
 
     None when the tree would cost more than :data:`EXACT_WORK` multiply-adds (its bounds are loose at flat priors:
     k = 32 at a Zipf prior, eps 1, kept 29% of the leaves): the caller then bounds the price by the relaxation.
@@ -178,7 +178,7 @@ def exact_shift(Q: NDArray[np.float64], prior: NDArray[np.float64], y: NDArray[n
     p_low, p_high = b * (V_low @ prior[low]), a + b * (V_high @ prior[high])
     u_low, u_high = b * (V_low @ u[low]), a * float(u.sum()) + b * (V_high @ u[high])
     least_g = a * a * float(u.sum())
-    rho = max(start, 0.0)
+    rho = 0.0
     whole = 2.0 * V_high.shape[0] * V_low.shape[0] * max(n_low, 1)  # every node of the tree, once
     work = [math.inf if whole <= EXACT_WORK / 8 else EXACT_WORK]
     for _ in range(DINKELBACH_STEPS):
