@@ -321,7 +321,8 @@ def _point(problem: DesignProblem, master: Master) -> tuple[NDArray[np.float64],
     return np.vstack([Y, -Y.sum(axis=0)]), master.y_eq[:problem.k]
 
 
-def certified_bound(problem: DesignProblem, parts: Pieces, pool: PatternPool, master: Master) -> float:
+def certified_bound(problem: DesignProblem, parts: Pieces, pool: PatternPool, master: Master, *,
+                    ran_out: set[int] | None = None) -> float:
     """A proved lower bound on the variance objective over every eps-SLDP mechanism (docs/theory.md, 5.11).
 
     For row multipliers ``y' = y + rho u`` (``u >= 0``) under which no pattern has a positive reduced price,
@@ -330,6 +331,10 @@ def certified_bound(problem: DesignProblem, parts: Pieces, pool: PatternPool, ma
     bisection, for ``u`` the positive part of ``y`` and for ``u = 1``. The price being homogeneous of degree 2 in
     ``(Y, y')``, the multipliers ``(t Y, t^2 y')`` prove ``2 t tr(Y'R) - t^2 (1 . y' + ...)`` for every ``t > 0``;
     the best ``t`` (:func:`_scaled`) is taken, and the better of the two bounds is returned (never below 0).
+
+    ``ran_out`` (a solve's own set, updated here) holds the directions (0: the positive part of ``y``, 1: ``u = 1``)
+    for which the exact pricing's tree ran out of work before: a later certificate of the same solve goes straight
+    to the relaxation for them instead of spending the tree's whole budget again.
     """
     Z, y = _point(problem, master)
     prior = parts.priors[0]
@@ -348,9 +353,14 @@ def certified_bound(problem: DesignProblem, parts: Pieces, pool: PatternPool, ma
         # a margin for the rounding of the bound's float evaluation (relative 1e-12 of L's size)
         return binary_quadratic_bound(L) + 1e-12 * float(np.abs(L).sum())
 
-    for u in (np.clip(y, 1e-3 * float(np.abs(y).mean()), None), np.ones(problem.k)):
+    ran_out = set() if ran_out is None else ran_out
+    for direction, u in enumerate((np.clip(y, 1e-3 * float(np.abs(y).mean()), None), np.ones(problem.k))):
         need = max(0.0, -constant) / float(u.sum())
-        shift = exact_shift(Q, prior, y, u, a, b) if problem.k <= EXACT_PRICING_INPUTS else None
+        shift = None
+        if problem.k <= EXACT_PRICING_INPUTS and direction not in ran_out:
+            shift = exact_shift(Q, prior, y, u, a, b)
+            if shift is None:
+                ran_out.add(direction)
         if shift is not None:
             rho = max(need, shift)
             best = max(best, _scaled(head, float((y + rho * u).sum()) + extra))
@@ -486,6 +496,7 @@ def solve_many_inputs(problem: DesignProblem, *, target_gap: float = TARGET_GAP,
         pool = _pool(problem, np.vstack([structured, *extra]))
         w = _start_weights(problem, pool)
     bound, rounds, master, value = -math.inf, 0, None, math.inf
+    ran_out: set[int] = set()  # directions whose exact pricing ran out of work (certified_bound)
     solved_pool = pool
     while rounds < MAX_ROUNDS:
         rounds += 1
@@ -514,7 +525,7 @@ def solve_many_inputs(problem: DesignProblem, *, target_gap: float = TARGET_GAP,
         if late:
             break  # the last program is solved to its optimum and certified below
         if not cand.size or (rounds % CERTIFY_EVERY == 0 and value - hope <= target_gap * value):
-            bound = max(bound, certified_bound(problem, parts, pool, master))
+            bound = max(bound, certified_bound(problem, parts, pool, master, ran_out=ran_out))
             if value - bound <= target_gap * value or not cand.size:
                 break
         top = cand[np.argsort(-price)[:NEW_PER_INPUT * problem.k]]
@@ -530,9 +541,9 @@ def solve_many_inputs(problem: DesignProblem, *, target_gap: float = TARGET_GAP,
     final = _solve_master_newton(problem, parts, pool, np.arange(pool.size), master.w)  # its optimum, to rounding
     if final is not None and _value(pool, parts, final.w) <= _value(pool, parts, master.w):
         master = final
-        bound = max(bound, certified_bound(problem, parts, pool, master))
+        bound = max(bound, certified_bound(problem, parts, pool, master, ran_out=ran_out))
     if not math.isfinite(bound):
-        bound = certified_bound(problem, parts, pool, master)
+        bound = certified_bound(problem, parts, pool, master, ran_out=ran_out)
     w = master.w
     value = _value(pool, parts, w)
     if not value <= start[0]:  # never worse than the start (k-RR, subset selection or OUE)

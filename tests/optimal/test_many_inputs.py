@@ -80,7 +80,7 @@ def test_the_tree_finds_the_least_shift_of_every_pattern_at_sixteen_inputs(k, se
 
 def test_a_tree_past_its_work_hands_over_to_the_relaxation(monkeypatch):
     """With no work allowed the tree gives no shift (None) and the certified bound is the relaxation's: still below
-    the design's value and above 0."""
+    the design's value and above 0; a solve tries each direction's tree once, not at every certificate."""
     import designer.optimal.pattern_bound as pattern_bound
 
     rng = np.random.default_rng(3)
@@ -88,9 +88,28 @@ def test_a_tree_past_its_work_hands_over_to_the_relaxation(monkeypatch):
     assert exact_shift(Z @ Z.T, np.full(8, 1 / 8), rng.normal(size=8), np.ones(8), 0.3, 0.7) is not None
     monkeypatch.setattr(pattern_bound, "EXACT_WORK", 0.0)
     assert exact_shift(Z @ Z.T, np.full(8, 1 / 8), rng.normal(size=8), np.ones(8), 0.3, 0.7) is None
+    import designer.optimal.many_inputs as many_inputs
+
+    calls: list[int] = []
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return pattern_bound.exact_shift(*args, **kwargs)
+
+    monkeypatch.setattr(many_inputs, "exact_shift", counted)
+    certified: list[int] = []
+    real_bound = many_inputs.certified_bound
+
+    def counted_bound(*args, **kwargs):
+        certified.append(1)
+        return real_bound(*args, **kwargs)
+
+    monkeypatch.setattr(many_inputs, "certified_bound", counted_bound)
     raw = 0.8 ** np.arange(22)
     sol = solve_many_inputs(_problem(raw / raw.sum(), 2.0, name="geometric-22"), time_budget=5)
     assert 0 < sol.bound <= sol.value
+    # a tree that ran out is not run again in the same solve: once per direction, however many certificates
+    assert len(certified) >= 2 and len(calls) == 2
 
 
 # ---------------------------------------------------------------------------- the relaxation, by brute force
