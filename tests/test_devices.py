@@ -390,3 +390,28 @@ def test_a_grid_design_keeps_inputs_that_are_not_frame_labels():
     g = grid_design(problem, parse_device("die"), find_within_1pct=False)
     assert g.mechanism.inputs == ("u0", "u1") and g.mechanism.frame == ("yes", "no")
     assert np.allclose(g.mechanism.matrix, [[4 / 6, 2 / 6], [2 / 6, 4 / 6]], atol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(k=st.integers(2, 4), d=st.sampled_from([6, 10, 52]), seed=st.integers(0, 10**6),
+       objective=st.sampled_from(["variance", "max_variance"]), dont_know=st.booleans())
+def test_the_climbs_variance_of_counts_is_the_mechanisms(k, d, seed, objective, dont_know):
+    """The grid search climbs an SLDP variance objective on the count matrix alone (the problem's pieces computed
+    once, no Mechanism built per trial): the same number objective_value gives the grid design's Mechanism, at any
+    counts a climb may meet (identified or not: inf where a share is lost)."""
+    from designer.devices.program import GridProgram, grid_mechanism
+    from designer.optimal.objectives import objective_value
+    from designer.optimal.share_variance import pieces, scenario_values
+
+    rng = np.random.default_rng(seed)
+    prior = rng.dirichlet(np.ones(k))
+    prior = np.maximum(prior, 0.01) / np.maximum(prior, 0.01).sum()
+    problem = DesignProblem(inputs=[f"x{i}" for i in range(k)], epsilon=1.0, prior=prior, objective=objective,
+                            dont_know_max=0.5 if dont_know else None)
+    program = GridProgram(problem, d)
+    parts = pieces(problem)
+    for _ in range(5):
+        counts = np.array([rng.multinomial(d, rng.dirichlet(np.full(program.f, 0.3))) for _ in range(k)])
+        fast = float(np.max(scenario_values(problem, counts / d, parts=parts)))
+        slow = objective_value(problem, grid_mechanism(problem, program, counts))
+        assert fast == pytest.approx(slow, rel=1e-12) or (np.isinf(fast) and np.isinf(slow))

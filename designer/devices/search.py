@@ -105,16 +105,23 @@ def _climb(program: GridProgram, problem: DesignProblem, counts: NDArray[np.int6
     the grid design must not start to)."""
     from ..estimation.shares import column_information
     from ..optimal.objectives import objective_value
+    from ..optimal.share_variance import pieces, scenario_values
 
     pi, d = problem.prior, program.d
     # chi2 under SLDP moves by the two columns a move touches; a variance objective (made small) is climbed on
     # its negative, evaluated whole
     sldp = problem.semantics is Semantics.SLDP and not problem.objective.minimised
     sign = -1.0 if problem.objective.minimised else 1.0
+    # an SLDP variance objective is a function of the mass matrix alone (objective_value's, without building and
+    # validating a Mechanism for every trial, and with the problem's pieces computed once)
+    parts = pieces(problem) if problem.objective.variance and problem.semantics is Semantics.SLDP else None
 
     def total(cts: NDArray[np.int64]) -> float:
         if sldp:
             return float(column_information(cts / d, pi).sum())
+        if parts is not None:
+            value = -float(np.max(scenario_values(problem, cts / d, parts=parts)))
+            return value if math.isfinite(value) else -math.inf
         value = sign * objective_value(problem, grid_mechanism(problem, program, cts))
         return value if math.isfinite(value) else -math.inf
 

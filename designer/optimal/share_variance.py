@@ -126,10 +126,12 @@ def target_variances(matrix: NDArray[np.float64], prior: NDArray[np.float64], ta
     return np.where(lost, np.inf, np.clip(out, 0.0, None))
 
 
-def scenario_values(problem: DesignProblem, matrix: NDArray[np.float64]) -> NDArray[np.float64]:
+def scenario_values(problem: DesignProblem, matrix: NDArray[np.float64], *, parts: Pieces | None = None
+                    ) -> NDArray[np.float64]:
     """The variance objective of a ``(k, F)`` mass matrix at each prior scenario (one value without scenarios):
-    the weighted mean (``variance``) or the largest weighted (``max_variance``) target variance."""
-    parts = pieces(problem)
+    the weighted mean (``variance``) or the largest weighted (``max_variance``) target variance. ``parts``:
+    ``pieces(problem)``, when the caller evaluates many matrices of one problem."""
+    parts = pieces(problem) if parts is None else parts
     out = []
     for pi in parts.priors:
         v = target_variances(matrix, pi, parts.targets)

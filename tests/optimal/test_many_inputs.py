@@ -282,9 +282,9 @@ def test_bound_is_invariant_to_rescaling_the_point_and_never_negative():
     seen = []
     real = many.certified_bound
 
-    def spy(problem, parts, pool, master):
+    def spy(problem, parts, pool, master, **kwargs):
         seen.append((parts, pool, master))
-        return real(problem, parts, pool, master)
+        return real(problem, parts, pool, master, **kwargs)
 
     many.certified_bound = spy
     try:
