@@ -66,9 +66,14 @@ def rewrite_formula(rhs: str, columns: list[str]) -> str:
     return _r_powers(_NAME.sub(quote, rhs) if dotted else rhs)
 
 
+def formula_names(rhs: str) -> set[str]:
+    """Every name the right-hand side may use as a column (as written or quoted), whatever the data's columns."""
+    return set(_NAME.findall(rhs)) | set(re.findall(r"Q\(\s*[\"']([^\"']+)[\"']\s*\)", rhs))
+
+
 def formula_columns(rhs: str, columns: list[str]) -> list[str]:
     """The data columns the right-hand side names (as written or quoted)."""
-    names = set(_NAME.findall(rhs)) | set(re.findall(r"Q\(\s*[\"']([^\"']+)[\"']\s*\)", rhs))
+    names = formula_names(rhs)
     return [c for c in columns if c in names]
 
 

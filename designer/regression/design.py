@@ -11,6 +11,7 @@ downstream (:class:`~designer.regression.likelihood.Likelihood`) takes either ki
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 __all__ = ["CHUNK_ROWS", "COLLINEAR_TOL", "SPARSE_CELLS", "Design", "build_rows", "column_norms", "constant_columns",
-           "design_info", "leverages", "weighted_gram"]
+           "design_info", "design_matrix", "leverages", "weighted_gram"]
 
 #: A design of more cells than this (rows x columns) is built sparse when at most a quarter of its cells are
 #: non-zero (2e7 cells: 160 MB dense).
@@ -122,3 +123,66 @@ def leverages(z: Design, info: NDArray[np.float64]) -> NDArray[np.float64]:
 #: A direction of the covariates (columns scaled to unit norm) whose squared length is at most this share of the
 #: largest is near-collinear: the data barely tell the terms along it apart.
 COLLINEAR_TOL = 1e-6
+
+
+def design_matrix(rhs: str, data: Any) -> tuple[Any, list[str], Any]:
+    """``(z, names, info)``: the covariates of ``rhs`` over ``data`` (a plain formula's without patsy, any other
+    through patsy), the columns' names as written and the design (:func:`design_info`), with one-line errors
+    naming the column or row at fault."""
+    from ..exceptions import RegressionError
+
+    columns = [str(c) for c in data.columns]
+    # a PlainTable (no isna) is complete: designer.regression.plain_table reads no table with a missing cell
+    named = set(re.findall(r"[A-Za-z_][A-Za-z0-9_.]*", rhs)) if hasattr(data, "isna") else set()
+    for name in sorted(named & set(columns)):
+        missing = np.flatnonzero(data[name].isna().to_numpy())
+        if missing.size:
+            raise RegressionError(f"column {name!r} is missing at row {int(missing[0]) + 1} ({missing.size} row(s)): "
+                                  "fill or drop those rows")
+    try:
+        info = design_info(rhs, data)
+        z = build_rows(info, data)
+    except Exception as exc:
+        import patsy  # an error of patsy's is only raised when patsy built the design
+
+        if not isinstance(exc, patsy.PatsyError):
+            raise
+        unknown = re.search(r"name '([^']+)' is not defined", str(exc))
+        if unknown:
+            every = list(getattr(data, "attrs", {}).get("file_columns", columns))  # a file read in part: all
+            raise RegressionError(f"formula names {unknown.group(1)!r}, which is not a column of the data; "
+                                  f"the columns are {every}") from None
+        said = str(exc).strip()
+        raise RegressionError(f"formula {rhs!r}: {said.splitlines()[0] if said else type(exc).__name__}") from None
+    one = _one_level(info)
+    if one is not None:
+        raise RegressionError(f"the design matrix is singular: {one[0]!r} has one level ({one[1]!r} in every row): "
+                              "constant, a multiple of the intercept; drop it from the formula")
+    names = [re.sub(r"Q\(\"([^\"]+)\"\)", r"\1", str(c)) for c in info.column_names]  # cov.age as written
+    values = z.data if sp.issparse(z) else z
+    if not np.all(np.isfinite(values)):
+        raise RegressionError("the covariates contain inf or nan after the formula's transformations")
+    if z.shape[1] == 0:
+        raise RegressionError("the formula has no terms; write 'response ~ 1' for the intercept-only model")
+    return z, names, info
+
+
+def _one_level(info: Any) -> tuple[str, str] | None:
+    """``(factor, level)`` of a categorical factor with a single level whose term has no column (beside the
+    intercept its one level is the reference: the term is constant, like a covariate with one value), else None."""
+    from .plain_terms import PlainDesign
+
+    if isinstance(info, PlainDesign):
+        for term in info.terms:
+            if term.levels is not None and len(term.levels) == 1 and not term.column_names():
+                return term.name, str(term.levels[0])
+        return None
+    for term in info.terms:
+        span = info.term_name_slices[term.name()]
+        if span.stop > span.start:
+            continue
+        for factor in term.factors:
+            levels = info.factor_infos[factor].categories
+            if levels is not None and len(levels) == 1:
+                return factor.name(), str(levels[0])
+    return None

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -38,9 +37,9 @@ from ..mechanism import Mechanism
 from ..vocabulary import Covariance, NoncomplianceScope, Semantics
 from .constant_share import regress_share
 from .data import answer_columns, check_missing, prepare, rewrite_formula, split_formula
-from .design import build_rows, column_norms, design_info, weighted_gram
+from .design import column_norms, design_matrix, weighted_gram
 from .firth_multinomial import MultinomialFirthPenalty
-from .fit_result import RegressionResult, _first_line, _shares, _start, answer_counts, fit_statistics, judge
+from .fit_result import RegressionResult, _shares, _start, answer_counts, fit_statistics, judge
 from .fit_terms import design_plan, in_covariates
 from .flat import LimitSearch
 from .group_fit import grouped_answers, noncompliance_summary
@@ -58,66 +57,6 @@ __all__ = ["RegressionError", "RegressionResult", "answer_columns", "regress", "
 
 #: Members of the credal sets :func:`sensitivity` tries by default: uniform split, then lambda on a grid.
 DEFAULT_MEMBERS: tuple[str | float, ...] = ("uniform", 0.0, 0.25, 0.5, 0.75, 1.0)
-
-
-def _design_matrix(rhs: str, data: Any) -> tuple[Any, list[str], Any]:
-    """The covariates (a plain formula's without patsy, any other through patsy), with one-line errors naming the
-    column or row at fault."""
-    from .plain_table import PlainTable
-
-    columns = [str(c) for c in data.columns]
-    named = set() if isinstance(data, PlainTable) else set(re.findall(r"[A-Za-z_][A-Za-z0-9_.]*", rhs))  # complete
-    for name in sorted(named & set(columns)):
-        missing = np.flatnonzero(data[name].isna().to_numpy())
-        if missing.size:
-            raise RegressionError(f"column {name!r} is missing at row {int(missing[0]) + 1} ({missing.size} row(s)): "
-                                  "fill or drop those rows")
-    try:
-        info = design_info(rhs, data)
-        z = build_rows(info, data)
-    except Exception as exc:
-        import patsy  # an error of patsy's is only raised when patsy built the design
-
-        if not isinstance(exc, patsy.PatsyError):
-            raise
-        unknown = re.search(r"name '([^']+)' is not defined", str(exc))
-        if unknown:
-            every = list(getattr(data, "attrs", {}).get("file_columns", columns))  # a file read in part: all
-            raise RegressionError(f"formula names {unknown.group(1)!r}, which is not a column of the data; "
-                                  f"the columns are {every}") from None
-        raise RegressionError(f"formula {rhs!r}: {_first_line(exc)}") from None
-    one = _one_level(info)
-    if one is not None:
-        raise RegressionError(f"the design matrix is singular: {one[0]!r} has one level ({one[1]!r} in every row): "
-                              "constant, a multiple of the intercept; drop it from the formula")
-    names = [re.sub(r"Q\(\"([^\"]+)\"\)", r"\1", str(c)) for c in info.column_names]  # cov.age as written
-    values = z.data if sp.issparse(z) else z
-    if not np.all(np.isfinite(values)):
-        raise RegressionError("the covariates contain inf or nan after the formula's transformations")
-    if z.shape[1] == 0:
-        raise RegressionError("the formula has no terms; write 'response ~ 1' for the intercept-only model")
-    return z, names, info
-
-
-def _one_level(info: Any) -> tuple[str, str] | None:
-    """``(factor, level)`` of a categorical factor with a single level whose term has no column (beside the
-    intercept its one level is the reference: the term is constant, like a covariate with one value), else None."""
-    from .plain_terms import PlainDesign
-
-    if isinstance(info, PlainDesign):
-        for term in info.terms:
-            if term.levels is not None and len(term.levels) == 1 and not term.column_names():
-                return term.name, str(term.levels[0])
-        return None
-    for term in info.terms:
-        span = info.term_name_slices[term.name()]
-        if span.stop > span.start:
-            continue
-        for factor in term.factors:
-            levels = info.factor_infos[factor].categories
-            if levels is not None and len(levels) == 1:
-                return factor.name(), str(levels[0])
-    return None
 
 
 def regress(formula: str, data: pd.DataFrame | PlainTable, mechanism: Mechanism | Mapping[str, Mechanism], *,
@@ -258,7 +197,7 @@ def regress(formula: str, data: pd.DataFrame | PlainTable, mechanism: Mechanism 
     row_counts = survey.weights if survey.frequency else None  # a row of weight f is f rows
     if share_rule is not None:
         _, codes, _ = grouped_answers(mechanisms, group, data, lhs, rows, None, answers)
-        z, names, design_info = _design_matrix(rhs, data)
+        z, names, design_info = design_matrix(rhs, data)
         plan, std, u = design_plan(z, names, row_counts, None)
         kept = list(plan.kept)
         result = regress_share(_columns(u, kept), [names[j] for j in kept], codes, mechanisms, share_rule, reference,
@@ -278,7 +217,7 @@ def regress(formula: str, data: pd.DataFrame | PlainTable, mechanism: Mechanism 
             codes = answer_columns(mechanism, np.asarray(data[lhs]), precise=precise, words=answers)
         except RegressionError as exc:
             raise RegressionError(exc.reason, row=None if exc.row is None else int(rows[exc.row])) from None
-    z, names, design_info = _design_matrix(rhs, data)
+    z, names, design_info = design_matrix(rhs, data)
     if penalty not in (None, "firth"):
         raise RegressionError(f"penalty must be None or 'firth', got {penalty!r}")
     if penalty == "firth" and survey.weights is not None and not survey.frequency:

@@ -231,10 +231,11 @@ class _Rows:
 
 
 def csv_tables(path: str, columns: list[str], chunk_rows: int, *, header: list[str] | None = None,
-               sep: str | None = None) -> Iterator[tuple[int, Any]]:
+               sep: str | None = None, present: bool = False) -> Iterator[tuple[int, Any]]:
     """``(first_line, table)``: the named columns of a CSV file as Arrow tables of text, exactly as written, at most
     ``chunk_rows`` rows each (the module's rules). ``header`` and ``sep`` are :func:`sniff`'s (found when not
     given); a missing column, a ragged row, a cell that is not UTF-8, a file without rows: one error line.
+    ``present``: the named columns the file has, in its order (a name it lacks is no error).
 
     Examples
     --------
@@ -253,6 +254,11 @@ def csv_tables(path: str, columns: list[str], chunk_rows: int, *, header: list[s
 
     if header is None or sep is None:
         header, sep = sniff(path)
+    if present:
+        named = set(columns)
+        columns = [c for c in header if c in named]
+        if not columns:
+            raise DataError(f"{path}: none of the columns {sorted(named)}; the columns are {header}")
     for name in columns:
         if name not in header:
             raise DataError(f"{path}: no column {name!r}; the columns are {header}")

@@ -175,7 +175,7 @@ def regress(formula: str, data: str | os.PathLike[str] | pd.DataFrame, mechanism
             from ..regression.plain_table import read_plain_table
 
             plain = read_plain_table(path, lhs, formula)  # None: not plain, read by pandas
-        frame = plain or _read(path, lhs, formula, [weights, cluster, group])
+        frame = plain if plain is not None else _read(path, lhs, formula, [weights, cluster, group])
     try:
         if ranges:
             table = model.sensitivity(formula, frame, opened, **options)
