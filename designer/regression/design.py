@@ -18,6 +18,8 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from .identify import constant_columns, weighted_gram
+
 __all__ = ["CHUNK_ROWS", "COLLINEAR_TOL", "SPARSE_CELLS", "Design", "build_rows", "column_norms", "constant_columns",
            "design_info", "design_matrix", "leverages", "weighted_gram"]
 
@@ -82,13 +84,6 @@ def build_rows(info: Any, data: Any, *, sparse: bool | None = None) -> Design:
     return sp.vstack(parts, format="csr") if parts else sp.csr_matrix((0, q))
 
 
-def weighted_gram(z: Design, weight: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``z' diag(weight) z``, ``(q, q)`` dense, for a dense or sparse ``z``."""
-    if sp.issparse(z):
-        return np.asarray((z.T @ sp.diags(weight) @ z).toarray())
-    return np.asarray(z.T @ (weight[:, None] * z))
-
-
 def column_norms(z: Design, weights: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """The Euclidean norm of every column, ``(q,)``; with ``weights`` ``(n,)`` (frequency weights: a row stands
     for that many), ``sqrt(sum_i w_i z_ij^2)``, the norm of the replicated rows."""
@@ -97,14 +92,6 @@ def column_norms(z: Design, weights: NDArray[np.float64] | None = None) -> NDArr
     if sp.issparse(z):
         return np.sqrt(np.asarray(z.multiply(z).sum(axis=0), dtype=np.float64).ravel())
     return np.asarray(np.linalg.norm(z, axis=0))
-
-
-def constant_columns(z: Design, value: float = 1.0) -> NDArray[np.int64]:
-    """The columns whose every entry equals ``value`` (non-zero), in order."""
-    if sp.issparse(z):
-        hits = np.asarray((z == value).sum(axis=0)).ravel()
-        return np.flatnonzero(hits == z.shape[0])
-    return np.flatnonzero(np.all(z == value, axis=0))
 
 
 def leverages(z: Design, info: NDArray[np.float64]) -> NDArray[np.float64]:

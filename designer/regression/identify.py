@@ -97,6 +97,21 @@ class Coordinates:
         return np.ascontiguousarray(np.asarray(u)[:, list(self.kept)])
 
 
+def weighted_gram(z: Any, weight: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``z' diag(weight) z``, ``(q, q)`` dense, for a dense or sparse ``z``."""
+    if sp.issparse(z):
+        return np.asarray((z.T @ sp.diags(weight) @ z).toarray())
+    return np.asarray(z.T @ (weight[:, None] * z))
+
+
+def constant_columns(z: Any, value: float = 1.0) -> NDArray[np.int64]:
+    """The columns whose every entry equals ``value`` (non-zero), in order."""
+    if sp.issparse(z):
+        hits = np.asarray((z == value).sum(axis=0)).ravel()
+        return np.flatnonzero(hits == z.shape[0])
+    return np.flatnonzero(np.all(z == value, axis=0))
+
+
 #: Beside an intercept, a column whose mean exceeds this many standard deviations is centred for the fit (a
 #: covariate offset by 1e9 would otherwise be the intercept to rounding); nearer 0 it is only scaled, so the
 #: coefficients' coordinates stay the covariates' own and a sparse design stays sparse.
@@ -109,8 +124,6 @@ def standardization(z: Any, weights: NDArray[np.float64] | None = None) -> Stand
     when its mean exceeds :data:`CENTRE_RATIO` of them, centred at its mean; without an intercept it is scaled by its
     root mean square. A column without variation is scaled by its mean's size (it is judged by
     :func:`plan_design`, which judges every column centred whether or not the fit centres it)."""
-    from .design import constant_columns
-
     n, q = z.shape
     w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
     total = float(w.sum())
@@ -161,8 +174,6 @@ class Moments:
            rows: NDArray[np.bool_] | None = None) -> Moments:
         """The sums of the rows ``rows`` (all when None) of ``u`` with frequency ``weights`` (None: 1);
         ``largest``: the original columns' :func:`column_range`."""
-        from .design import weighted_gram
-
         n = u.shape[0]
         w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
         if rows is not None:

@@ -181,14 +181,16 @@ def regress(formula: str, data: pd.DataFrame | PlainTable, mechanism: Mechanism 
     reference = base.inputs[-1] if reference is None else str(reference)
     if reference not in base.inputs:
         raise RegressionError(f"reference {reference!r} is not an input of the mechanism {list(base.inputs)}")
-    lhs, rhs = split_formula(formula, [str(c) for c in data.columns])
+    columns = [str(c) for c in data.columns]
+    lhs, rhs = split_formula(formula, columns)
     precise = semantics == "wldp"
     n_rows = len(data)
     if plain:  # complete, and every column typed beyond doubt: nothing to drop or check
         if grouped or weights is not None or cluster is not None or group is not None:
             raise RegressionError("a PlainTable is fitted with one mechanism, without weights, clusters or groups")
         check_missing(missing)
-        rows, rhs = np.arange(n_rows), rewrite_formula(rhs, data.columns)
+        recorded = np.asarray(data[lhs])  # the table's columns are read here, once: the answers, then the design's
+        rows, rhs = np.arange(n_rows), rewrite_formula(rhs, columns)
     else:
         data, rhs, rows = prepare(rhs, lhs, data, missing,
                                   extra=[c for c in (weights, cluster, group) if c is not None])
@@ -214,7 +216,8 @@ def regress(formula: str, data: pd.DataFrame | PlainTable, mechanism: Mechanism 
         assert isinstance(mechanism, Mechanism)
         channel = precise_distributions(mechanism, allocation) if precise else mechanism.matrix
         try:
-            codes = answer_columns(mechanism, np.asarray(data[lhs]), precise=precise, words=answers)
+            codes = answer_columns(mechanism, recorded if plain else np.asarray(data[lhs]), precise=precise,
+                                   words=answers)
         except RegressionError as exc:
             raise RegressionError(exc.reason, row=None if exc.row is None else int(rows[exc.row])) from None
     z, names, design_info = design_matrix(rhs, data)
@@ -228,7 +231,7 @@ def regress(formula: str, data: pd.DataFrame | PlainTable, mechanism: Mechanism 
     plan, std, u = design_plan(z, names, row_counts, channel[:, codes])
     groups = _answer_groups(mechanisms, mechanism, codes) if grouped and penalty == "firth" else None
     plan, lik, params, iterations, _, fit, shown = _fit_kept(
-        u, names, plan, channel, codes, ref, survey, method=method, penalty=penalty, groups=groups,
+        u, names, plan, channel, codes, ref, survey, row_counts, method=method, penalty=penalty, groups=groups,
         inputs=list(mechanism.inputs), reference=reference)
     kept_names = [names[j] for j in plan.kept]
     full, cov_warning = covariance(survey, fit, lik, params)
@@ -276,19 +279,19 @@ ALIAS_REFITS = 3
 
 
 def _fit_kept(u: Any, names: list[str], plan: DesignPlan, channel: NDArray[np.float64], codes: NDArray[np.int64],
-              ref: int, survey: Any, *, method: str, penalty: str | None, groups: Any, inputs: list[str],
-              reference: str) -> tuple[Any, ...]:
+              ref: int, survey: Any, row_counts: NDArray[np.float64] | None, *, method: str, penalty: str | None,
+              groups: Any, inputs: list[str], reference: str) -> tuple[Any, ...]:
     """Fit the kept standardized columns and judge the fit there; a term along which the fitted log-likelihood turns
     out flat is dropped like an aliased column and the rest refitted (R's ``glm``). Returns the plan (with those
     terms dropped), the likelihood, the estimate, iterations, whether the decrement test passed, the diagnosis and
-    the estimates as shown."""
-    row_counts = survey.weights if survey.frequency else None
-    counts = answer_counts(channel, codes, survey.weights)
+    the estimates as shown. ``row_counts``: the survey's frequency weights (None: a row is one respondent)."""
+    counts = None
     plan_now = plan
     for _ in range(ALIAS_REFITS + 1):
         kept = list(plan_now.kept)
         ufit = _columns(u, kept)
         lik = Likelihood(ufit, channel[:, codes], ref, survey.weights)
+        counts = answer_counts(channel, codes, survey.weights) if counts is None else counts  # for the verdict
         start = _start(lik, channel, codes)
         objective: Callable[[NDArray[np.float64]], float] = lik.loglike
         if penalty == "firth":
