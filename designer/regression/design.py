@@ -41,9 +41,13 @@ def design_info(rhs: str, data: Any, eval_env: Any = None) -> Any:
     """The design of the right-hand side over all of ``data``: a plain formula's
     (:class:`~designer.regression.plain_terms.PlainDesign`, the same matrix without importing patsy), else patsy's
     :class:`DesignInfo` (levels, stateful transforms) read in chunks of :data:`CHUNK_ROWS` rows, in ``eval_env``
-    (default: ``np`` alone)."""
+    (default: ``np`` alone). A PlainTable that holds the design of this right-hand side (made when the file was
+    read) gives it."""
     from .plain_terms import plain_design
 
+    held = getattr(data, "design", None)
+    if held is not None and held[0] == rhs:
+        return held[1]
     plain = plain_design(rhs, data)
     if plain is not None:
         return plain
@@ -118,9 +122,10 @@ def design_matrix(rhs: str, data: Any) -> tuple[Any, list[str], Any]:
     naming the column or row at fault."""
     from ..exceptions import RegressionError
 
-    columns = [str(c) for c in data.columns]
     # a PlainTable (no isna) is complete: designer.regression.plain_table reads no table with a missing cell
-    named = set(re.findall(r"[A-Za-z_][A-Za-z0-9_.]*", rhs)) if hasattr(data, "isna") else set()
+    frame = hasattr(data, "isna")
+    columns = [str(c) for c in data.columns] if frame else []
+    named = set(re.findall(r"[A-Za-z_][A-Za-z0-9_.]*", rhs)) if frame else set()
     for name in sorted(named & set(columns)):
         missing = np.flatnonzero(data[name].isna().to_numpy())
         if missing.size:
@@ -136,7 +141,7 @@ def design_matrix(rhs: str, data: Any) -> tuple[Any, list[str], Any]:
             raise
         unknown = re.search(r"name '([^']+)' is not defined", str(exc))
         if unknown:
-            every = list(getattr(data, "attrs", {}).get("file_columns", columns))  # a file read in part: all
+            every = list(getattr(data, "attrs", {}).get("file_columns", [str(c) for c in data.columns]))  # all
             raise RegressionError(f"formula names {unknown.group(1)!r}, which is not a column of the data; "
                                   f"the columns are {every}") from None
         said = str(exc).strip()

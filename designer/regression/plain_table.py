@@ -18,6 +18,7 @@ words every error:
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -43,6 +44,9 @@ class PlainTable:
 
     data: dict[str, NDArray[Any]]
     first_line: int = 2
+    #: ``(rhs, design)``: the formula's right-hand side as patsy reads it and its PlainDesign, learnt when the file
+    #: was read (:func:`~designer.regression.design.design_info` gives it instead of learning it again).
+    design: tuple[str, Any] | None = None
 
     @property
     def columns(self) -> list[str]:
@@ -100,7 +104,8 @@ def read_plain_table(path: str, answers: str, formula: str) -> PlainTable | None
         return None
     rows = len(typed[answers])
     table = PlainTable({answers: typed.pop(answers), **typed}, read[0][0])
-    design = plain_design(rewrite_formula(rhs, table.columns), table)
+    written = rewrite_formula(rhs, table.columns)
+    design = plain_design(written, table)
     if design is None or not design.column_names or rows * len(design.column_names) > SPARSE_CELLS:
         return None
-    return table
+    return dataclasses.replace(table, design=(written, design))
