@@ -243,3 +243,19 @@ def test_any_small_table_fits_the_same_through_either_path(columns, answers, sep
     light = _fit(argv, monkeypatch, capsys, small=True)
     assert light == _fit(argv, monkeypatch, capsys, small=False)
     assert light[0] in (0, 2, 3), light
+
+
+@pytest.mark.parametrize("index", [None, "text"])
+def test_a_column_called_design_is_a_column(index):
+    """A PlainTable hands its design to the fit through an attribute ``design``; a DataFrame's column of that name
+    (with any index) is data, not a design: the fit is the one of the same frame with the column renamed."""
+    rng = np.random.default_rng(2)
+    n = 300
+    frame = pd.DataFrame({"response": rng.choice(["{yes}", "{no}", "{yes,no}"], n), "age": rng.integers(18, 80, n),
+                          "design": rng.choice(["a", "b"], n)})
+    if index:
+        frame.index = [f"r{i}" for i in range(n)]
+    fits = [designer.regress(f"response ~ age + {c}", frame.rename(columns={"design": c}), GWRR)
+            for c in ("design", "plan")]
+    assert str(fits[0].status) == str(fits[1].status)
+    assert np.allclose(fits[0].params, fits[1].params)

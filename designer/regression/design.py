@@ -45,8 +45,8 @@ def design_info(rhs: str, data: Any, eval_env: Any = None) -> Any:
     read) gives it."""
     from .plain_terms import plain_design
 
-    held = getattr(data, "design", None)
-    if held is not None and held[0] == rhs:
+    held = getattr(data, "design", None)  # of a DataFrame, a column that may be called "design": not a tuple
+    if isinstance(held, tuple) and held[0] == rhs:
         return held[1]
     plain = plain_design(rhs, data)
     if plain is not None:
