@@ -117,7 +117,9 @@ def certified(mech: Mechanism, loss: Loss) -> CertifiedMechanism:
 
 
 LOSSES = [Loss.SHAFER, Loss.WALLEY]
-FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# the strategies draw unique cut points and the tests assume finite, non-trivial losses: many draws are filtered
+FAST = settings(max_examples=60, deadline=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 
 
 def _finite(mech: Mechanism, loss: Loss) -> bool:
