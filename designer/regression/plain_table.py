@@ -25,7 +25,7 @@ from typing import Any
 
 from numpy.typing import NDArray
 
-from ..exceptions import DataError
+from ..exceptions import DataError, RegressionError
 
 __all__ = ["PLAIN_BYTES", "PlainTable", "read_plain_table"]
 
@@ -86,13 +86,14 @@ def read_plain_table(path: str, answers: str, formula: str) -> PlainTable | None
 
     from ..tables.cells import complete, typed_columns
     from ..tables.csv_text import csv_tables
-    from .data import formula_names, rewrite_formula
+    from .data import formula_names, rewrite_formula, split_formula
     from .design import SPARSE_CELLS
     from .plain_terms import plain_design
 
-    if not isinstance(formula, str) or formula.count("~") != 1 or formula.split("~")[0].strip() != answers:
+    try:
+        rhs = split_formula(formula, [answers])[1]  # a formula of another answers column is not this table's
+    except RegressionError:
         return None  # the full reading words the formula's error
-    rhs = formula.split("~")[1].strip() or "1"
     try:
         if os.path.getsize(path) > PLAIN_BYTES:
             return None
