@@ -265,8 +265,9 @@ def csv_tables(path: str, columns: list[str], chunk_rows: int, *, header: list[s
     rows = _Rows(path, len(header))
     try:
         reader = pcsv.open_csv(
-            path, read_options=pcsv.ReadOptions(column_names=header, skip_rows=1, block_size=BLOCK_BYTES,
-                                                 use_threads=False),
+            # the header skipped as a parsed row, not as a line: a quoted name may hold a line break
+            path, read_options=pcsv.ReadOptions(column_names=header, skip_rows_after_names=1,
+                                                 block_size=BLOCK_BYTES, use_threads=False),
             parse_options=_parse_options(sep, rows),
             convert_options=pcsv.ConvertOptions(column_types={c: pa.binary() for c in header},
                                                 include_columns=list(columns), strings_can_be_null=False,

@@ -246,6 +246,9 @@ class ColumnarFile:
 def dataset_parts(path: str) -> list[str]:
     """The ``.parquet`` / ``.pq`` files under a dataset folder, in name order (refused when there are none).
 
+    A part with a schema but no rows (Spark and Dask write them) adds no row: it is left out when another part has
+    rows, so every command reads the folder alike; a folder of such parts only is refused by its readers.
+
     Examples
     --------
     >>> import os, shutil, tempfile
@@ -275,7 +278,21 @@ def dataset_parts(path: str) -> list[str]:
     if not parts:
         raise DataError(f"{path}: a folder without .parquet parts; give a CSV or Parquet file, or the folder of a "
                         "partitioned Parquet dataset")
+    rows = [_footer_rows(p) for p in parts]
+    if any(rows):
+        parts = [p for p, n in zip(parts, rows) if n != 0]
     return parts
+
+
+def _footer_rows(path: str) -> int | None:
+    """The rows a Parquet part's footer counts; ``None`` when it cannot be read (its reader then says why)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        return int(pq.read_metadata(path).num_rows)
+    except (pa.ArrowException, OSError, ValueError):
+        return None
 
 
 def numbers(values: Any) -> NDArray[np.float64]:

@@ -53,7 +53,8 @@ class ColumnMeta:
     Attributes
     ----------
     value_labels : dict of str to dict of float to str
-        A labelled column's codes and their labels (``{"smoke": {1.0: "yes", 2.0: "no"}}``).
+        A labelled number column's codes and their labels (``{"smoke": {1.0: "yes", 2.0: "no"}}``); the labels of a
+        text column (SPSS's string variables) are applied as its file is read (:class:`StatFile`), not kept here.
     column_labels : dict of str to str
         Each column's description (SPSS's variable label, Stata's variable label).
     numeric : frozenset of str
@@ -85,7 +86,9 @@ class ColumnMeta:
 class StatFile:
     """An SPSS (``.sav``, ``.zsav``, ``.por``), Stata (``.dta``) or SAS (``.sas7bdat``, ``.xpt``) file read as Arrow
     record batches: a labelled column as its labels (a code without a label as its number's text, a missing
-    value null), other columns as stored (numbers, text, dates).
+    value null), other columns as stored (numbers, text, dates). A text column's labels (an SPSS string variable's,
+    ``{"Y": "yes"}`` in pyreadstat's ``variable_value_labels``) are applied to its text as it is read, by every
+    reader of the file alike (a value without a label stays as written).
 
     Parameters
     ----------
@@ -128,7 +131,7 @@ class StatFile:
         names = ["" if c is None else str(c) for c in meta.column_names]  # no name: refused by column_names
         return names, int(rows) if rows is not None and rows >= 0 else None, ColumnMeta(
             value_labels={str(c): {float(k): str(v) for k, v in labels.items()}
-                          for c, labels in (meta.variable_value_labels or {}).items()},
+                          for c, labels in (meta.variable_value_labels or {}).items() if not _text_keyed(labels)},
             column_labels={str(c): str(v) for c, v in (meta.column_names_to_labels or {}).items() if v},
             numeric=frozenset(str(c) for c, t in (meta.readstat_variable_types or {}).items() if t != "string"))
 
@@ -239,10 +242,10 @@ class StatFile:
             return
         offset = 0
         while True:
-            frame, _ = self._call(usecols=columns, row_offset=offset, row_limit=batch_size)
+            frame, meta = self._call(usecols=columns, row_offset=offset, row_limit=batch_size)
             if len(frame) == 0 and offset > 0:
                 return
-            yield frame
+            yield _text_labelled(frame, meta.variable_value_labels or {})
             offset += len(frame)
             if len(frame) < batch_size or (self.num_rows is not None and offset >= self.num_rows):
                 return
@@ -395,6 +398,20 @@ class StatSink:
                                    "Parquet") from None
             with open(scratch, "rb") as fh:
                 shutil.copyfileobj(fh, self.binary)
+
+
+def _text_keyed(labels: Mapping[Any, Any]) -> bool:
+    """Whether value labels are a text column's (an SPSS string variable's: text values, not number codes)."""
+    return any(isinstance(k, str) for k in labels)
+
+
+def _text_labelled(frame: Any, labels: Mapping[Any, Mapping[Any, Any]]) -> Any:
+    """``frame`` with each text column's labels applied to its text (a value without a label kept as written)."""
+    for name, coded in labels.items():
+        if name in frame.columns and _text_keyed(coded):
+            words = {str(k): str(v) for k, v in coded.items()}
+            frame[name] = frame[name].map(lambda v, w=words: w.get(v, v) if isinstance(v, str) else v)
+    return frame
 
 
 def _labelled(codes: Any, labels: Mapping[float, str]) -> Any:
