@@ -37,7 +37,8 @@ def cmd_estimate(args: argparse.Namespace) -> str:
                       test=args.test, method=args.method, weights=args.weights, weight_kind=args.weight_kind,
                       cluster=args.cluster, cov=args.cov, group=args.group, noncompliance=args.noncompliance,
                       unrelated=args.unrelated, share_groups=args.share_groups, scheduler=args.scheduler)
-    return with_status(render(result, args.format), EXIT_FIT if result.status is FitStatus.NOT_CONVERGED else 0)
+    failed = result.status in (FitStatus.SEPARATION, FitStatus.NOT_CONVERGED)  # docs/reference/conventions.md
+    return with_status(render(result, args.format), EXIT_FIT if failed else 0)
 
 
 def _configure_estimate(p: argparse.ArgumentParser) -> None:

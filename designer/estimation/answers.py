@@ -147,10 +147,18 @@ class AnswerVocabulary:
     def columns(self, values: Iterable[Any]) -> NDArray[np.int64]:
         """Columns of many answers, shape ``(n,)``; ``-1`` marks an answer of no column. Each distinct written
         form is looked up once."""
-        arr = np.asarray(list(values) if not isinstance(values, np.ndarray) else values, dtype=object)
-        if arr.size == 0:
+        items = list(values) if not isinstance(values, np.ndarray) else values
+        try:
+            arr = np.asarray(items, dtype=object)
+            text = arr.astype(str) if arr.ndim == 1 else None
+        except ValueError:  # label tuples (of different lengths)
+            text = None
+        if text is None:  # label tuples, each written as the set {a,b}
+            text = np.array(["{" + ",".join(map(str, v)) + "}" if isinstance(v, tuple | list | set | frozenset)
+                             else str(v) for v in items], dtype=str)
+        if text.size == 0:
             return np.zeros(0, dtype=np.int64)
-        unique, inverse = np.unique(arr.astype(str), return_inverse=True)
+        unique, inverse = np.unique(text, return_inverse=True)
         mapped = np.array([self.column(u) for u in unique], dtype=np.int64)
         return mapped[inverse.ravel()]
 

@@ -73,7 +73,9 @@ class SurveySource:
 
     def chunks(self, columns: list[str], chunk_rows: int = CHUNK_ROWS
                ) -> Iterator[tuple[int, dict[str, NDArray[np.object_]]]]:
-        """``(first_line, chunk)``: the named columns as text, at most ``chunk_rows`` rows a chunk."""
+        """``(first_line, chunk)``: the named columns as text, at most ``chunk_rows`` rows a chunk (a column named
+        twice, in two roles, read once)."""
+        columns = list(dict.fromkeys(columns))
         if self.path is not None:
             yield from read_chunks(self.path, columns, chunk_rows=chunk_rows)
             return
@@ -104,8 +106,25 @@ def survey_source(data: Any, column: str, mechanism: Mechanism | None = None, *,
         raise DataError(f"data must be a file path, a pandas DataFrame or a sequence of answers, not "
                         f"{type(data).__name__}")
     items = data.tolist() if hasattr(data, "tolist") else list(data)
+    _refuse_ambiguous_integers(items, mechanism)
     answers = [_written(v, row, mechanism, precise) for row, v in enumerate(items, start=1)]
     return SurveySource("data", frame=pd.DataFrame({column: pd.Series(answers, dtype=object)}), unit="row")
+
+
+def _refuse_ambiguous_integers(items: list[Any], mechanism: Mechanism | None) -> None:
+    """Refuse integers in a sequence of answers when the mechanism's labels are integers too: an integer is read as
+    an index of the mechanism, and ``1`` could as well be the answer labelled ``1`` (as the same value in a
+    DataFrame's column or a file is): one reading would silently give the other's shares."""
+    if mechanism is None:
+        return
+    labels = {str(x) for x in mechanism.frame} | {str(c).strip("{}") for c in mechanism.columns}
+    said = sorted({str(int(v)) for v in items if isinstance(v, (int, np.integer)) and not isinstance(v, bool)}
+                  & labels, key=lambda t: (len(t), t))
+    if said:
+        raise DataError(f"data: the integers of a sequence are indices of the mechanism, but its labels include "
+                        f"{', '.join(map(repr, said[:3]))}{' ...' if len(said) > 3 else ''} too, so which is meant "
+                        "is ambiguous: pass the answers as text (for a Series, .astype(str)) or as a DataFrame's "
+                        "column, where a cell is always a label")
 
 
 def _written(v: Any, row: int, mechanism: Mechanism | None, precise: bool) -> Any:
@@ -355,9 +374,15 @@ def read_survey(source: SurveySource, column: str, vocabularies: Mapping[str, An
     all_codes = np.concatenate(codes) if codes else np.zeros(0, dtype=np.int64)
     if all_codes.size == 0:
         raise DataError(f"{source.name}: no answers to estimate from")
+    every_weight = np.concatenate(weight_parts) if weight_parts else None
+    with np.errstate(over="ignore"):
+        total = float(np.sum(every_weight)) if every_weight is not None else 0.0
+    if not math.isfinite(total):
+        raise DataError(f"{source.name}: the weights in column {weights!r} add up to more than the largest number "
+                        f"({np.finfo(np.float64).max:.4g}); divide them all by a common factor")
     try:
         return SurveyCounts.from_rows(n_columns, all_codes,
-                                      weights=np.concatenate(weight_parts) if weight_parts else None,
+                                      weights=every_weight,
                                       weight_kind=weight_kind,
                                       cluster=np.concatenate(clusters) if clusters else None), dropped
     except DesignerError as exc:

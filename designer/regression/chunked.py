@@ -284,8 +284,18 @@ def regress_chunks(formula: str, chunks: ChunkSource, mechanism: Mechanism | Map
 
 def _counted_fit(formula: str, table: Any, mechanism: Any, rows: int, dropped: int, weights: str | None,
                  common: dict[str, Any]) -> RegressionResult:
-    """The in-memory fit of the counted distinct rows, with every field as the fit of all the rows."""
+    """The in-memory fit of the counted distinct rows, with every field as the fit of all the rows. A column the
+    chunks or parts gave different types (numbers in one, text in another) is refused, naming it: each was typed
+    on its own, and their union is no type the design can read."""
     first = table[FIRST].to_numpy(dtype=np.int64)
+    for column in table.columns:
+        if table[column].dtype == object:
+            kinds = {"text" if isinstance(v, str) else "true/false" if isinstance(v, bool | np.bool_) else "numbers"
+                     for v in table[column].dropna().tolist()}
+            if len(kinds) > 1:
+                raise RegressionError(f"column {column!r} holds {' and '.join(sorted(kinds))} in different chunks or "
+                                      "parts of the data, each read on its own: give the column one type in every "
+                                      "part (or read the file whole, without --chunk-rows)")
     try:
         fit = regress(formula, table, mechanism, weights=COUNT, weight_kind="frequency", missing="error", **common)
     except RegressionError as exc:

@@ -115,6 +115,11 @@ def prepare(formula_rhs: str, answers: str, data: pd.DataFrame, missing: str = "
     """
     check_missing(missing)
     columns = [str(c) for c in data.columns]
+    twice = sorted({c for c in columns if columns.count(c) > 1})
+    if twice:
+        raise RegressionError(f"the data have more than one column named {twice[0]!r}: rename or drop the others")
+    if any(not isinstance(c, str) for c in data.columns):  # a name as the formula writes it: text
+        data = data.set_axis(columns, axis=1)
     names = formula_columns(formula_rhs, columns)
     for column in extra:  # weights, clusters: needed like the formula's variables
         if column not in columns:
@@ -132,8 +137,24 @@ def prepare(formula_rhs: str, answers: str, data: pd.DataFrame, missing: str = "
         data = data.loc[~incomplete].reset_index(drop=True)
         if len(data) == 0:
             raise RegressionError(f"every row misses a value of the formula's variables {used}; nothing to fit")
+    data = _plain_dtypes(data, names)
     _check_numeric(data, formula_rhs, names, rows)
     return data, rewrite_formula(formula_rhs, columns), rows
+
+
+def _plain_dtypes(data: pd.DataFrame, names: list[str]) -> pd.DataFrame:
+    """The formula's columns as the design reads them: pandas' nullable booleans (complete by now) as plain ones;
+    dates, times and durations refused, naming the column (a design needs numbers or categories)."""
+    plain = {}
+    for name in names:
+        dtype = str(data[name].dtype)
+        if dtype.startswith(("datetime", "timedelta", "period")):
+            raise RegressionError(f"column {name!r} holds dates or times ({dtype}): regress takes numbers and "
+                                  "categories; convert it first (e.g. to years since a date, or to text for "
+                                  "categories)")
+        if dtype == "boolean":
+            plain[name] = data[name].to_numpy(dtype=bool)
+    return data.assign(**plain) if plain else data
 
 
 def split_formula(formula: str, columns: list[str]) -> tuple[str, str]:

@@ -154,6 +154,13 @@ def design_matrix(rhs: str, data: Any) -> tuple[Any, list[str], Any]:
     values = z.data if sp.issparse(z) else z
     if not np.all(np.isfinite(values)):
         raise RegressionError("the covariates contain inf or nan after the formula's transformations")
+    subnormal = (values != 0) & (np.abs(values) < np.finfo(np.float64).tiny)
+    if subnormal.any():  # their digits are lost, and a coefficient of their scale overflows
+        column = int((z.tocoo().col[np.flatnonzero(subnormal.ravel())] if sp.issparse(z)
+                      else np.flatnonzero(subnormal.any(axis=0)))[0])
+        raise RegressionError(f"{names[column]!r} holds values below {np.finfo(np.float64).tiny:.3g} in magnitude "
+                              "(subnormal numbers, whose digits are lost): multiply the column by a power of ten "
+                              "first")
     if z.shape[1] == 0:
         raise RegressionError("the formula has no terms; write 'response ~ 1' for the intercept-only model")
     return z, names, info

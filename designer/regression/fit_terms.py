@@ -81,7 +81,7 @@ def in_covariates(fit: RegressionResult, std: Standardization, plan: DesignPlan,
     blank = (np.abs(rows[:, np.isnan(shown_theta)]) > 0).any(axis=1)
     running = np.zeros(q * o)
     if diagnosis is not None and variance is not None and diagnosis.spectrum is not None:
-        size = np.kron(np.ones(o), np.sqrt(std.centre**2 + std.scale**2))  # a coefficient's column, per unit
+        size = np.kron(np.ones(o), np.hypot(std.centre, std.scale))  # a coefficient's column, per unit
         for run in diagnosis.runs:
             move = rows @ (run * diagnosis.spectrum.scale) * size
             hit = (np.abs(move) >= DIRECTION_SHARE * np.abs(move).max()) & (running == 0)

@@ -121,7 +121,9 @@ class Spectrum:
     def identified(self, c: NDArray[np.float64]) -> NDArray[np.bool_]:
         """Whether each function ``c`` ``(f, p)`` (rows) has its variance from the strong part: the weak directions
         add at most :data:`WEAK_SHARE` of it (a function along a run is the caller's to refuse)."""
-        loads = self._loads(c)
+        c = np.atleast_2d(c)
+        size = np.abs(c * self.scale).max(axis=1, keepdims=True)  # the verdict is the same for t c: scaled to 1
+        loads = self._loads(c / np.where(size > 0, size, 1.0))
         weak = loads[:, ~self.strong].sum(axis=1)
         return np.asarray(weak <= WEAK_SHARE * loads[:, self.strong].sum(axis=1))
 

@@ -125,12 +125,16 @@ def default_ledger_path(answers: str | None, out: str) -> str:
     ...     os.path.abspath("survey"), "designer-ledger.json")
     True
     """
+    from importlib import resources
+
     import designer
 
-    own = os.path.dirname(os.path.abspath(designer.__file__))
+    owns = [os.path.dirname(os.path.abspath(designer.__file__))]
+    for package in ("designer.examples", "designer.problems"):  # outside designer/ in a source checkout
+        owns.append(os.path.abspath(str(resources.files(package))))
     if answers is not None:
         full = os.path.abspath(answers.rstrip("/" + os.sep) or answers)
-        if os.path.commonpath([full, own]) != own:
+        if all(os.path.commonpath([full, own]) != own for own in owns):
             return os.path.join(os.path.dirname(full), LEDGER_NAME)
     return os.path.join(os.path.dirname(os.path.abspath(out)), LEDGER_NAME)
 
@@ -159,7 +163,15 @@ class Ledger:
 
     @classmethod
     def open(cls, path: str) -> Ledger:
-        """The ledger at ``path``, or a new one with a fresh random key when no file is there."""
+        """The ledger at ``path``, or a new one with a fresh random key when no file is there; refused when its
+        folder cannot take it (the release is checked before anything is written)."""
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            raise DataError(f"{path}: the budget ledger's folder {folder} does not exist; create it or give "
+                            "--ledger PATH in a folder that does")
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise DataError(f"{path}: the budget ledger cannot be written in {folder} (permission denied); give "
+                            "--ledger PATH in a folder you can write")
         if not os.path.lexists(path):
             return cls(path, secrets.token_bytes(32))
         record = _read(path)

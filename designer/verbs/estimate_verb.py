@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -22,7 +22,7 @@ from ..estimation.share_results import ShareEstimates, ShareTestReport
 from ..estimation.survey_reading import dataset_counts, read_survey, survey_source
 from ..exceptions import DataError, DesignerError, InvalidArgumentError, InvalidArgumentTypeError
 from ..mechanism import Mechanism
-from ..results import check_level
+from ..results import FitStatus, check_level
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..estimation.answers import AnswerVocabulary
@@ -129,7 +129,7 @@ def estimate(data: Any, mechanism: Any = None, *, column: str = "response", sema
     data : str, path-like, pandas.DataFrame or sequence
         The randomized answers: a CSV, Parquet, Arrow, SPSS, Stata or SAS file, a folder of Parquet parts, a data
         frame, or the answers themselves (``"{yes}"``, ``"{yes,no}"``, a bare label, the card's words, label tuples,
-        or column indices of the mechanism) of ``n`` respondents.
+        or column indices of the mechanism, refused where its labels are integers too) of ``n`` respondents.
     mechanism : str, path-like, Mechanism, DesignResult or dict of them
         The ``(k, F)`` design the answers were drawn with; a dict ``{group: design}`` for several designs in one
         survey (with ``group``). Not with ``manifest``.
@@ -269,7 +269,9 @@ def estimate(data: Any, mechanism: Any = None, *, column: str = "response", sema
         survey, dropped = read_survey(source, column, {"": design.vocabulary()}, [0], len(mech.focal),
                                       weights=weights, weight_kind=weight_kind, cluster=cluster, missing=missing)
         est = estimate_survey(mech, survey, cov=cov, level=level, method=method)
-        report = None if tested is None else _share_test(mech, *tested, None, est)
+        replicated = bool(weights) and str(getattr(weight_kind, "value", weight_kind)) == "frequency" and not cluster
+        # frequency weights are replicated rows: their likelihood is one, and so is its ratio test
+        report = None if tested is None else _share_test(mech, *tested, survey.weighted if replicated else None, est)
         return ShareEstimates(fit=est, dropped=dropped, mechanisms=files, weights=weights, cluster=cluster,
                               weight_kind=weight_kind if weights else None, test=report, status=est.status,
                               warnings=est.warnings,
@@ -340,6 +342,15 @@ def _estimate_groups(data: Any, mechanism: Any, *, column: str, wldp: bool, leve
         est = fit(level)
     except DesignerError as exc:
         raise DataError(f"{source.name}: {exc}") from None
+    if est.status is FitStatus.SEPARATION:
+        est = replace(est, warnings=tuple(_share_words(w) for w in est.warnings))
     return ShareEstimates(fit=est, dropped=dropped, mechanisms={name: d.name for name, d in designs.items()},
                           weights=weights, weight_kind=weight_kind if weights else None, cluster=cluster,
                           status=est.status, warnings=est.warnings, refit=fit)
+
+
+def _share_words(warning: str) -> str:
+    """A warning of the one-share fit (a regression's) in estimate's words: estimate has no --penalty."""
+    return warning.replace("Use --penalty firth (Firth's penalized likelihood), or drop or merge those terms",
+                           "The share's maximum is at its edge (0 or 1): its logit has no finite maximum, and no "
+                           "interval is given")

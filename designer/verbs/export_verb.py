@@ -190,7 +190,7 @@ def export(mechanism: Any, *, to: str = "js", out: str | os.PathLike[str] | None
     if path is not None:
         from .._internal.keywords import check_output
 
-        check_output(path, [name] if isinstance(mechanism, str | os.PathLike) else [], force)
+        check_output(path, [p for p in (mechanism, strings, device) if isinstance(p, str | os.PathLike)], force)
     if show_device and (to != "html" or (device is None and denominator is None)):
         raise InvalidArgumentError(say("{show_device} is for {to=html} with {device} (the page throws the device it "
                                        "was designed on)"))
