@@ -182,3 +182,15 @@ def test_frequency_weights_test_as_the_replicated_rows_do(scratch, capsys) -> No
     assert main(["estimate", "rows.csv", "--mechanism", Q2X3, "--test", "yes=0.3"]) == 0
     assert weighted == capsys.readouterr().out.strip().splitlines()[-1]
     assert "likelihood ratio 0.2099" in weighted
+
+
+def test_too_few_clusters_give_no_cluster_robust_standard_errors(capsys) -> None:
+    """Two clusters for two parameters (each group its own cluster, the share and the unrelated question's share):
+    each cluster's scores sum to 0 at the estimate and the sandwich is 0; no standard errors, and the reason (it
+    said converged with standard errors of 2e-16 and intervals of width 0)."""
+    assert main(["estimate", "examples/data/unrelated-question.csv", "--column", "answer", "--mechanism",
+                 "1=examples/mechanisms/unrelated-75.csv", "--mechanism", "2=examples/mechanisms/unrelated-30.csv",
+                 "--group", "group", "--unrelated", "yes", "--cluster", "group", "--format", "json"]) == 0
+    out = capsys.readouterr().out
+    assert "2 clusters give a cluster-robust variance of rank at most 1" in out
+    assert "e-16" not in out

@@ -35,8 +35,8 @@ from .identification import _identified_by
 from .mle import share_functionals
 from .shares import Estimate, estimate_sldp
 
-__all__ = ["SurveyCounts", "cluster_correction", "estimate_survey", "face_covariance", "first_bad_weight", "fit_survey",
-           "normalized_weights", "share_covariance", "variance_words"]
+__all__ = ["SurveyCounts", "cluster_correction", "estimate_survey", "face_covariance", "few_clusters",
+           "first_bad_weight", "fit_survey", "normalized_weights", "share_covariance", "variance_words"]
 
 
 def first_bad_weight(weights: NDArray[np.float64]) -> int | None:
@@ -86,6 +86,23 @@ def cluster_correction(groups: int, rows: float, params: int) -> float:
     1.111111
     """
     return groups / (groups - 1) * ((rows - 1) / (rows - params) if rows > params else 1.0)
+
+
+def few_clusters(groups: int, params: int) -> str | None:
+    """Why ``groups`` clusters give no cluster-robust variance of ``params`` parameters, or None: their scores sum
+    to 0 at the estimate, so the meat has rank at most ``groups - 1``; below ``params`` some combinations of the
+    parameters get a variance of 0 (a saturated cluster fits its own answers exactly).
+
+    Examples
+    --------
+    >>> from designer.estimation.survey_design import few_clusters
+    >>> few_clusters(10, 2) is None, few_clusters(2, 2)[:38]
+    (True, '2 clusters give a cluster-robust varia')
+    """
+    if groups - 1 >= params:
+        return None
+    return (f"{groups} clusters give a cluster-robust variance of rank at most {groups - 1}, fewer than the {params} "
+            "parameters it is for: no standard errors (more clusters, or the observed information, cov oim)")
 
 
 def variance_words(cov: Covariance, n_clusters: int, weight_kind: WeightKind | None) -> str:
@@ -265,6 +282,12 @@ def fit_survey(mech: Mechanism, counts: SurveyCounts, *, cov: Any = None, level:
     words = variance_words(chosen, 0 if counts.clusters is None else counts.clusters.shape[0], counts.weight_kind)
     if est.status is FitStatus.BOUNDARY and chosen is Covariance.OIM:  # estimate_sldp's own fit stands
         return dataclasses.replace(est, n=n, variance=words), None
+    short = None if counts.clusters is None or chosen is Covariance.OIM else few_clusters(
+        counts.clusters.shape[0], int(np.count_nonzero(est.estimate > 0)) - 1)
+    if short is not None:
+        blank = np.full(est.estimate.shape, np.nan)
+        return dataclasses.replace(est, n=n, stderr=blank, ci_low=blank, ci_high=blank, variance=words,
+                                   warnings=(*est.warnings, short)), None
     if est.status is FitStatus.BOUNDARY:  # the sandwich on the face of the free shares, or a refusal
         return _boundary_survey(mech, counts, est, chosen, words, n, level), None
     cov_shares = share_covariance(mech.matrix, counts, est.estimate, chosen)

@@ -15,7 +15,13 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from ..estimation.survey_design import cluster_correction, first_bad_weight, normalized_weights, variance_words
+from ..estimation.survey_design import (
+    cluster_correction,
+    few_clusters,
+    first_bad_weight,
+    normalized_weights,
+    variance_words,
+)
 from ..exceptions import InvalidArgumentError, RegressionError
 from ..vocabulary import Covariance, WeightKind
 from .likelihood import Likelihood, curvature
@@ -151,6 +157,9 @@ def identified_covariance(cov: Covariance, spectrum: Spectrum, meat_of: Any, n_c
     bread = spectrum.inverse()
     if cov is Covariance.OIM:
         return bread, None
+    short = few_clusters(n_clusters, int(spectrum.strong.sum())) if n_clusters else None
+    if short is not None:
+        return np.full_like(bread, np.nan), short
     meat = np.asarray(meat_of(), dtype=np.float64)
     if n_clusters:  # statsmodels' and R sandwich's (vcovCL, HC1) small-sample factors
         meat = meat * cluster_correction(n_clusters, respondents, int(spectrum.strong.sum()))
@@ -187,6 +196,9 @@ def sandwich(cov: Covariance, bread: NDArray[np.float64], meat_of: Any, n_cluste
     out = np.full_like(bread, np.nan)
     if good.size == 0:
         return out, None
+    short = few_clusters(n_clusters, good.size) if n_clusters else None
+    if short is not None:
+        return out, short
     meat = np.asarray(meat_of())[np.ix_(good, good)]
     if n_clusters:  # statsmodels' and R sandwich's (vcovCL, HC1) small-sample factors
         meat = meat * cluster_correction(n_clusters, respondents, good.size)
