@@ -194,3 +194,18 @@ def test_too_few_clusters_give_no_cluster_robust_standard_errors(capsys) -> None
     out = capsys.readouterr().out
     assert "2 clusters give a cluster-robust variance of rank at most 1" in out
     assert "e-16" not in out
+
+
+# ---------------------------------------------------------------- plan
+
+def test_a_size_too_small_for_its_normal_approximation_is_flagged(capsys) -> None:
+    """Planning a share of 0.001 with no noise gives 2 respondents (the asymptotic variance is tiny), a size whose
+    own simulation covers 0.005: the plan says so. An ordinary plan says nothing."""
+    assert main(["plan", "examples/mechanisms/identity.csv", "--width", "0.05", "--prior", "0.001,0.999",
+                 "--format", "json"]) == 0
+    import json
+
+    out = json.loads(capsys.readouterr().out)
+    assert out["n"] == 2 and "0.002 expected respondents" in out["small_sample_warning"]
+    assert main(["plan", "examples/mechanisms/identity.csv", "--width", "0.05"]) == 0
+    assert "warning" not in capsys.readouterr().out

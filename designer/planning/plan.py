@@ -168,6 +168,9 @@ class Plan(Result):
     status : FitStatus
     warnings : tuple of str
         Where the plan's design is not the one its problem states (its ``design_basis`` in words).
+    small_sample : str or None
+        Why the size may be too small for its normal approximation: fewer than :data:`SMALL_EXPECTED` expected
+        respondents in the least likely share (``small_sample_warning`` in JSON, a ``warning:`` line in the table).
 
     Examples
     --------
@@ -202,6 +205,7 @@ class Plan(Result):
     notes: tuple[str, ...] = ()
     status: FitStatus = FitStatus.EXACT
     warnings: tuple[str, ...] = ()
+    small_sample: str | None = None
 
     title = "Plan"
 
@@ -254,6 +258,8 @@ class Plan(Result):
             out["check"] = {**self.check, "method": r.method}
         if self.power_curve is not None:
             out["power_curve"] = self.power_curve
+        if self.small_sample is not None:
+            out["small_sample_warning"] = self.small_sample
         return out
 
 
@@ -268,6 +274,24 @@ def power_curve(accuracy: Accuracy, ns: Sequence[int], effects: Sequence[float],
 
 def _width_at(acc: Accuracy, n: int, level: float) -> WidthAt:
     return WidthAt(n, two_sided_z(level) * math.sqrt(acc.variance_at(n)), level)
+
+
+#: The expected respondents of the least likely share below which a planned size is flagged: the size rests on the
+#: normal approximation of the estimate, which needs about this many (the rule of thumb of binomial intervals).
+SMALL_EXPECTED = 10
+
+
+def _small_sample(acc: Accuracy, n: int) -> str | None:
+    """A warning when ``n`` respondents give the least likely share (above 0) fewer than :data:`SMALL_EXPECTED`."""
+    shares = [(float(p), x) for p, x in zip(acc.prior, acc.mechanism.inputs) if float(p) > 0]
+    if not shares:
+        return None
+    least, name = min(shares)
+    if n * least >= SMALL_EXPECTED:
+        return None
+    return (f"{n} respondents give the least likely share ({name!r}, {least:g}) {n * least:.3g} expected "
+            f"respondents, fewer than the {SMALL_EXPECTED} the normal approximation behind this size needs: check "
+            "it by simulation (--check 1000) or plan for more")
 
 
 def make_plan(source: Any, request: PlanRequest, *, name: str = "", table: bool = False,
@@ -356,8 +380,9 @@ def make_plan(source: Any, request: PlanRequest, *, name: str = "", table: bool 
                                               detect=request.detect, alpha=request.alpha, share=share,
                                               estimator=request.method)
     warned = (basis.words,) if basis is not None and basis is not DesignBasis.FILE else ()
+    small = _small_sample(acc, n) if mode is not PlanMode.SMALLEST_BUDGET else None
     return Plan(source=name, mode=mode, request=request, accuracy=acc, n=n, formula=formula, epsilon=eps,
-                design=design, basis=basis, designs_solved=solved, warnings=warned, **fields)
+                design=design, basis=basis, designs_solved=solved, warnings=warned, small_sample=small, **fields)
 
 
 @dataclass(frozen=True)

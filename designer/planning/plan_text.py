@@ -46,6 +46,8 @@ def details(out: dict[str, Any]) -> list[str]:
     if out.get("width_at_n"):
         w = out["width_at_n"]
         lines.append(f"with n = {w['n']} respondents the {w['level']:g} half-width is {w['width']:.4g}")
+    if out.get("small_sample_warning"):
+        lines.append(f"warning: {out['small_sample_warning']}")
     return lines
 
 
