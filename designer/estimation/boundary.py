@@ -73,11 +73,16 @@ def unified_critical(distance: float, level: float) -> float:
 
     def shortfall(c: float) -> float:  # P(LR <= c) - level, increasing in c
         root = math.sqrt(c)
-        if root <= d:
+        if root <= d and d > 0:  # (at the edge, the estimate's atom at 0: the second form, Phi(sqrt c))
             return float(ndtr(root) - ndtr(-root)) - level
         return float(ndtr(root) - (ndtr(-(d * d + c) / (2 * d)) if d > 0 else 0.0)) - level
 
-    return float(brentq(shortfall, two_sided_z(2 * level - 1) ** 2 * (1 - 1e-12), z * z * (1 + 1e-12), xtol=1e-12))
+    # at the edge P(LR <= c) = Phi(sqrt c): chi2_1(2 level - 1) there; below 0.5 the atom at LR = 0 alone exceeds the
+    # level, and 0 is the least critical value (the bracket's lower end)
+    lower = two_sided_z(2 * level - 1) ** 2 * (1 - 1e-12) if level > 0.5 else 0.0
+    if shortfall(lower) >= 0:
+        return lower
+    return float(brentq(shortfall, lower, z * z * (1 + 1e-12), xtol=1e-12))
 
 
 def _share_variance(m: NDArray[np.float64], n: float, pi: NDArray[np.float64], s: int) -> float:
@@ -98,7 +103,7 @@ def profile_statistic(m: NDArray[np.float64], counts: NDArray[np.float64], best:
     statistic of ``pi_s = v`` given the maximum log-likelihood ``best``. The constrained maximum is the verified
     fit of :func:`~designer.estimation.share_tests.constrained_shares`, started cold (equal shares) and, when
     that fit is not verified, from ``fallback`` (the maximum's shares); the higher of the two is kept (a lower
-    log-likelihood only makes the statistic larger) and its verdict returned.
+    log-likelihood only makes the statistic larger; of two as high, the verified one) and its verdict returned.
 
     Examples
     --------
@@ -116,8 +121,8 @@ def profile_statistic(m: NDArray[np.float64], counts: NDArray[np.float64], best:
     point, verified = constrained_shares(m, counts, s, v)
     if not verified and fallback is not None:
         other, other_verified = constrained_shares(m, counts, s, v, start=fallback)
-        if _loglik(m, counts, other) > _loglik(m, counts, point):
-            point, verified = other, other_verified
+        if (_loglik(m, counts, other), other_verified) > (_loglik(m, counts, point), verified):
+            point, verified = other, other_verified  # higher, or as high and verified
     value = _loglik(m, counts, point)
     return (max(2.0 * (best - value), 0.0) if math.isfinite(value) else math.inf), point, bool(verified)
 
