@@ -26,14 +26,12 @@ class Release(NamedTuple):
 
 
 def write_release(args: Any, manifest: str, designs_dir: str, release: Release, source: Any, *, inp: Any,
-                  staging: Any, written: list[str], names: list[str], before_placing: Any = None
+                  staging: Any, written: list[str], names: list[str]
                   ) -> tuple[int, dict[str, dict[str, str]], str]:
     """The randomized rows, the stratum designs, the drawn channels and the manifest, made whole in ``staging`` (a
     :class:`~designer.release.staging.Staging`) and placed together, the data last: nothing is left when anything
     fails, and a release killed while placing its files is undone by the next one (docs/theory.md section 7.5).
-    ``before_placing`` (no arguments) is called once everything is made and before anything is placed (the budget
-    ledger records the release there: a release is never placed unrecorded). Returns the rows, the stratum design
-    files and the random source's name."""
+    Returns the rows, the stratum design files and the random source's name."""
     import os
 
     from .randomize_parts import Task, sha256_of, write_dataset, write_rows
@@ -82,8 +80,6 @@ def write_release(args: Any, manifest: str, designs_dir: str, release: Release, 
     with open(staging.path("manifest.json"), "x", encoding="utf-8") as f:
         f.write(json.dumps(record, indent=2) + "\n")
     placements += [Placement(staging.path("manifest.json"), manifest), Placement(staged, args.out)]
-    if before_placing is not None:
-        before_placing()
     staging.commit(placements)
     return n, files, name
 

@@ -243,6 +243,7 @@ def run(args: RandomizeRequest, frame: Any = None) -> Randomized:
     :func:`designer.verbs.randomize_verb.randomize` for the parameters."""
     from ..guarantees.exact_table import OsRandom, SeededRandom
     from ..tables.inputs import regular_file
+    from .ledger import default_ledger_path
     from .randomize_priors import data_priors, stratified
     from .rows import ReleaseInput
     from .staging import Staging, clean_remains, output_lock
@@ -283,8 +284,12 @@ def run(args: RandomizeRequest, frame: Any = None) -> Randomized:
                              for column, path in variables]
         drawn_files = _drawn_paths(args, variables, tables, [*inputs, args.out, manifest, designs_dir])
         certificate, totals = _composed(args, tables, prior_release)
-        taken = [*inputs, args.out, manifest, *([designs_dir] if args.strata else []), *drawn_files.values()]
-        entry = _ledger_entry(args, inp, variables, tables, totals, written, frame, taken)
+        ledger = args.ledger or default_ledger_path(None if frame is not None else args.answers, args.out)
+        for taken in [*inputs, args.out, manifest, *([designs_dir] if args.strata else []), *drawn_files.values()]:
+            if isinstance(taken, str | os.PathLike) and os.path.realpath(taken) == os.path.realpath(ledger):
+                raise CommandError(f"--ledger {ledger}: that path is also {os.fspath(taken)!r}, an input or a file "
+                                   "this release writes; give the ledger its own file")
+        entry = _ledger_entry(args, inp, variables, tables, totals, written, ledger)
         warnings = [*notes, *_order_warnings(args), *_loss_warnings(variables, tables, prior_release)]
         if entry.warning():
             warnings.append(str(entry.warning()))
@@ -300,11 +305,11 @@ def run(args: RandomizeRequest, frame: Any = None) -> Randomized:
         staging = Staging(args.out)
         try:
             n, files, random_source = write_release(args, manifest, designs_dir, release, source, inp=inp,
-                                                    staging=staging, written=written, names=names,
-                                                    before_placing=lambda: entry.record(args.out, manifest))
+                                                    staging=staging, written=written, names=names)
         except BaseException:
             staging.discard()
             raise
+        entry.record(args.out, manifest)  # its folder and path were checked before the draw
     return Randomized(n=n, out=args.out, manifest=manifest, random_source=random_source, totals=totals,
                       semantics=args.semantics, prior_budget=prior_release.epsilon if prior_release else None,
                       variables=tuple((c, source_name(p), t) for (c, p), t in zip(variables, tables)),
@@ -313,19 +318,12 @@ def run(args: RandomizeRequest, frame: Any = None) -> Randomized:
 
 
 def _ledger_entry(args: RandomizeRequest, inp: Any, variables: list[tuple[str, Any]], tables: list[Any],
-                  totals: dict[str, Fraction], written: list[str], frame: Any, taken: list[Any]) -> Any:
-    """The release's place in its budget ledger (``--ledger``, default beside the input; docs/guide/release.md):
-    the input read once (a kept copy of a randomized column refused), the loss composed with the earlier releases
-    of the same data and refused past ``--budget-cap``. A ledger at the path of an input or of a file the release
-    writes (``taken``) is refused."""
-    from .ledger import default_ledger_path, settle
+                  totals: dict[str, Fraction], written: list[str], path: str) -> Any:
+    """The release's place in its budget ledger at ``path`` (``--ledger``, default beside the input;
+    docs/guide/release.md): the input read once (a kept copy of a randomized column refused), the loss composed
+    with the earlier releases of the same data and refused past ``--budget-cap``."""
+    from .ledger import settle
 
-    path = args.ledger or default_ledger_path(None if frame is not None else args.answers, args.out)
-    clash = [p for p in taken if isinstance(p, str | os.PathLike)
-             and os.path.realpath(os.fspath(p)) == os.path.realpath(path)]
-    if clash:
-        raise CommandError(f"--ledger {path}: that path is also {os.fspath(clash[0])!r}, an input or a file this "
-                           "release writes; give the ledger its own file")
     epsilons = {c: variable_certificate(t, args.semantics).budget for (c, _), t in zip(variables, tables)}
     designs = {c: source_name(p) for c, p in variables}
     return settle(path, inp, [c for c, _ in variables], written, designs, epsilons, max(totals.values()),
