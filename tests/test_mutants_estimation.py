@@ -283,3 +283,47 @@ def test_profile_intervals_hold_when_the_cold_constrained_fits_fail(monkeypatch)
     monkeypatch.setattr(share_tests, "constrained_shares", cold_fails)
     assert np.allclose(profile_intervals(WARNER, counts, np.array([0.0, 1.0]), 0.95), truth, atol=1e-9)
     assert np.allclose(profile_intervals(KRR3, KRR3_COUNTS, KRR3_MAX, 0.95), k3_truth, atol=1e-8)
+
+
+def test_an_end_reaches_the_range_only_where_the_statistic_there_is_within_its_critical_value() -> None:
+    """Warner's design, 3 'yes' of 5: share 0's upper end is 1 (the statistic at 1 is below its critical value)
+    and its lower end is found inside (the statistic at 0 exceeds its critical value by 0.03: not a reason to stop
+    at 0); share 1 mirrors it, both of its ends searched."""
+    counts = np.array([3.0, 2.0])
+    low, high = profile_intervals(WARNER, counts, np.array([0.7, 0.3]), 0.95)
+    assert high[0] == 1.0 and low[1] == 0.0
+    assert 0.0 < low[0] < 0.01 and high[1] == pytest.approx(1 - low[0], abs=1e-9)
+
+    def lr(v: float) -> float:  # the binomial likelihood of 'yes' at lam(v) against its maximum at lam = 0.6
+        lam = 0.75 * v + 0.25 * (1 - v)
+        return 2 * (3 * math.log(0.6 / lam) + 2 * math.log(0.4 / (1 - lam)))
+
+    end = float(low[0])
+    assert lr(end) == pytest.approx(unified_critical(end / _warner_se(end, 5.0), 0.95), abs=1e-8)
+
+
+def test_near_edge_intervals_replace_exactly_the_shares_near_an_edge() -> None:
+    """A share gets the profile interval when it is on the edge, at 1, without a standard error, or within
+    ``z + 2`` standard errors of 0 or 1 (``3.96 se`` at 0.95: here the two thresholds sit between se 0.0631 and
+    0.0632 for shares 0.75 and 0.25); the others keep their Wald interval (here the sentinels -7 and 7), and with
+    none near the given arrays come back as they are."""
+    from designer.estimation.boundary import near_edge_intervals
+
+    counts = KRR3_COUNTS
+
+    def replaced(pi, se, edge=(False, False, False)) -> list[bool]:
+        low, high = near_edge_intervals(KRR3, counts, np.array(pi), np.array(se), np.array(edge), 0.95,
+                                        np.full(3, -7.0), np.full(3, 7.0))
+        assert all((lo == -7.0) == (hi == 7.0) for lo, hi in zip(low, high))
+        assert all(0.0 <= lo <= hi <= 1.0 for lo, hi in zip(low, high) if lo != -7.0)
+        return [bool(lo != -7.0) for lo in low]
+
+    far = [0.0631, 0.0631, 0.0]
+    low, high = np.full(3, -7.0), np.full(3, 7.0)
+    same = near_edge_intervals(KRR3, counts, KRR3_MAX, np.array(far), np.zeros(3, bool), 0.95, low, high)
+    assert same[0] is low and same[1] is high
+    assert replaced(KRR3_MAX, [0.0632, 0.0631, 0.0]) == [True, False, False]  # 0.75 + 3.96 se > 1
+    assert replaced(KRR3_MAX, [0.0631, 0.0632, 0.0]) == [False, True, False]  # 0.25 - 3.96 se < 0
+    assert replaced(KRR3_MAX, [0.0631, 0.0631, np.nan]) == [False, False, True]  # no standard error
+    assert replaced(KRR3_MAX, far, (False, False, True)) == [False, False, True]  # on the edge
+    assert replaced([1.0, 0.0, 0.0], [0.0, 0.0, 0.0]) == [True, False, False]  # at 1, even with a 0 error
