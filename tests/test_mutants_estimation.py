@@ -327,3 +327,33 @@ def test_near_edge_intervals_replace_exactly_the_shares_near_an_edge() -> None:
     assert replaced(KRR3_MAX, [0.0631, 0.0631, np.nan]) == [False, False, True]  # no standard error
     assert replaced(KRR3_MAX, far, (False, False, True)) == [False, False, True]  # on the edge
     assert replaced([1.0, 0.0, 0.0], [0.0, 0.0, 0.0]) == [True, False, False]  # at 1, even with a 0 error
+
+
+def test_a_share_at_zero_is_on_the_boundary_when_the_likelihood_would_rise_below_it() -> None:
+    """``g_x`` (the derivative of the log-likelihood per answer along input ``x``) below 1 at a share of 0: the
+    maximum is held there by the constraint. Computed here by hand over every observed answer: Warner's design at
+    p = 0.9, one 'yes' of five, at the point (0, 1): ``g_0 = 0.9 / (5 0.1) + 4 (0.1) / (5 0.9) = 1.89`` (not on
+    the boundary: the likelihood rises into the simplex), which a sum over the answers seen more than once (0.11)
+    would call the boundary; Warner at 0.75 with 20% 'yes' at (0, 1): ``g_0 = 0.6`` (on it); a share above 0 is
+    never on it; three inputs, one never answered at a point where it is 0 (its answer leaves the sum: ``g`` of
+    the first two as in Warner's, ``g_2 = 0``)."""
+    from designer.estimation.boundary import at_boundary
+
+    warner9 = np.array([[0.9, 0.1], [0.1, 0.9]])
+    g0 = 0.9 * 1 / (5 * 0.1) + 0.1 * 4 / (5 * 0.9)
+    assert g0 == pytest.approx(1.8889, abs=1e-4)
+    assert at_boundary(warner9, np.array([1.0, 4.0]), np.array([0.0, 1.0])).tolist() == [False, False]
+    assert at_boundary(WARNER, np.array([20.0, 80.0]), np.array([0.0, 1.0])).tolist() == [True, False]
+    assert at_boundary(WARNER, np.array([20.0, 80.0]), np.array([0.2, 0.8])).tolist() == [False, False]
+    three = np.array([[0.75, 0.25, 0.0], [0.25, 0.75, 0.0], [0.0, 0.0, 1.0]])
+    edge = at_boundary(three, np.array([20.0, 80.0, 0.0]), np.array([0.0, 1.0, 0.0]))
+    assert edge.dtype == bool and edge.tolist() == [True, False, True]
+    # g exactly 1 (a flat likelihood along the share, 25% 'yes' at p = 0.75): not held by the constraint
+    assert at_boundary(WARNER, np.array([25.0, 75.0]), np.array([0.0, 1.0])).tolist() == [False, False]
+    # g within BOUNDARY_TOL of 1 is flat too; a little further below it is the boundary
+    assert at_boundary(WARNER, np.array([25.0 - 1e-7, 75.0 + 1e-7]), np.array([0.0, 1.0])).tolist()[0] is False
+    assert at_boundary(WARNER, np.array([24.99, 75.01]), np.array([0.0, 1.0])).tolist()[0] is True
+    # an observed answer impossible at the point: no verdict (the point is no maximum), all False, one per input
+    one_way = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
+    none = at_boundary(one_way, np.array([5.0, 5.0]), np.array([1.0, 0.0, 0.0]))
+    assert none.dtype == bool and none.tolist() == [False] * 3
