@@ -209,3 +209,20 @@ def test_a_size_too_small_for_its_normal_approximation_is_flagged(capsys) -> Non
     assert out["n"] == 2 and "0.002 expected respondents" in out["small_sample_warning"]
     assert main(["plan", "examples/mechanisms/identity.csv", "--width", "0.05"]) == 0
     assert "warning" not in capsys.readouterr().out
+
+
+def test_identification_of_a_function_does_not_depend_on_its_scale() -> None:
+    """Whether ``c' theta`` is identified is a ratio of variances, the same for ``t c`` at any ``t``: functions of
+    1e-300 to 1e300 (a coefficient on a covariate's own scale of 1e-300..1e300) get the verdict of ``c``, without an
+    overflow to inf; a zero function is identified (its variance is 0); a function along a weak direction is not."""
+    from designer.regression.status import Spectrum
+
+    info = np.diag([4.0, 1.0, 1e-14])  # the third direction is weak
+    spectrum = Spectrum.of(info, np.ones(3))
+    functions = np.array([[1.0, 0.5, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, 0.0], [1.0, 0.0, 1e-3]])
+    verdict = spectrum.identified(functions).tolist()
+    assert verdict == [True, False, True, False]
+    for t in (1e-300, 1e-150, 1e150, 1e300):
+        with np.errstate(all="raise"):
+            assert spectrum.identified(t * functions).tolist() == verdict
+    assert spectrum.identified(functions[0]).tolist() == [True]  # one function as a vector
