@@ -226,3 +226,6 @@ def test_identification_of_a_function_does_not_depend_on_its_scale() -> None:
         with np.errstate(all="raise"):
             assert spectrum.identified(t * functions).tolist() == verdict
     assert spectrum.identified(functions[0]).tolist() == [True]  # one function as a vector
+    # each function on its own scale: a weak one of 1e-300 beside a strong one of 1e300 is still weak
+    with np.errstate(all="raise"):
+        assert spectrum.identified(np.array([[1e300, 0.0, 0.0], [0.0, 0.0, 1e-300]])).tolist() == [True, False]
