@@ -115,9 +115,6 @@ def prepare(formula_rhs: str, answers: str, data: pd.DataFrame, missing: str = "
     """
     check_missing(missing)
     columns = [str(c) for c in data.columns]
-    twice = sorted({c for c in columns if columns.count(c) > 1})
-    if twice:
-        raise RegressionError(f"the data have more than one column named {twice[0]!r}: rename or drop the others")
     if any(not isinstance(c, str) for c in data.columns):  # a name as the formula writes it: text
         data = data.set_axis(columns, axis=1)
     names = formula_columns(formula_rhs, columns)
@@ -125,6 +122,9 @@ def prepare(formula_rhs: str, answers: str, data: pd.DataFrame, missing: str = "
         if column not in columns:
             raise RegressionError(f"column {column!r} is not in the data (columns: {columns})")
     used = [answers, *[c for c in [*names, *extra] if c != answers]]
+    twice = [c for c in used if columns.count(c) > 1]
+    if twice:
+        raise RegressionError(f"the data have more than one column named {twice[0]!r}: rename or drop the others")
     incomplete = data[used].isna().any(axis=1).to_numpy()
     rows = np.arange(len(data))
     if incomplete.any():
